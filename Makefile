@@ -1,0 +1,52 @@
+# Two commands for users and CI (see README):
+#   make run   - set up .venv + offline language data, start the Streamlit app
+#   make test  - the same + dev requirements + Debian packages, then run pytest
+# Every setup step is idempotent and stamp-guarded: a second run does no pip/apt work.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV_PY := .venv/bin/python
+PORT ?= 8501
+PYTEST_ARGS ?=
+
+.PHONY: help run test venv venv-dev system data setup setup-dev clean clean-data
+
+help:
+	@echo "make run   - install (once) and start the app on http://localhost:$(PORT)"
+	@echo "make test  - install (once, incl. apt packages as root) and run the tests"
+	@echo "             (PYTEST_ARGS='-m \"not browser\"' to pass pytest options)"
+	@echo "make clean - remove .venv, caches and the offline language data"
+
+venv:
+	@PYTHON=$(PYTHON) bash scripts/setup_venv.sh run
+
+venv-dev:
+	@PYTHON=$(PYTHON) bash scripts/setup_venv.sh dev
+
+system:
+	@bash scripts/setup_system.sh
+
+data:
+	@$(VENV_PY) scripts/setup_data.py
+
+setup: venv
+	@EVALCORE_APT_PACKAGES="wordnet-base wordnet-sense-index" bash scripts/setup_system.sh
+	@$(MAKE) --no-print-directory data
+
+setup-dev: venv-dev system
+	@$(MAKE) --no-print-directory data
+
+run: setup
+	$(VENV_PY) -m streamlit run streamlit_app.py --server.port $(PORT)
+
+test: setup-dev
+	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf .venv .pytest_cache .evalcore-data
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
+
+clean-data:
+	rm -rf .evalcore-data

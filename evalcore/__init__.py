@@ -1,0 +1,39 @@
+"""evalcore: tell whether an LLM can be trusted.
+
+The pipeline, one sub-package per stage: `dataset` -> `prompt` -> `providers` ->
+`scorers` -> `store` -> `report`, driven by `runner` and summarised by `metrics`.
+Pages and the CLI call the functions below; names are resolved lazily so that
+`python -m evalcore --help` does not import pandas, aiohttp or SQLAlchemy.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "load_settings": "evalcore.config",
+    "Settings": "evalcore.config",
+    "get_engine": "evalcore.store.db",
+    "import_dataset": "evalcore.dataset",
+    "list_datasets": "evalcore.dataset",
+    "RunSpec": "evalcore.runner.plan",
+    "create_run": "evalcore.runner.start",
+    "start_run": "evalcore.runner.start",
+    "cancel_run": "evalcore.runner.start",
+    "run_in_foreground": "evalcore.runner.start",
+    "get_runner": "evalcore.runner.background",
+    "ModelConfig": "evalcore.providers.base",
+    "ChatRequest": "evalcore.providers.base",
+    "ChatReply": "evalcore.providers.base",
+    "Question": "evalcore.dataset.records",
+    "Score": "evalcore.scorers.base",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'evalcore' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,149 @@
+"""`python -m evalcore models add|list|test|remove`: manage models.toml from a shell.
+
+Calls the same functions as the pages (`providers.registry`, `providers.client.test_connection`);
+providers are imported inside the handlers so `--help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+
+def _models_path(args: argparse.Namespace):
+    from evalcore.config import load_settings
+
+    return load_settings().models_path
+
+
+def _add(args: argparse.Namespace) -> int:
+    from evalcore.errors import ModelConfigError
+    from evalcore.providers.registry import add_model, validate_model
+
+    path = _models_path(args)
+    entry: dict[str, Any] = {"kind": args.kind}
+    for option, key in (
+        ("base_url", "base_url"),
+        ("model", "model"),
+        ("api_key_env", "api_key_env"),
+        ("concurrency", "concurrency"),
+        ("rpm", "rpm"),
+        ("timeout", "timeout"),
+        ("temperature", "temperature"),
+        ("max_tokens", "max_tokens"),
+        ("gguf", "gguf_path"),
+        ("threads", "threads"),
+    ):
+        value = getattr(args, option)
+        if value is not None:
+            entry[key] = value
+    if args.api_key_env and args.api_key_env.startswith(("sk-", "sk_")):
+        raise ModelConfigError(
+            "--api-key-env takes the NAME of an environment variable "
+            "(e.g. OPENAI_API_KEY), not the key itself"
+        )
+    config = add_model(path, validate_model(entry, args.name, path))
+    print(f"added model '{config.name}' ({config.kind}) to {path}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from evalcore.providers.registry import DEFAULT_MODEL, load_models
+
+    path = _models_path(args)
+    models = load_models(path)
+    if args.json:
+        print(json.dumps([m.model_dump() for m in models.values()], ensure_ascii=False, indent=2))
+        return 0
+    source = path if path.exists() else f"{path} (not created yet: built-in defaults)"
+    print(f"models in {source}:")
+    for name, model in models.items():
+        target = model.base_url or "(embedded llama.cpp)"
+        key = f" key from ${model.api_key_env}" if model.api_key_env else ""
+        mark = " (default)" if name == DEFAULT_MODEL else ""
+        print(
+            f"  {name}{mark}: {model.kind} {model.model or '-'} @ {target} "
+            f"concurrency={model.concurrency}{key}"
+        )
+    return 0
+
+
+def _test(args: argparse.Namespace) -> int:
+    from evalcore.providers.client import test_connection_sync
+    from evalcore.providers.local import stop_local
+    from evalcore.providers.registry import get_model
+
+    config = get_model(_models_path(args), args.name)
+    try:
+        reply = test_connection_sync(config)
+    finally:
+        stop_local()
+    if args.json:
+        print(
+            json.dumps(
+                {"model": config.name, **reply.model_dump(), "ok": reply.ok}, ensure_ascii=False
+            )
+        )
+    elif reply.ok:
+        print(
+            f"{config.name}: OK in {reply.latency_ms:.0f} ms ({reply.attempts} attempt(s)): "
+            f"{reply.text.strip()!r}"
+        )
+    else:
+        print(
+            f"{config.name}: FAILED after {reply.latency_ms:.0f} ms: {reply.error}", file=sys.stderr
+        )
+    return 0 if reply.ok else 1
+
+
+def _remove(args: argparse.Namespace) -> int:
+    from evalcore.providers.registry import remove_model
+
+    path = _models_path(args)
+    remove_model(path, args.name)
+    print(f"removed model '{args.name}' from {path}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the `models` command and its sub-commands."""
+    parser = subparsers.add_parser("models", help="add, list, test or remove models (models.toml)")
+    sub = parser.add_subparsers(dest="models_command", required=True, metavar="ACTION")
+
+    add = sub.add_parser("add", help="add a model to models.toml")
+    add.add_argument("name")
+    add.add_argument("--kind", choices=("openai", "ollama", "local"), required=True)
+    add.add_argument(
+        "--base-url",
+        dest="base_url",
+        help="e.g. https://api.openai.com/v1 (openai) or http://127.0.0.1:11434 (ollama)",
+    )
+    add.add_argument("--model", help="model id sent to the endpoint")
+    add.add_argument(
+        "--api-key-env",
+        dest="api_key_env",
+        help="NAME of the environment variable holding the key (never the key)",
+    )
+    add.add_argument("--concurrency", type=int)
+    add.add_argument("--rpm", type=int, help="requests per minute, 0 = no limit")
+    add.add_argument("--timeout", type=float, help="seconds per HTTP attempt")
+    add.add_argument("--temperature", type=float)
+    add.add_argument("--max-tokens", dest="max_tokens", type=int)
+    add.add_argument("--gguf", help="local only: path of a GGUF file")
+    add.add_argument("--threads", type=int, help="local only: CPU threads")
+    add.set_defaults(func=_add)
+
+    lst = sub.add_parser("list", help="show the configured models")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=_list)
+
+    test = sub.add_parser("test", help="send 'Reply with the word OK' and show latency and reply")
+    test.add_argument("name")
+    test.add_argument("--json", action="store_true")
+    test.set_defaults(func=_test)
+
+    remove = sub.add_parser("remove", help="delete a model from models.toml")
+    remove.add_argument("name")
+    remove.set_defaults(func=_remove)

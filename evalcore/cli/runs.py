@@ -1,0 +1,96 @@
+"""`runs list | show | resume | cancel`."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    runs = sub.add_parser("runs", help="list, inspect, resume or cancel runs")
+    rsub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+
+    p = rsub.add_parser("list", help="recent runs with status and progress")
+    p.add_argument("--kind", help="only runs of this kind (stability, robustness, fairness)")
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--json", action="store_true", help="print a JSON list")
+    p.set_defaults(func=_list)
+
+    p = rsub.add_parser("show", help="one run's settings and progress")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_show)
+
+    p = rsub.add_parser("resume", help="finish a run that was cancelled or whose process died")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--force", action="store_true",
+                   help="resume even if another process seems to be running it")
+    p.set_defaults(func=_resume)
+
+    p = rsub.add_parser("cancel", help="ask a run to stop after its calls in flight")
+    p.add_argument("run_id", type=int)
+    p.set_defaults(func=_cancel)
+
+
+def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
+    """The public view of a run row (its config holds env var names, never keys)."""
+    return {"id": run.id, "kind": run.kind, "status": run.status, "name": run.name,
+            "model": run.model, "judge": run.judge, "rounds": run.rounds,
+            "done": run.done, "total": run.total, "errors": run.errors, "retries": run.retries,
+            "created_by": run.created_by, "created_at": run.created_at,
+            "started_at": run.started_at, "finished_at": run.finished_at, "error": run.error}
+
+
+def _list(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.store import queries
+
+    engine, _ = engine_and_settings()
+    runs = queries.list_runs(engine, kind=args.kind, limit=args.limit)
+    if args.json:
+        print_json([run_dict(r) for r in runs])
+        return 0
+    if not runs:
+        print("no runs yet")
+    for r in runs:
+        print(f"{r.id:>5}  {r.kind:<11} {r.status:<10} {r.done:>6}/{r.total:<6} "
+              f"err={r.errors:<4} {r.model:<16} {r.created_at:%Y-%m-%d %H:%M}  {r.name}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.store import queries
+
+    engine, _ = engine_and_settings()
+    run = queries.get_run(engine, args.run_id)
+    data = run_dict(run) | {"config": run.config.get("spec", {})}
+    if args.json:
+        print_json(data)
+    else:
+        for key, value in data.items():
+            print(f"{key:>12}: {value}")
+    return 0
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.runner.start import check_resumable, run_in_foreground
+
+    engine, _ = engine_and_settings()
+    check_resumable(engine, args.run_id, force=args.force)
+    update, close = progress_bar(f"run {args.run_id}")
+    try:
+        status = run_in_foreground(engine, args.run_id, on_progress=update)
+    finally:
+        close()
+    print(f"run {args.run_id}: {status}")
+    return 0 if status == "done" else 1
+
+
+def _cancel(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.runner.start import cancel_run
+
+    engine, _ = engine_and_settings()
+    cancel_run(engine, args.run_id)
+    print(f"run {args.run_id}: cancel requested")
+    return 0

@@ -1,0 +1,78 @@
+"""`stability`: ask every question N times, judge each answer, print the distribution."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("stability", help="run a stability evaluation (N rounds per question)")
+    p.add_argument("--dataset", required=True, help="dataset name (see `datasets list`)")
+    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    p.add_argument("--rounds", type=int, default=5, help="rounds per question, 1-100 (default 5)")
+    p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
+    p.add_argument("--schedule", choices=("question", "round"), default="question")
+    p.add_argument("--concurrency", type=int, help="override the model's concurrency")
+    p.add_argument("--temperature", type=float, help="override the model's temperature")
+    p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--prompt", choices=("zero", "few"), default="zero", help="prompt style")
+    p.add_argument("--template", help="a file with a custom prompt template")
+    p.add_argument("--name", default="", help="a label for the run")
+    p.add_argument("--csv", help="write the per-question CSV here")
+    p.add_argument("--csv-lang", choices=("zh", "en"), default="zh", help="CSV header language")
+    p.add_argument("--json", help="write the stability JSON here")
+    p.set_defaults(func=_stability)
+
+
+def _stability(args: argparse.Namespace) -> int:
+    import getpass
+    import time
+    from pathlib import Path
+
+    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.report.stability import stability_report, write_run_csv
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import create_run, run_in_foreground
+
+    started = time.perf_counter()
+    engine, settings = engine_and_settings()
+    template = Path(args.template).read_text(encoding="utf-8") if args.template else None
+    spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
+                   judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
+                   template=template, limit=args.limit, concurrency=args.concurrency,
+                   temperature=args.temperature, name=args.name,
+                   created_by=f"cli:{getpass.getuser()}")
+    run_id = create_run(engine, spec, settings.models_path)
+    print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
+    update, close = progress_bar(f"run {run_id}")
+    try:
+        status = run_in_foreground(engine, run_id, on_progress=update)
+    finally:
+        close()
+    report = stability_report(engine, run_id,
+                              timing={"wall_s": round(time.perf_counter() - started, 3)})
+    _print_summary(report, status)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            import json
+
+            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+    if args.csv:
+        write_run_csv(engine, run_id, args.csv, lang=args.csv_lang)
+    return 0 if status == "done" else 1
+
+
+def _print_summary(report: dict, status: str) -> None:
+    dist = report["distribution"]
+    summary = report["summary"]
+    n = report["repetition_count"]
+    print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
+          f"mean success {summary['mean']:.3f} (std {summary['std']:.3f})")
+    print("correct count distribution:")
+    for k in range(n, -1, -1):
+        count = dist["distribution_counts"][str(k)]
+        print(f"  {k:>3}/{n}: {count:>5}  ({dist['distribution_percent'][str(k)]:.1f}%)")
+    print("classes: " + ", ".join(f"{k}={v}" for k, v in summary["classes"].items()))
+    print("risk: " + ", ".join(f"{k}={v}" for k, v in summary["risk"].items()))
+    t = report["timing"]
+    print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
+          f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")

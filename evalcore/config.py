@@ -1,0 +1,45 @@
+"""Typed settings, read once from the environment and passed down.
+
+`EVALCORE_HOME` (default `./.evalcore`) holds the SQLite database and `models.toml`;
+`EVALCORE_DB_URL` overrides the database and `EVALCORE_MODELS` the model file.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where evalcore keeps its state. Built by `load_settings()`; tests build their own."""
+
+    home: Path
+    db_url: str
+    models_path: Path
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.db_url.startswith("sqlite")
+
+    def redacted_db_url(self) -> str:
+        """The database URL with any password hidden, for the sidebar and logs."""
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.db_url).render_as_string(hide_password=True)
+
+
+def settings_from_env(env: dict[str, str] | None = None) -> Settings:
+    """Build settings from `env` (default: `os.environ`) without caching."""
+    env = dict(os.environ if env is None else env)
+    home = Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
+    db_url = env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}"
+    models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
+    return Settings(home=home, db_url=db_url, models_path=models_path)
+
+
+@lru_cache(maxsize=1)
+def load_settings() -> Settings:
+    """The process-wide settings, read once from the environment."""
+    return settings_from_env()

@@ -1,0 +1,107 @@
+"""Look up, load and delete stored datasets.
+
+Deleting refuses while runs reference the dataset: runs and their calls are the
+evaluation record, so they are never removed as a side effect of tidying datasets.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from evalcore.dataset.records import Question
+from evalcore.errors import DatasetError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from evalcore.store.tables import Dataset, Item
+
+
+def list_datasets(engine: "Engine") -> list["Dataset"]:
+    """Every stored dataset, oldest first."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Dataset
+
+    with session_scope(engine) as session:
+        return list(session.exec(select(Dataset).order_by(Dataset.id)).all())
+
+
+def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
+    from sqlmodel import select
+
+    from evalcore.store.tables import Dataset
+
+    found: Optional[Dataset] = None
+    if isinstance(name_or_id, int):
+        found = session.get(Dataset, name_or_id)
+    else:
+        found = session.exec(select(Dataset).where(Dataset.name == name_or_id)).first()
+        if found is None and name_or_id.strip().isdigit():
+            found = session.get(Dataset, int(name_or_id))
+    if found is None:
+        names = session.exec(select(Dataset.name).order_by(Dataset.name)).all()
+        known = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "") or "none yet"
+        raise DatasetError(f"no dataset {name_or_id!r}; known datasets: {known} "
+                           "(import one with `datasets import PATH`)")
+    return found
+
+
+def get_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
+    """A dataset by name, or by id (an int, or digits when no dataset has that name)."""
+    from evalcore.store.db import session_scope
+
+    with session_scope(engine) as session:
+        return _find(session, name_or_id)
+
+
+def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -> list["Item"]:
+    """The stored items of a dataset in file order (rows carry their database ids)."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    query = select(Item).where(Item.dataset_id == dataset_id).order_by(Item.idx)
+    if limit is not None:
+        query = query.limit(limit)
+    with session_scope(engine) as session:
+        return list(session.exec(query).all())
+
+
+def load_questions(engine: "Engine", dataset_id: int,
+                   limit: Optional[int] = None) -> list[Question]:
+    """The questions of a dataset in file order, as handed to prompts and scorers."""
+    return [Question.model_validate(item) for item in load_items(engine, dataset_id, limit)]
+
+
+def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
+    """Delete a dataset and its items; refuses (DatasetError) while runs reference it."""
+    from sqlalchemy import delete
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Dataset, Item, Run
+
+    with session_scope(engine) as session:
+        dataset = _find(session, name_or_id)
+        run_ids = session.exec(select(Run.id).where(Run.dataset_id == dataset.id)).all()
+        if run_ids:
+            shown = ", ".join(str(i) for i in run_ids[:10]) + (" ..." if len(run_ids) > 10 else "")
+            raise DatasetError(f"dataset '{dataset.name}' is used by {len(run_ids)} run(s) "
+                               f"(ids {shown}); delete those runs first - their results "
+                               "would lose their questions")
+        session.execute(delete(Item).where(Item.dataset_id == dataset.id))
+        session.execute(delete(Dataset).where(Dataset.id == dataset.id))
+    return dataset
+
+
+def dataset_info(dataset: "Dataset") -> dict[str, Any]:
+    """A JSON-ready summary of a dataset (for the CLI and the page)."""
+    return {"id": dataset.id, "name": dataset.name, "format": dataset.format,
+            "task_type": dataset.task_type, "language": dataset.language,
+            "items": dataset.item_count, "source_file": dataset.source_file,
+            "sha256": dataset.sha256, "created_at": dataset.created_at.isoformat(),
+            "attack_level": (dataset.meta or {}).get("attack_level"),
+            "repairs": (dataset.meta or {}).get("repairs", [])}

@@ -1,0 +1,196 @@
+"""Column mappings: how to read a file no built-in format recognises.
+
+A mapping names the question column(s), the reference, the options (several columns, or
+one column holding a JSON list or separated text), the task type, the language and the
+columns to keep as metadata. `suggest_mapping(columns)` guesses one for the page to show.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel
+
+from evalcore.dataset.checks import (CellError, Row, cell, number, option_index, required,
+                                     sentiment, split_choices, zero_one_list)
+from evalcore.dataset.formats import Built, present_options
+from evalcore.dataset.records import TaskType
+
+NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice")
+NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice")
+
+
+class ColumnMapping(BaseModel):
+    """Which columns hold what; everything else can be kept in each item's `meta`."""
+
+    question: Union[str, list[str]]
+    """One column, or several joined by a line break (e.g. ["context", "question"])."""
+    reference: Optional[str] = None
+    """The reference answer column (an option index/letter/text for choice tasks)."""
+    choices: Union[list[str], str, None] = None
+    """A list of option columns, or one column with a JSON list or separated options."""
+    choices_separator: Optional[str] = None
+    """Separator for a single choices column (e.g. '|'); None = the cell is a JSON list."""
+    task_type: TaskType = "open"
+    language: Literal["auto", "zh", "en"] = "auto"
+    """'auto' detects per item from the question text."""
+    meta: Optional[list[str]] = None
+    """Columns kept as metadata; None keeps every column not used above."""
+    index_base: Literal[0, 1] = 0
+    """Whether numeric option references count from 0 or from 1."""
+
+    def question_columns(self) -> list[str]:
+        return [self.question] if isinstance(self.question, str) else list(self.question)
+
+    def used_columns(self) -> list[str]:
+        """Columns read for question, reference and options."""
+        used = self.question_columns() + ([self.reference] if self.reference else [])
+        if isinstance(self.choices, str):
+            used.append(self.choices)
+        elif self.choices:
+            used.extend(self.choices)
+        return used
+
+    def problems(self, columns: list[str]) -> list[str]:
+        """What makes this mapping unusable for a file with `columns` ([] = fine)."""
+        found: list[str] = []
+        absent = [c for c in self.used_columns() + list(self.meta or []) if c not in columns]
+        if absent:
+            found.append(f"columns {absent} are not in the file (it has {list(columns)})")
+        if not self.question_columns():
+            found.append("no question column chosen")
+        if self.task_type in NEEDS_REFERENCE and not self.reference:
+            found.append(f"task type {self.task_type!r} needs a reference column")
+        if self.task_type in NEEDS_CHOICES and not self.choices:
+            found.append(f"task type {self.task_type!r} needs option columns (choices)")
+        return found
+
+
+def build_with(mapping: ColumnMapping) -> Any:
+    """A row builder (row -> question fields) that applies `mapping`."""
+    task = mapping.task_type
+
+    def build(row: Row) -> Built:
+        parts = [cell(row, c) for c in mapping.question_columns()]
+        if not any(parts):
+            required(row, mapping.question_columns()[-1], task, "a question")
+        question = "\n".join(p for p in parts if p)
+        choices, original_index = _choices(row, mapping)
+        meta: dict[str, Any] = {}
+        if original_index is not None:
+            meta["original_option_index"] = original_index
+        reference = _reference(row, mapping, choices, original_index)
+        return {"question": question, "reference": reference, "choices": choices, "meta": meta}
+
+    return build
+
+
+def _choices(row: Row, mapping: ColumnMapping) -> tuple[list[str], Optional[list[int]]]:
+    if not mapping.choices:
+        return [], None
+    if isinstance(mapping.choices, str):
+        return split_choices(cell(row, mapping.choices), mapping.choices,
+                             mapping.choices_separator), None
+    choices, positions = present_options(row, tuple(mapping.choices))
+    gaps = positions != list(range(len(positions)))
+    return choices, (positions if gaps else None)
+
+
+def _reference(row: Row, mapping: ColumnMapping, choices: list[str],
+               original_index: Optional[list[int]]) -> Optional[str]:
+    task, column = mapping.task_type, mapping.reference
+    if column is None:
+        return None
+    if task in ("choice", "bias_choice"):
+        if len(choices) < 2:
+            first = mapping.choices if isinstance(mapping.choices, str) else mapping.choices[0]
+            raise CellError(first, cell(row, first), f"gives fewer than 2 options; every {task} "
+                            "item needs at least 2 options")
+        if original_index is None:
+            return option_index(row, column, len(choices), task, mapping.index_base, choices)
+        width = len(mapping.choices)  # numbers refer to the option columns, blanks included
+        texts = [cell(row, c) for c in mapping.choices]
+        index = int(option_index(row, column, width, task, mapping.index_base, texts))
+        if index not in original_index:
+            raise CellError(column, cell(row, column), f"points to option column "
+                            f"'{mapping.choices[index]}', which is blank; fill it in or fix "
+                            "the answer")
+        return str(original_index.index(index))
+    if task == "multi_tf":
+        return zero_one_list(row, column, len(choices))
+    if task == "sentiment":
+        return sentiment(row, column)
+    if task == "math":
+        return number(row, column)
+    if task == "translation":
+        return required(row, column, task, "a reference translation")
+    return cell(row, column) or None
+
+
+_QUESTION_NAMES = ("question", "prompt", "query", "input", "instruction", "problem", "text",
+                   "content", "问题", "题目", "题干", "问题描述", "内容", "提问")
+_REFERENCE_NAMES = ("answer", "label", "reference", "target", "output", "expected", "gold",
+                    "correct", "response", "标准答案", "参考答案", "正确答案", "答案", "标签")
+_CHOICE_LIST_NAMES = ("choices", "options", "candidates", "选项", "候选答案")
+_CONTEXT_NAMES = ("context", "passage", "背景", "上下文", "材料")
+_NUMBERED = re.compile(r"^(choice|option|opt|ans|选项)[ _]?([0-9]+|[A-Za-z])$", re.IGNORECASE)
+
+
+def _find(columns: list[str], names: tuple[str, ...]) -> Optional[str]:
+    by_lower = {c.strip().lower(): c for c in columns}
+    for name in names:
+        if name in by_lower:
+            return by_lower[name]
+    return None
+
+
+def _option_columns(columns: list[str]) -> list[str]:
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for column in columns:
+        found = _NUMBERED.match(column.strip())
+        if found:
+            groups.setdefault(found.group(1).lower(), []).append((found.group(2), column))
+    letters = [c for c in columns if re.fullmatch(r"[A-Ha-h]", c.strip())]
+    if len(letters) >= 2:
+        groups["letter"] = [(c.strip().upper(), c) for c in letters]
+    if not groups:
+        return []
+    best = max(groups.values(), key=len)
+    if len(best) < 2:
+        return []
+
+    def order(item: tuple[str, str]) -> tuple[int, str]:
+        key = item[0]
+        return (int(key), "") if key.isdigit() else (0, key.upper())
+
+    return [column for _, column in sorted(best, key=order)]
+
+
+def suggest_mapping(columns: list[str]) -> Optional[ColumnMapping]:
+    """A best guess at a mapping from column names alone (None if no question column).
+
+    Recognises English and Chinese names (question/prompt/问题/题目, answer/label/标准答案,
+    choices/options/选项, numbered option columns such as choice0.. or A, B, C, D).
+    """
+    columns = [str(c) for c in columns]
+    options = _option_columns(columns)
+    taken = set(options)
+    rest = [c for c in columns if c not in taken]
+    question = _find(rest, _QUESTION_NAMES)
+    if question is None:
+        return None
+    context = _find([c for c in rest if c != question], _CONTEXT_NAMES)
+    reference = _find([c for c in rest if c not in (question, context)], _REFERENCE_NAMES)
+    choices: Union[list[str], str, None] = options or _find(
+        [c for c in rest if c not in (question, context, reference)], _CHOICE_LIST_NAMES)
+    task_type: TaskType = "choice" if choices and reference else "open"
+    return ColumnMapping(question=[context, question] if context else question,
+                         reference=reference, choices=choices, task_type=task_type)
+
+
+def mapping_from(value: Union[ColumnMapping, dict[str, Any], None]) -> Optional[ColumnMapping]:
+    """Accept a mapping as a model or a plain dict (from JSON, the page or the CLI)."""
+    if value is None or isinstance(value, ColumnMapping):
+        return value
+    return ColumnMapping.model_validate(value)
+

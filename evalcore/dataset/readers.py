@@ -1,0 +1,255 @@
+"""Read CSV, JSONL, JSON and XLSX into a DataFrame of strings.
+
+Every cell is read as text (`"0"` stays `"0"`, `"800.0"` stays `"800.0"`, blanks are `""`)
+because the formats decide what a cell means, not pandas. Each frame carries in
+`df.attrs` how to name its rows in error messages, so a user can find the row:
+spreadsheet numbering for CSV/XLSX (header = row 1), line numbers for JSONL, item numbers
+for JSON.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Union
+
+from evalcore.errors import DatasetError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Source = Union[str, Path, bytes]
+
+SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json", ".xlsx", ".xlsm")
+
+_ROW_NOTES = {
+    "row": "rows numbered as in a spreadsheet: the header is row 1",
+    "line": "lines numbered from 1, as in a text editor",
+    "item": "items of the JSON list numbered from 1",
+}
+
+
+def load_source(source: Source, filename: str | None = None) -> tuple[bytes, str]:
+    """The raw bytes and the file name of `source` (a path, or bytes plus `filename`)."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        if not filename:
+            raise DatasetError("uploaded bytes need a file name (e.g. 'questions.csv') "
+                               "so the format can be recognised")
+        return bytes(source), Path(filename).name
+    path = Path(source)
+    if not path.is_file():
+        raise DatasetError(f"{path}: file not found; check the path")
+    return path.read_bytes(), filename or path.name
+
+
+def sha256_of(data: bytes) -> str:
+    """Content hash used to notice that the same file is imported twice."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def decode_text(data: bytes, filename: str) -> tuple[str, str]:
+    """Decode text as UTF-8 (with or without BOM), UTF-16 (BOM), GB18030/GBK, or a guess.
+
+    Returns (text, encoding). GB18030 is tried before guessing because short Chinese
+    files saved by Excel on Chinese Windows are GBK, and guessers often miss them.
+    """
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), "utf-16"
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="strict"), "utf-8-sig"
+    for encoding in ("utf-8", "gb18030"):
+        try:
+            return data.decode(encoding), encoding
+        except UnicodeDecodeError:
+            pass
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data).best()
+    if best is None or best.encoding is None:
+        raise DatasetError(f"{filename}: cannot tell the text encoding; save it as UTF-8 "
+                           "(in Excel: 'CSV UTF-8 (comma delimited)')")
+    return str(best), best.encoding
+
+
+def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
+    """Read a CSV/TSV, JSONL, JSON or XLSX (first sheet) file into a DataFrame of `str` cells.
+
+    `df.attrs` holds `filename`, `encoding`, `row_unit` ("row", "line" or "item"),
+    `row_numbers` (the user-visible number of each row) and `repairs` (notes about
+    rows that were fixed while reading). Fully blank rows are dropped.
+    """
+    data, name = load_source(source, filename)
+    suffix = Path(name).suffix.lower()
+    if suffix in (".xlsx", ".xlsm"):
+        df, unit, numbers, encoding, repairs = _read_xlsx(data, name)
+    elif suffix == ".jsonl":
+        df, unit, numbers, encoding, repairs = _read_jsonl(data, name)
+    elif suffix == ".json":
+        df, unit, numbers, encoding, repairs = _read_json(data, name)
+    elif suffix in (".csv", ".tsv", ".txt"):
+        df, unit, numbers, encoding, repairs = _read_csv(data, name)
+    elif suffix == ".xls":
+        raise DatasetError(f"{name}: old .xls workbooks are not supported; "
+                           "save it as .xlsx or CSV UTF-8")
+    else:
+        raise DatasetError(f"{name}: unsupported file type {suffix or '(none)'}; "
+                           f"use one of {', '.join(SUPPORTED_SUFFIXES)}")
+    df.columns = [str(c).strip() for c in df.columns]
+    _check_columns(df, name)
+    keep = [i for i, row in enumerate(df.itertuples(index=False))
+            if any(str(v).strip() for v in row)]
+    df = df.iloc[keep].reset_index(drop=True)
+    df.attrs.update(filename=name, encoding=encoding, row_unit=unit,
+                    row_numbers=[numbers[i] for i in keep], repairs=repairs)
+    if df.empty:
+        raise DatasetError(f"{name}: no data rows found; the first row must be the column "
+                           "names and at least one row of data must follow")
+    return df
+
+
+def row_label(df: "pd.DataFrame", position: int) -> str:
+    """How a user finds row `position` (0-based data row): 'row 17', 'line 5' or 'item 3'."""
+    unit = df.attrs.get("row_unit", "row")
+    numbers = df.attrs.get("row_numbers") or []
+    number = numbers[position] if position < len(numbers) else position + 2
+    return f"{unit} {number}"
+
+
+def row_note(df: "pd.DataFrame") -> str:
+    """The numbering convention used by `row_label`, for the end of an error message."""
+    return _ROW_NOTES[df.attrs.get("row_unit", "row")]
+
+
+def _check_columns(df: "pd.DataFrame", name: str) -> None:
+    blank = [i + 1 for i, c in enumerate(df.columns) if not c or c.startswith("Unnamed: ")]
+    dupes = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+    if dupes:
+        raise DatasetError(f"{name}: column names repeat: {dupes}; give every column a unique name")
+    if blank and len(blank) == len(df.columns):
+        raise DatasetError(f"{name}: the first row has no column names; add a header row")
+
+
+def _sniff_delimiter(text: str, suffix: str) -> str:
+    if suffix == ".tsv":
+        return "\t"
+    header = text.split("\n", 1)[0]
+    counts = {sep: header.count(sep) for sep in (",", "\t", ";")}
+    best = max(counts, key=lambda s: counts[s])
+    return best if counts[best] else ","
+
+
+def _read_csv(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
+    import pandas as pd
+
+    text, encoding = decode_text(data, name)
+    sep = _sniff_delimiter(text, Path(name).suffix.lower())
+    options: dict[str, Any] = dict(sep=sep, dtype=str, keep_default_na=False,
+                                   skip_blank_lines=False)
+    repairs: list[str] = []
+    try:
+        df = pd.read_csv(io.StringIO(text), **options)
+    except pd.errors.ParserError:
+        df = _read_csv_repairing(text, name, options, repairs)
+    except pd.errors.EmptyDataError:
+        raise DatasetError(f"{name}: the file is empty") from None
+    return df, "row", [i + 2 for i in range(len(df))], encoding, repairs
+
+
+def _read_csv_repairing(text: str, name: str, options: dict[str, Any],
+                        repairs: list[str]) -> Any:
+    """Re-read a CSV whose rows have more cells than the header.
+
+    Real exports leave commas unquoted in the LAST column (free text such as an attacked
+    question). Joining the overflow back into that column restores the text exactly;
+    every repair is noted (with its row) so the user can review it.
+    """
+    import pandas as pd
+
+    try:
+        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=options["sep"]))
+    except csv.Error as exc:
+        raise DatasetError(f"{name}: the CSV is malformed ({exc}); check the quoting of cells "
+                           "that contain commas, quotes or line breaks") from None
+    header, body = rows[0], rows[1:]
+    width, sep = len(header), options["sep"]
+    fixed = []
+    for number, fields in enumerate(body, start=2):
+        if len(fields) > width:
+            cells = len(fields)
+            fields = fields[: width - 1] + [sep.join(fields[width - 1:])]
+            repairs.append(f"row {number}: {cells} cells for {width} columns; the extra "
+                           f"cells were joined into the last column '{header[-1]}' "
+                           f"(an unquoted comma): {fields[-1]!r}")
+        fixed.append(fields + [""] * (width - len(fields)))
+    return pd.DataFrame(fixed, columns=header, dtype=str)
+
+
+def _read_xlsx(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
+    import pandas as pd
+
+    try:
+        df = pd.read_excel(io.BytesIO(data), dtype=str, keep_default_na=False, engine="openpyxl")
+    except Exception as exc:  # openpyxl raises several unrelated types for broken files
+        raise DatasetError(f"{name}: cannot read the workbook ({exc}); save it again as .xlsx "
+                           "from Excel or LibreOffice") from None
+    return df, "row", [i + 2 for i in range(len(df))], "xlsx", []
+
+
+def _cell(value: Any) -> str:
+    """A JSON value as the text a CSV cell would hold; nested values stay JSON text."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _frame(records: list[dict[str, Any]]) -> Any:
+    import pandas as pd
+
+    columns: dict[str, None] = {}
+    for record in records:
+        columns.update(dict.fromkeys(record))
+    rows = [[_cell(r.get(c)) for c in columns] for r in records]
+    return pd.DataFrame(rows, columns=list(columns), dtype=str)
+
+
+def _read_jsonl(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
+    text, encoding = decode_text(data, name)
+    records, numbers = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{name} line {number}: not valid JSON ({exc.msg} at column "
+                               f"{exc.colno}); every line must be one JSON object") from None
+        if not isinstance(record, dict):
+            raise DatasetError(f"{name} line {number}: expected a JSON object "
+                               f"{{\"question\": ...}}, found {type(record).__name__}")
+        records.append(record)
+        numbers.append(number)
+    if not records:
+        raise DatasetError(f"{name}: no JSON objects found")
+    return _frame(records), "line", numbers, encoding, []
+
+
+def _read_json(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
+    text, encoding = decode_text(data, name)
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
+                           f"{exc.colno}); for one object per line name the file .jsonl") from None
+    if isinstance(payload, dict) and isinstance(payload.get("data"), list):
+        payload = payload["data"]
+    if not isinstance(payload, list):
+        raise DatasetError(f"{name}: expected a JSON list of objects or {{\"data\": [...]}}")
+    for number, record in enumerate(payload, start=1):
+        if not isinstance(record, dict):
+            raise DatasetError(f"{name} item {number}: expected a JSON object, "
+                               f"found {type(record).__name__}")
+    return _frame(payload), "item", list(range(1, len(payload) + 1)), encoding, []

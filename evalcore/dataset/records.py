@@ -1,0 +1,50 @@
+"""Records at the dataset edge: a normalised question and a parsed (not yet stored) dataset."""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "open", "bias_choice"]
+"""What kind of answer an item expects; picks its default prompt and rules scorer.
+
+- `choice`: single choice, `reference` is the 0-based index of the right option (CODAH, TruthfulQA single)
+- `multi_tf`: judge each option true/false, `reference` is a JSON 0/1 list (TruthfulQA multi)
+- `sentiment`: `reference` is `positive` or `negative` (Flipkart)
+- `math`: `reference` is a number (Math23K)
+- `translation`: `reference` is the target text (translation2019zh)
+- `open`: free answer; `reference` optional (exact match / consistency only)
+- `bias_choice`: BBQ / CBBQ; a choice whose `meta` carries the bias annotations
+"""
+
+TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]
+
+
+class Question(BaseModel):
+    """One normalised question, as read from a file and as handed to prompts and scorers."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    idx: int
+    """0-based position in the source (data rows, header excluded)."""
+    question: str
+    reference: Optional[str] = None
+    """The reference answer as text (an option index, a number, a label, a JSON list ...)."""
+    choices: list[str] = Field(default_factory=list)
+    """Options in order; absent (blank) options are dropped."""
+    task_type: TaskType = "open"
+    language: Literal["zh", "en"] = "en"
+    meta: dict[str, Any] = Field(default_factory=dict)
+    """Everything else from the source row (ids, attack lineage, bias annotations ...)."""
+
+
+class ParsedDataset(BaseModel):
+    """A file read and mapped, ready to store in one transaction."""
+
+    format: str
+    task_type: str
+    language: str
+    questions: list[Question]
+    source_file: str = ""
+    sha256: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)

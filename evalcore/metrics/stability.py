@@ -1,0 +1,411 @@
+"""Stability of a model: ask each question N times, judge each answer 0/1, study the counts.
+
+Pure functions over verdicts; no model, store or file I/O. Standard library only, so the
+CLI can import this at start-up.
+
+Rules (the method's, made precise):
+
+- A question's rate is `correct / n_rounds`. A round that did not produce a verdict
+  (model error, judge failure, round not finished: `None` or missing from the list)
+  counts as wrong, as the method scores judge failures 0. `answered` reports how many
+  rounds did produce a verdict, so errors stay visible instead of looking like failures.
+- Classes on the rate r: perfect r = 1; high 0.8 <= r < 1; unstable 0.5 <= r < 0.8;
+  severe 0 < r < 0.5; failed r = 0. Decided on integers (5c >= 4n, 2c >= n), so no
+  floating-point rounding can move a question across a boundary.
+- Risk levels: high_risk r < 0.5; critical 0.5 <= r < 0.8; trusted r >= 0.8 (includes
+  perfect); perfect r = 1. Trusted and perfect overlap on purpose: the method reports both.
+- Mean and variance of the per-question rates are over the population of questions
+  evaluated (variance with ddof=0, numpy's default): these questions are the whole
+  set under test, not a sample of a larger one.
+- pass@k = 1 - C(n-c, k) / C(n, k): the unbiased chance that at least one of k answers
+  drawn without replacement from the n is right (Chen et al. 2021, "Codex" paper).
+  pass^k = C(c, k) / C(n, k): the chance that all k drawn are right (tau-bench). Both
+  are computed with exact integers and one final division, then averaged over questions.
+"""
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, Union
+
+from evalcore.errors import EvalcoreError
+
+StabilityClass = Literal["perfect", "high", "unstable", "severe", "failed"]
+CLASSES: tuple[StabilityClass, ...] = ("perfect", "high", "unstable", "severe", "failed")
+RISK_LEVELS: tuple[str, ...] = ("high_risk", "critical", "trusted", "perfect")
+MAX_ROUNDS = 100
+"""The method asks each question 1 to 100 times."""
+
+Verdict = Union[bool, int, None]
+"""1/True right, 0/False wrong, None no verdict (error); counted as wrong."""
+VerdictRows = Union[Sequence[Sequence[Verdict]], Mapping[Any, Sequence[Verdict]], Any]
+"""Per-question verdict lists: a list of lists, a 2-D array, or a mapping item_idx -> list."""
+
+
+class MetricInputError(EvalcoreError, ValueError):
+    """The verdicts handed to a metric cannot be summarised (empty, ragged, out of range)."""
+
+
+# --------------------------------------------------------------------------- per question
+
+
+def wilson_interval(correct: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for `correct` successes in `n` trials.
+
+    Why Wilson: with n as small as 1-10 and rates at 0 or 1 (common here), the normal
+    interval collapses to a point; Wilson stays inside [0, 1] and keeps its coverage.
+    Equals `scipy.stats.binomtest(correct, n).proportion_ci(method="wilson")`.
+    """
+    if n <= 0:
+        raise MetricInputError(f"Wilson interval needs n >= 1 trials, got n={n}.")
+    if not 0 <= correct <= n:
+        raise MetricInputError(f"correct={correct} is outside 0..n={n}.")
+    if not 0 < confidence < 1:
+        raise MetricInputError(f"confidence must be in (0, 1), got {confidence}.")
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = correct / n
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z / (1 + z2n) * math.sqrt(p * (1 - p) / n + z2n / (4 * n))
+    low = 0.0 if correct == 0 else max(0.0, centre - half)
+    high = 1.0 if correct == n else min(1.0, centre + half)
+    return low, high
+
+
+def classify(correct: int, n: int) -> StabilityClass:
+    """The stability class of a question right `correct` times out of `n` (see module doc)."""
+    if n <= 0 or not 0 <= correct <= n:
+        raise MetricInputError(f"cannot classify correct={correct} of n={n} rounds.")
+    if correct == n:
+        return "perfect"
+    if 5 * correct >= 4 * n:
+        return "high"
+    if 2 * correct >= n:
+        return "unstable"
+    if correct > 0:
+        return "severe"
+    return "failed"
+
+
+def risk_levels(correct: int, n: int) -> tuple[str, ...]:
+    """The risk levels a question falls in; `trusted` and `perfect` may both apply."""
+    if 2 * correct < n:
+        return ("high_risk",)
+    if 5 * correct < 4 * n:
+        return ("critical",)
+    return ("trusted", "perfect") if correct == n else ("trusted",)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k: chance at least one of k of the n answers (c right) is right."""
+    _check_nck(n, c, k)
+    total = math.comb(n, k)
+    return (total - math.comb(n - c, k)) / total
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: chance all k answers drawn from the n (c right) are right."""
+    _check_nck(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def _check_nck(n: int, c: int, k: int) -> None:
+    if not (n >= 1 and 0 <= c <= n and 1 <= k <= n):
+        raise MetricInputError(f"pass@k needs 1 <= k <= n and 0 <= c <= n; got n={n} c={c} k={k}.")
+
+
+@dataclass(frozen=True)
+class QuestionStability:
+    """One question's verdicts summarised."""
+
+    key: Any
+    """The item index (or the key of the mapping passed in)."""
+    correct_count: int
+    answered: int
+    """Rounds that produced a verdict (right or wrong); n_rounds - answered were errors."""
+    n_rounds: int
+    success_rate: float
+    ci_low: float
+    ci_high: float
+    stability_class: StabilityClass
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The numeric fields of one `stability_results` entry (the lead adds the text)."""
+        return {
+            "correct_count": self.correct_count,
+            "answered": self.answered,
+            "success_rate": self.success_rate,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "class": self.stability_class,
+        }
+
+
+def question_stability(verdicts: Sequence[Verdict], n_rounds: int, key: Any = None,
+                       confidence: float = 0.95) -> QuestionStability:
+    """Summarise one question's verdicts; missing or None rounds count as wrong."""
+    _check_rounds(n_rounds)
+    values = list(verdicts)
+    if len(values) > n_rounds:
+        raise MetricInputError(
+            f"question {key!r} has {len(values)} verdicts but the run has {n_rounds} rounds; "
+            "pass the run's round count or drop the extra rounds.")
+    correct = answered = 0
+    for pos, value in enumerate(values):
+        if value is None:
+            continue
+        if value not in (0, 1):  # True/False and numpy ints compare equal to 0/1
+            raise MetricInputError(
+                f"question {key!r} round {pos + 1}: verdict {value!r} is not 0, 1 or None.")
+        answered += 1
+        correct += int(value)
+    low, high = wilson_interval(correct, n_rounds, confidence)
+    return QuestionStability(key=key, correct_count=correct, answered=answered,
+                             n_rounds=n_rounds, success_rate=correct / n_rounds,
+                             ci_low=low, ci_high=high,
+                             stability_class=classify(correct, n_rounds))
+
+
+def _check_rounds(n_rounds: int) -> None:
+    if not isinstance(n_rounds, int) or not 1 <= n_rounds <= MAX_ROUNDS:
+        raise MetricInputError(f"n_rounds must be an integer 1..{MAX_ROUNDS}, got {n_rounds!r}.")
+
+
+# --------------------------------------------------------------------------- the whole run
+
+
+@dataclass(frozen=True)
+class StabilitySummary:
+    """A run's stability: per-question results and the figures over all questions."""
+
+    n_rounds: int
+    questions: list[QuestionStability]
+    distribution_counts: dict[str, int]
+    """Questions right exactly j times, keyed "0".."N"."""
+    distribution_percent: dict[str, float]
+    mean: float
+    """Mean of the per-question success rates."""
+    variance: float
+    """Population variance (ddof=0) of the per-question success rates."""
+    classes: dict[str, int]
+    risk: dict[str, int]
+    pass_at_k: dict[str, float]
+    """pass@k averaged over questions, keyed "1".."N"."""
+    pass_hat_k: dict[str, float]
+    """pass^k averaged over questions, keyed "1".."N"."""
+    errored_rounds: int = 0
+    """Rounds without a verdict over all questions (counted as wrong)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def total_questions(self) -> int:
+        return len(self.questions)
+
+    def distribution_json(self) -> dict[str, Any]:
+        """The `distribution` block of the stability JSON."""
+        return {
+            "distribution_counts": dict(self.distribution_counts),
+            "distribution_percent": dict(self.distribution_percent),
+            "total_questions": self.total_questions,
+            "repetition_count": self.n_rounds,
+        }
+
+    def summary_json(self) -> dict[str, Any]:
+        """The `summary` block of the stability JSON."""
+        return {
+            "mean": self.mean,
+            "variance": self.variance,
+            "std": math.sqrt(self.variance),
+            "classes": dict(self.classes),
+            "risk": {name: self.risk[name] for name in RISK_LEVELS},
+            "errored_rounds": self.errored_rounds,
+            "pass_at_k": dict(self.pass_at_k),
+            "pass_hat_k": dict(self.pass_hat_k),
+        }
+
+    def results_json(self, items: Optional[Mapping[Any, Mapping[str, Any]]] = None
+                     ) -> dict[str, dict[str, Any]]:
+        """The `stability_results` block keyed by str(item index).
+
+        `items` maps the same keys to the text fields (`question`, `standard_answer`,
+        `type`, `rounds`; see `round_json`); they are merged in front of the numbers.
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for q in self.questions:
+            text = dict(items.get(q.key, {})) if items is not None else {}
+            out[str(q.key)] = {**text, **q.to_json_dict()}
+        return out
+
+    def to_json_dict(self, items: Optional[Mapping[Any, Mapping[str, Any]]] = None
+                     ) -> dict[str, Any]:
+        """`distribution`, `stability_results` and `summary`; the lead adds run, model, timing."""
+        return {
+            "distribution": self.distribution_json(),
+            "stability_results": self.results_json(items),
+            "summary": self.summary_json(),
+        }
+
+
+def round_json(round_no: int, answer: Optional[str], correct: Optional[bool],
+               score: Optional[float] = None, reason: Optional[str] = None) -> dict[str, Any]:
+    """One entry of a question's `rounds` list; a missing verdict is written as correct=false.
+
+    `score` defaults to the 0/1 verdict, the value the method counts.
+    """
+    verdict = bool(correct)
+    return {"round": round_no, "answer": answer, "correct": verdict,
+            "score": float(verdict) if score is None else score, "reason": reason}
+
+
+def _rows_with_keys(rows: VerdictRows) -> list[tuple[Any, Sequence[Verdict]]]:
+    if isinstance(rows, Mapping):
+        return list(rows.items())
+    if hasattr(rows, "tolist") and callable(rows.tolist):  # numpy array without importing numpy
+        shape = getattr(rows, "shape", ())
+        if len(shape) != 2 and not (len(shape) == 1 and shape[0] == 0):
+            raise MetricInputError(f"a verdict matrix must be 2-D (questions x rounds), got {shape}.")
+        rows = rows.tolist()
+    return list(enumerate(rows))
+
+
+def stability_summary(rows: VerdictRows, n_rounds: int,
+                      confidence: float = 0.95) -> StabilitySummary:
+    """Summarise a stability run: the single entry point for pages, CLI and reports.
+
+    Args:
+        rows: per question, its verdicts in round order (1/0/True/False/None); a
+            list of lists, a 2-D array (questions x rounds) or a mapping item_idx -> list.
+            Lists shorter than `n_rounds` (rounds errored or not run) count the missing
+            rounds as wrong.
+        n_rounds: N, the rounds each question was meant to get (1..100).
+        confidence: level of the per-question Wilson intervals.
+    """
+    _check_rounds(n_rounds)
+    keyed = _rows_with_keys(rows)
+    if not keyed:
+        raise MetricInputError(
+            "no questions to summarise: the run has no judged answers yet. "
+            "Wait for the run to finish some calls, or check that it has items.")
+    questions = [question_stability(v, n_rounds, key, confidence) for key, v in keyed]
+    return summarise_questions(questions, n_rounds)
+
+
+def summarise_questions(questions: Sequence[QuestionStability], n_rounds: int) -> StabilitySummary:
+    """The run-level figures from per-question results (all with the same `n_rounds`)."""
+    _check_rounds(n_rounds)
+    if not questions:
+        raise MetricInputError("no questions to summarise (empty input).")
+    counts = [0] * (n_rounds + 1)
+    classes = dict.fromkeys(CLASSES, 0)
+    risk = dict.fromkeys(RISK_LEVELS, 0)
+    errored = 0
+    for q in questions:
+        if q.n_rounds != n_rounds:
+            raise MetricInputError(f"question {q.key!r} has n_rounds={q.n_rounds}, expected {n_rounds}.")
+        counts[q.correct_count] += 1
+        classes[q.stability_class] += 1
+        for level in risk_levels(q.correct_count, n_rounds):
+            risk[level] += 1
+        errored += n_rounds - q.answered
+    total = len(questions)
+    # Everything below depends only on the distribution: O(N^2), whatever the question count.
+    mean = math.fsum(n_j * j for j, n_j in enumerate(counts)) / n_rounds / total
+    variance = math.fsum(n_j * (j / n_rounds - mean) ** 2 for j, n_j in enumerate(counts)) / total
+    pass_k = {str(k): math.fsum(n_j * pass_at_k(n_rounds, j, k) for j, n_j in enumerate(counts)
+                                if n_j) / total for k in range(1, n_rounds + 1)}
+    hat_k = {str(k): math.fsum(n_j * pass_hat_k(n_rounds, j, k) for j, n_j in enumerate(counts)
+                               if n_j) / total for k in range(1, n_rounds + 1)}
+    return StabilitySummary(
+        n_rounds=n_rounds,
+        questions=list(questions),
+        distribution_counts={str(j): n_j for j, n_j in enumerate(counts)},
+        distribution_percent={str(j): 100.0 * n_j / total for j, n_j in enumerate(counts)},
+        mean=mean, variance=variance, classes=classes, risk=risk,
+        pass_at_k=pass_k, pass_hat_k=hat_k, errored_rounds=errored)
+
+
+# --------------------------------------------------------------------------- consistency
+
+_KEEP_IN_NUMBERS = {".", ","}
+_SIGNS = {"-", "+"}
+
+
+def normalize_answer(text: str) -> str:
+    """Fold answers that differ only in width, case, spacing or punctuation.
+
+    NFKC turns full-width letters, digits and punctuation into ASCII; casefold; other
+    punctuation becomes a space, except a decimal point or thousands comma between
+    digits and a sign in front of a number (so "-3", "3.5" and "35" stay different);
+    runs of whitespace collapse to one space.
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    out: list[str] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch).startswith("P"):
+            prev = text[i - 1] if i > 0 else ""
+            nxt = text[i + 1] if i + 1 < len(text) else ""
+            in_number = ch in _KEEP_IN_NUMBERS and prev.isdigit() and nxt.isdigit()
+            sign = ch in _SIGNS and nxt.isdigit() and not (prev.isalnum() or prev in _KEEP_IN_NUMBERS)
+            out.append(ch if in_number or sign else " ")
+        else:
+            out.append(ch)
+    return " ".join("".join(out).split())
+
+
+@dataclass(frozen=True)
+class Consistency:
+    """How often a question got the same answer, without a reference."""
+
+    rounds: int
+    """Rounds considered, including those without an answer."""
+    answered: int
+    distinct: int
+    """Distinct normalised (or extracted) answers."""
+    top_answer: Optional[str]
+    top_share: float
+    """Count of the most common answer / `rounds`: errors lower consistency."""
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"rounds": self.rounds, "answered": self.answered, "distinct": self.distinct,
+                "top_answer": self.top_answer, "top_share": self.top_share}
+
+
+def answer_consistency(answers: Sequence[Optional[str]],
+                       extractor: Optional[Callable[[str], Optional[str]]] = None) -> Consistency:
+    """Distinct answers and the share of the most common one for one question.
+
+    `extractor` (e.g. "the number in the answer") is applied to the raw answer before
+    normalising; None from it or a None answer (a failed call) means no answer. Ties
+    for the most common answer go to the one seen first.
+    """
+    if not answers:
+        raise MetricInputError("answer consistency needs at least one round (empty list).")
+    seen: Counter[str] = Counter()
+    for raw in answers:
+        if raw is None:
+            continue
+        value = extractor(raw) if extractor is not None else raw
+        if value is None:
+            continue
+        seen[normalize_answer(str(value))] += 1
+    answered = sum(seen.values())
+    top, top_count = seen.most_common(1)[0] if seen else (None, 0)
+    return Consistency(rounds=len(answers), answered=answered, distinct=len(seen),
+                       top_answer=top, top_share=top_count / len(answers))
+
+
+def consistency_summary(per_question: Sequence[Sequence[Optional[str]]],
+                        extractor: Optional[Callable[[str], Optional[str]]] = None
+                        ) -> dict[str, Any]:
+    """Answer consistency of every question and the means over questions."""
+    if not per_question:
+        raise MetricInputError("no questions to measure answer consistency on (empty input).")
+    results = [answer_consistency(a, extractor) for a in per_question]
+    return {
+        "questions": [r.to_json_dict() for r in results],
+        "mean_distinct": math.fsum(r.distinct for r in results) / len(results),
+        "mean_top_share": math.fsum(r.top_share for r in results) / len(results),
+    }

@@ -1,0 +1,276 @@
+"""THE model client: one aiohttp session per event loop, retries, limits, never raises.
+
+`ModelClient.chat()` turns provider trouble (HTTP errors, timeouts, resets, garbage
+bodies) into a `ChatReply` with `error` set, after the retries `retry.py` allows and
+inside the limits `limits.py` keeps, so a run stores the failure and goes on. Only a
+configuration mistake the user must fix (e.g. a missing GGUF, a model without
+base_url) raises `ModelConfigError`: every call would fail the same way.
+
+The API key is read from the environment at call time, sent only as a header, and
+scrubbed from any error text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
+
+from evalcore.errors import ModelConfigError
+from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
+from evalcore.providers.limits import AdaptiveLimiter, RateLimiter
+from evalcore.providers.retry import (
+    MalformedReplyError,
+    RetryBudget,
+    RetryDecision,
+    should_retry,
+    truncate,
+)
+from evalcore.providers.wire import (
+    ParsedReply,
+    WireRequest,
+    apply_defaults,
+    build_request,
+    error_text,
+    parse_reply,
+)
+
+if TYPE_CHECKING:
+    import aiohttp
+
+log = logging.getLogger(__name__)
+
+CONNECTOR_LIMIT = 512
+"""Open connections per session (all models of one loop); the limiters decide concurrency."""
+CONNECTOR_LIMIT_PER_HOST = 256
+DNS_CACHE_TTL = 300
+"""Seconds a DNS answer is reused."""
+TEST_PROMPT = "Reply with the word OK"
+
+
+@dataclass
+class ClientStats:
+    """Counters for one client: calls made, HTTP attempts, retries, calls that ended in error."""
+
+    calls: int = 0
+    attempts: int = 0
+    retries: int = 0
+    errors: int = 0
+    overloads: int = 0
+    """429 answers seen."""
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass
+class _Outcome:
+    status: int | None = None
+    headers: Mapping[str, str] | None = None
+    parsed: ParsedReply | None = None
+    exc: BaseException | None = None
+    provider_text: str = ""
+
+
+def _make_session() -> aiohttp.ClientSession:
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(
+        limit=CONNECTOR_LIMIT, limit_per_host=CONNECTOR_LIMIT_PER_HOST, ttl_dns_cache=DNS_CACHE_TTL
+    )
+    return aiohttp.ClientSession(connector=connector)
+
+
+_sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
+    weakref.WeakKeyDictionary()
+)
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ModelClient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def loop_session() -> aiohttp.ClientSession:
+    """The pooled session of the running event loop (created on first use)."""
+    loop = asyncio.get_running_loop()
+    session = _sessions.get(loop)
+    if session is None or session.closed:
+        session = _sessions[loop] = _make_session()
+    return session
+
+
+class ModelClient:
+    """Calls one model. Create through `get_client(config)` to share limits within a loop."""
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        *,
+        session: aiohttp.ClientSession | None = None,
+        rng: Callable[[], float] = random.random,
+    ) -> None:
+        self.config = config
+        self.stats = ClientStats()
+        self.limiter = AdaptiveLimiter(config.concurrency, name=config.name)
+        self.rate = RateLimiter(config.rpm)
+        self._session = session
+        self._rng = rng
+
+    async def _base_url(self) -> str:
+        if self.config.kind == "local":
+            from evalcore.providers.local import start_local
+
+            root = await asyncio.to_thread(start_local, self.config)
+            return f"{root}/v1"
+        if not self.config.base_url:
+            raise ModelConfigError(
+                f"model '{self.config.name}' ({self.config.kind}) has no "
+                f"base_url; set it in models.toml or with `python -m evalcore "
+                f"models add {self.config.name} --base-url URL`"
+            )
+        return self.config.base_url
+
+    def _redact(self, text: str) -> str:
+        key = self.config.api_key()
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    async def chat(self, request: ChatRequest) -> ChatReply:
+        """Ask the model; the reply carries `error` instead of raising for provider trouble."""
+        import aiohttp
+
+        self.stats.calls += 1
+        request = apply_defaults(self.config, request)
+        base_url = await self._base_url()  # may load the local model: not part of latency
+        started: float | None = None  # from the first attempt: queueing for a slot is not latency
+        wire = build_request(self.config, request, base_url, self.config.api_key())
+        session = self._session or loop_session()
+        timeout = aiohttp.ClientTimeout(total=self.config.timeout)
+        budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait, rng=self._rng)
+        while True:
+            attempt = budget.start_attempt()
+            self.stats.attempts += 1
+            async with self.rate, self.limiter.slot() as permit:
+                if started is None:
+                    started = time.perf_counter()
+                outcome = await self._attempt(session, wire, timeout)
+                if outcome.status == 429:
+                    self.stats.overloads += 1
+                    self.limiter.on_overload(permit)
+                elif outcome.parsed is not None:
+                    self.limiter.on_success()
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            if outcome.parsed is not None:
+                return outcome.parsed.to_reply(latency_ms=elapsed_ms, attempts=attempt)
+            decision = should_retry(outcome.status, outcome.headers, outcome.exc)
+            problem = self._describe(outcome, decision)
+            wait = budget.next_wait(decision)
+            if wait is None:
+                self.stats.errors += 1
+                log.debug(
+                    "model %s: call failed: %s (%s)", self.config.name, problem, budget.stop_reason
+                )
+                return ChatReply(
+                    error=self._redact(f"{problem} ({budget.stop_reason})"),
+                    latency_ms=elapsed_ms,
+                    attempts=attempt,
+                )
+            self.stats.retries += 1
+            log.debug(
+                "model %s: attempt %d failed (%s); retry in %.2fs",
+                self.config.name,
+                attempt,
+                problem,
+                wait,
+            )
+            await budget.sleep(wait)
+
+    def _describe(self, outcome: _Outcome, decision: RetryDecision) -> str:
+        if outcome.status is not None and outcome.exc is None:
+            text = f"HTTP {outcome.status}"
+            return f"{text}: {outcome.provider_text}" if outcome.provider_text else text
+        if isinstance(outcome.exc, (asyncio.TimeoutError, TimeoutError)):
+            return f"timed out after {self.config.timeout:g}s"
+        return truncate(decision.reason)
+
+    async def _attempt(
+        self, session: aiohttp.ClientSession, wire: WireRequest, timeout: aiohttp.ClientTimeout
+    ) -> _Outcome:
+        import aiohttp
+
+        try:
+            async with session.post(
+                wire.url, json=wire.json, headers=wire.headers, timeout=timeout
+            ) as resp:
+                body = await resp.read()
+                if 200 <= resp.status < 300:
+                    try:
+                        return _Outcome(resp.status, resp.headers, parse_reply(self.config, body))
+                    except MalformedReplyError as exc:
+                        return _Outcome(resp.status, resp.headers, exc=exc)
+                return _Outcome(
+                    resp.status, resp.headers, provider_text=self._redact(error_text(body))
+                )
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            return _Outcome(exc=exc)
+
+    async def aclose(self) -> None:
+        """Close the session if this client was given its own."""
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+
+
+def get_client(config: ModelConfig) -> ModelClient:
+    """The client for `config.name` on the running loop (limits shared by every caller).
+
+    A changed config (e.g. edited concurrency) replaces the cached client.
+    """
+    loop = asyncio.get_running_loop()
+    clients = _clients.setdefault(loop, {})
+    client = clients.get(config.name)
+    if client is None or client.config != config:
+        client = clients[config.name] = ModelClient(config)
+    return client
+
+
+async def close_clients() -> None:
+    """Forget this loop's clients and close its session (call before the loop ends)."""
+    loop = asyncio.get_running_loop()
+    _clients.pop(loop, None)
+    session = _sessions.pop(loop, None)
+    if session is not None and not session.closed:
+        await session.close()
+
+
+async def test_connection(config: ModelConfig) -> ChatReply:
+    """Send "Reply with the word OK": the reply (with latency) or the provider's error text.
+
+    Retries are kept short (2 attempts, 5 s of waiting) so a wrong URL or key shows fast.
+    """
+    quick = config.model_copy(
+        update={
+            "max_attempts": min(config.max_attempts, 2),
+            "max_retry_wait": min(config.max_retry_wait, 5.0),
+        }
+    )
+    started = time.perf_counter()
+    session = _make_session()
+    try:
+        client = ModelClient(quick, session=session)
+        return await client.chat(ChatRequest.user(TEST_PROMPT, max_tokens=16))
+    except ModelConfigError as exc:
+        return ChatReply(error=str(exc), latency_ms=(time.perf_counter() - started) * 1000)
+    finally:
+        await session.close()
+
+
+def test_connection_sync(config: ModelConfig) -> ChatReply:
+    """Blocking twin of `test_connection` for the CLI and pages."""
+    return asyncio.run(test_connection(config))
+
+
+test_connection.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+test_connection_sync.__test__ = False  # type: ignore[attr-defined]

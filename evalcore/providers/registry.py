@@ -1,0 +1,202 @@
+"""The model list, kept in a TOML file (`Settings.models_path`, default `EVALCORE_HOME/models.toml`).
+
+Format: one `[models.NAME]` table per model, the name being the table key (so TOML itself
+rejects two models with one name)::
+
+    [models.local]
+    kind = "local"
+
+    [models.gpt4o]
+    kind = "openai"
+    base_url = "https://api.openai.com/v1"
+    model = "gpt-4o-mini"
+    api_key_env = "OPENAI_API_KEY"   # the NAME of the variable; the key is never written
+    concurrency = 8
+
+Keys are the fields of `ModelConfig`; unknown keys are errors (a typo would otherwise be
+silently ignored). With no file, the list holds one model, `local` (the embedded SmolLM2),
+which is the default so a new user can run without any API key.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalcore.errors import ModelConfigError
+from evalcore.providers.base import ModelConfig
+
+DEFAULT_MODEL = "local"
+"""Name of the model used when none is chosen."""
+_FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
+
+
+def default_local_config() -> ModelConfig:
+    """The embedded SmolLM2-135M model: no key, no network, small enough for any laptop."""
+    return ModelConfig(
+        name=DEFAULT_MODEL,
+        kind="local",
+        model="SmolLM2-135M-Instruct",
+        concurrency=2,
+        threads=max(1, (os.cpu_count() or 2) // 2),
+        timeout=120.0,
+        max_tokens=256,
+        n_ctx=4096,
+    )
+
+
+def default_models() -> dict[str, ModelConfig]:
+    """What a missing models.toml means."""
+    return {DEFAULT_MODEL: default_local_config()}
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "entry"
+        parts.append(f"{where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def validate_model(
+    entry: dict[str, Any], name: str, path: Path | str = "models.toml"
+) -> ModelConfig:
+    """Build a ModelConfig from one table; errors name the file, the model and the key."""
+    where = f"{path}: [models.{name}]"
+    if not isinstance(entry, dict):
+        raise ModelConfigError(f"{where} must be a table of settings, got {type(entry).__name__}")
+    secrets = _FORBIDDEN_KEYS & set(entry)
+    if secrets:
+        raise ModelConfigError(
+            f"{where} contains {', '.join(sorted(secrets))}: never store a key in the file; put "
+            f'it in an environment variable and set api_key_env = "VARIABLE_NAME"'
+        )
+    known = set(ModelConfig.model_fields) - {"name"}
+    unknown = set(entry) - known
+    if unknown:
+        raise ModelConfigError(
+            f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
+            f"known keys: {', '.join(sorted(known))}"
+        )
+    try:
+        config = ModelConfig(name=name, **entry)
+    except ValidationError as exc:
+        raise ModelConfigError(f"{where}: {_validation_message(exc)}") from None
+    if config.kind in ("openai", "ollama") and not config.base_url:
+        raise ModelConfigError(
+            f"{where}: kind '{config.kind}' needs base_url (e.g. "
+            f"https://api.openai.com/v1 or http://127.0.0.1:11434)"
+        )
+    if config.kind in ("openai", "ollama") and not config.model:
+        raise ModelConfigError(
+            f"{where}: kind '{config.kind}' needs model (the id the "
+            f"endpoint expects, e.g. gpt-4o-mini or qwen2.5:7b)"
+        )
+    return config
+
+
+def load_models(path: Path | str) -> dict[str, ModelConfig]:
+    """All models in `path`, by name; a missing file means `default_models()`."""
+    path = Path(path)
+    if not path.exists():
+        return default_models()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelConfigError(f"{path} is not valid TOML: {exc}; fix or delete the file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ModelConfigError(f"cannot read {path}: {exc}") from None
+    tables = data.get("models", {})
+    if not isinstance(tables, dict):
+        raise ModelConfigError(
+            f"{path}: expected [models.NAME] tables, found models = "
+            f"{type(tables).__name__} (see evalcore/providers/registry.py)"
+        )
+    return {name: validate_model(entry, name, path) for name, entry in tables.items()}
+
+
+def _to_table(config: ModelConfig) -> dict[str, Any]:
+    """Fields worth writing: kind always, others when they differ from the defaults.
+
+    TOML has no null, so a None sampling field is left out (it reads back as its default).
+    """
+    table = config.model_dump(exclude={"name"}, exclude_defaults=True, exclude_none=True)
+    return {"kind": config.kind, **table}
+
+
+def save_models(path: Path | str, models: dict[str, ModelConfig]) -> None:
+    """Write `models` atomically (temp file in the same folder + os.replace)."""
+    import tomli_w
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = tomli_w.dumps({"models": {name: _to_table(cfg) for name, cfg in models.items()}})
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _unknown(path: Path | str, name: str, models: dict[str, ModelConfig]) -> ModelConfigError:
+    names = ", ".join(sorted(models)) or "(none)"
+    return ModelConfigError(
+        f"model '{name}' is not in {path}; available: {names}. Add it with "
+        f"`python -m evalcore models add {name} --kind ...`"
+    )
+
+
+def get_model(path: Path | str, name: str) -> ModelConfig:
+    """One model by name, or a ModelConfigError naming the model, the file and the choices."""
+    models = load_models(path)
+    if name not in models:
+        raise _unknown(path, name, models)
+    return models[name]
+
+
+def add_model(path: Path | str, config: ModelConfig) -> ModelConfig:
+    """Add a new model; an existing name is an error (use `update_model`)."""
+    models = load_models(path)
+    if config.name in models:
+        raise ModelConfigError(
+            f"model '{config.name}' already exists in {path}; remove it first or update it"
+        )
+    config = validate_model(_to_table(config), config.name, path)
+    models[config.name] = config
+    save_models(path, models)
+    return config
+
+
+def update_model(path: Path | str, name: str, **changes: Any) -> ModelConfig:
+    """Change some settings of an existing model; returns the validated result.
+
+    A change to None removes the key, so the setting goes back to its default (TOML has no null).
+    """
+    models = load_models(path)
+    if name not in models:
+        raise _unknown(path, name, models)
+    entry = {**_to_table(models[name]), **changes}
+    entry = {key: value for key, value in entry.items() if value is not None}
+    config = validate_model(entry, name, path)
+    models[name] = config
+    save_models(path, models)
+    return config
+
+
+def remove_model(path: Path | str, name: str) -> None:
+    """Delete a model from the file."""
+    models = load_models(path)
+    if name not in models:
+        raise _unknown(path, name, models)
+    del models[name]
+    save_models(path, models)

@@ -1,0 +1,140 @@
+"""The stability CSV in the method's layout, written as a stream.
+
+One line per question: number, question, reference answer, type, then per round k its
+answer, score and reason, then correct count and success rate. Choices made:
+
+- Streamed: calls are consumed one question at a time (`itertools.groupby` on item_idx),
+  so a 100,000-call run never sits in memory; input must be ordered by item, then round
+  (what `store.queries.iter_calls` yields). Rounds inside one item may come in any order.
+- The question number is the item's 0-based `item_idx`, the same key as the JSON's
+  `stability_results` and the database, so rows can be joined back.
+- Score columns hold the 0/1 verdict the method counts (1 only when `correct` is true;
+  an errored round scores 0), so correct count = sum of the score columns. A round with
+  no call at all (not run) leaves its three cells empty and counts as wrong.
+- Success rate is a number in [0, 1] (correct / n_rounds, 4 decimals), not a "80%" text,
+  so spreadsheets can sort and average it.
+- UTF-8 with a BOM so Excel opens Chinese text correctly.
+- Formula injection: a text cell starting with = + - @ tab or CR gets a leading
+  apostrophe (OWASP "CSV injection"). Plain numbers such as "-3" or "+2.5" are left as
+  they are: a bare number cannot run anything, and math references are often negative.
+- No calls at all: only the header is written (an empty run still downloads a valid file).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import re
+from itertools import groupby
+from os import PathLike
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, TextIO, Union
+
+from evalcore.errors import EvalcoreError
+
+Lang = Literal["zh", "en"]
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+_HEADERS = {
+    "zh": ("题目编号", "问题", "标准答案", "类型", "第{k}轮_答案", "第{k}轮_评分", "第{k}轮_理由",
+           "正确次数", "成功率"),
+    "en": ("question_id", "question", "reference_answer", "type", "round_{k}_answer",
+           "round_{k}_score", "round_{k}_reason", "correct_count", "success_rate"),
+}
+
+
+class ExportInputError(EvalcoreError, ValueError):
+    """The calls handed to the exporter are not usable (unordered, bad round number)."""
+
+
+def safe_cell(value: Any) -> Any:
+    """Neutralise a text cell a spreadsheet would run as a formula; numbers pass unchanged."""
+    if not isinstance(value, str) or not value.startswith(_FORMULA_START):
+        return value
+    if _PLAIN_NUMBER.fullmatch(value):
+        return value
+    return "'" + value
+
+
+def header(n_rounds: int, lang: Lang = "zh") -> list[str]:
+    """Column names for a run of `n_rounds` rounds."""
+    if lang not in _HEADERS:
+        raise ExportInputError(f"lang must be 'zh' or 'en', got {lang!r}.")
+    qid, question, ref, typ, ans, score, reason, count, rate = _HEADERS[lang]
+    cols = [qid, question, ref, typ]
+    for k in range(1, n_rounds + 1):
+        cols += [ans.format(k=k), score.format(k=k), reason.format(k=k)]
+    return cols + [count, rate]
+
+
+def _field(row: Any, name: str, default: Any = None) -> Any:
+    if isinstance(row, Mapping):
+        return row.get(name, default)
+    return getattr(row, name, default)
+
+
+def _question_line(item_idx: Any, calls: Iterator[Any], n_rounds: int) -> list[Any]:
+    rounds: list[Optional[tuple[Any, int, Any]]] = [None] * n_rounds
+    first = None
+    for call in calls:
+        first = first if first is not None else call
+        rnd = _field(call, "round")
+        if not isinstance(rnd, int) or not 1 <= rnd <= n_rounds:
+            raise ExportInputError(
+                f"item {item_idx}: round {rnd!r} is outside 1..{n_rounds}; pass the run's "
+                "round count as n_rounds.")
+        if rounds[rnd - 1] is not None:
+            raise ExportInputError(f"item {item_idx}: round {rnd} appears twice; pass only "
+                                   "answer-stage calls, one per item and round.")
+        verdict = 1 if _field(call, "correct") is True else 0
+        rounds[rnd - 1] = (_field(call, "answer"), verdict, _field(call, "reason"))
+    correct = sum(r[1] for r in rounds if r is not None)
+    line: list[Any] = [item_idx, _field(first, "question"), _field(first, "reference"),
+                       _field(first, "task_type")]
+    for r in rounds:
+        line += ["", "", ""] if r is None else [r[0], r[1], r[2]]
+    line += [correct, round(correct / n_rounds, 4)]
+    return [safe_cell("" if v is None else v) for v in line]
+
+
+def _write(rows: Iterable[Any], n_rounds: int, out: TextIO, lang: Lang) -> int:
+    if not isinstance(n_rounds, int) or n_rounds < 1:
+        raise ExportInputError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+    writer = csv.writer(out)
+    writer.writerow(header(n_rounds, lang))
+    written = 0
+    previous = None
+    for item_idx, calls in groupby(rows, key=lambda r: _field(r, "item_idx")):
+        if previous is not None and not item_idx > previous:
+            raise ExportInputError(
+                f"calls are not ordered by item: item {item_idx} comes after item {previous}. "
+                "Order them by item, then round (store.queries.iter_calls does).")
+        previous = item_idx
+        writer.writerow(_question_line(item_idx, calls, n_rounds))
+        written += 1
+    return written
+
+
+def write_stability_csv(rows: Iterable[Any], n_rounds: int,
+                        out: Union[TextIO, str, PathLike[str]], lang: Lang = "zh") -> int:
+    """Write the stability CSV; returns the number of questions written.
+
+    Args:
+        rows: calls (dicts or objects with item_idx, question, reference, task_type,
+            round, answer, correct, reason), ordered by item then round; consumed lazily.
+        n_rounds: the run's rounds N; fixes the columns.
+        out: a path (written UTF-8 with BOM) or an open text stream (the BOM is written
+            to it; open files with newline="").
+        lang: "zh" or "en" headers.
+    """
+    if isinstance(out, (str, PathLike)):
+        with Path(out).open("w", encoding="utf-8-sig", newline="") as fh:
+            return _write(rows, n_rounds, fh, lang)
+    out.write("\ufeff")
+    return _write(rows, n_rounds, out, lang)
+
+
+def csv_bytes(rows: Iterable[Any], n_rounds: int, lang: Lang = "zh") -> bytes:
+    """The same CSV as bytes (UTF-8 with BOM) for a download button; holds the file in memory."""
+    buffer = io.StringIO(newline="")
+    write_stability_csv(rows, n_rounds, buffer, lang)
+    return buffer.getvalue().encode("utf-8")

@@ -1,0 +1,80 @@
+"""A stored stability run as the method reports it: verdict rows, the JSON, the CSV.
+
+A round's verdict is its judge call when the run had a judge model, else the answer
+call's rules score. Everything streams from the store ordered by item then round, so
+exports of 100,000-call runs do not sit in memory.
+"""
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any, Iterator, Optional, TextIO
+
+from sqlalchemy.engine import Engine
+
+
+
+def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
+    """One dict per (item, round): item_idx, question, reference, task_type, round, answer,
+    score, correct, reason, error, judge_error; ordered by item then round."""
+    from evalcore.store import queries
+
+    rows = queries.iter_call_rows(engine, run_id)
+    for _, unit in groupby(rows, key=lambda r: (r["item_idx"], r["round"])):
+        merged: Optional[dict[str, Any]] = None
+        for row in unit:  # 'answer' sorts before 'judge'
+            if merged is None:
+                merged = dict(row)
+                merged["judge_error"] = None
+            elif row["stage"] == "judge":
+                merged.update(score=row["score"], correct=row["correct"], reason=row["reason"])
+                if row["error"] or (row["reason"] or "").startswith("judge error"):
+                    merged["judge_error"] = row["error"] or row["reason"]
+        if merged is not None:
+            yield merged
+
+
+def stability_report(engine: Engine, run_id: int,
+                     timing: Optional[dict[str, Any]] = None) -> dict[str, Any]:
+    """The stability JSON of a run: ids, distribution, per-question results, summary, timing."""
+    from evalcore.metrics.stability import round_json, stability_summary
+    from evalcore.store import queries
+
+    run = queries.get_run(engine, run_id)
+    verdicts: dict[int, list] = {}
+    items: dict[int, dict[str, Any]] = {}
+    model_errors = judge_errors = 0
+    for row in iter_verdicts(engine, run_id):
+        idx = row["item_idx"]
+        if idx not in items:
+            items[idx] = {"question": row["question"], "standard_answer": row["reference"],
+                          "type": row["task_type"], "rounds": []}
+            verdicts[idx] = [None] * run.rounds
+        items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
+                                               row["score"], row["reason"]))
+        verdicts[idx][row["round"] - 1] = row["correct"]
+        model_errors += row["error"] is not None
+        judge_errors += row["judge_error"] is not None
+    summary = stability_summary(verdicts, run.rounds)
+    stats = queries.call_stats(engine, run_id)
+    return {
+        "run_id": run.id,
+        "status": run.status,
+        "model": run.model,
+        "judge_model": None if run.judge == "rules" else run.judge,
+        "judge": run.judge,
+        "repetition_count": run.rounds,
+        **summary.to_json_dict(items),
+        "timing": {"calls": stats["calls"], "errors": model_errors,
+                   "judge_errors": judge_errors, "retries": run.retries,
+                   "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
+                   **(timing or {})},
+    }
+
+
+def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh") -> int:
+    """Stream a run's CSV in the method's layout; returns the number of questions written."""
+    from evalcore.report.export import write_stability_csv
+    from evalcore.store import queries
+
+    run = queries.get_run(engine, run_id)
+    return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang)  # type: ignore[arg-type]

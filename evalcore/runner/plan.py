@@ -1,0 +1,62 @@
+"""What a run is asked to do (`RunSpec`) and which calls are still to make (`plan_units`).
+
+The plan is derived, never stored: it is every (item, round) of the run minus the calls
+the database already holds, so a resumed run can never send a stored call again.
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator, Literal, Optional
+
+from pydantic import BaseModel, Field
+
+Schedule = Literal["question", "round"]
+
+
+class RunSpec(BaseModel):
+    """Everything needed to start (and later resume) an evaluation run."""
+
+    kind: str = "stability"
+    dataset: str
+    """Dataset name (or numeric id as text)."""
+    model: str
+    """Model name from models.toml."""
+    rounds: int = Field(default=1, ge=1, le=100)
+    judge: str = "rules"
+    """`rules` (the task type's scorer) or the name of a judge model."""
+    schedule: Schedule = "question"
+    """`question`: a question's rounds go out back to back; `round`: round 1 of every question first."""
+    prompt_style: Literal["zero", "few"] = "zero"
+    template: Optional[str] = None
+    """A custom prompt template (placeholders as in evalcore.prompt); None = the task type's default."""
+    limit: Optional[int] = Field(default=None, ge=1)
+    """Use only the first K items."""
+    item_ids: Optional[list[int]] = None
+    """Use only these items (after `limit`)."""
+    concurrency: Optional[int] = Field(default=None, ge=1, le=1000)
+    """Override the model's concurrency for this run."""
+    temperature: Optional[float] = None
+    """Override the model's temperature for this run."""
+    name: str = ""
+    created_by: str = ""
+    extra: dict = Field(default_factory=dict)
+    """Kind-specific settings (e.g. attack set id) that the generic runner carries along."""
+
+
+Unit = tuple[int, int]
+"""(item_id, round) of one answer call; round is 1-based."""
+
+
+def plan_units(item_ids: Iterable[int], rounds: int, schedule: Schedule,
+               done: set[Unit] | frozenset[Unit] = frozenset()) -> Iterator[Unit]:
+    """The answer calls still to make, in dispatch order.
+
+    Every worker pulls from this one ordered stream, so the model's slots stay full
+    whatever the schedule, also when there are fewer questions than slots and at the
+    tail of the run: `question` order only decides which calls go out first.
+    """
+    ids = list(item_ids)
+    if schedule == "question":
+        pairs = ((i, r) for i in ids for r in range(1, rounds + 1))
+    else:
+        pairs = ((i, r) for r in range(1, rounds + 1) for i in ids)
+    return (unit for unit in pairs if unit not in done)

@@ -1,0 +1,266 @@
+"""Execute one run on the current asyncio loop: ask, judge, store, count.
+
+Shape of a run: answer workers (as many as the answer model's concurrency) pull
+(item, round) units from one ordered stream and call the model; with a judge model
+they hand each answer to judge workers (the judge model's own concurrency), so answer
+and judge calls are pipelined, each against its own model's limits. One writer task
+stores finished calls in small batches, adds progress, beats the heartbeat and
+notices cancel requests, all in the database, so any page or process can follow the
+run and a killed process loses only calls that were still in flight.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from sqlalchemy.engine import Engine
+
+from evalcore.dataset.records import Question
+from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
+from evalcore.runner.plan import RunSpec, Unit, plan_units
+from evalcore.scorers.base import Score
+
+log = logging.getLogger(__name__)
+
+FLUSH_INTERVAL_S = 0.25
+FLUSH_MAX_ROWS = 500
+
+
+@dataclass
+class RunProgress:
+    """A snapshot handed to progress callbacks (the CLI's bar); the database has the same."""
+
+    run_id: int
+    done: int
+    total: int
+    errors: int
+    retries: int
+
+
+@dataclass
+class _Tally:
+    done: int = 0
+    errors: int = 0
+    retries: int = 0
+
+    def take(self) -> tuple[int, int, int]:
+        out = (self.done, self.errors, self.retries)
+        self.done = self.errors = self.retries = 0
+        return out
+
+
+@dataclass
+class _Job:
+    """Everything the workers share for one run."""
+
+    run_id: int
+    spec: RunSpec
+    questions: dict[int, Question]
+    model: ModelConfig
+    judge: Optional[ModelConfig]
+    units: Iterator[Unit]
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    tally: _Tally = field(default_factory=_Tally)
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def model_snapshot(config: ModelConfig) -> dict[str, Any]:
+    """What a run keeps of a model's settings: everything but secrets (there are none: only env var names)."""
+    return config.model_dump()
+
+
+async def execute_run(engine: Engine, run_id: int, *,
+                      on_progress: Optional[Callable[[RunProgress], None]] = None) -> str:
+    """Run (or resume) `run_id` to the end on this loop; returns the final status.
+
+    Calls already stored are never sent again. Provider failures are stored per call
+    and never stop the run; only an unexpected bug marks the run failed.
+    """
+    from evalcore.store import queries
+
+    run = await asyncio.to_thread(queries.get_run, engine, run_id)
+    if run.status == "done":
+        return run.status
+    try:
+        job = await asyncio.to_thread(_prepare, engine, run)
+    except Exception as exc:
+        await asyncio.to_thread(queries.update_run, engine, run_id, status="failed",
+                                error=f"{type(exc).__name__}: {exc}", finished_at=_now())
+        raise
+    status = "failed"
+    try:
+        status = await _drive(engine, job, on_progress)
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        if isinstance(exc, asyncio.CancelledError):
+            status, error = "cancelled", None
+        await asyncio.to_thread(queries.update_run, engine, run_id, status=status,
+                                error=error, finished_at=_now())
+        raise
+    return status
+
+
+def _now():  # noqa: ANN202 - tiny alias keeps call sites short
+    from evalcore.store.tables import utcnow
+
+    return utcnow()
+
+
+def _prepare(engine: Engine, run: Any) -> _Job:
+    """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
+    from evalcore.store import queries
+
+    spec = RunSpec.model_validate(run.config["spec"])
+    models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
+    model = models[spec.model]
+    if spec.concurrency:
+        model = model.model_copy(update={"concurrency": spec.concurrency})
+    if spec.temperature is not None:
+        model = model.model_copy(update={"temperature": spec.temperature})
+    judge = models.get(spec.judge) if spec.judge != "rules" else None
+    questions = queries.run_questions(engine, run.id)
+    done = queries.done_units(engine, run.id)
+    answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
+    units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
+    queries.update_run(engine, run.id, status="running", cancel_requested=False, error=None,
+                       started_at=run.started_at or _now(), heartbeat_at=_now(),
+                       total=len(questions) * spec.rounds)
+    return _Job(run_id=run.id, spec=spec, questions=questions, model=model, judge=judge,
+                units=units)
+
+
+async def _drive(engine: Engine, job: _Job,
+                 on_progress: Optional[Callable[[RunProgress], None]]) -> str:
+    from evalcore.providers.client import get_client
+    from evalcore.store import queries
+
+    answer_client = get_client(job.model)
+    judge_client = get_client(job.judge) if job.judge else None
+    judge_queue: asyncio.Queue = asyncio.Queue(maxsize=max(2 * (job.judge.concurrency if job.judge else 1), 4))
+    if judge_client is not None:
+        for item_id, rnd, answer in await asyncio.to_thread(queries.unjudged_answers, engine, job.run_id):
+            await judge_queue.put((item_id, rnd, answer))  # resumed: judge what was answered
+
+    async def answer_worker() -> None:
+        for item_id, rnd in job.units:
+            if job.cancelled.is_set():
+                return
+            await _answer(job, answer_client, item_id, rnd, judge_queue if judge_client else None)
+
+    async def judge_worker() -> None:
+        while True:
+            item_id, rnd, answer = await judge_queue.get()
+            try:
+                await _judge(job, judge_client, item_id, rnd, answer)
+            finally:
+                judge_queue.task_done()
+
+    stop = asyncio.Event()
+    writer = asyncio.create_task(_writer(engine, job, stop, on_progress))
+    judges = [asyncio.create_task(judge_worker()) for _ in range(job.judge.concurrency)] if job.judge else []
+    answers = [asyncio.create_task(answer_worker()) for _ in range(job.model.concurrency)]
+    try:
+        await asyncio.gather(*answers)
+        if judges:
+            await judge_queue.join()
+    finally:
+        for task in answers + judges:
+            task.cancel()
+        await asyncio.gather(*answers, *judges, return_exceptions=True)
+        stop.set()
+        await writer  # its last flush stores every finished call
+    status = "cancelled" if job.cancelled.is_set() else "done"
+    await asyncio.to_thread(queries.update_run, engine, job.run_id, status=status, finished_at=_now())
+    return status
+
+
+async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
+                  judge_queue: Optional[asyncio.Queue]) -> None:
+    from evalcore.prompt import render_prompt
+
+    question = job.questions[item_id]
+    prompt = render_prompt(question, job.spec.template, style=job.spec.prompt_style)
+    reply: ChatReply = await client.chat(ChatRequest.user(prompt))
+    job.tally.retries += reply.attempts - 1
+    if not reply.ok:
+        score: Optional[Score] = Score(value=0.0, correct=False, reason=f"model error: {reply.error}")
+    elif judge_queue is None:
+        from evalcore.scorers.registry import score_answer
+
+        score = score_answer(reply.text, question)
+    else:
+        score = None  # the judge row carries the verdict
+    job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, prompt, reply, score))
+    if judge_queue is not None and reply.ok:
+        await judge_queue.put((item_id, rnd, reply.text))
+        return
+    job.tally.done += 1
+    job.tally.errors += 0 if reply.ok else 1
+
+
+async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) -> None:
+    from evalcore.scorers.judge import judge_request, parse_verdict
+
+    assert job.judge is not None
+    request = judge_request(job.questions[item_id], answer, structured=job.judge.supports_json_schema)
+    reply: ChatReply = await client.chat(request)
+    job.tally.retries += reply.attempts - 1
+    if reply.ok:
+        score = parse_verdict(reply.text)
+    else:
+        score = Score(value=0.0, correct=False, reason=f"judge error: {reply.error}")
+    prompt = request.messages[-1]["content"]
+    job.rows.append(_row(job, item_id, rnd, "judge", job.judge.name, prompt, reply, score))
+    job.tally.done += 1
+
+
+def _row(job: _Job, item_id: int, rnd: int, stage: str, model: str, prompt: str,
+         reply: ChatReply, score: Optional[Score]) -> dict[str, Any]:
+    return {
+        "run_id": job.run_id, "item_id": item_id, "round": rnd, "stage": stage, "model": model,
+        "prompt": prompt, "answer": reply.text if reply.ok else None,
+        "score": score.value if score else None, "correct": score.correct if score else None,
+        "reason": score.reason if score else None, "latency_ms": reply.latency_ms,
+        "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens,
+        "error": reply.error, "attempts": reply.attempts, "created_at": _now(),
+    }
+
+
+async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
+                  on_progress: Optional[Callable[[RunProgress], None]]) -> None:
+    """Store finished calls every FLUSH_INTERVAL_S (sooner when many are waiting), and
+    once more after `stop`; the only task that writes calls, so flushes never overlap."""
+    while True:
+        stopping = stop.is_set()
+        for _ in range(int(FLUSH_INTERVAL_S / 0.05)):
+            if stopping or stop.is_set() or len(job.rows) >= FLUSH_MAX_ROWS:
+                break
+            await asyncio.sleep(0.05)
+        cancel = await asyncio.to_thread(_flush, engine, job)
+        if cancel:
+            job.cancelled.set()
+        if on_progress:
+            on_progress(await asyncio.to_thread(_snapshot, engine, job.run_id))
+        if stopping:
+            return
+
+
+def _flush(engine: Engine, job: _Job) -> bool:
+    """Write buffered calls and progress in one go; returns whether cancel was requested."""
+    from evalcore.store import queries
+
+    rows, job.rows = job.rows, []
+    done, errors, retries = job.tally.take()
+    if rows:
+        queries.record_calls(engine, rows)
+    return queries.add_progress(engine, job.run_id, done=done, errors=errors, retries=retries)
+
+
+def _snapshot(engine: Engine, run_id: int) -> RunProgress:
+    from evalcore.store import queries
+
+    run = queries.get_run(engine, run_id)
+    return RunProgress(run_id=run_id, done=run.done, total=run.total, errors=run.errors,
+                       retries=run.retries)

@@ -1,0 +1,51 @@
+"""The store: one database (SQLite by default, or PostgreSQL) that is the truth about
+datasets, runs and every model call. `tables` is the schema, `db` the engine and
+migrations, `queries` the reads and writes everyone shares.
+
+Importing this package imports SQLAlchemy; the CLI imports it inside its handlers.
+"""
+from evalcore.store.db import (
+    current_revision,
+    dispose_engines,
+    get_engine,
+    init_db,
+    make_engine,
+    migrate,
+    reader,
+    session_scope,
+)
+from evalcore.store.queries import (
+    add_progress,
+    call_stats,
+    clear_failed_calls,
+    count_calls,
+    create_run,
+    dataset_item_ids,
+    done_units,
+    get_run,
+    heartbeat,
+    iter_call_rows,
+    iter_calls,
+    list_runs,
+    progress,
+    record_call,
+    record_calls,
+    redact_secrets,
+    request_cancel,
+    run_calls,
+    run_questions,
+    stale_runs,
+    unjudged_answers,
+    update_run,
+)
+from evalcore.store.tables import Call, Dataset, Item, Run
+
+__all__ = [
+    "Call", "Dataset", "Item", "Run",
+    "add_progress", "call_stats", "clear_failed_calls", "count_calls", "create_run",
+    "current_revision", "dataset_item_ids", "dispose_engines", "done_units", "get_engine",
+    "get_run", "heartbeat", "init_db", "iter_call_rows", "iter_calls", "list_runs",
+    "make_engine", "migrate", "progress", "reader", "record_call", "record_calls",
+    "redact_secrets", "request_cancel", "run_calls", "run_questions", "session_scope",
+    "stale_runs", "unjudged_answers", "update_run",
+]

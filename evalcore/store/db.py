@@ -1,0 +1,208 @@
+"""Engine, sessions and schema migration.
+
+SQLite is the default and must be shared by the app's threads, several browser sessions
+and a CLI process at once, so every connection gets WAL (readers never block the writer),
+a busy timeout, and transactions start with `BEGIN IMMEDIATE`: a deferred transaction
+that reads and then writes fails at once with "database is locked" when another writer
+got in between, while IMMEDIATE takes the write lock up front and waits its turn (up to
+the busy timeout). Reads that never write go through `reader(engine)`, a plain `BEGIN`
+that neither blocks nor waits for writers; the queries module does that for its reads.
+PostgreSQL URLs (`postgresql+psycopg://`) work the same; the session time zone is UTC.
+
+The schema is owned by Alembic (`evalcore/store/migrations/`), run programmatically by
+`init_db`; no alembic.ini is needed at runtime.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlalchemy import event, inspect, text
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+from sqlmodel import Session, create_engine
+
+from evalcore.store import tables  # noqa: F401  (registers the tables)
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+INITIAL_REVISION = "0001"
+"""The revision whose schema `SQLModel.metadata.create_all` produced before migrations."""
+
+_READ = "evalcore_read"  # execution option: a read-only transaction, deferred BEGIN on SQLite
+_PG_MIGRATION_LOCK = 7_301_946  # pg_advisory_xact_lock key serialising concurrent init_db
+
+
+def is_memory_sqlite(url: str) -> bool:
+    """True for `sqlite://` and `sqlite:///:memory:` (one shared connection, no WAL)."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
+
+
+def make_engine(url: str, *, migrate: bool = True) -> Engine:
+    """A new engine for `url`; with `migrate` (default) the schema is brought to head."""
+    if url.startswith("sqlite"):
+        engine = _sqlite_engine(url)
+    elif url.startswith("postgresql"):
+        engine = create_engine(url, pool_pre_ping=True,
+                               connect_args={"options": "-c timezone=UTC"})
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    if migrate:
+        init_db(engine)
+    return engine
+
+
+def _sqlite_engine(url: str) -> Engine:
+    kwargs: dict[str, Any] = {
+        "connect_args": {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}}
+    memory = is_memory_sqlite(url)
+    if memory:
+        # One shared connection, else each session sees its own empty database. Not for
+        # threads: only a file can be shared by concurrent writers.
+        kwargs["poolclass"] = StaticPool
+    else:
+        path = url.split("///", 1)[-1].split("?", 1)[0]
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:  # type: ignore[no-untyped-def]
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")  # before WAL: may wait
+        if not memory:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; no fsync per commit
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        read = conn.get_execution_options().get(_READ, False)
+        conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
+
+    return engine
+
+
+def reader(engine: Engine) -> Engine:
+    """`engine` (same pool) for transactions that only read: on SQLite they start with a
+    deferred BEGIN, so a long read (an export) never holds up the runner's writes."""
+    return engine.execution_options(**{_READ: True})
+
+
+_engines: dict[str, Engine] = {}
+_engines_lock = threading.Lock()
+
+
+def get_engine(url: str) -> Engine:
+    """The process-wide engine for `url` (one pool shared by threads and sessions)."""
+    with _engines_lock:
+        engine = _engines.get(url)
+        if engine is None:
+            engine = _engines[url] = make_engine(url)
+        return engine
+
+
+def dispose_engines() -> None:
+    """Close every cached engine (tests, or before forking a process)."""
+    with _engines_lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+
+
+@contextmanager
+def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
+    """A session that commits on success and rolls back on error.
+
+    On SQLite the write lock is taken when the transaction starts, so a read-then-write
+    session cannot fail with "database is locked"; pass `write=False` for sessions that
+    only read (a page, an export), which then never hold up the runner.
+    """
+    bind = engine if write else reader(engine)
+    with Session(bind, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+# ---------------------------------------------------------------- migrations
+
+
+def alembic_config(connection: Connection | None = None,
+                   script_location: str | Path | None = None):  # -> alembic.config.Config
+    """An Alembic config pointing at the package's migration scripts (no alembic.ini)."""
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(script_location or MIGRATIONS_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def migrate(engine: Engine, revision: str = "head", *,
+            script_location: str | Path | None = None) -> None:
+    """Upgrade the schema to `revision` (default: the newest).
+
+    Runs in one transaction that holds the write lock (SQLite) or an advisory lock
+    (PostgreSQL), so processes starting together migrate once and the others wait. A
+    database created before migrations existed (tables, no alembic_version) is stamped
+    at the initial revision rather than recreated, then upgraded.
+    """
+    from alembic import command
+    from alembic.script import ScriptDirectory
+
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+        cfg = alembic_config(conn, script_location)
+        current = _current_revision(conn)
+        if current is None and _has_legacy_tables(conn):
+            command.stamp(cfg, INITIAL_REVISION)
+            current = INITIAL_REVISION
+        scripts = ScriptDirectory.from_config(cfg)
+        head = scripts.get_current_head()
+        if current == (head if revision == "head" else revision):
+            return  # nothing to do: the common case, kept cheap
+        if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
+            from evalcore.errors import EvalcoreError
+
+            raise EvalcoreError(
+                f"the database {engine.url.render_as_string(hide_password=True)} is at schema "
+                f"revision {current!r}, newer than this evalcore knows (head {head!r}); "
+                "upgrade evalcore or point EVALCORE_DB_URL at another database")
+        command.upgrade(cfg, revision)
+
+
+def init_db(engine: Engine) -> None:
+    """Bring the schema up to date (Alembic `upgrade head`); cheap when already current."""
+    migrate(engine, "head")
+
+
+def current_revision(engine: Engine) -> str | None:
+    """The Alembic revision the database is at, or None if it was never migrated."""
+    with reader(engine).connect() as conn:
+        return _current_revision(conn)
+
+
+def _current_revision(conn: Connection) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
+    return MigrationContext.configure(conn).get_current_revision()
+
+
+def _has_legacy_tables(conn: Connection) -> bool:
+    """True if `create_all` made our tables before Alembic managed this database."""
+    from sqlmodel import SQLModel
+
+    return bool(set(inspect(conn).get_table_names()) & set(SQLModel.metadata.tables))

@@ -1,0 +1,425 @@
+"""The reads and writes the runner, the pages and the CLI share.
+
+Each function opens its own short transaction, so it is safe from any thread or process.
+The hot path of a run (`record_calls`, `add_progress`, `heartbeat`) is plain SQL
+statements: no ORM loading, atomic increments, and a unique unit (run, item, round,
+stage) that is written once even when a resumed run or a second process repeats it.
+
+Secrets never reach the database: run configs and call errors pass through
+`redact_secrets` first.
+"""
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable, Iterator, Mapping
+
+from sqlalchemy import func, insert, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import Session
+
+from evalcore.errors import RunError
+from evalcore.store.db import reader, session_scope
+from evalcore.store.tables import Call, Run, utcnow
+
+FINISHED = ("done", "failed", "cancelled")
+"""Run statuses that never change again."""
+
+_UNIT = ("run_id", "item_id", "round", "stage")
+_RUN_FIELDS = frozenset(Run.model_fields) - {"id"}
+_CALL_FIELDS = tuple(name for name in Call.model_fields if name != "id")
+
+# ------------------------------------------------------------------ secrets
+
+REDACTED = "***"
+_SECRET_KEY = re.compile(r"(^|_)(api_?key|(api|auth|access|refresh)_?token|secret(_?key)?|"
+                         r"password|passwd|authorization)$|^(key|token|bearer)$", re.IGNORECASE)
+_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
+_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
+
+
+def _env_secrets() -> list[str]:
+    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
+
+
+def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
+    """`value` with API keys removed: keys named like secrets, bearer tokens, and any
+    value of an environment variable named *_API_KEY, *_TOKEN, *SECRET or *PASSWORD."""
+    secrets = _env_secrets() if secrets is None else secrets
+    if isinstance(value, Mapping):
+        return {k: REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) and v
+                else redact_secrets(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_secrets(v, secrets) for v in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            if secret in value:
+                value = value.replace(secret, REDACTED)
+        return _BEARER.sub(r"\1" + REDACTED, value)
+    return value
+
+
+# ------------------------------------------------------------------ runs
+
+
+def create_run(engine: Engine, **fields: Any) -> Run:
+    """Insert a run (status 'queued' unless given) and return it with its id."""
+    _check_run_fields(fields)
+    run = Run(**_clean_run_fields(fields))
+    with session_scope(engine) as session:
+        session.add(run)
+        session.flush()
+        session.refresh(run)
+    return run
+
+
+def get_run(engine: Engine, run_id: int) -> Run:
+    """The run `run_id`; raises RunError if there is none."""
+    with Session(reader(engine)) as session:
+        run = session.get(Run, run_id)
+    if run is None:
+        raise RunError(f"run {run_id} not found in the database; "
+                       "list runs with `python -m evalcore runs list`")
+    return run
+
+
+def list_runs(engine: Engine, kind: str | None = None, limit: int = 100,
+              status: str | None = None) -> list[Run]:
+    """The newest runs first, optionally of one kind and/or status."""
+    query = select(Run).order_by(Run.id.desc()).limit(limit)  # type: ignore[union-attr]
+    if kind is not None:
+        query = query.where(Run.kind == kind)
+    if status is not None:
+        query = query.where(Run.status == status)
+    with Session(reader(engine)) as session:
+        return list(session.scalars(query))
+
+
+def update_run(engine: Engine, run_id: int, **fields: Any) -> Run:
+    """Set `fields` on run `run_id` and return the updated run; RunError if missing."""
+    _check_run_fields(fields)
+    if fields:
+        with engine.begin() as conn:
+            result = conn.execute(update(Run).where(Run.id == run_id)
+                                  .values(**_clean_run_fields(fields)))
+        if result.rowcount == 0:
+            get_run(engine, run_id)  # raises the RunError
+    return get_run(engine, run_id)
+
+
+def request_cancel(engine: Engine, run_id: int) -> bool:
+    """Ask a queued or running run to stop; False if it had already finished.
+
+    The runner polls `cancel_requested`; this works across processes.
+    """
+    with engine.begin() as conn:
+        result = conn.execute(update(Run)
+                              .where(Run.id == run_id, Run.status.not_in(FINISHED))
+                              .values(cancel_requested=True))
+    if result.rowcount == 0:
+        get_run(engine, run_id)  # raises the RunError if it does not exist
+        return False
+    return True
+
+
+def add_progress(engine: Engine, run_id: int, done: int = 0, errors: int = 0,
+                 retries: int = 0) -> bool:
+    """Add to the run's counters atomically (also a heartbeat); safe from many writers.
+
+    Returns whether a cancel was requested, so the runner's periodic flush doubles as
+    its cancel poll; RunError if the run is gone.
+    """
+    with engine.begin() as conn:
+        cancel = conn.execute(update(Run).where(Run.id == run_id).values(
+            done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
+            heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
+    if cancel is None:
+        get_run(engine, run_id)  # raises the RunError
+    return bool(cancel)
+
+
+def heartbeat(engine: Engine, run_id: int) -> bool:
+    """Record that the process running `run_id` is alive (see `stale_runs`); returns
+    whether a cancel was requested."""
+    return add_progress(engine, run_id)
+
+
+def stale_runs(engine: Engine, older_than_s: float) -> list[Run]:
+    """Runs still 'running' whose last sign of life is older than `older_than_s` seconds:
+    their process died; the caller marks them failed or resumes them."""
+    cutoff = utcnow() - timedelta(seconds=older_than_s)
+    last_seen = func.coalesce(Run.heartbeat_at, Run.started_at, Run.created_at)
+    query = (select(Run).where(Run.status == "running", last_seen < cutoff)
+             .order_by(Run.id))  # type: ignore[arg-type]
+    with Session(reader(engine)) as session:
+        return list(session.scalars(query))
+
+
+def progress(engine: Engine, run_id: int) -> dict[str, Any]:
+    """Counters of the run plus `rate` (done per second since start) and `eta` (seconds
+    left, None while unknown); read from the Run row only, so it is cheap to poll."""
+    run = get_run(engine, run_id)
+    rate: float | None = None
+    eta: float | None = None
+    if run.started_at is not None:
+        end = run.finished_at or (run.heartbeat_at if run.status in FINISHED else None)
+        elapsed = ((_aware(end) if end else utcnow()) - _aware(run.started_at)).total_seconds()
+        if elapsed > 0 and run.done > 0:
+            rate = run.done / elapsed
+            if run.status not in FINISHED and run.total:
+                eta = max(run.total - run.done, 0) / rate
+    return {"done": run.done, "total": run.total, "errors": run.errors,
+            "retries": run.retries, "status": run.status, "rate": rate, "eta": eta,
+            "cancel_requested": run.cancel_requested,
+            "fraction": min(run.done / run.total, 1.0) if run.total else 0.0}
+
+
+# ------------------------------------------------------------------ calls
+
+
+def record_call(engine: Engine, call: Call | Mapping[str, Any], *,
+                count_progress: bool = False) -> bool:
+    """Store one call; False (and nothing written) if its unit is already stored."""
+    return record_calls(engine, [call], count_progress=count_progress) == 1
+
+
+def record_calls(engine: Engine, calls: Iterable[Call | Mapping[str, Any]], *,
+                 count_progress: bool = False) -> int:
+    """Store calls in one transaction; returns how many were new.
+
+    Units (run, item, round, stage) already stored are skipped by the database
+    (INSERT ... ON CONFLICT DO NOTHING), so a repeat never writes twice, even from
+    another process at the same moment. Record in small batches (tens of calls).
+    With `count_progress` the new calls are also added to their run's `done` (and
+    `errors`, for calls with an error) in the same transaction, so the counters always
+    match the stored calls, even after a crash.
+    """
+    rows = [_call_row(call) for call in calls]
+    if not rows:
+        return 0
+    with engine.begin() as conn:
+        dialect = conn.dialect.name
+        if dialect in ("sqlite", "postgresql"):
+            stmt = (_insert_for(dialect)(Call)
+                    .on_conflict_do_nothing(index_elements=list(_UNIT))
+                    .returning(Call.run_id, Call.error))
+            # `error IS NOT NULL` in RETURNING came back true for every row of a
+            # multi-row insert into `call` on SQLite 3.40.1; the column itself is reliable.
+            new = [(run_id, error is not None) for run_id, error in conn.execute(stmt, rows)]
+        else:  # other databases: one savepoint per row
+            new = _insert_one_by_one(conn, rows)
+        if count_progress:
+            counts: dict[int, list[int]] = {}
+            for run_id, failed in new:
+                counts.setdefault(run_id, [0, 0])
+                counts[run_id][0] += 1
+                counts[run_id][1] += int(bool(failed))
+            now = utcnow()
+            for run_id, (done, errors) in counts.items():
+                conn.execute(update(Run).where(Run.id == run_id).values(
+                    done=Run.done + done, errors=Run.errors + errors, heartbeat_at=now))
+        return len(new)
+
+
+def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tuple[int, bool]]:
+    from sqlalchemy.exc import IntegrityError
+
+    new = []
+    for row in rows:
+        try:
+            with conn.begin_nested():
+                conn.execute(insert(Call), row)
+            new.append((row["run_id"], row["error"] is not None))
+        except IntegrityError:
+            pass
+    return new
+
+
+def done_units(engine: Engine, run_id: int, *,
+               include_failed: bool = True) -> set[tuple[int, int, str]]:
+    """The (item_id, round, stage) units of the run already stored, to skip on resume.
+
+    With `include_failed=False` calls that ended in an error are not counted as done;
+    use `clear_failed_calls` first if they should be made again.
+    """
+    query = select(Call.item_id, Call.round, Call.stage).where(Call.run_id == run_id)
+    if not include_failed:
+        query = query.where(Call.error.is_(None))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return {(item, rnd, stage) for item, rnd, stage in conn.execute(query)}
+
+
+def clear_failed_calls(engine: Engine, run_id: int) -> int:
+    """Delete the run's calls that ended in an error (so a resume retries them)."""
+    from sqlalchemy import delete
+
+    with engine.begin() as conn:
+        result = conn.execute(delete(Call).where(Call.run_id == run_id,
+                                                 Call.error.is_not(None)))  # type: ignore
+    return int(result.rowcount or 0)
+
+
+def count_calls(engine: Engine, run_id: int, stage: str | None = None) -> int:
+    """How many calls of the run are stored (optionally of one stage)."""
+    query = select(func.count()).select_from(Call).where(Call.run_id == run_id)
+    if stage is not None:
+        query = query.where(Call.stage == stage)
+    with reader(engine).connect() as conn:
+        return int(conn.execute(query).scalar_one())
+
+
+def run_calls(engine: Engine, run_id: int, stage: str | None = None) -> list[Call]:
+    """All calls of a run in (item, round, stage) order; use `iter_calls` for big runs."""
+    return list(iter_calls(engine, run_id, stage=stage))
+
+
+def iter_calls(engine: Engine, run_id: int, batch: int = 1000,
+               stage: str | None = None) -> Iterator[Call]:
+    """Stream a run's calls in (item, round, stage) order, `batch` rows in memory at a time.
+
+    Reads in its own transaction, which never blocks the runner's writes.
+    """
+    query = (select(Call).where(Call.run_id == run_id)
+             .order_by(Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
+             .execution_options(yield_per=batch))
+    if stage is not None:
+        query = query.where(Call.stage == stage)
+    with Session(reader(engine), expire_on_commit=False) as session:
+        for partition in session.scalars(query).partitions():
+            for call in partition:
+                session.expunge(call)  # detached: usable after the session, memory freed
+                yield call
+
+
+def unjudged_answers(engine: Engine, run_id: int) -> list[tuple[int, int, str]]:
+    """(item_id, round, answer) of successful answer calls with no judge call yet, in
+    unit order: what a resumed run with a judge model still has to judge."""
+    from sqlalchemy import and_
+    from sqlalchemy.orm import aliased
+
+    judge = aliased(Call)
+    query = (select(Call.item_id, Call.round, Call.answer)
+             .outerjoin(judge, and_(judge.run_id == Call.run_id, judge.item_id == Call.item_id,
+                                    judge.round == Call.round, judge.stage == "judge"))
+             .where(Call.run_id == run_id, Call.stage == "answer",
+                    Call.error.is_(None), Call.answer.is_not(None),  # type: ignore[union-attr]
+                    judge.id.is_(None))  # type: ignore[union-attr]
+             .order_by(Call.item_id, Call.round))  # type: ignore[arg-type]
+    with reader(engine).connect() as conn:
+        return [(item, rnd, answer) for item, rnd, answer in conn.execute(query)]
+
+
+def call_stats(engine: Engine, run_id: int) -> dict[str, Any]:
+    """Totals over a run's stored calls: calls, errors, tokens (prompt + completion),
+    prompt_tokens, completion_tokens, mean_latency_ms (None without latencies)."""
+    query = select(func.count(), func.count(Call.error),
+                   func.coalesce(func.sum(Call.prompt_tokens), 0),
+                   func.coalesce(func.sum(Call.completion_tokens), 0),
+                   func.avg(Call.latency_ms)).where(Call.run_id == run_id)
+    with reader(engine).connect() as conn:
+        calls, errors, prompt, completion, latency = conn.execute(query).one()
+    return {"calls": int(calls), "errors": int(errors), "tokens": int(prompt + completion),
+            "prompt_tokens": int(prompt), "completion_tokens": int(completion),
+            "mean_latency_ms": None if latency is None else float(latency)}
+
+
+def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[dict[str, Any]]:
+    """Stream a run's calls joined with their items as plain dicts, ordered by item
+    position (`item_idx`), round, then stage ('answer' before 'judge'): the export rows.
+
+    Keys: the Call columns except prompt and created_at, plus item_idx, question,
+    reference, choices, task_type and language of the item.
+    """
+    from evalcore.store.tables import Item
+
+    columns = [c for c in Call.__table__.columns  # type: ignore[attr-defined]
+               if c.name not in ("id", "prompt", "created_at")]
+    query = (select(*columns, Item.idx.label("item_idx"), Item.question, Item.reference,
+                    Item.choices, Item.task_type, Item.language)
+             .join(Item, Item.id == Call.item_id)
+             .where(Call.run_id == run_id)
+             .order_by(Item.idx, Call.round, Call.stage)  # type: ignore[arg-type]
+             .execution_options(yield_per=batch))
+    with reader(engine).connect() as conn:
+        for row in conn.execute(query).mappings():
+            yield dict(row)
+
+
+# ------------------------------------------------------------------ items
+
+
+def dataset_item_ids(engine: Engine, dataset_id: int, limit: int | None = None) -> list[int]:
+    """Ids of a dataset's items in file order, the first `limit` if given."""
+    from evalcore.store.tables import Item
+
+    query = select(Item.id).where(Item.dataset_id == dataset_id).order_by(Item.idx)
+    if limit is not None:
+        query = query.limit(limit)
+    with reader(engine).connect() as conn:
+        return list(conn.execute(query).scalars())
+
+
+def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
+    """{item_id: Question} of a run in the order the run asks them: the ids listed in
+    `config["item_ids"]`, else every item of the run's dataset."""
+    from evalcore.dataset.records import Question
+    from evalcore.store.tables import Item
+
+    run = get_run(engine, run_id)
+    wanted = run.config.get("item_ids")
+    if wanted is None:
+        if run.dataset_id is None:
+            raise RunError(f"run {run_id} has neither a dataset nor config['item_ids']; "
+                           "start it again with a dataset")
+        wanted = dataset_item_ids(engine, run.dataset_id)
+    found: dict[int, Item] = {}
+    with Session(reader(engine)) as session:
+        for start in range(0, len(wanted), 500):  # stay under bound-parameter limits
+            chunk = wanted[start:start + 500]
+            for item in session.scalars(select(Item).where(Item.id.in_(chunk))):  # type: ignore
+                found[item.id] = item  # type: ignore[index]
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise RunError(f"run {run_id}: {len(missing)} item(s) are no longer in the database "
+                       f"(first ids {missing[:5]}); was the dataset deleted?")
+    return {i: Question.model_validate(found[i]) for i in wanted}
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _insert_for(dialect: str):  # type: ignore[no-untyped-def]
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as dialect_insert
+    else:
+        from sqlalchemy.dialects.postgresql import insert as dialect_insert
+    return dialect_insert
+
+
+def _call_row(call: Call | Mapping[str, Any]) -> dict[str, Any]:
+    """A plain dict of columns for the INSERT, with defaults filled and secrets removed."""
+    if not isinstance(call, Call):
+        call = Call(**{k: v for k, v in call.items() if k != "id"})
+    row = {name: getattr(call, name) for name in _CALL_FIELDS}
+    if row["error"]:
+        row["error"] = redact_secrets(row["error"])
+    return row
+
+
+def _check_run_fields(fields: Mapping[str, Any]) -> None:
+    unknown = sorted(set(fields) - _RUN_FIELDS)
+    if unknown:
+        raise ValueError(f"unknown Run field(s) {unknown}; known: {sorted(_RUN_FIELDS)}")
+
+
+def _clean_run_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    clean = dict(fields)
+    for key in ("config", "error"):
+        if clean.get(key):
+            clean[key] = redact_secrets(clean[key])
+    return clean
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

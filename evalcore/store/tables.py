@@ -1,0 +1,100 @@
+"""The database schema: datasets and their items, runs, and one row per model call.
+
+The database is the truth about a run: its status, its progress and every call. A page
+or process can die at any moment; what was stored stays stored. Schema changes go
+through Alembic migrations in `evalcore/store/migrations/`.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Dataset(SQLModel, table=True):
+    """An imported question set."""
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    format: str = Field(description="detected or chosen format, e.g. codah, math23k, mapped")
+    task_type: str = Field(description="task type of most items; items carry their own")
+    language: str = Field(default="en")
+    source_file: str = ""
+    sha256: str = Field(default="", index=True, description="content hash, to notice re-imports")
+    item_count: int = 0
+    created_at: datetime = Field(default_factory=utcnow)
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Item(SQLModel, table=True):
+    """One question of a dataset, normalised (question, reference, choices, task type)."""
+
+    __table_args__ = (UniqueConstraint("dataset_id", "idx", name="uq_item_dataset_idx"),)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    dataset_id: int = Field(foreign_key="dataset.id", index=True)
+    idx: int = Field(description="0-based position in the source file")
+    question: str = Field(sa_column=Column(Text, nullable=False))
+    reference: Optional[str] = Field(default=None, sa_column=Column(Text))
+    choices: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    task_type: str
+    language: str = "en"
+    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Run(SQLModel, table=True):
+    """One evaluation run. Status and progress are updated as calls finish."""
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    kind: str = Field(index=True, description="eval, stability, robustness, fairness")
+    status: str = Field(default="queued", index=True,
+                        description="queued, running, done, failed, cancelled")
+    name: str = ""
+    dataset_id: Optional[int] = Field(default=None, foreign_key="dataset.id", index=True)
+    model: str = ""
+    judge: str = Field(default="rules", description="'rules' or a judge model name")
+    rounds: int = 1
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_by: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    started_at: Optional[datetime] = None
+    finished_at: Optional[datetime] = None
+    heartbeat_at: Optional[datetime] = None
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    retries: int = 0
+    cancel_requested: bool = False
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+
+
+class Call(SQLModel, table=True):
+    """One model call (stage 'answer' or 'judge') of one item in one round of a run."""
+
+    __table_args__ = (
+        UniqueConstraint("run_id", "item_id", "round", "stage", name="uq_call_unit"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    run_id: int = Field(foreign_key="run.id", index=True)
+    item_id: int = Field(foreign_key="item.id", index=True)
+    round: int = Field(description="1-based round number")
+    stage: str = Field(default="answer", description="answer or judge")
+    model: str = ""
+    prompt: str = Field(default="", sa_column=Column(Text, nullable=False))
+    answer: Optional[str] = Field(default=None, sa_column=Column(Text))
+    score: Optional[float] = None
+    correct: Optional[bool] = None
+    reason: Optional[str] = Field(default=None, sa_column=Column(Text))
+    latency_ms: Optional[float] = None
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    attempts: int = 1
+    created_at: datetime = Field(default_factory=utcnow)

@@ -1,0 +1,277 @@
+"""Datasets: bring a question file in (upload or bundled sample), check it, store it; list, delete.
+
+Reading, format detection, mapping and storage all happen in `evalcore.dataset`; this
+page only collects the choices and draws what evalcore returns. The upload and the
+bundled-sample paths end in the same `import_panel(filename, data)`, so tests that pick a
+sample (or upload bytes through AppTest) exercise exactly what a browser upload does.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from evalcore.dataset import (
+    TASK_TYPES,
+    ParsedDataset,
+    delete_dataset,
+    detect_format,
+    list_datasets,
+    list_formats,
+    parse_dataset,
+    read_table,
+    store_parsed,
+    suggest_mapping,
+)
+from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
+from evalcore.errors import DatasetError, DuplicateDatasetError
+from pages import _shared
+
+PREVIEW_ROWS = 20
+UPLOAD_TYPES = [s.lstrip(".") for s in SUPPORTED_SUFFIXES]
+MAP = "datasets.map."  # prefix of the column-mapping widget keys
+
+
+def sample_files() -> list[Path]:
+    """The bundled samples (mapping sidecars `*.mapping.json` are not datasets)."""
+    folder = _shared.SAMPLES_DIR
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix.lower() in SUPPORTED_SUFFIXES
+                  and not p.name.endswith(".mapping.json"))
+
+
+def pick_source() -> tuple[str, bytes] | None:
+    """Where the file comes from: an upload or a bundled sample. Returns (filename, bytes)."""
+    kind = st.radio("Source", ["Upload a file", "Bundled sample"], key="datasets.source",
+                    horizontal=True, label_visibility="collapsed")
+    if kind == "Upload a file":
+        upload = st.file_uploader("Question file (CSV, JSONL, JSON or XLSX)", type=UPLOAD_TYPES,
+                                  key="datasets.upload")
+        return (upload.name, upload.getvalue()) if upload is not None else None
+    samples = {p.name: p for p in sample_files()}
+    chosen = st.selectbox("Bundled sample", list(samples), index=None,
+                          placeholder="Choose a sample file", key="datasets.sample")
+    return (chosen, samples[chosen].read_bytes()) if chosen else None
+
+
+@st.cache_data(show_spinner="Reading the file...", max_entries=16)
+def _columns(data: bytes, filename: str) -> list[str]:
+    return [str(c) for c in read_table(data, filename).columns]
+
+
+@st.cache_data(show_spinner="Checking every row...", max_entries=16)
+def _parse(data: bytes, filename: str, fmt: str, mapping: dict[str, Any] | None) -> ParsedDataset:
+    return parse_dataset(data, filename, format=fmt, mapping=mapping)
+
+
+def _prefill_mapping(columns: list[str], force: bool) -> None:
+    """Put evalcore's guess into the mapping widgets (on a new file, or when they reappear)."""
+    guess = suggest_mapping(columns)
+    choices = guess.choices if guess else None
+    values = {
+        "question": guess.question_columns() if guess else [],
+        "reference": guess.reference if guess else None,
+        "choices": [choices] if isinstance(choices, str) else list(choices or []),
+        "separator": "",
+        "task_type": guess.task_type if guess else "open",
+        "language": "auto",
+        "index_base": 0,
+    }
+    for field, value in values.items():
+        if force or MAP + field not in st.session_state:
+            st.session_state[MAP + field] = value
+
+
+def mapping_form(columns: list[str]) -> dict[str, Any] | None:
+    """Column mapping widgets; returns the mapping as evalcore's ColumnMapping fields."""
+    st.markdown("**Column mapping**: which columns hold what. Columns not used are kept as "
+                "item metadata.")
+    left, right = st.columns(2)
+    question = left.multiselect("Question column(s)", columns, key=MAP + "question",
+                                help="Several columns are joined with a line break "
+                                     "(e.g. context + question).")
+    reference = left.selectbox("Reference answer column", columns, index=None,
+                               placeholder="(none)", key=MAP + "reference")
+    choices = left.multiselect("Option columns", columns, key=MAP + "choices",
+                               help="One column per option; or ONE column holding all options "
+                                    "as a JSON list or text split by the separator.")
+    separator = left.text_input("Separator for a single options column", key=MAP + "separator",
+                                help="Empty = the cell is a JSON list like [\"a\", \"b\"].")
+    task_type = right.selectbox("Task type", TASK_TYPES, key=MAP + "task_type")
+    language = right.selectbox("Language", ["auto", "zh", "en"], key=MAP + "language",
+                               help="auto = detected per question")
+    index_base = right.selectbox("Numeric option references count from", [0, 1],
+                                 key=MAP + "index_base")
+    if not question:
+        st.info("Choose the question column to see a preview.")
+        return None
+    return {"question": question if len(question) > 1 else question[0],
+            "reference": reference,
+            "choices": (choices[0] if len(choices) == 1 else choices) or None,
+            "choices_separator": separator or None,
+            "task_type": task_type, "language": language, "index_base": index_base}
+
+
+def preview(parsed: ParsedDataset) -> None:
+    """What the import will store: counts, repairs made while reading, the first items."""
+    st.markdown(f"**{len(parsed.questions)} items** · format `{parsed.format}` · task type "
+                f"`{parsed.task_type}` · language `{parsed.language}`")
+    for note in parsed.meta.get("repairs", []):
+        st.warning(f"Repaired while reading: {note}")
+    rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
+                                  "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
+    st.dataframe(rows, hide_index=True,
+                 column_order=["idx", "question", "reference", "choices", "task_type",
+                               "language"])
+
+
+def _store(parsed: ParsedDataset, name: str, token: str, allow_duplicate: bool) -> None:
+    """Store and remember the outcome for this file (the duplicate warning must survive reruns)."""
+    try:
+        dataset = store_parsed(_shared.engine(), parsed, name=name,
+                               allow_duplicate=allow_duplicate)
+    except DuplicateDatasetError as exc:
+        outcome = ("duplicate", str(exc))
+    except DatasetError as exc:
+        outcome = ("error", str(exc))
+    else:
+        outcome = ("done", f"Imported '{dataset.name}': {dataset.item_count} items.")
+    st.session_state["datasets.outcome"] = (token, *outcome)
+
+
+def _show_outcome(box: Any, token: str) -> bool:
+    """Draw the last import outcome; True when the user asked to import a duplicate anyway."""
+    outcome = st.session_state.get("datasets.outcome")
+    if not outcome or outcome[0] != token:
+        return False
+    _, kind, message = outcome
+    if kind != "duplicate":
+        st.session_state.pop("datasets.outcome")  # shown once
+        (box.success if kind == "done" else box.error)(message)
+        return False
+    with box.container():
+        st.warning(message)
+        st.caption("Names are unique: give this copy another name above, then import anyway.")
+        return st.button("Import anyway", key="datasets.import_anyway")
+
+
+def import_panel(filename: str, data: bytes) -> None:
+    """Detect, map, preview and import one file: the single path for uploads and samples."""
+    token = f"{filename}:{sha256_of(data)}"
+    if st.session_state.get("datasets.token") != token:  # a new file: start from evalcore's guesses
+        st.session_state["datasets.token"] = token
+        st.session_state["datasets.format"] = "auto"
+        st.session_state.pop("datasets.outcome", None)
+        new_file = True
+    else:
+        new_file = False
+    if new_file or "datasets.name" not in st.session_state:
+        st.session_state["datasets.name"] = Path(filename).stem
+    try:
+        columns = _columns(data, filename)
+    except DatasetError as exc:
+        st.error(str(exc))
+        return
+
+    detected = detect_format(columns)
+    names = [spec.name for spec in list_formats()]
+    auto_label = f"auto (recognised: {detected.name})" if detected else "auto (not recognised)"
+    fmt = st.selectbox("Format", ["auto", *names, "mapped"], key="datasets.format",
+                       format_func=lambda v: auto_label if v == "auto" else v)
+    if detected is not None:
+        st.success(f"Recognised format **{detected.name}**: {detected.description} "
+                   f"(task type {detected.task_type}).")
+    else:
+        st.info(f"No known format has these columns ({', '.join(columns)}). Map them below; "
+                "the choices are prefilled with a guess.")
+
+    mapping: dict[str, Any] | None = None
+    if fmt == "mapped" or (fmt == "auto" and detected is None):
+        _prefill_mapping(columns, force=new_file)
+        mapping = mapping_form(columns)
+        if mapping is None:
+            return
+    try:
+        parsed = _parse(data, filename, "mapped" if mapping else fmt, mapping)
+    except DatasetError as exc:
+        st.error(str(exc))
+        return
+    preview(parsed)
+
+    name = st.text_input("Dataset name", key="datasets.name")
+    clicked = st.button("Import", key="datasets.import", type="primary")
+    box = st.empty()
+    if clicked:
+        _store(parsed, name, token, allow_duplicate=False)
+    if _show_outcome(box, token):
+        _store(parsed, name, token, allow_duplicate=True)
+        _show_outcome(box, token)
+
+
+def _ask_delete() -> None:
+    st.session_state["datasets.confirm_delete"] = st.session_state.get("datasets.delete_target")
+
+
+def _confirm_delete(name: str) -> None:
+    st.session_state.pop("datasets.confirm_delete", None)
+    try:
+        delete_dataset(_shared.engine(), name)
+    except DatasetError as exc:
+        st.session_state["datasets.delete_result"] = ("error", str(exc))
+    else:
+        st.session_state["datasets.delete_result"] = ("done", f"Deleted dataset '{name}'.")
+
+
+def _cancel_delete() -> None:
+    st.session_state.pop("datasets.confirm_delete", None)
+
+
+@st.fragment
+def stored_datasets() -> None:
+    """The stored datasets, and deleting one after a confirmation (reruns only this part).
+
+    Buttons act in callbacks, which run before the fragment draws, so the table is never stale.
+    """
+    st.subheader("Stored datasets")
+    result = st.session_state.pop("datasets.delete_result", None)
+    if result:
+        (st.success if result[0] == "done" else st.error)(result[1])
+    datasets = list_datasets(_shared.engine())
+    if not datasets:
+        st.info("No datasets yet: upload a file or load a bundled sample above.")
+        return
+    _dataset_table(datasets)
+    pending = st.session_state.get("datasets.confirm_delete")
+    if pending:
+        st.warning(f"Delete dataset '{pending}' and all its items? This cannot be undone.")
+        yes, no = st.columns(2)
+        yes.button("Yes, delete", key="datasets.delete_confirm", type="primary",
+                   on_click=_confirm_delete, args=(pending,))
+        no.button("Cancel", key="datasets.delete_cancel", on_click=_cancel_delete)
+        return
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    target = left.selectbox("Dataset to delete", [d.name for d in datasets], index=None,
+                            placeholder="Choose a dataset", key="datasets.delete_target")
+    right.button("Delete...", key="datasets.delete", disabled=target is None,
+                 on_click=_ask_delete)
+
+
+def _dataset_table(datasets: list[Any]) -> None:
+    rows = [{"name": d.name, "format": d.format, "task type": d.task_type,
+             "language": d.language, "items": d.item_count, "created": d.created_at,
+             "source file": d.source_file} for d in datasets]
+    st.dataframe(rows, hide_index=True,
+                 column_config={"created": st.column_config.DatetimeColumn(
+                     format="YYYY-MM-DD HH:mm")})
+
+
+_shared.page_setup("Datasets", "Import question files (CSV, JSONL, JSON, XLSX): the format is "
+                   "recognised or you map the columns; every row is checked before anything "
+                   "is stored.")
+source = pick_source()
+if source is not None:
+    import_panel(*source)
+st.divider()
+stored_datasets()

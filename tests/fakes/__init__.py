@@ -1,0 +1,1 @@
+"""Test doubles: `fault_server` (flaky OpenAI/Ollama-compatible chat server)."""

@@ -1,0 +1,385 @@
+"""A flaky OpenAI- and Ollama-compatible chat server for tests and benchmarks.
+
+Faults (all optional): fixed latency, a concurrency cap answering 429 + Retry-After above
+it, a rate of HTTP 500s, timeouts (sleeping past the client's timeout), connection resets
+and malformed 200 bodies, drawn from a seeded RNG; or a `script` of faults applied to the
+first requests in order, for exact tests. It counts requests and the most calls it served
+at once.
+
+In tests::
+
+    with FaultServer(FaultConfig(latency=0.05, cap=2)) as server:
+        config = ModelConfig(name="fake", base_url=server.openai_url, model="fake")
+
+From a shell (for bench/)::
+
+    python -m tests.fakes.fault_server --port 8808 --latency 0.2 --cap 5 --error-rate 0.02
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import logging
+import random
+import re
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Self
+
+from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+Responder = Callable[[str, dict | None], str]
+"""(last user message, JSON schema or None) -> the answer text."""
+
+FAULTS = ("ok", "429", "500", "401", "timeout", "reset", "malformed")
+"""Script entries; "401" echoes the Bearer token back, as some providers do, to test redaction."""
+
+
+def schema_example(schema: dict[str, Any]) -> Any:
+    """A value that satisfies a simple JSON schema (objects, enums, scalars, arrays)."""
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {name: schema_example(sub) for name, sub in props.items()}
+    if kind == "array":
+        return [schema_example(schema.get("items", {"type": "string"}))] * schema.get("minItems", 0)
+    return {"string": "ok", "integer": 1, "number": 1.0, "boolean": True, "null": None}.get(
+        kind, "ok"
+    )
+
+
+def default_responder(prompt: str, schema: dict | None) -> str:
+    """`The answer is N.` where N is the sum of the integers in the prompt (42 if none).
+
+    Deterministic and derived from the prompt, so scorers can be exercised: a math
+    question "What is 2 + 3?" gets "The answer is 5.".
+    """
+    if schema is not None:
+        return json.dumps(schema_example(schema))
+    numbers = [int(n) for n in re.findall(r"-?\d+", prompt)]
+    return f"The answer is {sum(numbers) if numbers else 42}."
+
+
+@dataclass
+class FaultConfig:
+    """What the server does. Rates are probabilities per admitted request."""
+
+    latency: float = 0.0
+    """Seconds each answer takes."""
+    cap: int = 0
+    """Requests served at once; above it 429 + Retry-After (0 = no cap)."""
+    retry_after: float = 0.05
+    """Seconds sent in Retry-After (and retry-after-ms) with each 429."""
+    error_rate: float = 0.0
+    timeout_rate: float = 0.0
+    reset_rate: float = 0.0
+    malformed_rate: float = 0.0
+    hang: float = 30.0
+    """Seconds a "timeout" request sleeps (longer than the client's timeout)."""
+    seed: int = 0
+    script: list[str] = field(default_factory=list)
+    """Faults for the first requests, in arrival order (each one of FAULTS)."""
+    responder: Responder = default_responder
+
+
+@dataclass
+class FaultStats:
+    requests: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    outcomes: collections.Counter = field(default_factory=collections.Counter)
+    prompts: list[str] = field(default_factory=list)
+
+
+class FaultApp:
+    """The aiohttp application and its state (shared by both dialects)."""
+
+    def __init__(self, config: FaultConfig) -> None:
+        self.config = config
+        self.stats = FaultStats()
+        self._rng = random.Random(config.seed)
+        self._script = collections.deque(config.script)
+        self._lock = threading.Lock()
+        self.app = web.Application()
+        self.app.router.add_post("/v1/chat/completions", self.openai)
+        self.app.router.add_post("/chat/completions", self.openai)
+        self.app.router.add_post("/api/chat", self.ollama)
+        self.app.router.add_get("/health", self.health)
+
+    def reconfigure(self, **changes: Any) -> None:
+        """Change faults while running (new script / seed restart their sequences)."""
+        with self._lock:
+            self.config = replace(self.config, **changes)
+            if "script" in changes:
+                self._script = collections.deque(self.config.script)
+            if "seed" in changes:
+                self._rng = random.Random(self.config.seed)
+
+    def reset_stats(self) -> None:
+        with self._lock:
+            self.stats = FaultStats(in_flight=self.stats.in_flight)
+
+    async def health(self, request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    def _pick_fault(self) -> str:
+        with self._lock:
+            if self._script:
+                return self._script.popleft()
+            cfg, roll = self.config, self._rng.random()
+        for name, rate in (
+            ("500", cfg.error_rate),
+            ("timeout", cfg.timeout_rate),
+            ("reset", cfg.reset_rate),
+            ("malformed", cfg.malformed_rate),
+        ):
+            if roll < rate:
+                return name
+            roll -= rate
+        return "ok"
+
+    async def _serve(self, request: web.Request, dialect: str) -> web.StreamResponse:
+        body = await request.json()
+        messages = body.get("messages") or [{"content": ""}]
+        prompt = next(
+            (m.get("content", "") for m in reversed(messages) if m.get("role", "user") == "user"),
+            "",
+        )
+        cfg = self.config
+        with self._lock:
+            self.stats.requests += 1
+            self.stats.prompts.append(prompt)
+            over_cap = cfg.cap and self.stats.in_flight >= cfg.cap
+        fault = "429" if over_cap else self._pick_fault()
+        if fault == "429":
+            with self._lock:
+                self.stats.outcomes["429"] += 1
+            return web.json_response(
+                {"error": {"message": "rate limited: too many concurrent requests"}},
+                status=429,
+                headers={
+                    "Retry-After": f"{cfg.retry_after:g}",
+                    "retry-after-ms": str(int(cfg.retry_after * 1000)),
+                },
+            )
+        with self._lock:
+            self.stats.in_flight += 1
+            self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
+            self.stats.outcomes[fault] += 1
+        try:
+            return await self._answer(request, body, prompt, fault, dialect)
+        finally:
+            with self._lock:
+                self.stats.in_flight -= 1
+
+    async def _answer(
+        self, request: web.Request, body: dict, prompt: str, fault: str, dialect: str
+    ) -> web.StreamResponse:
+        cfg = self.config
+        if cfg.latency:
+            await asyncio.sleep(cfg.latency)
+        if fault == "timeout":
+            await asyncio.sleep(cfg.hang)
+        if fault == "reset":
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError()  # nothing more to send on a dead connection
+        if fault == "500":
+            return web.json_response({"error": {"message": "injected server error"}}, status=500)
+        if fault == "401":
+            token = request.headers.get("Authorization", "").removeprefix("Bearer ")
+            return web.json_response(
+                {"error": {"message": f"Incorrect API key provided: {token}"}}, status=401
+            )
+        if fault == "malformed":
+            return web.Response(text='{"choices": [', content_type="application/json")
+        schema = _schema_of(body, dialect)
+        answer = cfg.responder(prompt, schema)
+        prompt_tokens, completion_tokens = len(prompt.split()), len(answer.split())
+        if dialect == "ollama":
+            return web.json_response(
+                {
+                    "model": body.get("model", "fake"),
+                    "created_at": "2025-01-01T00:00:00Z",
+                    "message": {"role": "assistant", "content": answer},
+                    "done": True,
+                    "done_reason": "stop",
+                    "prompt_eval_count": prompt_tokens,
+                    "eval_count": completion_tokens,
+                }
+            )
+        return web.json_response(
+            {
+                "id": f"chatcmpl-{self.stats.requests}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "fake"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": answer},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            }
+        )
+
+    async def openai(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, "openai")
+
+    async def ollama(self, request: web.Request) -> web.StreamResponse:
+        return await self._serve(request, "ollama")
+
+
+def _schema_of(body: dict, dialect: str) -> dict | None:
+    if dialect == "ollama":
+        fmt = body.get("format")
+        return fmt if isinstance(fmt, dict) else ({"type": "object"} if fmt == "json" else None)
+    fmt = body.get("response_format") or {}
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema") or {"type": "object"}
+    if fmt.get("type") == "json_object":
+        return {"type": "object"}
+    return None
+
+
+class FaultServer:
+    """Runs a FaultApp on 127.0.0.1 in a background thread; use as a context manager."""
+
+    def __init__(self, config: FaultConfig | None = None, port: int = 0) -> None:
+        self.fault = FaultApp(config or FaultConfig())
+        self.port = port
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._runner: web.AppRunner | None = None
+        self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._error: BaseException | None = None
+
+    @property
+    def url(self) -> str:
+        """Root URL, e.g. `http://127.0.0.1:PORT` (the Ollama base_url)."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        """`{url}/v1`, the OpenAI-style base_url."""
+        return f"{self.url}/v1"
+
+    @property
+    def stats(self) -> FaultStats:
+        return self.fault.stats
+
+    def reconfigure(self, **changes: Any) -> None:
+        self.fault.reconfigure(**changes)
+
+    def reset_stats(self) -> None:
+        self.fault.reset_stats()
+
+    def _run(self) -> None:
+        loop = self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            # handler_cancellation: a client that gave up (timeout) frees its server slot
+            self._runner = web.AppRunner(
+                self.fault.app, access_log=None, shutdown_timeout=0.5, handler_cancellation=True
+            )
+            loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+            loop.run_until_complete(site.start())
+            self.port = self._runner.addresses[0][1]
+        except OSError as exc:  # surface bind errors to the starting thread
+            self._error = exc
+            self._ready.set()
+            return
+        self._ready.set()
+        loop.run_forever()
+        loop.run_until_complete(self._runner.cleanup())
+        pending = asyncio.all_tasks(loop)
+        for task in pending:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+        loop.close()
+
+    def start(self) -> FaultServer:
+        self._thread = threading.Thread(target=self._run, name="fault-server", daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+        if self._error is not None:
+            raise self._error
+        return self
+
+    def stop(self) -> None:
+        if self._loop is not None and self._thread is not None and self._thread.is_alive():
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(10)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.fakes.fault_server",
+        description="Flaky OpenAI/Ollama-compatible chat server.",
+    )
+    parser.add_argument("--port", type=int, default=8808)
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--cap", type=int, default=0)
+    parser.add_argument("--retry-after", type=float, default=0.05)
+    parser.add_argument("--error-rate", type=float, default=0.0)
+    parser.add_argument("--timeout-rate", type=float, default=0.0)
+    parser.add_argument("--reset-rate", type=float, default=0.0)
+    parser.add_argument("--malformed-rate", type=float, default=0.0)
+    parser.add_argument("--hang", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    config = FaultConfig(
+        latency=args.latency,
+        cap=args.cap,
+        retry_after=args.retry_after,
+        error_rate=args.error_rate,
+        timeout_rate=args.timeout_rate,
+        reset_rate=args.reset_rate,
+        malformed_rate=args.malformed_rate,
+        hang=args.hang,
+        seed=args.seed,
+    )
+    fault = FaultApp(config)
+    logging.basicConfig(level=logging.INFO)
+    log.info(
+        "fault server on http://127.0.0.1:%d (openai base_url .../v1, ollama /api/chat)", args.port
+    )
+    web.run_app(
+        fault.app,
+        host="127.0.0.1",
+        port=args.port,
+        access_log=None,
+        print=None,
+        handler_cancellation=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

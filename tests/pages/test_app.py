@@ -1,0 +1,71 @@
+"""The router and the shared sidebar: every page loads, the sidebar tells where data goes."""
+from __future__ import annotations
+
+import pytest
+
+from tests.pages.helpers import APP, REPO_ROOT, RUN_TIMEOUT, clear_streamlit_caches
+
+
+@pytest.mark.parametrize("page, title", [("pages/datasets.py", "Datasets"),
+                                         ("pages/models.py", "Models")])
+def test_page_loads_without_exception(app, page, title):
+    app.run()
+    app.switch_page(page).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert [t.value for t in app.title] == [title]
+
+
+def test_default_page_is_datasets_with_the_shared_sidebar(app, settings):
+    # The sidebar is checked on the default page: AppTest (1.67) drops sidebar elements
+    # after switch_page() in an st.navigation app, while the browser keeps them.
+    from evalcore.providers.local import stop_local
+
+    stop_local()  # the embedded server is process-wide: another test may have started it
+    app.run()
+    assert not app.exception
+    assert [t.value for t in app.title] == ["Datasets"]
+    sidebar = [n.value for n in app.sidebar if type(n).__name__ in ("Code", "Markdown")]
+    assert settings.redacted_db_url() in sidebar
+    assert any(line.startswith("stopped") for line in sidebar)
+
+
+def test_sidebar_hides_the_database_password(settings, monkeypatch):
+    """The sidebar shows the URL from settings with the password replaced."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.config import load_settings
+
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    monkeypatch.setenv("EVALCORE_DB_URL", "postgresql+psycopg://evaluser:s3cr3tpw@db.example:5432/ev")
+    load_settings.cache_clear()
+    clear_streamlit_caches()
+    # Only the sidebar: the pages would try to connect to that (fictional) server.
+    at = AppTest.from_string("from pages._shared import sidebar\nsidebar()",
+                             default_timeout=RUN_TIMEOUT).run()
+    assert not at.exception
+    shown = " ".join(n.value for n in at.sidebar if type(n).__name__ == "Code")
+    assert "evaluser" in shown and "db.example" in shown
+    assert "s3cr3tpw" not in shown and "***" in shown
+    load_settings.cache_clear()
+
+
+def test_engine_cache_follows_the_database(app, settings, monkeypatch, tmp_path):
+    """A second EVALCORE_HOME gets its own engine: nothing imported in the first shows up."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.config import load_settings, settings_from_env
+
+    app.run()
+    app.radio(key="datasets.source").set_value("Bundled sample").run()
+    app.selectbox(key="datasets.sample").set_value("math_zh_gbk.csv").run()
+    app.button(key="datasets.import").click().run()
+    assert "math_zh_gbk" in app.dataframe[-1].value["name"].tolist()
+
+    other = tmp_path / "other-home"
+    monkeypatch.setenv("EVALCORE_HOME", str(other))
+    load_settings.cache_clear()  # NOT clearing st.cache_resource: the URL must be the key
+    second = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+    assert not second.exception
+    assert any("No datasets yet" in i.value for i in second.info)
+    assert settings_from_env({"EVALCORE_HOME": str(other)}).redacted_db_url() in [
+        n.value for n in second.sidebar if type(n).__name__ == "Code"]

@@ -1,0 +1,169 @@
+"""The Datasets page driven through its widgets; results checked in the database.
+
+The upload and the bundled-sample paths share `import_panel(filename, data)`. Most tests
+pick a bundled sample (AppTest had no file_uploader support before 1.5x); the bad-file
+test also uploads bytes through `st.file_uploader`, which AppTest 1.67 can drive.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from tests.pages.helpers import SAMPLES
+
+
+def _pick_sample(at, name: str):
+    at.run()
+    at.radio(key="datasets.source").set_value("Bundled sample").run()
+    at.selectbox(key="datasets.sample").set_value(name).run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _stored(settings):
+    from evalcore.dataset import list_datasets
+    from evalcore.store.db import get_engine
+
+    return {d.name: d for d in list_datasets(get_engine(settings.db_url))}
+
+
+def test_importing_a_bundled_sample_stores_it(app, settings):
+    _pick_sample(app, "math_zh_gbk.csv")
+    assert any("math23k" in s.value for s in app.success)  # the detected format is shown
+    app.button(key="datasets.import").click().run()
+    assert not app.exception
+
+    stored = _stored(settings)
+    assert list(stored) == ["math_zh_gbk"]
+    text = (SAMPLES / "math_zh_gbk.csv").read_bytes().decode("gb18030")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert stored["math_zh_gbk"].item_count == len(rows)
+    assert stored["math_zh_gbk"].format == "math23k"
+    assert any("Imported 'math_zh_gbk'" in s.value for s in app.success)
+    table = app.dataframe[-1].value
+    assert table["name"].tolist() == ["math_zh_gbk"]
+    assert table["items"].tolist() == [len(rows)]
+
+
+def test_preview_shows_the_first_items(app):
+    _pick_sample(app, "math_zh_gbk.csv")
+    text = (SAMPLES / "math_zh_gbk.csv").read_bytes().decode("gb18030")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    preview = app.dataframe[0].value
+    assert preview["question"].tolist() == [r["question"] for r in rows[:len(preview)]]
+    assert preview["reference"].tolist() == [r["answer"] for r in rows[:len(preview)]]
+    assert set(preview["task_type"]) == {"math"}
+
+
+def test_same_file_twice_warns_and_can_be_imported_anyway(app, settings):
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    app.button(key="datasets.import").click().run()
+    assert any("already imported" in w.value for w in app.warning)
+    assert list(_stored(settings)) == ["math_zh_gbk"]
+
+    app.text_input(key="datasets.name").set_value("math_copy")
+    app.button(key="datasets.import_anyway").click().run()
+    assert not app.exception
+    assert sorted(_stored(settings)) == ["math_copy", "math_zh_gbk"]
+    assert not any("already imported" in w.value for w in app.warning)
+
+
+def test_custom_columns_are_mapped_through_the_page(app, settings):
+    """No column name is recognised: the user maps them; the stored items follow the mapping."""
+    import openpyxl
+
+    from evalcore.dataset import load_questions
+    from evalcore.store.db import get_engine
+
+    _pick_sample(app, "quiz_custom_columns.xlsx")
+    assert any("No known format" in i.value for i in app.info)
+    mapping = json.loads((SAMPLES / "quiz_custom_columns.mapping.json").read_text())
+    app.multiselect(key="datasets.map.question").set_value([mapping["question"]])
+    app.selectbox(key="datasets.map.reference").set_value(mapping["reference"])
+    app.multiselect(key="datasets.map.choices").set_value(mapping["choices"])
+    app.selectbox(key="datasets.map.task_type").set_value(mapping["task_type"]).run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    app.button(key="datasets.import").click().run()
+    assert not app.exception
+
+    dataset = _stored(settings)["quiz_custom_columns"]
+    assert dataset.format == "mapped" and dataset.task_type == "choice"
+    questions = load_questions(get_engine(settings.db_url), dataset.id)
+    sheet = openpyxl.load_workbook(SAMPLES / "quiz_custom_columns.xlsx").active
+    header, *rows = [["" if v is None else str(v) for v in r]
+                     for r in sheet.iter_rows(values_only=True)]
+    rows = [dict(zip(header, r, strict=True)) for r in rows if any(r)]
+    assert [q.question for q in questions] == [r[mapping["question"]] for r in rows]
+    first = rows[0]
+    assert questions[0].choices == [first[c] for c in mapping["choices"] if first[c]]
+
+
+def test_mapping_is_prefilled_from_evalcore_suggestion(app, settings):
+    from evalcore.dataset import load_questions, suggest_mapping
+    from evalcore.store.db import get_engine
+
+    _pick_sample(app, "mc_en.jsonl")
+    records = [json.loads(line) for line in (SAMPLES / "mc_en.jsonl").read_text().splitlines()
+               if line.strip()]
+    guess = suggest_mapping(list(records[0]))
+    assert guess is not None
+    assert app.multiselect(key="datasets.map.question").value == guess.question_columns()
+    assert app.selectbox(key="datasets.map.reference").value == guess.reference
+    assert app.selectbox(key="datasets.map.task_type").value == guess.task_type
+
+    app.button(key="datasets.import").click().run()
+    dataset = _stored(settings)["mc_en"]
+    questions = load_questions(get_engine(settings.db_url), dataset.id)
+    assert len(questions) == len(records)
+    assert [q.reference for q in questions] == [str("ABCD".index(r["answer"])) for r in records]
+
+
+def test_bad_bundled_file_shows_an_error_naming_row_and_column(app, settings, tmp_path,
+                                                               monkeypatch):
+    from pages import _shared
+
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "bad_math.csv").write_text(
+        "id,question,segmented_text,equation,answer\n1,1+1=?,,,2\n2,2+2=?,,,four\n",
+        encoding="utf-8")
+    monkeypatch.setattr(_shared, "SAMPLES_DIR", samples)
+    _pick_sample(app, "bad_math.csv")
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1, errors
+    assert "row 3" in errors[0] and "'answer'" in errors[0] and "four" in errors[0]
+    with pytest.raises(KeyError):
+        app.button(key="datasets.import")
+    assert _stored(settings) == {}
+
+
+def test_bad_uploaded_file_shows_an_error(app, settings):
+    app.run()
+    app.file_uploader(key="datasets.upload").set_value(
+        ("broken.jsonl", b'{"question": "ok?", "answer": "yes"}\n{"question": oops}\n',
+         "application/jsonl")).run()
+    assert not app.exception
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1 and "broken.jsonl line 2" in errors[0], errors
+    assert _stored(settings) == {}
+
+
+def test_delete_asks_for_confirmation(app, settings):
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    app.selectbox(key="datasets.delete_target").set_value("math_zh_gbk").run()
+    app.button(key="datasets.delete").click().run()
+    assert any("Delete dataset 'math_zh_gbk'" in w.value for w in app.warning)
+    app.button(key="datasets.delete_cancel").click().run()
+    assert list(_stored(settings)) == ["math_zh_gbk"]
+
+    app.selectbox(key="datasets.delete_target").set_value("math_zh_gbk").run()
+    app.button(key="datasets.delete").click().run()
+    app.button(key="datasets.delete_confirm").click().run()
+    assert not app.exception
+    assert _stored(settings) == {}
+    assert any("No datasets yet" in i.value for i in app.info)

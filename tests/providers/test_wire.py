@@ -1,0 +1,145 @@
+"""Request bodies and reply parsing for the openai and ollama dialects."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.providers.wire import (
+    MalformedReplyError,
+    apply_defaults,
+    build_request,
+    error_text,
+    parse_reply,
+)
+
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}
+FORMAT = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": SCHEMA}}
+
+
+def openai_cfg(**kw) -> ModelConfig:
+    return ModelConfig(
+        name="gpt", kind="openai", base_url="https://api.example.com/v1/", model="gpt-x", **kw
+    )
+
+
+def ollama_cfg(**kw) -> ModelConfig:
+    return ModelConfig(
+        name="llama", kind="ollama", base_url="http://127.0.0.1:11434", model="qwen2.5:0.5b", **kw
+    )
+
+
+def test_defaults_fill_only_none_fields():
+    cfg = openai_cfg(temperature=0.3, top_p=0.9, max_tokens=77, seed=5)
+    req = apply_defaults(cfg, ChatRequest.user("hi", temperature=1.0))
+    assert (req.temperature, req.top_p, req.max_tokens, req.seed) == (1.0, 0.9, 77, 5)
+
+
+def test_response_format_dropped_when_unsupported():
+    req = ChatRequest.user("hi", response_format=FORMAT)
+    assert apply_defaults(openai_cfg(supports_json_schema=False), req).response_format is None
+    assert apply_defaults(openai_cfg(), req).response_format == FORMAT
+
+
+def test_openai_request():
+    cfg = openai_cfg(temperature=0.2, max_tokens=10)
+    req = apply_defaults(cfg, ChatRequest.user("2+2?", system="be brief", response_format=FORMAT))
+    wire = build_request(cfg, req, api_key="sk-secret")
+    assert wire.url == "https://api.example.com/v1/chat/completions"
+    assert wire.headers["Authorization"] == "Bearer sk-secret"
+    assert wire.json["model"] == "gpt-x"
+    assert wire.json["messages"][0] == {"role": "system", "content": "be brief"}
+    assert wire.json["temperature"] == 0.2 and wire.json["max_tokens"] == 10
+    assert wire.json["response_format"] == FORMAT
+    assert "seed" not in wire.json and "top_p" not in wire.json
+
+
+def test_openai_no_key_no_header_and_base_url_override():
+    wire = build_request(openai_cfg(), ChatRequest.user("x"), base_url="http://127.0.0.1:9/v1")
+    assert "Authorization" not in wire.headers
+    assert wire.url == "http://127.0.0.1:9/v1/chat/completions"
+
+
+def test_ollama_request():
+    cfg = ollama_cfg(temperature=0.5, top_p=0.8, max_tokens=64, seed=7)
+    req = apply_defaults(cfg, ChatRequest.user("hello", response_format=FORMAT))
+    wire = build_request(cfg, req, api_key="ignored")
+    assert wire.url == "http://127.0.0.1:11434/api/chat"
+    assert "Authorization" not in wire.headers
+    body = wire.json
+    assert body["stream"] is False and body["model"] == "qwen2.5:0.5b"
+    assert body["options"] == {"temperature": 0.5, "top_p": 0.8, "num_predict": 64, "seed": 7}
+    assert body["format"] == SCHEMA
+    json_object = build_request(cfg, ChatRequest.user("x", response_format={"type": "json_object"}))
+    assert json_object.json["format"] == "json"
+
+
+def test_parse_openai_reply():
+    body = json.dumps(
+        {
+            "choices": [
+                {"message": {"role": "assistant", "content": "42"}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 2},
+        }
+    )
+    parsed = parse_reply(openai_cfg(), body.encode())
+    assert (parsed.text, parsed.prompt_tokens, parsed.completion_tokens, parsed.finish_reason) == (
+        "42",
+        11,
+        2,
+        "stop",
+    )
+
+
+def test_parse_ollama_reply():
+    body = {
+        "model": "m",
+        "message": {"role": "assistant", "content": "你好"},
+        "done": True,
+        "done_reason": "length",
+        "prompt_eval_count": 9,
+        "eval_count": 4,
+    }
+    parsed = parse_reply(ollama_cfg(), json.dumps(body, ensure_ascii=False).encode())
+    assert (parsed.text, parsed.prompt_tokens, parsed.completion_tokens, parsed.finish_reason) == (
+        "你好",
+        9,
+        4,
+        "length",
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html>502</html>",
+        b'{"choices": [',
+        b"[]",
+        b'{"choices": []}',
+        b'{"choices": [{"text": "x"}]}',
+        b'{"id": 1}',
+    ],
+)
+def test_malformed_openai(body):
+    with pytest.raises(MalformedReplyError):
+        parse_reply(openai_cfg(), body)
+
+
+def test_malformed_ollama():
+    with pytest.raises(MalformedReplyError):
+        parse_reply(ollama_cfg(), b'{"done": true}')
+
+
+def test_null_content_is_an_empty_answer():
+    body = b'{"choices": [{"message": {"content": null}, "finish_reason": "content_filter"}]}'
+    assert parse_reply(openai_cfg(), body).text == ""
+
+
+def test_error_text_shapes():
+    assert error_text(b'{"error": {"message": "Invalid key"}}') == "Invalid key"
+    assert error_text(b'{"error": "model not found"}') == "model not found"
+    assert error_text(b"plain failure") == "plain failure"
+    assert len(error_text(b"x" * 5000)) <= 300

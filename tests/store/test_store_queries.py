@@ -1,0 +1,323 @@
+"""queries.py against SQLite and PostgreSQL (same tests, `store` is parametrised)."""
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from evalcore.errors import RunError
+from evalcore.store import queries as q
+from evalcore.store.tables import Call, utcnow
+
+
+def _calls(run_id: int, item_ids: list[int], rounds: tuple[int, ...] = (1,),
+           **extra: object) -> list[Call]:
+    return [Call(run_id=run_id, item_id=i, round=r, **extra) for i in item_ids for r in rounds]
+
+
+# ------------------------------------------------------------------ runs
+
+
+def test_create_get_list_update_runs(store) -> None:
+    first = q.create_run(store, kind="eval", model="m1", total=4, config={"rounds": 1})
+    second = q.create_run(store, kind="stability", model="m2", rounds=3)
+    assert first.id is not None and second.id is not None and first.id != second.id
+    assert first.status == "queued"
+
+    got = q.get_run(store, first.id)
+    assert (got.kind, got.model, got.total, got.config) == ("eval", "m1", 4, {"rounds": 1})
+    assert [r.id for r in q.list_runs(store)] == [second.id, first.id]  # newest first
+    assert [r.id for r in q.list_runs(store, kind="eval")] == [first.id]
+    assert [r.id for r in q.list_runs(store, limit=1)] == [second.id]
+
+    started = utcnow()
+    updated = q.update_run(store, first.id, status="running", started_at=started)
+    assert updated.status == "running" and updated.started_at == started
+    assert [r.id for r in q.list_runs(store, status="running")] == [first.id]
+
+
+def test_missing_runs_and_unknown_fields_are_errors(store) -> None:
+    with pytest.raises(RunError, match="run 999 not found"):
+        q.get_run(store, 999)
+    with pytest.raises(RunError, match="999"):
+        q.update_run(store, 999, status="failed")
+    run = q.create_run(store, kind="eval")
+    with pytest.raises(ValueError, match="colour"):
+        q.update_run(store, run.id, colour="red")
+    with pytest.raises(ValueError, match="colour"):
+        q.create_run(store, kind="eval", colour="red")
+
+
+def test_request_cancel_only_stops_unfinished_runs(store) -> None:
+    running = q.create_run(store, kind="eval", status="running")
+    finished = q.create_run(store, kind="eval", status="done")
+    assert q.request_cancel(store, running.id) is True
+    assert q.get_run(store, running.id).cancel_requested is True
+    assert q.request_cancel(store, finished.id) is False
+    assert q.get_run(store, finished.id).cancel_requested is False
+    with pytest.raises(RunError):
+        q.request_cancel(store, 999)
+
+
+def test_add_progress_increments_and_beats(store) -> None:
+    run = q.create_run(store, kind="eval", total=10)
+    q.add_progress(store, run.id, done=3, errors=1)
+    q.add_progress(store, run.id, done=2, retries=4)
+    got = q.get_run(store, run.id)
+    assert (got.done, got.errors, got.retries) == (5, 1, 4)
+    assert got.heartbeat_at is not None
+
+
+def test_add_progress_is_atomic_across_threads(store) -> None:
+    run = q.create_run(store, kind="eval")
+    threads = [threading.Thread(target=lambda: [q.add_progress(store, run.id, done=1, errors=2)
+                                                for _ in range(25)]) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = q.get_run(store, run.id)
+    assert (got.done, got.errors) == (6 * 25, 6 * 25 * 2)
+
+
+def test_progress_of_a_finished_run(store) -> None:
+    start = utcnow() - timedelta(hours=1)
+    run = q.create_run(store, kind="eval", status="done", total=20, done=20, errors=2,
+                       started_at=start, finished_at=start + timedelta(seconds=40))
+    p = q.progress(store, run.id)
+    assert (p["done"], p["total"], p["errors"], p["status"]) == (20, 20, 2, "done")
+    assert p["rate"] == pytest.approx(20 / 40)
+    assert p["eta"] is None and p["fraction"] == 1.0
+
+
+def test_progress_of_a_running_run(store) -> None:
+    start = utcnow() - timedelta(seconds=100)
+    run = q.create_run(store, kind="eval", status="running", total=30, done=10, started_at=start)
+    p = q.progress(store, run.id)
+    elapsed_max = (utcnow() - start).total_seconds()
+    assert 10 / elapsed_max <= p["rate"] <= 10 / 100
+    assert p["eta"] == pytest.approx(20 / p["rate"])
+    assert p["fraction"] == pytest.approx(1 / 3)
+
+
+def test_progress_before_start_has_no_rate(store) -> None:
+    run = q.create_run(store, kind="eval", total=5)
+    p = q.progress(store, run.id)
+    assert (p["done"], p["rate"], p["eta"], p["fraction"]) == (0, None, None, 0.0)
+
+
+def test_heartbeat_and_stale_runs(store) -> None:
+    old = utcnow() - timedelta(hours=1)
+    dead = q.create_run(store, kind="eval", status="running", started_at=old, heartbeat_at=old)
+    never_beat = q.create_run(store, kind="eval", status="running", started_at=old)
+    alive = q.create_run(store, kind="eval", status="running", started_at=old, heartbeat_at=old)
+    q.create_run(store, kind="eval", status="done", started_at=old, heartbeat_at=old)
+    q.heartbeat(store, alive.id)
+
+    assert [r.id for r in q.stale_runs(store, older_than_s=60)] == [dead.id, never_beat.id]
+    assert q.get_run(store, alive.id).heartbeat_at > old
+
+
+# ------------------------------------------------------------------ calls
+
+
+def test_record_call_writes_a_unit_once(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval")
+    first = Call(run_id=run.id, item_id=item_ids[0], round=1, answer="first", correct=True)
+    again = Call(run_id=run.id, item_id=item_ids[0], round=1, answer="second", correct=False)
+    assert q.record_call(store, first) is True
+    assert q.record_call(store, again) is False
+    [stored] = q.run_calls(store, run.id)
+    assert (stored.answer, stored.correct) == ("first", True)
+    # another stage or round of the same item is another unit
+    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[0], round=1,
+                                     stage="judge")) is True
+    assert q.record_call(store, {"run_id": run.id, "item_id": item_ids[0], "round": 2}) is True
+    assert q.count_calls(store, run.id) == 3
+    assert q.count_calls(store, run.id, stage="judge") == 1
+
+
+def test_record_calls_counts_only_new_units(store, item_ids) -> None:
+    run = q.create_run(store, kind="stability")
+    assert q.record_calls(store, []) == 0
+    assert q.record_calls(store, _calls(run.id, item_ids[:5], rounds=(1, 2))) == 10
+    batch = _calls(run.id, item_ids[3:8], rounds=(1, 2))  # 4 already stored, 6 new
+    batch.append(Call(run_id=run.id, item_id=item_ids[7], round=2))  # repeated in the batch
+    assert q.record_calls(store, batch) == 6
+    assert q.count_calls(store, run.id) == 16
+
+
+def test_record_calls_keeps_every_field(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval")
+    call = Call(run_id=run.id, item_id=item_ids[1], round=3, stage="judge", model="m",
+                prompt="问题：1+1=?", answer="二", score=0.5, correct=False, reason="r",
+                latency_ms=12.5, prompt_tokens=7, completion_tokens=2, error=None, attempts=3)
+    q.record_calls(store, [call])
+    [got] = q.run_calls(store, run.id)
+    fields = [f for f in Call.model_fields if f not in {"id", "created_at"}]
+    assert {f: getattr(got, f) for f in fields} == {f: getattr(call, f) for f in fields}
+    assert abs((got.created_at - call.created_at).total_seconds()) < 1e-3
+
+
+def test_a_call_needs_an_existing_run_and_item(store, item_ids) -> None:
+    from sqlalchemy.exc import IntegrityError
+
+    with pytest.raises(IntegrityError):
+        q.record_call(store, Call(run_id=12345, item_id=item_ids[0], round=1))
+
+
+def test_done_units_and_failed_calls(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval")
+    other = q.create_run(store, kind="eval")
+    q.record_calls(store, _calls(run.id, item_ids[:3]))
+    q.record_calls(store, _calls(run.id, item_ids[3:5], error="timeout after 3 attempts"))
+    q.record_calls(store, _calls(other.id, item_ids))
+
+    assert q.done_units(store, run.id) == {(i, 1, "answer") for i in item_ids[:5]}
+    assert q.done_units(store, run.id, include_failed=False) == {
+        (i, 1, "answer") for i in item_ids[:3]}
+    assert q.clear_failed_calls(store, run.id) == 2
+    assert q.done_units(store, run.id) == {(i, 1, "answer") for i in item_ids[:3]}
+    assert len(q.done_units(store, other.id)) == len(item_ids)
+    # a cleared unit can be recorded again
+    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[3], round=1)) is True
+
+
+def test_run_calls_and_iter_calls_stream_in_unit_order(store, item_ids) -> None:
+    run = q.create_run(store, kind="stability", rounds=3)
+    calls = _calls(run.id, item_ids, rounds=(3, 1, 2))
+    calls.reverse()
+    q.record_calls(store, calls)
+    expected = sorted((i, r, "answer") for i in item_ids for r in (1, 2, 3))
+
+    listed = [(c.item_id, c.round, c.stage) for c in q.run_calls(store, run.id)]
+    streamed = [(c.item_id, c.round, c.stage) for c in q.iter_calls(store, run.id, batch=5)]
+    assert listed == expected
+    assert streamed == expected
+    assert list(q.iter_calls(store, run.id, stage="judge")) == []
+
+
+def test_iter_calls_can_stream_while_the_run_writes(store, item_ids) -> None:
+    """An export reading a run must not block (or be blocked by) the runner's writes."""
+    run = q.create_run(store, kind="eval")
+    q.record_calls(store, _calls(run.id, item_ids[:6]))
+    stream = q.iter_calls(store, run.id, batch=2)
+    seen = [next(stream)]
+    assert q.record_calls(store, _calls(run.id, item_ids[6:])) == len(item_ids) - 6
+    q.add_progress(store, run.id, done=1)
+    seen.extend(stream)
+    assert 6 <= len(seen) <= len(item_ids)
+    assert q.count_calls(store, run.id) == len(item_ids)
+
+
+def test_record_calls_can_count_progress_in_the_same_transaction(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval", total=len(item_ids))
+    other = q.create_run(store, kind="eval")
+    batch = _calls(run.id, item_ids[:4]) + _calls(run.id, item_ids[4:6], error="HTTP 500")
+    batch += _calls(other.id, item_ids[:1])
+    assert q.record_calls(store, batch, count_progress=True) == 7
+    assert q.record_calls(store, batch, count_progress=True) == 0  # repeats count nothing
+    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[6], round=1),
+                         count_progress=True) is True
+    got, got_other = q.get_run(store, run.id), q.get_run(store, other.id)
+    assert (got.done, got.errors) == (7, 2)
+    assert (got_other.done, got_other.errors) == (1, 0)
+    assert got.heartbeat_at is not None
+
+
+def test_add_progress_and_heartbeat_report_cancel_requests(store) -> None:
+    run = q.create_run(store, kind="eval", status="running")
+    assert q.add_progress(store, run.id, done=1) is False
+    assert q.heartbeat(store, run.id) is False
+    q.request_cancel(store, run.id)
+    assert q.add_progress(store, run.id, done=1) is True
+    assert q.heartbeat(store, run.id) is True
+    with pytest.raises(RunError):
+        q.add_progress(store, 999, done=1)
+
+
+# ------------------------------------------------------------------ what the runner and reports read
+
+
+def _dataset_of(engine, item_id: int) -> int:  # type: ignore[no-untyped-def]
+    from sqlmodel import select
+
+    from evalcore.store.tables import Item
+
+    with engine.connect() as conn:
+        return conn.execute(select(Item.dataset_id).where(Item.id == item_id)).scalar_one()
+
+
+def test_dataset_item_ids_are_in_file_order(store, make_items) -> None:
+    first = make_items(store, 4, name="first")
+    second = make_items(store, 3, name="second")
+    assert q.dataset_item_ids(store, _dataset_of(store, second[0])) == second
+    assert q.dataset_item_ids(store, _dataset_of(store, second[0]), limit=2) == second[:2]
+    assert q.dataset_item_ids(store, _dataset_of(store, first[0])) == first
+
+
+def test_run_questions_follow_the_runs_item_list(store, item_ids) -> None:
+    from evalcore.dataset.records import Question
+
+    chosen = [item_ids[5], item_ids[1], item_ids[3]]
+    run = q.create_run(store, kind="stability", config={"item_ids": chosen})
+    questions = q.run_questions(store, run.id)
+    assert list(questions) == chosen
+    assert all(isinstance(v, Question) for v in questions.values())
+    assert [v.question for v in questions.values()] == ["q5", "q1", "q3"]
+    assert questions[item_ids[1]].choices == ["A", "B"]
+
+
+def test_run_questions_default_to_the_whole_dataset(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval", dataset_id=_dataset_of(store, item_ids[0]))
+    assert list(q.run_questions(store, run.id)) == item_ids
+    orphan = q.create_run(store, kind="eval", config={"item_ids": [item_ids[0], 99999]})
+    with pytest.raises(RunError, match="no longer in the database"):
+        q.run_questions(store, orphan.id)
+
+
+def test_unjudged_answers_are_what_a_resume_still_judges(store, item_ids) -> None:
+    run = q.create_run(store, kind="stability")
+    a, b, c, d = item_ids[:4]
+    q.record_calls(store, [
+        Call(run_id=run.id, item_id=a, round=1, answer="judged"),
+        Call(run_id=run.id, item_id=a, round=1, stage="judge", correct=True),
+        Call(run_id=run.id, item_id=b, round=2, answer="waiting"),
+        Call(run_id=run.id, item_id=b, round=1, answer="waiting too"),
+        Call(run_id=run.id, item_id=c, round=1, error="HTTP 500"),  # failed: nothing to judge
+        Call(run_id=run.id, item_id=d, round=1, answer=None),
+    ])
+    assert q.unjudged_answers(store, run.id) == [(b, 1, "waiting too"), (b, 2, "waiting")]
+
+
+def test_call_stats_sum_a_runs_calls(store, item_ids) -> None:
+    run = q.create_run(store, kind="eval")
+    other = q.create_run(store, kind="eval")
+    q.record_calls(store, [
+        Call(run_id=run.id, item_id=item_ids[0], round=1, prompt_tokens=10, completion_tokens=5,
+             latency_ms=100.0),
+        Call(run_id=run.id, item_id=item_ids[1], round=1, prompt_tokens=20, completion_tokens=1,
+             latency_ms=300.0),
+        Call(run_id=run.id, item_id=item_ids[2], round=1, error="timeout"),
+        Call(run_id=other.id, item_id=item_ids[0], round=1, prompt_tokens=1000),
+    ])
+    stats = q.call_stats(store, run.id)
+    assert stats == {"calls": 3, "errors": 1, "tokens": 36, "prompt_tokens": 30,
+                     "completion_tokens": 6, "mean_latency_ms": pytest.approx(200.0)}
+    empty = q.call_stats(store, q.create_run(store, kind="eval").id)
+    assert empty["calls"] == 0 and empty["tokens"] == 0 and empty["mean_latency_ms"] is None
+
+
+def test_iter_call_rows_join_items_in_item_round_stage_order(store, item_ids) -> None:
+    run = q.create_run(store, kind="stability", rounds=2)
+    calls = [Call(run_id=run.id, item_id=i, round=r, stage=s, answer=f"{i}/{r}/{s}")
+             for i in reversed(item_ids[:3]) for r in (2, 1) for s in ("judge", "answer")]
+    q.record_calls(store, calls)
+    rows = list(q.iter_call_rows(store, run.id, batch=4))
+    assert [(r["item_idx"], r["round"], r["stage"]) for r in rows] == [
+        (idx, r, s) for idx in range(3) for r in (1, 2) for s in ("answer", "judge")]
+    first = rows[0]
+    assert first["question"] == "q0" and first["choices"] == ["A", "B"]
+    assert first["answer"] == f"{item_ids[0]}/1/answer"
+    assert "prompt" not in first and "item_id" in first
