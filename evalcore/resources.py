@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import MutableMapping
 from pathlib import Path
-from typing import MutableMapping
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 NLTK_ENV = "NLTK_DATA"

@@ -124,6 +124,7 @@ def _prepare(engine: Engine, run: Any) -> _Job:
     done = queries.done_units(engine, run.id)
     answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
+    queries.recount_progress(engine, run.id, judged=judge is not None)
     queries.update_run(engine, run.id, status="running", cancel_requested=False, error=None,
                        started_at=run.started_at or _now(), heartbeat_at=_now(),
                        total=len(questions) * spec.rounds)
@@ -172,6 +173,8 @@ async def _drive(engine: Engine, job: _Job,
         stop.set()
         await writer  # its last flush stores every finished call
     status = "cancelled" if job.cancelled.is_set() else "done"
+    await asyncio.to_thread(queries.recount_progress, engine, job.run_id,
+                            judged=job.judge is not None)
     await asyncio.to_thread(queries.update_run, engine, job.run_id, status=status, finished_at=_now())
     return status
 

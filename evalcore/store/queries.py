@@ -423,3 +423,22 @@ def _clean_run_fields(fields: dict[str, Any]) -> dict[str, Any]:
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def recount_progress(engine: Engine, run_id: int, *, judged: bool) -> tuple[int, int]:
+    """(done, errors) of a run recomputed from its stored calls, and written to the run.
+
+    A unit (item, round) is done when its verdict is stored: its judge call when the run
+    has a judge model, else its answer call; an answer that failed ends its unit too.
+    Used when a run (re)starts and ends, so counters are exact even after a kill -9
+    between storing calls and adding progress.
+    """
+    answer_errors = func.count(Call.error).filter(Call.stage == "answer")
+    finished = func.count().filter(Call.stage == ("judge" if judged else "answer"))
+    query = select(finished, answer_errors).where(Call.run_id == run_id)
+    with reader(engine).connect() as conn:
+        verdicts, errors = conn.execute(query).one()
+    done = int(verdicts) + (int(errors) if judged else 0)
+    with engine.begin() as conn:
+        conn.execute(update(Run).where(Run.id == run_id).values(done=done, errors=int(errors)))
+    return done, int(errors)

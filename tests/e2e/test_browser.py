@@ -110,7 +110,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
             context.close()
 
 
-def test_import_csv_through_datasets_page(app_url: str, browser, tmp_path: Path) -> None:
+def test_import_csv_through_datasets_page(browser, app_url: str, tmp_path: Path) -> None:
     name = "codah-e2e"
     csv_path = tmp_path / "codah_sample.csv"
     csv_path.write_text(SAMPLE_CSV, encoding="utf-8")

@@ -118,6 +118,7 @@ class FaultApp:
         self.app.router.add_post("/chat/completions", self.openai)
         self.app.router.add_post("/api/chat", self.ollama)
         self.app.router.add_get("/health", self.health)
+        self.app.router.add_get("/stats", self.stats_json)
 
     def reconfigure(self, **changes: Any) -> None:
         """Change faults while running (new script / seed restart their sequences)."""
@@ -131,6 +132,12 @@ class FaultApp:
     def reset_stats(self) -> None:
         with self._lock:
             self.stats = FaultStats(in_flight=self.stats.in_flight)
+
+    async def stats_json(self, request: web.Request) -> web.Response:
+        """Counters for benchmarks run against the server in another process."""
+        s = self.stats
+        return web.json_response({"requests": s.requests, "max_in_flight": s.max_in_flight,
+                                  "outcomes": dict(s.outcomes)})
 
     async def health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})

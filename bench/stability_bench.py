@@ -1,0 +1,166 @@
+"""Stability-run throughput, CPU and memory against the fault server, CLI process measured whole.
+
+Efficiency = ideal / wall, ideal = ceil(M*N / C) * latency, wall measured around the
+whole `python -m evalcore stability` process (start-up, import, store, report).
+The server runs in its own process so it does not share the CLI's interpreter.
+
+    .venv/bin/python bench/stability_bench.py            # the README table
+    .venv/bin/python bench/stability_bench.py --quick    # a smaller smoke run
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """The fault server (tests/fakes) in a child process."""
+
+    def __init__(self, **faults: float) -> None:
+        self.port = free_port()
+        args = [PY, "-m", "tests.fakes.fault_server", "--port", str(self.port)]
+        for key, value in faults.items():
+            args += [f"--{key.replace('_', '-')}", str(value)]
+        self.proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1)
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("fault server did not start")
+
+    def stats(self) -> dict:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/stats", timeout=5) as r:
+            return json.load(r)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "EVALCORE_HOME": str(home), "PYTHONPATH": str(ROOT)}
+    env.pop("EVALCORE_DB_URL", None)
+    return subprocess.run([PY, "-m", "evalcore", *args], cwd=ROOT, env=env, check=True,
+                          capture_output=True, text=True)
+
+
+def prepare(home: Path, questions: int, port: int, concurrency: int) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    csv = home / "bench.csv"
+    rows = ["question,answer"] + [f"What is {i} plus {i}?,{2 * i}" for i in range(questions)]
+    csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    mapping = home / "mapping.json"
+    mapping.write_text(json.dumps({"question": "question", "reference": "answer",
+                                   "task_type": "math", "language": "en"}))
+    from evalcore.dataset import import_dataset
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+    from evalcore.store.db import make_engine
+
+    engine = make_engine(f"sqlite:///{home / 'evalcore.db'}")
+    import_dataset(engine, csv, name="bench", mapping=json.loads(mapping.read_text()))
+    engine.dispose()
+    add_model(home / "models.toml", ModelConfig(
+        name="fake", kind="openai", base_url=f"http://127.0.0.1:{port}/v1", model="fake",
+        concurrency=concurrency, timeout=30, max_attempts=10, max_retry_wait=600))
+
+
+def measure(questions: int, rounds: int, concurrency: int, schedule: str,
+            latency: float, **faults: float) -> dict:
+    """One CLI run; returns wall, CPU, peak RSS, efficiency and the server's counters."""
+    server = Server(latency=latency, **faults)
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            home = Path(tmp)
+            prepare(home, questions, server.port, concurrency)
+            out = home / "out.json"
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            cli(home, "stability", "--dataset", "bench", "--model", "fake", "--rounds",
+                str(rounds), "--schedule", schedule, "--json", str(out))
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            report = json.loads(out.read_text())
+    finally:
+        stats = server.stats()
+        server.stop()
+    calls = questions * rounds
+    cap = int(faults.get("cap") or 0)
+    slots = min(concurrency, cap) if cap else concurrency
+    ideal = math.ceil(calls / slots) * latency
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return {
+        "questions": questions, "rounds": rounds, "C": concurrency, "schedule": schedule,
+        "latency_ms": latency * 1000, "faults": faults, "wall_s": round(wall, 2),
+        "ideal_s": round(ideal, 2), "efficiency": round(ideal / wall, 3) if ideal else None,
+        "cpu_ms_per_call": round(1000 * cpu / calls, 3),
+        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+        "answered": sum(1 for r in report["stability_results"].values()
+                        for x in r["rounds"] if x["answer"] is not None),
+        "calls": calls, "retries": report["timing"]["retries"],
+        "errors": report["timing"]["errors"], "server_requests": stats["requests"],
+        "server_max_in_flight": stats["max_in_flight"],
+    }
+
+
+def scenarios(quick: bool) -> list[dict]:
+    m, n = (20, 5) if quick else (100, 10)
+    runs = []
+    for schedule in ("question", "round"):
+        for c in (10, 50):
+            runs.append(dict(questions=m, rounds=n, concurrency=c, schedule=schedule,
+                             latency=0.2))
+    runs.append(dict(questions=m, rounds=n, concurrency=50, schedule="question", latency=0.2,
+                     cap=10, retry_after=0.2))
+    runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.2,
+                     error_rate=0.02))
+    runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.0))
+    if not quick:
+        runs.append(dict(questions=1000, rounds=100, concurrency=50, schedule="question",
+                         latency=0.0))
+    return runs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke test")
+    parser.add_argument("--only", type=int, help="run only scenario number K (0-based)")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    results = []
+    for k, scenario in enumerate(scenarios(args.quick)):
+        if args.only is not None and k != args.only:
+            continue
+        result = measure(**scenario)
+        results.append(result)
+        print(json.dumps(result), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

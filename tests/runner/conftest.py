@@ -1,0 +1,60 @@
+"""A small maths dataset and a model on the fault server, shared by the runner tests."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.fault_server import FaultConfig, FaultServer
+
+QUESTIONS = [(f"Tom has {a} apples and buys {b} more. How many apples now?", a + b)
+             for a, b in [(3, 4), (10, 5), (7, 8), (20, 22), (1, 1), (9, 30)]]
+
+
+def right_for_odd(prompt: str, schema: dict | None) -> str:
+    """Answer items 1, 3, 5 right and items 0, 2, 4 wrong, whatever the round."""
+    for idx, (question, answer) in enumerate(QUESTIONS):
+        if question in prompt:
+            return f"Let me think. The answer is {answer if idx % 2 else answer + 1}."
+    return "I do not know."
+
+
+@pytest.fixture()
+def dataset(engine, tmp_path: Path) -> str:
+    from evalcore.dataset import import_dataset
+
+    lines = ["question,answer"] + [f'"{q}",{a}' for q, a in QUESTIONS]
+    path = tmp_path / "apples.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_dataset(engine, path, name="apples",
+                   mapping={"question": "question", "reference": "answer", "task_type": "math",
+                            "language": "en"})
+    return "apples"
+
+
+@pytest.fixture()
+def server():
+    with FaultServer(FaultConfig(responder=right_for_odd)) as srv:
+        yield srv
+
+
+def add_model(settings, server, name: str = "fake", **fields) -> None:
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model as add
+
+    fields = {"concurrency": 4, "timeout": 5.0, "max_retry_wait": 5.0, **fields}
+    add(settings.models_path, ModelConfig(name=name, kind="openai", base_url=server.openai_url,
+                                          model=name, **fields))
+
+
+def item_of(prompt: str) -> int:
+    return next(i for i, (q, _) in enumerate(QUESTIONS) if q in prompt)
+
+
+def count_units(prompts: list[str]) -> dict[int, int]:
+    counts: dict[int, int] = {}
+    for p in prompts:
+        if re.search(r"apples", p):
+            counts[item_of(p)] = counts.get(item_of(p), 0) + 1
+    return counts

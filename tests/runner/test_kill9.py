@@ -1,0 +1,60 @@
+"""kill -9 a CLI run in the middle: finished calls survive and `runs resume` sends only the rest."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from evalcore.store import queries
+from tests.conftest import REPO_ROOT
+from tests.runner.conftest import add_model
+
+pytestmark = pytest.mark.integration
+
+
+def cli(settings, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "EVALCORE_HOME": str(settings.home), "PYTHONPATH": str(REPO_ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "evalcore", *args], cwd=REPO_ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_killed_run_keeps_finished_calls_and_resume_completes_it(engine, settings, dataset,
+                                                                  server):
+    server.reconfigure(latency=0.1)
+    add_model(settings, server, concurrency=2)
+    total = 6 * 10
+    proc = cli(settings, "stability", "--dataset", dataset, "--model", "fake", "--rounds", "10")
+    deadline = time.monotonic() + 60
+    run_id = None
+    while time.monotonic() < deadline:
+        runs = queries.list_runs(engine)
+        if runs and (run_id := runs[0].id) and queries.count_calls(engine, run_id) >= 10:
+            break
+        time.sleep(0.05)
+    assert run_id is not None, "the CLI run never stored 10 calls"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+
+    kept = queries.count_calls(engine, run_id)
+    assert 10 <= kept < total, "kill came too late to test anything"
+    run = queries.get_run(engine, run_id)
+    assert run.status == "running"  # nobody could mark it: the process died
+    assert run.done <= kept  # progress never claims more than is stored
+
+    refused = cli(settings, "runs", "resume", str(run_id))
+    _, err = refused.communicate(timeout=60)
+    assert refused.returncode == 2 and "another process" in err  # heartbeat still fresh
+
+    server.reset_stats()
+    resumed = cli(settings, "runs", "resume", str(run_id), "--force")
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert f"run {run_id}: done" in out
+    assert server.stats.requests == total - kept  # stored calls were never sent again
+    assert queries.count_calls(engine, run_id) == total
+    final = queries.get_run(engine, run_id)
+    assert (final.status, final.done, final.total) == ("done", total, total)
