@@ -17,6 +17,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 from sqlalchemy import func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
+from pydantic_core import PydanticUndefined
 from sqlmodel import Session
 
 from evalcore.errors import RunError
@@ -397,11 +398,30 @@ def _insert_for(dialect: str):  # type: ignore[no-untyped-def]
     return dialect_insert
 
 
+def _call_defaults() -> dict[str, Any]:
+    return {name: field.default for name, field in Call.model_fields.items()
+            if name != "id" and field.default is not PydanticUndefined}
+
+
+_CALL_DEFAULTS = _call_defaults()
+
+
 def _call_row(call: Call | Mapping[str, Any]) -> dict[str, Any]:
-    """A plain dict of columns for the INSERT, with defaults filled and secrets removed."""
-    if not isinstance(call, Call):
-        call = Call(**{k: v for k, v in call.items() if k != "id"})
-    row = {name: getattr(call, name) for name in _CALL_FIELDS}
+    """A plain dict of columns for the INSERT, with defaults filled and secrets removed.
+
+    Dicts (the runner's hot path) are completed from the column defaults without building
+    a model object per row; required columns missing from a dict raise KeyError.
+    """
+    if isinstance(call, Call):
+        row = {name: getattr(call, name) for name in _CALL_FIELDS}
+    else:
+        row = {name: call[name] if name in call else _CALL_DEFAULTS[name]
+               for name in _CALL_FIELDS if name in call or name in _CALL_DEFAULTS}
+        if "created_at" not in row or row["created_at"] is None:
+            row["created_at"] = utcnow()
+        missing = [name for name in _CALL_FIELDS if name not in row]
+        if missing:
+            raise KeyError(f"call row lacks required column(s) {missing}")
     if row["error"]:
         row["error"] = redact_secrets(row["error"])
     return row

@@ -154,3 +154,12 @@ def test_a_database_from_a_newer_evalcore_is_refused_with_a_clear_error(store) -
         conn.exec_driver_sql("UPDATE alembic_version SET version_num = '9999'")
     with pytest.raises(EvalcoreError, match="9999.*upgrade evalcore"):
         db.init_db(store)
+
+
+def test_head_revision_constant_matches_alembic_head():
+    from alembic.script import ScriptDirectory
+
+    from evalcore.store.db import alembic_config
+    from evalcore.store.migrations import HEAD_REVISION
+
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD_REVISION

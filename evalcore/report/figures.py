@@ -1,0 +1,118 @@
+"""Plotly figures of a stability report: the 0..N histogram, pass^k / pass@k, classes, risk.
+
+Every function takes the report dict of `evalcore.report.stability.stability_report`
+(or the same dict read back from its JSON) and returns a `plotly.graph_objects.Figure`;
+pages only hand it to `st.plotly_chart`, so the CLI or a notebook draws the same thing.
+
+Colours follow the method: a bin of questions right j times out of N is green when all
+rounds were right, light green at >= 80 %, yellow at >= 50 %, red below. The boundaries
+come from `metrics.stability.classify` (integer arithmetic), so a bin's colour and the
+class its questions are counted in can never disagree. Plotly is imported inside the
+functions: importing this module (for `bin_colour`) stays cheap.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from evalcore.metrics.stability import CLASSES, RISK_LEVELS, classify
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+GREEN = "#1a9850"
+LIGHT_GREEN = "#91cf60"
+YELLOW = "#fee08b"
+RED = "#d73027"
+DARK_RED = "#a50026"
+
+CLASS_COLOURS: dict[str, str] = {"perfect": GREEN, "high": LIGHT_GREEN, "unstable": YELLOW,
+                                 "severe": RED, "failed": DARK_RED}
+"""Bar colour per stability class (severe and failed both read as red)."""
+RISK_COLOURS: dict[str, str] = {"high_risk": RED, "critical": YELLOW, "trusted": LIGHT_GREEN,
+                                "perfect": GREEN}
+CLASS_LABELS: dict[str, str] = {"perfect": "perfect (100%)", "high": "high (>= 80%)",
+                                "unstable": "unstable (50-80%)", "severe": "severe (0-50%)",
+                                "failed": "failed (0%)"}
+RISK_LABELS: dict[str, str] = {"high_risk": "high risk (< 50%)", "critical": "critical (50-80%)",
+                               "trusted": "trusted (>= 80%)", "perfect": "perfect (100%)"}
+
+
+def bin_colour(correct: int, n_rounds: int) -> str:
+    """The method's colour for questions right `correct` times of `n_rounds`."""
+    cls = classify(correct, n_rounds)
+    return {"perfect": GREEN, "high": LIGHT_GREEN, "unstable": YELLOW}.get(cls, RED)
+
+
+def _rounds(report: Mapping[str, Any]) -> int:
+    return int(report["repetition_count"])
+
+
+def distribution_figure(report: Mapping[str, Any]) -> go.Figure:
+    """Bar chart of how many questions were right 0, 1, ..., N times, coloured per bin."""
+    import plotly.graph_objects as go
+
+    n = _rounds(report)
+    dist = report["distribution"]
+    counts = [int(dist["distribution_counts"].get(str(j), 0)) for j in range(n + 1)]
+    percent = [float(dist["distribution_percent"].get(str(j), 0.0)) for j in range(n + 1)]
+    fig = go.Figure(go.Bar(
+        x=list(range(n + 1)), y=counts, marker_color=[bin_colour(j, n) for j in range(n + 1)],
+        marker_line_color="#555", marker_line_width=0.5, customdata=percent,
+        hovertemplate="right %{x} of " + str(n) + " rounds<br>%{y} questions "
+                      "(%{customdata:.1f}%)<extra></extra>"))
+    fig.update_layout(title=f"Questions by number of correct rounds (N = {n})",
+                      xaxis_title="correct rounds", yaxis_title="questions",
+                      bargap=0.1, showlegend=False, margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    fig.update_xaxes(range=[-0.5, n + 0.5], dtick=1 if n <= 20 else None)
+    return fig
+
+
+def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
+    """pass^k (all k answers right) and pass@k (at least one right) against k = 1..N.
+
+    The gap between the two curves is the instability: for a perfectly stable model
+    both lines are flat at the accuracy.
+    """
+    import plotly.graph_objects as go
+
+    summary = report["summary"]
+    ks = list(range(1, _rounds(report) + 1))
+    fig = go.Figure()
+    for key, name, colour in (("pass_hat_k", "pass^k (all k right)", RED),
+                              ("pass_at_k", "pass@k (at least one right)", GREEN)):
+        fig.add_trace(go.Scatter(x=ks, y=[float(summary[key][str(k)]) for k in ks], name=name,
+                                 mode="lines+markers", line_color=colour,
+                                 hovertemplate="k=%{x}: %{y:.3f}<extra>" + name + "</extra>"))
+    fig.update_layout(title="pass^k and pass@k", xaxis_title="k", yaxis_title="probability",
+                      yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.2},
+                      margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return fig
+
+
+def _count_bars(counts: Mapping[str, int], order: tuple[str, ...], colours: Mapping[str, str],
+                labels: Mapping[str, str], total: int, title: str) -> go.Figure:
+    import plotly.graph_objects as go
+
+    values = [int(counts.get(name, 0)) for name in order]
+    percent = [100.0 * v / total if total else 0.0 for v in values]
+    fig = go.Figure(go.Bar(
+        x=[labels[name] for name in order], y=values,
+        marker_color=[colours[name] for name in order], marker_line_color="#555",
+        marker_line_width=0.5, customdata=percent, text=values, textposition="auto",
+        hovertemplate="%{x}: %{y} questions (%{customdata:.1f}%)<extra></extra>"))
+    fig.update_layout(title=title, yaxis_title="questions", showlegend=False,
+                      margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return fig
+
+
+def class_figure(report: Mapping[str, Any]) -> go.Figure:
+    """Questions per stability class (perfect, high, unstable, severe, failed)."""
+    return _count_bars(report["summary"]["classes"], CLASSES, CLASS_COLOURS, CLASS_LABELS,
+                       int(report["distribution"]["total_questions"]), "Stability classes")
+
+
+def risk_figure(report: Mapping[str, Any]) -> go.Figure:
+    """Questions per risk level; trusted includes perfect, as the method reports both."""
+    return _count_bars(report["summary"]["risk"], RISK_LEVELS, RISK_COLOURS, RISK_LABELS,
+                       int(report["distribution"]["total_questions"]), "Risk levels")

@@ -1,0 +1,300 @@
+"""Stability: ask each question N times, judge each answer 0/1, and see how often it is right.
+
+The page only gathers input, calls evalcore and draws. `start_run` returns at once and
+the run executes on the process-wide background loop; its status and progress live in
+the database, which a fragment re-reads every few seconds while the run is live (and
+stops re-reading once it has finished). Results come from `stability_report`, shaped by
+`evalcore.report.frames` and drawn by `evalcore.report.figures`.
+"""
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.report import figures, frames
+from evalcore.store import queries
+from pages import _shared
+
+# No bare strings at module level below: Streamlit's magic would draw them on the page.
+REFRESH_S = 2.0  # seconds between progress reads while a run is live
+RUN_ID = "stability.run_id"  # session key of the run shown (kept across pages and reruns)
+PICK = "stability.pick"  # the run picker's widget key
+
+
+# ------------------------------------------------------------------ start a run
+
+
+def _dataset_label(ds: Any) -> str:
+    return f"{ds.name} ({ds.item_count} items, {ds.task_type}, {ds.language})"
+
+
+def prompt_preview(dataset_id: int, style: str) -> None:
+    """The prompt the model will get for the dataset's first item."""
+    from evalcore.dataset import load_questions
+    from evalcore.prompt import render_prompt
+
+    try:
+        first = load_questions(_shared.engine(), dataset_id, limit=1)
+        if not first:
+            st.info("This dataset has no items.")
+            return
+        st.code(render_prompt(first[0], style=style), language=None, wrap_lines=True)
+    except EvalcoreError as exc:
+        st.warning(f"No preview: {exc}")
+
+
+def start_form(datasets: list[Any]) -> None:
+    """Widgets for a new run; the button stores the new run id in the session."""
+    from evalcore.providers.registry import load_models
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import start_run
+
+    if not datasets:
+        st.info("No datasets yet: import one on the Datasets page first.")
+        return
+    models_path = _shared.settings().models_path
+    try:
+        models = sorted(load_models(models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return
+    by_id = {ds.id: ds for ds in datasets}
+    left, right = st.columns(2)
+    dataset_id = left.selectbox("Dataset", list(by_id), format_func=lambda i: _dataset_label(by_id[i]),
+                                key="stability.dataset")
+    model = left.selectbox("Model", models, key="stability.model")
+    judge = left.selectbox("Judge", ["rules", *models], key="stability.judge",
+                           help="`rules`: the task type's scorer; or a model that judges "
+                                "each answer 0/1")
+    rounds = right.number_input("Rounds N (each question is asked N times)", min_value=1,
+                                max_value=100, value=5, step=1, key="stability.rounds")
+    n_items = int(by_id[dataset_id].item_count)
+    limit = right.number_input("Use only the first K items (0 = all)", min_value=0,
+                               max_value=max(n_items, 0), value=0, step=1,
+                               key=f"stability.limit.{dataset_id}")
+    schedule = right.radio("Schedule", ["question", "round"], horizontal=True,
+                           key="stability.schedule",
+                           format_func={"question": "question by question",
+                                        "round": "round by round"}.get)
+    style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="stability.style",
+                        format_func={"zero": "zero-shot", "few": "few-shot"}.get)
+    name = st.text_input("Run name (optional)", key="stability.name")
+    st.caption("Prompt preview (first item)")
+    prompt_preview(dataset_id, style)
+    items = int(limit) or n_items
+    calls = items * int(rounds)
+    st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
+               + ("" if judge == "rules" else f" + {calls} judge calls"))
+    if st.button("Start run", type="primary", key="stability.start"):
+        spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
+                       rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
+                       limit=int(limit) or None, name=name.strip())
+        try:
+            run_id = start_run(_shared.engine(), spec, models_path)
+        except EvalcoreError as exc:
+            st.error(f"Could not start the run: {exc}")
+            return
+        st.session_state[RUN_ID] = run_id
+        st.session_state[PICK] = run_id  # the picker below has not been drawn yet this run
+        st.toast(f"Run #{run_id} started")
+
+
+# ------------------------------------------------------------------ pick a run
+
+
+def run_picker(datasets: list[Any]) -> int | None:
+    """Select box of stability runs, newest first; returns the chosen run id."""
+    runs = queries.list_runs(_shared.engine(), kind="stability", limit=200)
+    if not runs:
+        st.info("No stability runs yet: start one above.")
+        return None
+    names = {ds.id: ds.name for ds in datasets}
+    labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
+                       f"{names.get(run.dataset_id, '?')} · N={run.rounds} · judge {run.judge}"
+                       f" · {run.status} · {run.created_at:%Y-%m-%d %H:%M}") for run in runs}
+    wanted = st.session_state.get(RUN_ID)
+    if st.session_state.get(PICK) not in labels:
+        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
+    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
+    st.session_state[RUN_ID] = picked
+    return picked
+
+
+# ------------------------------------------------------------------ progress
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+
+
+def _progress_body(run_id: int, was_live: bool) -> None:
+    eng = _shared.engine()
+    p = queries.progress(eng, run_id)
+    finished = p["status"] in queries.FINISHED
+    if was_live and finished:
+        st.rerun()  # once, when the run ends: draw the results, stop refreshing
+    st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} calls")
+    cols = st.columns(5)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric("Calls/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
+    cols[2].metric("Errors", p["errors"])
+    cols[3].metric("Retries", p["retries"])
+    cols[4].metric("ETA", "done" if finished else _duration(p["eta"]))
+    if finished:
+        run = queries.get_run(eng, run_id)
+        if run.error:
+            st.error(f"Run #{run_id} {run.status}: {run.error}")
+        return
+    if p["cancel_requested"]:
+        st.caption("Cancel requested: the run stops after the calls in flight.")
+    elif st.button("Cancel run", key="stability.cancel"):
+        from evalcore.runner.start import cancel_run
+
+        cancel_run(eng, run_id)
+        st.toast(f"Cancelling run #{run_id}")
+
+
+def progress_panel(run_id: int) -> str:
+    """Live progress, re-read from the database every REFRESH_S while the run is live."""
+    status = queries.get_run(_shared.engine(), run_id).status
+    live = status not in queries.FINISHED
+    st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live)
+    return status
+
+
+# ------------------------------------------------------------------ results
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the report...")
+def _report(db_url: str, run_id: int, status: str, done: int) -> dict[str, Any]:
+    """The run's report; the key holds status and progress so a live run is re-read."""
+    from evalcore.report.stability import stability_report
+
+    return stability_report(_shared.engine(), run_id)
+
+
+def _csv(run_id: int, lang: str) -> bytes:
+    from evalcore.report.stability import write_run_csv
+
+    buffer = io.StringIO(newline="")
+    write_run_csv(_shared.engine(), run_id, buffer, lang=lang)
+    return buffer.getvalue().encode("utf-8")
+
+
+def distribution_cards(report: dict[str, Any]) -> None:
+    """One coloured card per bin, N correct down to 0 (the method's summary)."""
+    n = report["repetition_count"]
+    cards = []
+    for row in frames.distribution_frame(report).itertuples(index=False):
+        cards.append(
+            f'<div style="background:{row.colour};border-radius:6px;padding:6px 10px;'
+            f'min-width:92px;color:#111">'
+            f'<div style="font-size:0.8em">{row.correct}/{n} right</div>'
+            f'<div style="font-size:1.4em;font-weight:600">{row.count}</div>'
+            f'<div style="font-size:0.8em">{row.percent:.1f}%</div></div>')
+    st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
+                unsafe_allow_html=True)
+
+
+def question_drilldown(report: dict[str, Any], table: Any) -> None:
+    """Every round's answer, verdict, score and reason for one question."""
+    n = report["repetition_count"]
+    rows = {int(r.item): r for r in table.itertuples(index=False)}
+    item = st.selectbox(
+        "Question", list(rows), key="stability.question",
+        format_func=lambda i: f"#{i} ({rows[i].correct_count}/{n}) {str(rows[i].question)[:90]}")
+    if item is None:
+        return
+    chosen = rows[item]
+    st.markdown(f"**Question #{item}** · {chosen.type} · reference: `{chosen.standard_answer}`")
+    st.text(str(chosen.question))
+    st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
+                 column_config={"answer": st.column_config.TextColumn(width="large"),
+                                "reason": st.column_config.TextColumn(width="large")})
+
+
+def results(run_id: int, status: str) -> None:
+    """Cards, figures, the questions table, the drill-down and the downloads."""
+    done = queries.get_run(_shared.engine(), run_id).done
+    try:
+        report = _report(_shared.settings().db_url, run_id, status, done)
+    except EvalcoreError as exc:
+        st.info(f"No results yet: {exc}")
+        return
+    summary = report["summary"]
+    n = report["repetition_count"]
+    total = report["distribution"]["total_questions"]
+    judge = report.get("judge_model") or "rules"
+    st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
+    cols = st.columns(5)
+    cols[0].metric("Questions", total)
+    cols[1].metric("Rounds N", n)
+    cols[2].metric("Mean success rate", f"{summary['mean']:.1%}")
+    cols[3].metric("Std of rates", f"{summary['std']:.3f}")
+    cols[4].metric("Rounds without verdict", summary["errored_rounds"])
+
+    st.markdown("#### Questions right j times out of N")
+    distribution_cards(report)
+    st.plotly_chart(figures.distribution_figure(report), key="stability.hist")
+    left, right = st.columns(2)
+    left.plotly_chart(figures.class_figure(report), key="stability.classes")
+    right.plotly_chart(figures.risk_figure(report), key="stability.risk")
+    st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
+    with st.expander("pass^k and pass@k values"):
+        st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
+
+    st.markdown("#### Questions")
+    sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
+                           key="stability.sort")
+    table = frames.questions_frame(report, sort_by=sort_by)
+    st.dataframe(table, hide_index=True, key="stability.table", column_config={
+        "success_rate": st.column_config.ProgressColumn("success rate", format="percent",
+                                                        min_value=0.0, max_value=1.0),
+        "ci_low": st.column_config.NumberColumn("CI low", format="%.3f"),
+        "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
+        "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
+        "question": st.column_config.TextColumn(width="large")})
+    question_drilldown(report, table)
+
+    st.markdown("#### Downloads")
+    a, b, c = st.columns(3)
+    a.download_button("CSV (中文表头)", lambda: _csv(run_id, "zh"),
+                      file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
+                      key="stability.csv_zh")
+    b.download_button("CSV (English headers)", lambda: _csv(run_id, "en"),
+                      file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
+                      key="stability.csv_en")
+    c.download_button("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
+                      file_name=f"stability_run{run_id}.json", mime="application/json",
+                      key="stability.json")
+
+
+# ------------------------------------------------------------------ page
+
+
+def main() -> None:
+    from evalcore.dataset import list_datasets
+
+    _shared.page_setup("Stability", "Ask every question N times, judge each answer 0/1, "
+                                    "and see which questions the model gets right reliably.")
+    datasets = list_datasets(_shared.engine())
+    has_runs = bool(queries.list_runs(_shared.engine(), kind="stability", limit=1))
+    with st.expander("Start a new run", expanded=not has_runs):
+        start_form(datasets)
+    run_id = run_picker(datasets)
+    if run_id is None:
+        return
+    status = progress_panel(run_id)
+    if status in queries.FINISHED or st.toggle("Show results so far", key="stability.partial"):
+        results(run_id, status)
+
+
+main()
