@@ -16,11 +16,14 @@ STALE_AFTER_S = 30.0
 """A 'running' run whose heartbeat is older than this belongs to a dead process."""
 
 
-def create_run(engine: Engine, spec: RunSpec, models_path: Path) -> int:
+def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
+               item_ids: Optional[list[int]] = None) -> int:
     """Validate `spec`, store a queued run with a snapshot of its items and models, return its id.
 
     The snapshot makes a run reproducible and resumable even if the dataset list or
-    models.toml changes later; it holds env var names, never API keys.
+    models.toml changes later; it holds env var names, never API keys. `item_ids` lets
+    a kind of run choose its items across datasets (robustness: clean + attacked);
+    by default they are the dataset's items after `spec.limit` and `spec.item_ids`.
     """
     from evalcore.dataset import get_dataset
     from evalcore.providers.registry import get_model
@@ -30,7 +33,10 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path) -> int:
     models = {spec.model: get_model(models_path, spec.model)}
     if spec.judge != "rules":
         models[spec.judge] = get_model(models_path, spec.judge)
-    item_ids = queries.dataset_item_ids(engine, dataset.id, limit=spec.limit)
+    if item_ids is not None:
+        item_ids = list(item_ids)
+    else:
+        item_ids = queries.dataset_item_ids(engine, dataset.id, limit=spec.limit)
     if spec.item_ids is not None:
         wanted = set(spec.item_ids)
         item_ids = [i for i in item_ids if i in wanted]
@@ -46,11 +52,12 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path) -> int:
     return int(run.id)
 
 
-def start_run(engine: Engine, spec: RunSpec, models_path: Path) -> int:
+def start_run(engine: Engine, spec: RunSpec, models_path: Path, *,
+              item_ids: Optional[list[int]] = None) -> int:
     """Create a run and execute it on the background loop; returns at once with its id."""
     from evalcore.runner.background import get_runner
 
-    run_id = create_run(engine, spec, models_path)
+    run_id = create_run(engine, spec, models_path, item_ids=item_ids)
     get_runner().submit(engine, run_id)
     return run_id
 

@@ -98,3 +98,57 @@ class Call(SQLModel, table=True):
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
     attempts: int = 1
     created_at: datetime = Field(default_factory=utcnow)
+
+
+class AttackSet(SQLModel, table=True):
+    """A perturbed copy of a dataset with its lineage (source, level, parameters, seed).
+
+    The attacked questions live as Items of `dataset_id` (a derived dataset), so runs
+    evaluate them like any other item; `AttackItem` links each one to its clean source
+    and carries the checks and the human review.
+    """
+
+    __tablename__ = "attack_set"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(index=True, unique=True)
+    source_dataset_id: int = Field(foreign_key="dataset.id", index=True)
+    dataset_id: Optional[int] = Field(default=None, foreign_key="dataset.id",
+                                      description="the derived dataset holding attacked items")
+    level: str = Field(description="char, word, sentence")
+    origin: str = Field(default="generated", description="generated or imported")
+    seed: Optional[int] = None
+    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_by: str = ""
+    created_at: datetime = Field(default_factory=utcnow)
+    item_count: int = 0
+
+
+class AttackItem(SQLModel, table=True):
+    """One attacked question: original vs attacked, what changed, checks, review state."""
+
+    __tablename__ = "attack_item"
+    __table_args__ = (
+        UniqueConstraint("attack_set_id", "source_item_id", name="uq_attack_item_source"),
+    )
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    attack_set_id: int = Field(foreign_key="attack_set.id", index=True)
+    source_item_id: int = Field(foreign_key="item.id", index=True)
+    attacked_item_id: Optional[int] = Field(default=None, foreign_key="item.id")
+    original: str = Field(sa_column=Column(Text, nullable=False))
+    attacked: str = Field(sa_column=Column(Text, nullable=False))
+    attack_num: int = 0
+    """Insertions (char level) or replacements (word level) made."""
+    pairs: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """Word level: [original, replacement] pairs."""
+    similarity: Optional[float] = None
+    """Semantic similarity original vs attacked (multilingual embeddings), 0..1."""
+    flags: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    """Safeguard findings, e.g. number_changed, option_dropped, low_similarity."""
+    status: str = Field(default="pending", index=True,
+                        description="pending, approved, rejected")
+    reviewer: str = ""
+    reviewed_at: Optional[datetime] = None
+    edited: bool = False
+    note: str = ""
