@@ -20,6 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", help="write the per-question CSV here")
     p.add_argument("--csv-lang", choices=("zh", "en"), default="zh", help="CSV header language")
     p.add_argument("--json", help="write the stability JSON here")
+    p.add_argument("--rejudge", metavar="MODEL",
+                   help="after the run, re-judge a sample of answers with this judge model "
+                        "to measure the judge's own noise (flip rate, Cohen's kappa)")
+    p.add_argument("--rejudge-sample", type=int, default=20, metavar="K",
+                   help="answers to re-judge (default 20)")
+    p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
+                   help="judgements per sampled answer (default 3)")
     p.set_defaults(func=_stability)
 
 
@@ -48,6 +55,8 @@ def _stability(args: argparse.Namespace) -> int:
         status = run_in_foreground(engine, run_id, on_progress=update)
     finally:
         close()
+    if args.rejudge:
+        _rejudge(engine, settings, run_id, args)
     report = stability_report(engine, run_id,
                               timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
@@ -59,6 +68,25 @@ def _stability(args: argparse.Namespace) -> int:
     if args.csv:
         write_run_csv(engine, run_id, args.csv, lang=args.csv_lang)
     return 0 if status == "done" else 1
+
+
+def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
+    import asyncio
+
+    from evalcore.providers.client import close_clients
+    from evalcore.providers.registry import get_model
+    from evalcore.runner.rejudge import rejudge_sample
+
+    judge = get_model(settings.models_path, args.rejudge)
+
+    async def main() -> None:
+        try:
+            await rejudge_sample(engine, run_id, judge, sample=args.rejudge_sample,
+                                 passes=args.rejudge_passes)
+        finally:
+            await close_clients()
+
+    asyncio.run(main())
 
 
 def _print_summary(report: dict, status: str) -> None:
@@ -73,6 +101,12 @@ def _print_summary(report: dict, status: str) -> None:
         print(f"  {k:>3}/{n}: {count:>5}  ({dist['distribution_percent'][str(k)]:.1f}%)")
     print("classes: " + ", ".join(f"{k}={v}" for k, v in summary["classes"].items()))
     print("risk: " + ", ".join(f"{k}={v}" for k, v in summary["risk"].items()))
+    rel = report.get("judge_reliability")
+    if rel:
+        kappa = rel["cohen_kappa"]
+        print(f"judge reliability: {rel['answers']} answers x {rel['passes']} passes, "
+              f"flip rate {rel['flip_rate']:.3f}, Cohen's kappa "
+              f"{'n/a' if kappa is None else f'{kappa:.3f}'}")
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
           f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")

@@ -14,12 +14,12 @@ from sqlalchemy.engine import Engine
 
 
 def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
-    """One dict per (item, round): item_idx, question, reference, task_type, round, answer,
-    score, correct, reason, error, judge_error; ordered by item then round."""
+    """One dict per (item, round): item_id, item_idx, question, reference, task_type, round,
+    answer, extracted, score, correct, reason, error, judge_error; ordered by item then round."""
     from evalcore.store import queries
 
     rows = queries.iter_call_rows(engine, run_id)
-    for _, unit in groupby(rows, key=lambda r: (r["item_idx"], r["round"])):
+    for _, unit in groupby(rows, key=lambda r: (r["item_id"], r["round"])):
         merged: Optional[dict[str, Any]] = None
         for row in unit:  # 'answer' sorts before 'judge'
             if merged is None:
@@ -36,11 +36,12 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 def stability_report(engine: Engine, run_id: int,
                      timing: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing."""
-    from evalcore.metrics.stability import round_json, stability_summary
+    from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
     verdicts: dict[int, list] = {}
+    answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
     model_errors = judge_errors = 0
     for row in iter_verdicts(engine, run_id):
@@ -49,13 +50,21 @@ def stability_report(engine: Engine, run_id: int,
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
                           "type": row["task_type"], "rounds": []}
             verdicts[idx] = [None] * run.rounds
+            answers[idx] = [None] * run.rounds
         items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
                                                row["score"], row["reason"]))
         verdicts[idx][row["round"] - 1] = row["correct"]
+        answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
     summary = stability_summary(verdicts, run.rounds)
+    consistency = consistency_summary(list(answers.values()))
+    for idx, figures in zip(answers, consistency["questions"]):
+        items[idx]["consistency"] = figures
     stats = queries.call_stats(engine, run_id)
+    from evalcore.runner.rejudge import judge_reliability_of_run
+
+    reliability = judge_reliability_of_run(engine, run_id)
     return {
         "run_id": run.id,
         "status": run.status,
@@ -64,6 +73,9 @@ def stability_report(engine: Engine, run_id: int,
         "judge": run.judge,
         "repetition_count": run.rounds,
         **summary.to_json_dict(items),
+        "consistency": {"mean_distinct": consistency["mean_distinct"],
+                        "mean_top_share": consistency["mean_top_share"]},
+        "judge_reliability": reliability,
         "timing": {"calls": stats["calls"], "errors": model_errors,
                    "judge_errors": judge_errors, "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],

@@ -340,7 +340,7 @@ def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[d
                     Item.choices, Item.task_type, Item.language)
              .join(Item, Item.id == Call.item_id)
              .where(Call.run_id == run_id)
-             .order_by(Item.idx, Call.round, Call.stage)  # type: ignore[arg-type]
+             .order_by(Item.idx, Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
              .execution_options(yield_per=batch))
     with reader(engine).connect() as conn:
         for row in conn.execute(query).mappings():

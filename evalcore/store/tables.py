@@ -92,6 +92,9 @@ class Call(SQLModel, table=True):
     score: Optional[float] = None
     correct: Optional[bool] = None
     reason: Optional[str] = Field(default=None, sa_column=Column(Text))
+    extracted: Optional[str] = Field(default=None, sa_column=Column(Text))
+    """What the rules scorer read from the answer (a number, an option index ...): the
+    answer that consistency counts, so "800" and "The answer is 800 m" agree."""
     latency_ms: Optional[float] = None
     prompt_tokens: Optional[int] = None
     completion_tokens: Optional[int] = None

@@ -11,7 +11,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlmodel import SQLModel
 
 from evalcore.store import db, queries
@@ -84,19 +84,36 @@ def test_init_db_twice_is_harmless_and_rows_survive(store_url, store, item_ids) 
         again.dispose()
 
 
-def test_database_made_before_migrations_is_stamped_not_recreated(store_url, make_items) -> None:
+def test_database_made_before_migrations_is_stamped_not_recreated(store_url) -> None:
     legacy = db.make_engine(store_url, migrate=False)
-    # what `create_all` made before migrations existed: the four tables of revision 0001
-    first = [SQLModel.metadata.tables[name] for name in ("dataset", "item", "run", "call")]
-    SQLModel.metadata.create_all(legacy, tables=first)
-    run_id = _fill(legacy, make_items(legacy, 3))
-    before = _snapshot(legacy, run_id)
+    # what `create_all` made before migrations existed: revision 0001's tables, unversioned;
+    # filled with plain SQL because today's models have columns 0001 lacks
+    db.migrate(legacy, "0001")
+    with legacy.begin() as conn:
+        conn.execute(text("DROP TABLE alembic_version"))
+        conn.execute(text(
+            "INSERT INTO dataset (name, format, task_type, language, source_file, sha256, "
+            "item_count, created_at, meta) VALUES ('old', 'mapped', 'math', 'en', '', '', 1, "
+            "CURRENT_TIMESTAMP, '{}')"))
+        conn.execute(text(
+            "INSERT INTO item (dataset_id, idx, question, choices, task_type, language, meta) "
+            "VALUES (1, 0, 'q', '[]', 'math', 'en', '{}')"))
+        conn.execute(text(
+            "INSERT INTO run (kind, status, name, model, judge, rounds, config, created_by, "
+            "created_at, total, done, errors, retries, cancel_requested) VALUES ('stability', "
+            "'done', '', 'm', 'rules', 2, '{}', '', CURRENT_TIMESTAMP, 2, 2, 0, 0, false)"))
+        for rnd in (1, 2):
+            conn.execute(text(
+                "INSERT INTO call (run_id, item_id, round, stage, model, prompt, answer, "
+                "attempts, created_at) VALUES (1, 1, :r, 'answer', 'm', 'p', :a, 1, "
+                "CURRENT_TIMESTAMP)"), {"r": rnd, "a": f"a{rnd}"})
     assert db.current_revision(legacy) is None
 
     db.init_db(legacy)
 
     assert db.current_revision(legacy) == _head()
-    assert _snapshot(legacy, run_id) == before
+    assert _snapshot(legacy, 1) == [(1, 1, "answer", "a1"), (1, 2, "answer", "a2")]
+    assert queries.get_run(legacy, 1).status == "done"
     legacy.dispose()
 
 

@@ -1,0 +1,47 @@
+"""`python -m evalcore stability` end to end against the fault server: JSON and CSV files."""
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from evalcore.cli import main
+from tests.runner.conftest import add_model, dataset, server  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.integration
+
+
+def test_stability_command_writes_the_method_json_and_csv(settings, engine, dataset, server,
+                                                          tmp_path, capsys):
+    add_model(settings, server)
+    out_json, out_csv = tmp_path / "s.json", tmp_path / "s.csv"
+    code = main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "4",
+                 "--schedule", "round", "--limit", "4", "--json", str(out_json),
+                 "--csv", str(out_csv), "--rejudge", "fake", "--rejudge-sample", "3",
+                 "--rejudge-passes", "2"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "4/4:" in printed and "0/4:" in printed
+
+    report = json.loads(out_json.read_text(encoding="utf-8"))
+    assert report["model"] == "fake" and report["judge_model"] is None
+    assert report["repetition_count"] == 4
+    dist = report["distribution"]
+    assert dist["total_questions"] == 4 and set(dist["distribution_counts"]) == {
+        "0", "1", "2", "3", "4"}
+    assert dist["distribution_counts"]["4"] == 2 and dist["distribution_counts"]["0"] == 2
+    first = report["stability_results"]["1"]
+    assert first["correct_count"] == 4 and first["class"] == "perfect"
+    assert [r["round"] for r in first["rounds"]] == [1, 2, 3, 4]
+    assert set(report["summary"]) >= {"mean", "variance", "classes", "risk", "pass_at_k",
+                                      "pass_hat_k"}
+    assert report["summary"]["pass_hat_k"]["4"] == 0.5
+    assert set(report["timing"]) >= {"wall_s", "calls", "errors", "retries"}
+    assert report["consistency"]["mean_top_share"] == 1.0  # the fake answers the same each time
+    assert report["judge_reliability"]["answers"] == 3
+
+    with out_csv.open(encoding="utf-8-sig") as fh:
+        rows = list(csv.reader(fh))
+    assert rows[0][:4] == ["题目编号", "问题", "标准答案", "类型"]
+    assert rows[0][-2:] == ["正确次数", "成功率"] and len(rows) == 5
