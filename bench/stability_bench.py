@@ -59,11 +59,14 @@ class Server:
         self.proc.wait(timeout=10)
 
 
-def cli(home: Path, *args: str) -> subprocess.CompletedProcess:
+def cli(home: Path, *args: str) -> int:
+    """Run the CLI; returns its peak RSS in KB (GNU time's %M: this process alone)."""
     env = {**os.environ, "EVALCORE_HOME": str(home), "PYTHONPATH": str(ROOT)}
     env.pop("EVALCORE_DB_URL", None)
-    return subprocess.run([PY, "-m", "evalcore", *args], cwd=ROOT, env=env, check=True,
-                          capture_output=True, text=True)
+    rss = home / "rss.txt"
+    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", str(rss), PY, "-m", "evalcore", *args],
+                   cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    return int(rss.read_text().split()[-1])
 
 
 def prepare(home: Path, questions: int, port: int, concurrency: int) -> None:
@@ -87,6 +90,17 @@ def prepare(home: Path, questions: int, port: int, concurrency: int) -> None:
         concurrency=concurrency, timeout=30, max_attempts=10, max_retry_wait=600))
 
 
+def run_span(home: Path, run_id: int) -> float:
+    """Seconds from the run's start to its end as stored (the runner alone, no process start)."""
+    import sqlite3
+    from datetime import datetime
+
+    with sqlite3.connect(home / "evalcore.db") as conn:
+        started, finished = conn.execute(
+            "SELECT started_at, finished_at FROM run WHERE id = ?", (run_id,)).fetchone()
+    return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+
+
 def measure(questions: int, rounds: int, concurrency: int, schedule: str,
             latency: float, **faults: float) -> dict:
     """One CLI run; returns wall, CPU, peak RSS, efficiency and the server's counters."""
@@ -98,11 +112,12 @@ def measure(questions: int, rounds: int, concurrency: int, schedule: str,
             out = home / "out.json"
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            cli(home, "stability", "--dataset", "bench", "--model", "fake", "--rounds",
+            rss_kb = cli(home, "stability", "--dataset", "bench", "--model", "fake", "--rounds",
                 str(rounds), "--schedule", schedule, "--json", str(out))
             wall = time.perf_counter() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             report = json.loads(out.read_text())
+            run_s = run_span(home, report["run_id"])
     finally:
         stats = server.stats()
         server.stop()
@@ -115,8 +130,11 @@ def measure(questions: int, rounds: int, concurrency: int, schedule: str,
         "questions": questions, "rounds": rounds, "C": concurrency, "schedule": schedule,
         "latency_ms": latency * 1000, "faults": faults, "wall_s": round(wall, 2),
         "ideal_s": round(ideal, 2), "efficiency": round(ideal / wall, 3) if ideal else None,
+        "run_s": round(run_s, 2),
+        "run_efficiency": round(ideal / run_s, 3) if ideal else None,
+        "cpu_s": round(cpu, 3),
         "cpu_ms_per_call": round(1000 * cpu / calls, 3),
-        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+        "peak_rss_mb": round(rss_kb / 1024, 1),
         "answered": sum(1 for r in report["stability_results"].values()
                         for x in r["rounds"] if x["answer"] is not None),
         "calls": calls, "retries": report["timing"]["retries"],
@@ -151,10 +169,15 @@ def main() -> int:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     results = []
+    base = measure(questions=1, rounds=1, concurrency=1, schedule="question", latency=0.0)
+    print(json.dumps({"baseline_cpu_s": base["cpu_s"], "baseline_wall_s": base["wall_s"]}))
     for k, scenario in enumerate(scenarios(args.quick)):
         if args.only is not None and k != args.only:
             continue
         result = measure(**scenario)
+        # CPU of the calls alone: the process's fixed start-up/teardown CPU taken out
+        result["cpu_ms_per_call_marginal"] = round(
+            1000 * (result["cpu_s"] - base["cpu_s"]) / result["calls"], 3)
         results.append(result)
         print(json.dumps(result), flush=True)
     if args.json:
