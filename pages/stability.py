@@ -234,12 +234,21 @@ def results(run_id: int, status: str) -> None:
     total = report["distribution"]["total_questions"]
     judge = report.get("judge_model") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
-    cols = st.columns(5)
+    cols = st.columns(6)
     cols[0].metric("Questions", total)
     cols[1].metric("Rounds N", n)
     cols[2].metric("Mean success rate", f"{summary['mean']:.1%}")
     cols[3].metric("Std of rates", f"{summary['std']:.3f}")
     cols[4].metric("Rounds without verdict", summary["errored_rounds"])
+    cols[5].metric("Same answer (mean share)", f"{report['consistency']['mean_top_share']:.1%}",
+                   help="Share of rounds giving a question's most common answer: a stability "
+                        "figure that needs no reference answer.")
+    reliability = report.get("judge_reliability")
+    if reliability:
+        kappa = reliability["cohen_kappa"]
+        st.caption(f"Judge reliability: {reliability['answers']} answers re-judged "
+                   f"{reliability['passes']} times; flip rate {reliability['flip_rate']:.1%}, "
+                   f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}.")
 
     st.markdown("#### Questions right j times out of N")
     distribution_cards(report)
@@ -261,6 +270,7 @@ def results(run_id: int, status: str) -> None:
         "ci_low": st.column_config.NumberColumn("CI low", format="%.3f"),
         "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
         "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
+        "same_answer_share": st.column_config.NumberColumn("same answer", format="percent"),
         "question": st.column_config.TextColumn(width="large")})
     question_drilldown(report, table)
 

@@ -24,7 +24,8 @@ SORT_KEYS: dict[str, str] = {
 """Orders the questions table offers, with a label for a select box."""
 
 QUESTION_COLUMNS = ("item", "question", "standard_answer", "type", "correct_count", "answered",
-                    "success_rate", "ci_low", "ci_high", "ci_width", "class")
+                    "success_rate", "ci_low", "ci_high", "ci_width", "class",
+                    "distinct_answers", "same_answer_share")
 
 
 class FrameInputError(EvalcoreError, ValueError):
@@ -75,7 +76,9 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
                      "standard_answer": res.get("standard_answer"), "type": res.get("type"),
                      "correct_count": int(res["correct_count"]), "answered": int(res["answered"]),
                      "success_rate": float(res["success_rate"]), "ci_low": low, "ci_high": high,
-                     "ci_width": round(high - low, 12), "class": res["class"]})
+                     "ci_width": round(high - low, 12), "class": res["class"],
+                     "distinct_answers": res.get("consistency", {}).get("distinct"),
+                     "same_answer_share": res.get("consistency", {}).get("top_share")})
     frame = pd.DataFrame(rows, columns=list(QUESTION_COLUMNS))
     if sort_by == "success_rate":
         keys, ascending = ["success_rate", "item"], [True, True]
