@@ -69,7 +69,7 @@ def judge_reliability_of_run(engine: Engine, run_id: int) -> Optional[dict[str, 
     from evalcore.store import queries
 
     by_answer: dict[tuple[int, int], dict[int, Optional[bool]]] = {}
-    for call in queries.iter_calls(engine, run_id):
+    for call in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX):
         if call.stage.startswith(REJUDGE_PREFIX):
             verdict = None if call.error or (call.reason or "").startswith("judge error") \
                 else call.correct

@@ -276,8 +276,9 @@ def run_calls(engine: Engine, run_id: int, stage: str | None = None) -> list[Cal
 
 
 def iter_calls(engine: Engine, run_id: int, batch: int = 1000,
-               stage: str | None = None) -> Iterator[Call]:
-    """Stream a run's calls in (item, round, stage) order, `batch` rows in memory at a time.
+               stage: str | None = None, stage_prefix: str | None = None) -> Iterator[Call]:
+    """Stream a run's calls in (item, round, stage) order, `batch` rows in memory at a time,
+    optionally of one stage or of the stages starting with `stage_prefix`.
 
     Reads in its own transaction, which never blocks the runner's writes.
     """
@@ -286,6 +287,8 @@ def iter_calls(engine: Engine, run_id: int, batch: int = 1000,
              .execution_options(yield_per=batch))
     if stage is not None:
         query = query.where(Call.stage == stage)
+    if stage_prefix is not None:
+        query = query.where(Call.stage.startswith(stage_prefix, autoescape=True))  # type: ignore[attr-defined]
     with Session(reader(engine), expire_on_commit=False) as session:
         for partition in session.scalars(query).partitions():
             for call in partition:
@@ -330,21 +333,31 @@ def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[d
     position (`item_idx`), round, then stage ('answer' before 'judge'): the export rows.
 
     Keys: the Call columns except prompt and created_at, plus item_idx, question,
-    reference, choices, task_type and language of the item.
+    reference, choices, task_type and language of the item. Item fields are read once
+    per item, not once per call (a 100-round run repeats each item 100 times).
     """
     from evalcore.store.tables import Item
 
     columns = [c for c in Call.__table__.columns  # type: ignore[attr-defined]
                if c.name not in ("id", "prompt", "created_at")]
-    query = (select(*columns, Item.idx.label("item_idx"), Item.question, Item.reference,
-                    Item.choices, Item.task_type, Item.language)
+    names = [c.name for c in columns]
+    used = select(Call.item_id).where(Call.run_id == run_id).distinct()
+    item_query = select(Item.id, Item.idx, Item.question, Item.reference, Item.choices,
+                        Item.task_type, Item.language).where(Item.id.in_(used))  # type: ignore[union-attr]
+    query = (select(*columns)
              .join(Item, Item.id == Call.item_id)
              .where(Call.run_id == run_id)
              .order_by(Item.idx, Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
              .execution_options(yield_per=batch))
     with reader(engine).connect() as conn:
-        for row in conn.execute(query).mappings():
-            yield dict(row)
+        items = {item_id: {"item_idx": idx, "question": question, "reference": reference,
+                           "choices": choices, "task_type": task_type, "language": language}
+                 for item_id, idx, question, reference, choices, task_type, language
+                 in conn.execute(item_query)}
+        for values in conn.execute(query):
+            row = dict(zip(names, values))
+            row.update(items[row["item_id"]])
+            yield row
 
 
 # ------------------------------------------------------------------ items
