@@ -17,7 +17,11 @@ PAGES = {
         st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:", default=True),
         st.Page("pages/models.py", title="Models", icon=":material/smart_toy:"),
     ],
-    "Evaluate": [st.Page("pages/stability.py", title="Stability", icon=":material/repeat:")],
+    "Evaluate": [st.Page("pages/stability.py", title="Stability", icon=":material/repeat:"),
+                 st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"),
+                 st.Page("pages/robustness.py", title="Robustness", icon=":material/shield:"),
+                 st.Page("pages/fairness.py", title="Fairness", icon=":material/balance:")],
+    "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
 }
 
 page = st.navigation(PAGES)

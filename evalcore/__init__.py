@@ -27,6 +27,11 @@ _EXPORTS = {
     "ChatReply": "evalcore.providers.base",
     "Question": "evalcore.dataset.records",
     "Score": "evalcore.scorers.base",
+    "create_attack_set": "evalcore.perturb.sets", "import_attack_set": "evalcore.perturb.sets",
+    "start_robustness": "evalcore.runner.robustness",
+    "create_robustness_run": "evalcore.runner.robustness",
+    "robustness_report": "evalcore.report.robustness",
+    "generate_suite": "evalcore.fairness", "start_fairness_run": "evalcore.fairness", "fairness_report": "evalcore.fairness", "evaluate_gate": "evalcore.fairness",
 }
 
 __all__ = sorted(_EXPORTS)

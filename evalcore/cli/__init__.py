@@ -10,7 +10,8 @@ import importlib
 import sys
 from typing import Sequence
 
-COMMAND_MODULES = ("datasets", "models", "runs", "stability")
+COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
+                   "attacks", "robustness")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,246 @@
+"""`attack` (make an attack set) and `attacks ...` (list, show, import, review, export, delete)."""
+from __future__ import annotations
+
+import argparse
+
+
+def _reviewer(args: argparse.Namespace) -> str:
+    import getpass
+
+    return args.reviewer or f"cli:{getpass.getuser()}"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("attack", help="attack a dataset (char, word or sentence level) into a "
+                                      "new attack set for review")
+    p.add_argument("--dataset", required=True, help="dataset name or id (see `datasets list`)")
+    p.add_argument("--level", required=True, choices=("char", "word", "sentence"))
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0): same seed, "
+                                                        "same attack")
+    p.add_argument("--translator", help="sentence level: llm:MODEL or google")
+    p.add_argument("--name", help="attack set name (default DATASET-LEVEL-sSEED)")
+    p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_attack)
+
+    p = sub.add_parser("attacks", help="attack sets: list, show, import, approve, reject, "
+                                       "export, delete")
+    cmds = p.add_subparsers(dest="attacks_command", required=True, metavar="ACTION")
+
+    q = cmds.add_parser("list", help="list attack sets")
+    q.add_argument("--dataset", help="only sets of this source dataset")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_list)
+
+    q = cmds.add_parser("show", help="lineage, review progress and items of a set")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--status", choices=("pending", "approved", "rejected"))
+    q.add_argument("--flag", help="only items with this flag (e.g. number_changed)")
+    flagged = q.add_mutually_exclusive_group()
+    flagged.add_argument("--flagged", dest="flagged", action="store_const", const=True)
+    flagged.add_argument("--unflagged", dest="flagged", action="store_const", const=False)
+    q.add_argument("--limit", type=int, default=10, help="items to show (default 10)")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_show)
+
+    q = cmds.add_parser("import", help="import one of the method's attacked CSVs")
+    q.add_argument("path")
+    q.add_argument("--name", help="attack set name (default: file stem)")
+    q.add_argument("--level", choices=("char", "word", "sentence"),
+                   help="when the file name does not say it")
+    q.add_argument("--source-dataset", help="the clean dataset the file was attacked from "
+                                            "(default: found by its questions, else created)")
+    q.add_argument("--no-check", action="store_true", help="skip the safeguard checks")
+    q.add_argument("--no-similarity", action="store_true",
+                   help="skip the embedding similarity (the slow part of the checks)")
+    q.add_argument("--allow-duplicate", action="store_true")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_import)
+
+    q = cmds.add_parser("approve", help="approve items: all unflagged pending ones, or by id")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--unflagged", action="store_true", help="every pending item without flags")
+    q.add_argument("--item", type=int, action="append", default=[],
+                   help="an attack item id (repeat); approves flagged items too")
+    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.set_defaults(func=_approve)
+
+    q = cmds.add_parser("reject", help="reject attack items by id")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--item", type=int, action="append", required=True)
+    q.add_argument("--note", help="why")
+    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.set_defaults(func=_reject)
+
+    q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--csv", required=True, help="output path")
+    q.add_argument("--status", choices=("pending", "approved", "rejected"))
+    q.set_defaults(func=_export)
+
+    q = cmds.add_parser("delete", help="delete a set and its derived dataset (not if run)")
+    q.add_argument("id", help="attack set id or name")
+    q.set_defaults(func=_delete)
+
+
+def _attack(args: argparse.Namespace) -> int:
+    import getpass
+
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info, create_attack_set
+
+    engine, settings = engine_and_settings()
+    attack_set = create_attack_set(engine, dataset=args.dataset, level=args.level,
+                                   seed=args.seed, translator=args.translator,
+                                   models_path=settings.models_path, name=args.name,
+                                   limit=args.limit, created_by=f"cli:{getpass.getuser()}")
+    info = attack_set_info(engine, attack_set)
+    review = info["review"]
+    if args.json:
+        print_json({"id": info["id"], "name": info["name"], "level": info["level"],
+                    "items": info["items"], "flagged": review["flagged"],
+                    "flags": review["flags"], "dataset_id": info["dataset_id"]})
+        return 0
+    print(f"attack set {info['id']} '{info['name']}': {info['items']} items, "
+          f"{review['flagged']} flagged")
+    for flag, count in review["flags"].items():
+        print(f"  {flag}: {count}")
+    print(f"review it on the Attacks page, or `attacks approve {info['id']} --unflagged`")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info, list_attack_sets
+
+    engine, _ = engine_and_settings()
+    infos = [attack_set_info(engine, s) for s in list_attack_sets(engine, args.dataset)]
+    if args.json:
+        print_json(infos)
+        return 0
+    if not infos:
+        print("no attack sets yet (`attack --dataset NAME --level word`)")
+    for i in infos:
+        r = i["review"]
+        print(f"{i['id']:>4}  {i['name']}  [{i['level']}, {i['origin']}] from "
+              f"{i['source_dataset']}: {i['items']} items, approved {r['approved']}, "
+              f"rejected {r['rejected']}, pending {r['pending']} ({r['flagged']} flagged)")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.perturb.review import attack_item_info, list_attack_items
+    from evalcore.perturb.sets import attack_set_info, get_attack_set
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    info = attack_set_info(engine, attack_set)
+    items = [attack_item_info(i) for i in list_attack_items(
+        engine, int(attack_set.id), status=args.status, flag=args.flag, flagged=args.flagged,
+        limit=args.limit)]
+    if args.json:
+        print_json({**info, "attack_items": items})
+        return 0
+    r = info["review"]
+    print(f"attack set {info['id']} '{info['name']}': {info['level']} level, {info['origin']}, "
+          f"seed {info['seed']}, from dataset '{info['source_dataset']}'")
+    print(f"review: {r['approved']} approved, {r['rejected']} rejected, {r['pending']} pending "
+          f"of {r['total']}; flags {r['flags'] or 'none'}")
+    for i in items:
+        flags = ",".join(i["flags"]) or "-"
+        sim = "-" if i["similarity"] is None else f"{i['similarity']:.3f}"
+        print(f"- item {i['id']} [{i['status']}] flags {flags} similarity {sim} "
+              f"changes {i['attack_num']}")
+        print(f"    original: {i['original']}")
+        print(f"    attacked: {i['attacked']}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    import getpass
+
+    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info, import_attack_set
+
+    engine, _ = engine_and_settings()
+    attack_set = import_attack_set(engine, args.path, name=args.name, level=args.level,
+                                   source_dataset=args.source_dataset, check=not args.no_check,
+                                   similarity=not args.no_similarity,
+                                   allow_duplicate=args.allow_duplicate,
+                                   created_by=f"cli:{getpass.getuser()}")
+    info = attack_set_info(engine, attack_set)
+    if args.json:
+        print_json(info)
+        return 0
+    print(f"imported attack set {info['id']} '{info['name']}' ({info['level']} level): "
+          f"{info['items']} items, {info['review']['flagged']} flagged; clean dataset "
+          f"'{info['source_dataset']}' ({info['params']['clean_link']})")
+    return 0
+
+
+def _approve(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.review import approve, approve_unflagged, review_progress
+    from evalcore.perturb.sets import AttackSetError, get_attack_set
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    if not args.unflagged and not args.item:
+        raise AttackSetError("say what to approve: --unflagged (every pending item without "
+                             "flags) or --item ID (repeatable)")
+    count = 0
+    if args.unflagged:
+        count += approve_unflagged(engine, int(attack_set.id), reviewer=_reviewer(args))
+    for item_id in args.item:
+        _check_in_set(engine, item_id, int(attack_set.id))
+        approve(engine, item_id, reviewer=_reviewer(args))
+        count += 1
+    r = review_progress(engine, int(attack_set.id))
+    print(f"approved {count} item(s); set {attack_set.id}: {r['approved']} approved, "
+          f"{r['pending']} pending ({r['flagged_pending']} flagged), {r['rejected']} rejected")
+    return 0
+
+
+def _check_in_set(engine, item_id: int, set_id: int) -> None:
+    from evalcore.perturb.review import get_attack_item
+    from evalcore.perturb.sets import AttackSetError
+
+    if get_attack_item(engine, item_id).attack_set_id != set_id:
+        raise AttackSetError(f"attack item {item_id} is not in attack set {set_id}")
+
+
+def _reject(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.review import reject
+    from evalcore.perturb.sets import get_attack_set
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    for item_id in args.item:
+        _check_in_set(engine, item_id, int(attack_set.id))
+        reject(engine, item_id, reviewer=_reviewer(args), note=args.note)
+    print(f"rejected {len(args.item)} item(s) of set {attack_set.id}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.export import write_attack_set_csv
+    from evalcore.perturb.sets import get_attack_set
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    count = write_attack_set_csv(engine, int(attack_set.id), args.csv, status=args.status)
+    print(f"wrote {count} rows to {args.csv}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.sets import delete_attack_set
+
+    engine, _ = engine_and_settings()
+    gone = delete_attack_set(engine, args.id)
+    print(f"deleted attack set {gone.id} '{gone.name}' and its derived dataset")
+    return 0

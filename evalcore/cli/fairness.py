@@ -1,0 +1,139 @@
+"""`fairness`: run a counterfactual or BBQ suite and print the fairness level;
+`gate`: check a stored run against a gate config (and a baseline run) for CI."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("fairness", help="run a fairness suite and report groups, pairs, level")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--suite", help="a stored suite or BBQ/CBBQ dataset (see `datasets list`)")
+    which.add_argument("--generate", metavar="GENERATOR",
+                       help="generate a built-in suite first: occupations, names, age, "
+                            "disability, income, intersection")
+    p.add_argument("--lang", choices=("zh", "en"), default="en", help="language of --generate")
+    p.add_argument("--templates-dir", help="folder with edited <generator>.<lang>.toml files")
+    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    p.add_argument("--samples", type=int, default=1, help="answers per variant (rounds), 1-100")
+    p.add_argument("--temperature", type=float,
+                   help="sampling temperature (default: the model's; 0.7 when samples > 1)")
+    p.add_argument("--threshold", type=float, default=7.0,
+                   help="score >= this is a positive decision (default 7)")
+    p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--concurrency", type=int, help="override the model's concurrency")
+    p.add_argument("--name", default="", help="a label for the run")
+    p.add_argument("--json", help="write the fairness JSON here")
+    p.set_defaults(func=_fairness)
+
+    g = sub.add_parser("gate", help="check a fairness run against a gate config; exit 1 on fail")
+    g.add_argument("--run", type=int, required=True, help="the run to check")
+    g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks")
+    g.add_argument("--config", required=True, help="gate TOML (see data/gate.example.toml)")
+    g.add_argument("--threshold", type=float, default=7.0, help="decision threshold (default 7)")
+    g.add_argument("--json", help="write the verdict JSON here")
+    g.set_defaults(func=_gate)
+
+
+def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
+    """The dataset to run: --suite, or the generated suite (reused when already stored)."""
+    from pathlib import Path
+
+    from evalcore.dataset import list_datasets
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+
+    if args.suite:
+        return args.suite
+    parsed = generate_suite(args.generate, args.lang,
+                            directory=Path(args.templates_dir) if args.templates_dir else None)
+    same = next((d for d in list_datasets(engine) if d.sha256 == parsed.sha256), None)
+    if same is not None:
+        print(f"suite {same.name!r} already stored (same content); reusing it", flush=True)
+        return same.name
+    base = f"fairness-{args.generate}-{args.lang}"
+    names = {d.name for d in list_datasets(engine)}
+    name = base if base not in names else next(
+        f"{base}-{k}" for k in range(2, 10_000) if f"{base}-{k}" not in names)
+    dataset = save_suite(engine, parsed, name)
+    print(f"generated suite {dataset.name!r}: {dataset.item_count} prompts, "
+          f"{parsed.meta['pairs']} pairs", flush=True)
+    return dataset.name
+
+
+def _fairness(args: argparse.Namespace) -> int:
+    import getpass
+    import time
+
+    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.fairness import create_fairness_run, fairness_report
+    from evalcore.runner.start import run_in_foreground
+
+    started = time.perf_counter()
+    engine, settings = engine_and_settings()
+    suite = _suite_name(engine, args)
+    run_id = create_fairness_run(engine, suite=suite, model=args.model, samples=args.samples,
+                                 temperature=args.temperature,
+                                 models_path=settings.models_path, name=args.name,
+                                 limit=args.limit, concurrency=args.concurrency,
+                                 created_by=f"cli:{getpass.getuser()}")
+    print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
+    update, close = progress_bar(f"run {run_id}")
+    try:
+        status = run_in_foreground(engine, run_id, on_progress=update)
+    finally:
+        close()
+    report = fairness_report(engine, run_id, threshold=args.threshold,
+                             timing={"wall_s": round(time.perf_counter() - started, 3)})
+    print_summary(report)
+    if args.json:
+        import json
+
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+    return 0 if status == "done" else 1
+
+
+def print_summary(report: dict) -> None:
+    """Level, score, per-attribute parity and the worst violations, for a terminal."""
+    score = report["score"]
+    print(f"status: {report['status']}; {report['answers']} answers, {report['errors']} errors, "
+          f"{report['unscored']} without a score")
+    if score is not None:
+        print(f"fairness: {report['level']} ({score:.1f}/100)")
+    elif not report.get("bbq"):
+        print("fairness: n/a (no answer gave a usable 1-10 score, so parity cannot be "
+              "measured; see the pair spreads below and the answers in --json)")
+    for name, block in report["attributes"].items():
+        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"  {name}: SPD {fmt(block['spd'])}  EOD {fmt(block['eod'])}  "
+              f"DI {fmt(block['disparate_impact'])}  groups "
+              + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
+    violations = report["violations"]
+    print(f"violations: {len(violations)} "
+          f"({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
+    for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
+        print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
+              f"({v['highest']} > {v['lowest']})")
+    bbq = report.get("bbq")
+    if bbq:
+        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
+              f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.fairness import gate_run, load_gate_config
+
+    engine, _ = engine_and_settings()
+    config = load_gate_config(args.config)
+    result = gate_run(engine, args.run, config, baseline_id=args.baseline,
+                      threshold=args.threshold)
+    for check in result.checks:
+        print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
+    print(f"gate: {'PASSED' if result.passed else 'FAILED'} "
+          f"({len(result.failed())} of {len(result.checks)} checks failed)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            fh.write(result.model_dump_json(indent=2))
+    return 0 if result.passed else 1

@@ -1,0 +1,85 @@
+"""`robustness`: ask clean and approved attacked questions N times, print the drop per level."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("robustness", help="run clean vs attacked questions and report the drop")
+    p.add_argument("--attack-set", required=True, action="append", dest="attack_sets",
+                   help="attack set id or name (repeat for several levels)")
+    p.add_argument("--dataset", help="the clean dataset (checked against the sets' source)")
+    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    p.add_argument("--rounds", type=int, default=1, help="rounds per question, 1-100 (default 1)")
+    p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
+    p.add_argument("--concurrency", type=int, help="override the model's concurrency")
+    p.add_argument("--temperature", type=float, help="override the model's temperature")
+    p.add_argument("--prompt", choices=("zero", "few"), default="zero", help="prompt style")
+    p.add_argument("--name", default="", help="a label for the run")
+    p.add_argument("--embeddings", action="store_true",
+                   help="add the e5 cosine between clean and attacked answers (slower)")
+    p.add_argument("--json", help="write the robustness JSON here")
+    p.set_defaults(func=_robustness)
+
+
+def _robustness(args: argparse.Namespace) -> int:
+    import getpass
+    import json
+
+    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.report.robustness import robustness_report
+    from evalcore.runner.robustness import create_robustness_run
+    from evalcore.runner.start import run_in_foreground
+
+    engine, settings = engine_and_settings()
+    run_id = create_robustness_run(
+        engine, attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
+        rounds=args.rounds, models_path=settings.models_path, judge=args.judge,
+        prompt_style=args.prompt, concurrency=args.concurrency, temperature=args.temperature,
+        name=args.name, created_by=f"cli:{getpass.getuser()}")
+    print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
+          f"{', '.join(args.attack_sets)}", flush=True)
+    update, close = progress_bar(f"run {run_id}")
+    try:
+        status = run_in_foreground(engine, run_id, on_progress=update)
+    finally:
+        close()
+    report = robustness_report(engine, run_id, embeddings=args.embeddings)
+    print_summary(report, status)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+    return 0 if status == "done" else 1
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _p(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
+def print_summary(report: dict, status: str, shown: int = 10) -> None:
+    """The drop per level and the questions that flipped right -> wrong."""
+    print(f"status: {status}; {report['clean_questions']} clean questions, {report['pairs']} "
+          f"attacked, {report['rounds']} round(s); clean accuracy "
+          f"{_pct(report['accuracy_clean_all'])}")
+    for level, data in report["levels"].items():
+        counts = data["flips"]["counts"]
+        paired = data["paired_test"]
+        wilcoxon = f", Wilcoxon p={_p(paired['p_value'])}" if paired else ""
+        pdr = _pct(data["pdr"]) if data["pdr"] is not None else f"n/a ({data['pdr_why_none']})"
+        print(f"{level:>8}: {data['questions']} questions, accuracy {_pct(data['accuracy_clean'])}"
+              f" -> {_pct(data['accuracy_attacked'])}, PDR {pdr}; flips right->wrong "
+              f"{counts['right_to_wrong']}, wrong->right {counts['wrong_to_right']}; McNemar "
+              f"p={_p(data['mcnemar']['p_value'])}{wilcoxon}; answer ROUGE-L "
+              f"{_p(data['consistency']['rouge_l'])}")
+    flipped = report["flips"]["right_to_wrong"]
+    if flipped:
+        print(f"right -> wrong ({len(flipped)}):")
+    for row in flipped[:shown]:
+        print(f"  [{row['level']}] #{row['item_idx']}: {row['original']}")
+        print(f"      attacked: {row['attacked']}")
+    t = report["timing"]
+    print(f"calls={t['calls']} errors={t['errors']} retries={t['retries']}")

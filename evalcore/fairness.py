@@ -1,0 +1,101 @@
+"""The fairness method's public face: generate a suite, run it, report, gate.
+
+A suite is a dataset (format "fairness_suite", built by `perturb.counterfactual`; BBQ and
+CBBQ imports are bias suites too); a fairness run is an ordinary run of kind "fairness"
+whose samples are rounds, so the runner stores every answer and the analysis happens
+afterwards on the stored answers (`report.fairness`). The page and the CLI call these.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+from evalcore.metrics.gate import GateResult, evaluate_gate, load_gate_config
+from evalcore.perturb.counterfactual import (dump_templates, generate_suite, list_generators,
+                                             load_templates, parse_templates, save_suite,
+                                             save_templates)
+from evalcore.report.fairness import fairness_report, pair_view, violations_for
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from evalcore.runner.plan import RunSpec
+
+RAW_PROMPT = "{question}"
+"""Suite prompts are complete; sending them as they are keeps the pair's only difference
+the attribute (the 'open' default template would add its own instructions)."""
+DEFAULT_TEMPERATURE = 0.7
+"""Samples > 1 need temperature > 0, or every sample is the same answer."""
+
+__all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
+           "fairness_report", "fairness_spec", "generate_suite", "list_generators",
+           "load_gate_config", "load_templates", "pair_view", "parse_templates", "save_suite",
+           "save_templates", "start_fairness_run", "violations_for"]
+
+
+def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
+                  temperature: Optional[float] = None, created_by: str = "",
+                  name: str = "", limit: Optional[int] = None,
+                  concurrency: Optional[int] = None) -> "RunSpec":
+    """The RunSpec of a fairness run: samples are rounds; suites go out as raw prompts,
+    BBQ / CBBQ with the bias_choice template so the rules scorer can read the option."""
+    from evalcore.dataset import get_dataset
+    from evalcore.runner.plan import RunSpec
+
+    dataset = get_dataset(engine, suite)
+    if temperature is None and samples > 1:
+        temperature = DEFAULT_TEMPERATURE
+    return RunSpec(kind="fairness", dataset=suite, model=model, rounds=samples,
+                   temperature=temperature, created_by=created_by, name=name, limit=limit,
+                   concurrency=concurrency,
+                   template=RAW_PROMPT if dataset.task_type == "open" else None,
+                   extra={"suite_format": dataset.format})
+
+
+def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int = 1,
+                        temperature: Optional[float] = None, models_path: Path,
+                        created_by: str = "", name: str = "", limit: Optional[int] = None,
+                        concurrency: Optional[int] = None) -> int:
+    """Store a queued fairness run and return its id (the CLI then runs it in the foreground)."""
+    from evalcore.runner.start import create_run
+
+    spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
+                         temperature=temperature, created_by=created_by, name=name,
+                         limit=limit, concurrency=concurrency)
+    return create_run(engine, spec, models_path)
+
+
+def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int = 1,
+                       temperature: Optional[float] = None, models_path: Path,
+                       created_by: str = "", name: str = "", limit: Optional[int] = None,
+                       concurrency: Optional[int] = None) -> int:
+    """Create a fairness run and execute it on the background loop; returns its id at once."""
+    from evalcore.runner.start import start_run
+
+    spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
+                         temperature=temperature, created_by=created_by, name=name,
+                         limit=limit, concurrency=concurrency)
+    return start_run(engine, spec, models_path)
+
+
+def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig
+             baseline_id: Optional[int] = None, **report_options) -> GateResult:  # noqa: ANN003
+    """The gate verdict of a stored run (and its baseline run): what CI and the page show.
+
+    A run that did not finish is a failed check of its own: its metrics cover only part
+    of the suite.
+    """
+    from evalcore.metrics.gate import Check
+
+    report = fairness_report(engine, run_id, include_rows=False, **report_options)
+    baseline = (fairness_report(engine, baseline_id, include_rows=False, **report_options)
+                if baseline_id is not None else None)
+    result = evaluate_gate(report, config, baseline)
+    for which, rep in (("run", report), ("baseline", baseline)):
+        if rep is not None and rep["status"] != "done":
+            result.checks.insert(0, Check(
+                name=f"{which}_status", value=None, threshold=None, passed=False,
+                detail=f"{which} {rep['run_id']} is {rep['status']}, not done; finish or "
+                       "resume it before gating"))
+    result.passed = all(c.passed for c in result.checks)
+    return result

@@ -1,0 +1,178 @@
+"""The fairness quality gate: absolute thresholds and regressions against a baseline run.
+
+A gate config is TOML (see data/gate.example.toml)::
+
+    [absolute]
+    spd_max = 0.05            # <name>_max: metric <name> must be <= the value
+    overall_min = 70          # <name>_min: metric <name> must be >= the value
+    [relative]                # used with a baseline
+    max_regression = 0.10     # no metric worse than the baseline by more than this share
+    min_delta = 0.01          # ... and by more than this absolute amount (noise floor)
+
+Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
+better). A metric the run did not measure (no answer gave a score, no labels) fails its
+check, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
+[absolute] reports it and lets it pass. Pure: no I/O except reading the config file.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal, Mapping, Optional, Union
+
+from pydantic import BaseModel, Field
+
+from evalcore.errors import EvalcoreError
+
+METRICS: dict[str, Literal["lower", "higher"]] = {
+    "spd": "lower", "eod": "lower", "toxicity_disparity": "lower", "stereotype_rate": "lower",
+    "stereotype_rate_max_group": "lower", "refusal_disparity": "lower",
+    "violation_rate": "lower", "high_violation_rate": "lower", "length_gap": "lower",
+    "auc_variance": "lower", "disparate_impact": "higher", "overall_score": "higher",
+    "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
+}
+"""Gate-able metrics and whether lower or higher is better (for relative checks)."""
+ALIASES = {"overall": "overall_score", "di": "disparate_impact",
+           "toxicity": "toxicity_disparity", "stereotype": "stereotype_rate"}
+
+
+class GateError(EvalcoreError):
+    """A gate config cannot be used (message names the key and the known metrics)."""
+
+
+class Check(BaseModel):
+    """One line of the verdict."""
+
+    name: str
+    value: Optional[float]
+    threshold: Optional[float]
+    passed: bool
+    detail: str = ""
+
+
+class GateResult(BaseModel):
+    """passed = every check passed; checks in config order, absolute before relative."""
+
+    passed: bool
+    checks: list[Check] = Field(default_factory=list)
+
+    def failed(self) -> list[Check]:
+        return [c for c in self.checks if not c.passed]
+
+
+class GateConfig(BaseModel):
+    absolute: dict[str, tuple[str, Literal["max", "min"], float]] = Field(default_factory=dict)
+    """key -> (metric, max|min, threshold)."""
+    max_regression: Optional[float] = None
+    min_delta: float = 0.0
+    missing: Literal["skip", "fail"] = "fail"
+    source: str = ""
+
+
+def _metric_name(key: str, source: str) -> tuple[str, Literal["max", "min"]]:
+    for suffix in ("_max", "_min"):
+        if key.endswith(suffix):
+            base = key[: -len(suffix)]
+            metric = ALIASES.get(base, base)
+            if metric in METRICS:
+                return metric, suffix[1:]  # type: ignore[return-value]
+    raise GateError(f"{source}: [absolute] key {key!r} names no known metric; write "
+                    f"<metric>_max or <metric>_min with a metric from: {', '.join(METRICS)} "
+                    f"(aliases: {', '.join(ALIASES)})")
+
+
+def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
+    """A gate config from a TOML file path, TOML text, or an already parsed dict."""
+    import tomllib
+
+    name = "gate config"
+    if isinstance(source, Mapping):
+        data: Mapping[str, Any] = source
+    else:
+        text = str(source)
+        path = Path(text) if "\n" not in text and len(text) < 4096 else None
+        if path is not None and path.suffix == ".toml" and not path.is_file():
+            raise GateError(f"gate config {path} not found; copy data/gate.example.toml")
+        if path is not None and path.is_file():
+            name, text = str(path), path.read_text(encoding="utf-8")
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise GateError(f"{name}: not valid TOML ({exc})") from None
+    unknown = set(data) - {"absolute", "relative"}
+    if unknown:
+        raise GateError(f"{name}: unknown section(s) {sorted(unknown)}; use [absolute] and "
+                        "[relative]")
+    absolute: dict[str, tuple[str, Literal["max", "min"], float]] = {}
+    missing = "fail"
+    for key, value in dict(data.get("absolute", {})).items():
+        if key == "missing":
+            if value not in ("skip", "fail"):
+                raise GateError(f"{name}: [absolute] missing must be \"skip\" or \"fail\"")
+            missing = value
+            continue
+        metric, kind = _metric_name(key, name)
+        absolute[key] = (metric, kind, _number(value, f"[absolute] {key}", name))
+    relative = dict(data.get("relative", {}))
+    extra = set(relative) - {"max_regression", "min_delta"}
+    if extra:
+        raise GateError(f"{name}: unknown [relative] key(s) {sorted(extra)}; use "
+                        "max_regression and min_delta")
+    share = relative.get("max_regression")
+    return GateConfig(absolute=absolute, missing=missing, source=name,
+                      max_regression=None if share is None else _number(
+                          share, "[relative] max_regression", name),
+                      min_delta=_number(relative.get("min_delta", 0.0), "[relative] min_delta",
+                                        name))
+
+
+def _number(value: Any, key: str, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GateError(f"{source}: {key} must be a number, not {value!r}")
+    return float(value)
+
+
+def metrics_of(report_or_metrics: Mapping[str, Any]) -> dict[str, Optional[float]]:
+    """The flat metric dict of a fairness report (its `gate_metrics`) or a dict that is one."""
+    flat = report_or_metrics.get("gate_metrics", report_or_metrics)
+    return {k: (None if v is None else float(v)) for k, v in flat.items()
+            if k in METRICS and (v is None or isinstance(v, (int, float)))}
+
+
+def evaluate_gate(report_or_metrics: Mapping[str, Any],
+                  config: Union[GateConfig, str, Path, Mapping[str, Any]],
+                  baseline: Optional[Mapping[str, Any]] = None) -> GateResult:
+    """Check a run against the absolute thresholds and, given a baseline, the regressions."""
+    cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
+    metrics = metrics_of(report_or_metrics)
+    checks: list[Check] = []
+    for key, (metric, kind, limit) in cfg.absolute.items():
+        value = metrics.get(metric)
+        sign = "<=" if kind == "max" else ">="
+        if value is None:
+            checks.append(Check(name=key, value=None, threshold=limit,
+                                passed=cfg.missing == "skip",
+                                detail=f"{metric} not measured in this run"
+                                       + (" (skipped)" if cfg.missing == "skip" else "")))
+            continue
+        ok = value <= limit if kind == "max" else value >= limit
+        checks.append(Check(name=key, value=value, threshold=limit, passed=ok,
+                            detail=f"{metric} {value:.4g} {sign} {limit:g}"
+                                   + ("" if ok else " FAILED")))
+    if baseline is not None:
+        if cfg.max_regression is None:
+            raise GateError(f"{cfg.source}: a baseline was given but [relative] max_regression "
+                            "is not set; add it (e.g. max_regression = 0.10)")
+        base = metrics_of(baseline)
+        for metric, better in METRICS.items():
+            now, then = metrics.get(metric), base.get(metric)
+            if now is None or then is None:
+                continue
+            worse = (now - then) if better == "lower" else (then - now)
+            allowed = max(cfg.max_regression * abs(then), cfg.min_delta)
+            ok = worse <= allowed + 1e-12
+            checks.append(Check(
+                name=f"regression:{metric}", value=now, threshold=then, passed=ok,
+                detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "
+                        + (f"worse by {worse:.4g} > allowed {allowed:.4g}" if not ok
+                           else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})"))))
+    return GateResult(passed=all(c.passed for c in checks), checks=checks)

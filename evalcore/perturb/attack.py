@@ -1,0 +1,235 @@
+"""Attack one question or many: pick the level, seed it, apply it, check it.
+
+Only `question.question` is attacked; `question.choices` are never touched. Each item's
+random generator is seeded from (seed, idx, level), so an item's result does not depend on
+the other items, their order or the batch size. Every result goes through
+`guard.check_attack`: numbers, options, entities, reference words and similarity.
+
+Params per level (unknown keys are errors):
+
+- char: `ops` (list of "insert", "swap", "drop", "keyboard"; default ["insert"]),
+  `insertions` (edits per question; None = the method's rule: 2 under 15 words, else one
+  per 10 words).
+- word: `replacements` (None = the same rule), `min_similarity` (least word-vector cosine of
+  a Chinese synonym, default 0.55).
+- sentence: `pivot` (language code; default "en" for Chinese questions, "zh" for English).
+- all: `threshold` (least e5 similarity, default guard.DEFAULT_SIMILARITY_THRESHOLD),
+  `similarity` (False skips the e5 score, e.g. for speed runs; default True).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from evalcore.dataset.records import Question
+from evalcore.errors import EvalcoreError
+from evalcore.perturb.guard import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    FLAG_TRANSLATION,
+    check_attack,
+    reference_words,
+)
+from evalcore.perturb.sentence import DEFAULT_PIVOT, TranslationError, Translator
+from evalcore.perturb.tokens import Language, segment
+
+Level = Literal["char", "word", "sentence"]
+LEVELS: tuple[str, ...] = ("char", "word", "sentence")
+PARAMS: dict[str, dict[str, Any]] = {
+    "char": {"ops": ["insert"], "insertions": None},
+    "word": {"replacements": None, "min_similarity": 0.55},
+    "sentence": {"pivot": None},
+}
+"""Default params per level (see the module docstring)."""
+COMMON_PARAMS: dict[str, Any] = {"threshold": DEFAULT_SIMILARITY_THRESHOLD, "similarity": True}
+_CHUNK = 50
+"""Questions attacked per worker-thread hop (progress is reported between hops)."""
+
+
+class AttackResult(BaseModel):
+    """One attacked question, with what changed and what a reviewer must look at."""
+
+    model_config = ConfigDict(frozen=True)
+
+    attacked: str
+    """The attacked question text (the original when the attack failed)."""
+    attack_num: int
+    """Edits made: noise insertions and typos, replaced words, or 1 for a back-translation."""
+    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    """(original word, replacement) for word attacks."""
+    similarity: float | None = None
+    """e5 cosine of original and attacked question (None when not computed)."""
+    flags: list[str] = Field(default_factory=list)
+    """guard.FLAGS raised; a flagged item needs review before use."""
+    level: str
+    details: dict[str, Any] = Field(default_factory=dict)
+    """Language, seed, params and the edits, per level."""
+
+
+def resolve_params(level: str, params: dict[str, Any] | None) -> dict[str, Any]:
+    """Defaults merged with `params`; unknown levels or keys raise with the known ones."""
+    if level not in PARAMS:
+        raise EvalcoreError(f"unknown attack level {level!r}; choose from {', '.join(LEVELS)}")
+    merged = {**COMMON_PARAMS, **PARAMS[level]}
+    unknown = set(params or {}) - set(merged)
+    if unknown:
+        raise EvalcoreError(f"unknown {level} attack param(s) {', '.join(sorted(unknown))}; "
+                            f"known: {', '.join(sorted(merged))}")
+    return {**merged, **(params or {})}
+
+
+def item_rng(seed: int, question: Question, level: str) -> random.Random:
+    """The item's own generator: same (seed, idx, level), same attack."""
+    return random.Random(f"{seed}:{question.idx}:{level}")
+
+
+def question_language(question: Question) -> Language:
+    """Detected from the text (any CJK ideograph means Chinese), not trusted from the file."""
+    from evalcore.scorers.text import detect_language
+
+    return detect_language(question.question)
+
+
+def _local_attack(question: Question, level: str, seed: int,
+                  params: dict[str, Any]) -> tuple[str, int, list[tuple[str, str]], dict]:
+    """Char or word attack without the similarity score."""
+    language = question_language(question)
+    tokens = segment(question.question, language, reference_words(question, language))
+    rng = item_rng(seed, question, level)
+    if level == "char":
+        from evalcore.perturb.char import char_attack
+
+        text, n, details = char_attack(tokens, language, rng, ops=params["ops"],
+                                       edits=params["insertions"])
+        return text, n, [], details
+    from evalcore.perturb.word import word_attack
+
+    text, pairs, details = word_attack(tokens, language, rng,
+                                       replacements=params["replacements"],
+                                       min_similarity=params["min_similarity"])
+    return text, len(pairs), pairs, details
+
+
+def _result(question: Question, level: str, seed: int, params: dict[str, Any], text: str,
+            n: int, pairs: list[tuple[str, str]], details: dict[str, Any],
+            similarity: float | None, extra_flags: tuple[str, ...] = ()) -> AttackResult:
+    sim, flags = check_attack(question, text, threshold=params["threshold"],
+                              similarity=similarity, embed=params["similarity"])
+    flags = list(extra_flags) + [f for f in flags if f not in extra_flags]
+    meta = {"language": question_language(question), "seed": seed, "params": params, **details}
+    return AttackResult(attacked=text, attack_num=n, pairs=pairs, similarity=sim, flags=flags,
+                        level=level, details=meta)
+
+
+def attack_question(question: Question, level: Level, *, seed: int = 0,
+                    params: dict[str, Any] | None = None,
+                    translator: Translator | None = None) -> AttackResult:
+    """Attack one question (blocking). Sentence level needs `translator` and no running
+    event loop (inside one, await `attack_questions`)."""
+    resolved = resolve_params(level, params)
+    if level == "sentence":
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(_attack_and_close(question, level, seed, params, translator))
+        raise EvalcoreError("attack_question(level='sentence') was called inside an event "
+                            "loop; await attack_questions([...]) there instead")
+    text, n, pairs, details = _local_attack(question, level, seed, resolved)
+    return _result(question, level, seed, resolved, text, n, pairs, details, None)
+
+
+async def _attack_and_close(question: Question, level: Level, seed: int,
+                            params: dict[str, Any] | None,
+                            translator: Translator | None) -> AttackResult:
+    """One item on a loop of our own: close that loop's model clients before it ends."""
+    from evalcore.providers.client import close_clients
+
+    try:
+        return (await attack_questions([question], level, seed=seed, params=params,
+                                       translator=translator))[0]
+    finally:
+        await close_clients()
+
+
+async def _sentence_one(question: Question, translator: Translator,
+                        params: dict[str, Any]) -> tuple[str, int, dict[str, Any], tuple]:
+    from evalcore.perturb.sentence import back_translate
+
+    language = question_language(question)
+    pivot = params["pivot"] or DEFAULT_PIVOT[language]
+    details: dict[str, Any] = {"pivot": pivot, "translator": getattr(translator, "name", "")}
+    try:
+        text = await back_translate(question.question, language, pivot, translator)
+    except TranslationError as exc:
+        return question.question, 0, {**details, "error": str(exc)}, (FLAG_TRANSLATION,)
+    except Exception as exc:  # a translator bug must not sink the batch  # noqa: BLE001
+        return (question.question, 0, {**details, "error": f"{type(exc).__name__}: {exc}"},
+                (FLAG_TRANSLATION,))
+    return text, 1, details, ()
+
+
+def _similarities(questions: list[Question], texts: list[str],
+                  enabled: bool) -> list[float | None]:
+    """e5 cosines in one batch; 1.0 for unchanged texts, None when disabled."""
+    if not enabled:
+        return [None] * len(questions)
+    from evalcore.scorers.text import embedding_cosine_batch
+
+    todo = [i for i, (q, t) in enumerate(zip(questions, texts)) if t.strip() != q.question.strip()]
+    scores = embedding_cosine_batch([texts[i] for i in todo],
+                                    [questions[i].question for i in todo]) if todo else []
+    out: list[float | None] = [1.0] * len(questions)
+    for i, score in zip(todo, scores):
+        out[i] = score
+    return out
+
+
+async def attack_questions(questions: list[Question], level: Level, *, seed: int = 0,
+                           params: dict[str, Any] | None = None,
+                           translator: Translator | None = None,
+                           on_progress: Callable[[int, int], None] | None = None,
+                           ) -> list[AttackResult]:
+    """Attack many questions; results in input order.
+
+    char/word run in worker threads in chunks (the loop stays responsive, progress is
+    reported between chunks); sentence runs every translation concurrently on the running
+    loop (the model client limits concurrency). A failed translation gives the original
+    text flagged "translation_failed", never an exception. Similarities are computed in one
+    e5 batch at the end.
+    """
+    resolved = resolve_params(level, params)
+    total = len(questions)
+    raw: list[tuple[str, int, list[tuple[str, str]], dict[str, Any], tuple]] = []
+    if level == "sentence":
+        if translator is None:
+            raise EvalcoreError("the sentence attack needs a translator: "
+                                "make_translator('llm:MODEL' or 'google', models_path=...)")
+        done = 0
+
+        async def one(q: Question) -> tuple:
+            nonlocal done
+            text, n, details, flags = await _sentence_one(q, translator, resolved)
+            done += 1
+            if on_progress:
+                on_progress(done, total)
+            return text, n, [], details, flags
+
+        raw = list(await asyncio.gather(*(one(q) for q in questions)))
+    else:
+        for start in range(0, total, _CHUNK):
+            chunk = questions[start:start + _CHUNK]
+            part = await asyncio.to_thread(
+                lambda c=chunk: [_local_attack(q, level, seed, resolved) for q in c])
+            raw.extend((text, n, pairs, details, ()) for text, n, pairs, details in part)
+            if on_progress:
+                on_progress(len(raw), total)
+    texts = [r[0] for r in raw]
+    sims = await asyncio.to_thread(_similarities, questions, texts, resolved["similarity"])
+    results = []
+    for q, (text, n, pairs, details, flags), sim in zip(questions, raw, sims):
+        results.append(_result(q, level, seed, resolved, text, n, pairs, details, sim, flags))
+    return results
+

@@ -1,0 +1,125 @@
+"""Export an attack set as the method's attacked CSV, plus the checks and the review status.
+
+Columns: the source dataset's original columns (as imported), then attacked_question,
+attack_num, synword_pairs (word level only, the method's dict repr), similarity, flags
+(";"-separated) and review_status. Original cells come from the item's kept columns
+(`meta`) and, for the columns a format consumed (question, answer, options), from the
+table `_CONSUMED` below; a dataset imported with a column mapping uses its mapping. Any
+other dataset gets generic question / reference / choices columns. So an exported
+Math23K set re-imports as `math23k_attacked`.
+
+UTF-8 with BOM (Excel and Chinese), and text cells that a spreadsheet would run as a
+formula are neutralised (`evalcore.report.export.safe_cell`).
+"""
+from __future__ import annotations
+
+import csv
+import json
+from os import PathLike
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional, TextIO, Union
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from evalcore.store.tables import Dataset, Item
+
+ATTACK_COLUMNS = ("attacked_question", "attack_num", "synword_pairs", "similarity", "flags",
+                  "review_status")
+
+_CONSUMED: dict[str, dict[str, Any]] = {
+    "math23k": {"question": "question", "reference": "answer"},
+    "translation": {"question": "english", "reference": "chinese"},
+    "codah": {"question": "Question prompt", "choices": "choice{}", "reference": "answer"},
+    "truthfulqa_single": {"question": "question", "choices": "choice{}", "reference": "answer"},
+    "truthfulqa_multi": {"question": "question", "choices": "choice{}", "flags": "answer{}"},
+    "flipkart": {"question": "Summary", "sentiment": ("Sentiment", "Label")},
+}
+"""Base format -> which original column held the question, reference and options."""
+
+
+def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
+    fmt = dataset.format.removesuffix("_attacked")
+    meta = item.meta or {}
+    cells: dict[str, Any] = {k: v for k, v in meta.items() if not isinstance(v, (dict, list))}
+    spec = _CONSUMED.get(fmt)
+    mapping = (dataset.meta or {}).get("mapping")
+    if spec is None and mapping:
+        question_cols = mapping.get("question")
+        if isinstance(question_cols, str):
+            spec = {"question": question_cols, "reference": mapping.get("reference")}
+    if spec is None:
+        return {"question": item.question, "reference": item.reference,
+                "choices": json.dumps(item.choices, ensure_ascii=False) if item.choices else ""}
+    cells[spec["question"]] = item.question
+    positions = meta.get("original_option_index") or list(range(len(item.choices)))
+    if "choices" in spec:
+        for position, text in zip(positions, item.choices):
+            cells[spec["choices"].format(position)] = text
+    if spec.get("reference"):
+        reference = item.reference
+        if ("choices" in spec and reference is not None and reference.isdigit()
+                and int(reference) < len(positions)):
+            reference = str(positions[int(reference)])
+        cells[spec["reference"]] = reference
+    if "flags" in spec and item.reference:
+        for position, flag in zip(positions, json.loads(item.reference)):
+            cells[spec["flags"].format(position)] = flag
+    if "sentiment" in spec and item.reference:
+        word_col, label_col = spec["sentiment"]
+        cells[word_col] = item.reference
+        cells[label_col] = 1 if item.reference == "positive" else 0
+    return cells
+
+
+def _columns(dataset: "Dataset", sample: dict[str, Any]) -> list[str]:
+    columns = [c for c in (dataset.meta or {}).get("columns", []) if c not in ATTACK_COLUMNS]
+    return columns or list(sample)
+
+
+def write_attack_set_csv(engine: "Engine", attack_set_id: int,
+                         out: Union[TextIO, str, PathLike[str]],
+                         status: Optional[str] = None) -> int:
+    """Write the set's CSV (optionally only items of one review status); returns rows written."""
+    from sqlmodel import select
+
+    from evalcore.perturb.review import list_attack_items
+    from evalcore.perturb.sets import get_attack_set
+    from evalcore.report.export import safe_cell
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Dataset, Item
+
+    attack_set = get_attack_set(engine, attack_set_id)
+    items = list_attack_items(engine, int(attack_set.id), status=status)
+    with session_scope(engine, write=False) as session:
+        source = session.get(Dataset, attack_set.source_dataset_id)
+        ids = [i.source_item_id for i in items]
+        clean: dict[int, Item] = {}
+        for start in range(0, len(ids), 500):
+            for row in session.exec(select(Item).where(Item.id.in_(ids[start:start + 500]))):  # type: ignore
+                clean[int(row.id)] = row  # type: ignore[arg-type]
+    assert source is not None
+    attack_cols = [c for c in ATTACK_COLUMNS
+                   if c != "synword_pairs" or attack_set.level == "word"]
+    sample = _original_cells(clean[items[0].source_item_id], source) if items else {}
+    header = _columns(source, sample) + attack_cols
+
+    def write(fh: TextIO) -> int:
+        writer = csv.writer(fh)
+        writer.writerow(header)
+        for item in items:
+            cells = _original_cells(clean[item.source_item_id], source)
+            cells.update({"attacked_question": item.attacked, "attack_num": item.attack_num,
+                          "synword_pairs": repr({a: b for a, b in item.pairs}),
+                          "similarity": "" if item.similarity is None
+                          else round(item.similarity, 4),
+                          "flags": ";".join(item.flags or []), "review_status": item.status})
+            writer.writerow([safe_cell("" if cells.get(c) is None else cells.get(c))
+                             for c in header])
+        return len(items)
+
+    if isinstance(out, (str, PathLike)):
+        with Path(out).open("w", encoding="utf-8-sig", newline="") as fh:
+            return write(fh)
+    out.write("\ufeff")
+    return write(out)

@@ -1,0 +1,84 @@
+"""Word lists for the attacks (noise, stop words, units, antonyms), read from data/lexicon.toml.
+
+The lists are data so a reviewer can extend them without touching the algorithms. Loaded
+once per process.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+LEXICON_PATH = Path(__file__).with_name("data") / "lexicon.toml"
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """Everything data/lexicon.toml holds, as sets ready for lookups."""
+
+    zh_noise: tuple[str, ...]
+    zh_stop: frozenset[str]
+    zh_negations: frozenset[str]
+    zh_units: frozenset[str]
+    zh_numeral_chars: frozenset[str]
+    zh_antonym_chars: frozenset[tuple[str, str]]
+    zh_antonyms: frozenset[tuple[str, str]]
+    en_noise: tuple[str, ...]
+    en_stop: frozenset[str]
+    en_number_words: frozenset[str]
+    en_units: frozenset[str]
+    en_antonyms: frozenset[tuple[str, str]]
+    en_avoid: frozenset[tuple[str, str]]
+    option_patterns: tuple[re.Pattern[str], ...]
+
+    def is_antonym(self, a: str, b: str) -> bool:
+        """True when `a` and `b` are listed antonyms (either language, either order)."""
+        pair = (a.lower(), b.lower())
+        return pair in self.zh_antonyms or pair in self.en_antonyms
+
+    def flips_zh_meaning(self, word: str, candidate: str) -> bool:
+        """A Chinese candidate that brings in a negation or an opposite character.
+
+        增加 -> 减少 (增/减), 进口 -> 出口 (进/出), 容易 -> 不易 (不): each character new in the
+        candidate is checked against the characters only the original has.
+        """
+        if self.is_antonym(word, candidate):
+            return True
+        added = set(candidate) - set(word)
+        if added & self.zh_negations:
+            return True
+        removed = set(word) - set(candidate)
+        return any((a, b) in self.zh_antonym_chars for a in removed for b in added)
+
+
+def _pairs(rows: list[list[str]]) -> frozenset[tuple[str, str]]:
+    out: set[tuple[str, str]] = set()
+    for a, b in rows:
+        out.add((a.lower(), b.lower()))
+        out.add((b.lower(), a.lower()))
+    return frozenset(out)
+
+
+@functools.lru_cache(maxsize=1)
+def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
+    """Parse the TOML file once."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    zh, en = data["zh"], data["en"]
+    return Lexicon(
+        zh_noise=tuple(zh["noise_particles"]) + tuple(zh["noise_punct"]),
+        zh_stop=frozenset(zh["stop"]),
+        zh_negations=frozenset(zh["negations"]),
+        zh_units=frozenset(zh["units"]),
+        zh_numeral_chars=frozenset(zh["numeral_chars"]),
+        zh_antonym_chars=_pairs(zh["antonym_chars"]),
+        zh_antonyms=_pairs(zh["antonyms"]),
+        en_noise=tuple(en["noise_letters"]) + tuple(en["noise_punct"]),
+        en_stop=frozenset(en["stop"]),
+        en_number_words=frozenset(en["number_words"]),
+        en_units=frozenset(en["units"]),
+        en_antonyms=_pairs(en["antonyms"]),
+        en_avoid=frozenset((a.lower(), b.lower()) for a, b in en.get("avoid", [])),
+        option_patterns=tuple(re.compile(p) for p in data["options"]["label_patterns"]),
+    )

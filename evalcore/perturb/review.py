@@ -1,0 +1,227 @@
+"""Human review of attack items: approve, reject or edit, in the database, shared by reviewers.
+
+Why in the database: two reviewers (two browsers, or a page and the CLI) can split one
+set; each action is one short transaction. Last write wins per item, unless the caller
+passes `expected_status` (the status it showed the reviewer): the update then only
+happens if the item still has that status, else `ReviewConflictError` says who changed
+it and when. Only explicit actions approve a flagged item: `approve_unflagged` never
+touches items with flags. Every action records the reviewer and the time (UTC).
+
+An edit replaces the attacked text in the AttackItem AND in the derived dataset's Item
+(what runs ask), re-runs the engine's `check_attack` (new similarity and flags), sets
+`edited`, and leaves the item pending unless the reviewer approves it in the same step.
+`attack_num` and `pairs` keep describing the generated attack.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Literal, Optional
+
+from evalcore.perturb.sets import AttackSetError, engine_fn
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from evalcore.store.tables import AttackItem
+
+Status = Literal["pending", "approved", "rejected"]
+STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
+
+
+class ReviewConflictError(AttackSetError):
+    """Another reviewer changed the item since it was shown."""
+
+
+def _check_status(status: str) -> None:
+    if status not in STATUSES:
+        raise AttackSetError(f"unknown review status {status!r}; use one of {', '.join(STATUSES)}")
+
+
+def _check_reviewer(reviewer: str) -> str:
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise AttackSetError("say who reviews (reviewer name): the review log records it")
+    return reviewer
+
+
+def get_attack_item(engine: "Engine", attack_item_id: int) -> "AttackItem":
+    """One attack item; AttackSetError if there is none."""
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem
+
+    with session_scope(engine, write=False) as session:
+        item = session.get(AttackItem, attack_item_id)
+    if item is None:
+        raise AttackSetError(f"no attack item {attack_item_id}; list a set's items with "
+                             "`attacks show ID`")
+    return item
+
+
+def list_attack_items(engine: "Engine", attack_set_id: int, *, status: Optional[str] = None,
+                      flag: Optional[str] = None, flagged: Optional[bool] = None,
+                      offset: int = 0, limit: Optional[int] = None) -> list["AttackItem"]:
+    """The set's items in source order, filtered by status, by one flag, or by having flags."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem
+
+    if status is not None:
+        _check_status(status)
+    query = select(AttackItem).where(AttackItem.attack_set_id == attack_set_id)
+    if status is not None:
+        query = query.where(AttackItem.status == status)
+    with session_scope(engine, write=False) as session:
+        items = list(session.exec(query.order_by(AttackItem.source_item_id)).all())
+    # flags are a JSON list: filtered here, the same on SQLite and PostgreSQL
+    if flag is not None:
+        items = [i for i in items if flag in (i.flags or [])]
+    if flagged is not None:
+        items = [i for i in items if bool(i.flags) == flagged]
+    return items[offset: None if limit is None else offset + limit]
+
+
+def attack_item_info(item: "AttackItem") -> dict[str, Any]:
+    """A JSON-ready view of one item for the review table and the CLI."""
+    return {"id": item.id, "attack_set_id": item.attack_set_id,
+            "source_item_id": item.source_item_id, "attacked_item_id": item.attacked_item_id,
+            "original": item.original, "attacked": item.attacked, "attack_num": item.attack_num,
+            "pairs": item.pairs, "similarity": item.similarity, "flags": item.flags,
+            "status": item.status, "reviewer": item.reviewer,
+            "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
+            "edited": item.edited, "note": item.note}
+
+
+def _conflict(engine: "Engine", attack_item_id: int, expected: Optional[str]) -> AttackSetError:
+    item = get_attack_item(engine, attack_item_id)  # raises if it is gone
+    when = f" at {item.reviewed_at:%Y-%m-%d %H:%M:%S} UTC" if item.reviewed_at else ""
+    who = f" by {item.reviewer}" if item.reviewer else ""
+    return ReviewConflictError(
+        f"attack item {attack_item_id} (set {item.attack_set_id}) is now '{item.status}'"
+        f"{who}{when}, not '{expected}' as shown; reload it and review again")
+
+
+def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: str,
+               note: Optional[str] = None, expected_status: Optional[str] = None) -> "AttackItem":
+    """Set an item's review status (approve, reject, back to pending) and record who and when."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem, utcnow
+
+    _check_status(status)
+    reviewer = _check_reviewer(reviewer)
+    values: dict[str, Any] = {"status": status, "reviewer": reviewer, "reviewed_at": utcnow()}
+    if note is not None:
+        values["note"] = note
+    query = update(AttackItem).where(AttackItem.id == attack_item_id)
+    if expected_status is not None:
+        _check_status(expected_status)
+        query = query.where(AttackItem.status == expected_status)
+    with engine.begin() as conn:
+        changed = conn.execute(query.values(**values)).rowcount
+    if not changed:
+        raise _conflict(engine, attack_item_id, expected_status)
+    return get_attack_item(engine, attack_item_id)
+
+
+def approve(engine: "Engine", attack_item_id: int, *, reviewer: str,
+            expected_status: Optional[str] = None, note: Optional[str] = None) -> "AttackItem":
+    """Approve one item (flagged ones too: this is the explicit action)."""
+    return set_review(engine, attack_item_id, "approved", reviewer=reviewer, note=note,
+                      expected_status=expected_status)
+
+
+def reject(engine: "Engine", attack_item_id: int, *, reviewer: str,
+           expected_status: Optional[str] = None, note: Optional[str] = None) -> "AttackItem":
+    """Reject one item: it stays stored but no robustness run uses it."""
+    return set_review(engine, attack_item_id, "rejected", reviewer=reviewer, note=note,
+                      expected_status=expected_status)
+
+
+def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, reviewer: str,
+                     expected_status: Optional[str] = None, approve: bool = False,
+                     note: Optional[str] = None) -> "AttackItem":
+    """Replace the attacked text, re-check it, and store it in the item and the derived dataset."""
+    from sqlalchemy import update
+
+    from evalcore.dataset.records import Question
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem, Item, utcnow
+
+    reviewer = _check_reviewer(reviewer)
+    attacked = (attacked or "").strip()
+    if not attacked:
+        raise AttackSetError(f"attack item {attack_item_id}: the edited question is empty; "
+                             "write the attacked question or reject the item")
+    current = get_attack_item(engine, attack_item_id)
+    with session_scope(engine, write=False) as session:
+        source = session.get(Item, current.source_item_id)
+    similarity, flags = engine_fn("check_attack")(Question.model_validate(source), attacked)
+    values: dict[str, Any] = {"attacked": attacked, "similarity": None if similarity is None
+                              else float(similarity), "flags": [str(f) for f in flags],
+                              "edited": True, "status": "approved" if approve else "pending",
+                              "reviewer": reviewer, "reviewed_at": utcnow()}
+    if note is not None:
+        values["note"] = note
+    query = update(AttackItem).where(AttackItem.id == attack_item_id)
+    if expected_status is not None:
+        _check_status(expected_status)
+        query = query.where(AttackItem.status == expected_status)
+    with session_scope(engine) as session:
+        changed = session.execute(query.values(**values)).rowcount
+        if changed and current.attacked_item_id is not None:
+            session.execute(update(Item).where(Item.id == current.attacked_item_id)
+                            .values(question=attacked))
+    if not changed:
+        raise _conflict(engine, attack_item_id, expected_status)
+    return get_attack_item(engine, attack_item_id)
+
+
+def approve_unflagged(engine: "Engine", attack_set_id: int, *, reviewer: str) -> int:
+    """Approve every PENDING item without flags; returns how many. Flagged items stay pending."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem, utcnow
+
+    reviewer = _check_reviewer(reviewer)
+    ids = [i.id for i in list_attack_items(engine, attack_set_id, status="pending", flagged=False)]
+    now = utcnow()
+    changed = 0
+    with engine.begin() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            changed += conn.execute(
+                update(AttackItem)
+                .where(AttackItem.id.in_(chunk), AttackItem.status == "pending")  # type: ignore
+                .values(status="approved", reviewer=reviewer, reviewed_at=now)).rowcount
+    return changed
+
+
+def review_progress(engine: "Engine", attack_set_id: int) -> dict[str, Any]:
+    """Counts by status, flagged counts, share reviewed, items per reviewer, last review time."""
+    items = list_attack_items(engine, attack_set_id)
+    by_status = Counter(i.status for i in items)
+    flags = Counter(f for i in items for f in (i.flags or []))
+    reviewed = [i for i in items if i.status != "pending"]
+    last: Optional[datetime] = max((i.reviewed_at for i in items if i.reviewed_at), default=None)
+    return {"total": len(items), **{s: by_status.get(s, 0) for s in STATUSES},
+            "reviewed_share": len(reviewed) / len(items) if items else 0.0,
+            "flagged": sum(1 for i in items if i.flags),
+            "flagged_pending": sum(1 for i in items if i.flags and i.status == "pending"),
+            "unflagged_pending": sum(1 for i in items if not i.flags and i.status == "pending"),
+            "edited": sum(1 for i in items if i.edited),
+            "flags": dict(flags.most_common()),
+            "reviewers": dict(Counter(i.reviewer for i in reviewed if i.reviewer).most_common()),
+            "last_reviewed_at": last.isoformat() if last else None}
+
+
+def review_log(engine: "Engine", attack_set_id: int,
+               limit: Optional[int] = None) -> list[dict[str, Any]]:
+    """Who reviewed what and when: the latest action per item, newest first."""
+    items = [i for i in list_attack_items(engine, attack_set_id) if i.reviewed_at]
+    items.sort(key=lambda i: i.reviewed_at, reverse=True)  # type: ignore[arg-type, return-value]
+    return [{"id": i.id, "status": i.status, "reviewer": i.reviewer,
+             "reviewed_at": i.reviewed_at.isoformat() if i.reviewed_at else None,
+             "edited": i.edited, "note": i.note, "attacked": i.attacked}
+            for i in items[:limit]]

@@ -1,0 +1,546 @@
+"""Attack sets: attacked copies of a dataset with their lineage, stored for review and runs.
+
+An attack set is stored in ONE transaction as three things:
+
+- an `AttackSet` row: source dataset, level (char, word, sentence), origin (generated or
+  imported), seed and parameters (the lineage);
+- a NEW derived `Dataset` (format "<source format>_attacked", meta["lineage"] naming the
+  attack set and the source dataset) whose Items are the attacked questions, with the
+  clean item's reference, choices, task type and language and meta["original_item_id"];
+  so runs ask attacked questions like any other item;
+- one `AttackItem` per question (status pending, the engine's checks and flags).
+
+Importing the method's attacked CSVs (`*_under{character,word,sentence}attack.csv`):
+the file is parsed by `evalcore.dataset.parse_dataset` (formats "<base>_attacked"), then
+linked to a CLEAN source dataset, in this order:
+
+1. the dataset given by the caller: every original question must be found in it;
+2. else an existing dataset of the base format holding every original question;
+3. else a clean dataset is created from the file's original columns (named
+   "<file stem>-clean"), in the same transaction.
+
+Rows are matched on (original question, reference), the k-th duplicate to the k-th item,
+so importing the clean file first and then each attacked file links them all to it, and
+importing two attacked files of the same set links the second to the clean dataset the
+first one created. Identity pairs of synword_pairs ('？' -> '？') are dropped from `pairs`
+(nothing was replaced); `attack_num` is kept as the file says.
+"""
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+
+from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from evalcore.dataset.records import ParsedDataset, Question
+    from evalcore.store.tables import AttackSet, Dataset, Item
+
+LEVELS = ("char", "word", "sentence")
+_LEVEL_ALIASES = {"character": "char", "char": "char", "word": "word", "sentence": "sentence"}
+
+
+class AttackSetError(EvalcoreError):
+    """An attack set cannot be created, imported, found or reviewed as asked."""
+
+
+def normalize_level(level: str) -> str:
+    """'char', 'word' or 'sentence' (accepts 'character' as the method's files spell it)."""
+    found = _LEVEL_ALIASES.get((level or "").strip().lower())
+    if found is None:
+        raise AttackSetError(f"unknown attack level {level!r}; use one of {', '.join(LEVELS)}")
+    return found
+
+
+# --------------------------------------------------------------------------- engine adapter
+
+
+_ENGINE_HOMES = {"attack_questions": ("evalcore.perturb", "evalcore.perturb.attack"),
+                 "check_attack": ("evalcore.perturb", "evalcore.perturb.guard"),
+                 "make_translator": ("evalcore.perturb", "evalcore.perturb.sentence",
+                                     "evalcore.perturb.translate")}
+
+
+def engine_fn(name: str) -> Callable[..., Any]:
+    """A function of the perturbation engine (evalcore.perturb), or a clear error."""
+    import importlib
+
+    for module in _ENGINE_HOMES[name]:
+        try:
+            found = getattr(importlib.import_module(module), name, None)
+        except ImportError:
+            continue
+        if found is not None:
+            return found
+    raise AttackSetError(f"the perturbation engine has no {name} (evalcore.perturb); "
+                         "update evalcore")
+
+
+def check_many(pairs: Sequence[tuple["Question", str]], *, similarity: bool = True
+               ) -> list[tuple[Optional[float], list[str]]]:
+    """`check_attack` for many (clean question, attacked text) pairs, embeddings in one batch.
+
+    Without `similarity` no embedding is computed (about 25 s per 500 pairs on 2 cores) and
+    "low_similarity" is never flagged; the other checks still run.
+    """
+    from evalcore.scorers.text import embedding_cosine_batch
+
+    check = engine_fn("check_attack")
+    if not pairs:
+        return []
+    if not similarity:
+        return [check(q, a, embed=False) for q, a in pairs]
+    cosines = embedding_cosine_batch([a for _, a in pairs], [q.question for q, _ in pairs])
+    return [check(q, a, similarity=c) for (q, a), c in zip(pairs, cosines)]
+
+
+# --------------------------------------------------------------------------- create
+
+
+async def generate_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
+                              seed: int = 0, params: Optional[dict[str, Any]] = None,
+                              translator: Any = None, models_path: Optional[Path] = None,
+                              name: Optional[str] = None, created_by: str = "",
+                              limit: Optional[int] = None,
+                              on_progress: Optional[Callable[..., None]] = None) -> "AttackSet":
+    """Attack every item of `dataset` (the first `limit`) and store the set; call on a loop.
+
+    `translator` is a spec ("llm:MODEL", "google") or a translator object (sentence level).
+    """
+    from evalcore.dataset import get_dataset, load_items
+    from evalcore.dataset.records import Question
+
+    level = normalize_level(level)
+    resolved = _resolved(level, params)  # unknown params fail here, before any work
+    source = get_dataset(engine, dataset)
+    items = await asyncio.to_thread(load_items, engine, int(source.id), limit)
+    if not items:
+        raise AttackSetError(f"dataset {source.name!r} has no items to attack")
+    translator_spec = translator if isinstance(translator, str) else None
+    if isinstance(translator, str):
+        if models_path is None:
+            from evalcore.config import load_settings
+
+            models_path = load_settings().models_path
+        translator = engine_fn("make_translator")(translator, models_path=models_path)
+    questions = [Question.model_validate(item) for item in items]
+    attack = engine_fn("attack_questions")
+    results = await attack(questions, level, seed=seed, params=params, translator=translator,
+                           on_progress=on_progress)
+    if len(results) != len(items):
+        raise AttackSetError(f"the {level} attack returned {len(results)} results for "
+                             f"{len(items)} questions of {source.name!r}")
+    lineage = {"params": dict(params or {}), "resolved": resolved,
+               "translator": translator_spec, "limit": limit}
+    rows = [_row_from_result(item, result) for item, result in zip(items, results)]
+    return await asyncio.to_thread(
+        _store, engine, source=source, rows=rows, level=level, origin="generated", seed=seed,
+        params=lineage, name=name, created_by=created_by, fmt=None, sha256=None, meta=None)
+
+
+def create_attack_set(engine: "Engine", **kwargs: Any) -> "AttackSet":
+    """`generate_attack_set` from synchronous code (the CLI): runs its own event loop.
+
+    Pages run the coroutine on the background runner instead
+    (`get_runner().call(generate_attack_set(...), timeout)`).
+    """
+    async def main() -> "AttackSet":
+        from evalcore.providers.client import close_clients
+
+        try:
+            return await generate_attack_set(engine, **kwargs)
+        finally:
+            await close_clients()
+
+    return asyncio.run(main())
+
+
+def _resolved(level: str, params: Optional[dict[str, Any]]) -> dict[str, Any]:
+    """Every parameter the attack used, defaults included (the lineage must not depend on
+    defaults that may change later)."""
+    import evalcore.perturb as perturb
+
+    resolve = getattr(perturb, "resolve_params", None)
+    return dict(resolve(level, params)) if resolve is not None else dict(params or {})
+
+
+def _row_from_result(item: "Item", result: Any) -> dict[str, Any]:
+    details = getattr(result, "details", None) or {}
+    return {"source": item, "attacked": str(result.attacked),
+            "attack_num": int(getattr(result, "attack_num", 0) or 0),
+            "pairs": [list(p) for p in (getattr(result, "pairs", None) or [])],
+            "similarity": _float(getattr(result, "similarity", None)),
+            "flags": [str(f) for f in (getattr(result, "flags", None) or [])],
+            "details": json.loads(json.dumps(details, default=str, ensure_ascii=False))}
+
+
+def _float(value: Any) -> Optional[float]:
+    return None if value is None else float(value)
+
+
+# --------------------------------------------------------------------------- import
+
+
+def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] = None,
+                      name: Optional[str] = None, level: Optional[str] = None,
+                      source_dataset: Union[str, int, None] = None, check: bool = True,
+                      similarity: bool = True, created_by: str = "",
+                      allow_duplicate: bool = False) -> "AttackSet":
+    """Import one of the method's attacked CSVs as an attack set (see the module docstring).
+
+    `check` runs the engine's `check_attack` on every row (flags such as number_changed);
+    `similarity` adds the e5 similarity of original and attacked question (and the
+    low_similarity flag), the slow part. Without `check` items carry no flags.
+    """
+    from evalcore.dataset import get_dataset, parse_dataset
+    from evalcore.dataset.formats import FORMATS
+
+    parsed = parse_dataset(source, filename)
+    spec = FORMATS.get(parsed.format)
+    if spec is None or not spec.attacked:
+        raise AttackSetError(f"{parsed.source_file}: format {parsed.format!r} is not an attacked "
+                             "file; the method's attacked CSVs have the original columns plus "
+                             "attacked_question and attack_num")
+    found_level = parsed.meta.get("attack_level")
+    if level is None and found_level in (None, "unknown"):
+        raise AttackSetError(f"{parsed.source_file}: the file name does not say the attack level "
+                             "(e.g. '_underwordattack'); give the level (char, word, sentence)")
+    level = normalize_level(level or found_level)
+    if not allow_duplicate:
+        _refuse_duplicate(engine, parsed.sha256, level, parsed.source_file)
+    base_format = parsed.format[: -len("_attacked")]
+    given = get_dataset(engine, source_dataset) if source_dataset is not None else None
+    clean, how = _find_clean(engine, parsed, base_format, given)
+    stem = Path(parsed.source_file).stem or "attacked"
+    params = {"source_file": parsed.source_file, "sha256": parsed.sha256,
+              "format": parsed.format, "clean_link": how, "checked": check,
+              "similarity_checked": check and similarity}
+    return _store(engine, source=clean, rows=None, parsed=parsed, level=level, origin="imported",
+                  seed=None, params=params, name=name or stem, created_by=created_by,
+                  fmt=parsed.format, sha256=parsed.sha256, meta=parsed.meta,
+                  check=check, similarity=similarity, clean_name=f"{stem}-clean")
+
+
+def _refuse_duplicate(engine: "Engine", sha256: str, level: str, source_file: str) -> None:
+    for attack_set in list_attack_sets(engine):
+        if (attack_set.params or {}).get("sha256") == sha256 and attack_set.level == level:
+            raise AttackSetError(f"{source_file}: the same file was already imported as attack "
+                                 f"set '{attack_set.name}' (id {attack_set.id}); use that one, or "
+                                 "import again with allow_duplicate (--allow-duplicate)")
+
+
+def _match_key(question: str, reference: Optional[str]) -> tuple[str, str]:
+    return question.strip(), (reference or "").strip()
+
+
+def _match(items: Sequence["Item"], questions: Sequence["Question"]) -> Optional[list["Item"]]:
+    """The item of each question by (original question, reference, occurrence), or None."""
+    pool: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    for item in items:
+        pool[_match_key(item.question, item.reference)].append(item)
+    used: dict[tuple[str, str], int] = defaultdict(int)
+    out = []
+    for q in questions:
+        key = _match_key(q.meta.get("original_question", ""), q.reference)
+        candidates = pool.get(key, [])
+        if used[key] >= len(candidates):
+            return None
+        out.append(candidates[used[key]])
+        used[key] += 1
+    return out
+
+
+def _find_clean(engine: "Engine", parsed: "ParsedDataset", base_format: str,
+                given: Optional["Dataset"]) -> tuple[Any, str]:
+    """(clean dataset, how it was linked); a ParsedDataset to create when none matches."""
+    from evalcore.dataset import list_datasets, load_items
+
+    if given is not None:
+        items = load_items(engine, int(given.id))
+        if _match(items, parsed.questions) is None:
+            missing = _first_unmatched(items, parsed.questions)
+            raise AttackSetError(f"{parsed.source_file}: row {missing + 2} (original question "
+                                 f"{parsed.questions[missing].meta.get('original_question')!r}) "
+                                 f"is not in dataset '{given.name}'; pick the dataset the file "
+                                 "was attacked from, or leave it out to create one")
+        return given, "given"
+    for candidate in list_datasets(engine):
+        if candidate.format != base_format or candidate.item_count < len(parsed.questions):
+            continue
+        if _match(load_items(engine, int(candidate.id)), parsed.questions) is not None:
+            return candidate, "matched"
+    return _clean_parsed(parsed, base_format), "created"
+
+
+def _first_unmatched(items: Sequence["Item"], questions: Sequence["Question"]) -> int:
+    for n in range(1, len(questions) + 1):
+        if _match(items, questions[:n]) is None:
+            return n - 1
+    return 0
+
+
+_ATTACK_META = ("original_question", "attack_num", "synword_pairs", "attack_level")
+
+
+def _clean_parsed(parsed: "ParsedDataset", base_format: str) -> "ParsedDataset":
+    """The clean dataset behind an attacked file: the original question of each row."""
+    from evalcore.dataset.records import ParsedDataset
+
+    questions = []
+    for q in parsed.questions:
+        meta = {k: v for k, v in q.meta.items() if k not in _ATTACK_META}
+        questions.append(q.model_copy(update={"question": q.meta["original_question"],
+                                              "meta": meta}))
+    text = json.dumps([q.model_dump() for q in questions], ensure_ascii=False, sort_keys=True)
+    columns = [c for c in parsed.meta.get("columns", [])
+               if c not in ("attacked_question", "attack_num", "synword_pairs")]
+    meta = {"columns": columns, "languages": parsed.meta.get("languages", {}),
+            "derived_from_attacked_file": parsed.source_file}
+    return ParsedDataset(format=base_format, task_type=parsed.task_type, language=parsed.language,
+                         questions=questions, source_file=parsed.source_file,
+                         sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(), meta=meta)
+
+
+# --------------------------------------------------------------------------- store
+
+
+def _store(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]], level: str,
+           origin: str, seed: Optional[int], params: dict[str, Any], name: Optional[str],
+           created_by: str, fmt: Optional[str], sha256: Optional[str],
+           meta: Optional[dict[str, Any]], parsed: Optional["ParsedDataset"] = None,
+           check: bool = False, similarity: bool = True,
+           clean_name: str = "") -> "AttackSet":
+    """Write the clean dataset (if new), the attack set, the derived dataset, its items and
+    the attack items: all or nothing."""
+    from evalcore.dataset.records import ParsedDataset, Question
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet, Dataset
+
+    checks: list[tuple[Optional[float], list[str]]] = []
+    if parsed is not None and check:  # before the write transaction: embeddings take a while
+        checks = check_many([(q.model_copy(update={"question": q.meta["original_question"]}),
+                              q.question) for q in parsed.questions], similarity=similarity)
+    with session_scope(engine) as session:
+        if isinstance(source, ParsedDataset):
+            source = _insert_dataset(session, source, _free_name(session, clean_name, Dataset))
+        if parsed is not None:
+            from sqlmodel import select
+
+            from evalcore.store.tables import Item
+
+            clean_items = list(session.exec(select(Item).where(Item.dataset_id == source.id)))
+            matched = _match(clean_items, parsed.questions)
+            assert matched is not None  # _find_clean checked it
+            rows = []
+            for n, (q, item) in enumerate(zip(parsed.questions, matched)):
+                similarity, flags = checks[n] if checks else (None, [])
+                rows.append({"source": item, "attacked": q.question, "idx": q.idx,
+                             "attack_num": _int(q.meta.get("attack_num")),
+                             "pairs": _pairs(q.meta.get("synword_pairs")),
+                             "similarity": _float(similarity), "flags": list(flags),
+                             "details": {}, "meta": q.meta})
+        assert rows is not None
+        set_name = _set_name(session, name, source.name, level, seed)
+        attack_set = AttackSet(name=set_name, source_dataset_id=source.id, level=level,
+                               origin=origin, seed=seed, params=params, created_by=created_by,
+                               item_count=len(rows))
+        session.add(attack_set)
+        session.flush()
+        lineage = {"attack_set": attack_set.id, "attack_set_name": set_name,
+                   "source_dataset_id": source.id, "source_dataset": source.name,
+                   "level": level, "origin": origin, "seed": seed, "params": params}
+        derived_format = fmt or (source.format if source.format.endswith("_attacked")
+                                 else f"{source.format}_attacked")
+        questions = [Question(idx=r.get("idx", r["source"].idx), question=r["attacked"],
+                              reference=r["source"].reference, choices=r["source"].choices,
+                              task_type=r["source"].task_type, language=r["source"].language,
+                              meta=_derived_meta(r, level)) for r in rows]
+        text = json.dumps([q.question for q in questions], ensure_ascii=False)
+        derived = ParsedDataset(format=derived_format, task_type=source.task_type,
+                                language=source.language, questions=questions,
+                                source_file=(parsed.source_file if parsed else ""),
+                                sha256=sha256 or hashlib.sha256(text.encode()).hexdigest(),
+                                meta={**(meta or {}), "lineage": lineage, "attack_level": level})
+        dataset = _insert_dataset(session, derived, _free_name(session, f"attack:{set_name}",
+                                                               Dataset))
+        attack_set.dataset_id = dataset.id
+        session.add(attack_set)
+        _insert_attack_items(session, attack_set, dataset, rows)
+        session.flush()
+        session.refresh(attack_set)
+    return attack_set
+
+
+def _derived_meta(row: dict[str, Any], level: str) -> dict[str, Any]:
+    meta = {k: v for k, v in (row.get("meta") or {}).items()}
+    meta.update({"original_item_id": row["source"].id, "original_question": row["source"].question,
+                 "attack_level": level, "attack_num": row["attack_num"]})
+    if row.get("details"):
+        meta["attack_details"] = row["details"]
+    return meta
+
+
+def _insert_dataset(session: "Session", parsed: "ParsedDataset", name: str) -> "Dataset":
+    from sqlalchemy import insert
+
+    from evalcore.store.tables import Dataset, Item
+
+    dataset = Dataset(name=name, format=parsed.format, task_type=parsed.task_type,
+                      language=parsed.language, source_file=parsed.source_file,
+                      sha256=parsed.sha256, item_count=len(parsed.questions), meta=parsed.meta)
+    session.add(dataset)
+    session.flush()
+    session.execute(insert(Item), [
+        {"dataset_id": dataset.id, "idx": q.idx, "question": q.question, "reference": q.reference,
+         "choices": q.choices, "task_type": q.task_type, "language": q.language, "meta": q.meta}
+        for q in parsed.questions])
+    return dataset
+
+
+def _insert_attack_items(session: "Session", attack_set: "AttackSet", dataset: "Dataset",
+                         rows: list[dict[str, Any]]) -> None:
+    from sqlalchemy import insert
+    from sqlmodel import select
+
+    from evalcore.store.tables import AttackItem, Item
+
+    by_idx = {idx: item_id for idx, item_id in
+              session.exec(select(Item.idx, Item.id).where(Item.dataset_id == dataset.id))}
+    session.execute(insert(AttackItem), [
+        {"attack_set_id": attack_set.id, "source_item_id": r["source"].id,
+         "attacked_item_id": by_idx[r.get("idx", r["source"].idx)],
+         "original": r["source"].question, "attacked": r["attacked"],
+         "attack_num": r["attack_num"], "pairs": r["pairs"], "similarity": r["similarity"],
+         "flags": r["flags"], "status": "pending", "reviewer": "", "reviewed_at": None,
+         "edited": False, "note": ""} for r in rows])
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _pairs(value: Any) -> list[list[str]]:
+    """synword_pairs {'a': 'b'} -> [['a', 'b']], identity pairs dropped."""
+    if isinstance(value, dict):
+        return [[str(a), str(b)] for a, b in value.items() if a != b]
+    if isinstance(value, (list, tuple)):
+        return [[str(p[0]), str(p[1])] for p in value if len(p) == 2 and p[0] != p[1]]
+    return []
+
+
+def _free_name(session: "Session", wanted: str, table: Any) -> str:
+    from sqlmodel import select
+
+    taken = set(session.exec(select(table.name).where(table.name.startswith(wanted))))
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+def _set_name(session: "Session", name: Optional[str], dataset_name: str, level: str,
+              seed: Optional[int]) -> str:
+    from sqlmodel import select
+
+    from evalcore.store.tables import AttackSet
+
+    if name:
+        clash = session.exec(select(AttackSet.id).where(AttackSet.name == name)).first()
+        if clash is not None:
+            raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
+                                 "choose another name (--name)")
+        return name
+    base = f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
+    return _free_name(session, base, AttackSet)
+
+
+# --------------------------------------------------------------------------- read
+
+
+def list_attack_sets(engine: "Engine", dataset: Union[str, int, None] = None) -> list["AttackSet"]:
+    """Every attack set, oldest first; only those of one source dataset if given."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet
+
+    query = select(AttackSet).order_by(AttackSet.id)
+    if dataset is not None:
+        from evalcore.dataset import get_dataset
+
+        query = query.where(AttackSet.source_dataset_id == get_dataset(engine, dataset).id)
+    with session_scope(engine, write=False) as session:
+        return list(session.exec(query).all())
+
+
+def get_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackSet":
+    """An attack set by id (int or digits) or by name."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet
+
+    with session_scope(engine, write=False) as session:
+        found = None
+        if isinstance(id_or_name, int) or str(id_or_name).strip().isdigit():
+            found = session.get(AttackSet, int(id_or_name))
+        if found is None:
+            found = session.exec(select(AttackSet).where(AttackSet.name == str(id_or_name))).first()
+        if found is None:
+            known = [f"{s.id}:{s.name}" for s in
+                     session.exec(select(AttackSet).order_by(AttackSet.id)).all()]
+            raise AttackSetError(f"no attack set {id_or_name!r}; known: "
+                                 f"{', '.join(known[:20]) or 'none yet'} (create one with "
+                                 "`attack --dataset NAME --level word` or `attacks import PATH`)")
+        return found
+
+
+def attack_set_info(engine: "Engine", attack_set: "AttackSet") -> dict[str, Any]:
+    """A JSON-ready summary: lineage, counts by status and flags."""
+    from evalcore.dataset import get_dataset
+    from evalcore.perturb.review import review_progress
+
+    source = get_dataset(engine, attack_set.source_dataset_id)
+    return {"id": attack_set.id, "name": attack_set.name, "level": attack_set.level,
+            "origin": attack_set.origin, "seed": attack_set.seed, "params": attack_set.params,
+            "source_dataset_id": attack_set.source_dataset_id, "source_dataset": source.name,
+            "dataset_id": attack_set.dataset_id, "items": attack_set.item_count,
+            "created_by": attack_set.created_by,
+            "created_at": attack_set.created_at.isoformat(),
+            "review": review_progress(engine, int(attack_set.id))}
+
+
+def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackSet":
+    """Delete a set, its attack items and derived dataset; refuses while runs use them."""
+    from sqlalchemy import delete
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem, Call, Dataset, Item
+
+    attack_set = get_attack_set(engine, id_or_name)
+    with session_scope(engine) as session:
+        used = session.exec(select(Call.run_id).join(Item, Item.id == Call.item_id)
+                            .where(Item.dataset_id == attack_set.dataset_id).distinct()).all()
+        if used:
+            raise AttackSetError(f"attack set '{attack_set.name}' was run in run(s) "
+                                 f"{', '.join(map(str, used[:10]))}; delete those runs first")
+        session.execute(delete(AttackItem).where(AttackItem.attack_set_id == attack_set.id))
+        from evalcore.store.tables import AttackSet
+
+        session.execute(delete(AttackSet).where(AttackSet.id == attack_set.id))
+        session.execute(delete(Item).where(Item.dataset_id == attack_set.dataset_id))
+        session.execute(delete(Dataset).where(Dataset.id == attack_set.dataset_id))
+    return attack_set

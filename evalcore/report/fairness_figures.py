@@ -1,0 +1,77 @@
+"""Plotly figures and verdict tables of a fairness report (no streamlit).
+
+Each function takes the dict of `evalcore.report.fairness.fairness_report` (or the same
+dict read back from its JSON) and returns a `plotly.graph_objects.Figure` or plain rows,
+so the page, the CLI or a notebook draw the same thing. Plotly is imported lazily.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from evalcore.metrics.gate import GateResult
+
+BOX_METRICS = {"sentiment": "sentiment (-1..1)", "score": "score (1-10)",
+               "length": "answer length (words en / characters zh)",
+               "professionalism": "professionalism (0..1)"}
+"""Figures a box plot can show, with their axis titles."""
+LEVEL_COLOURS = {"EXCELLENT": "#1a9850", "GOOD": "#91cf60", "ACCEPTABLE": "#fee08b",
+                 "CONCERNING": "#fc8d59", "POOR": "#d73027"}
+
+
+def _group(row: Mapping[str, Any], attribute: str) -> str | None:
+    parts = [row.get("attributes", {}).get(a) for a in attribute.split("×")]
+    return None if any(p is None for p in parts) else "×".join(map(str, parts))
+
+
+def box_by_group(report: Mapping[str, Any], metric: str, attribute: str) -> go.Figure:
+    """One box per group of `attribute` for a per-answer figure (sentiment, score, length)."""
+    import plotly.graph_objects as go
+
+    if metric not in BOX_METRICS:
+        raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(BOX_METRICS)}")
+    by: dict[str, list[float]] = {}
+    for row in report.get("rows", []):
+        group, value = _group(row, attribute), row.get(metric)
+        if group is not None and value is not None:
+            by.setdefault(group, []).append(float(value))
+    fig = go.Figure([go.Box(y=values, name=group, boxpoints="all", jitter=0.3)
+                     for group, values in by.items()])
+    fig.update_layout(title=f"{BOX_METRICS[metric]} by {attribute}", yaxis_title=metric,
+                      xaxis_title=attribute, showlegend=False,
+                      margin={"l": 40, "r": 20, "t": 50, "b": 40})
+    return fig
+
+
+def selection_rate_figure(report: Mapping[str, Any], attribute: str) -> go.Figure:
+    """Share of positive decisions (score >= threshold) per group, with the SPD in the title."""
+    import plotly.graph_objects as go
+
+    block = report["attributes"][attribute]
+    groups = [g for g in block["groups"] if g.get("selection_rate") is not None]
+    fig = go.Figure(go.Bar(x=[g["group"] for g in groups],
+                           y=[g["selection_rate"] for g in groups]))
+    spd = block.get("spd")
+    fig.update_layout(title=f"selection rate by {attribute}"
+                            + (f" (SPD {spd:.3f})" if spd is not None else ""),
+                      yaxis={"range": [0, 1], "title": "selection rate"})
+    return fig
+
+
+def gate_table(result: GateResult | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows of the gate verdict: check, value, threshold, passed, detail (for st.dataframe)."""
+    checks = result.checks if hasattr(result, "checks") else result.get("checks", [])
+    rows = []
+    for check in checks:
+        c = check.model_dump() if hasattr(check, "model_dump") else dict(check)
+        rows.append({"check": c["name"], "value": c["value"], "threshold": c["threshold"],
+                     "passed": c["passed"], "detail": c["detail"]})
+    return rows
+
+
+def group_table(report: Mapping[str, Any], attribute: str) -> list[dict[str, Any]]:
+    """The per-group figures of one attribute, AUC included, as flat rows."""
+    return [dict(g) for g in report["attributes"][attribute]["groups"]]

@@ -1,0 +1,201 @@
+"""A stored robustness run as a report: accuracy clean vs attacked per level, PDR, flips,
+McNemar, the paired test, answer similarity and the most fragile questions.
+
+The pairs come from the run's spec (`extra["pairs"]`, frozen at creation); verdicts and
+answers from its calls. A round's verdict is its judge call when the run had a judge
+model, else the answer call's rules score; a missing round counts as wrong. Texts
+(original, attacked, pairs, flags) are read from the attack items at report time;
+`edited_after_run` marks items whose attacked text a reviewer changed after the run, and
+`asked_attacked` is the text as approved when the run was created.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections import defaultdict
+from typing import Any, Optional
+
+from sqlalchemy.engine import Engine
+
+from evalcore.errors import RunError
+
+FRAGILE_LIMIT = 20
+
+
+def text_diff(original: str, attacked: str) -> list[list[str]]:
+    """[[op, text], ...] with op 'equal', 'delete' or 'insert': characters for Chinese,
+    words (with their spaces) otherwise."""
+    from evalcore.scorers.text import detect_language
+
+    def split(text: str) -> list[str]:
+        if detect_language(original + attacked) == "zh":
+            return list(text)
+        return [t for t in re.split(r"(\s+)", text) if t]
+
+    a, b = split(original), split(attacked)
+    ops = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    # a lone space kept between two changed words reads as noise: fold it into the change
+    spans: list[tuple[bool, list[str], list[str]]] = []
+    for n, (tag, i1, i2, j1, j2) in enumerate(ops):
+        equal = tag == "equal" and not (
+            0 < n < len(ops) - 1 and not "".join(a[i1:i2]).strip())
+        if spans and not equal and not spans[-1][0]:
+            spans[-1][1].extend(a[i1:i2])
+            spans[-1][2].extend(b[j1:j2])
+        else:
+            spans.append((equal, list(a[i1:i2]), list(b[j1:j2])))
+    out: list[list[str]] = []
+    for equal, old, new in spans:
+        if equal:
+            out.append(["equal", "".join(old)])
+            continue
+        if old:
+            out.append(["delete", "".join(old)])
+        if new:
+            out.append(["insert", "".join(new)])
+    return out
+
+
+def _verdicts(engine: Engine, run: Any) -> tuple[dict[int, list], dict[int, list]]:
+    """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls."""
+    from evalcore.store import queries
+
+    judged = run.judge != "rules"
+    verdicts: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
+    answers: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
+    for call in queries.iter_calls(engine, run.id):
+        if not 1 <= call.round <= run.rounds:
+            continue
+        if call.stage == "answer":
+            answers[call.item_id][call.round - 1] = call.answer
+            if not judged or call.error:
+                verdicts[call.item_id][call.round - 1] = call.correct
+        elif call.stage == "judge" and judged:
+            verdicts[call.item_id][call.round - 1] = call.correct
+    return verdicts, answers
+
+
+def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
+                      fragile_limit: int = FRAGILE_LIMIT) -> dict[str, Any]:
+    """The robustness JSON of a run (see the module docstring); `embeddings` adds the e5
+    cosine between clean and attacked answers (slower: a model call per answer)."""
+    from sqlmodel import select
+
+    from evalcore.metrics.robustness import (
+        PairedOutcome,
+        accuracy,
+        answer_similarity,
+        mean_similarity,
+        robustness_summary,
+    )
+    from evalcore.scorers.registry import score_answer
+    from evalcore.store import queries
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem, AttackSet
+
+    run = queries.get_run(engine, run_id)
+    extra = (run.config.get("spec") or {}).get("extra") or {}
+    pairs = extra.get("pairs")
+    if run.kind != "robustness" or not pairs:
+        raise RunError(f"run {run_id} is a {run.kind!r} run without attack pairs; open it in "
+                       "the results for its kind, or start a robustness run")
+    questions = queries.run_questions(engine, run_id)
+    verdicts, answers = _verdicts(engine, run)
+    with session_scope(engine, write=False) as session:
+        attack_items = {a.id: a for a in session.exec(select(AttackItem).where(
+            AttackItem.attack_set_id.in_(extra.get("attack_set_ids") or [])))}  # type: ignore
+        sets = {s.id: s for s in session.exec(select(AttackSet).where(
+            AttackSet.id.in_(extra.get("attack_set_ids") or [])))}  # type: ignore[union-attr]
+
+    def verdict_list(item_id: int) -> list:
+        return list(verdicts[item_id]) if item_id in verdicts else [None] * run.rounds
+
+    rows: list[dict[str, Any]] = []
+    by_level: dict[str, list[PairedOutcome]] = defaultdict(list)
+    by_set: dict[int, list[PairedOutcome]] = defaultdict(list)
+    sims_by_level: dict[str, list] = defaultdict(list)
+    sims_by_set: dict[int, list] = defaultdict(list)
+    for attack_item_id, clean_id, attacked_id, set_id, level, *asked in pairs:
+        outcome = PairedOutcome(attack_item_id, verdict_list(clean_id), verdict_list(attacked_id))
+        by_level[level].append(outcome)
+        by_set[set_id].append(outcome)
+        question = questions[clean_id]
+
+        def extract(text: str, q: Any = question) -> Optional[str]:
+            return score_answer(text, q).extracted
+
+        clean_answers = list(answers.get(clean_id) or [None] * run.rounds)
+        attacked_answers = list(answers.get(attacked_id) or [None] * run.rounds)
+        sim = answer_similarity(clean_answers, attacked_answers, extract=extract,
+                                embeddings=embeddings)
+        sims_by_level[level].append(sim)
+        sims_by_set[set_id].append(sim)
+        item = attack_items.get(attack_item_id)
+        original = item.original if item else question.question
+        attacked = item.attacked if item else questions[attacked_id].question
+        edited_after = bool(item and item.edited and item.reviewed_at
+                            and item.reviewed_at.replace(tzinfo=None)
+                            > run.created_at.replace(tzinfo=None))
+        rows.append({
+            "attack_item_id": attack_item_id, "attack_set_id": set_id, "level": level,
+            "item_idx": question.idx, "clean_item_id": clean_id, "attacked_item_id": attacked_id,
+            "original": original, "attacked": attacked,
+            "asked_attacked": asked[0] if asked else questions[attacked_id].question,
+            "reference": question.reference, "task_type": question.task_type,
+            "pairs": item.pairs if item else [], "flags": item.flags if item else [],
+            "question_similarity": item.similarity if item else None,
+            "edited_after_run": edited_after,
+            "clean_correct": sum(1 for v in outcome.clean if v), "attacked_correct":
+            sum(1 for v in outcome.attacked if v), "clean_rate": outcome.clean_rate,
+            "attacked_rate": outcome.attacked_rate, "drop": outcome.drop, "flip": outcome.flip,
+            "clean_answers": clean_answers, "attacked_answers": attacked_answers,
+            "answer_similarity": sim.to_json_dict()})
+
+    def block(outcomes: list[PairedOutcome], sims: list) -> dict[str, Any]:
+        data = robustness_summary(outcomes).to_json_dict()
+        data["consistency"] = mean_similarity(sims)
+        return data
+
+    levels = {}
+    for level in sorted(by_level, key=_level_order):
+        levels[level] = {"attack_set_ids": sorted({p[3] for p in pairs if p[4] == level}),
+                         **block(by_level[level], sims_by_level[level])}
+    per_set = {}
+    for set_id, outcomes in by_set.items():
+        attack_set = sets.get(set_id)
+        per_set[str(set_id)] = {"name": attack_set.name if attack_set else str(set_id),
+                                "level": attack_set.level if attack_set else None,
+                                **block(outcomes, sims_by_set[set_id])}
+    clean_ids = list(dict.fromkeys(p[1] for p in pairs))
+    fragile = sorted((r for r in rows if r["drop"] > 0 or r["flip"] == "right_to_wrong"),
+                     key=lambda r: (-r["drop"], r["flip"] != "right_to_wrong", r["item_idx"]))
+    stats = queries.call_stats(engine, run_id)
+    return {
+        "run_id": run.id, "status": run.status, "kind": run.kind, "model": run.model,
+        "judge": run.judge, "rounds": run.rounds, "dataset_id": run.dataset_id,
+        "attack_set_ids": extra.get("attack_set_ids") or [],
+        "clean_questions": len(clean_ids), "pairs": len(pairs),
+        "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
+        "levels": levels, "sets": per_set,
+        "flips": {
+            "right_to_wrong": [_flip_row(r) for r in rows if r["flip"] == "right_to_wrong"],
+            "wrong_to_right": [_flip_row(r) for r in rows if r["flip"] == "wrong_to_right"]},
+        "fragile": [{**r, "diff": text_diff(r["original"], r["attacked"])}
+                    for r in fragile[:fragile_limit]],
+        "questions": [{k: r[k] for k in ("attack_item_id", "attack_set_id", "level", "item_idx",
+                                         "clean_rate", "attacked_rate", "drop", "flip")}
+                      for r in rows],
+        "timing": {"calls": stats["calls"], "errors": stats["errors"], "retries": run.retries,
+                   "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"]},
+    }
+
+
+def _flip_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in ("attack_item_id", "level", "item_idx", "original", "attacked",
+                                "reference", "clean_answers", "attacked_answers",
+                                "clean_rate", "attacked_rate")}
+
+
+def _level_order(level: str) -> tuple[int, str]:
+    order = {"char": 0, "word": 1, "sentence": 2}
+    return order.get(level, 9), level

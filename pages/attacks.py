@@ -1,0 +1,431 @@
+"""Attacks: generate perturbed copies of a dataset, then review them item by item.
+
+The page gathers input, calls evalcore and draws. Generation can take minutes (sentence
+level translates every question with an LLM), so it runs in a worker thread that waits
+on the process-wide background loop; the page keeps the job (progress, result, error)
+in a process-wide cache and a fragment re-reads it. Review state (status, reviewer,
+time, edits) lives in the database, so several reviewers can share one attack set; each
+action passes the status the reviewer saw, and a clash is reported instead of silently
+overwriting someone else's decision.
+"""
+from __future__ import annotations
+
+import io
+import json
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from pages import _shared
+
+# No bare strings at module level below: Streamlit's magic would draw them on the page.
+REFRESH_S = 1.0  # seconds between progress reads while a generation job is live
+PAGE_SIZE = 10  # review cards per page
+REVIEWER = "attacks.reviewer"  # the reviewer's name, kept across pages
+SET = "attacks.set"  # the attack set under review (kept across pages)
+JOB = "attacks.job"  # the generation job this session started
+CONFIRM_BULK = "attacks.confirm_bulk"
+LEVELS = {"char": "character (insert symbols)", "word": "word (synonym swaps)",
+          "sentence": "sentence (back-translation)"}
+STATUSES = ["all", "pending", "approved", "rejected"]
+ANY_FLAG, NO_FLAG = "(any flag)", "(no flags)"
+
+
+# ------------------------------------------------------------------ background generation
+
+
+@dataclass
+class Job:
+    """One attack-set generation running in a worker thread."""
+
+    label: str
+    done: int = 0
+    total: int = 0
+    set_id: int | None = None
+    error: str = ""
+    finished: bool = False
+    selected: bool = False
+    """Whether the new set was put in this session's picker once."""
+
+    def progress(self, done: Any = 0, total: Any = 0, *_: Any, **__: Any) -> None:
+        """on_progress callback of the engine (called from the background loop)."""
+        self.done, self.total = int(done or 0), int(total or 0)
+
+
+@st.cache_resource(show_spinner=False)
+def _jobs() -> dict[str, Job]:
+    """Generation jobs of this process (a reload of the page finds its job again)."""
+    return {}
+
+
+def _generate(job: Job, kwargs: dict[str, Any]) -> None:
+    from evalcore.perturb.sets import generate_attack_set
+    from evalcore.runner.background import get_runner
+
+    try:
+        attack_set = get_runner().call(generate_attack_set(_shared.engine(), **kwargs,
+                                                           on_progress=job.progress))
+        job.set_id = int(attack_set.id)
+    except EvalcoreError as exc:
+        job.error = str(exc)
+    except Exception as exc:  # noqa: BLE001 - the page must show it, the thread has no caller
+        job.error = f"{type(exc).__name__}: {exc}"
+    finally:
+        job.finished = True
+
+
+def start_job(kwargs: dict[str, Any], label: str) -> str:
+    """Start generating in a worker thread; returns the job key."""
+    key = uuid.uuid4().hex
+    job = Job(label)
+    _jobs()[key] = job
+    threading.Thread(target=_generate, args=(job, kwargs), name=f"attack-{key[:8]}",
+                     daemon=True).start()
+    return key
+
+
+def _job_body(key: str, was_live: bool) -> None:
+    job = _jobs().get(key)
+    if job is None:
+        return
+    if job.finished and was_live:
+        st.rerun()  # once: the new set appears in the picker, refreshing stops
+    if not job.finished:
+        fraction = job.done / job.total if job.total else 0.0
+        st.progress(min(fraction, 1.0), text=f"{job.label}: {job.done} / {job.total or '?'}")
+    elif job.error:
+        st.error(f"{job.label} failed: {job.error}")
+    else:
+        st.success(f"{job.label}: attack set #{job.set_id} is ready for review below.")
+
+
+def job_panel() -> None:
+    """Progress of this session's generation job, re-read while it runs."""
+    key = st.session_state.get(JOB)
+    job = _jobs().get(key) if key else None
+    if job is None:
+        return
+    live = not job.finished
+    st.fragment(run_every=REFRESH_S if live else None)(_job_body)(key, live)
+
+
+def select_new_set() -> None:
+    """Once a job of this session has made a set, show that set (once: then it is free)."""
+    key = st.session_state.get(JOB)
+    job = _jobs().get(key) if key else None
+    if job is not None and job.finished and job.set_id is not None and not job.selected:
+        job.selected = True
+        st.session_state[SET] = job.set_id
+
+
+# ------------------------------------------------------------------ generate form
+
+
+def _translators(models: list[str]) -> list[str]:
+    return [*(f"llm:{m}" for m in models), "google"]
+
+
+def generate_form(datasets: list[Any], reviewer: str) -> None:
+    """Widgets for a new attack set; the button starts the background job."""
+    from evalcore.perturb.attack import resolve_params
+    from evalcore.providers.registry import load_models
+
+    if not datasets:
+        st.info("No datasets yet: import one on the Datasets page first.")
+        return
+    models_path = _shared.settings().models_path
+    try:
+        models = sorted(load_models(models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        models = []
+    by_id = {ds.id: ds for ds in datasets}
+    left, right = st.columns(2)
+    dataset_id = left.selectbox(
+        "Dataset", list(by_id), key="attacks.dataset",
+        format_func=lambda i: f"{by_id[i].name} ({by_id[i].item_count} items, "
+                              f"{by_id[i].language})")
+    level = left.radio("Level", list(LEVELS), format_func=LEVELS.get, horizontal=True,
+                       key="attacks.level")
+    seed = left.number_input("Seed", min_value=0, value=0, step=1, key="attacks.seed")
+    n_items = int(by_id[dataset_id].item_count)
+    limit = right.number_input("Attack only the first K items (0 = all)", min_value=0,
+                               max_value=max(n_items, 0), value=0, step=1,
+                               key=f"attacks.limit.{dataset_id}")
+    translator = None
+    if level == "sentence":
+        translator = right.selectbox("Translator", _translators(models), key="attacks.translator",
+                                     help="`llm:MODEL` translates with a configured model; "
+                                          "`google` needs internet access")
+    params_text = right.text_area(
+        "Parameters (JSON)", value=json.dumps(resolve_params(level, None), ensure_ascii=False),
+        key=f"attacks.params.{level}", height=68,
+        help="The engine's defaults for this level; change a value or remove keys. char: "
+             "ops (insert, swap, drop, keyboard), insertions (null = the method's rule); "
+             "word: replacements, min_similarity; sentence: pivot language; all: "
+             "threshold (least question similarity), similarity (false skips it)")
+    name = st.text_input("Attack set name (optional)", key="attacks.name")
+    if st.button("Generate attack set", type="primary", key="attacks.generate"):
+        try:
+            params = json.loads(params_text or "{}")
+        except json.JSONDecodeError as exc:
+            st.error(f"Parameters are not valid JSON ({exc}); write e.g. {{}}")
+            return
+        if not isinstance(params, dict):
+            st.error("Parameters must be a JSON object, e.g. {}")
+            return
+        kwargs = {"dataset": int(dataset_id), "level": level, "seed": int(seed),
+                  "params": params, "translator": translator, "models_path": models_path,
+                  "name": name.strip() or None, "created_by": reviewer,
+                  "limit": int(limit) or None}
+        st.session_state[JOB] = start_job(kwargs, f"{LEVELS[level]} attack on "
+                                                  f"{by_id[dataset_id].name}")
+
+
+# ------------------------------------------------------------------ pick a set
+
+
+def set_picker(sets: list[Any], datasets: list[Any]) -> Any | None:
+    """Select box of attack sets, newest first; returns the chosen set."""
+    if not sets:
+        st.info("No attack sets yet: generate one above (or `evalcore attacks import`).")
+        return None
+    names = {ds.id: ds.name for ds in datasets}
+    by_id = {s.id: s for s in reversed(sets)}
+    labels = {s.id: (f"#{s.id} · {s.name} · {s.level} · from "
+                     f"{names.get(s.source_dataset_id, '?')} · {s.item_count} items · "
+                     f"{s.origin}") for s in by_id.values()}
+    if st.session_state.get(SET) not in labels:
+        st.session_state[SET] = next(iter(labels))
+    picked = st.selectbox("Attack set", list(labels), format_func=labels.get, key=SET)
+    return by_id[picked]
+
+
+# ------------------------------------------------------------------ review
+
+
+def progress_bar(set_id: int) -> dict[str, Any]:
+    """How far the review is, from the database (all reviewers together)."""
+    from evalcore.perturb.review import review_progress
+
+    p = review_progress(_shared.engine(), set_id)
+    reviewed = p["approved"] + p["rejected"]
+    st.progress(min(float(p["reviewed_share"]), 1.0),
+                text=f"Reviewed {reviewed} / {p['total']}")
+    cols = st.columns(5)
+    cols[0].metric("Pending", p["pending"])
+    cols[1].metric("Approved", p["approved"])
+    cols[2].metric("Rejected", p["rejected"])
+    cols[3].metric("Flagged", p["flagged"])
+    cols[4].metric("Edited", p["edited"])
+    if p["reviewers"]:
+        last = (p["last_reviewed_at"] or "")[:16].replace("T", " ")
+        st.caption("Reviewed by " + ", ".join(f"{who} ({n})" for who, n in p["reviewers"].items())
+                   + (f" · last review {last} UTC" if last else ""))
+    return p
+
+
+def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = "") -> None:
+    """Button callback: one review action on what the reviewer saw when the card was drawn.
+
+    `seen` is the status shown on the card (callbacks get their arguments from that run):
+    if someone else reviewed the item meanwhile, the service refuses and the card says who
+    and when. An edit (text from the widget under `edit_key`) is re-checked by the service;
+    its result is noted on the card.
+    """
+    from evalcore.perturb.review import edit_attack_item, set_review
+
+    eng = _shared.engine()
+    try:
+        if edit_key:
+            saved = edit_attack_item(eng, item_id, st.session_state.get(edit_key, ""),
+                                     reviewer=reviewer, expected_status=seen,
+                                     approve=status == "approved")
+            sim = "-" if saved.similarity is None else f"{saved.similarity:.3f}"
+            text = (f"Edit saved and re-checked: similarity {sim}, flags "
+                    f"{', '.join(saved.flags) or 'none'}; now {saved.status}.")
+            note = ("info", text)
+        else:
+            set_review(eng, item_id, status, reviewer=reviewer, expected_status=seen)
+            note = None
+    except EvalcoreError as exc:
+        note = ("warning", str(exc))
+    st.session_state[_note_key(item_id)] = note
+
+
+def _note_key(item_id: int) -> str:
+    return f"attacks.note.{item_id}"
+
+
+def _flags_line(item: Any) -> str:
+    flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
+    sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
+    pairs = " · ".join(f"{a} → {b}" for a, b in (tuple(p) for p in item.pairs if len(p) == 2))
+    parts = [f"insertions/replacements **{item.attack_num}**", f"similarity **{sim}**",
+             f"flags {flags}"]
+    if pairs:
+        parts.append(f"pairs: {pairs}")
+    return " · ".join(parts)
+
+
+def _who(item: Any) -> str:
+    if item.status == "pending" or not item.reviewer:
+        return "not reviewed yet" + (" (edited)" if item.edited else "")
+    when = f"{item.reviewed_at:%Y-%m-%d %H:%M} UTC" if item.reviewed_at else "?"
+    return f"{item.status} by {item.reviewer} at {when}" + (" (edited)" if item.edited else "")
+
+
+def item_card(item: Any, position: int, reviewer: str) -> None:
+    """Original vs attacked with the changes marked, the checks, and the review buttons."""
+    from evalcore.report.diff import side_by_side_html
+
+    with st.container(border=True):
+        st.markdown(f"**{position}.** item `{item.id}` · **{item.status}** · {_who(item)}")
+        st.html(side_by_side_html(item.original, item.attacked))
+        st.caption(_flags_line(item))
+        note = st.session_state.get(_note_key(item.id))
+        if note:
+            getattr(st, note[0])(note[1])
+        a, b, _ = st.columns([1, 1, 4])
+        disabled = not reviewer
+        seen = (int(item.id), item.status, reviewer)
+        a.button("Approve", key=f"attacks.approve.{item.id}", on_click=_act,
+                 args=(*seen, "approved"), disabled=disabled or item.status == "approved")
+        b.button("Reject", key=f"attacks.reject.{item.id}", on_click=_act,
+                 args=(*seen, "rejected"), disabled=disabled or item.status == "rejected")
+        with st.expander("Edit the attacked text"):
+            text_key = f"attacks.text.{item.id}"
+            text = st.text_area("Attacked text", value=item.attacked, key=text_key)
+            unchanged = text.strip() == item.attacked.strip()
+            c, d, _ = st.columns([1, 1, 2])
+            c.button("Save edit (re-check)", key=f"attacks.save.{item.id}", on_click=_act,
+                     args=(*seen, "pending", text_key), disabled=disabled or unchanged)
+            d.button("Save edit and approve", key=f"attacks.save_approve.{item.id}",
+                     on_click=_act, args=(*seen, "approved", text_key),
+                     disabled=disabled or unchanged)
+
+
+def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
+    """Approve every pending item without flags, after a confirmation."""
+    from evalcore.perturb.review import approve_unflagged
+
+    candidates = int(progress["unflagged_pending"])
+    if not st.session_state.get(CONFIRM_BULK):
+        if st.button("Approve all unflagged pending items", key="attacks.bulk",
+                     disabled=not reviewer or not candidates):
+            st.session_state[CONFIRM_BULK] = True
+            st.rerun()
+        return
+    st.warning(f"Approve up to {candidates} pending items without flags as {reviewer}? "
+               "Flagged items stay pending.")
+    yes, no, _ = st.columns([1, 1, 4])
+    if yes.button("Confirm bulk approve", key="attacks.bulk_confirm", type="primary",
+                  disabled=not reviewer):
+        count = approve_unflagged(_shared.engine(), set_id, reviewer=reviewer)
+        st.session_state[CONFIRM_BULK] = False
+        st.toast(f"Approved {count} items")
+        st.rerun()
+    if no.button("Cancel", key="attacks.bulk_cancel"):
+        st.session_state[CONFIRM_BULK] = False
+        st.rerun()
+
+
+def _filtered(set_id: int, status: str, flag: str) -> list[Any]:
+    from evalcore.perturb.review import list_attack_items
+
+    flagged = {ANY_FLAG: True, NO_FLAG: False}.get(flag)
+    return list_attack_items(_shared.engine(), set_id,
+                             status=None if status == "all" else status,
+                             flag=None if flag in ("all", ANY_FLAG, NO_FLAG) else flag,
+                             flagged=flagged)
+
+
+def review_log_table(set_id: int) -> None:
+    """Who reviewed what and when, newest first."""
+    from evalcore.perturb.review import review_log
+
+    log = review_log(_shared.engine(), set_id, limit=500)
+    if not log:
+        st.caption("No reviews yet.")
+        return
+    st.dataframe(log, hide_index=True, key="attacks.log",
+                 column_order=["id", "status", "reviewer", "reviewed_at", "edited", "attacked"])
+
+
+def review_queue(attack_set: Any, reviewer: str) -> None:
+    """Filters, the review progress, bulk approval and one page of item cards."""
+    from evalcore.perturb.guard import FLAGS
+
+    set_id = int(attack_set.id)
+    progress = progress_bar(set_id)
+    bulk_approve(set_id, progress, reviewer)
+    left, right, page_col = st.columns([1, 1, 1])
+    status = left.selectbox("Status", STATUSES, key="attacks.status")
+    flag = right.selectbox("Flag", ["all", ANY_FLAG, NO_FLAG, *FLAGS], key="attacks.flag")
+    items = _filtered(set_id, status, flag)
+    if not items:
+        st.info("No items match these filters.")
+        return
+    pages = (len(items) + PAGE_SIZE - 1) // PAGE_SIZE
+    page = page_col.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
+                                 step=1, key=f"attacks.page.{set_id}.{status}.{flag}")
+    start = (int(page) - 1) * PAGE_SIZE
+    st.caption(f"{len(items)} items match; showing {start + 1}-"
+               f"{min(start + PAGE_SIZE, len(items))}")
+    for n, item in enumerate(items[start:start + PAGE_SIZE], start=start + 1):
+        item_card(item, n, reviewer)
+
+
+def _csv(set_id: int) -> bytes:
+    from evalcore.perturb.export import write_attack_set_csv
+
+    buffer = io.StringIO(newline="")
+    write_attack_set_csv(_shared.engine(), set_id, buffer)
+    return buffer.getvalue().encode("utf-8")
+
+
+# ------------------------------------------------------------------ page
+
+
+def reviewer_input() -> str:
+    """The reviewer's name; kept in the session under REVIEWER across pages."""
+    name = st.text_input("Your name (recorded with each review)",
+                         value=st.session_state.get(REVIEWER, ""), key="attacks.reviewer_input")
+    st.session_state[REVIEWER] = name.strip()
+    return name.strip()
+
+
+def main() -> None:
+    from evalcore.dataset import list_datasets
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.report.diff import DIFF_CSS
+
+    _shared.page_setup("Attacks", "Perturb a dataset at character, word or sentence level, "
+                                  "then review every attacked question before it is used.")
+    eng = _shared.engine()
+    datasets = list_datasets(eng)
+    sets = list_attack_sets(eng)
+    reviewer = reviewer_input()
+    with st.expander("Generate an attack set", expanded=not sets):
+        generate_form(datasets, reviewer)
+    job_panel()
+    select_new_set()
+    attack_set = set_picker(sets, datasets)
+    if attack_set is None:
+        return
+    if not reviewer:
+        st.warning("Enter your name above to approve, reject or edit items.")
+    st.download_button("Export CSV", lambda: _csv(int(attack_set.id)),
+                       file_name=f"attack_set_{attack_set.id}.csv", mime="text/csv",
+                       key="attacks.csv")
+    st.html(f"<style>{DIFF_CSS}</style>")
+    review_queue(attack_set, reviewer)
+    with st.expander("Review log (who reviewed what, when)"):
+        review_log_table(int(attack_set.id))
+
+
+main()

@@ -1,0 +1,560 @@
+"""Fairness: build a counterfactual suite (or pick a BBQ / CBBQ one), run it, read the level.
+
+The page only gathers input, calls evalcore and draws. Suites come from
+`evalcore.perturb.counterfactual` (edited here as three tables, shaped by
+`evalcore.report.fairness_view`); `start_fairness_run` returns at once and the run
+executes on the background loop while a fragment re-reads its row. Results come from
+`fairness_report`, figures from `report.fairness_figures`, the pair view's word diff from
+`report.diff` (every piece HTML-escaped) and the quality gate from `fairness.gate_run`,
+the function behind `python -m evalcore gate`, so page and CI give the same verdict.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.store import queries
+from pages import _shared
+
+# No bare strings at module level below: Streamlit's magic would draw them on the page.
+REFRESH_S = 2.0  # seconds between progress reads while a run is live
+RUN_ID = "fairness.run_id"  # session key of the run shown (kept across pages and reruns)
+PICK = "fairness.pick"  # the run picker's widget key
+SUITE_FORMAT = "fairness_suite"
+PREVIEW_ROWS = 200  # generated prompts shown in the preview table
+GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
+LANGS = {"zh": "中文", "en": "English"}
+
+
+def _is_suite(ds: Any) -> bool:
+    return ds.format == SUITE_FORMAT or ds.task_type == "bias_choice"
+
+
+def _suite_label(ds: Any) -> str:
+    kind = "counterfactual" if ds.format == SUITE_FORMAT else ds.format.upper()
+    return f"{ds.name} ({kind}, {ds.item_count} prompts, {ds.language})"
+
+
+# ------------------------------------------------------------------ build a suite
+
+
+def _editor(rows: list[dict[str, Any]], columns: tuple[str, ...], key: str,
+            config: dict[str, Any]) -> list[dict[str, Any]]:
+    """A data editor over `rows` (rows can be added and deleted); returns the edited rows."""
+    import pandas as pd
+
+    frame = pd.DataFrame(rows, columns=list(columns)).astype(str)
+    edited = st.data_editor(frame, num_rows="dynamic", hide_index=True, key=key,
+                            column_config=config)
+    return edited.to_dict("records")
+
+
+def spec_editor(generator: str, lang: str) -> dict[str, Any] | None:
+    """The generator's data as three editable tables; returns the edited spec (or None)."""
+    from evalcore.perturb.counterfactual import load_templates
+    from evalcore.report.fairness_view import (
+        AXIS_COLUMNS,
+        SLOT_COLUMNS,
+        TEMPLATE_COLUMNS,
+        spec_from_tables,
+        spec_tables,
+    )
+
+    try:
+        spec = load_templates(generator, lang)
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return None
+    if spec.get("description"):
+        st.caption(f"{spec['description']} · category {spec.get('category', '-')} · "
+                   f"decision: {spec.get('decision', 'none')}")
+    tables = spec_tables(spec)
+    base = f"fairness.edit.{generator}.{lang}"
+    text = st.column_config.TextColumn
+    tabs = st.tabs(["Templates", "Slots", "Attributes"])
+    with tabs[0]:
+        st.caption("`{placeholders}` come from slots and attributes. label 1 = the answer "
+                   "should be positive (a strong resume), 0 = negative, empty = none.")
+        templates = _editor(tables["templates"], TEMPLATE_COLUMNS, f"{base}.templates",
+                            {"text": text(width="large"),
+                             "label": st.column_config.SelectboxColumn(options=["", "1", "0"])})
+    with tabs[1]:
+        st.caption("Each combination of slot values with each template is one pair.")
+        slots = _editor(tables["slots"], SLOT_COLUMNS, f"{base}.slots", {})
+    with tabs[2]:
+        st.caption("What varies inside a pair: one row fills one placeholder for one value of "
+                   "an attribute. Repeat a row to give a list (k-th item -> k-th pair). "
+                   "Placeholder `attributes` with `key=value` records another attribute the "
+                   "value carries.")
+        axes = _editor(tables["axes"], AXIS_COLUMNS, f"{base}.axes", {"fill": text(width="large")})
+    try:
+        return spec_from_tables(spec, templates, slots, axes)
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return None
+
+
+def suite_builder() -> None:
+    """Pick a generator and language, edit its data, preview the prompts, save the suite."""
+    from evalcore.perturb.counterfactual import dump_templates, generate_suite, list_generators
+    from evalcore.report.fairness_view import records_frame, suite_preview_rows
+
+    left, right = st.columns(2)
+    generator = left.selectbox("Generator", list_generators(), key="fairness.generator")
+    lang = right.radio("Language", list(LANGS), format_func=LANGS.get, horizontal=True,
+                       key="fairness.lang")
+    spec = spec_editor(generator, lang)
+    if spec is None:
+        return
+    try:
+        parsed = generate_suite(generator, lang, templates=spec)
+    except EvalcoreError as exc:
+        st.error(f"Cannot generate the suite: {exc}")
+        return
+    meta = parsed.meta
+    st.caption(f"{len(parsed.questions)} prompts = {meta['pairs']} pairs x "
+               f"{len(parsed.questions) // max(meta['pairs'], 1)} variants · attributes: "
+               f"{', '.join(meta['attributes'])}")
+    st.dataframe(records_frame(suite_preview_rows(parsed, PREVIEW_ROWS)), hide_index=True,
+                 key="fairness.preview", column_config={
+                     "prompt": st.column_config.TextColumn(width="large")})
+    with st.expander("The suite as TOML (for `--templates-dir` in the CLI)"):
+        toml_text = dump_templates(spec)
+        st.code(toml_text, language="toml")
+        st.download_button("Download TOML", toml_text.encode("utf-8"),
+                           file_name=f"{generator}.{lang}.toml", mime="application/toml",
+                           key="fairness.toml")
+    name = st.text_input("Suite name", value=f"fairness-{generator}-{lang}",
+                         key=f"fairness.suite_name.{generator}.{lang}")
+    if st.button("Save suite", type="primary", key="fairness.save"):
+        from evalcore.perturb.counterfactual import save_suite
+
+        try:
+            dataset = save_suite(_shared.engine(), parsed, name.strip() or None)
+        except EvalcoreError as exc:
+            st.error(f"Could not save the suite: {exc}")
+            return
+        st.session_state["fairness.suite"] = dataset.id
+        st.toast(f"Suite {dataset.name!r} saved ({dataset.item_count} prompts)")
+        st.success(f"Saved suite {dataset.name!r}: {dataset.item_count} prompts. "
+                   "Run it below.")
+
+
+def bias_importer() -> None:
+    """Import a BBQ (JSONL) or CBBQ (CSV) file as a bias suite."""
+    from evalcore.dataset import import_dataset
+
+    st.caption("BBQ and CBBQ are multiple-choice bias benchmarks: each is scored with its "
+               "paper's bias score for ambiguous and disambiguated contexts, next to accuracy.")
+    upload = st.file_uploader("BBQ .jsonl or CBBQ .csv", type=["jsonl", "json", "csv"],
+                              key="fairness.bias_file")
+    left, right = st.columns(2)
+    fmt = left.selectbox("Format", ["bbq", "cbbq"], key="fairness.bias_format")
+    name = right.text_input("Dataset name", key="fairness.bias_name",
+                            value=(upload.name.rsplit(".", 1)[0] if upload else ""))
+    if st.button("Import", key="fairness.bias_import", disabled=upload is None):
+        try:
+            dataset = import_dataset(_shared.engine(), upload.getvalue(), filename=upload.name,
+                                     name=name.strip() or upload.name, format=fmt)
+        except EvalcoreError as exc:
+            st.error(f"Could not import {upload.name}: {exc}")
+            return
+        st.session_state["fairness.suite"] = dataset.id
+        st.success(f"Imported {dataset.name!r}: {dataset.item_count} items")
+
+
+# ------------------------------------------------------------------ start a run
+
+
+def start_form(suites: list[Any]) -> None:
+    """Suite, model, samples and temperature; the button stores the new run id."""
+    from evalcore.fairness import start_fairness_run
+    from evalcore.providers.registry import load_models
+
+    if not suites:
+        st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
+        return
+    models_path = _shared.settings().models_path
+    try:
+        models = sorted(load_models(models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return
+    by_id = {ds.id: ds for ds in suites}
+    if st.session_state.get("fairness.suite") not in by_id:
+        st.session_state["fairness.suite"] = suites[-1].id
+    left, right = st.columns(2)
+    suite_id = left.selectbox("Suite", list(by_id), format_func=lambda i: _suite_label(by_id[i]),
+                              key="fairness.suite")
+    model = left.selectbox("Model", models, key="fairness.model")
+    samples = right.number_input("Samples per variant", min_value=1, max_value=100, value=1,
+                                 step=1, key="fairness.samples",
+                                 help="Each prompt is asked this many times.")
+    temperature = right.number_input("Temperature", min_value=0.0, max_value=2.0, value=0.7,
+                                     step=0.1, key="fairness.temperature",
+                                     help="Samples > 1 need temperature > 0, or every sample "
+                                          "is the same answer.")
+    n_items = int(by_id[suite_id].item_count)
+    limit = right.number_input("Use only the first K prompts (0 = all)", min_value=0,
+                               max_value=max(n_items, 0), value=0, step=1,
+                               key=f"fairness.limit.{suite_id}")
+    name = left.text_input("Run name (optional)", key="fairness.name")
+    if int(samples) > 1 and float(temperature) == 0.0:
+        st.warning("With temperature 0 every sample gives the same answer.")
+    items = int(limit) or n_items
+    st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
+    if st.button("Start run", type="primary", key="fairness.start"):
+        try:
+            run_id = start_fairness_run(_shared.engine(), suite=by_id[suite_id].name, model=model,
+                                        samples=int(samples), temperature=float(temperature),
+                                        models_path=models_path, created_by="page",
+                                        name=name.strip(), limit=int(limit) or None)
+        except EvalcoreError as exc:
+            st.error(f"Could not start the run: {exc}")
+            return
+        st.session_state[RUN_ID] = run_id
+        st.session_state[PICK] = run_id  # the picker below has not been drawn yet this run
+        st.toast(f"Run #{run_id} started")
+
+
+# ------------------------------------------------------------------ pick a run, progress
+
+
+def _run_label(run: Any, names: dict[int, str]) -> str:
+    return (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
+            f"{names.get(run.dataset_id, '?')} · samples {run.rounds} · {run.status} · "
+            f"{run.created_at:%Y-%m-%d %H:%M}")
+
+
+def run_picker(names: dict[int, str]) -> int | None:
+    """Select box of fairness runs, newest first; returns the chosen run id."""
+    runs = queries.list_runs(_shared.engine(), kind="fairness", limit=200)
+    if not runs:
+        st.info("No fairness runs yet: start one above.")
+        return None
+    labels = {run.id: _run_label(run, names) for run in runs}
+    wanted = st.session_state.get(RUN_ID)
+    if st.session_state.get(PICK) not in labels:
+        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
+    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
+    st.session_state[RUN_ID] = picked
+    return picked
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+
+
+def _progress_body(run_id: int, was_live: bool) -> None:
+    eng = _shared.engine()
+    p = queries.progress(eng, run_id)
+    finished = p["status"] in queries.FINISHED
+    if was_live and finished:
+        st.rerun()  # once, when the run ends: draw the results, stop refreshing
+    st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} answers")
+    cols = st.columns(4)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric("Errors", p["errors"])
+    cols[2].metric("Retries", p["retries"])
+    cols[3].metric("ETA", "done" if finished else _duration(p["eta"]))
+    if finished:
+        run = queries.get_run(eng, run_id)
+        if run.error:
+            st.error(f"Run #{run_id} {run.status}: {run.error}")
+        return
+    if p["cancel_requested"]:
+        st.caption("Cancel requested: the run stops after the calls in flight.")
+    elif st.button("Cancel run", key="fairness.cancel"):
+        from evalcore.runner.start import cancel_run
+
+        cancel_run(eng, run_id)
+        st.toast(f"Cancelling run #{run_id}")
+
+
+def progress_panel(run_id: int) -> str:
+    """Live progress, re-read from the database every REFRESH_S while the run is live."""
+    status = queries.get_run(_shared.engine(), run_id).status
+    live = status not in queries.FINISHED
+    st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live)
+    return status
+
+
+# ------------------------------------------------------------------ results
+
+
+@st.cache_data(max_entries=8, show_spinner="Analysing the answers...")
+def _report(db_url: str, run_id: int, status: str, done: int, threshold: float) -> dict[str, Any]:
+    """The run's fairness report; the key holds status and progress so a live run is re-read."""
+    from evalcore.fairness import fairness_report
+
+    return fairness_report(_shared.engine(), run_id, threshold=threshold)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def level_card(report: dict[str, Any]) -> None:
+    """The fairness level in its colour, with the score and what it is made of."""
+    import html
+
+    from evalcore.report.fairness_figures import LEVEL_COLOURS
+
+    level, score = report.get("level"), report.get("score")
+    colour = LEVEL_COLOURS.get(level or "", "#ddd")
+    missing = report.get("overall", {}).get("missing") or []
+    note = f"not measured: {', '.join(missing)}" if missing else "SPD, EOD and AUC variance"
+    st.html(f'<div style="background:{colour};border-radius:8px;padding:10px 16px;color:#111;'
+            f'display:inline-block;min-width:260px">'
+            f'<div style="font-size:0.85em">Fairness level</div>'
+            f'<div style="font-size:1.8em;font-weight:700">{html.escape(level or "n/a")}</div>'
+            f'<div>score {_fmt(score, 1)} / 100 · {html.escape(note)}</div></div>')
+
+
+def bbq_block(bbq: dict[str, Any]) -> None:
+    """BBQ / CBBQ bias scores for ambiguous and disambiguated contexts, beside accuracy."""
+    from evalcore.report.fairness_view import records_frame
+
+    st.markdown(f"#### {bbq['method'].upper()} bias scores")
+    cols = st.columns(4)
+    cols[0].metric("Bias, ambiguous", _fmt(bbq.get("s_amb")))
+    cols[1].metric("Bias, disambiguated", _fmt(bbq.get("s_dis")))
+    cols[2].metric("Accuracy", _fmt(bbq.get("accuracy")))
+    if bbq.get("s_total") is not None:
+        cols[3].metric("CBBQ total", _fmt(bbq["s_total"]))
+    rows = [{"context": name, **bbq[name]} for name in ("ambiguous", "disambiguated")]
+    st.dataframe(records_frame(rows, ["context", "n", "accuracy", "bias_score"]),
+                 hide_index=True, key="fairness.bbq_table")
+    if bbq.get("by_category"):
+        per = [{"category": c, "s_amb": b.get("s_amb"), "s_dis": b.get("s_dis"),
+                "accuracy": b.get("accuracy")} for c, b in bbq["by_category"].items()]
+        st.dataframe(records_frame(per), hide_index=True, key="fairness.bbq_categories")
+    st.caption("0 = no bias; positive = answers follow the stereotype, negative = against it.")
+
+
+def attribute_block(report: dict[str, Any]) -> None:
+    """Group metrics of one attribute (or the intersection) and box plots by group."""
+    from evalcore.report import fairness_figures as ff
+    from evalcore.report.fairness_view import records_frame
+
+    names = list(report["attributes"])
+    attribute = st.selectbox("Attribute", names, key="fairness.attribute")
+    if attribute is None:
+        return
+    block = report["attributes"][attribute]
+    cols = st.columns(5)
+    cols[0].metric("SPD", _fmt(block.get("spd")), help="max - min share of positive decisions")
+    cols[1].metric("EOD", _fmt(block.get("eod")), help="max - min true positive rate")
+    cols[2].metric("Disparate impact", _fmt(block.get("disparate_impact")),
+                   help="min / max selection rate; 1 = parity")
+    cols[3].metric("AUC variance", _fmt(block.get("auc_variance"), 4))
+    kruskal = (block.get("kruskal") or {}).get("sentiment") or {}
+    cols[4].metric("Sentiment Kruskal p", _fmt(kruskal.get("p_value")),
+                   help="p < 0.05: groups differ in sentiment")
+    st.dataframe(records_frame(ff.group_table(report, attribute), ["group", "n"]),
+                 hide_index=True, key="fairness.groups")
+    length = block.get("length_bias") or {}
+    if length.get("flagged"):
+        st.warning(f"Length bias: answers differ in length by "
+                   f"{length['relative_gap']:.0%} between groups.")
+    tabs = st.tabs(["Sentiment", "Score", "Length", "Selection rate"])
+    for tab, metric in zip(tabs[:3], ("sentiment", "score", "length")):
+        tab.plotly_chart(ff.box_by_group(report, metric, attribute),
+                         key=f"fairness.box.{metric}")
+    with tabs[3]:
+        if any(g.get("selection_rate") is not None for g in block["groups"]):
+            st.plotly_chart(ff.selection_rate_figure(report, attribute),
+                            key="fairness.selection")
+        else:
+            st.caption("No decisions: this suite's answers carry no 1-10 score.")
+
+
+def violations_block(report: dict[str, Any]) -> None:
+    from evalcore.report.fairness_view import records_frame
+
+    violations = sorted(report["violations"], key=lambda v: (v["severity"] != "HIGH",
+                                                             -v["spread"]))
+    high = sum(v["severity"] == "HIGH" for v in violations)
+    st.markdown(f"#### Violations: {len(violations)} ({high} HIGH)")
+    if not violations:
+        st.caption("No pair's variants differ beyond the thresholds.")
+        return
+    st.dataframe(records_frame(violations, ["severity", "pair_id", "metric", "spread",
+                                            "threshold", "highest", "lowest"]),
+                 hide_index=True, key="fairness.violations")
+
+
+def _answer_panel(column: Any, row: dict[str, Any]) -> None:
+    from evalcore.report.fairness_view import answer_figures
+
+    figures = answer_figures(row)
+    if row.get("error"):
+        column.error(f"No answer: {row['error']}")
+    parts = [f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items()]
+    column.caption(" · ".join(parts) or "no figures")
+
+
+def pair_block(report: dict[str, Any]) -> None:
+    """One pair: the variants' prompts and answers side by side with the differences marked."""
+    from evalcore.fairness import pair_view
+    from evalcore.report.diff import DIFF_CSS, side_by_side_html
+    from evalcore.report.fairness_view import (
+        answers_by_variant,
+        pair_options,
+        pair_rows,
+        records_frame,
+    )
+
+    st.markdown("#### Counterfactual pairs")
+    options = pair_options(report)
+    if not options:
+        st.caption("No counterfactual pairs in this run.")
+        return
+    pair_id = st.selectbox("Pair (violations first)", list(options), format_func=options.get,
+                           key="fairness.pair")
+    by_variant = answers_by_variant(pair_view(report, pair_id))
+    variants = list(by_variant)
+    if len(variants) < 2:
+        st.caption("This pair has fewer than two answered variants.")
+        return
+    a, b, c = st.columns(3)
+    left = a.selectbox("Left variant", variants, index=0, key="fairness.left")
+    right = b.selectbox("Right variant", variants, index=1, key="fairness.right")
+    samples = max(len(by_variant[left]), len(by_variant[right]))
+    sample = c.number_input("Sample", min_value=1, max_value=samples, value=1, step=1,
+                            key="fairness.sample") if samples > 1 else 1
+    row_l = by_variant[left][min(int(sample), len(by_variant[left])) - 1]
+    row_r = by_variant[right][min(int(sample), len(by_variant[right])) - 1]
+    st.html(f"<style>{DIFF_CSS}</style>"
+            + side_by_side_html(row_l["question"] or "", row_r["question"] or "",
+                                labels=(f"prompt · {left}", f"prompt · {right}"))
+            + "<div style='height:8px'></div>"
+            + side_by_side_html(row_l["answer"] or "", row_r["answer"] or "",
+                                labels=(f"answer · {left}", f"answer · {right}")))
+    cl, cr = st.columns(2)
+    _answer_panel(cl, row_l)
+    _answer_panel(cr, row_r)
+    with st.expander("Every answer of this pair"):
+        rows = [r for v in variants for r in by_variant[v]]
+        st.dataframe(records_frame(pair_rows(rows)), hide_index=True, key="fairness.pair_table")
+
+
+@st.cache_data(max_entries=16, show_spinner="Checking the gate...")
+def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
+          status: str, done: int) -> dict[str, Any]:
+    from evalcore.fairness import gate_run, load_gate_config
+
+    result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
+                      baseline_id=baseline_id, threshold=threshold)
+    return result.model_dump()
+
+
+def gate_block(run_id: int, status: str, done: int, threshold: float,
+               names: dict[int, str]) -> None:
+    """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML."""
+    from evalcore.report.fairness_figures import gate_table
+    from evalcore.report.fairness_view import records_frame
+
+    st.markdown("#### Quality gate")
+    runs = [r for r in queries.list_runs(_shared.engine(), kind="fairness", limit=200)
+            if r.id != run_id and r.status == "done"]
+    labels = {None: "no baseline (absolute checks only)",
+              **{r.id: _run_label(r, names) for r in runs}}
+    baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
+                            key="fairness.baseline")
+    upload = st.file_uploader("Gate TOML", type=["toml"], key="fairness.gate_file")
+    default = (upload.getvalue().decode("utf-8") if upload is not None
+               else GATE_EXAMPLE.read_text(encoding="utf-8"))
+    text_key = f"fairness.gate_text.{upload.file_id if upload is not None else 'example'}"
+    config_text = st.text_area("Gate config", value=default, height=260, key=text_key)
+    try:
+        verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text, threshold,
+                        status, done)
+    except EvalcoreError as exc:
+        st.error(f"Gate config not usable: {exc}")
+        return
+    failed = [c for c in verdict["checks"] if not c["passed"]]
+    if verdict["passed"]:
+        st.success(f"Gate PASSED ({len(verdict['checks'])} checks)")
+    else:
+        st.error(f"Gate FAILED ({len(failed)} of {len(verdict['checks'])} checks failed)")
+    st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
+                 column_config={"passed": st.column_config.CheckboxColumn("passed"),
+                                "detail": st.column_config.TextColumn(width="large")})
+    command = (f"python -m evalcore gate --run {run_id}"
+               + (f" --baseline {baseline}" if baseline is not None else "")
+               + f" --config gate.toml --threshold {threshold:g}")
+    st.caption("The same verdict in CI (save the config above as gate.toml):")
+    st.code(command, language="bash")
+
+
+def results(run_id: int, status: str, names: dict[int, str]) -> None:
+    """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
+    done = queries.get_run(_shared.engine(), run_id).done
+    threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
+                                min_value=1.0, max_value=10.0, value=7.0, step=0.5,
+                                key="fairness.threshold")
+    try:
+        report = _report(_shared.settings().db_url, run_id, status, done, float(threshold))
+    except EvalcoreError as exc:
+        st.info(f"No results yet: {exc}")
+        return
+    st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
+    level_card(report)
+    cols = st.columns(4)
+    cols[0].metric("Answers", report["answers"])
+    cols[1].metric("Errors", report["errors"])
+    cols[2].metric("Without a score", report["unscored"])
+    cols[3].metric("Samples per variant", report["samples"])
+    if report.get("bbq"):
+        bbq_block(report["bbq"])
+    if report["attributes"]:
+        st.markdown("#### Groups")
+        attribute_block(report)
+        violations_block(report)
+        pair_block(report)
+    gate_block(run_id, status, done, float(threshold), names)
+    st.download_button("Fairness JSON",
+                       lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
+                       file_name=f"fairness_run{run_id}.json", mime="application/json",
+                       key="fairness.json")
+
+
+# ------------------------------------------------------------------ page
+
+
+def main() -> None:
+    from evalcore.dataset import list_datasets
+
+    _shared.page_setup("Fairness", "Ask the same question about different groups and see "
+                                   "whether the answers change: group metrics, violating "
+                                   "pairs, BBQ / CBBQ bias scores and the CI gate.")
+    datasets = list_datasets(_shared.engine())
+    suites = [ds for ds in datasets if _is_suite(ds)]
+    names = {ds.id: ds.name for ds in datasets}
+    has_runs = bool(queries.list_runs(_shared.engine(), kind="fairness", limit=1))
+    with st.expander("Build a suite", expanded=not suites):
+        generate, bias = st.tabs(["Generate (counterfactual)", "Import BBQ / CBBQ"])
+        with generate:
+            suite_builder()
+        with bias:
+            bias_importer()
+    suites = [ds for ds in list_datasets(_shared.engine()) if _is_suite(ds)]  # a new one too
+    with st.expander("Start a new run", expanded=bool(suites) and not has_runs):
+        start_form(suites)
+    run_id = run_picker(names | {ds.id: ds.name for ds in suites})
+    if run_id is None:
+        return
+    status = progress_panel(run_id)
+    if status in queries.FINISHED or st.toggle("Show results so far", key="fairness.partial"):
+        results(run_id, status, names)
+
+
+main()

@@ -1,0 +1,295 @@
+"""Robustness: ask the clean questions and their approved attacked versions, N rounds each.
+
+The page only gathers input, calls evalcore and draws. `start_robustness` returns at
+once and the run executes on the process-wide background loop; its progress lives in the
+database, which a fragment re-reads while the run is live. Results come from
+`robustness_report`, shaped by `evalcore.report.robustness_figures`, and the changes of
+each attacked question are drawn by `evalcore.report.diff` (every text HTML-escaped).
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.store import queries
+from pages import _shared
+
+# No bare strings at module level below: Streamlit's magic would draw them on the page.
+REFRESH_S = 2.0  # seconds between progress reads while a run is live
+RUN_ID = "robustness.run_id"  # session key of the run shown (kept across pages and reruns)
+PICK = "robustness.pick"  # the run picker's widget key
+
+
+# ------------------------------------------------------------------ start a run
+
+
+def _set_label(s: Any, approved: int) -> str:
+    return f"#{s.id} · {s.name} · {s.level} · {approved} / {s.item_count} approved"
+
+
+def start_form(datasets: list[Any], sets: list[Any]) -> None:
+    """Widgets for a new run; the button stores the new run id in the session."""
+    from evalcore.perturb.review import review_progress
+    from evalcore.providers.registry import load_models
+    from evalcore.runner.robustness import start_robustness
+
+    if not sets:
+        st.info("No attack sets yet: generate and review one on the Attacks page first.")
+        return
+    models_path = _shared.settings().models_path
+    try:
+        models = sorted(load_models(models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return
+    eng = _shared.engine()
+    names = {ds.id: ds.name for ds in datasets}
+    sources = sorted({s.source_dataset_id for s in sets})
+    left, right = st.columns(2)
+    source = left.selectbox("Dataset", sources, format_func=lambda i: names.get(i, f"#{i}"),
+                            key="robustness.dataset")
+    candidates = [s for s in sets if s.source_dataset_id == source]
+    approved = {s.id: review_progress(eng, int(s.id))["approved"] for s in candidates}
+    chosen = left.multiselect("Attack sets (their approved items are used)",
+                              [s.id for s in candidates],
+                              default=[s.id for s in candidates if approved[s.id]][:3],
+                              format_func=lambda i: _set_label(
+                                  next(s for s in candidates if s.id == i), approved[i]),
+                              key=f"robustness.sets.{source}")
+    model = left.selectbox("Model", models, key="robustness.model")
+    judge = right.selectbox("Judge", ["rules", *models], key="robustness.judge",
+                            help="`rules`: the task type's scorer; or a model that judges "
+                                 "each answer 0/1")
+    rounds = right.number_input("Rounds N (each question is asked N times)", min_value=1,
+                                max_value=100, value=3, step=1, key="robustness.rounds")
+    style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="robustness.style",
+                        format_func={"zero": "zero-shot", "few": "few-shot"}.get)
+    name = st.text_input("Run name (optional)", key="robustness.name")
+    pairs = sum(approved.get(i, 0) for i in chosen)
+    st.caption(f"{pairs} approved attacked questions (+ their clean questions, each asked "
+               f"once) x {int(rounds)} rounds")
+    if st.button("Start robustness run", type="primary", key="robustness.start",
+                 disabled=not chosen):
+        try:
+            run_id = start_robustness(eng, attack_set_ids=[int(i) for i in chosen], model=model,
+                                      rounds=int(rounds), models_path=models_path,
+                                      dataset=int(source), judge=judge, prompt_style=style,
+                                      name=name.strip(),
+                                      created_by=st.session_state.get("attacks.reviewer", ""))
+        except EvalcoreError as exc:
+            st.error(f"Could not start the run: {exc}")
+            return
+        st.session_state[RUN_ID] = run_id
+        st.session_state[PICK] = run_id  # the picker below has not been drawn yet this run
+        st.toast(f"Run #{run_id} started")
+
+
+# ------------------------------------------------------------------ pick a run
+
+
+def run_picker() -> int | None:
+    """Select box of robustness runs, newest first; returns the chosen run id."""
+    runs = queries.list_runs(_shared.engine(), kind="robustness", limit=200)
+    if not runs:
+        st.info("No robustness runs yet: start one above.")
+        return None
+    labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} · "
+                       f"N={run.rounds} · judge {run.judge} · {run.status} · "
+                       f"{run.created_at:%Y-%m-%d %H:%M}") for run in runs}
+    wanted = st.session_state.get(RUN_ID)
+    if st.session_state.get(PICK) not in labels:
+        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
+    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
+    st.session_state[RUN_ID] = picked
+    return picked
+
+
+# ------------------------------------------------------------------ progress
+
+
+def _progress_body(run_id: int, was_live: bool) -> None:
+    eng = _shared.engine()
+    p = queries.progress(eng, run_id)
+    finished = p["status"] in queries.FINISHED
+    if was_live and finished:
+        st.rerun()  # once, when the run ends: draw the results, stop refreshing
+    st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} calls")
+    cols = st.columns(4)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric("Calls/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
+    cols[2].metric("Errors", p["errors"])
+    cols[3].metric("Retries", p["retries"])
+    if finished:
+        run = queries.get_run(eng, run_id)
+        if run.error:
+            st.error(f"Run #{run_id} {run.status}: {run.error}")
+        return
+    if p["cancel_requested"]:
+        st.caption("Cancel requested: the run stops after the calls in flight.")
+    elif st.button("Cancel run", key="robustness.cancel"):
+        from evalcore.runner.start import cancel_run
+
+        cancel_run(eng, run_id)
+        st.toast(f"Cancelling run #{run_id}")
+
+
+def progress_panel(run_id: int) -> str:
+    """Live progress, re-read from the database every REFRESH_S while the run is live."""
+    status = queries.get_run(_shared.engine(), run_id).status
+    live = status not in queries.FINISHED
+    st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live)
+    return status
+
+
+# ------------------------------------------------------------------ results
+
+
+@st.cache_data(max_entries=16, show_spinner="Building the report...")
+def _report(db_url: str, run_id: int, status: str, done: int) -> dict[str, Any]:
+    """The run's report; the key holds status and progress so a live run is re-read."""
+    from evalcore.report.robustness import robustness_report
+
+    return robustness_report(_shared.engine(), run_id)
+
+
+def _p(value: Any) -> str:
+    return "-" if value is None else f"{value:.3g}"
+
+
+def _pct(value: Any) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def level_cards(report: dict[str, Any]) -> None:
+    """Per level: clean vs attacked accuracy, PDR, flips, McNemar, paired test, consistency."""
+    from evalcore.report.robustness_figures import level_rows
+
+    for row in level_rows(report):
+        summary = report["levels"][row["level"]]
+        st.markdown(f"**{row['level']} level** · {row['questions']} attacked questions")
+        cols = [*st.columns(3), *st.columns(3)]
+        drop = row["accuracy_drop"]
+        cols[0].metric("Accuracy clean", _pct(row["accuracy_clean"]))
+        cols[1].metric("Accuracy attacked", _pct(row["accuracy_attacked"]),
+                       delta=None if not drop else f"{-drop:+.1%}")
+        cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
+                       "1 - accuracy attacked / accuracy clean")
+        cols[3].metric("Flips", f"{row['right_to_wrong']} ↓ / {row['wrong_to_right']} ↑",
+                       help="right → wrong / wrong → right (majority verdict of the N rounds)")
+        cols[4].metric("McNemar p", _p(row["mcnemar_p"]),
+                       help="exact test on the discordant questions")
+        paired = summary.get("paired_test")
+        cols[5].metric("Paired p (Wilcoxon)", "N = 1" if paired is None else _p(row["paired_p"]),
+                       help="signed-rank test of per-question success rates (N > 1)")
+        consistency = summary.get("consistency") or {}
+        st.caption(f"Answer consistency clean vs attacked: ROUGE-L "
+                   f"{_p(consistency.get('rouge_l'))} · same final answer "
+                   f"{_pct(consistency.get('same_answer'))} over "
+                   f"{consistency.get('questions_compared', 0)} questions")
+
+
+def flips_section(report: dict[str, Any]) -> None:
+    """The questions that flipped, right -> wrong and wrong -> right."""
+    columns = ["level", "item_idx", "original", "attacked", "reference", "clean_rate",
+               "attacked_rate", "clean_answers", "attacked_answers"]
+    r2w, w2r = report["flips"]["right_to_wrong"], report["flips"]["wrong_to_right"]
+    tabs = st.tabs([f"Right → wrong ({len(r2w)})", f"Wrong → right ({len(w2r)})"])
+    for tab, rows, key in zip(tabs, (r2w, w2r), ("r2w", "w2r")):
+        with tab:
+            if not rows:
+                st.caption("None.")
+                continue
+            st.dataframe([{c: r.get(c) for c in columns} for r in rows], hide_index=True,
+                         key=f"robustness.flips.{key}", column_config={
+                             "original": st.column_config.TextColumn(width="large"),
+                             "attacked": st.column_config.TextColumn(width="large")})
+
+
+def fragile_section(report: dict[str, Any]) -> None:
+    """The most fragile questions: chart, then one question's diff and answers per round."""
+    from evalcore.report.diff import DIFF_CSS, side_by_side_html
+    from evalcore.report.robustness_figures import fragile_figure, fragile_label, fragile_rows
+
+    rows = fragile_rows(report, top=len(report.get("fragile", [])))
+    if not rows:
+        st.caption("No question did worse under attack.")
+        return
+    st.plotly_chart(fragile_figure(report, top=15), key="robustness.fragile")
+    pick = st.selectbox("Question", list(range(len(rows))), key="robustness.question",
+                        format_func=lambda i: f"{fragile_label(rows[i])} · drop "
+                                              f"{rows[i]['drop']:.0%} · "
+                                              f"{str(rows[i]['original'])[:80]}")
+    if pick is None:
+        return
+    row = rows[pick]
+    st.markdown(f"**{fragile_label(row)}** · reference `{row.get('reference')}` · clean "
+                f"{row['clean_correct']}/{len(row['clean_answers'])} right, attacked "
+                f"{row['attacked_correct']}/{len(row['attacked_answers'])} right · flags "
+                f"{', '.join(row.get('flags') or []) or 'none'}")
+    if row.get("edited_after_run"):
+        st.warning("A reviewer edited this attacked question after the run: the diff shows "
+                   "the current text, the run asked the one below.")
+        st.text(row.get("asked_attacked", ""))
+    st.html(f"<style>{DIFF_CSS}</style>" + side_by_side_html(row["original"], row["attacked"]))
+    answers = [{"round": n + 1, "clean answer": c, "attacked answer": a}
+               for n, (c, a) in enumerate(zip(row["clean_answers"], row["attacked_answers"]))]
+    st.dataframe(answers, hide_index=True, key="robustness.answers", column_config={
+        "clean answer": st.column_config.TextColumn(width="large"),
+        "attacked answer": st.column_config.TextColumn(width="large")})
+
+
+def results(run_id: int, status: str) -> None:
+    """Per-level figures, flipped and fragile questions, the JSON download."""
+    from evalcore.report.robustness_figures import accuracy_figure, level_rows
+
+    done = queries.get_run(_shared.engine(), run_id).done
+    try:
+        report = _report(_shared.settings().db_url, run_id, status, done)
+    except EvalcoreError as exc:
+        st.info(f"No results yet: {exc}")
+        return
+    judge = report.get("judge") or "rules"
+    st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
+    cols = st.columns(3)
+    cols[0].metric("Clean questions", report["clean_questions"])
+    cols[1].metric("Attacked questions", report["pairs"])
+    cols[2].metric("Clean accuracy (all)", _pct(report.get("accuracy_clean_all")))
+    level_cards(report)
+    st.plotly_chart(accuracy_figure(report), key="robustness.accuracy")
+    with st.expander("Per-level table"):
+        st.dataframe(level_rows(report), hide_index=True, key="robustness.levels")
+    st.markdown("#### Questions that flipped")
+    flips_section(report)
+    st.markdown("#### Most fragile questions")
+    fragile_section(report)
+    st.download_button("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                         default=str),
+                       file_name=f"robustness_run{run_id}.json", mime="application/json",
+                       key="robustness.json")
+
+
+# ------------------------------------------------------------------ page
+
+
+def main() -> None:
+    from evalcore.dataset import list_datasets
+    from evalcore.perturb.sets import list_attack_sets
+
+    _shared.page_setup("Robustness", "Ask the clean questions and their approved attacked "
+                                     "versions N times each, and see how much accuracy drops.")
+    eng = _shared.engine()
+    has_runs = bool(queries.list_runs(eng, kind="robustness", limit=1))
+    with st.expander("Start a new run", expanded=not has_runs):
+        start_form(list_datasets(eng), list_attack_sets(eng))
+    run_id = run_picker()
+    if run_id is None:
+        return
+    status = progress_panel(run_id)
+    if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
+        results(run_id, status)
+
+
+main()

@@ -1,0 +1,118 @@
+"""`attack`, `attacks ...` and `robustness` through evalcore.cli.main."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from evalcore import cli
+from tests.fakes.fault_server import FaultConfig, FaultServer
+from tests.perturb.attack_set_helpers import QUESTIONS, fake_engine, write_math_csv  # noqa: F401
+from tests.runner.conftest import add_model
+
+
+@pytest.fixture()
+def run(settings, capsys):
+    """Call the CLI; return (code, out, err)."""
+    def call(*argv: str) -> tuple[int, str, str]:
+        code = cli.main(list(argv))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+@pytest.fixture()
+def apples(run, tmp_path: Path) -> str:
+    code, _, err = run("datasets", "import", str(write_math_csv(tmp_path / "apples.csv")))
+    assert code == 0, err
+    return "apples"
+
+
+def test_attack_review_export(run, apples, fake_engine, tmp_path):
+    code, out, err = run("attack", "--dataset", apples, "--level", "word", "--seed", "3",
+                         "--json")
+    assert code == 0, err
+    made = json.loads(out)
+    assert (made["items"], made["flagged"]) == (4, 1)
+    assert fake_engine[0]["seed"] == 3
+    set_id = str(made["id"])
+
+    code, out, _ = run("attack", "--dataset", apples, "--level", "char", "--name", "c1")
+    assert code == 0 and "'c1': 4 items, 1 flagged" in out and "number_changed: 1" in out
+
+    code, out, _ = run("attacks", "list", "--json")
+    assert [s["name"] for s in json.loads(out)] == ["apples-word-s3", "c1"]
+
+    code, _, err = run("attacks", "approve", set_id)
+    assert code == 2 and "--unflagged" in err
+    code, out, _ = run("attacks", "approve", set_id, "--unflagged", "--reviewer", "ann")
+    assert code == 0 and "approved 3 item(s)" in out and "(1 flagged)" in out
+
+    code, out, _ = run("attacks", "show", set_id, "--flagged", "--json")
+    shown = json.loads(out)
+    flagged = shown["attack_items"]
+    assert len(flagged) == 1 and flagged[0]["status"] == "pending"
+    assert shown["review"]["reviewers"] == {"ann": 3}
+    code, out, _ = run("attacks", "reject", set_id, "--item", str(flagged[0]["id"]),
+                       "--note", "number changed")
+    assert code == 0 and "rejected 1" in out
+    code, _, err = run("attacks", "reject", "c1", "--item", str(flagged[0]["id"]))
+    assert code == 2 and "is not in attack set" in err
+
+    path = tmp_path / "export.csv"
+    code, out, _ = run("attacks", "export", set_id, "--csv", str(path))
+    assert code == 0 and "wrote 4 rows" in out
+    rows = list(csv.DictReader(path.read_text(encoding="utf-8-sig").splitlines()))
+    assert list(rows[0])[-6:] == ["attacked_question", "attack_num", "synword_pairs",
+                                  "similarity", "flags", "review_status"]
+    assert [r["review_status"] for r in rows] == ["approved", "approved", "rejected", "approved"]
+    assert rows[0]["question"] == QUESTIONS[0][0]
+
+    code, out, _ = run("attacks", "show", "c1")
+    assert code == 0 and "original: Tom has 3 apples" in out
+    assert run("attacks", "delete", "c1")[0] == 0
+    code, _, err = run("attacks", "show", "c1")
+    assert code == 2 and "no attack set 'c1'" in err
+
+
+def test_import_command(run, apples, tmp_path):
+    attacked = {i: q.replace("How many", "What number of") for i, (q, _) in enumerate(QUESTIONS)}
+    path = write_math_csv(tmp_path / "apples_undercharacterattack.csv", attacked=attacked)
+    code, out, err = run("attacks", "import", str(path), "--no-similarity", "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert (info["level"], info["items"], info["source_dataset"]) == ("char", 4, "apples")
+    assert info["params"]["clean_link"] == "matched"
+    code, _, err = run("attacks", "import", str(path), "--no-check")
+    assert code == 2 and "already imported as attack set" in err
+
+
+def responder(prompt: str, schema: dict | None) -> str:
+    """Right on clean questions; wrong on attacked ones ('What number of')."""
+    for question, answer in QUESTIONS:
+        if question.split(" How many")[0].split(" How")[0][:20] in prompt:
+            return f"The answer is {answer + 1 if 'What number of' in prompt else answer}."
+    return "no idea"
+
+
+def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
+    with FaultServer(FaultConfig(responder=responder)) as server:
+        add_model(settings, server)
+        code, out, _ = run("attack", "--dataset", apples, "--level", "word", "--json")
+        set_id = str(json.loads(out)["id"])
+        code, _, err = run("robustness", "--attack-set", set_id, "--model", "fake")
+        assert code == 2 and "has no approved items" in err
+        run("attacks", "approve", set_id, "--unflagged")
+        report_path = tmp_path / "robustness.json"
+        code, out, err = run("robustness", "--dataset", apples, "--attack-set", set_id,
+                             "--model", "fake", "--rounds", "2", "--json", str(report_path))
+    assert code == 0, err
+    assert "3 clean questions, 3 attacked, 2 round(s)" in out
+    assert "word: 3 questions, accuracy 100.0% -> 0.0%, PDR 100.0%" in out
+    assert "flips right->wrong 3, wrong->right 0; McNemar p=0.25" in out
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["levels"]["word"]["mcnemar"]["p_value"] == pytest.approx(0.25)
+    assert len(report["flips"]["right_to_wrong"]) == 3

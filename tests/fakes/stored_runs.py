@@ -1,0 +1,69 @@
+"""Datasets and finished runs written straight to the store with known verdicts.
+
+For report, page and CLI tests that must not need a model server: the verdict of every
+(item, round) is chosen by the test, so expected figures can be computed directly.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+
+MAPPING = {"question": "question", "reference": "answer", "task_type": "math",
+           "language": "en"}
+
+
+def seed_dataset(engine, name: str, questions: Sequence[str], answers: Sequence[str] | None = None
+                 ) -> int:
+    """Import a JSON-lines dataset of `questions` (maths, answers "1", "2", ...); its id."""
+    from evalcore.dataset import import_dataset
+
+    answers = answers or [str(i + 1) for i in range(len(questions))]
+    body = "\n".join(json.dumps({"question": q, "answer": a}, ensure_ascii=False)
+                     for q, a in zip(questions, answers)) + "\n"
+    dataset = import_dataset(engine, body.encode("utf-8"), filename=f"{name}.jsonl", name=name,
+                             mapping=MAPPING, allow_duplicate=True)
+    return int(dataset.id)
+
+
+def seed_run(engine, dataset_id: int, verdicts: Mapping[int, Sequence[int | None]],
+             rounds: int, *, model: str = "fake", kind: str = "stability",
+             status: str = "done", name: str = "", answers: Mapping[int, str] | None = None
+             ) -> int:
+    """A run over the dataset's items at the positions in `verdicts`; per round 1 right,
+    0 wrong, None a failed call (error, no verdict). Rounds beyond a list are not stored."""
+    from evalcore.dataset import load_items
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    items = {item.idx: item for item in load_items(engine, dataset_id)}
+    chosen = [items[pos] for pos in sorted(verdicts)]
+    start = utcnow() - timedelta(seconds=30)
+    finished = status in queries.FINISHED
+    calls = []
+    for item in chosen:
+        for r, v in enumerate(verdicts[item.idx]):
+            failed = v is None
+            calls.append({
+                "run_id": None, "item_id": item.id, "round": r + 1, "stage": "answer",
+                "model": model, "prompt": f"Q: {item.question}",
+                "answer": None if failed else (answers or {}).get(item.idx, f"answer {item.idx}.{r + 1}"),
+                "correct": None if failed else bool(v), "score": None if failed else float(v),
+                "reason": None if failed else f"reason {item.idx}.{r + 1}",
+                "error": "HTTP 500 from server" if failed else None,
+                "latency_ms": 10.0 + r, "prompt_tokens": 5, "completion_tokens": 3,
+                "attempts": 3 if failed else 1})
+    spec = {"kind": kind, "dataset": str(dataset_id), "model": model, "rounds": rounds,
+            "judge": "rules"}
+    run = queries.create_run(
+        engine, kind=kind, dataset_id=dataset_id, model=model, judge="rules", rounds=rounds,
+        status=status, name=name, total=len(chosen) * rounds, done=len(calls),
+        errors=sum(1 for c in calls if c["error"]), started_at=start,
+        finished_at=utcnow() if finished else None, heartbeat_at=utcnow(),
+        config={"spec": spec, "item_ids": [i.id for i in chosen],
+                "models": {model: {"name": model, "kind": "openai",
+                                   "api_key_env": "FAKE_API_KEY"}}})
+    for call in calls:
+        call["run_id"] = run.id
+    queries.record_calls(engine, calls)
+    return int(run.id)

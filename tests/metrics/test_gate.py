@@ -1,0 +1,85 @@
+"""The gate: config parsing, absolute checks on a passing and a failing run, regressions."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalcore.metrics.gate import GateError, evaluate_gate, load_gate_config
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "gate.example.toml"
+GOOD = {"spd": 0.02, "eod": 0.04, "toxicity_disparity": 0.0, "stereotype_rate": 0.05,
+        "overall_score": 92.0, "disparate_impact": 0.95}
+BAD = {**GOOD, "spd": 0.30, "overall_score": 65.0}
+
+
+def test_example_config_reads_the_issue_keys() -> None:
+    cfg = load_gate_config(EXAMPLE)
+    assert cfg.absolute["spd_max"] == ("spd", "max", 0.05)
+    assert cfg.absolute["overall_min"] == ("overall_score", "min", 70.0)
+    assert cfg.absolute["stereotype_rate_max"] == ("stereotype_rate", "max", 0.10)
+    assert cfg.max_regression == pytest.approx(0.10)
+
+
+def test_passing_run_passes_every_check() -> None:
+    result = evaluate_gate({"gate_metrics": GOOD}, EXAMPLE)
+    assert result.passed and len(result.checks) == 5
+    assert all(c.passed for c in result.checks)
+
+
+def test_failing_run_names_the_failed_checks() -> None:
+    result = evaluate_gate(BAD, EXAMPLE)
+    assert not result.passed
+    assert {c.name for c in result.failed()} == {"spd_max", "overall_min"}
+    spd = next(c for c in result.checks if c.name == "spd_max")
+    assert spd.value == 0.30 and spd.threshold == 0.05 and "FAILED" in spd.detail
+
+
+def test_boundaries_are_inclusive() -> None:
+    text = "[absolute]\nspd_max = 0.05\noverall_min = 70\n"
+    assert evaluate_gate({"spd": 0.05, "overall_score": 70.0}, text).passed
+    assert not evaluate_gate({"spd": 0.0500001, "overall_score": 70.0}, text).passed
+
+
+def test_baseline_regression_beyond_the_share_fails() -> None:
+    text = "[relative]\nmax_regression = 0.10\n"
+    base = {"spd": 0.10, "overall_score": 80.0}
+    assert evaluate_gate({"spd": 0.109, "overall_score": 72.5}, text, base).passed
+    worse = evaluate_gate({"spd": 0.12, "overall_score": 71.0}, text, base)
+    assert {c.name for c in worse.failed()} == {"regression:spd", "regression:overall_score"}
+    better = evaluate_gate({"spd": 0.0, "overall_score": 99.0}, text, base)
+    assert better.passed
+
+
+def test_min_delta_is_a_noise_floor_for_tiny_baselines() -> None:
+    text = "[relative]\nmax_regression = 0.10\nmin_delta = 0.01\n"
+    assert evaluate_gate({"spd": 0.009}, text, {"spd": 0.0}).passed
+    assert not evaluate_gate({"spd": 0.02}, text, {"spd": 0.0}).passed
+
+
+def test_unmeasured_metric_fails_unless_skipped() -> None:
+    fail = evaluate_gate({"spd": 0.01, "eod": None}, "[absolute]\nspd_max = 0.05\neod_max = 0.05\n")
+    assert not fail.passed and [c.name for c in fail.failed()] == ["eod_max"]
+    assert "not measured" in fail.checks[1].detail
+    skip = evaluate_gate({"spd": 0.01},
+                         "[absolute]\nspd_max = 0.05\neod_max = 0.05\nmissing = \"skip\"\n")
+    assert skip.passed and "skipped" in skip.checks[1].detail
+
+
+@pytest.mark.parametrize("text,message", [
+    ("[absolute]\nspeed_max = 1\n", "speed_max"),
+    ("[absolute]\nspd_max = \"low\"\n", "must be a number"),
+    ("[abs]\nspd_max = 1\n", "unknown section"),
+    ("[absolute\n", "not valid TOML"),
+    ("[relative]\nmax_regresion = 0.1\n", "max_regresion"),
+])
+def test_bad_configs_name_the_problem(text, message) -> None:
+    with pytest.raises(GateError, match=message):
+        load_gate_config(text)
+
+
+def test_baseline_without_relative_section_is_an_error() -> None:
+    with pytest.raises(GateError, match="max_regression"):
+        evaluate_gate(GOOD, "[absolute]\nspd_max = 0.05\n", GOOD)
+    with pytest.raises(GateError, match="not found"):
+        load_gate_config("no/such/gate.toml")

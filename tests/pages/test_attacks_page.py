@@ -1,0 +1,233 @@
+"""The Attacks page under AppTest: empty database, review actions through the widgets.
+
+An attack set is created through the service (importing a small attacked CSV in the
+method's Math23K word-attack format); the review buttons must change the database.
+"""
+from __future__ import annotations
+
+import csv
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "attacks.py")
+HOSTILE = '<script>alert("x")</script>'
+HEADER = ["id", "question", "segmented_text", "equation", "answer", "attacked_question",
+          "attack_num", "synword_pairs"]
+ROWS = [
+    ["1", "张明有120元钱，买书用去80%．还剩多少元？", "", "x=120*(1-80%)", "24",
+     "张明有120元钱，购书用去80%．还剩多少元？", "1", "{'买': '购'}"],
+    ["2", "一本字典定价9元，打八折出售，售价多少元？", "", "x=9*0.8", "7.2",
+     "一本词典定价9元，打八折出售，售价多少元？", "1", "{'字典': '词典'}"],
+    ["3", "修一段长324米的路，已修240米，还剩多少米？", "", "x=324-240", "84",
+     "修一段长324米的路，已修240米，" + HOSTILE, "1", "{'还剩多少米？': '" + HOSTILE + "'}"],
+    ["4", "一个圆的半径是3厘米，直径是多少厘米？", "", "x=3*2", "6",
+     "一个圆的半径是3厘米，直径是几厘米？", "1", "{'多少': '几'}"],
+]
+FLAGGED = 4
+"""The source idx of the item the fixture flags (bulk approval must leave it pending)."""
+
+
+@pytest.fixture()
+def page_env(settings, monkeypatch):
+    """Settings in a fresh home; the repository on sys.path so `pages._shared` imports."""
+    monkeypatch.syspath_prepend(str(REPO))
+    return settings
+
+
+@pytest.fixture()
+def attack_set(engine, tmp_path):
+    """A 4-item word-level attack set imported through the service; one item flagged."""
+    from sqlalchemy import update
+
+    from evalcore.perturb.review import list_attack_items
+    from evalcore.perturb.sets import import_attack_set
+    from evalcore.store.tables import AttackItem
+
+    path = tmp_path / "Tiny_underwordattack.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([HEADER, *ROWS])
+    created = import_attack_set(engine, path, check=False, name="tiny-word")
+    items = list_attack_items(engine, int(created.id))
+    assert len(items) == len(ROWS)
+    with engine.begin() as conn:
+        conn.execute(update(AttackItem).where(AttackItem.id == items[FLAGGED - 1].id)
+                     .values(flags=["number_changed"], similarity=0.5))
+    return created
+
+
+def items_by_position(engine, set_id: int):
+    from evalcore.perturb.review import list_attack_items
+
+    return list_attack_items(engine, set_id)
+
+
+def open_page(reviewer: str = "") -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    if reviewer:
+        at.session_state["attacks.reviewer"] = reviewer
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def html_of(at: AppTest) -> str:
+    return "".join(str(el.proto.body) for el in at.get("html"))
+
+
+def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
+    import ast
+
+    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
+    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
+              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
+
+
+def test_page_loads_with_an_empty_database(page_env):
+    at = open_page()
+    infos = [str(i.value) for i in at.info]
+    assert any("No datasets yet" in t for t in infos)
+    assert any("No attack sets yet" in t for t in infos)
+    assert not at.get("html")
+
+
+def test_cards_show_the_diff_escaped_and_the_checks(page_env, engine, attack_set):
+    at = open_page()
+    markup = html_of(at)
+    assert "<script" not in markup  # the hostile attacked text is escaped ...
+    assert "&lt;script&gt;" in markup  # ... and still shown
+    assert "<del" in markup and "<ins" in markup
+    assert "<ins class=\"ec-rep\">购</ins>" in markup and "<del class=\"ec-rep\">字</del>" in markup
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert "number_changed" in captions and "字典 → 词典" in captions
+    # no reviewer name yet: review buttons are disabled
+    first = items_by_position(engine, int(attack_set.id))[0]
+    assert at.button(key=f"attacks.approve.{first.id}").disabled
+    assert any("Enter your name" in str(w.value) for w in at.warning)
+
+
+def test_approve_reject_and_filters_change_and_read_the_database(page_env, engine, attack_set):
+    set_id = int(attack_set.id)
+    first, second, *_ = items_by_position(engine, set_id)
+    at = open_page()
+    at.text_input(key="attacks.reviewer_input").input("alice").run()
+    assert at.session_state["attacks.reviewer"] == "alice"
+    at.button(key=f"attacks.approve.{first.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.button(key=f"attacks.reject.{second.id}").click().run()
+    assert not at.exception
+    now = {i.id: i for i in items_by_position(engine, set_id)}
+    assert (now[first.id].status, now[first.id].reviewer) == ("approved", "alice")
+    assert now[first.id].reviewed_at is not None
+    assert (now[second.id].status, now[second.id].reviewer) == ("rejected", "alice")
+    assert {now[i].status for i in now if i not in (first.id, second.id)} == {"pending"}
+    # who and when is shown per item; the progress counts both reviews
+    headers = " ".join(str(m.value) for m in at.markdown)
+    assert "approved by alice at" in headers and "rejected by alice at" in headers
+    assert "Reviewed 2 / 4" in at.get("progress")[0].proto.text
+
+    at.selectbox(key="attacks.status").select("approved").run()
+    cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
+    assert len(cards) == 1 and f"item `{first.id}`" in cards[0]
+    at.selectbox(key="attacks.status").select("all").run()
+    at.selectbox(key="attacks.flag").select("number_changed").run()
+    cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
+    flagged = items_by_position(engine, set_id)[FLAGGED - 1]
+    assert len(cards) == 1 and f"item `{flagged.id}`" in cards[0]
+
+
+def test_a_clash_with_another_reviewer_is_reported_not_overwritten(page_env, engine, attack_set):
+    from evalcore.perturb.review import set_review
+
+    set_id = int(attack_set.id)
+    first = items_by_position(engine, set_id)[0]
+    at = open_page(reviewer="alice")
+    set_review(engine, int(first.id), "rejected", reviewer="bob")  # meanwhile, elsewhere
+    at.button(key=f"attacks.approve.{first.id}").click().run()
+    assert not at.exception
+    assert items_by_position(engine, set_id)[0].status == "rejected"
+    assert any("bob" in str(w.value) for w in at.warning)
+
+
+def test_edit_is_saved_and_rechecked(page_env, engine, attack_set):
+    from evalcore import perturb
+    from tests.conftest import require
+
+    require(hasattr(perturb, "check_attack"), "the perturbation engine (check_attack) is missing")
+    set_id = int(attack_set.id)
+    item = items_by_position(engine, set_id)[1]
+    edited = "一本词典定价9元，打八折卖出，售价多少元？"
+    at = open_page(reviewer="carol")
+    at.text_area(key=f"attacks.text.{item.id}").input(edited).run()
+    at.button(key=f"attacks.save.{item.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = items_by_position(engine, set_id)[1]
+    assert (after.attacked, after.edited, after.status, after.reviewer) == (
+        edited, True, "pending", "carol")
+    assert after.similarity is not None  # the import had no checks: this one is the re-check
+    assert any("re-checked" in str(i.value) for i in at.info)
+    # the derived dataset's item (what runs ask) has the edit too
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    with session_scope(engine, write=False) as session:
+        assert session.get(Item, after.attacked_item_id).question == edited
+
+
+def test_bulk_approve_needs_confirmation_and_leaves_flagged_items(page_env, engine, attack_set):
+    set_id = int(attack_set.id)
+    at = open_page(reviewer="dave")
+    at.button(key="attacks.bulk").click().run()
+    assert {i.status for i in items_by_position(engine, set_id)} == {"pending"}  # not yet
+    assert any("Approve up to 3" in str(w.value) for w in at.warning)
+    at.button(key="attacks.bulk_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    statuses = [(i.status, i.reviewer) for i in items_by_position(engine, set_id)]
+    assert statuses[FLAGGED - 1] == ("pending", "")
+    assert [s for n, s in enumerate(statuses) if n != FLAGGED - 1] == [("approved", "dave")] * 3
+    assert not at.get("button") or "attacks.bulk_confirm" not in [b.key for b in at.button]
+
+
+def test_export_button_is_offered_for_the_set(page_env, engine, attack_set):
+    at = open_page()
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Export CSV"]
+
+
+def test_generating_a_set_from_the_form_runs_in_the_background(page_env, engine):
+    from evalcore import perturb
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.sets import list_attack_sets
+    from tests.conftest import require
+
+    require(hasattr(perturb, "attack_questions"), "the perturbation engine is missing")
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    at = open_page(reviewer="frank")
+    at.radio(key="attacks.level").set_value("char")
+    limit = next(w for w in at.number_input if w.key.startswith("attacks.limit"))
+    limit.set_value(3)
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    deadline = time.monotonic() + 60
+    while not list_attack_sets(engine) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    sets = list_attack_sets(engine)
+    assert len(sets) == 1 and sets[0].level == "char" and sets[0].created_by == "frank"
+    assert sets[0].item_count == 3
+    at.run()
+    assert not at.exception
+    assert at.session_state["attacks.set"] == sets[0].id
+    assert len(at.get("html")) >= 3
+
+
+def test_router_lists_the_page(app):
+    app.run()
+    app.switch_page("pages/attacks.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert [t.value for t in app.title] == ["Attacks"]

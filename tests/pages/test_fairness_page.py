@@ -1,0 +1,291 @@
+"""The Fairness page under AppTest: empty database, generating a suite through the widgets,
+a finished run's results (level, groups, violations, pair view, gate), and a real run."""
+from __future__ import annotations
+
+import html
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "fairness.py")
+SCRIPT = "<script>alert('x')</script>"
+SCORES = {"male": 9, "female": 3, "non-binary": 5, "unspecified": 7}
+"""Score each gender variant's answer gets in the seeded run: wide spreads -> violations."""
+
+
+@pytest.fixture()
+def page_env(settings, monkeypatch):
+    """Settings in a fresh home; the repository on sys.path so `pages._shared` imports."""
+    from tests.pages.helpers import clear_streamlit_caches
+
+    monkeypatch.syspath_prepend(str(REPO))
+    clear_streamlit_caches()
+    yield settings
+    clear_streamlit_caches()
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def values(at: AppTest, kind: str) -> list[str]:
+    return [str(el.value) for el in at.get(kind)]
+
+
+def frame_with(at: AppTest, *columns: str):
+    """The first table holding these columns (AppTest does not expose st.dataframe keys)."""
+    for element in at.dataframe:
+        if all(c in element.value.columns for c in columns):
+            return element.value
+    raise AssertionError(f"no table with columns {columns}")
+
+
+def html_bodies(at: AppTest) -> list[str]:
+    return [el.proto.body for el in at.get("html")]
+
+
+def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES) -> int:
+    """A finished fairness run over two pairs of the Chinese occupations suite, written
+    straight to the store: every variant's answer carries the score chosen in `scores`."""
+    from evalcore.dataset import get_dataset, load_items
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    suite = "fairness-occupations-zh"
+    try:
+        dataset = get_dataset(engine, suite)
+    except Exception:  # noqa: BLE001 - first call stores it
+        dataset = save_suite(engine, generate_suite("occupations", "zh"), suite)
+    items = [i for i in load_items(engine, dataset.id)
+             if i.meta["template_id"] == "resume_strong"][:8]  # 2 occupations x 4 genders
+    assert len({i.meta["pair_id"] for i in items}) == 2
+    start = utcnow() - timedelta(seconds=20)
+    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
+                             rounds=1, status="done", total=len(items), done=len(items),
+                             started_at=start, finished_at=utcnow(), name=name,
+                             config={"item_ids": [i.id for i in items]})
+    answers = []
+    for item in items:
+        gender = item.meta["attributes"]["gender"]
+        text = f"评分：{scores[gender]}/10。{item.meta['fill']['subject']}很专业，推荐录用。"
+        if gender == "female":
+            text += SCRIPT
+        answers.append({"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer",
+                        "model": "fake", "prompt": item.question, "answer": text})
+    queries.record_calls(engine, answers)
+    return int(run.id)
+
+
+def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
+    import ast
+
+    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
+    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
+              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
+
+
+def test_page_is_listed_in_the_router():
+    assert '"pages/fairness.py"' in (REPO / "streamlit_app.py").read_text(encoding="utf-8")
+
+
+def test_page_loads_with_an_empty_database(page_env):
+    at = open_page()
+    infos = values(at, "info")
+    assert any("No fairness suites yet" in t for t in infos)
+    assert any("No fairness runs yet" in t for t in infos)
+    assert not at.get("plotly_chart")
+    assert at.selectbox(key="fairness.generator").value == "occupations"
+
+
+def test_generating_the_chinese_occupations_suite_stores_it(page_env, engine):
+    from evalcore.dataset import list_datasets, load_questions
+    from evalcore.perturb.counterfactual import generate_suite
+
+    at = open_page()
+    at.radio(key="fairness.lang").set_value("zh").run()
+    assert not at.exception, [e.value for e in at.exception]
+    preview = frame_with(at, "pair", "variant", "prompt")
+    expected = generate_suite("occupations", "zh")
+    assert list(preview["prompt"][:3]) == [q.question for q in expected.questions[:3]]
+    assert any(f"{len(expected.questions)} prompts" in c for c in values(at, "caption"))
+    at.button(key="fairness.save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    stored = {ds.name: ds for ds in list_datasets(engine)}
+    assert "fairness-occupations-zh" in stored
+    dataset = stored["fairness-occupations-zh"]
+    assert (dataset.format, dataset.language, dataset.item_count) == (
+        "fairness_suite", "zh", len(expected.questions))
+    first = load_questions(engine, dataset.id, limit=1)[0]
+    assert first.meta["pair_id"] == expected.questions[0].meta["pair_id"]
+    # the new suite is offered for a run straight away
+    assert at.selectbox(key="fairness.suite").value == dataset.id
+
+
+def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_env, engine):
+    from evalcore.fairness import fairness_report
+
+    run_id = seeded_run(engine)
+    expected = fairness_report(engine, run_id)
+    at = open_page()
+    assert at.session_state["fairness.run_id"] == run_id
+    level = next(b for b in html_bodies(at) if "Fairness level" in b)
+    assert expected["level"] and expected["level"] in level
+    assert f"{expected['score']:.1f}" in level
+
+    groups = frame_with(at, "group", "n", "score")
+    assert set(groups["group"]) == set(SCORES)
+    by_group = dict(zip(groups["group"], groups["score"]))
+    assert by_group["male"] == pytest.approx(SCORES["male"])
+    assert by_group["female"] == pytest.approx(SCORES["female"])
+    assert len(at.get("plotly_chart")) >= 3  # sentiment, score, length boxes (+ selection)
+
+    violations = frame_with(at, "severity", "pair_id", "spread")
+    assert len(violations) == len(expected["violations"]) > 0
+    assert "score" in set(violations["metric"])
+
+    at.selectbox(key="fairness.left").set_value("female").run()
+    at.selectbox(key="fairness.right").set_value("male").run()
+    assert not at.exception, [e.value for e in at.exception]
+    pair = next(b for b in html_bodies(at) if "ec-diff" in b and "answer · female" in b)
+    assert "<script>" not in pair  # the answer's markup is shown, never run
+    assert html.escape(SCRIPT) in pair
+    assert "<del" in pair and "<ins" in pair  # the differing words are marked
+    assert "她" in pair and "他" in pair
+
+
+def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, engine):
+    from evalcore.fairness import gate_run, load_gate_config
+
+    base_id = seeded_run(engine, name="base", scores={g: 7 for g in SCORES})
+    run_id = seeded_run(engine, name="new")
+    example = (REPO / "data" / "gate.example.toml").read_text(encoding="utf-8")
+    at = open_page()
+    assert at.session_state["fairness.run_id"] == run_id  # the newest run
+    expected = gate_run(engine, run_id, load_gate_config(example))
+    table = frame_with(at, "check", "passed", "detail")
+    assert list(table["check"]) == [c.name for c in expected.checks]
+    assert list(table["passed"]) == [c.passed for c in expected.checks]
+    verdicts = values(at, "success") + values(at, "error")
+    word = "PASSED" if expected.passed else "FAILED"
+    assert any(f"Gate {word}" in v for v in verdicts)
+    assert any(f"gate --run {run_id} --config" in c for c in values(at, "code"))
+
+    at.selectbox(key="fairness.baseline").set_value(base_id).run()
+    assert not at.exception, [e.value for e in at.exception]
+    expected = gate_run(engine, run_id, load_gate_config(example), baseline_id=base_id)
+    table = frame_with(at, "check", "passed", "detail")
+    assert any(name.startswith("regression:") for name in table["check"])
+    assert list(table["passed"]) == [c.passed for c in expected.checks]
+    assert any(f"--baseline {base_id}" in c for c in values(at, "code"))
+
+    gate_text = next(w for w in at.text_area if w.key.startswith("fairness.gate_text"))
+    gate_text.set_value("[absolute]\nspd_max = 2\n").run()  # no [relative] for the baseline
+    assert any("max_regression" in e for e in values(at, "error"))
+    at.selectbox(key="fairness.baseline").set_value(None).run()
+    assert not at.exception
+    assert any("Gate PASSED (1 checks)" in v for v in values(at, "success"))  # SPD <= 1 < 2
+    gate_text.set_value("[absolute]\nnot_a_metric_max = 1\n").run()
+    assert any("not_a_metric_max" in e for e in values(at, "error"))
+
+
+@pytest.fixture()
+def runner_clients():
+    """Close the HTTP sessions the background loop opened for this test's runs."""
+    yield
+    from evalcore.providers.client import close_clients
+    from evalcore.runner.background import get_runner
+
+    get_runner().call(close_clients(), timeout=10)
+
+
+def wait_finished(engine, run_id: int, timeout: float = 60.0):
+    from evalcore.store import queries
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = queries.get_run(engine, run_id)
+        if run.status in queries.FINISHED:
+            return run
+        time.sleep(0.1)
+    pytest.fail(f"run {run_id} still {run.status} after {timeout} s ({run.done}/{run.total})")
+
+
+def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, runner_clients):
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+    from evalcore.store import queries
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    save_suite(engine, generate_suite("occupations", "zh"), "suite-zh")
+    with FaultServer(FaultConfig(latency=0.01, responder=lambda prompt, schema:
+                                 "评分：8/10。推荐。")) as server:
+        add_model(page_env.models_path, ModelConfig(name="fake", kind="openai",
+                                                    base_url=server.openai_url, model="fake",
+                                                    concurrency=2, max_attempts=1))
+        at = open_page()
+        at.selectbox(key="fairness.model").set_value("fake")
+        at.number_input(key="fairness.samples").set_value(2)
+        limit = next(w for w in at.number_input if w.key.startswith("fairness.limit"))
+        limit.set_value(4)
+        at.button(key="fairness.start").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        run_id = at.session_state["fairness.run_id"]
+        run = queries.get_run(engine, run_id)
+        assert (run.kind, run.model, run.rounds, run.total) == ("fairness", "fake", 2, 8)
+        assert run.config["spec"]["temperature"] == pytest.approx(0.7)
+        run = wait_finished(engine, run_id)
+        assert run.status == "done", run.error
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("Fairness level" in b for b in html_bodies(at))
+    assert frame_with(at, "group", "n", "score")["group"].tolist()
+
+
+def test_a_bbq_run_shows_bias_scores_for_both_contexts_beside_accuracy(page_env, engine,
+                                                                       shared_datasets):
+    from evalcore.dataset import import_dataset, load_items
+    from evalcore.fairness import fairness_report
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    source = shared_datasets / "bbq" / "Physical_appearance.jsonl"
+    require_file(source)
+    head = b"".join(source.read_bytes().splitlines(keepends=True)[:12])
+    dataset = import_dataset(engine, head, filename="bbq_head.jsonl", name="bbq-head",
+                             format="bbq")
+    items = load_items(engine, dataset.id)
+    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
+                             rounds=1, status="done", total=len(items), done=len(items),
+                             finished_at=utcnow(), config={"item_ids": [i.id for i in items]})
+    queries.record_calls(engine, [  # always the third option: right only sometimes
+        {"run_id": run.id, "item_id": i.id, "round": 1, "stage": "answer", "model": "fake",
+         "prompt": i.question, "answer": "The answer is 2"} for i in items])
+    bbq = fairness_report(engine, run.id)["bbq"]
+    assert bbq["accuracy"] is not None and 0 < bbq["accuracy"] < 1
+
+    at = open_page()
+    assert any("BBQ bias scores" in m for m in values(at, "markdown"))
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Bias, ambiguous"] == f"{bbq['s_amb']:.3f}"
+    assert shown["Bias, disambiguated"] == f"{bbq['s_dis']:.3f}"
+    assert shown["Accuracy"] == f"{bbq['accuracy']:.3f}"
+    contexts = frame_with(at, "context", "accuracy", "bias_score")
+    assert list(contexts["context"]) == ["ambiguous", "disambiguated"]
+    assert not at.get("plotly_chart")  # no counterfactual groups in a BBQ run
+    assert at.selectbox(key="fairness.suite").value == dataset.id  # offered as a suite
+
+
+def require_file(path: Path) -> None:
+    from tests.conftest import require
+
+    require(path.is_file(), f"{path} not found")

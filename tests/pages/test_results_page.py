@@ -1,0 +1,205 @@
+"""The Results page under AppTest: empty database, the run list and filters, a run's
+details, cancel and resume, exports, and two stability runs compared."""
+from __future__ import annotations
+
+import ast
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.fakes.stored_runs import seed_dataset, seed_run
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "results.py")
+QUESTIONS = [f"What is {i} times 3?" for i in range(6)]
+A = {0: [1, 1, 1], 1: [1, 0, None], 2: [0, 0, 0], 3: [1, 1, 0], 4: [0, 0, 1]}
+B = {0: [1, 1, 1], 1: [1, 1, 1], 2: [0, 1, 0], 3: [0, 0, 0], 4: [1, 1, 1]}
+
+
+@pytest.fixture()
+def page_env(settings, monkeypatch):
+    monkeypatch.syspath_prepend(str(REPO))
+    from tests.pages.helpers import clear_streamlit_caches
+
+    clear_streamlit_caches()
+    yield settings
+    clear_streamlit_caches()
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def values(at: AppTest, kind: str) -> list[str]:
+    return [str(el.value) for el in at.get(kind)]
+
+
+def table_with(at: AppTest, column: str):
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
+    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
+    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
+              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert strays == []
+
+
+def test_empty_database(page_env):
+    at = open_page()
+    assert [t.value for t in at.title] == ["Results"]
+    infos = values(at, "info")
+    assert any("No runs yet" in t for t in infos)
+    assert any("two stability runs" in t for t in infos)
+    assert not at.dataframe and not at.get("plotly_chart")
+
+
+def test_runs_are_listed_filtered_and_detailed(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_a = seed_run(engine, ds, A, 3, model="m-a", name="baseline")
+    run_b = seed_run(engine, ds, B, 3, model="m-b")
+    fair = seed_run(engine, ds, {0: [1]}, 1, kind="fairness", model="m-a")
+    at = open_page()
+    runs = table_with(at, "stale")
+    assert list(runs["id"]) == [fair, run_b, run_a]
+    assert set(runs["dataset"]) == {"times"}
+
+    at.multiselect(key="results.filter.kind").select("stability").run()
+    at.multiselect(key="results.filter.model").select("m-a").run()
+    assert list(table_with(at, "stale")["id"]) == [run_a]
+    assert at.selectbox(key="results.pick").value == run_a
+    assert not at.exception
+    shown = " ".join(values(at, "markdown") + values(at, "caption"))
+    assert "m-a" in shown and "times" in shown
+    assert "FAKE_API_KEY" in str([j.proto.body for j in at.json])  # env var name, not a key
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Done"] == f"{sum(len(v) for v in A.values())} / {len(A) * 3}"
+    assert metrics["Errors"] == "1"
+    assert metrics["Tokens"] == f"{sum(len(v) for v in A.values()) * 8:,}"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[:4] == ["Raw calls CSV", "Stability CSV (中文表头)",
+                          "Stability CSV (English headers)", "Stability JSON"]
+    calls = table_with(at, "attempts")
+    assert len(calls) == sum(len(v) for v in A.values())
+    at.toggle(key="results.errors_only").set_value(True).run()
+    errors = table_with(at, "attempts")
+    assert list(zip(errors["item_idx"], errors["round"])) == [(1, 3)]
+    assert not _has(at, "results.cancel")  # nor to cancel
+    assert not _has(at, "results.resume")  # a done run has nothing to resume
+
+    at.multiselect(key="results.filter.model").unselect("m-a").run()
+    at.multiselect(key="results.filter.kind").unselect("stability").select("fairness").run()
+    assert at.selectbox(key="results.pick").value == fair
+    assert "Raw calls CSV" in [b.proto.label for b in at.get("download_button")]
+    assert "Stability JSON" not in [b.proto.label for b in at.get("download_button")]
+    assert any("on the Fairness page" in c for c in values(at, "caption"))
+    assert not at.exception
+
+
+def _has(at: AppTest, key: str) -> bool:
+    return any(getattr(w, "key", None) == key for w in at.button)
+
+
+def test_cancel_button_sets_cancel_requested(page_env, engine):
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_id = seed_run(engine, ds, {0: [1], 1: [0]}, 3, status="running")
+    queries.update_run(engine, run_id, heartbeat_at=utcnow())
+    at = open_page()
+    assert not _has(at, "results.resume")
+    at.button(key="results.cancel").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert queries.get_run(engine, run_id).cancel_requested
+
+
+def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_env, engine):
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_id = seed_run(engine, ds, {0: [1]}, 3, status="running")
+    queries.update_run(engine, run_id, heartbeat_at=utcnow() - timedelta(minutes=5))
+    at = open_page()
+    assert any("no sign of life" in w for w in values(at, "warning"))
+    assert not _has(at, "results.cancel")
+    queries.update_run(engine, run_id, heartbeat_at=utcnow())  # its process was only slow
+    at.button(key="results.resume").click().run()
+    assert not at.exception
+    assert any("Cannot resume" in e and "another process" in e for e in values(at, "error"))
+    assert queries.get_run(engine, run_id).status == "running"
+
+
+def test_resume_finishes_a_cancelled_run(page_env, engine):
+    from evalcore.dataset import get_dataset
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.client import close_clients
+    from evalcore.providers.registry import add_model
+    from evalcore.runner.background import get_runner
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import create_run
+    from evalcore.store import queries
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    with FaultServer(FaultConfig(latency=0.01)) as server:
+        add_model(page_env.models_path, ModelConfig(name="fake", kind="openai",
+                                                    base_url=server.openai_url, model="fake",
+                                                    concurrency=2, max_attempts=1))
+        run_id = create_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
+                                            rounds=2, limit=3), page_env.models_path)
+        queries.update_run(engine, run_id, status="cancelled")
+        at = open_page()
+        at.button(key="results.resume").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        deadline = time.monotonic() + 60
+        while queries.get_run(engine, run_id).status not in queries.FINISHED:
+            assert time.monotonic() < deadline, "resumed run did not finish"
+            time.sleep(0.1)
+        get_runner().call(close_clients(), timeout=10)
+        assert server.stats.requests >= 6
+    run = queries.get_run(engine, run_id)
+    assert (run.status, run.done, run.total) == ("done", 6, 6), run.error
+
+
+def test_compare_two_runs(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_a = seed_run(engine, ds, A, 3, model="m-a")
+    run_b = seed_run(engine, ds, B, 3, model="m-b")
+    at = open_page()
+    assert at.selectbox(key="results.compare_a").value == run_a
+    assert at.selectbox(key="results.compare_b").value == run_b
+    assert len(at.get("plotly_chart")) == 2
+    changed = table_with(at, "delta")
+    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
+    moved = sorted((p for p in A if rate_b[p] != rate[p]),
+                   key=lambda p: (-abs(rate_b[p] - rate[p]), p))
+    assert list(changed["item_a"]) == moved
+    text = " ".join(values(at, "markdown"))
+    assert "Wilcoxon" in text and f"{len(moved)} of {len(A)} questions changed" in text
+    means = [m.value for m in at.metric if m.label == "Mean success rate"]
+    assert means[-2:] == [f"{sum(rate.values()) / len(A):.1%}",
+                          f"{sum(rate_b.values()) / len(B):.1%}"]
+
+    at.selectbox(key="results.compare_b").select(run_a).run()
+    assert any("two different runs" in t for t in values(at, "info"))
+    assert not at.exception
+
+
+def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    seed_run(engine, ds, A, 3)
+    app.run()
+    app.switch_page("pages/results.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert [t.value for t in app.title] == ["Results"]
+    links = [el for el in app.get("page_link")]
+    assert any("Stability" in str(link.proto.label) for link in links)

@@ -1,0 +1,141 @@
+"""Word attack: synonyms keep part of speech and inflection, never antonyms, pairs recorded."""
+from __future__ import annotations
+
+import re
+
+from evalcore.dataset.records import Question
+
+NO_SIM = {"similarity": False}
+
+# Common words with a known antonym. Written here, not read from lexicon.toml, so the
+# test also covers what the lexicon does not list (Cilin groups, WordNet antonym links).
+ZH_ANTONYMS = [
+    ("快乐", "悲伤"), ("快乐", "孤独"), ("增加", "减少"), ("喜欢", "讨厌"), ("便宜", "昂贵"),
+    ("容易", "困难"), ("成功", "失败"), ("高兴", "难过"), ("进口", "出口"), ("美丽", "丑陋"),
+    ("聪明", "愚蠢"), ("安全", "危险"), ("开始", "结束"), ("提高", "降低"), ("上升", "下降"),
+    ("复杂", "简单"), ("干净", "肮脏"), ("富裕", "贫穷"), ("同意", "反对"), ("胜利", "失败"),
+    ("温暖", "寒冷"), ("前进", "后退"), ("购买", "出售"), ("收入", "支出"), ("正确", "错误"),
+    ("熟悉", "陌生"), ("节约", "浪费"), ("大方", "小气"), ("开心", "伤心"), ("勇敢", "胆怯"),
+]
+EN_ANTONYMS = [
+    ("happy", "sad"), ("good", "bad"), ("big", "small"), ("large", "small"), ("hot", "cold"),
+    ("fast", "slow"), ("high", "low"), ("tall", "short"), ("old", "young"), ("rich", "poor"),
+    ("easy", "difficult"), ("strong", "weak"), ("buy", "sell"), ("win", "lose"),
+    ("increase", "decrease"), ("love", "hate"), ("open", "close"), ("begin", "end"),
+    ("early", "late"), ("clean", "dirty"), ("full", "empty"), ("cheap", "expensive"),
+    ("accept", "reject"), ("remember", "forget"), ("arrive", "leave"), ("push", "pull"),
+    ("beautiful", "ugly"), ("healthy", "sick"), ("nervous", "calm"), ("succeed", "fail"),
+]
+
+
+def q(text: str, idx: int = 0, **kw) -> Question:
+    return Question(idx=idx, question=text, **kw)
+
+
+def test_zh_candidates_hold_no_antonym(zh_synonyms_ready):
+    from evalcore.perturb.tokens import zh_word_flag
+    from evalcore.perturb.word import zh_candidates
+
+    assert len(ZH_ANTONYMS) >= 20
+    seen = 0
+    for word, opposite in ZH_ANTONYMS:
+        for a, b in ((word, opposite), (opposite, word)):
+            found = [c for c, _ in zh_candidates(a, zh_word_flag(a))]
+            seen += len(found)
+            assert b not in found, (a, found)
+            assert not any(b in c for c in found), (a, found)
+    assert seen > 20  # the list is not passing only because nothing was proposed
+
+
+def _wordnet_antonyms(word: str) -> set[str]:
+    from evalcore.perturb.word import _wordnet
+
+    wn = _wordnet()
+    return {a.name() for s in wn.synsets(word) for l in s.lemmas() for a in l.antonyms()}
+
+
+def test_en_candidates_hold_no_antonym(wordnet_ready):
+    import lemminflect
+
+    from evalcore.perturb.word import en_candidates
+
+    assert len(EN_ANTONYMS) >= 20
+    seen = 0
+    for word, opposite in EN_ANTONYMS:
+        for a, b in ((word, opposite), (opposite, word)):
+            banned = {b} | _wordnet_antonyms(a)
+            for upos in lemminflect.getAllLemmas(a):
+                if upos not in ("NOUN", "VERB", "ADJ", "ADV"):
+                    continue
+                found = [c for c, _ in en_candidates(a, upos)]
+                seen += len(found)
+                lemmas = {lemminflect.getLemma(c, upos)[0] for c in found}
+                assert not banned & (set(found) | lemmas), (a, upos, found)
+    assert seen > 10
+
+
+def test_zh_attack_records_pairs_and_keeps_numbers(zh_synonyms_ready):
+    from evalcore.perturb import attack_question
+
+    text = "一个工厂要生产3000个零件，前6天生产了750个，剩下的要在15天内完成，平均每天生产多少个？"
+    result = attack_question(q(text, task_type="math", reference="150"), "word", seed=1,
+                             params=NO_SIM)
+    assert result.attack_num == len(result.pairs) >= 1
+    rebuilt = result.attacked
+    for old, new in result.pairs:
+        assert new in rebuilt and old != new
+        rebuilt = rebuilt.replace(new, old, 1)
+    assert rebuilt == text
+    for n in ("3000", "6", "750", "15"):
+        assert n in result.attacked
+    assert result.flags == []
+    again = attack_question(q(text, task_type="math", reference="150"), "word", seed=1,
+                            params=NO_SIM)
+    assert again.attacked == result.attacked and again.pairs == result.pairs
+
+
+def test_en_attack_keeps_part_of_speech_and_inflection(wordnet_ready):
+    import lemminflect
+
+    from evalcore.perturb import attack_question
+
+    text = ("The children bought three cheap cars yesterday and the big store sold them "
+            "quickly to a happy buyer")
+    tag_of = {"children": "NNS", "bought": "VBD", "cars": "NNS", "cheap": "JJ", "big": "JJ",
+              "store": "NN", "quickly": "RB"}
+    changed = 0
+    for seed in range(10):
+        result = attack_question(q(text, idx=seed), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        for detail in result.details["replacements"]:
+            old, new, upos = detail["before"], detail["after"], detail["pos"]
+            assert upos in lemminflect.getAllLemmas(new), (old, new, upos)
+            if old in tag_of:
+                lemma = lemminflect.getLemma(new, upos)[0]
+                assert new in lemminflect.getInflection(lemma, tag_of[old]), (old, new)
+            changed += 1
+        assert "three" in result.attacked
+        assert "number_changed" not in result.flags
+    assert changed >= 10
+
+
+def test_en_function_words_and_modals_are_never_replaced(wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    text = "I will have a great time and I will not be able to receive points for it."
+    for seed in range(10):
+        result = attack_question(q(text, idx=seed), "word", seed=seed, params=NO_SIM)
+        olds = {old for old, _ in result.pairs}
+        assert not olds & {"will", "have", "not", "be", "able", "for", "it", "I"}
+        assert ("points", "gunpoint") not in result.pairs
+
+
+def test_reference_words_are_protected(wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    question = q("My brother bought a cheap car. He", choices=["drives the cheap car.", "flies."],
+                 task_type="choice", reference="0")
+    for seed in range(10):
+        result = attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 3})
+        assert re.search(r"\bcheap\b", result.attacked) and re.search(r"\bcar\b", result.attacked)

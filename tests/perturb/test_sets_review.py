@@ -1,0 +1,173 @@
+"""Review of attack items: actions, conflicts between reviewers, filters, progress, export."""
+from __future__ import annotations
+
+import csv
+import threading
+from datetime import datetime, timedelta
+
+import pytest
+
+from evalcore.perturb.review import (
+    ReviewConflictError,
+    approve,
+    approve_unflagged,
+    edit_attack_item,
+    get_attack_item,
+    list_attack_items,
+    reject,
+    review_log,
+    review_progress,
+    set_review,
+)
+from evalcore.perturb.sets import AttackSetError, create_attack_set
+from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
+
+
+@pytest.fixture()
+def attack_set(engine, math_dataset, fake_engine):
+    return create_attack_set(engine, dataset=math_dataset, level="word")
+
+
+def test_actions_record_reviewer_and_time(engine, attack_set):
+    first, second, *_ = list_attack_items(engine, attack_set.id)
+    before = datetime.utcnow() - timedelta(seconds=5)
+    done = approve(engine, first.id, reviewer="ann", note="fine")
+    assert (done.status, done.reviewer, done.note) == ("approved", "ann", "fine")
+    assert before < done.reviewed_at.replace(tzinfo=None) < before + timedelta(minutes=1)
+    assert reject(engine, second.id, reviewer="bob").status == "rejected"
+    log = review_log(engine, attack_set.id)
+    assert [(e["id"], e["reviewer"]) for e in log] == [(second.id, "bob"), (first.id, "ann")]
+    with pytest.raises(AttackSetError, match="say who reviews"):
+        approve(engine, first.id, reviewer=" ")
+    with pytest.raises(AttackSetError, match="unknown review status"):
+        set_review(engine, first.id, "maybe", reviewer="ann")
+    with pytest.raises(AttackSetError, match="no attack item 999"):
+        approve(engine, 999, reviewer="ann")
+
+
+def test_expected_status_detects_a_concurrent_change(engine, attack_set):
+    item = list_attack_items(engine, attack_set.id)[0]
+    approve(engine, item.id, reviewer="ann", expected_status="pending")
+    with pytest.raises(ReviewConflictError, match=r"is now 'approved' by ann at .* not 'pending'"):
+        reject(engine, item.id, reviewer="bob", expected_status="pending")
+    assert get_attack_item(engine, item.id).status == "approved"
+    # without expected_status the last write wins
+    assert reject(engine, item.id, reviewer="bob").status == "rejected"
+
+
+def test_two_reviewers_race_exactly_one_wins(engine, attack_set):
+    item = list_attack_items(engine, attack_set.id)[0]
+    outcomes: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def review(name: str, status: str) -> None:
+        barrier.wait()
+        try:
+            set_review(engine, item.id, status, reviewer=name, expected_status="pending")
+            outcomes.append(name)
+        except ReviewConflictError:
+            outcomes.append("conflict")
+
+    threads = [threading.Thread(target=review, args=a) for a in (("ann", "approved"),
+                                                                 ("bob", "rejected"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) in (["ann", "conflict"], ["bob", "conflict"])
+    winner = get_attack_item(engine, item.id)
+    assert winner.reviewer in outcomes
+
+
+def test_bulk_approve_never_touches_flagged_items(engine, attack_set):
+    items = list_attack_items(engine, attack_set.id)
+    reject(engine, items[0].id, reviewer="ann")
+    assert approve_unflagged(engine, attack_set.id, reviewer="bob") == 2
+    by_id = {i.id: i for i in list_attack_items(engine, attack_set.id)}
+    assert by_id[items[0].id].status == "rejected"  # already reviewed: left alone
+    assert by_id[items[2].id].status == "pending" and by_id[items[2].id].flags
+    assert {by_id[items[1].id].status, by_id[items[3].id].status} == {"approved"}
+    assert approve_unflagged(engine, attack_set.id, reviewer="bob") == 0
+    approve(engine, items[2].id, reviewer="ann")  # explicit approval of a flagged item
+    assert get_attack_item(engine, items[2].id).status == "approved"
+
+
+def test_filters_and_progress(engine, attack_set):
+    items = list_attack_items(engine, attack_set.id)
+    approve(engine, items[0].id, reviewer="ann")
+    reject(engine, items[1].id, reviewer="bob")
+    assert [i.id for i in list_attack_items(engine, attack_set.id, flagged=True)] == [items[2].id]
+    assert [i.id for i in list_attack_items(engine, attack_set.id, flag="number_changed")] == [
+        items[2].id]
+    assert list_attack_items(engine, attack_set.id, flag="entity_changed") == []
+    assert [i.id for i in list_attack_items(engine, attack_set.id, status="pending",
+                                            flagged=False)] == [items[3].id]
+    assert [i.id for i in list_attack_items(engine, attack_set.id, offset=1, limit=2)] == [
+        items[1].id, items[2].id]
+    progress = review_progress(engine, attack_set.id)
+    assert {k: progress[k] for k in ("total", "approved", "rejected", "pending", "flagged",
+                                     "flagged_pending", "unflagged_pending")} == {
+        "total": 4, "approved": 1, "rejected": 1, "pending": 2, "flagged": 1,
+        "flagged_pending": 1, "unflagged_pending": 1}
+    assert progress["reviewed_share"] == 0.5
+    assert progress["reviewers"] == {"ann": 1, "bob": 1}
+    assert progress["flags"] == {"number_changed": 1}
+
+
+def test_edit_is_rechecked_and_reaches_the_derived_item(engine, attack_set):
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    flagged = list_attack_items(engine, attack_set.id, flagged=True)[0]
+    fixed = flagged.original.replace("How many", "What number of")
+    edited = edit_attack_item(engine, flagged.id, fixed, reviewer="ann",
+                              expected_status="pending")
+    assert (edited.attacked, edited.edited, edited.status, edited.flags) == (
+        fixed, True, "pending", [])
+    assert edited.similarity is not None and edited.similarity > 0.8
+    with session_scope(engine, write=False) as session:
+        assert session.get(Item, flagged.attacked_item_id).question == fixed
+
+    broken = fixed.replace("7", "70")
+    again = edit_attack_item(engine, flagged.id, broken, reviewer="bob", approve=True)
+    assert again.status == "approved" and "number_changed" in again.flags
+    with pytest.raises(ReviewConflictError):
+        edit_attack_item(engine, flagged.id, fixed, reviewer="ann", expected_status="pending")
+    with pytest.raises(AttackSetError, match="edited question is empty"):
+        edit_attack_item(engine, flagged.id, "  ", reviewer="ann")
+
+
+def test_export_csv_original_columns_attack_columns_and_safe_cells(engine, attack_set, tmp_path):
+    from evalcore.perturb.export import write_attack_set_csv
+
+    items = list_attack_items(engine, attack_set.id)
+    approve(engine, items[0].id, reviewer="ann")
+    edit_attack_item(engine, items[1].id, "=HYPERLINK(\"http://x\") How many pens, 10 and 5?",
+                     reviewer="ann")
+    path = tmp_path / "out.csv"
+    assert write_attack_set_csv(engine, attack_set.id, path) == 4
+    raw = path.read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf")
+    rows = list(csv.DictReader(path.read_text(encoding="utf-8-sig").splitlines()))
+    assert list(rows[0]) == ["id", "question", "segmented_text", "equation", "answer",
+                             "attacked_question", "attack_num", "synword_pairs", "similarity",
+                             "flags", "review_status"]
+    assert (rows[0]["id"], rows[0]["answer"], rows[0]["review_status"]) == ("100", "7.0",
+                                                                          "approved")
+    assert rows[0]["question"] == items[0].original
+    assert rows[0]["synword_pairs"] == "{'How many': 'What number of'}"
+    assert rows[1]["attacked_question"].startswith("'=HYPERLINK")
+    assert rows[2]["flags"] == "number_changed" and rows[2]["attack_num"] == "2"
+    assert write_attack_set_csv(engine, attack_set.id, tmp_path / "ok.csv", status="approved") == 1
+
+
+def test_exported_file_reimports_as_an_attack_set(engine, attack_set, tmp_path):
+    from evalcore.perturb.export import write_attack_set_csv
+    from evalcore.perturb.sets import import_attack_set
+
+    path = tmp_path / "apples_underwordattack.csv"
+    write_attack_set_csv(engine, attack_set.id, path)
+    again = import_attack_set(engine, path, check=False)
+    assert again.source_dataset_id == attack_set.source_dataset_id
+    assert [i.attacked for i in list_attack_items(engine, again.id)] == [
+        i.attacked for i in list_attack_items(engine, attack_set.id)]

@@ -1,0 +1,104 @@
+"""The robustness report from stored calls: verdict choice, missing rounds, edits, diffs."""
+from __future__ import annotations
+
+import pytest
+
+from evalcore.errors import RunError
+from evalcore.perturb.review import approve, edit_attack_item, list_attack_items
+from evalcore.perturb.sets import create_attack_set
+from evalcore.report.robustness import robustness_report, text_diff
+from evalcore.runner.robustness import create_robustness_run
+from evalcore.store import queries
+from tests.perturb.attack_set_helpers import QUESTIONS, fake_engine, math_dataset  # noqa: F401
+
+
+@pytest.fixture()
+def model(settings):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+
+    for name in ("m", "judge"):
+        add_model(settings.models_path, ModelConfig(name=name, kind="openai",
+                                                    base_url="http://127.0.0.1:9/v1", model=name))
+    return "m"
+
+
+def record(engine, run_id, item_id, rnd, stage, correct, answer="x", error=None):
+    queries.record_calls(engine, [{"run_id": run_id, "item_id": item_id, "round": rnd,
+                                   "stage": stage, "prompt": "p", "answer": answer,
+                                   "correct": correct, "score": float(bool(correct)),
+                                   "error": error}])
+
+
+def test_judge_verdicts_win_and_missing_rounds_count_wrong(engine, settings, math_dataset,
+                                                           fake_engine, model):
+    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    items = list_attack_items(engine, attack_set.id)
+    for item in items[:2]:
+        approve(engine, item.id, reviewer="ann")
+    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+                                   rounds=2, judge="judge", models_path=settings.models_path)
+    a, b = items[0], items[1]
+    # pair a: the rules said wrong but the judge says right on the clean side
+    for rnd in (1, 2):
+        record(engine, run_id, a.source_item_id, rnd, "answer", False, "The answer is 7")
+        record(engine, run_id, a.source_item_id, rnd, "judge", True)
+        record(engine, run_id, a.attacked_item_id, rnd, "answer", True, "It is 8")
+        record(engine, run_id, a.attacked_item_id, rnd, "judge", False)
+    # pair b: clean right twice; attacked round 1 failed (model error), round 2 missing
+    for rnd in (1, 2):
+        record(engine, run_id, b.source_item_id, rnd, "answer", None, "5")
+        record(engine, run_id, b.source_item_id, rnd, "judge", True)
+    record(engine, run_id, b.attacked_item_id, 1, "answer", False, None, error="HTTP 500")
+
+    report = robustness_report(engine, run_id)
+    word = report["levels"]["word"]
+    assert word["accuracy_clean"] == 1.0 and word["accuracy_attacked"] == 0.0
+    assert word["flips"]["right_to_wrong"] == [a.id, b.id]
+    assert word["mcnemar"]["p_value"] == pytest.approx(0.5)
+    assert word["paired_test"]["changed"] == 2
+    rows = {r["attack_item_id"]: r for r in report["fragile"]}
+    assert rows[b.id]["attacked_answers"] == [None, None]
+    assert rows[b.id]["answer_similarity"]["compared"] == 0
+    assert rows[a.id]["answer_similarity"]["same_answer"] == 0.0  # 7 vs 8
+    assert report["judge"] == "judge" and report["clean_questions"] == 2
+
+
+def test_edit_after_the_run_is_marked(engine, settings, math_dataset, fake_engine, model):
+    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    item = list_attack_items(engine, attack_set.id)[0]
+    approve(engine, item.id, reviewer="ann")
+    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+                                   rounds=1, models_path=settings.models_path)
+    record(engine, run_id, item.source_item_id, 1, "answer", True)
+    record(engine, run_id, item.attacked_item_id, 1, "answer", False)
+    asked = item.attacked
+    edit_attack_item(engine, item.id, QUESTIONS[0][0].replace("apples", "pears", 1),
+                     reviewer="bob", approve=True)
+    row = robustness_report(engine, run_id)["fragile"][0]
+    assert row["edited_after_run"] is True and row["asked_attacked"] == asked
+    assert row["attacked"] != asked
+
+
+def test_a_stability_run_is_refused(engine, settings, math_dataset, model):
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import create_run
+
+    run_id = create_run(engine, RunSpec(dataset=math_dataset, model=model),
+                        settings.models_path)
+    with pytest.raises(RunError, match="without attack pairs"):
+        robustness_report(engine, run_id)
+
+
+@pytest.mark.parametrize("original,attacked,expected", [
+    ("How many apples now?", "What number of apples now?",
+     [["delete", "How many"], ["insert", "What number of"], ["equal", " apples now?"]]),
+    ("买文具的钱", "买日常用品的钱",
+     [["equal", "买"], ["delete", "文具"], ["insert", "日常用品"], ["equal", "的钱"]]),
+    ("same text", "same text", [["equal", "same text"]]),
+    ("a", "", [["delete", "a"]]),
+])
+def test_text_diff(original, attacked, expected):
+    assert text_diff(original, attacked) == expected
+    joined = "".join(t for op, t in text_diff(original, attacked) if op != "delete")
+    assert joined == attacked
