@@ -64,3 +64,62 @@ def sidebar() -> None:
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
         st.markdown(local_model_line())
+
+
+# ------------------------------------------------------------------ run progress
+
+REFRESH_S = 2.0
+"""Seconds between progress reads while a run is live."""
+
+
+def duration(seconds: float | None) -> str:
+    """'1h 05m' / '3m 07s' / '-' for an ETA or a run's length."""
+    if seconds is None:
+        return "-"
+    minutes, secs = divmod(round(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+
+
+def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
+    from evalcore.store import queries
+
+    eng = engine()
+    p = queries.progress(eng, run_id)
+    finished = p["status"] in queries.FINISHED
+    if was_live and finished:
+        st.rerun()  # once, when the run ends: draw the results, stop refreshing
+    st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} {unit}")
+    cols = st.columns(5)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric(f"{unit.capitalize()}/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
+    cols[2].metric("Errors", p["errors"])
+    cols[3].metric("Retries", p["retries"])
+    cols[4].metric("ETA", "done" if finished else duration(p["eta"]))
+    if finished:
+        run = queries.get_run(eng, run_id)
+        if run.error:
+            st.error(f"Run #{run_id} {run.status}: {run.error}")
+        return
+    if p["cancel_requested"]:
+        st.caption("Cancel requested: the run stops after the calls in flight.")
+    elif st.button("Cancel run", key=f"{key}.cancel"):
+        from evalcore.runner.start import cancel_run
+
+        cancel_run(eng, run_id)
+        st.toast(f"Cancelling run #{run_id}")
+
+
+def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
+    """Live progress of a run (done, rate, errors, retries, ETA, Cancel), re-read from the
+    database every REFRESH_S while the run is live; returns the run's status.
+
+    `key` namespaces the widgets ("stability", "fairness" ...). A fragment, so the page
+    around it is not rerun; it reruns the page once when the run finishes.
+    """
+    from evalcore.store import queries
+
+    status = queries.get_run(engine(), run_id).status
+    live = status not in queries.FINISHED
+    st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live, key, unit)
+    return status

@@ -20,7 +20,6 @@ from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-REFRESH_S = 2.0  # seconds between reads of a live run
 PICK = "results.pick"  # the run picker's widget key
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
 MAX_RUNS = 1000  # newest runs listed
@@ -28,14 +27,6 @@ KIND_PAGES = {"stability": ("pages/stability.py", "Stability"),
               "robustness": ("pages/robustness.py", "Robustness"),
               "fairness": ("pages/fairness.py", "Fairness")}
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
 
 
 def _run_label(row: Any) -> str:
@@ -138,13 +129,13 @@ def _status_body(run_id: int, was_live: bool) -> None:
     cols[2].metric("Errors", p["errors"])
     cols[3].metric("Retries", p["retries"])
     cols[4].metric("Tokens", f"{usage['tokens']:,}")
-    cols[5].metric("Duration", _duration(timing["duration_s"]))
+    cols[5].metric("Duration", _shared.duration(timing["duration_s"]))
     st.caption(f"Calls stored: {usage['calls']} ({usage['errors']} with an error) · prompt "
                f"tokens {usage['prompt_tokens']:,} · completion tokens "
                f"{usage['completion_tokens']:,} · mean latency "
                + ("-" if usage["mean_latency_ms"] is None else f"{usage['mean_latency_ms']:.0f} ms")
                + (f" · calls/s {p['rate']:.1f}" if p["rate"] else "")
-               + (f" · ETA {_duration(p['eta'])}" if p["eta"] is not None else ""))
+               + (f" · ETA {_shared.duration(p['eta'])}" if p["eta"] is not None else ""))
     if details["error"]:
         st.error(f"Run #{run_id} {details['status']}: {details['error']}")
     actions(run_id, details)
@@ -154,7 +145,7 @@ def status_panel(run_id: int) -> dict[str, Any]:
     """Progress, usage and actions; re-read every REFRESH_S while the run is live."""
     details = compare.run_details(_shared.engine(), run_id)
     live = details["status"] not in queries.FINISHED and not details["stale"]
-    st.fragment(run_every=REFRESH_S if live else None)(_status_body)(run_id, live)
+    st.fragment(run_every=_shared.REFRESH_S if live else None)(_status_body)(run_id, live)
     return details
 
 

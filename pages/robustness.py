@@ -18,7 +18,6 @@ from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-REFRESH_S = 2.0  # seconds between progress reads while a run is live
 RUN_ID = "robustness.run_id"  # session key of the run shown (kept across pages and reruns)
 PICK = "robustness.pick"  # the run picker's widget key
 
@@ -108,40 +107,6 @@ def run_picker() -> int | None:
 
 
 # ------------------------------------------------------------------ progress
-
-
-def _progress_body(run_id: int, was_live: bool) -> None:
-    eng = _shared.engine()
-    p = queries.progress(eng, run_id)
-    finished = p["status"] in queries.FINISHED
-    if was_live and finished:
-        st.rerun()  # once, when the run ends: draw the results, stop refreshing
-    st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} calls")
-    cols = st.columns(4)
-    cols[0].metric("Done", f"{p['done']} / {p['total']}")
-    cols[1].metric("Calls/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
-    cols[2].metric("Errors", p["errors"])
-    cols[3].metric("Retries", p["retries"])
-    if finished:
-        run = queries.get_run(eng, run_id)
-        if run.error:
-            st.error(f"Run #{run_id} {run.status}: {run.error}")
-        return
-    if p["cancel_requested"]:
-        st.caption("Cancel requested: the run stops after the calls in flight.")
-    elif st.button("Cancel run", key="robustness.cancel"):
-        from evalcore.runner.start import cancel_run
-
-        cancel_run(eng, run_id)
-        st.toast(f"Cancelling run #{run_id}")
-
-
-def progress_panel(run_id: int) -> str:
-    """Live progress, re-read from the database every REFRESH_S while the run is live."""
-    status = queries.get_run(_shared.engine(), run_id).status
-    live = status not in queries.FINISHED
-    st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live)
-    return status
 
 
 # ------------------------------------------------------------------ results
@@ -287,7 +252,7 @@ def main() -> None:
     run_id = run_picker()
     if run_id is None:
         return
-    status = progress_panel(run_id)
+    status = _shared.progress_panel(run_id, "robustness", "calls")
     if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
         results(run_id, status)
 
