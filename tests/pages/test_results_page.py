@@ -160,7 +160,8 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
         at.button(key="results.resume").click().run()
         assert not at.exception, [e.value for e in at.exception]
         deadline = time.monotonic() + 60
-        while queries.get_run(engine, run_id).status not in queries.FINISHED:
+        # the run starts as 'cancelled' (finished): wait for 'done', not just any end state
+        while queries.get_run(engine, run_id).status not in ("done", "failed"):
             assert time.monotonic() < deadline, "resumed run did not finish"
             time.sleep(0.1)
         get_runner().call(close_clients(), timeout=10)
