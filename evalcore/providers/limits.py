@@ -7,6 +7,13 @@ do not cut again); every success adds `1/limit`, so the limit climbs back by abo
 per round of successes until it reaches the configured maximum. A provider whose real
 cap is below our setting thus costs some time and retries, never answers.
 
+Halving on every probe would leave a provider with a fixed cap a quarter idle (the
+sawtooth between cap/2 and cap). So the limiter remembers the limit that last
+overloaded (the ceiling): an overload again near that ceiling, after at least half a
+round of successes, means the cap has not moved, and the limit steps just below it
+(minus one) instead of halving. An overload that comes fast, or far from the ceiling,
+still halves, so a cap that drops is followed quickly.
+
 `RateLimiter` wraps `aiolimiter.AsyncLimiter` (a leaky bucket) for `ModelConfig.rpm`.
 Only this module and `retry.py` wait or count on the provider path.
 """
@@ -26,6 +33,8 @@ MIN_LIMIT = 1.0
 """The limit never falls below one call in flight."""
 DECREASE_FACTOR = 0.5
 """Multiplicative decrease on overload (a 429)."""
+NEAR_CEILING = 0.8
+"""An overload at or above this share of the last overloading limit is 'near the ceiling'."""
 RATE_WINDOW = 10.0
 """Seconds over which the requests-per-minute budget is spread."""
 
@@ -57,6 +66,9 @@ class AdaptiveLimiter:
         self.in_flight = 0
         self.max_in_flight = 0
         self.decreases = 0
+        self.ceiling: float | None = None
+        """The limit at the last overload: where the provider's cap seems to be."""
+        self._successes_since_cut = 0
         self._last_decrease = float("-inf")
         self._clock = clock
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -110,11 +122,19 @@ class AdaptiveLimiter:
         return _Slot(self)
 
     def on_overload(self, permit: Permit | None = None) -> bool:
-        """A 429: halve the limit unless this call started before the last cut. Returns True if cut."""
+        """A 429: cut the limit unless this call started before the last cut. Returns True if cut.
+
+        Near the remembered ceiling, after half a round of successes, the cut is one
+        slot (the cap has not moved); otherwise the limit halves.
+        """
         if permit is not None and permit.started <= self._last_decrease:
             return False
         old = self.limit
-        self.limit = max(MIN_LIMIT, self.limit * DECREASE_FACTOR)
+        settled = (self.ceiling is not None and old >= self.ceiling * NEAR_CEILING
+                   and self._successes_since_cut >= old / 2)
+        self.limit = max(MIN_LIMIT, old - 1.0 if settled else old * DECREASE_FACTOR)
+        self.ceiling = old
+        self._successes_since_cut = 0
         self._last_decrease = self._clock()
         self.decreases += 1
         log.debug("model %s overloaded: concurrency %.1f -> %.1f", self.name, old, self.limit)
@@ -122,6 +142,7 @@ class AdaptiveLimiter:
 
     def on_success(self) -> None:
         """A success: grow the limit by 1/limit (about +1 per round), up to the maximum."""
+        self._successes_since_cut += 1
         if self.limit < self.max_limit:
             self.limit = min(self.max_limit, self.limit + 1.0 / self.limit)
             self._wake()

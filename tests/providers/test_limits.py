@@ -120,3 +120,33 @@ def test_cancelled_waiters_do_not_leak_or_block_slots():
         return second_got_it, third_waits, lim.in_flight, len(lim._waiters)
 
     assert asyncio.run(main()) == (True, True, 0, 0)
+
+
+def test_overload_again_near_the_ceiling_steps_down_one_instead_of_halving():
+    clock = Clock()
+    lim = AdaptiveLimiter(50, clock=clock)
+    clock.now = 1.0
+    lim.on_overload(Permit(0.5))  # first overload: no ceiling yet, halve
+    assert (lim.limit, lim.ceiling) == (25, 50)
+    lim.limit = 11.0  # grown back near a provider cap of 10 ...
+    lim.ceiling = 12.0
+    for _ in range(6):  # ... with half a round of successes since the cut
+        lim.on_success()
+    before = lim.limit
+    clock.now = 2.0
+    assert lim.on_overload(Permit(1.5)) is True
+    assert lim.limit == before - 1 and lim.ceiling == before
+
+
+def test_fast_repeat_overload_still_halves_so_a_dropping_cap_is_followed():
+    clock = Clock()
+    lim = AdaptiveLimiter(20, clock=clock)
+    lim.limit, lim.ceiling = 10.0, 10.5
+    for _ in range(5):
+        lim.on_success()
+    clock.now = 1.0
+    lim.on_overload(Permit(0.5))  # near the ceiling after successes: one step
+    stepped = lim.limit
+    clock.now = 2.0
+    lim.on_overload(Permit(1.5))  # again at once, no successes: the cap fell, halve
+    assert lim.limit == stepped * 0.5
