@@ -40,9 +40,26 @@ def engine() -> Engine:
 
 
 def page_setup(title: str, intro: str) -> None:
-    """Title and one line saying what the page is for."""
+    """Title and one line saying what the page is for (after making sure the app's router runs)."""
+    _route_through_app()
     st.title(title)
     st.caption(intro)
+
+
+def _route_through_app() -> None:
+    """Send a page opened by Streamlit's legacy `pages/` mode back through streamlit_app.py.
+
+    Streamlit starts every server process in its old "pages directory" mode and leaves
+    it only when some session calls `st.navigation`. So the very first visit to a fresh
+    server straight at /attacks runs pages/attacks.py on its own: no shared sidebar, no
+    wide layout, a page list with `_shared` in it. Leaving that mode is what
+    `st.navigation` itself does; after the rerun the router serves the same URL.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
 
 
 def local_model_line() -> str:

@@ -115,6 +115,23 @@ def browser(tmp_path_factory: pytest.TempPathFactory):
             context.close()
 
 
+def test_first_visit_straight_to_a_page_goes_through_the_router(browser, app_url: str) -> None:
+    """Runs first, on the fresh server: Streamlit would serve pages/attacks.py on its own
+    (legacy pages/ mode, no shared sidebar) until some session has called st.navigation."""
+    page = browser.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    try:
+        page.goto(f"{app_url}/attacks")
+        page.get_by_role("heading", name="Attacks").wait_for()
+        sidebar = page.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text("Database", exact=True).wait_for()  # the shared sidebar ran
+        nav = sidebar.locator('[data-testid="stSidebarNav"]').inner_text()
+        assert "Datasets" in nav and "Robustness" in nav, nav
+        assert "_shared" not in nav and "streamlit app" not in nav, nav
+    finally:
+        page.close()
+
+
 def test_import_csv_through_datasets_page(browser, app_url: str, tmp_path: Path) -> None:
     name = "codah-e2e"
     csv_path = tmp_path / "codah_sample.csv"
