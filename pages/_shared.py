@@ -47,19 +47,22 @@ def page_setup(title: str, intro: str) -> None:
 
 
 def _route_through_app() -> None:
-    """Send a page opened by Streamlit's legacy `pages/` mode back through streamlit_app.py.
+    """Serve a page opened in Streamlit's legacy `pages/` mode through streamlit_app.py.
 
     Streamlit starts every server process in its old "pages directory" mode and leaves
-    it only when some session calls `st.navigation`. So the very first visit to a fresh
-    server straight at /attacks runs pages/attacks.py on its own: no shared sidebar, no
-    wide layout, a page list with `_shared` in it. Leaving that mode is what
-    `st.navigation` itself does; after the rerun the router serves the same URL.
+    it only when a session calls `st.navigation`; until then a visit straight to
+    /attacks runs pages/attacks.py on its own (no shared sidebar, no wide layout, a page
+    list with `_shared` in it). Here the page has drawn nothing yet, so the router runs
+    in its place, in this same run (widget events are kept), and serves this URL.
     """
     from streamlit.runtime.pages_manager import PagesManager
 
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
+    if not PagesManager.uses_pages_directory:
+        return
+    import runpy
+
+    runpy.run_path(str(PROJECT_ROOT / "streamlit_app.py"), run_name="__main__")
+    st.stop()
 
 
 def local_model_line() -> str:
