@@ -124,9 +124,14 @@ def _prepare(engine: Engine, run: Any) -> _Job:
     answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
     queries.recount_progress(engine, run.id, judged=judge is not None)
-    queries.update_run(engine, run.id, status="running", cancel_requested=False, error=None,
-                       started_at=run.started_at or _now(), heartbeat_at=_now(),
-                       total=len(questions) * spec.rounds)
+    fields: dict[str, Any] = {"status": "running", "error": None, "heartbeat_at": _now(),
+                              "started_at": run.started_at or _now(),
+                              "total": len(questions) * spec.rounds}
+    if run.status != "queued":
+        # a resume: the cancel that stopped the earlier execution is done with. A cancel
+        # asked for while the run was still queued is left alone, so it stops this one.
+        fields["cancel_requested"] = False
+    queries.update_run(engine, run.id, **fields)
     return _Job(run_id=run.id, spec=spec, questions=questions, model=model, judge=judge,
                 units=units)
 

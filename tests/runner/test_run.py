@@ -144,3 +144,16 @@ def test_unknown_model_or_dataset_is_refused_with_a_clear_message(engine, settin
     with pytest.raises(EvalcoreError, match="missing"):
         create_run(engine, RunSpec(dataset="missing", model="local"), settings.models_path)
     assert len(QUESTIONS) == 6 and not asyncio.iscoroutinefunction(create_run)
+
+
+def test_cancel_requested_while_queued_stops_the_run(engine, settings, dataset, server):
+    server.reconfigure(latency=0.05)
+    add_model(settings, server, concurrency=1)
+    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=20),
+                        settings.models_path)
+    cancel_run(engine, run_id)  # before any process picked the run up
+    assert run_in_foreground(engine, run_id) == "cancelled"
+    assert queries.count_calls(engine, run_id) < 120 // 2
+    server.reset_stats()
+    assert run_in_foreground(engine, run_id) == "done"  # a resume clears the old cancel
+    assert queries.count_calls(engine, run_id) == 120
