@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
@@ -143,3 +143,38 @@ def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
     live = status not in queries.FINISHED
     st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live, key, unit)
     return status
+
+
+def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
+    """Select box of the runs of `kind`, newest first; returns the chosen run id.
+
+    The choice is kept in session_state["<kind>.run_id"] (a run just started there is
+    shown first); `describe(run)` gives the middle of each label.
+    """
+    from evalcore.store import queries
+
+    runs = queries.list_runs(engine(), kind=kind, limit=200)
+    if not runs:
+        st.info(f"No {kind} runs yet: start one above.")
+        return None
+    labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{describe(run)} · "
+                       f"{run.status} · {run.created_at:%Y-%m-%d %H:%M}") for run in runs}
+    run_key, pick_key = f"{kind}.run_id", f"{kind}.pick"
+    wanted = st.session_state.get(run_key)
+    if st.session_state.get(pick_key) not in labels:
+        st.session_state[pick_key] = wanted if wanted in labels else runs[0].id
+    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=pick_key)
+    st.session_state[run_key] = picked
+    return picked
+
+
+def model_names() -> list[str]:
+    """The models of models.toml, sorted; an unreadable file is shown as an error (empty list)."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.providers.registry import load_models
+
+    try:
+        return sorted(load_models(settings().models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return []

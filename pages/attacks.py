@@ -132,17 +132,12 @@ def _translators(models: list[str]) -> list[str]:
 def generate_form(datasets: list[Any], reviewer: str) -> None:
     """Widgets for a new attack set; the button starts the background job."""
     from evalcore.perturb.attack import resolve_params
-    from evalcore.providers.registry import load_models
 
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
         return
     models_path = _shared.settings().models_path
-    try:
-        models = sorted(load_models(models_path))
-    except EvalcoreError as exc:
-        st.error(str(exc))
-        models = []
+    models = _shared.model_names()
     by_id = {ds.id: ds for ds in datasets}
     left, right = st.columns(2)
     dataset_id = left.selectbox(

@@ -171,16 +171,13 @@ def bias_importer() -> None:
 def start_form(suites: list[Any]) -> None:
     """Suite, model, samples and temperature; the button stores the new run id."""
     from evalcore.fairness import start_fairness_run
-    from evalcore.providers.registry import load_models
 
     if not suites:
         st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
         return
     models_path = _shared.settings().models_path
-    try:
-        models = sorted(load_models(models_path))
-    except EvalcoreError as exc:
-        st.error(str(exc))
+    models = _shared.model_names()
+    if not models:
         return
     by_id = {ds.id: ds for ds in suites}
     if st.session_state.get("fairness.suite") not in by_id:
@@ -220,27 +217,6 @@ def start_form(suites: list[Any]) -> None:
 
 
 # ------------------------------------------------------------------ pick a run, progress
-
-
-def _run_label(run: Any, names: dict[int, str]) -> str:
-    return (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
-            f"{names.get(run.dataset_id, '?')} · samples {run.rounds} · {run.status} · "
-            f"{run.created_at:%Y-%m-%d %H:%M}")
-
-
-def run_picker(names: dict[int, str]) -> int | None:
-    """Select box of fairness runs, newest first; returns the chosen run id."""
-    runs = queries.list_runs(_shared.engine(), kind="fairness", limit=200)
-    if not runs:
-        st.info("No fairness runs yet: start one above.")
-        return None
-    labels = {run.id: _run_label(run, names) for run in runs}
-    wanted = st.session_state.get(RUN_ID)
-    if st.session_state.get(PICK) not in labels:
-        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
-    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
-    st.session_state[RUN_ID] = picked
-    return picked
 
 
 # ------------------------------------------------------------------ results
@@ -413,6 +389,12 @@ def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, t
     return result.model_dump()
 
 
+def _run_label(run: Any, names: dict[int, str]) -> str:
+    return (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
+            f"{names.get(run.dataset_id, '?')} · samples {run.rounds} · {run.status} · "
+            f"{run.created_at:%Y-%m-%d %H:%M}")
+
+
 def gate_block(run_id: int, status: str, done: int, threshold: float,
                names: dict[int, str]) -> None:
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML."""
@@ -506,7 +488,9 @@ def main() -> None:
     suites = [ds for ds in list_datasets(_shared.engine()) if _is_suite(ds)]  # a new one too
     with st.expander("Start a new run", expanded=bool(suites) and not has_runs):
         start_form(suites)
-    run_id = run_picker(names | {ds.id: ds.name for ds in suites})
+    labels = names | {ds.id: ds.name for ds in suites}
+    run_id = _shared.run_picker("fairness", lambda run: (
+        f"{run.model} on {labels.get(run.dataset_id, '?')} · samples {run.rounds}"))
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "fairness", "answers")

@@ -32,17 +32,14 @@ def _set_label(s: Any, approved: int) -> str:
 def start_form(datasets: list[Any], sets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
     from evalcore.perturb.review import review_progress
-    from evalcore.providers.registry import load_models
     from evalcore.runner.robustness import start_robustness
 
     if not sets:
         st.info("No attack sets yet: generate and review one on the Attacks page first.")
         return
     models_path = _shared.settings().models_path
-    try:
-        models = sorted(load_models(models_path))
-    except EvalcoreError as exc:
-        st.error(str(exc))
+    models = _shared.model_names()
+    if not models:
         return
     eng = _shared.engine()
     names = {ds.id: ds.name for ds in datasets}
@@ -87,23 +84,6 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
 
 
 # ------------------------------------------------------------------ pick a run
-
-
-def run_picker() -> int | None:
-    """Select box of robustness runs, newest first; returns the chosen run id."""
-    runs = queries.list_runs(_shared.engine(), kind="robustness", limit=200)
-    if not runs:
-        st.info("No robustness runs yet: start one above.")
-        return None
-    labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} · "
-                       f"N={run.rounds} · judge {run.judge} · {run.status} · "
-                       f"{run.created_at:%Y-%m-%d %H:%M}") for run in runs}
-    wanted = st.session_state.get(RUN_ID)
-    if st.session_state.get(PICK) not in labels:
-        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
-    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
-    st.session_state[RUN_ID] = picked
-    return picked
 
 
 # ------------------------------------------------------------------ progress
@@ -249,7 +229,8 @@ def main() -> None:
     has_runs = bool(queries.list_runs(eng, kind="robustness", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(list_datasets(eng), list_attack_sets(eng))
-    run_id = run_picker()
+    run_id = _shared.run_picker("robustness", lambda run: (
+        f"{run.model} · N={run.rounds} · judge {run.judge}"))
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")

@@ -48,7 +48,6 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
-    from evalcore.providers.registry import load_models
     from evalcore.runner.plan import RunSpec
     from evalcore.runner.start import start_run
 
@@ -56,10 +55,8 @@ def start_form(datasets: list[Any]) -> None:
         st.info("No datasets yet: import one on the Datasets page first.")
         return
     models_path = _shared.settings().models_path
-    try:
-        models = sorted(load_models(models_path))
-    except EvalcoreError as exc:
-        st.error(str(exc))
+    models = _shared.model_names()
+    if not models:
         return
     by_id = {ds.id: ds for ds in datasets}
     left, right = st.columns(2)
@@ -103,24 +100,6 @@ def start_form(datasets: list[Any]) -> None:
 
 
 # ------------------------------------------------------------------ pick a run
-
-
-def run_picker(datasets: list[Any]) -> int | None:
-    """Select box of stability runs, newest first; returns the chosen run id."""
-    runs = queries.list_runs(_shared.engine(), kind="stability", limit=200)
-    if not runs:
-        st.info("No stability runs yet: start one above.")
-        return None
-    names = {ds.id: ds.name for ds in datasets}
-    labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
-                       f"{names.get(run.dataset_id, '?')} · N={run.rounds} · judge {run.judge}"
-                       f" · {run.status} · {run.created_at:%Y-%m-%d %H:%M}") for run in runs}
-    wanted = st.session_state.get(RUN_ID)
-    if st.session_state.get(PICK) not in labels:
-        st.session_state[PICK] = wanted if wanted in labels else runs[0].id
-    picked = st.selectbox("Run", list(labels), format_func=labels.get, key=PICK)
-    st.session_state[RUN_ID] = picked
-    return picked
 
 
 # ------------------------------------------------------------------ progress
@@ -255,7 +234,9 @@ def main() -> None:
     has_runs = bool(queries.list_runs(_shared.engine(), kind="stability", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(datasets)
-    run_id = run_picker(datasets)
+    names = {ds.id: ds.name for ds in datasets}
+    run_id = _shared.run_picker("stability", lambda run: (
+        f"{run.model} on {names.get(run.dataset_id, '?')} · N={run.rounds} · judge {run.judge}"))
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "stability", "calls")
