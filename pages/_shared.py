@@ -178,3 +178,10 @@ def model_names() -> list[str]:
     except EvalcoreError as exc:
         st.error(str(exc))
         return []
+
+
+def show_started(kind: str, run_id: int) -> None:
+    """Make a run just started the one the page shows (the picker is drawn later this run)."""
+    st.session_state[f"{kind}.run_id"] = run_id
+    st.session_state[f"{kind}.pick"] = run_id
+    st.toast(f"Run #{run_id} started")

@@ -20,8 +20,6 @@ from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-RUN_ID = "fairness.run_id"  # session key of the run shown (kept across pages and reruns)
-PICK = "fairness.pick"  # the run picker's widget key
 SUITE_FORMAT = "fairness_suite"
 PREVIEW_ROWS = 200  # generated prompts shown in the preview table
 GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
@@ -211,9 +209,7 @@ def start_form(suites: list[Any]) -> None:
         except EvalcoreError as exc:
             st.error(f"Could not start the run: {exc}")
             return
-        st.session_state[RUN_ID] = run_id
-        st.session_state[PICK] = run_id  # the picker below has not been drawn yet this run
-        st.toast(f"Run #{run_id} started")
+        _shared.show_started("fairness", run_id)
 
 
 # ------------------------------------------------------------------ pick a run, progress

@@ -20,8 +20,6 @@ from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-RUN_ID = "stability.run_id"  # session key of the run shown (kept across pages and reruns)
-PICK = "stability.pick"  # the run picker's widget key
 
 
 # ------------------------------------------------------------------ start a run
@@ -94,15 +92,7 @@ def start_form(datasets: list[Any]) -> None:
         except EvalcoreError as exc:
             st.error(f"Could not start the run: {exc}")
             return
-        st.session_state[RUN_ID] = run_id
-        st.session_state[PICK] = run_id  # the picker below has not been drawn yet this run
-        st.toast(f"Run #{run_id} started")
-
-
-# ------------------------------------------------------------------ pick a run
-
-
-# ------------------------------------------------------------------ progress
+        _shared.show_started("stability", run_id)
 
 
 # ------------------------------------------------------------------ results
