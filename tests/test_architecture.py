@@ -1,0 +1,54 @@
+"""Rules of the codebase that a test can hold: evalcore never imports streamlit, the CLI
+starts without heavy libraries, and the code has no undefined or unused names."""
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO_ROOT, require
+
+EVALCORE = REPO_ROOT / "evalcore"
+HEAVY = ("streamlit", "pandas", "numpy", "sqlalchemy", "aiohttp", "jieba", "plotly", "scipy",
+         "pydantic")
+
+
+def _imported_modules(path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_evalcore_never_imports_streamlit():
+    offenders = [str(p.relative_to(REPO_ROOT)) for p in EVALCORE.rglob("*.py")
+                 if "streamlit" in _imported_modules(p)]
+    assert offenders == [], f"evalcore must not import streamlit: {offenders}"
+
+
+def test_cli_help_imports_no_heavy_library():
+    code = ("import sys, json; from evalcore.cli import build_parser; build_parser(); "
+            f"print(json.dumps([m for m in {list(HEAVY)!r} if m in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    assert json.loads(out) == []
+
+
+def test_no_undefined_or_unused_names():
+    ruff = shutil.which("ruff", path=str(REPO_ROOT / ".venv" / "bin")) or shutil.which("ruff")
+    require(ruff is not None, "ruff missing: pip install -r requirements-dev.txt")
+    proc = subprocess.run([ruff, "check", "--select", "F,E9", "--ignore", "F811",
+                           "--output-format", "concise", "evalcore", "pages", "tests", "bench",
+                           "scripts", "streamlit_app.py"],
+                          cwd=REPO_ROOT, capture_output=True, text=True)
+    if proc.returncode not in (0, 1):
+        pytest.fail(f"ruff could not run: {proc.stderr}")
+    assert proc.returncode == 0, proc.stdout[-3000:]
