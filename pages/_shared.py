@@ -157,8 +157,10 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
     if not runs:
         st.info(f"No {kind} runs yet: start one above.")
         return None
+    # No status in the label: a keyed select box keeps the labels it was first drawn with,
+    # so "queued" would stay after the run ended; the progress panel shows the status.
     labels = {run.id: (f"#{run.id} · {run.name + ' · ' if run.name else ''}{describe(run)} · "
-                       f"{run.status} · {run.created_at:%Y-%m-%d %H:%M}") for run in runs}
+                       f"{run.created_at:%Y-%m-%d %H:%M}") for run in runs}
     run_key, pick_key = f"{kind}.run_id", f"{kind}.pick"
     wanted = st.session_state.get(run_key)
     if st.session_state.get(pick_key) not in labels:
