@@ -70,12 +70,14 @@ def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int
                        created_by: str = "", name: str = "", limit: Optional[int] = None,
                        concurrency: Optional[int] = None) -> int:
     """Create a fairness run and execute it on the background loop; returns its id at once."""
-    from evalcore.runner.start import start_run
+    from evalcore.runner.background import get_runner
 
-    spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
-                         temperature=temperature, created_by=created_by, name=name,
-                         limit=limit, concurrency=concurrency)
-    return start_run(engine, spec, models_path)
+    run_id = create_fairness_run(engine, suite=suite, model=model, samples=samples,
+                                 temperature=temperature, models_path=models_path,
+                                 created_by=created_by, name=name, limit=limit,
+                                 concurrency=concurrency)
+    get_runner().submit(engine, run_id)
+    return run_id
 
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig
