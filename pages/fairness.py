@@ -443,6 +443,8 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         return
     st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
     level_card(report)
+    for warning in report.get("warnings", []):
+        st.warning(warning)
     cols = st.columns(4)
     cols[0].metric("Answers", report["answers"])
     cols[1].metric("Errors", report["errors"])

@@ -108,6 +108,8 @@ def print_summary(report: dict) -> None:
         print(f"  {name}: SPD {fmt(block['spd'])}  EOD {fmt(block['eod'])}  "
               f"DI {fmt(block['disparate_impact'])}  groups "
               + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
+    for warning in report.get("warnings", []):
+        print(f"  warning: {warning}")
     violations = report["violations"]
     print(f"violations: {len(violations)} "
           f"({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")

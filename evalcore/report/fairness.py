@@ -248,10 +248,32 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attribute_names": keys, "intersection": intersection,
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
+        "warnings": sample_warnings(attributes),
         "bbq": bbq, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }
+
+
+MIN_DECIDED = 10
+"""Scored answers a group needs before its selection rate (and so SPD/EOD) means much."""
+
+
+def sample_warnings(attributes: Mapping[str, Mapping[str, Any]],
+                    minimum: int = MIN_DECIDED) -> list[str]:
+    """Attributes whose parity figures rest on groups with fewer than `minimum` scored
+    answers: a difference of 0.5 between two groups of 2 is noise, not bias."""
+    warnings = []
+    for name, block in attributes.items():
+        if block.get("spd") is None:
+            continue
+        small = [f"{g['group']} ({g.get('decided', 0)})" for g in block["groups"]
+                 if g.get("decided") is not None and g.get("decided", 0) < minimum]
+        if small:
+            warnings.append(f"{name}: SPD/EOD rest on few scored answers: {', '.join(small)}; "
+                            f"at least {minimum} a group is needed to read them "
+                            "(more samples per variant, or a larger suite)")
+    return warnings
 
 
 def pair_view(report: Mapping[str, Any], pair_id: str) -> list[dict[str, Any]]:

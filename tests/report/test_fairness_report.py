@@ -248,3 +248,15 @@ def test_start_fairness_run_in_background_with_sampling(engine, settings, suite)
     report = fairness_report(engine, run_id)
     assert report["answers"] == 16 * 3
     assert {len(pair_view(report, p["pair_id"])) for p in report["pairs"]} == {12}
+
+
+def test_parity_on_tiny_groups_comes_with_a_warning():
+    from evalcore.report.fairness import sample_warnings
+
+    groups = [{"group": "male", "decided": 2}, {"group": "female", "decided": 12}]
+    warnings = sample_warnings({"gender": {"spd": 0.5, "groups": groups},
+                                "age": {"spd": None, "groups": groups}})
+    assert len(warnings) == 1
+    assert warnings[0].startswith("gender:") and "male (2)" in warnings[0]
+    assert "female" not in warnings[0]
+    assert sample_warnings({"gender": {"spd": 0.1, "groups": groups[1:]}}) == []
