@@ -16,3 +16,23 @@ def app(settings, monkeypatch: pytest.MonkeyPatch):
     clear_streamlit_caches()
     yield AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
     clear_streamlit_caches()
+
+
+@pytest.fixture()
+def page_env(settings, monkeypatch: pytest.MonkeyPatch):
+    """Settings in a fresh home, the repository on sys.path (so `pages._shared` imports),
+    and no cached engine or report left from another test's database."""
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    clear_streamlit_caches()
+    yield settings
+    clear_streamlit_caches()
+
+
+@pytest.fixture()
+def runner_clients():
+    """Close the HTTP sessions the background loop opened for this test's runs."""
+    yield
+    from evalcore.providers.client import close_clients
+    from evalcore.runner.background import get_runner
+
+    get_runner().call(close_clients(), timeout=10)

@@ -32,3 +32,37 @@ def texts(at) -> list[str]:
             if isinstance(label, str):
                 found.append(label)
     return found
+
+
+def run_page(path: str, session: dict | None = None):  # -> AppTest
+    """An AppTest of one page file, run once (with `session` state set first), no exception."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(path, default_timeout=RUN_TIMEOUT)
+    for key, value in (session or {}).items():
+        at.session_state[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def values(at, kind: str) -> list[str]:
+    """The values of every element of one kind ("error", "markdown" ...) as text."""
+    return [str(el.value) for el in at.get(kind)]
+
+
+def wait_finished(engine, run_id: int, timeout: float = 60.0):
+    """Wait for a background run to end (so the test leaves no work behind); the run."""
+    import time
+
+    import pytest
+
+    from evalcore.store import queries
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = queries.get_run(engine, run_id)
+        if run.status in queries.FINISHED:
+            return run
+        time.sleep(0.1)
+    pytest.fail(f"run {run_id} still {run.status} after {timeout} s ({run.done}/{run.total})")

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.pages.helpers import run_page
+
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "attacks.py")
 HOSTILE = '<script>alert("x")</script>'
@@ -29,13 +31,6 @@ ROWS = [
 ]
 FLAGGED = 4
 """The source idx of the item the fixture flags (bulk approval must leave it pending)."""
-
-
-@pytest.fixture()
-def page_env(settings, monkeypatch):
-    """Settings in a fresh home; the repository on sys.path so `pages._shared` imports."""
-    monkeypatch.syspath_prepend(str(REPO))
-    return settings
 
 
 @pytest.fixture()
@@ -66,12 +61,7 @@ def items_by_position(engine, set_id: int):
 
 
 def open_page(reviewer: str = "") -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    if reviewer:
-        at.session_state["attacks.reviewer"] = reviewer
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(PAGE, {"attacks.reviewer": reviewer} if reviewer else None)
 
 
 def html_of(at: AppTest) -> str:

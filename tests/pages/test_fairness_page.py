@@ -3,12 +3,13 @@ a finished run's results (level, groups, violations, pair view, gate), and a rea
 from __future__ import annotations
 
 import html
-import time
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.pages.helpers import run_page, values, wait_finished
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "fairness.py")
@@ -17,26 +18,8 @@ SCORES = {"male": 9, "female": 3, "non-binary": 5, "unspecified": 7}
 """Score each gender variant's answer gets in the seeded run: wide spreads -> violations."""
 
 
-@pytest.fixture()
-def page_env(settings, monkeypatch):
-    """Settings in a fresh home; the repository on sys.path so `pages._shared` imports."""
-    from tests.pages.helpers import clear_streamlit_caches
-
-    monkeypatch.syspath_prepend(str(REPO))
-    clear_streamlit_caches()
-    yield settings
-    clear_streamlit_caches()
-
-
 def open_page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def values(at: AppTest, kind: str) -> list[str]:
-    return [str(el.value) for el in at.get(kind)]
+    return run_page(PAGE)
 
 
 def frame_with(at: AppTest, *columns: str):
@@ -195,28 +178,6 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
     assert any("Gate PASSED (1 checks)" in v for v in values(at, "success"))  # SPD <= 1 < 2
     gate_text.set_value("[absolute]\nnot_a_metric_max = 1\n").run()
     assert any("not_a_metric_max" in e for e in values(at, "error"))
-
-
-@pytest.fixture()
-def runner_clients():
-    """Close the HTTP sessions the background loop opened for this test's runs."""
-    yield
-    from evalcore.providers.client import close_clients
-    from evalcore.runner.background import get_runner
-
-    get_runner().call(close_clients(), timeout=10)
-
-
-def wait_finished(engine, run_id: int, timeout: float = 60.0):
-    from evalcore.store import queries
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = queries.get_run(engine, run_id)
-        if run.status in queries.FINISHED:
-            return run
-        time.sleep(0.1)
-    pytest.fail(f"run {run_id} still {run.status} after {timeout} s ({run.done}/{run.total})")
 
 
 def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, runner_clients):

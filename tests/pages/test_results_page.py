@@ -7,10 +7,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.pages.helpers import run_page, values
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "results.py")
@@ -19,25 +19,8 @@ A = {0: [1, 1, 1], 1: [1, 0, None], 2: [0, 0, 0], 3: [1, 1, 0], 4: [0, 0, 1]}
 B = {0: [1, 1, 1], 1: [1, 1, 1], 2: [0, 1, 0], 3: [0, 0, 0], 4: [1, 1, 1]}
 
 
-@pytest.fixture()
-def page_env(settings, monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-    from tests.pages.helpers import clear_streamlit_caches
-
-    clear_streamlit_caches()
-    yield settings
-    clear_streamlit_caches()
-
-
 def open_page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def values(at: AppTest, kind: str) -> list[str]:
-    return [str(el.value) for el in at.get(kind)]
+    return run_page(PAGE)
 
 
 def table_with(at: AppTest, column: str):

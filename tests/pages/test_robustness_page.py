@@ -10,8 +10,9 @@ import csv
 import time
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.pages.helpers import run_page
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "robustness.py")
@@ -31,20 +32,8 @@ VERDICTS = [([1, 1], [0, 0]), ([1, 1], [1, 0]), ([0, 0], [1, 1]), ([1, 1], [1, 1
 """(clean, attacked) round verdicts per row: r->w, r->w (a tie is wrong), w->r, both right."""
 
 
-@pytest.fixture()
-def page_env(settings, monkeypatch):
-    monkeypatch.syspath_prepend(str(REPO))
-    return settings
-
-
-@pytest.fixture()
-def runner_clients():
-    """Close the HTTP sessions the background loop opened for this test's runs."""
-    yield
-    from evalcore.providers.client import close_clients
-    from evalcore.runner.background import get_runner
-
-    get_runner().call(close_clients(), timeout=10)
+def open_page() -> AppTest:
+    return run_page(PAGE)
 
 
 def approved_set(engine, tmp_path) -> int:
@@ -91,13 +80,6 @@ def finished_run(engine, settings, tmp_path) -> int:
     queries.record_calls(engine, calls)
     queries.update_run(engine, run_id, status="done", done=len(calls), finished_at=utcnow())
     return run_id
-
-
-def open_page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def metrics(at: AppTest) -> dict[str, str]:

@@ -1,12 +1,12 @@
 """The Stability page under AppTest: empty database, a finished run's results, starting a run."""
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 from pathlib import Path
 
-import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.pages.helpers import run_page, values, wait_finished
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "stability.py")
@@ -18,45 +18,8 @@ PATTERN = {0: [1, 1, 1], 1: [1, 0, 1], 2: [0, 0, 0], 3: [1, 0, 0]}
 """Verdicts per item position for the stored run: 3/3, 2/3, 0/3, 1/3 right."""
 
 
-@pytest.fixture()
-def page_env(settings, monkeypatch):
-    """Settings in a fresh home; the repository on sys.path so `pages._shared` imports."""
-    monkeypatch.syspath_prepend(str(REPO))
-    return settings
-
-
-@pytest.fixture()
-def runner_clients():
-    """Close the HTTP sessions the background loop opened for this test's runs."""
-    yield
-    from evalcore.providers.client import close_clients
-    from evalcore.runner.background import get_runner
-
-    get_runner().call(close_clients(), timeout=10)
-
-
 def open_page() -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def texts(at: AppTest, kind: str) -> list[str]:
-    return [str(el.value) for el in at.get(kind)]
-
-
-def wait_finished(engine, run_id: int, timeout: float = 60.0):
-    """Wait for the background run to end (so the test leaves no work behind)."""
-    from evalcore.store import queries
-
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = queries.get_run(engine, run_id)
-        if run.status in queries.FINISHED:
-            return run
-        time.sleep(0.1)
-    pytest.fail(f"run {run_id} still {run.status} after {timeout} s ({run.done}/{run.total})")
+    return run_page(PAGE)
 
 
 def stored_run(engine) -> int:
@@ -92,7 +55,7 @@ def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
 
 def test_page_loads_with_an_empty_database(page_env):
     at = open_page()
-    infos = texts(at, "info")
+    infos = values(at, "info")
     assert any("No datasets yet" in t for t in infos)
     assert any("No stability runs yet" in t for t in infos)
     assert not at.get("plotly_chart")
@@ -102,7 +65,7 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
     run_id = stored_run(engine)
     at = open_page()
     assert at.session_state["stability.run_id"] == run_id
-    cards = "".join(t for t in texts(at, "markdown") if "right</div>" in t)
+    cards = "".join(t for t in values(at, "markdown") if "right</div>" in t)
     for j in range(ROUNDS, -1, -1):  # every bin from N down to 0, in that order
         assert f"{j}/{ROUNDS} right" in cards
     positions = [cards.index(f"{j}/{ROUNDS} right") for j in range(ROUNDS, -1, -1)]
