@@ -182,8 +182,17 @@ def model_names() -> list[str]:
         return []
 
 
-def show_started(kind: str, run_id: int) -> None:
-    """Make a run just started the one the page shows (the picker is drawn later this run)."""
+def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
+    """Start a run with `start()` and make it the one the page shows (the picker is drawn
+    later this run); an error the user can act on is shown instead of raised."""
+    from evalcore.errors import EvalcoreError
+
+    try:
+        run_id = start()
+    except EvalcoreError as exc:
+        st.error(f"Could not start the run: {exc}")
+        return None
     st.session_state[f"{kind}.run_id"] = run_id
     st.session_state[f"{kind}.pick"] = run_id
     st.toast(f"Run #{run_id} started")
+    return run_id

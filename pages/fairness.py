@@ -201,15 +201,10 @@ def start_form(suites: list[Any]) -> None:
     items = int(limit) or n_items
     st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
     if st.button("Start run", type="primary", key="fairness.start"):
-        try:
-            run_id = start_fairness_run(_shared.engine(), suite=by_id[suite_id].name, model=model,
-                                        samples=int(samples), temperature=float(temperature),
-                                        models_path=models_path, created_by="page",
-                                        name=name.strip(), limit=int(limit) or None)
-        except EvalcoreError as exc:
-            st.error(f"Could not start the run: {exc}")
-            return
-        _shared.show_started("fairness", run_id)
+        _shared.start_and_show("fairness", lambda: start_fairness_run(
+            _shared.engine(), suite=by_id[suite_id].name, model=model, samples=int(samples),
+            temperature=float(temperature), models_path=models_path, created_by="page",
+            name=name.strip(), limit=int(limit) or None))
 
 
 # ------------------------------------------------------------------ pick a run, progress

@@ -67,16 +67,10 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                f"once) x {int(rounds)} rounds")
     if st.button("Start robustness run", type="primary", key="robustness.start",
                  disabled=not chosen):
-        try:
-            run_id = start_robustness(eng, attack_set_ids=[int(i) for i in chosen], model=model,
-                                      rounds=int(rounds), models_path=models_path,
-                                      dataset=int(source), judge=judge, prompt_style=style,
-                                      name=name.strip(),
-                                      created_by=st.session_state.get("attacks.reviewer", ""))
-        except EvalcoreError as exc:
-            st.error(f"Could not start the run: {exc}")
-            return
-        _shared.show_started("robustness", run_id)
+        _shared.start_and_show("robustness", lambda: start_robustness(
+            eng, attack_set_ids=[int(i) for i in chosen], model=model, rounds=int(rounds),
+            models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
+            name=name.strip(), created_by=st.session_state.get("attacks.reviewer", "")))
 
 
 # ------------------------------------------------------------------ results

@@ -58,7 +58,8 @@ def start_form(datasets: list[Any]) -> None:
         return
     by_id = {ds.id: ds for ds in datasets}
     left, right = st.columns(2)
-    dataset_id = left.selectbox("Dataset", list(by_id), format_func=lambda i: _dataset_label(by_id[i]),
+    dataset_id = left.selectbox("Dataset", list(by_id),
+                                format_func=lambda i: _dataset_label(by_id[i]),
                                 key="stability.dataset")
     model = left.selectbox("Model", models, key="stability.model")
     judge = left.selectbox("Judge", ["rules", *models], key="stability.judge",
@@ -87,12 +88,8 @@ def start_form(datasets: list[Any]) -> None:
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
                        limit=int(limit) or None, name=name.strip())
-        try:
-            run_id = start_run(_shared.engine(), spec, models_path)
-        except EvalcoreError as exc:
-            st.error(f"Could not start the run: {exc}")
-            return
-        _shared.show_started("stability", run_id)
+        _shared.start_and_show("stability",
+                               lambda: start_run(_shared.engine(), spec, models_path))
 
 
 # ------------------------------------------------------------------ results
