@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import RunError
+from evalcore.runner.start import is_stale
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,18 +67,6 @@ def _aware(moment: datetime | None) -> datetime | None:
     if moment is None:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def is_stale(run: Any, now: datetime | None = None) -> bool:
-    """Whether a queued or running run has shown no sign of life for `STALE_AFTER_S`:
-    its process died, so it can be resumed (`check_resumable` has the final word)."""
-    from evalcore.runner.start import STALE_AFTER_S
-
-    if run.status not in ("queued", "running"):
-        return False
-    last = _aware(run.heartbeat_at or run.started_at or run.created_at)
-    now = now or datetime.now(UTC)
-    return last is not None and (now - last).total_seconds() > STALE_AFTER_S
 
 
 def _duration_s(run: Any, now: datetime) -> float | None:

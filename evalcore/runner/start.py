@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
@@ -76,18 +76,28 @@ def run_in_foreground(engine: Engine, run_id: int,
     return asyncio.run(_main())
 
 
+def is_stale(run: Any, now: Optional[datetime] = None) -> bool:
+    """Whether a queued or running run has shown no sign of life (heartbeat, else start,
+    else creation) for STALE_AFTER_S: the process that had it died, so it can be resumed."""
+    if run.status not in ("queued", "running"):
+        return False
+    last = run.heartbeat_at or run.started_at or run.created_at
+    if last.tzinfo is None:
+        last = last.replace(tzinfo=timezone.utc)
+    now = now or datetime.now(timezone.utc)
+    return (now - last).total_seconds() > STALE_AFTER_S
+
+
 def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None:
     """Refuse to resume a finished run, or one that another live process is executing."""
     from evalcore.store import queries
-    from evalcore.store.tables import utcnow
 
     run = queries.get_run(engine, run_id)
     if run.status == "done":
         raise RunError(f"run {run_id} is already done; nothing to resume")
-    fresh = run.heartbeat_at and utcnow() - run.heartbeat_at < timedelta(seconds=STALE_AFTER_S)
-    if run.status == "running" and fresh and not force:
-        raise RunError(f"run {run_id} is running in another process (heartbeat "
-                       f"{run.heartbeat_at:%H:%M:%S} UTC); wait {STALE_AFTER_S:.0f} s after that "
+    if run.status == "running" and not is_stale(run) and not force:
+        raise RunError(f"run {run_id} is running in another process (last sign of life "
+                       f"under {STALE_AFTER_S:.0f} s ago); wait {STALE_AFTER_S:.0f} s after that "
                        f"process died, or pass --force")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
 from sqlalchemy import func, insert, select, update
@@ -140,23 +140,6 @@ def add_progress(engine: Engine, run_id: int, done: int = 0, errors: int = 0,
     return bool(cancel)
 
 
-def heartbeat(engine: Engine, run_id: int) -> bool:
-    """Record that the process running `run_id` is alive (see `stale_runs`); returns
-    whether a cancel was requested."""
-    return add_progress(engine, run_id)
-
-
-def stale_runs(engine: Engine, older_than_s: float) -> list[Run]:
-    """Runs still 'running' whose last sign of life is older than `older_than_s` seconds:
-    their process died; the caller marks them failed or resumes them."""
-    cutoff = utcnow() - timedelta(seconds=older_than_s)
-    last_seen = func.coalesce(Run.heartbeat_at, Run.started_at, Run.created_at)
-    query = (select(Run).where(Run.status == "running", last_seen < cutoff)
-             .order_by(Run.id))  # type: ignore[arg-type]
-    with Session(reader(engine)) as session:
-        return list(session.scalars(query))
-
-
 def progress(engine: Engine, run_id: int) -> dict[str, Any]:
     """Counters of the run plus `rate` (done per second since start) and `eta` (seconds
     left, None while unknown); read from the Run row only, so it is cheap to poll."""
@@ -177,12 +160,6 @@ def progress(engine: Engine, run_id: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------ calls
-
-
-def record_call(engine: Engine, call: Call | Mapping[str, Any], *,
-                count_progress: bool = False) -> bool:
-    """Store one call; False (and nothing written) if its unit is already stored."""
-    return record_calls(engine, [call], count_progress=count_progress) == 1
 
 
 def record_calls(engine: Engine, calls: Iterable[Call | Mapping[str, Any]], *,
@@ -242,23 +219,12 @@ def done_units(engine: Engine, run_id: int, *,
     """The (item_id, round, stage) units of the run already stored, to skip on resume.
 
     With `include_failed=False` calls that ended in an error are not counted as done;
-    use `clear_failed_calls` first if they should be made again.
     """
     query = select(Call.item_id, Call.round, Call.stage).where(Call.run_id == run_id)
     if not include_failed:
         query = query.where(Call.error.is_(None))  # type: ignore[union-attr]
     with reader(engine).connect() as conn:
         return {(item, rnd, stage) for item, rnd, stage in conn.execute(query)}
-
-
-def clear_failed_calls(engine: Engine, run_id: int) -> int:
-    """Delete the run's calls that ended in an error (so a resume retries them)."""
-    from sqlalchemy import delete
-
-    with engine.begin() as conn:
-        result = conn.execute(delete(Call).where(Call.run_id == run_id,
-                                                 Call.error.is_not(None)))  # type: ignore
-    return int(result.rowcount or 0)
 
 
 def count_calls(engine: Engine, run_id: int, stage: str | None = None) -> int:

@@ -25,3 +25,24 @@ def test_spec_bounds_rounds():
         RunSpec(dataset="d", model="m", rounds=101)
     with pytest.raises(ValueError):
         RunSpec(dataset="d", model="m", rounds=0)
+
+
+def test_a_run_is_stale_when_its_last_sign_of_life_is_old():
+    from datetime import datetime, timedelta, timezone
+    from types import SimpleNamespace
+
+    from evalcore.runner.start import STALE_AFTER_S, is_stale
+
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    old = (now - timedelta(seconds=STALE_AFTER_S + 1)).replace(tzinfo=None)
+    fresh = now - timedelta(seconds=1)
+
+    def run(status, heartbeat=None, started=None, created=old):
+        return SimpleNamespace(status=status, heartbeat_at=heartbeat, started_at=started,
+                               created_at=created)
+
+    assert is_stale(run("running", heartbeat=old), now)           # naive UTC is read as UTC
+    assert not is_stale(run("running", heartbeat=fresh), now)
+    assert is_stale(run("queued"), now)                            # falls back to creation
+    assert not is_stale(run("running", started=fresh), now)
+    assert not is_stale(run("cancelled", heartbeat=old), now)      # finished runs never are

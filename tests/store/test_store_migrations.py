@@ -137,7 +137,7 @@ def test_later_revision_keeps_runs_and_calls(store_url, store, item_ids, tmp_pat
         command.downgrade(db.alembic_config(conn, scripts), _head())
     assert "note" not in {c["name"] for c in inspect(store).get_columns("call")}
     assert _snapshot(store, run_id) == before
-    assert queries.record_call(store, Call(run_id=run_id, item_id=item_ids[0], round=1)) is False
+    assert queries.record_calls(store, [Call(run_id=run_id, item_id=item_ids[0], round=1)]) == 0
 
 
 def test_processes_starting_together_migrate_once(store_url) -> None:

@@ -107,18 +107,6 @@ def test_progress_before_start_has_no_rate(store) -> None:
     assert (p["done"], p["rate"], p["eta"], p["fraction"]) == (0, None, None, 0.0)
 
 
-def test_heartbeat_and_stale_runs(store) -> None:
-    old = utcnow() - timedelta(hours=1)
-    dead = q.create_run(store, kind="eval", status="running", started_at=old, heartbeat_at=old)
-    never_beat = q.create_run(store, kind="eval", status="running", started_at=old)
-    alive = q.create_run(store, kind="eval", status="running", started_at=old, heartbeat_at=old)
-    q.create_run(store, kind="eval", status="done", started_at=old, heartbeat_at=old)
-    q.heartbeat(store, alive.id)
-
-    assert [r.id for r in q.stale_runs(store, older_than_s=60)] == [dead.id, never_beat.id]
-    assert q.get_run(store, alive.id).heartbeat_at > old
-
-
 # ------------------------------------------------------------------ calls
 
 
@@ -126,14 +114,14 @@ def test_record_call_writes_a_unit_once(store, item_ids) -> None:
     run = q.create_run(store, kind="eval")
     first = Call(run_id=run.id, item_id=item_ids[0], round=1, answer="first", correct=True)
     again = Call(run_id=run.id, item_id=item_ids[0], round=1, answer="second", correct=False)
-    assert q.record_call(store, first) is True
-    assert q.record_call(store, again) is False
+    assert q.record_calls(store, [first]) == 1
+    assert q.record_calls(store, [again]) == 0
     [stored] = q.run_calls(store, run.id)
     assert (stored.answer, stored.correct) == ("first", True)
     # another stage or round of the same item is another unit
-    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[0], round=1,
-                                     stage="judge")) is True
-    assert q.record_call(store, {"run_id": run.id, "item_id": item_ids[0], "round": 2}) is True
+    assert q.record_calls(store, [Call(run_id=run.id, item_id=item_ids[0], round=1,
+                                     stage="judge")]) == 1
+    assert q.record_calls(store, [{"run_id": run.id, "item_id": item_ids[0], "round": 2}]) == 1
     assert q.count_calls(store, run.id) == 3
     assert q.count_calls(store, run.id, stage="judge") == 1
 
@@ -164,7 +152,7 @@ def test_a_call_needs_an_existing_run_and_item(store, item_ids) -> None:
     from sqlalchemy.exc import IntegrityError
 
     with pytest.raises(IntegrityError):
-        q.record_call(store, Call(run_id=12345, item_id=item_ids[0], round=1))
+        q.record_calls(store, [Call(run_id=12345, item_id=item_ids[0], round=1)])
 
 
 def test_done_units_and_failed_calls(store, item_ids) -> None:
@@ -177,11 +165,7 @@ def test_done_units_and_failed_calls(store, item_ids) -> None:
     assert q.done_units(store, run.id) == {(i, 1, "answer") for i in item_ids[:5]}
     assert q.done_units(store, run.id, include_failed=False) == {
         (i, 1, "answer") for i in item_ids[:3]}
-    assert q.clear_failed_calls(store, run.id) == 2
-    assert q.done_units(store, run.id) == {(i, 1, "answer") for i in item_ids[:3]}
     assert len(q.done_units(store, other.id)) == len(item_ids)
-    # a cleared unit can be recorded again
-    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[3], round=1)) is True
 
 
 def test_run_calls_and_iter_calls_stream_in_unit_order(store, item_ids) -> None:
@@ -218,21 +202,20 @@ def test_record_calls_can_count_progress_in_the_same_transaction(store, item_ids
     batch += _calls(other.id, item_ids[:1])
     assert q.record_calls(store, batch, count_progress=True) == 7
     assert q.record_calls(store, batch, count_progress=True) == 0  # repeats count nothing
-    assert q.record_call(store, Call(run_id=run.id, item_id=item_ids[6], round=1),
-                         count_progress=True) is True
+    assert q.record_calls(store, [Call(run_id=run.id, item_id=item_ids[6], round=1)],
+                          count_progress=True) == 1
     got, got_other = q.get_run(store, run.id), q.get_run(store, other.id)
     assert (got.done, got.errors) == (7, 2)
     assert (got_other.done, got_other.errors) == (1, 0)
     assert got.heartbeat_at is not None
 
 
-def test_add_progress_and_heartbeat_report_cancel_requests(store) -> None:
+def test_add_progress_beats_the_heartbeat_and_reports_cancel_requests(store) -> None:
     run = q.create_run(store, kind="eval", status="running")
     assert q.add_progress(store, run.id, done=1) is False
-    assert q.heartbeat(store, run.id) is False
+    assert q.get_run(store, run.id).heartbeat_at is not None
     q.request_cancel(store, run.id)
     assert q.add_progress(store, run.id, done=1) is True
-    assert q.heartbeat(store, run.id) is True
     with pytest.raises(RunError):
         q.add_progress(store, 999, done=1)
 

@@ -40,8 +40,8 @@ def test_api_keys_are_never_stored(store, item_ids, secret_env: str) -> None:
     }
     run = q.create_run(store, kind="eval", config=config, error=f"401 for key {secret_env}")
     q.update_run(store, run.id, config={**config, "retry": f"Bearer {OTHER}"})
-    q.record_call(store, Call(run_id=run.id, item_id=item_ids[0], round=1,
-                              error=f"HTTP 401: invalid api key {secret_env}"))
+    q.record_calls(store, [Call(run_id=run.id, item_id=item_ids[0], round=1,
+                                error=f"HTTP 401: invalid api key {secret_env}")])
 
     stored = _stored_text(store)
     assert secret_env not in stored
