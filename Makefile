@@ -6,7 +6,7 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 .DEFAULT_GOAL := help
 
-PYTHON ?= python3
+PYTHON ?=
 VENV_PY := .venv/bin/python
 PORT ?= 8501
 PYTEST_ARGS ?=
@@ -31,11 +31,11 @@ system:
 data:
 	@$(VENV_PY) scripts/setup_data.py
 
-setup: venv
-	@EVALCORE_APT_PACKAGES="wordnet-base wordnet-sense-index" bash scripts/setup_system.sh
-	@$(MAKE) --no-print-directory data
+setup:
+	@EVALCORE_APT_PACKAGES="python3.11-venv wordnet-base wordnet-sense-index" bash scripts/setup_system.sh
+	@$(MAKE) --no-print-directory venv data
 
-setup-dev: venv-dev system
+setup-dev: system venv-dev
 	@$(MAKE) --no-print-directory data
 
 run: setup

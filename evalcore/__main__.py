@@ -5,7 +5,7 @@ import sys
 from evalcore.cli import main
 
 if __name__ == "__main__":
-    code = main()
+    code = main(pause_gc=True)
     # Everything is stored and every file closed by now. Skip the interpreter's teardown
     # of SQLAlchemy, pydantic and aiohttp modules (~0.2 s, a tenth of a short CI run's
     # overhead): flush what is buffered and leave.

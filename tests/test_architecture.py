@@ -52,3 +52,23 @@ def test_no_undefined_or_unused_names():
     if proc.returncode not in (0, 1):
         pytest.fail(f"ruff could not run: {proc.stderr}")
     assert proc.returncode == 0, proc.stdout[-3000:]
+
+
+def test_a_run_loads_only_the_dataset_records():
+    """The dataset package loads its parts on first use; a run needs only `records`."""
+    code = ("import sys, json; import evalcore.runner.run; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('evalcore.dataset') "
+            "or m == 'pandas')))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    assert json.loads(out) == ["evalcore.dataset", "evalcore.dataset.records"]
+
+
+def test_every_lazy_dataset_name_resolves():
+    import evalcore.dataset as dataset
+
+    assert sorted(dataset.__all__) == sorted(dataset._MODULE_OF)
+    for name in dataset.__all__:
+        assert getattr(dataset, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        dataset.nope  # noqa: B018

@@ -5,6 +5,12 @@ import json
 import sys
 from typing import Any, Callable
 
+RUN_IMPORTS = ("evalcore.store.db", "evalcore.store.queries", "evalcore.runner.start",
+               "evalcore.prompt", "evalcore.scorers.registry", "evalcore.providers.client",
+               "aiohttp", "tqdm")
+"""What a command that executes a run needs (its `preload`): loaded before the run
+starts, so the first requests do not wait for an import."""
+
 
 def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports stay lazy
     """The configured engine (schema up to date) and settings."""

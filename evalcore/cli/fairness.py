@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import RUN_IMPORTS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fairness", help="run a fairness suite and report groups, pairs, level")
@@ -24,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
     p.add_argument("--name", default="", help="a label for the run")
     p.add_argument("--json", help="write the fairness JSON here")
-    p.set_defaults(func=_fairness)
+    p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
     g = sub.add_parser("gate", help="check a fairness run against a gate config; exit 1 on fail")
     g.add_argument("--run", type=int, required=True, help="the run to check")

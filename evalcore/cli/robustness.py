@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import RUN_IMPORTS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("robustness", help="run clean vs attacked questions and report the drop")
@@ -19,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embeddings", action="store_true",
                    help="add the e5 cosine between clean and attacked answers (slower)")
     p.add_argument("--json", help="write the robustness JSON here")
-    p.set_defaults(func=_robustness)
+    p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
 
 
 def _robustness(args: argparse.Namespace) -> int:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import RUN_IMPORTS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     runs = sub.add_parser("runs", help="list, inspect, resume or cancel runs")
@@ -23,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id", type=int)
     p.add_argument("--force", action="store_true",
                    help="resume even if another process seems to be running it")
-    p.set_defaults(func=_resume)
+    p.set_defaults(func=_resume, preload=RUN_IMPORTS)
 
     p = rsub.add_parser("cancel", help="ask a run to stop after its calls in flight")
     p.add_argument("run_id", type=int)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import RUN_IMPORTS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stability", help="run a stability evaluation (N rounds per question)")
@@ -27,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="answers to re-judge (default 20)")
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
-    p.set_defaults(func=_stability)
+    p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
 
 
 def _stability(args: argparse.Namespace) -> int:
