@@ -38,22 +38,24 @@ def test_preload_without_pause_leaves_the_collector_alone():
     assert gc.get_freeze_count() == frozen
 
 
+def _printed_by(code: str) -> list[str]:
+    """Run `code` in a fresh interpreter (freezing would leak into this test process)."""
+    return subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
+                          capture_output=True, text=True).stdout.split()
+
+
 def test_preload_with_pause_freezes_and_turns_the_collector_back_on():
-    code = ("import gc; from evalcore.cli import preload; "
-            "before = gc.get_freeze_count(); preload(['evalcore.store.db'], pause_gc=True); "
-            "print(gc.isenabled(), gc.get_freeze_count() > before)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
-                         capture_output=True, text=True).stdout.split()
-    assert out == ["True", "True"]
+    assert _printed_by(
+        "import gc; from evalcore.cli import preload; "
+        "before = gc.get_freeze_count(); preload(['evalcore.store.db'], pause_gc=True); "
+        "print(gc.isenabled(), gc.get_freeze_count() > before)") == ["True", "True"]
 
 
 def test_preload_turns_the_collector_back_on_when_an_import_fails():
-    code = ("import gc; from evalcore.cli import preload\n"
-            "try:\n    preload(['no_such_module_x'], pause_gc=True)\n"
-            "except ModuleNotFoundError:\n    print(gc.isenabled())")
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
-                         capture_output=True, text=True).stdout.split()
-    assert out == ["True"]
+    assert _printed_by(
+        "import gc; from evalcore.cli import preload\n"
+        "try:\n    preload(['no_such_module_x'], pause_gc=True)\n"
+        "except ModuleNotFoundError:\n    print(gc.isenabled())") == ["True"]
 
 
 def _commands(parser) -> set[str]:
