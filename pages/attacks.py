@@ -340,15 +340,17 @@ def _filtered(set_id: int, status: str, flag: str) -> list[Any]:
 
 
 def review_log_table(set_id: int) -> None:
-    """Who reviewed what and when, newest first."""
+    """Every review action (who, when, from which status to which), newest first."""
     from evalcore.perturb.review import review_log
 
     log = review_log(_shared.engine(), set_id, limit=500)
     if not log:
         st.caption("No reviews yet.")
         return
+    st.caption("Every action is kept, also those a later review overrode (latest 500).")
     st.dataframe(log, hide_index=True, key="attacks.log",
-                 column_order=["id", "status", "reviewer", "reviewed_at", "edited", "attacked"])
+                 column_order=["reviewed_at", "id", "previous_status", "status", "reviewer",
+                               "edited", "note", "attacked"])
 
 
 def review_queue(attack_set: Any, reviewer: str) -> None:

@@ -40,6 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     flagged.add_argument("--flagged", dest="flagged", action="store_const", const=True)
     flagged.add_argument("--unflagged", dest="flagged", action="store_const", const=False)
     q.add_argument("--limit", type=int, default=10, help="items to show (default 10)")
+    q.add_argument("--log", action="store_true",
+                   help="also the review log: every action, who and when, newest first")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=_show)
 
@@ -130,7 +132,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.review import attack_item_info, list_attack_items
+    from evalcore.perturb.review import attack_item_info, list_attack_items, review_log
     from evalcore.perturb.sets import attack_set_info, get_attack_set
 
     engine, _ = engine_and_settings()
@@ -139,8 +141,9 @@ def _show(args: argparse.Namespace) -> int:
     items = [attack_item_info(i) for i in list_attack_items(
         engine, int(attack_set.id), status=args.status, flag=args.flag, flagged=args.flagged,
         limit=args.limit)]
+    log = review_log(engine, int(attack_set.id)) if args.log else None
     if args.json:
-        print_json({**info, "attack_items": items})
+        print_json({**info, "attack_items": items, **({"review_log": log} if args.log else {})})
         return 0
     r = info["review"]
     print(f"attack set {info['id']} '{info['name']}': {info['level']} level, {info['origin']}, "
@@ -154,6 +157,12 @@ def _show(args: argparse.Namespace) -> int:
               f"changes {i['attack_num']}")
         print(f"    original: {i['original']}")
         print(f"    attacked: {i['attacked']}")
+    if log is not None:
+        print(f"review log ({len(log)} actions, newest first):")
+        for e in log:
+            note = f" ({e['note']})" if e["note"] else ""
+            print(f"  {e['reviewed_at']} item {e['id']}: {e['previous_status']} -> "
+                  f"{e['status']}{' [edited]' if e['edited'] else ''} by {e['reviewer']}{note}")
     return 0
 
 

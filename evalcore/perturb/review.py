@@ -5,7 +5,9 @@ set; each action is one short transaction. Last write wins per item, unless the 
 passes `expected_status` (the status it showed the reviewer): the update then only
 happens if the item still has that status, else `ReviewConflictError` says who changed
 it and when. Only explicit actions approve a flagged item: `approve_unflagged` never
-touches items with flags. Every action records the reviewer and the time (UTC).
+touches items with flags. Every action records the reviewer and the time (UTC) on the
+item and, in the same transaction, as a `ReviewEvent`: the item shows the latest state,
+`review_log` the whole history (an approval later reverted is still on record).
 
 An edit replaces the attacked text in the AttackItem AND in the derived dataset's Item
 (what runs ask), re-runs the engine's `check_attack` (new similarity and flags), sets
@@ -102,24 +104,62 @@ def _conflict(engine: "Engine", attack_item_id: int, expected: Optional[str]) ->
         f"{who}{when}, not '{expected}' as shown; reload it and review again")
 
 
+def _current(conn: Any, attack_item_id: int) -> Any:
+    """(attack_set_id, status, attacked) of an item, locked for this transaction where the
+    database can (PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the write lock)."""
+    from sqlalchemy import select
+
+    from evalcore.store.tables import AttackItem
+
+    return conn.execute(
+        select(AttackItem.attack_set_id, AttackItem.status, AttackItem.attacked)
+        .where(AttackItem.id == attack_item_id).with_for_update()).first()
+
+
+def _record(conn: Any, events: list[dict[str, Any]]) -> None:
+    """Append review events (one per changed item) in the caller's transaction."""
+    from sqlalchemy import insert
+
+    from evalcore.store.tables import ReviewEvent
+
+    if events:
+        conn.execute(insert(ReviewEvent), events)
+
+
+def _update_item(conn: Any, attack_item_id: int, values: dict[str, Any],
+                 expected_status: Optional[str]) -> bool:
+    """Apply one action to an item and log it; False if it is gone or not `expected_status`."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem
+
+    before = _current(conn, attack_item_id)
+    if before is None or (expected_status is not None and before.status != expected_status):
+        return False
+    conn.execute(update(AttackItem).where(AttackItem.id == attack_item_id).values(**values))
+    _record(conn, [{"attack_set_id": before.attack_set_id, "attack_item_id": attack_item_id,
+                    "status": values["status"], "previous_status": before.status,
+                    "edited": "attacked" in values,
+                    "attacked": values.get("attacked", before.attacked),
+                    "reviewer": values["reviewer"], "note": values.get("note") or "",
+                    "at": values["reviewed_at"]}])
+    return True
+
+
 def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: str,
                note: Optional[str] = None, expected_status: Optional[str] = None) -> "AttackItem":
     """Set an item's review status (approve, reject, back to pending) and record who and when."""
-    from sqlalchemy import update
-
-    from evalcore.store.tables import AttackItem, utcnow
+    from evalcore.store.tables import utcnow
 
     _check_status(status)
     reviewer = _check_reviewer(reviewer)
+    if expected_status is not None:
+        _check_status(expected_status)
     values: dict[str, Any] = {"status": status, "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:
         values["note"] = note
-    query = update(AttackItem).where(AttackItem.id == attack_item_id)
-    if expected_status is not None:
-        _check_status(expected_status)
-        query = query.where(AttackItem.status == expected_status)
     with engine.begin() as conn:
-        changed = conn.execute(query.values(**values)).rowcount
+        changed = _update_item(conn, attack_item_id, values, expected_status)
     if not changed:
         raise _conflict(engine, attack_item_id, expected_status)
     return get_attack_item(engine, attack_item_id)
@@ -147,7 +187,7 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
 
     from evalcore.dataset.records import Question
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem, Item, utcnow
+    from evalcore.store.tables import Item, utcnow
 
     reviewer = _check_reviewer(reviewer)
     attacked = (attacked or "").strip()
@@ -164,15 +204,13 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
                               "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:
         values["note"] = note
-    query = update(AttackItem).where(AttackItem.id == attack_item_id)
     if expected_status is not None:
         _check_status(expected_status)
-        query = query.where(AttackItem.status == expected_status)
-    with session_scope(engine) as session:
-        changed = session.execute(query.values(**values)).rowcount
+    with engine.begin() as conn:
+        changed = _update_item(conn, attack_item_id, values, expected_status)
         if changed and current.attacked_item_id is not None:
-            session.execute(update(Item).where(Item.id == current.attacked_item_id)
-                            .values(question=attacked))
+            conn.execute(update(Item).where(Item.id == current.attacked_item_id)
+                         .values(question=attacked))
     if not changed:
         raise _conflict(engine, attack_item_id, expected_status)
     return get_attack_item(engine, attack_item_id)
@@ -191,10 +229,17 @@ def approve_unflagged(engine: "Engine", attack_set_id: int, *, reviewer: str) ->
     with engine.begin() as conn:
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            changed += conn.execute(
+            rows = conn.execute(
                 update(AttackItem)
                 .where(AttackItem.id.in_(chunk), AttackItem.status == "pending")  # type: ignore
-                .values(status="approved", reviewer=reviewer, reviewed_at=now)).rowcount
+                .values(status="approved", reviewer=reviewer, reviewed_at=now)
+                .returning(AttackItem.id, AttackItem.attacked)).all()
+            _record(conn, [{"attack_set_id": attack_set_id, "attack_item_id": item_id,
+                            "status": "approved", "previous_status": "pending", "edited": False,
+                            "attacked": attacked, "reviewer": reviewer,
+                            "note": "bulk: approve unflagged", "at": now}
+                           for item_id, attacked in rows])
+            changed += len(rows)
     return changed
 
 
@@ -218,10 +263,21 @@ def review_progress(engine: "Engine", attack_set_id: int) -> dict[str, Any]:
 
 def review_log(engine: "Engine", attack_set_id: int,
                limit: Optional[int] = None) -> list[dict[str, Any]]:
-    """Who reviewed what and when: the latest action per item, newest first."""
-    items = [i for i in list_attack_items(engine, attack_set_id) if i.reviewed_at]
-    items.sort(key=lambda i: i.reviewed_at, reverse=True)  # type: ignore[arg-type, return-value]
-    return [{"id": i.id, "status": i.status, "reviewer": i.reviewer,
-             "reviewed_at": i.reviewed_at.isoformat() if i.reviewed_at else None,
-             "edited": i.edited, "note": i.note, "attacked": i.attacked}
-            for i in items[:limit]]
+    """Who did what and when: every review action on the set, newest first.
+
+    `id` is the attack item; `status` its status after the action, `previous_status`
+    before; `attacked` the item's text at that moment (the new text for an edit).
+    """
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import ReviewEvent
+
+    query = (select(ReviewEvent).where(ReviewEvent.attack_set_id == attack_set_id)
+             .order_by(ReviewEvent.at.desc(), ReviewEvent.id.desc())  # type: ignore[attr-defined]
+             .limit(limit))
+    with session_scope(engine, write=False) as session:
+        events = list(session.exec(query).all())
+    return [{"id": e.attack_item_id, "status": e.status, "previous_status": e.previous_status,
+             "reviewer": e.reviewer, "reviewed_at": e.at.isoformat(), "edited": e.edited,
+             "note": e.note, "attacked": e.attacked} for e in events]

@@ -528,7 +528,7 @@ def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackS
     from sqlmodel import select
 
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem, Call, Dataset, Item
+    from evalcore.store.tables import AttackItem, Call, Dataset, Item, ReviewEvent
 
     attack_set = get_attack_set(engine, id_or_name)
     with session_scope(engine) as session:
@@ -537,6 +537,7 @@ def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackS
         if used:
             raise AttackSetError(f"attack set '{attack_set.name}' was run in run(s) "
                                  f"{', '.join(map(str, used[:10]))}; delete those runs first")
+        session.execute(delete(ReviewEvent).where(ReviewEvent.attack_set_id == attack_set.id))
         session.execute(delete(AttackItem).where(AttackItem.attack_set_id == attack_set.id))
         from evalcore.store.tables import AttackSet
 

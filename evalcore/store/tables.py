@@ -155,3 +155,25 @@ class AttackItem(SQLModel, table=True):
     reviewed_at: Optional[datetime] = None
     edited: bool = False
     note: str = ""
+
+
+class ReviewEvent(SQLModel, table=True):
+    """One review action on an attack item, kept for good: the audit trail of a set.
+
+    `AttackItem` holds the current state (status, last reviewer); this keeps every step,
+    so an approval that was later reverted, or an edit, can still be traced to a person.
+    """
+
+    __tablename__ = "review_event"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    attack_set_id: int = Field(foreign_key="attack_set.id", index=True)
+    attack_item_id: int = Field(foreign_key="attack_item.id", index=True)
+    status: str = Field(description="the item's status after the action")
+    previous_status: str = Field(description="its status before")
+    edited: bool = False
+    """The action replaced the attacked text (then `attacked` is the new text)."""
+    attacked: str = Field(default="", sa_column=Column(Text, nullable=False))
+    reviewer: str
+    note: str = ""
+    at: datetime = Field(default_factory=utcnow)

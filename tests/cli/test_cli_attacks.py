@@ -61,6 +61,14 @@ def test_attack_review_export(run, apples, fake_engine, tmp_path):
     assert code == 0 and "rejected 1" in out
     code, _, err = run("attacks", "reject", "c1", "--item", str(flagged[0]["id"]))
     assert code == 2 and "is not in attack set" in err
+    code, out, _ = run("attacks", "show", set_id, "--log", "--limit", "0")
+    lines = out.splitlines()
+    assert code == 0 and "review log (4 actions, newest first):" in lines
+    assert f"item {flagged[0]['id']}: pending -> rejected by cli:" in lines[-4]  # cli:$USER
+    assert lines[-4].endswith("(number changed)")
+    assert all("pending -> approved by ann (bulk: approve unflagged)" in x for x in lines[-3:])
+    code, out, _ = run("attacks", "show", set_id, "--log", "--json")
+    assert [e["status"] for e in json.loads(out)["review_log"]] == ["rejected"] + ["approved"] * 3
 
     path = tmp_path / "export.csv"
     code, out, _ = run("attacks", "export", set_id, "--csv", str(path))

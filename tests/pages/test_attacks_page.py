@@ -119,6 +119,10 @@ def test_approve_reject_and_filters_change_and_read_the_database(page_env, engin
     headers = " ".join(str(m.value) for m in at.markdown)
     assert "approved by alice at" in headers and "rejected by alice at" in headers
     assert "Reviewed 2 / 4" in at.get("progress")[0].proto.text
+    # the review log shows both actions, newest first, with the status each one replaced
+    log = next(d.value for d in at.dataframe if "previous_status" in d.value.columns)
+    assert list(zip(log["id"], log["previous_status"], log["status"])) == [
+        (second.id, "pending", "rejected"), (first.id, "pending", "approved")]
 
     at.selectbox(key="attacks.status").select("approved").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]

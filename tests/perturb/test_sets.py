@@ -158,9 +158,13 @@ def test_import_is_all_or_nothing(engine, math_dataset, tmp_path, monkeypatch):
 def test_delete_attack_set(engine, math_dataset, fake_engine):
     from evalcore.dataset import list_datasets
 
+    from evalcore.perturb.review import approve_unflagged, review_log
+
     attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    assert approve_unflagged(engine, attack_set.id, reviewer="ann") > 0  # history to delete too
     delete_attack_set(engine, attack_set.id)
     assert list_attack_sets(engine) == [] and len(list_datasets(engine)) == 1
+    assert review_log(engine, attack_set.id) == []
 
 
 def test_shared_math23k_word_attack_imports_with_lineage(engine, shared_datasets):

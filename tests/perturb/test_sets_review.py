@@ -171,3 +171,42 @@ def test_exported_file_reimports_as_an_attack_set(engine, attack_set, tmp_path):
     assert again.source_dataset_id == attack_set.source_dataset_id
     assert [i.attacked for i in list_attack_items(engine, again.id)] == [
         i.attacked for i in list_attack_items(engine, attack_set.id)]
+
+
+def test_the_log_keeps_every_action_not_only_the_latest(engine, attack_set):
+    item = list_attack_items(engine, attack_set.id)[0]
+    approve(engine, item.id, reviewer="ann", note="looks fine")
+    reject(engine, item.id, reviewer="bob", note="changes the answer")
+    edit_attack_item(engine, item.id, item.attacked + " please", reviewer="cy")
+    log = review_log(engine, attack_set.id)
+    assert [(e["reviewer"], e["previous_status"], e["status"], e["edited"]) for e in log] == [
+        ("cy", "rejected", "pending", True),
+        ("bob", "approved", "rejected", False),
+        ("ann", "pending", "approved", False)]
+    assert log[0]["attacked"] == item.attacked + " please"  # the edit's new text
+    assert log[2]["attacked"] == item.attacked and log[1]["note"] == "changes the answer"
+    assert get_attack_item(engine, item.id).reviewer == "cy"  # the item shows the latest only
+    assert len(review_log(engine, attack_set.id, limit=2)) == 2
+
+
+def test_a_refused_action_leaves_no_trace(engine, attack_set):
+    item = list_attack_items(engine, attack_set.id)[0]
+    approve(engine, item.id, reviewer="ann")
+    with pytest.raises(ReviewConflictError):
+        reject(engine, item.id, reviewer="bob", expected_status="pending")
+    with pytest.raises(ReviewConflictError):
+        edit_attack_item(engine, item.id, "new text", reviewer="bob", expected_status="pending")
+    assert [e["reviewer"] for e in review_log(engine, attack_set.id)] == ["ann"]
+    assert get_attack_item(engine, item.id).attacked == item.attacked
+
+
+def test_bulk_approval_is_logged_per_item(engine, attack_set):
+    unflagged = len(list_attack_items(engine, attack_set.id, flagged=False))
+    approved = approve_unflagged(engine, attack_set.id, reviewer="bob")
+    log = review_log(engine, attack_set.id)
+    assert len(log) == approved == unflagged > 0
+    assert {e["note"] for e in log} == {"bulk: approve unflagged"}
+    assert {(e["previous_status"], e["status"], e["reviewer"]) for e in log} == {
+        ("pending", "approved", "bob")}
+    approved_ids = {i.id for i in list_attack_items(engine, attack_set.id, status="approved")}
+    assert {e["id"] for e in log} == approved_ids
