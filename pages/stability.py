@@ -143,6 +143,41 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
                                 "reason": st.column_config.TextColumn(width="large")})
 
 
+def rejudge_form(run_id: int) -> None:
+    """Re-judge a sample of answers J times with a judge model, to tell the judge's own
+    noise (flip rate, Cohen's kappa) from the model's; the calls are stored with the run."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.providers.registry import get_model
+    from evalcore.runner.background import get_runner
+    from evalcore.runner.rejudge import rejudge_sample
+
+    with st.expander("Judge reliability: re-judge a sample of answers"):
+        models = _shared.model_names()
+        if not models:
+            st.info("Add a judge model on the Models page first.")
+            return
+        with st.form(key="stability.rejudge_form"):
+            judge = st.selectbox("Judge model", models, key="stability.rejudge_model")
+            left, right = st.columns(2)
+            sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
+                                       key="stability.rejudge_sample")
+            passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
+                                        key="stability.rejudge_passes")
+            go = st.form_submit_button("Re-judge")
+        if not go:
+            return
+        try:
+            config = get_model(_shared.settings().models_path, str(judge))
+            with st.spinner(f"Asking {judge} {int(sample) * int(passes)} times..."):
+                get_runner().call(rejudge_sample(_shared.engine(), run_id, config,
+                                                 sample=int(sample), passes=int(passes)))
+        except EvalcoreError as exc:
+            st.error(str(exc))
+            return
+        _report.clear()  # the run's counters did not change: its cached report is stale
+        st.rerun()
+
+
 def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads."""
     done = queries.get_run(_shared.engine(), run_id).done
@@ -171,6 +206,8 @@ def results(run_id: int, status: str) -> None:
         st.caption(f"Judge reliability: {reliability['answers']} answers re-judged "
                    f"{reliability['passes']} times; flip rate {reliability['flip_rate']:.1%}, "
                    f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}.")
+    if status == "done":
+        rejudge_form(run_id)
 
     st.markdown("#### Questions right j times out of N")
     distribution_cards(report)

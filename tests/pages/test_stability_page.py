@@ -150,3 +150,30 @@ def test_cancel_button_requests_cancellation(page_env, engine, runner_clients):
         run = wait_finished(engine, run_id)
         assert run.status == "cancelled"
         assert run.done < run.total
+
+
+def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
+        page_env, engine, runner_clients):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+    from evalcore.runner.rejudge import REJUDGE_PREFIX
+    from evalcore.store import queries
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    run_id = stored_run(engine)
+    with FaultServer(FaultConfig()) as server:  # answers the verdict schema with score 0
+        add_model(page_env.models_path, ModelConfig(name="judge", kind="openai",
+                                                    base_url=server.openai_url, model="judge",
+                                                    concurrency=4, max_attempts=1))
+        at = open_page()
+        assert not any("Judge reliability:" in t for t in values(at, "caption"))
+        at.selectbox(key="stability.rejudge_model").select("judge")
+        at.number_input(key="stability.rejudge_sample").set_value(5)
+        at.number_input(key="stability.rejudge_passes").set_value(2)
+        at.button(key="FormSubmitter:stability.rejudge_form-Re-judge").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert server.stats.requests == 10
+    stages = [c.stage for c in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX)]
+    assert sorted(stages) == ["rejudge1"] * 5 + ["rejudge2"] * 5
+    caption = next(t for t in values(at, "caption") if "Judge reliability:" in t)
+    assert "5 answers re-judged 2 times; flip rate 0.0%" in caption
