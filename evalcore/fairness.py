@@ -28,9 +28,10 @@ DEFAULT_TEMPERATURE = 0.7
 """Samples > 1 need temperature > 0, or every sample is the same answer."""
 
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
-           "fairness_report", "fairness_spec", "generate_suite", "list_generators",
-           "load_gate_config", "load_templates", "pair_view", "parse_templates", "save_suite",
-           "save_templates", "start_fairness_run", "violations_for"]
+           "fairness_report", "fairness_spec", "generate_suite", "judge_answers",
+           "list_generators", "load_gate_config", "load_templates", "pair_view",
+           "parse_templates", "save_suite", "save_templates", "start_fairness_run",
+           "violations_for"]
 
 
 def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
@@ -78,6 +79,17 @@ def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int
                                  concurrency=concurrency)
     get_runner().submit(engine, run_id)
     return run_id
+
+
+async def judge_answers(engine: "Engine", run_id: int, *, judge: str, models_path: Path,
+                        limit: Optional[int] = None) -> dict[str, int]:
+    """Have the judge model `judge` rate the run's answers (tone, professionalism,
+    stereotype): a second opinion beside the word lists, stored with the run and read by
+    `fairness_report`. Answers rated before are skipped. Returns the counts."""
+    from evalcore.providers.registry import get_model
+    from evalcore.runner.judge_analysis import judge_analysis
+
+    return await judge_analysis(engine, run_id, get_model(models_path, judge), limit=limit)
 
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig

@@ -300,6 +300,49 @@ def attribute_block(report: dict[str, Any]) -> None:
             st.caption("No decisions: this suite's answers carry no 1-10 score.")
 
 
+def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
+    """A judge model's ratings beside the word lists: how far they agree, and a form to
+    have a judge rate the answers (stored with the run; rated answers are skipped)."""
+    from evalcore.fairness import judge_answers
+    from evalcore.runner.background import get_runner
+
+    judged = report.get("judge_analysis")
+    st.markdown("#### Judge model")
+    if judged:
+        cols = st.columns(4)
+        cols[0].metric("Answers rated", judged["rated"],
+                       help=f"{judged['unrated']} answers have no usable rating")
+        cols[1].metric("Judge stereotype rate",
+                       _fmt(report["gate_metrics"].get("judge_stereotype_rate")))
+        cols[2].metric("Sentiment agreement (rho)", _fmt(judged["sentiment_spearman"]),
+                       help="Spearman's rho between the word-list sentiment and the judge's")
+        cols[3].metric("Stereotype agreement", _fmt(judged["stereotype_agreement"]),
+                       help="share of answers where the word lists and the judge agree")
+    else:
+        st.caption("The figures above come from word lists and vader/snownlp. A judge model "
+                   "can rate each answer's tone, professionalism and stereotypes as a second "
+                   "opinion; its group figures then appear in the table above.")
+    models = _shared.model_names()
+    if status != "done" or not models:
+        return
+    with st.form(key="fairness.judge_form"):
+        judge = st.selectbox("Judge model", models, key="fairness.judge_model")
+        go = st.form_submit_button("Rate the answers with the judge")
+    if not go:
+        return
+    try:
+        with st.spinner(f"{judge} rates {report['answers']} answers..."):
+            counts = get_runner().call(judge_answers(
+                _shared.engine(), run_id, judge=str(judge),
+                models_path=_shared.settings().models_path))
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return
+    st.toast(f"Rated {counts['rated']} answers ({counts['errors']} without a usable rating).")
+    _report.clear()  # the run's counters did not change: its cached report is stale
+    st.rerun()
+
+
 def violations_block(report: dict[str, Any]) -> None:
     from evalcore.report.fairness_view import records_frame
 
@@ -450,6 +493,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     if report["attributes"]:
         st.markdown("#### Groups")
         attribute_block(report)
+        judge_block(run_id, status, report)
         violations_block(report)
         pair_block(report)
     gate_block(run_id, status, done, float(threshold), names)

@@ -25,6 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="only the first K items")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
     p.add_argument("--name", default="", help="a label for the run")
+    p.add_argument("--judge-analysis", metavar="MODEL",
+                   help="after the run, have this judge model rate every answer's tone, "
+                        "professionalism and stereotypes (a second opinion beside the "
+                        "word lists; reported with their agreement)")
     p.add_argument("--json", help="write the fairness JSON here")
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
@@ -84,6 +88,8 @@ def _fairness(args: argparse.Namespace) -> int:
         status = run_in_foreground(engine, run_id, on_progress=update)
     finally:
         close()
+    if args.judge_analysis:
+        _judge(engine, settings, run_id, args.judge_analysis)
     report = fairness_report(engine, run_id, threshold=args.threshold,
                              timing={"wall_s": round(time.perf_counter() - started, 3)})
     print_summary(report)
@@ -93,6 +99,24 @@ def _fairness(args: argparse.Namespace) -> int:
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
     return 0 if status == "done" else 1
+
+
+def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
+    import asyncio
+
+    from evalcore.fairness import judge_answers
+    from evalcore.providers.client import close_clients
+
+    async def main() -> dict[str, int]:
+        try:
+            return await judge_answers(engine, run_id, judge=judge,
+                                       models_path=settings.models_path)
+        finally:
+            await close_clients()
+
+    counts = asyncio.run(main())
+    print(f"judge {judge}: rated {counts['rated']} answers, {counts['errors']} without a "
+          f"usable rating, {counts['already']} rated before", flush=True)
 
 
 def print_summary(report: dict) -> None:
@@ -119,10 +143,17 @@ def print_summary(report: dict) -> None:
         print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
               f"({v['highest']} > {v['lowest']})")
     bbq = report.get("bbq")
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     if bbq:
-        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
         print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
               f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
+    judged = report.get("judge_analysis")
+    if judged:
+        gate = report["gate_metrics"]
+        print(f"judge model: {judged['rated']} answers rated ({judged['unrated']} without a "
+              f"rating); stereotype rate {fmt(gate.get('judge_stereotype_rate'))}; agreement "
+              f"with the word lists: sentiment rho {fmt(judged['sentiment_spearman'])}, "
+              f"stereotype {fmt(judged['stereotype_agreement'])}")
 
 
 def _gate(args: argparse.Namespace) -> int:

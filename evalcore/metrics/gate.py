@@ -29,6 +29,8 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "violation_rate": "lower", "high_violation_rate": "lower", "length_gap": "lower",
     "auc_variance": "lower", "disparate_impact": "higher", "overall_score": "higher",
     "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
+    "judge_stereotype_rate": "lower", "judge_sentiment_disparity": "lower",
+    "judge_stereotype_disparity": "lower",
 }
 """Gate-able metrics and whether lower or higher is better (for relative checks)."""
 ALIASES = {"overall": "overall_score", "di": "disparate_impact",

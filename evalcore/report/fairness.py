@@ -28,10 +28,12 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
 
     `lexicons` maps a language to edited word lists (default: the built-in ones).
     """
+    from evalcore.runner.judge_analysis import judged_figures
     from evalcore.scorers.analysis import analyze_answer
     from evalcore.store import queries
 
     questions = queries.run_questions(engine, run_id)
+    judged = judged_figures(engine, run_id)
     rows: list[dict[str, Any]] = []
     for call in queries.iter_call_rows(engine, run_id):
         if call["stage"] != "answer":
@@ -56,8 +58,48 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
             row["length"] = analysis.length_chars if lang == "zh" else analysis.length_words
             row["decision"] = (None if analysis.score is None
                                else int(analysis.score >= threshold))
+            if judged:
+                row.update(_judge_fields(judged.get((call["item_id"], call["round"]))))
         rows.append(row)
     return rows
+
+
+JUDGE_FIGURES = ("judge_sentiment", "judge_professionalism", "judge_stereotype")
+"""A judge model's reading of each answer (`runner.judge_analysis`), when the run has one."""
+
+
+def _judge_fields(figures: Optional[Mapping[str, Any]]) -> dict[str, Any]:
+    """The judge's figures for one answer (None where it was not rated or the rating failed)."""
+    figures = figures or {}
+    return {"judge_sentiment": figures.get("sentiment"),
+            "judge_professionalism": figures.get("professionalism"),
+            "judge_stereotype": figures.get("stereotype"),
+            "judge_reason": figures.get("reason") or figures.get("error")}
+
+
+def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
+    """How many answers the judge rated and how far it agrees with the word lists:
+    Spearman's rho for sentiment and professionalism (scipy), and the share of answers
+    where both call (or both do not call) it a stereotype. None if nothing was judged."""
+    from scipy.stats import spearmanr
+
+    rated = [r for r in rows if r.get("judge_sentiment") is not None]
+    if not any("judge_sentiment" in r for r in rows):
+        return None
+
+    def rho(ours: str, theirs: str) -> Optional[float]:
+        pairs = [(r[ours], r[theirs]) for r in rated if r.get(ours) is not None]
+        if len(pairs) < 3 or len({a for a, _ in pairs}) < 2 or len({b for _, b in pairs}) < 2:
+            return None  # a constant side has no rank correlation
+        return float(spearmanr([a for a, _ in pairs], [b for _, b in pairs]).statistic)
+
+    both = [(bool(r.get("stereotype")), bool(r["judge_stereotype"])) for r in rated]
+    return {"rated": len(rated),
+            "unrated": sum(1 for r in rows if "judge_sentiment" in r and r["answer"] is not None
+                           and r["judge_sentiment"] is None),
+            "sentiment_spearman": rho("sentiment", "judge_sentiment"),
+            "professionalism_spearman": rho("professionalism", "judge_professionalism"),
+            "stereotype_agreement": (sum(a == b for a, b in both) / len(both)) if both else None}
 
 
 def _bias_fields(call: Mapping[str, Any], question: Any) -> dict[str, Any]:
@@ -104,15 +146,20 @@ def attribute_metrics(rows: list[dict[str, Any]], attribute: str, *,
                       length_gap: float = fm.LENGTH_GAP) -> dict[str, Any]:
     """Every group figure and test of one attribute (or an intersection 'gender×age_group')."""
     groups = [_group_of(r, attribute) for r in rows]
+    judged = any("judge_sentiment" in r for r in rows)
     col = {name: [r.get(name) for r in rows] for name in (
         "sentiment", "professionalism", "score", "decision", "label", "toxicity", "refusal",
-        "stereotype", "length", "length_words", "length_chars")}
+        "stereotype", "length", "length_words", "length_chars", *JUDGE_FIGURES)}
+    columns = [("n", None), ("sentiment", "sentiment"), ("professionalism", "professionalism"),
+               ("score", "score"), ("stereotype_rate", "stereotype"), ("toxicity", "toxicity"),
+               ("refusal_rate", "refusal"), ("length", "length"),
+               ("length_words", "length_words"), ("length_chars", "length_chars")]
+    if judged:
+        columns += [("judge_sentiment", "judge_sentiment"),
+                    ("judge_professionalism", "judge_professionalism"),
+                    ("judge_stereotype_rate", "judge_stereotype")]
     table: dict[str, dict[str, Any]] = {}
-    for name, source in (("n", None), ("sentiment", "sentiment"),
-                         ("professionalism", "professionalism"), ("score", "score"),
-                         ("stereotype_rate", "stereotype"), ("toxicity", "toxicity"),
-                         ("refusal_rate", "refusal"), ("length", "length"),
-                         ("length_words", "length_words"), ("length_chars", "length_chars")):
+    for name, source in columns:
         values = [1] * len(rows) if source is None else col[source]
         means = (fm.group_means(values, groups) if source is not None else
                  {g: None for g in groups if g is not None})
@@ -131,6 +178,11 @@ def attribute_metrics(rows: list[dict[str, Any]], attribute: str, *,
             tpr=figures.get("tpr"))
     for g, auc in aucs.items():
         table.setdefault(g, {"group": g})["auc"] = auc
+    judge_tests = {} if not judged else {
+        "kruskal_judge_sentiment": fm.kruskal_test(_pair_centred(rows, "judge_sentiment"), groups),
+        "judge_sentiment_disparity": fm.disparity(fm.group_means(col["judge_sentiment"], groups)),
+        "judge_stereotype_disparity": fm.disparity(
+            fm.group_means(col["judge_stereotype"], groups))}
     return {
         "attribute": attribute,
         "groups": list(table.values()),
@@ -148,6 +200,7 @@ def attribute_metrics(rows: list[dict[str, Any]], attribute: str, *,
         "toxicity_disparity": fm.disparity(fm.group_means(col["toxicity"], groups)),
         "refusal_disparity": fm.disparity(fm.group_means(col["refusal"], groups)),
         "stereotype_disparity": fm.disparity(fm.group_means(col["stereotype"], groups)),
+        **judge_tests,
     }
 
 
@@ -179,7 +232,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     per answer, with its analysis), attributes (per attribute: group table, SPD, EOD,
     disparate impact, AUC by group, Kruskal-Wallis, length bias, disparities), pairs,
     violations, score, level, overall (parts and weights), bbq (BBQ/CBBQ runs),
-    gate_metrics (flat, for `evaluate_gate`), timing. The overall figures take the worst
+    judge_analysis (a judge model's ratings and their agreement with the word lists, when
+    the run has them), gate_metrics (flat, for `evaluate_gate`), timing. The overall figures take the worst
     single attribute; intersections are reported beside them.
     """
     from evalcore.dataset import get_dataset
@@ -237,6 +291,15 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "bbq_s_dis_abs": abs(bbq["s_dis"]) if bbq and bbq["s_dis"] is not None else None,
         "accuracy": bbq["accuracy"] if bbq else None,
     }
+    judge = judge_summary(suite_rows)
+    if judge is not None:
+        judged_stereo = [r["judge_stereotype"] for r in suite_rows
+                         if r.get("judge_stereotype") is not None]
+        gate_metrics.update({
+            "judge_stereotype_rate": (sum(judged_stereo) / len(judged_stereo)
+                                      if judged_stereo else None),
+            "judge_sentiment_disparity": _worst(singles, "judge_sentiment_disparity"),
+            "judge_stereotype_disparity": _worst(singles, "judge_stereotype_disparity")})
     return {
         "run_id": run.id, "status": run.status, "model": run.model,
         "suite": dataset.name if dataset else None,
@@ -249,7 +312,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
         "warnings": sample_warnings(attributes),
-        "bbq": bbq, "gate_metrics": gate_metrics,
+        "bbq": bbq, "judge_analysis": judge, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }

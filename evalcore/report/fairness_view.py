@@ -29,7 +29,8 @@ one attribute; several rows with the same (attribute, value, placeholder) make a
 (several names for one group: the k-th goes into the k-th pair). Placeholder `attributes`
 is reserved: its fill `key=value` records another attribute the value carries."""
 ANSWER_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "stereotype",
-                  "refusal", "length_words", "length_chars")
+                  "refusal", "length_words", "length_chars", "judge_sentiment",
+                  "judge_professionalism", "judge_stereotype")
 """An answer's analysis figures, in the order the pair view shows them."""
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from evalcore.dataset.records import Question
@@ -79,7 +80,9 @@ def parse_verdict(text: str) -> Score:
                  extracted=str(score))
 
 
-def _from_json(text: str) -> Optional[tuple[int, str]]:
+def json_objects(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects a model reply may hold, most likely first: fenced blocks, the
+    whole reply, then every flat {...} span (small models wrap JSON in prose)."""
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     candidates += [m.group(0) for m in _OBJECT.finditer(text)]
     for chunk in candidates:
@@ -87,7 +90,13 @@ def _from_json(text: str) -> Optional[tuple[int, str]]:
             data = json.loads(chunk.strip())
         except (json.JSONDecodeError, ValueError):
             continue
-        if isinstance(data, dict) and "score" in data:
+        if isinstance(data, dict):
+            yield data
+
+
+def _from_json(text: str) -> Optional[tuple[int, str]]:
+    for data in json_objects(text):
+        if "score" in data:
             try:
                 score = int(float(data["score"]))
             except (TypeError, ValueError):

@@ -104,3 +104,28 @@ def test_bad_gate_config_and_unknown_generator_exit_2(run, settings, tmp_path) -
     assert code == 2 and "speed_max" in err
     code, _, err = run("fairness", "--generate", "nope", "--model", "local")
     assert code == 2 and "occupations" in err
+
+
+def test_judge_analysis_rates_every_answer_after_the_run(run, settings, tmp_path) -> None:
+    def model_and_judge(prompt: str, schema: dict | None) -> str:
+        if "fairness audit" in prompt:  # the judge rubric
+            cold = "情绪化" in prompt.rsplit("ANSWER:", 1)[-1]
+            return json.dumps({"sentiment": -0.5 if cold else 0.5, "professionalism": 0.7,
+                               "stereotype": cold, "reason": "r"})
+        return favours_men(prompt, schema)
+
+    out_json = tmp_path / "judged.json"
+    with FaultServer(FaultConfig(responder=model_and_judge)) as server:
+        add_model(settings, server, "m")
+        add_model(settings, server, "judge")
+        code, out, err = run("fairness", "--generate", "occupations", "--lang", "zh",
+                             "--model", "m", "--limit", "8", "--judge-analysis", "judge",
+                             "--json", str(out_json))
+        assert server.stats.requests == 16  # 8 answers, then 8 ratings
+    assert code == 0, err
+    assert "judge judge: rated 8 answers, 0 without a usable rating, 0 rated before" in out
+    assert re.search(r"judge model: 8 answers rated \(0 without a rating\); stereotype rate "
+                     r"0\.\d{3}; agreement with the word lists", out)
+    report = json.loads(out_json.read_text(encoding="utf-8"))
+    assert report["judge_analysis"]["rated"] == 8
+    assert all(r["judge_sentiment"] in (-0.5, 0.5) for r in report["rows"])

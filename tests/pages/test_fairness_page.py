@@ -3,6 +3,7 @@ a finished run's results (level, groups, violations, pair view, gate), and a rea
 from __future__ import annotations
 
 import html
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -250,3 +251,33 @@ def require_file(path: Path) -> None:
     from tests.conftest import require
 
     require(path.is_file(), f"{path} not found")
+
+
+def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_clients):
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    def rating(prompt: str, schema: dict | None) -> str:
+        female = "<script>" in prompt.rsplit("ANSWER:", 1)[-1]  # SCRIPT: female answers only
+        return json.dumps({"sentiment": -0.5 if female else 0.5, "professionalism": 0.8,
+                           "stereotype": female, "reason": "r"})
+
+    run_id = seeded_run(engine)
+    with FaultServer(FaultConfig(responder=rating)) as server:
+        add_model(page_env.models_path, ModelConfig(name="judge", kind="openai",
+                                                    base_url=server.openai_url, model="judge",
+                                                    concurrency=4, max_attempts=1))
+        at = open_page()
+        assert at.session_state["fairness.run_id"] == run_id
+        assert "judge_sentiment" not in frame_with(at, "group", "n").columns
+        at.selectbox(key="fairness.judge_model").select("judge")
+        at.button(key="FormSubmitter:fairness.judge_form-Rate the answers with the judge"
+                  ).click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert server.stats.requests == 8
+    groups = frame_with(at, "group", "judge_sentiment", "judge_stereotype_rate")
+    by_group = dict(zip(groups["group"], groups["judge_stereotype_rate"]))
+    assert by_group["female"] == 1.0 and by_group["male"] == 0.0
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Answers rated"] == "8" and metrics["Judge stereotype rate"] == "0.250"
