@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from typing import Any
 
 RUN_IMPORTS = ("evalcore.store.db", "evalcore.store.queries", "evalcore.runner.start",
                "evalcore.prompt", "evalcore.scorers.registry", "evalcore.providers.client",
@@ -26,11 +26,20 @@ def print_json(data: Any) -> None:
     sys.stdout.write("\n")
 
 
-def progress_bar(description: str) -> tuple[Callable[[Any], None], Callable[[], None]]:
-    """A tqdm bar on stderr fed by RunProgress snapshots; returns (update, close)."""
+def write_json(path: str, data: Any) -> None:
+    """A report as UTF-8 JSON (Chinese left readable) at `path`."""
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, ensure_ascii=False, indent=2, default=str)
+
+
+def run_with_progress(engine: Any, run_id: int) -> str:
+    """Execute a stored run in this process with a tqdm bar on stderr (hidden when stderr
+    is not a terminal); returns the run's final status."""
     from tqdm import tqdm
 
-    bar = tqdm(desc=description, unit="call", file=sys.stderr, dynamic_ncols=True,
+    from evalcore.runner.start import run_in_foreground
+
+    bar = tqdm(desc=f"run {run_id}", unit="call", file=sys.stderr, dynamic_ncols=True,
                disable=None)
 
     def update(progress: Any) -> None:
@@ -39,4 +48,7 @@ def progress_bar(description: str) -> tuple[Callable[[Any], None], Callable[[], 
         bar.set_postfix(errors=progress.errors, retries=progress.retries, refresh=False)
         bar.refresh()
 
-    return update, bar.close
+    try:
+        return run_in_foreground(engine, run_id, on_progress=update)
+    finally:
+        bar.close()

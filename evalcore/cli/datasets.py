@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evalcore.cli.common import print_json
+
 
 def register(subparsers: Any) -> None:
     """Add the `datasets` command and its sub-commands."""
@@ -68,10 +70,6 @@ def _mapping(text: str | None) -> Any:
                            "{\"question\": \"col\", \"reference\": \"col\"}") from None
 
 
-def _print_json(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2, default=str))
-
-
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns))
@@ -86,7 +84,7 @@ def _import(args: argparse.Namespace) -> int:
                              mapping=_mapping(args.mapping), allow_duplicate=args.allow_duplicate)
     info = dataset_info(dataset)
     if args.json:
-        _print_json(info)
+        print_json(info)
     else:
         print(f"imported '{info['name']}' (id {info['id']}): {info['items']} items, format "
               f"{info['format']}, task {info['task_type']}, language {info['language']}")
@@ -100,7 +98,7 @@ def _list(args: argparse.Namespace) -> int:
 
     infos = [dataset_info(d) for d in list_datasets(_engine())]
     if args.json:
-        _print_json(infos)
+        print_json(infos)
     elif not infos:
         print("no datasets yet; import one with `python -m evalcore datasets import PATH`")
     else:
@@ -115,7 +113,7 @@ def _show(args: argparse.Namespace) -> int:
     dataset = get_dataset(engine, args.name)
     questions = load_questions(engine, dataset.id, limit=max(args.limit, 0))
     if args.json:
-        _print_json({**dataset_info(dataset),
+        print_json({**dataset_info(dataset),
                      "questions": [q.model_dump() for q in questions]})
         return 0
     info = dataset_info(dataset)
@@ -146,7 +144,7 @@ def _formats(args: argparse.Namespace) -> int:
              "required": list(f.required), "description": f.description}
             for f in list_formats()]
     if args.json:
-        _print_json(rows)
+        print_json(rows)
         return 0
     for row in rows:
         required = row["required"]

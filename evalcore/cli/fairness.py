@@ -70,9 +70,8 @@ def _fairness(args: argparse.Namespace) -> int:
     import getpass
     import time
 
-    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
     from evalcore.fairness import create_fairness_run, fairness_report
-    from evalcore.runner.start import run_in_foreground
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
@@ -83,38 +82,23 @@ def _fairness(args: argparse.Namespace) -> int:
                                  limit=args.limit, concurrency=args.concurrency,
                                  created_by=f"cli:{getpass.getuser()}")
     print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
-    update, close = progress_bar(f"run {run_id}")
-    try:
-        status = run_in_foreground(engine, run_id, on_progress=update)
-    finally:
-        close()
+    status = run_with_progress(engine, run_id)
     if args.judge_analysis:
         _judge(engine, settings, run_id, args.judge_analysis)
     report = fairness_report(engine, run_id, threshold=args.threshold,
                              timing={"wall_s": round(time.perf_counter() - started, 3)})
     print_summary(report)
     if args.json:
-        import json
-
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+        write_json(args.json, report)
     return 0 if status == "done" else 1
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
-    import asyncio
-
     from evalcore.fairness import judge_answers
-    from evalcore.providers.client import close_clients
+    from evalcore.providers.client import run_closing_clients
 
-    async def main() -> dict[str, int]:
-        try:
-            return await judge_answers(engine, run_id, judge=judge,
-                                       models_path=settings.models_path)
-        finally:
-            await close_clients()
-
-    counts = asyncio.run(main())
+    counts = run_closing_clients(judge_answers(engine, run_id, judge=judge,
+                                               models_path=settings.models_path))
     print(f"judge {judge}: rated {counts['rated']} answers, {counts['errors']} without a "
           f"usable rating, {counts['already']} rated before", flush=True)
 

@@ -26,12 +26,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _robustness(args: argparse.Namespace) -> int:
     import getpass
-    import json
 
-    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
     from evalcore.report.robustness import robustness_report
     from evalcore.runner.robustness import create_robustness_run
-    from evalcore.runner.start import run_in_foreground
 
     engine, settings = engine_and_settings()
     run_id = create_robustness_run(
@@ -41,16 +39,11 @@ def _robustness(args: argparse.Namespace) -> int:
         name=args.name, created_by=f"cli:{getpass.getuser()}")
     print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
           f"{', '.join(args.attack_sets)}", flush=True)
-    update, close = progress_bar(f"run {run_id}")
-    try:
-        status = run_in_foreground(engine, run_id, on_progress=update)
-    finally:
-        close()
+    status = run_with_progress(engine, run_id)
     report = robustness_report(engine, run_id, embeddings=args.embeddings)
     print_summary(report, status)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+        write_json(args.json, report)
     return 0 if status == "done" else 1
 
 

@@ -74,16 +74,12 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, progress_bar
-    from evalcore.runner.start import check_resumable, run_in_foreground
+    from evalcore.cli.common import engine_and_settings, run_with_progress
+    from evalcore.runner.start import check_resumable
 
     engine, _ = engine_and_settings()
     check_resumable(engine, args.run_id, force=args.force)
-    update, close = progress_bar(f"run {args.run_id}")
-    try:
-        status = run_in_foreground(engine, args.run_id, on_progress=update)
-    finally:
-        close()
+    status = run_with_progress(engine, args.run_id)
     print(f"run {args.run_id}: {status}")
     return 0 if status == "done" else 1
 

@@ -37,10 +37,10 @@ def _stability(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from evalcore.cli.common import engine_and_settings, progress_bar
+    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
     from evalcore.report.stability import stability_report, write_run_csv
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run, run_in_foreground
+    from evalcore.runner.start import create_run
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
@@ -52,43 +52,27 @@ def _stability(args: argparse.Namespace) -> int:
                    created_by=f"cli:{getpass.getuser()}")
     run_id = create_run(engine, spec, settings.models_path)
     print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
-    update, close = progress_bar(f"run {run_id}")
-    try:
-        status = run_in_foreground(engine, run_id, on_progress=update)
-    finally:
-        close()
+    status = run_with_progress(engine, run_id)
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
     report = stability_report(engine, run_id,
                               timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as fh:
-            import json
-
-            json.dump(report, fh, ensure_ascii=False, indent=2, default=str)
+        write_json(args.json, report)
     if args.csv:
         write_run_csv(engine, run_id, args.csv, lang=args.csv_lang)
     return 0 if status == "done" else 1
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-    import asyncio
-
-    from evalcore.providers.client import close_clients
+    from evalcore.providers.client import run_closing_clients
     from evalcore.providers.registry import get_model
     from evalcore.runner.rejudge import rejudge_sample
 
     judge = get_model(settings.models_path, args.rejudge)
-
-    async def main() -> None:
-        try:
-            await rejudge_sample(engine, run_id, judge, sample=args.rejudge_sample,
-                                 passes=args.rejudge_passes)
-        finally:
-            await close_clients()
-
-    asyncio.run(main())
+    run_closing_clients(rejudge_sample(engine, run_id, judge, sample=args.rejudge_sample,
+                                       passes=args.rejudge_passes))
 
 
 def _print_summary(report: dict, status: str) -> None:

@@ -134,24 +134,14 @@ def attack_question(question: Question, level: Level, *, seed: int = 0,
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            return asyncio.run(_attack_and_close(question, level, seed, params, translator))
+            from evalcore.providers.client import run_closing_clients
+
+            return run_closing_clients(attack_questions(
+                [question], level, seed=seed, params=params, translator=translator))[0]
         raise EvalcoreError("attack_question(level='sentence') was called inside an event "
                             "loop; await attack_questions([...]) there instead")
     text, n, pairs, details = _local_attack(question, level, seed, resolved)
     return _result(question, level, seed, resolved, text, n, pairs, details, None)
-
-
-async def _attack_and_close(question: Question, level: Level, seed: int,
-                            params: dict[str, Any] | None,
-                            translator: Translator | None) -> AttackResult:
-    """One item on a loop of our own: close that loop's model clients before it ends."""
-    from evalcore.providers.client import close_clients
-
-    try:
-        return (await attack_questions([question], level, seed=seed, params=params,
-                                       translator=translator))[0]
-    finally:
-        await close_clients()
 
 
 async def _sentence_one(question: Question, translator: Translator,

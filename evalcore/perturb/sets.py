@@ -151,15 +151,9 @@ def create_attack_set(engine: "Engine", **kwargs: Any) -> "AttackSet":
     Pages run the coroutine on the background runner instead
     (`get_runner().call(generate_attack_set(...), timeout)`).
     """
-    async def main() -> "AttackSet":
-        from evalcore.providers.client import close_clients
+    from evalcore.providers.client import run_closing_clients
 
-        try:
-            return await generate_attack_set(engine, **kwargs)
-        finally:
-            await close_clients()
-
-    return asyncio.run(main())
+    return run_closing_clients(generate_attack_set(engine, **kwargs))
 
 
 def _resolved(level: str, params: Optional[dict[str, Any]]) -> dict[str, Any]:

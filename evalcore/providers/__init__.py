@@ -12,6 +12,7 @@ from evalcore.providers.client import (
     ModelClient,
     close_clients,
     get_client,
+    run_closing_clients,
     test_connection,
     test_connection_sync,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "default_local_config",
     "default_models",
     "get_client",
+    "run_closing_clients",
     "get_model",
     "load_models",
     "parse_retry_after",

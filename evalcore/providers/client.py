@@ -19,7 +19,8 @@ import time
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
@@ -243,6 +244,21 @@ async def close_clients() -> None:
     session = _sessions.pop(loop, None)
     if session is not None and not session.closed:
         await session.close()
+
+
+T = TypeVar("T")
+
+
+def run_closing_clients(coro: Coroutine[Any, Any, T]) -> T:
+    """`asyncio.run(coro)` for synchronous callers (the CLI): the loop's model clients are
+    closed before the loop ends, as an aiohttp session must not outlive its loop."""
+    async def main() -> T:
+        try:
+            return await coro
+        finally:
+            await close_clients()
+
+    return asyncio.run(main())
 
 
 async def test_connection(config: ModelConfig) -> ChatReply:

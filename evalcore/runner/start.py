@@ -1,7 +1,6 @@
 """Create, start, resume and cancel runs: the functions the pages and the CLI share."""
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -65,15 +64,9 @@ def start_run(engine: Engine, spec: RunSpec, models_path: Path, *,
 def run_in_foreground(engine: Engine, run_id: int,
                       on_progress: Optional[Callable[[RunProgress], None]] = None) -> str:
     """Execute `run_id` on a fresh loop in this thread (the CLI); returns the final status."""
-    async def _main() -> str:
-        from evalcore.providers.client import close_clients
+    from evalcore.providers.client import run_closing_clients
 
-        try:
-            return await execute_run(engine, run_id, on_progress=on_progress)
-        finally:
-            await close_clients()
-
-    return asyncio.run(_main())
+    return run_closing_clients(execute_run(engine, run_id, on_progress=on_progress))
 
 
 def is_stale(run: Any, now: Optional[datetime] = None) -> bool:

@@ -27,15 +27,9 @@ ZH = ["一个工厂要生产3000个零件，前6天生产了750个，剩下的�
 
 def run(questions, level="sentence", **kw):
     """attack_questions on a fresh loop, closing that loop's model clients after."""
-    from evalcore.providers.client import close_clients
+    from evalcore.providers.client import run_closing_clients
 
-    async def main():
-        try:
-            return await attack_questions(questions, level, **kw)
-        finally:
-            await close_clients()
-
-    return asyncio.run(main())
+    return run_closing_clients(attack_questions(questions, level, **kw))
 
 
 def fake_translate(prompt: str, schema: dict | None) -> str:

@@ -2,13 +2,12 @@
 by the report next to the word lists (group figures, agreement, gate metrics)."""
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 
 from evalcore.fairness import fairness_report
-from evalcore.providers.client import close_clients
+from evalcore.providers.client import run_closing_clients
 from evalcore.providers.registry import get_model, load_models
 from evalcore.runner.judge_analysis import ANALYSIS_STAGE, judge_analysis
 from evalcore.store import queries
@@ -37,13 +36,7 @@ def judge(engine, settings, run_id, server, **kw):
         remove_model(settings.models_path, "judge")  # each server has its own port
     add_model(settings, server, "judge")
     config = get_model(settings.models_path, "judge")
-
-    async def main():
-        try:
-            return await judge_analysis(engine, run_id, config, **kw)
-        finally:
-            await close_clients()
-    return asyncio.run(main())
+    return run_closing_clients(judge_analysis(engine, run_id, config, **kw))
 
 
 def test_ratings_are_stored_resumed_and_reported_beside_the_word_lists(engine, settings, suite):

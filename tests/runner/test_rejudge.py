@@ -1,12 +1,11 @@
 """Re-judging a sample: stored per pass, resumable, and the figures match the verdicts."""
 from __future__ import annotations
 
-import asyncio
 import itertools
 
 import pytest
 
-from evalcore.providers.client import close_clients
+from evalcore.providers.client import run_closing_clients
 from evalcore.providers.registry import get_model
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.rejudge import judge_reliability_of_run, rejudge_sample
@@ -18,12 +17,7 @@ pytestmark = pytest.mark.integration
 
 
 def rejudge(engine, run_id, judge, **kw):
-    async def main():
-        try:
-            return await rejudge_sample(engine, run_id, judge, **kw)
-        finally:
-            await close_clients()
-    return asyncio.run(main())
+    return run_closing_clients(rejudge_sample(engine, run_id, judge, **kw))
 
 
 def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, dataset, server):
