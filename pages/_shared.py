@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import streamlit as st
 
@@ -16,6 +17,8 @@ from evalcore.config import Settings, load_settings
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
+
+T = TypeVar("T")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
@@ -196,3 +199,42 @@ def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
     st.session_state[f"{kind}.pick"] = run_id
     st.toast(f"Run #{run_id} started")
     return run_id
+
+
+def run_state(run_id: int) -> tuple[str, int]:
+    """(status, calls stored) of a run: the cache key of anything built from its calls.
+
+    It changes when the run stores a call or ends, and also when calls are added after it
+    ended (a re-judged sample, a judge model's ratings), so cached reports never go stale.
+    """
+    from evalcore.store import queries
+
+    eng = engine()
+    return queries.get_run(eng, run_id).status, queries.count_calls(eng, run_id)
+
+
+def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
+                  *args: Any) -> dict[str, Any] | None:
+    """`build(db_url, run_id, run_state(run_id), *args)`, a page's cached report function;
+    None, with the reason shown, when the run has nothing to report yet."""
+    from evalcore.errors import EvalcoreError
+
+    try:
+        return build(settings().db_url, run_id, run_state(run_id), *args)
+    except EvalcoreError as exc:
+        st.info(f"No results yet: {exc}")
+        return None
+
+
+def run_action(make: Callable[[], Coroutine[Any, Any, T]], spinner: str) -> T | None:
+    """Run a page action's coroutine on the shared background loop behind a spinner and
+    wait for it; an error the user can act on is shown and None returned."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.runner.background import get_runner
+
+    try:
+        with st.spinner(spinner):
+            return get_runner().call(make())
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return None

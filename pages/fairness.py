@@ -214,8 +214,8 @@ def start_form(suites: list[Any]) -> None:
 
 
 @st.cache_data(max_entries=8, show_spinner="Analysing the answers...")
-def _report(db_url: str, run_id: int, status: str, done: int, threshold: float) -> dict[str, Any]:
-    """The run's fairness report; the key holds status and progress so a live run is re-read."""
+def _report(db_url: str, run_id: int, state: tuple[str, int], threshold: float) -> dict[str, Any]:
+    """The run's fairness report, cached per `_shared.run_state`."""
     from evalcore.fairness import fairness_report
 
     return fairness_report(_shared.engine(), run_id, threshold=threshold)
@@ -304,7 +304,6 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     """A judge model's ratings beside the word lists: how far they agree, and a form to
     have a judge rate the answers (stored with the run; rated answers are skipped)."""
     from evalcore.fairness import judge_answers
-    from evalcore.runner.background import get_runner
 
     judged = report.get("judge_analysis")
     st.markdown("#### Judge model")
@@ -330,17 +329,14 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
         go = st.form_submit_button("Rate the answers with the judge")
     if not go:
         return
-    try:
-        with st.spinner(f"{judge} rates {report['answers']} answers..."):
-            counts = get_runner().call(judge_answers(
-                _shared.engine(), run_id, judge=str(judge),
-                models_path=_shared.settings().models_path))
-    except EvalcoreError as exc:
-        st.error(str(exc))
-        return
-    st.toast(f"Rated {counts['rated']} answers ({counts['errors']} without a usable rating).")
-    _report.clear()  # the run's counters did not change: its cached report is stale
-    st.rerun()
+    counts = _shared.run_action(
+        lambda: judge_answers(_shared.engine(), run_id, judge=str(judge),
+                              models_path=_shared.settings().models_path),
+        f"{judge} rates {report['answers']} answers...")
+    if counts is not None:
+        st.toast(f"Rated {counts['rated']} answers ({counts['errors']} without a usable "
+                 "rating).")
+        st.rerun()  # the ratings are stored: the report shows them
 
 
 def violations_block(report: dict[str, Any]) -> None:
@@ -415,7 +411,7 @@ def pair_block(report: dict[str, Any]) -> None:
 
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
-          status: str, done: int) -> dict[str, Any]:
+          state: tuple[str, int]) -> dict[str, Any]:
     from evalcore.fairness import gate_run, load_gate_config
 
     result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
@@ -429,8 +425,7 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
             f"{run.created_at:%Y-%m-%d %H:%M}")
 
 
-def gate_block(run_id: int, status: str, done: int, threshold: float,
-               names: dict[int, str]) -> None:
+def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML."""
     from evalcore.report.fairness_figures import gate_table
     from evalcore.report.fairness_view import records_frame
@@ -449,7 +444,7 @@ def gate_block(run_id: int, status: str, done: int, threshold: float,
     config_text = st.text_area("Gate config", value=default, height=260, key=text_key)
     try:
         verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text, threshold,
-                        status, done)
+                        _shared.run_state(run_id))
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {exc}")
         return
@@ -470,14 +465,11 @@ def gate_block(run_id: int, status: str, done: int, threshold: float,
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
-    done = queries.get_run(_shared.engine(), run_id).done
     threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
                                 min_value=1.0, max_value=10.0, value=7.0, step=0.5,
                                 key="fairness.threshold")
-    try:
-        report = _report(_shared.settings().db_url, run_id, status, done, float(threshold))
-    except EvalcoreError as exc:
-        st.info(f"No results yet: {exc}")
+    report = _shared.cached_report(_report, run_id, float(threshold))
+    if report is None:
         return
     st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
     level_card(report)
@@ -496,7 +488,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         judge_block(run_id, status, report)
         violations_block(report)
         pair_block(report)
-    gate_block(run_id, status, done, float(threshold), names)
+    gate_block(run_id, float(threshold), names)
     st.download_button("Fairness JSON",
                        lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
                        file_name=f"fairness_run{run_id}.json", mime="application/json",

@@ -262,13 +262,8 @@ def run_view(run_id: int) -> None:
 
 @st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
 def _comparison(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    """The comparison; `state` holds both runs' status and progress so live runs are re-read."""
+    """The comparison, cached per both runs' `_shared.run_state`."""
     return compare.compare_stability(_shared.engine(), run_a, run_b)
-
-
-def _state(run_id: int) -> tuple:
-    run = queries.get_run(_shared.engine(), run_id)
-    return run.status, run.done
 
 
 def summary_cards(result: dict[str, Any]) -> None:
@@ -325,7 +320,7 @@ def compare_view() -> None:
         return
     try:
         result = _comparison(_shared.settings().db_url, run_a, run_b,
-                             (_state(run_a), _state(run_b)))
+                             (_shared.run_state(run_a), _shared.run_state(run_b)))
     except EvalcoreError as exc:
         st.warning(f"Cannot compare: {exc}")
         return

@@ -13,7 +13,6 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore.errors import EvalcoreError
 from evalcore.store import queries
 from pages import _shared
 
@@ -77,8 +76,8 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
-def _report(db_url: str, run_id: int, status: str, done: int) -> dict[str, Any]:
-    """The run's report; the key holds status and progress so a live run is re-read."""
+def _report(db_url: str, run_id: int, state: tuple[str, int]) -> dict[str, Any]:
+    """The run's report, cached per `_shared.run_state`."""
     from evalcore.report.robustness import robustness_report
 
     return robustness_report(_shared.engine(), run_id)
@@ -170,15 +169,12 @@ def fragile_section(report: dict[str, Any]) -> None:
         "attacked answer": st.column_config.TextColumn(width="large")})
 
 
-def results(run_id: int, status: str) -> None:
+def results(run_id: int) -> None:
     """Per-level figures, flipped and fragile questions, the JSON download."""
     from evalcore.report.robustness_figures import accuracy_figure, level_rows
 
-    done = queries.get_run(_shared.engine(), run_id).done
-    try:
-        report = _report(_shared.settings().db_url, run_id, status, done)
-    except EvalcoreError as exc:
-        st.info(f"No results yet: {exc}")
+    report = _shared.cached_report(_report, run_id)
+    if report is None:
         return
     judge = report.get("judge") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
@@ -219,7 +215,7 @@ def main() -> None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")
     if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
-        results(run_id, status)
+        results(run_id)
 
 
 main()

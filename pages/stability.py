@@ -96,8 +96,8 @@ def start_form(datasets: list[Any]) -> None:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
-def _report(db_url: str, run_id: int, status: str, done: int) -> dict[str, Any]:
-    """The run's report; the key holds status and progress so a live run is re-read."""
+def _report(db_url: str, run_id: int, state: tuple[str, int]) -> dict[str, Any]:
+    """The run's report, cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
 
     return stability_report(_shared.engine(), run_id)
@@ -146,9 +146,7 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
 def rejudge_form(run_id: int) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; the calls are stored with the run."""
-    from evalcore.errors import EvalcoreError
     from evalcore.providers.registry import get_model
-    from evalcore.runner.background import get_runner
     from evalcore.runner.rejudge import rejudge_sample
 
     with st.expander("Judge reliability: re-judge a sample of answers"):
@@ -166,25 +164,19 @@ def rejudge_form(run_id: int) -> None:
             go = st.form_submit_button("Re-judge")
         if not go:
             return
-        try:
-            config = get_model(_shared.settings().models_path, str(judge))
-            with st.spinner(f"Asking {judge} {int(sample) * int(passes)} times..."):
-                get_runner().call(rejudge_sample(_shared.engine(), run_id, config,
-                                                 sample=int(sample), passes=int(passes)))
-        except EvalcoreError as exc:
-            st.error(str(exc))
-            return
-        _report.clear()  # the run's counters did not change: its cached report is stale
-        st.rerun()
+        reliability = _shared.run_action(
+            lambda: rejudge_sample(_shared.engine(), run_id,
+                                   get_model(_shared.settings().models_path, str(judge)),
+                                   sample=int(sample), passes=int(passes)),
+            f"Asking {judge} {int(sample) * int(passes)} times...")
+        if reliability is not None:
+            st.rerun()  # the re-judgements are stored: the report shows them
 
 
 def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads."""
-    done = queries.get_run(_shared.engine(), run_id).done
-    try:
-        report = _report(_shared.settings().db_url, run_id, status, done)
-    except EvalcoreError as exc:
-        st.info(f"No results yet: {exc}")
+    report = _shared.cached_report(_report, run_id)
+    if report is None:
         return
     summary = report["summary"]
     n = report["repetition_count"]
