@@ -8,7 +8,21 @@ Pages and the CLI call the functions below; names are resolved lazily so that
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Mapping
 from typing import Any
+
+
+def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], Any]:
+    """A package's `__getattr__` (PEP 562) that imports a name's module on first use:
+    `exports` maps each public name to its module, so importing the package stays cheap."""
+    def __getattr__(name: str) -> Any:
+        module = exports.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(module), name)
+
+    return __getattr__
+
 
 _EXPORTS = {
     "load_settings": "evalcore.config",
@@ -35,10 +49,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'evalcore' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

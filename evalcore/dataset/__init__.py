@@ -12,8 +12,7 @@ importing the readers, formats and mapping with it would cost every CLI run ~10 
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from evalcore import lazy_exports
 
 _HOMES = {
     "catalog": ("dataset_info", "delete_dataset", "get_dataset", "list_datasets", "load_items",
@@ -25,33 +24,7 @@ _HOMES = {
     "readers": ("read_table",),
     "records": ("TASK_TYPES", "ParsedDataset", "Question", "TaskType"),
 }
-_MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
+_EXPORTS = {name: f"{__name__}.{module}" for module, names in _HOMES.items() for name in names}
 
-__all__ = [
-    "FORMATS", "TASK_TYPES", "ColumnMapping", "FormatSpec", "ParsedDataset", "Question",
-    "TaskType", "attack_level", "dataset_info", "delete_dataset", "detect_format",
-    "detect_language", "get_dataset", "import_dataset", "list_datasets", "list_formats",
-    "load_items", "load_questions", "parse_dataset", "read_table", "store_parsed",
-    "suggest_mapping",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-if TYPE_CHECKING:  # for type checkers and editors; at run time __getattr__ does this
-    from evalcore.dataset.catalog import (dataset_info, delete_dataset, get_dataset,
-                                          list_datasets, load_items, load_questions)
-    from evalcore.dataset.checks import detect_language
-    from evalcore.dataset.formats import (FORMATS, FormatSpec, attack_level, detect_format,
-                                          list_formats)
-    from evalcore.dataset.importer import import_dataset, parse_dataset, store_parsed
-    from evalcore.dataset.mapping import ColumnMapping, suggest_mapping
-    from evalcore.dataset.readers import read_table
-    from evalcore.dataset.records import TASK_TYPES, ParsedDataset, Question, TaskType
+__all__ = sorted(_EXPORTS)
+__getattr__ = lazy_exports(__name__, _EXPORTS)

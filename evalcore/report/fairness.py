@@ -81,11 +81,11 @@ def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
     """How many answers the judge rated and how far it agrees with the word lists:
     Spearman's rho for sentiment and professionalism (scipy), and the share of answers
     where both call (or both do not call) it a stereotype. None if nothing was judged."""
+    if not any("judge_sentiment" in r for r in rows):
+        return None
     from scipy.stats import spearmanr
 
     rated = [r for r in rows if r.get("judge_sentiment") is not None]
-    if not any("judge_sentiment" in r for r in rows):
-        return None
 
     def rho(ours: str, theirs: str) -> Optional[float]:
         pairs = [(r[ours], r[theirs]) for r in rated if r.get(ours) is not None]
