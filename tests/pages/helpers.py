@@ -9,6 +9,18 @@ SAMPLES = REPO_ROOT / "data" / "samples"
 RUN_TIMEOUT = 60  # seconds per script run: the first run imports pandas, SQLAlchemy ...
 
 
+def add_fake_model(settings, url: str = "http://127.0.0.1:9/v1", name: str = "fake",
+                   concurrency: int = 2) -> None:
+    """An OpenAI-style model `name` at `url` (a fault server's `openai_url`), one attempt a
+    call so a fault shows at once."""
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+
+    add_model(settings.models_path, ModelConfig(name=name, kind="openai", base_url=url,
+                                                model=name, concurrency=concurrency,
+                                                max_attempts=1))
+
+
 def clear_streamlit_caches() -> None:
     """Cached engines and parses must not leak from one test's database into the next."""
     import streamlit as st

@@ -1,18 +1,39 @@
 """The router and the shared sidebar: every page loads, the sidebar tells where data goes."""
 from __future__ import annotations
 
+import ast
+
 import pytest
 
 from tests.pages.helpers import APP, REPO_ROOT, RUN_TIMEOUT, clear_streamlit_caches
 
 
-@pytest.mark.parametrize("page, title", [("pages/datasets.py", "Datasets"),
-                                         ("pages/models.py", "Models")])
-def test_page_loads_without_exception(app, page, title):
+PAGES = [("pages/datasets.py", "Datasets"), ("pages/models.py", "Models"),
+         ("pages/stability.py", "Stability"), ("pages/attacks.py", "Attacks"),
+         ("pages/robustness.py", "Robustness"), ("pages/fairness.py", "Fairness"),
+         ("pages/results.py", "Results")]
+
+
+def test_every_page_file_is_routed():
+    files = {f"pages/{p.name}" for p in (REPO_ROOT / "pages").glob("*.py")
+             if not p.name.startswith("_")}
+    assert files == {page for page, _ in PAGES}
+
+
+@pytest.mark.parametrize("page, title", PAGES)
+def test_page_loads_through_the_router_without_exception(app, page, title):
     app.run()
     app.switch_page(page).run()
     assert not app.exception, [e.value for e in app.exception]
     assert [t.value for t in app.title] == [title]
+
+
+@pytest.mark.parametrize("page", [page for page, _ in PAGES])
+def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw(page):
+    body = ast.parse((REPO_ROOT / page).read_text(encoding="utf-8")).body
+    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
+              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
+    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
 
 
 def test_default_page_is_datasets_with_the_shared_sidebar(app, settings):

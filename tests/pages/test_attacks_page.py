@@ -68,15 +68,6 @@ def html_of(at: AppTest) -> str:
     return "".join(str(el.proto.body) for el in at.get("html"))
 
 
-def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
-    import ast
-
-    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
-    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
-              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
-
-
 def test_page_loads_with_an_empty_database(page_env):
     at = open_page()
     infos = [str(i.value) for i in at.info]
@@ -218,10 +209,3 @@ def test_generating_a_set_from_the_form_runs_in_the_background(page_env, engine)
     assert not at.exception
     assert at.session_state["attacks.set"] == sets[0].id
     assert len(at.get("html")) >= 3
-
-
-def test_router_lists_the_page(app):
-    app.run()
-    app.switch_page("pages/attacks.py").run()
-    assert not app.exception, [e.value for e in app.exception]
-    assert [t.value for t in app.title] == ["Attacks"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import run_page, values, wait_finished
+from tests.pages.helpers import add_fake_model, run_page, values, wait_finished
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "fairness.py")
@@ -66,19 +66,6 @@ def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES) -> in
                         "model": "fake", "prompt": item.question, "answer": text})
     queries.record_calls(engine, answers)
     return int(run.id)
-
-
-def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
-    import ast
-
-    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
-    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
-              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
-
-
-def test_page_is_listed_in_the_router():
-    assert '"pages/fairness.py"' in (REPO / "streamlit_app.py").read_text(encoding="utf-8")
 
 
 def test_page_loads_with_an_empty_database(page_env):
@@ -183,17 +170,13 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
 
 def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, runner_clients):
     from evalcore.perturb.counterfactual import generate_suite, save_suite
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     save_suite(engine, generate_suite("occupations", "zh"), "suite-zh")
     with FaultServer(FaultConfig(latency=0.01, responder=lambda prompt, schema:
                                  "评分：8/10。推荐。")) as server:
-        add_model(page_env.models_path, ModelConfig(name="fake", kind="openai",
-                                                    base_url=server.openai_url, model="fake",
-                                                    concurrency=2, max_attempts=1))
+        add_fake_model(page_env, server.openai_url)
         at = open_page()
         at.selectbox(key="fairness.model").set_value("fake")
         at.number_input(key="fairness.samples").set_value(2)
@@ -254,8 +237,6 @@ def require_file(path: Path) -> None:
 
 
 def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_clients):
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     def rating(prompt: str, schema: dict | None) -> str:
@@ -265,9 +246,7 @@ def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_
 
     run_id = seeded_run(engine)
     with FaultServer(FaultConfig(responder=rating)) as server:
-        add_model(page_env.models_path, ModelConfig(name="judge", kind="openai",
-                                                    base_url=server.openai_url, model="judge",
-                                                    concurrency=4, max_attempts=1))
+        add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
         assert at.session_state["fairness.run_id"] == run_id
         assert "judge_sentiment" not in frame_with(at, "group", "n").columns

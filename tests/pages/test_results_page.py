@@ -2,7 +2,6 @@
 details, cancel and resume, exports, and two stability runs compared."""
 from __future__ import annotations
 
-import ast
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes.stored_runs import seed_dataset, seed_run
-from tests.pages.helpers import run_page, values
+from tests.pages.helpers import add_fake_model, run_page, values
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "results.py")
@@ -25,13 +24,6 @@ def open_page() -> AppTest:
 
 def table_with(at: AppTest, column: str):
     return next(df.value for df in at.dataframe if column in df.value.columns)
-
-
-def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
-    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
-    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
-              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-    assert strays == []
 
 
 def test_empty_database(page_env):
@@ -122,9 +114,7 @@ def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_e
 
 def test_resume_finishes_a_cancelled_run(page_env, engine):
     from evalcore.dataset import get_dataset
-    from evalcore.providers.base import ModelConfig
     from evalcore.providers.client import close_clients
-    from evalcore.providers.registry import add_model
     from evalcore.runner.background import get_runner
     from evalcore.runner.plan import RunSpec
     from evalcore.runner.start import create_run
@@ -133,9 +123,7 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
 
     ds = seed_dataset(engine, "times", QUESTIONS)
     with FaultServer(FaultConfig(latency=0.01)) as server:
-        add_model(page_env.models_path, ModelConfig(name="fake", kind="openai",
-                                                    base_url=server.openai_url, model="fake",
-                                                    concurrency=2, max_attempts=1))
+        add_fake_model(page_env, server.openai_url)
         run_id = create_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
                                             rounds=2, limit=3), page_env.models_path)
         queries.update_run(engine, run_id, status="cancelled")

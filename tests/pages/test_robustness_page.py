@@ -12,7 +12,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import run_page
+from tests.pages.helpers import add_fake_model, run_page
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "robustness.py")
@@ -49,14 +49,6 @@ def approved_set(engine, tmp_path) -> int:
     return int(attack_set.id)
 
 
-def add_fake_model(settings, url: str = "http://127.0.0.1:9/v1", name: str = "fake") -> None:
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
-
-    add_model(settings.models_path, ModelConfig(name=name, kind="openai", base_url=url,
-                                                model=name, concurrency=2, max_attempts=1))
-
-
 def finished_run(engine, settings, tmp_path) -> int:
     from evalcore.runner.robustness import create_robustness_run
     from evalcore.store import queries
@@ -84,15 +76,6 @@ def finished_run(engine, settings, tmp_path) -> int:
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
-
-
-def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
-    import ast
-
-    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
-    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
-              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
 
 
 def test_page_loads_with_an_empty_database(page_env):
@@ -166,10 +149,3 @@ def test_starting_a_run_through_the_widgets_runs_clean_and_attacked(page_env, en
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Accuracy clean" in metrics(at)
-
-
-def test_router_lists_the_page(app):
-    app.run()
-    app.switch_page("pages/robustness.py").run()
-    assert not app.exception, [e.value for e in app.exception]
-    assert [t.value for t in app.title] == ["Robustness"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import run_page, values, wait_finished
+from tests.pages.helpers import add_fake_model, run_page, values, wait_finished
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "stability.py")
@@ -42,15 +42,6 @@ def stored_run(engine) -> int:
          "correct": bool(v), "score": float(v), "reason": f"reason {pos}.{r + 1}"}
         for pos, item in enumerate(items) for r, v in enumerate(PATTERN[pos])])
     return int(run.id)
-
-
-def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw():
-    import ast
-
-    body = ast.parse(Path(PAGE).read_text(encoding="utf-8")).body
-    strays = [node.lineno for node in body[1:] if isinstance(node, ast.Expr)
-              and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)]
-    assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
 
 
 def test_page_loads_with_an_empty_database(page_env):
@@ -95,16 +86,12 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
 
 def test_starting_a_run_through_the_widgets_creates_and_runs_it(page_env, engine, runner_clients):
     from evalcore.dataset import import_dataset
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
     with FaultServer(FaultConfig(latency=0.01)) as server:
-        add_model(page_env.models_path, ModelConfig(name="fake", kind="openai",
-                                                    base_url=server.openai_url, model="fake",
-                                                    concurrency=2, max_attempts=1))
+        add_fake_model(page_env, server.openai_url)
         at = open_page()
         at.selectbox(key="stability.model").select("fake")
         previews = [c.value for c in at.code if "planet" in str(c.value).lower()]
@@ -128,16 +115,12 @@ def test_starting_a_run_through_the_widgets_creates_and_runs_it(page_env, engine
 
 def test_cancel_button_requests_cancellation(page_env, engine, runner_clients):
     from evalcore.dataset import import_dataset
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
     with FaultServer(FaultConfig(latency=0.5)) as server:
-        add_model(page_env.models_path, ModelConfig(name="slow", kind="openai",
-                                                    base_url=server.openai_url, model="slow",
-                                                    concurrency=1, max_attempts=1))
+        add_fake_model(page_env, server.openai_url, "slow", concurrency=1)
         at = open_page()
         at.selectbox(key="stability.model").select("slow")
         at.number_input(key="stability.rounds").set_value(20)
@@ -154,17 +137,13 @@ def test_cancel_button_requests_cancellation(page_env, engine, runner_clients):
 
 def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         page_env, engine, runner_clients):
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.registry import add_model
     from evalcore.runner.rejudge import REJUDGE_PREFIX
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     run_id = stored_run(engine)
     with FaultServer(FaultConfig()) as server:  # answers the verdict schema with score 0
-        add_model(page_env.models_path, ModelConfig(name="judge", kind="openai",
-                                                    base_url=server.openai_url, model="judge",
-                                                    concurrency=4, max_attempts=1))
+        add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
         assert not any("Judge reliability:" in t for t in values(at, "caption"))
         at.selectbox(key="stability.rejudge_model").select("judge")
