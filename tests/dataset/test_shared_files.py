@@ -18,6 +18,8 @@ EXPECTED = {
     "TruthfulQASingle": ("truthfulqa_single", "choice", "en"),
     "TruthfulQAMulti": ("truthfulqa_multi", "multi_tf", "en"),
     "Physical_appearance": ("bbq", "bias_choice", "en"),
+    "Age": ("bbq", "bias_choice", "en"),
+    "Nationality": ("bbq", "bias_choice", "en"),
     "ambiguous": ("cbbq", "bias_choice", "zh"),
     "disambiguous": ("cbbq", "bias_choice", "zh"),
 }
