@@ -82,37 +82,68 @@ def _cancel(run_id: int) -> None:
 
 def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
-    run's state changed since the button was drawn."""
-    from evalcore.runner.background import get_runner
-    from evalcore.runner.start import check_resumable
+    run's state changed since the button was drawn. The run goes back to the queue."""
+    from evalcore.runner.start import resume_run
 
-    eng = _shared.engine()
     try:
-        check_resumable(eng, run_id)
+        resume_run(_shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
-    get_runner().submit(eng, run_id)
-    st.session_state[NOTICE] = ("success", f"Run #{run_id} resumed.")
+    st.session_state[NOTICE] = ("success", f"Run #{run_id} queued again: a worker continues "
+                                           "it; stored calls are never sent again.")
+
+
+def _retry_failed(run_id: int) -> None:
+    from evalcore.runner.start import retry_failed
+
+    try:
+        moved, _ = retry_failed(_shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot retry run #{run_id}: {exc}")
+        return
+    st.session_state[NOTICE] = ("success", f"Run #{run_id}: {moved} failed call(s) queued "
+                                           "again (their earlier record is kept).")
+
+
+def _delete(run_id: int) -> None:
+    try:
+        queries.delete_run(_shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
+        return
+    st.session_state.pop(PICK, None)
+    st.session_state[NOTICE] = ("success", f"Run #{run_id} deleted with its calls.")
 
 
 def actions(run_id: int, details: dict[str, Any]) -> None:
-    """Cancel a live run; resume a cancelled, failed or stale one."""
+    """Cancel a live run; resume a cancelled, failed or stale one; send failed calls
+    again; delete a run that is not executing."""
     status, stale = details["status"], details["stale"]
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
+    cols = st.columns(4)
     if status not in queries.FINISHED and not stale:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            st.button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
+            cols[0].button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
-            st.warning(f"Run #{run_id} is {status} but its process has shown no sign of life: "
-                       "it can be resumed.")
-        st.button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
-                  help="Continue where the run stopped; stored calls are never sent again.")
+            st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
+                       "for a while: is a worker running? Resuming queues it again.")
+        cols[1].button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
+                       help="Continue where the run stopped; stored calls are never sent "
+                            "again.")
+    if status in queries.FINISHED:
+        if details["progress"]["errors"]:
+            cols[2].button("Retry failed calls", key="results.retry_failed",
+                           on_click=_retry_failed, args=(run_id,),
+                           help="Send only the calls that failed again; the failed attempts "
+                                "stay on record.")
+        cols[3].button("Delete run", key="results.delete", on_click=_delete, args=(run_id,),
+                       help="Delete the run and its calls (its dataset stays).")
 
 
 def _status_body(run_id: int, was_live: bool) -> None:

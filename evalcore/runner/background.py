@@ -12,6 +12,7 @@ server live as long as the process.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import logging
 import os
 import threading
@@ -66,24 +67,35 @@ class BackgroundRunner:
             self._workers[key] = worker
             return worker
 
+    def stop_workers(self, timeout: float = 10.0) -> None:
+        """Stop the embedded workers (their jobs are released for others) and forget them."""
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        if not workers:
+            return
+
+        async def _stop() -> None:
+            for worker in workers:
+                worker.stop.set()
+            for _ in range(int(timeout / 0.05)):
+                if not any(w.active for w in workers):
+                    return
+                await asyncio.sleep(0.05)
+
+        self.call(_stop(), timeout=timeout + 1)
+
     def shutdown(self) -> None:
         """Stop the workers (their jobs are released) and the loop (tests; the process
         exit does this for the app)."""
         async def _close() -> None:
             from evalcore.providers.client import close_clients
 
-            for worker in self._workers.values():
-                worker.stop.set()
-            for _ in range(100):
-                if not any(w.active for w in self._workers.values()):
-                    break
-                await asyncio.sleep(0.05)
             await close_clients()
 
         try:
+            self.stop_workers()
             self.call(_close(), timeout=10)
         finally:
-            self._workers.clear()
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
 
@@ -103,4 +115,12 @@ def get_runner() -> BackgroundRunner:
     with _runner_lock:
         if _runner is None:
             _runner = BackgroundRunner()
+            atexit.register(_at_exit, _runner)
         return _runner
+
+
+def _at_exit(runner: BackgroundRunner) -> None:
+    """At interpreter exit, tell the embedded workers to stop polling (their jobs' leases
+    run out and other workers take them over)."""
+    for worker in list(runner._workers.values()):
+        runner._loop.call_soon_threadsafe(worker.stop.set)

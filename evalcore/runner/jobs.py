@@ -21,6 +21,9 @@ from evalcore.store.tables import Job
 
 log = logging.getLogger("evalcore.worker")
 
+STOP_GRACE_S = 10.0
+"""How long a stopping worker lets calls in flight finish before it cancels them (a call
+cancelled is paid for and sent again by the next worker)."""
 Handler = Callable[["JobContext"], Awaitable[dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {}
 
@@ -42,6 +45,9 @@ class JobContext:
     fence: Fence
     worker: str
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    draining: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the worker stops: start no new call, finish those in flight, return
+    {"status": "drained"} (the job is then released, not finished)."""
     on_progress: Optional[Callable[[Any], None]] = None
 
     def share(self, model: Any, stage: str) -> Any:
@@ -87,9 +93,13 @@ async def execute_job(engine: Engine, job: Job, worker: str, *,
     try:
         waiting = {work} | ({stopper} if stopper else set())
         await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():  # stop came first
-            work.cancel()
+        if not work.done():  # stop came first: let the calls in flight land, then release
+            ctx.draining.set()
+            await asyncio.wait({work}, timeout=STOP_GRACE_S)
+            if not work.done():
+                work.cancel()
             await asyncio.gather(work, return_exceptions=True)
+        if _drained(work):
             status = await _release(engine, fence)
         else:
             status = await _finish(engine, ctx, work)
@@ -102,11 +112,20 @@ async def execute_job(engine: Engine, job: Job, worker: str, *,
     return status
 
 
+def _drained(work: asyncio.Task) -> bool:
+    """The handler stopped early for a stopping worker (or was cancelled for it)."""
+    if work.cancelled():
+        return True
+    if work.exception() is not None:
+        return False
+    return (work.result() or {}).get("status") == "drained"
+
+
 async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
     from evalcore.store import jobs as store
 
-    exc = work.exception() if not work.cancelled() else None
-    if work.cancelled() or isinstance(exc, LeaseLost):
+    exc = work.exception()
+    if isinstance(exc, LeaseLost):
         return "lost"
     if exc is not None:
         error = f"{type(exc).__name__}: {exc}"

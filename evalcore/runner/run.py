@@ -67,6 +67,8 @@ class _Job:
     rows: list[dict[str, Any]] = field(default_factory=list)
     tally: _Tally = field(default_factory=_Tally)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    drained: bool = False
+    """A unit was left for another worker because this one is stopping."""
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -164,6 +166,9 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             for item_id, rnd in job.units:
                 if job.cancelled.is_set():
                     return
+                if ctx.draining.is_set():  # the worker stops: this unit waits for the next
+                    job.drained = True
+                    return
                 async with answer_slots:
                     to_judge = await _answer(job, answer_client, item_id, rnd,
                                              judge_client is not None)
@@ -196,6 +201,8 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             await writer  # its last flush stores every finished call (or finds the lease lost)
     await asyncio.to_thread(queries.recount_progress, engine, job.run_id,
                             judged=job.judge is not None)
+    if job.drained and not job.cancelled.is_set():
+        return "drained"  # the job layer releases the run to the queue
     status, error = "done", None
     if job.cancelled.is_set():
         status = "cancelled"

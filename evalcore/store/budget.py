@@ -20,7 +20,7 @@ from sqlalchemy.engine import Engine
 from evalcore.store.jobs import now_expr
 from evalcore.store.tables import ModelBudget
 
-BUDGET_LEASE_S = 10.0
+BUDGET_LEASE_S = 5.0
 """A holder row not synced for this long belongs to a dead worker."""
 
 

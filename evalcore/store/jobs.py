@@ -12,7 +12,8 @@ PostgreSQL (workers on several hosts agree) and from this host's on SQLite (one 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Iterable, Optional
 
@@ -27,8 +28,18 @@ from evalcore.store.tables import Job, Run, utcnow
 log = logging.getLogger(__name__)
 
 LEASE_S = 15.0
-"""Seconds a claim lasts without renewal; workers renew every few seconds, so a job whose
-worker died is taken over after at most this long."""
+"""Seconds a claim lasts without renewal (EVALCORE_LEASE_S overrides); workers renew
+every lease/3, so a job whose worker died is taken over after at most this long."""
+
+
+def lease_seconds() -> float:
+    """The lease length in force: EVALCORE_LEASE_S, else LEASE_S."""
+    value = os.environ.get("EVALCORE_LEASE_S", "").strip()
+    try:
+        return max(float(value), 0.5) if value else LEASE_S
+    except ValueError:
+        raise RunError(f"EVALCORE_LEASE_S={value!r} is not a number of seconds; "
+                       f"unset it for the default {LEASE_S:.0f}") from None
 JOB_FINISHED = ("done", "failed", "cancelled")
 KINDS = ("run", "rejudge", "judge_analysis", "attack")
 """The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""
@@ -44,7 +55,7 @@ class Fence:
 
     job_id: int
     token: int
-    lease_s: float = LEASE_S
+    lease_s: float = field(default_factory=lease_seconds)
 
 
 def now_expr(conn: Connection) -> Any:
@@ -133,13 +144,14 @@ def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
 
 
 def claim_job(engine: Engine, owner: str, *, kinds: Optional[Iterable[str]] = None,
-              job_id: Optional[int] = None, lease_s: float = LEASE_S) -> Optional[Job]:
+              job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Job]:
     """Take the oldest claimable job (or `job_id` if claimable) for `owner`; None if none.
 
     A job whose lease expired is taken over as it is: its stored calls or items stay and
     are never done again. A job that was claimed `max_attempts` times without finishing
     (its worker died each time) is marked failed instead of being claimed again.
     """
+    lease_s = lease_seconds() if lease_s is None else lease_s
     with engine.begin() as conn:
         _fail_exhausted(conn)
         query = (select(Job.id).where(_claimable(conn, kinds)).order_by(Job.id).limit(1)

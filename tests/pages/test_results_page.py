@@ -95,17 +95,21 @@ def test_cancel_button_sets_cancel_requested(page_env, engine):
     assert queries.get_run(engine, run_id).cancel_requested
 
 
-def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_env, engine):
-    from evalcore.store import queries
+def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_env, engine,
+                                                                          monkeypatch):
+    from evalcore.store import jobs, queries
     from evalcore.store.tables import utcnow
 
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # no worker in this process
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_id = seed_run(engine, ds, {0: [1]}, 3, status="running")
+    job_id = jobs.create_job(engine, "run", run_id=run_id)
     queries.update_run(engine, run_id, heartbeat_at=utcnow() - timedelta(minutes=5))
     at = open_page()
-    assert any("no sign of life" in w for w in values(at, "warning"))
+    assert any("no worker has shown a sign of life" in w for w in values(at, "warning"))
     assert not _has(at, "results.cancel")
-    queries.update_run(engine, run_id, heartbeat_at=utcnow())  # its process was only slow
+    assert jobs.claim_job(engine, "other@host:1", job_id=job_id) is not None  # a worker took it
+    queries.update_run(engine, run_id, heartbeat_at=utcnow())
     at.button(key="results.resume").click().run()
     assert not at.exception
     assert any("Cannot resume" in e and "another process" in e for e in values(at, "error"))
