@@ -8,10 +8,11 @@
 # worker died after its lease (EVALCORE_LEASE_S, 15 s). Ctrl-C or SIGTERM stops both;
 # the worker releases its jobs first.
 #
-# Usage: scripts/run_app.sh PORT   (make run PORT=8501)
+# Usage: scripts/run_app.sh PORT [streamlit options]   (make run PORT=8501)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PORT=${1:-8501}
+shift || true
 PY=.venv/bin/python
 
 "$PY" -m evalcore worker --jobs "${EVALCORE_WORKER_JOBS:-2}" --name "app-worker@$(hostname):$$" &
@@ -27,6 +28,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # the app process needs no worker of its own: this one executes everything
-EVALCORE_EMBEDDED_WORKER=0 "$PY" -m streamlit run streamlit_app.py --server.port "$PORT" &
+EVALCORE_EMBEDDED_WORKER=0 "$PY" -m streamlit run streamlit_app.py --server.port "$PORT" "$@" &
 APP=$!
 wait "$APP"
