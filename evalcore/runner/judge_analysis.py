@@ -53,11 +53,15 @@ async def judge_analysis_job(ctx: Any) -> dict[str, int]:
     from evalcore.runner.passes import run_pass
 
     judge = ModelConfig.model_validate(ctx.job.params["judge"])
-    todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, int(ctx.job.run_id),
+    from evalcore.store import queries
+
+    run_id = int(ctx.job.run_id)
+    todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, run_id,
                                             ctx.job.params.get("limit"))
+    prompts = await asyncio.to_thread(queries.run_prompts, ctx.engine, run_id)
 
     async def one(client: Any, call: Any) -> dict[str, Any]:
-        row = await _rate(client, judge, call)
+        row = await _rate(client, judge, call, call.prompt or prompts.get(call.item_id, ""))
         row["extracted_error"] = row["error"] is None and row["extracted"] is None
         return row
 
@@ -66,12 +70,12 @@ async def judge_analysis_job(ctx: Any) -> dict[str, int]:
             "already": already}
 
 
-async def _rate(client: Any, judge: ModelConfig, call: Any) -> dict[str, Any]:
+async def _rate(client: Any, judge: ModelConfig, call: Any, prompt: str) -> dict[str, Any]:
     """One judge call for one answer, as a call row (a failure is stored, never raised)."""
     from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
     from evalcore.store.tables import utcnow
 
-    request = analysis_request(call.prompt, call.answer, structured=judge.supports_json_schema)
+    request = analysis_request(prompt, call.answer, structured=judge.supports_json_schema)
     reply = await client.chat(request)
     extracted: Optional[str] = None
     reason = f"judge error: {reply.error}"

@@ -60,9 +60,14 @@ class _Job:
     run_id: int
     spec: RunSpec
     questions: dict[int, Question]
+    prompts: dict[int, str]
+    """The rendered prompt of each item (stored once per run in run_item)."""
     model: ModelConfig
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
+    capacity: int
+    """The model's own concurrency (a run may ask for fewer or more slots): the budget
+    that all runs on the model share, whatever each run asks for."""
     fence: Any
     rows: list[dict[str, Any]] = field(default_factory=list)
     tally: _Tally = field(default_factory=_Tally)
@@ -122,12 +127,19 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     spec = RunSpec.model_validate(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
+    capacity = model.concurrency
     if spec.concurrency:
         model = model.model_copy(update={"concurrency": spec.concurrency})
     if spec.temperature is not None:
         model = model.model_copy(update={"temperature": spec.temperature})
     judge = models.get(spec.judge) if spec.judge != "rules" else None
     questions = queries.run_questions(engine, run.id)
+    prompts = queries.run_prompts(engine, run.id)
+    if len(prompts) < len(questions):  # a run made before prompts were stored
+        from evalcore.prompt import render_prompt
+
+        prompts = {i: prompts.get(i) or render_prompt(q, spec.template, style=spec.prompt_style)
+                   for i, q in questions.items()}
     done = queries.done_units(engine, run.id)
     answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
@@ -139,8 +151,9 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     # asked for from now on reaches the job row, which every flush reads
     fields["cancel_requested"] = False
     queries.update_run(engine, run.id, **fields)
-    return _Job(run_id=run.id, spec=spec, questions=questions, model=model, judge=judge,
-                units=units, fence=fence)
+    return _Job(run_id=run.id, spec=spec, questions=questions, prompts=prompts, model=model,
+                judge=judge,
+                units=units, fence=fence, capacity=capacity)
 
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
@@ -158,7 +171,8 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             await judge_queue.put((item_id, rnd, answer))  # resumed: judge what was answered
 
     async with AsyncExitStack() as shares:
-        answer_slots = await shares.enter_async_context(ctx.share(job.model, "answer"))
+        answer_slots = await shares.enter_async_context(
+            ctx.share(job.model, "answer", capacity=max(job.capacity, 1)))
         judge_slots = (await shares.enter_async_context(ctx.share(job.judge, "judge"))
                        if job.judge else None)
 
@@ -218,11 +232,8 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
 async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
                   judged: bool) -> Optional[tuple[int, int, str]]:
     """Ask one (item, round); returns what the judge must rate next, if anything."""
-    from evalcore.prompt import render_prompt
-
     question = job.questions[item_id]
-    prompt = render_prompt(question, job.spec.template, style=job.spec.prompt_style)
-    reply: ChatReply = await client.chat(ChatRequest.user(prompt))
+    reply: ChatReply = await client.chat(ChatRequest.user(job.prompts[item_id]))
     job.tally.retries += reply.attempts - 1
     if not reply.ok:
         score: Optional[Score] = Score(value=0.0, correct=False, reason=f"model error: {reply.error}")
@@ -232,7 +243,8 @@ async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
         score = score_answer(reply.text, question)
     else:
         score = None  # the judge row carries the verdict
-    job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, prompt, reply, score))
+    # the prompt is in run_item, once per run: the call row does not repeat it
+    job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, "", reply, score))
     if judged and reply.ok:
         return item_id, rnd, reply.text
     job.tally.done += 1

@@ -43,17 +43,30 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
     if not item_ids:
         raise RunError(f"dataset {dataset.name!r} has no items to evaluate "
                        f"(limit={spec.limit}, item_ids={spec.item_ids}); pick other items")
-    config = {"spec": spec.model_dump(), "item_ids": item_ids,
+    config = {"spec": spec.model_dump(),
               "models": {name: model_snapshot(cfg) for name, cfg in models.items()}}
+    prompts = _rendered(engine, item_ids, spec)
     run = queries.create_run(engine, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
                              model=spec.model, judge=spec.judge, rounds=spec.rounds,
                              config=config, created_by=spec.created_by,
                              total=len(item_ids) * spec.rounds)
+    queries.add_run_items(engine, int(run.id), list(zip(item_ids, prompts)))
     from evalcore.store import jobs
 
     jobs.create_job(engine, "run", run_id=int(run.id), label=_label(run),
                     created_by=spec.created_by)
     return int(run.id)
+
+
+def _rendered(engine: Engine, item_ids: list[int], spec: RunSpec) -> list[str]:
+    """The prompt of each item as the run will send it (a bad template fails here, before
+    anything is stored)."""
+    from evalcore.prompt import render_prompt
+    from evalcore.store import queries
+
+    questions = queries.questions_by_id(engine, item_ids, what="the run's items")
+    return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
+            for i in item_ids]
 
 
 def start_run(engine: Engine, spec: RunSpec, models_path: Path, *,

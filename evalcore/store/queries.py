@@ -114,7 +114,7 @@ def delete_run(engine: Engine, run_id: int) -> Run:
     from sqlalchemy import delete
 
     from evalcore.store.jobs import lease_alive, list_jobs
-    from evalcore.store.tables import Job
+    from evalcore.store.tables import Job, RunItem
 
     run = get_run(engine, run_id)
     live = [j for j in list_jobs(engine, run_id=run_id) if lease_alive(j)]
@@ -123,6 +123,7 @@ def delete_run(engine: Engine, run_id: int) -> Run:
                        f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
     with engine.begin() as conn:
         conn.execute(delete(Call).where(Call.run_id == run_id))
+        conn.execute(delete(RunItem).where(RunItem.run_id == run_id))
         conn.execute(delete(Job).where(Job.run_id == run_id))
         conn.execute(delete(Run).where(Run.id == run_id))
     return run
@@ -422,30 +423,69 @@ def dataset_item_ids(engine: Engine, dataset_id: int, limit: int | None = None) 
         return list(conn.execute(query).scalars())
 
 
-def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
-    """{item_id: Question} of a run in the order the run asks them: the ids listed in
-    `config["item_ids"]`, else every item of the run's dataset."""
+def add_run_items(engine: Engine, run_id: int, items: list[tuple[int, str | None]]) -> None:
+    """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
+    from evalcore.store.tables import RunItem
+
+    rows = [{"run_id": run_id, "position": n, "item_id": item_id, "prompt": prompt}
+            for n, (item_id, prompt) in enumerate(items)]
+    with engine.begin() as conn:
+        for start in range(0, len(rows), 1000):
+            conn.execute(insert(RunItem), rows[start:start + 1000])
+
+
+def run_item_ids(engine: Engine, run_id: int) -> list[int]:
+    """A run's item ids in the order it asks them: its run_item rows, else (runs made
+    before them) `config["item_ids"]`, else every item of its dataset."""
+    from evalcore.store.tables import RunItem
+
+    query = select(RunItem.item_id).where(RunItem.run_id == run_id).order_by(RunItem.position)
+    with reader(engine).connect() as conn:
+        ids = list(conn.execute(query).scalars())
+    if ids:
+        return ids
+    run = get_run(engine, run_id)
+    wanted = run.config.get("item_ids")
+    if wanted is not None:
+        return list(wanted)
+    if run.dataset_id is None:
+        raise RunError(f"run {run_id} has neither a dataset nor stored items; "
+                       "start it again with a dataset")
+    return dataset_item_ids(engine, run.dataset_id)
+
+
+def run_prompts(engine: Engine, run_id: int) -> dict[int, str]:
+    """{item_id: the prompt the run sends} for the items whose prompt is stored."""
+    from evalcore.store.tables import RunItem
+
+    query = select(RunItem.item_id, RunItem.prompt).where(RunItem.run_id == run_id,
+                                                          RunItem.prompt.is_not(None))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return {item_id: prompt for item_id, prompt in conn.execute(query)}
+
+
+def questions_by_id(engine: Engine, item_ids: list[int], *, what: str) -> dict[int, Any]:
+    """{item_id: Question} in the order of `item_ids`; RunError naming `what` if some
+    are no longer in the database."""
     from evalcore.dataset.records import Question
     from evalcore.store.tables import Item
 
-    run = get_run(engine, run_id)
-    wanted = run.config.get("item_ids")
-    if wanted is None:
-        if run.dataset_id is None:
-            raise RunError(f"run {run_id} has neither a dataset nor config['item_ids']; "
-                           "start it again with a dataset")
-        wanted = dataset_item_ids(engine, run.dataset_id)
     found: dict[int, Item] = {}
     with Session(reader(engine)) as session:
-        for start in range(0, len(wanted), 500):  # stay under bound-parameter limits
-            chunk = wanted[start:start + 500]
+        for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
+            chunk = item_ids[start:start + 500]
             for item in session.scalars(select(Item).where(Item.id.in_(chunk))):  # type: ignore
                 found[item.id] = item  # type: ignore[index]
-    missing = [i for i in wanted if i not in found]
+    missing = [i for i in item_ids if i not in found]
     if missing:
-        raise RunError(f"run {run_id}: {len(missing)} item(s) are no longer in the database "
+        raise RunError(f"{what}: {len(missing)} item(s) are no longer in the database "
                        f"(first ids {missing[:5]}); was the dataset deleted?")
-    return {i: Question.model_validate(found[i]) for i in wanted}
+    return {i: Question.model_validate(found[i]) for i in item_ids}
+
+
+def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
+    """{item_id: Question} of a run in the order the run asks them (`run_item_ids`)."""
+    return questions_by_id(engine, run_item_ids(engine, run_id), what=f"run {run_id}")
 
 
 # ------------------------------------------------------------------ helpers

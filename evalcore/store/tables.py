@@ -234,3 +234,17 @@ class ModelBudget(SQLModel, table=True):
     want: int = Field(description="slots the holder could use")
     slots: int = Field(description="slots held: its calls in flight never exceed this")
     expires_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class RunItem(SQLModel, table=True):
+    """One question of a run, in the order the run asks them, with its rendered prompt:
+    stored once per run (not once per round), so a 100-round run keeps one copy."""
+
+    __tablename__ = "run_item"
+    __table_args__ = (UniqueConstraint("run_id", "item_id", name="uq_run_item"),)
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    position: int = Field(primary_key=True, description="0-based order in the run")
+    item_id: int = Field(foreign_key="item.id", index=True)
+    prompt: Optional[str] = Field(default=None, sa_column=Column(Text))
+    """The prompt as sent (None for runs made before prompts were stored here)."""

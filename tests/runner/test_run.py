@@ -57,7 +57,7 @@ def test_resume_never_sends_a_stored_call_again(engine, settings, dataset, serve
     add_model(settings, server)
     run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                         settings.models_path)
-    item_ids = queries.get_run(engine, run_id).config["item_ids"]
+    item_ids = queries.run_item_ids(engine, run_id)
     stored = [{"run_id": run_id, "item_id": item_ids[i], "round": 1, "stage": "answer",
                "prompt": "p", "answer": "stored earlier", "score": 1.0, "correct": True,
                "reason": "kept"} for i in range(4)]

@@ -1,5 +1,6 @@
 """job and model_budget: long work claimed by workers under leases; model concurrency
-shared across workers.
+shared across workers. run_item: a run's questions in order with their rendered prompt,
+moved out of run.config["item_ids"] (existing runs are copied over, prompts left empty).
 
 Revision ID: 0005
 Revises: 0004
@@ -66,7 +67,40 @@ def upgrade() -> None:
     )
 
 
+    op.create_table(
+        "run_item",
+        sa.Column("run_id", sa.Integer(), nullable=False),
+        sa.Column("position", sa.Integer(), nullable=False),
+        sa.Column("item_id", sa.Integer(), nullable=False),
+        sa.Column("prompt", sa.Text(), nullable=True),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"]),
+        sa.ForeignKeyConstraint(["item_id"], ["item.id"]),
+        sa.PrimaryKeyConstraint("run_id", "position"),
+        sa.UniqueConstraint("run_id", "item_id", name="uq_run_item"),
+    )
+    op.create_index("ix_run_item_item_id", "run_item", ["item_id"])
+    _copy_item_lists()
+
+
+def _copy_item_lists() -> None:
+    """Existing runs: config["item_ids"] -> run_item rows (the list stays in the config)."""
+    import json
+
+    conn = op.get_bind()
+    table = sa.table("run_item", sa.column("run_id"), sa.column("position"),
+                     sa.column("item_id"), sa.column("prompt"))
+    for run_id, config in conn.execute(sa.text("SELECT id, config FROM run")).all():
+        if isinstance(config, str):
+            config = json.loads(config)
+        ids = list(dict.fromkeys((config or {}).get("item_ids") or []))
+        if ids:
+            conn.execute(table.insert(), [{"run_id": run_id, "position": n, "item_id": i,
+                                           "prompt": None} for n, i in enumerate(ids)])
+
+
 def downgrade() -> None:
+    op.drop_index("ix_run_item_item_id", "run_item")
+    op.drop_table("run_item")
     op.drop_table("model_budget")
     for name in ("lease_expires_at", "attack_set_id", "run_id", "status", "kind"):
         op.drop_index(f"ix_job_{name}", "job")
