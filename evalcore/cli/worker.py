@@ -7,14 +7,13 @@ from evalcore.cli.common import RUN_IMPORTS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from evalcore.store.jobs import KINDS
-
     p = sub.add_parser("worker", help="execute queued jobs; run any number of them, on any "
                                       "number of hosts, against one database")
     p.add_argument("--jobs", type=int, default=2, metavar="N",
                    help="jobs executed at once (default 2)")
-    p.add_argument("--kinds", nargs="+", choices=KINDS, metavar="KIND",
-                   help=f"only these kinds of job ({', '.join(KINDS)}; default all)")
+    p.add_argument("--kinds", nargs="+", metavar="KIND",
+                   help="only these kinds of job (run, rejudge, judge_analysis, attack; "
+                        "default all)")
     p.add_argument("--once", action="store_true",
                    help="exit when the queue is empty instead of waiting for more")
     p.add_argument("--name", help="worker name in logs and leases (default host:pid:id)")
@@ -32,9 +31,14 @@ def _worker(args: argparse.Namespace) -> int:
     from evalcore.providers.client import run_closing_clients
     from evalcore.runner.worker import Worker, worker_id
 
+    from evalcore.errors import RunError
+    from evalcore.store.jobs import KINDS
+
     if args.jobs < 1:
-        print("error: --jobs must be at least 1", flush=True)
-        return 2
+        raise RunError(f"--jobs must be at least 1, got {args.jobs}")
+    unknown = sorted(set(args.kinds or ()) - set(KINDS))
+    if unknown:
+        raise RunError(f"unknown job kind(s) {', '.join(unknown)}; valid: {', '.join(KINDS)}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     engine, _ = engine_and_settings()

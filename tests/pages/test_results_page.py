@@ -121,7 +121,7 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
     from evalcore.providers.client import close_clients
     from evalcore.runner.background import get_runner
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import cancel_run, create_run
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
@@ -130,7 +130,8 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
         add_fake_model(page_env, server.openai_url)
         run_id = create_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
                                             rounds=2, limit=3), page_env.models_path)
-        queries.update_run(engine, run_id, status="cancelled")
+        cancel_run(engine, run_id)  # still queued: cancelled at once
+        assert queries.get_run(engine, run_id).status == "cancelled"
         at = open_page()
         at.button(key="results.resume").click().run()
         assert not at.exception, [e.value for e in at.exception]
