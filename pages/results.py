@@ -23,9 +23,6 @@ from pages import _shared
 PICK = "results.pick"  # the run picker's widget key
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
 MAX_RUNS = 1000  # newest runs listed
-KIND_PAGES = {"stability": ("pages/stability.py", "Stability"),
-              "robustness": ("pages/robustness.py", "Robustness"),
-              "fairness": ("pages/fairness.py", "Fairness")}
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
 
 
@@ -182,10 +179,11 @@ def status_panel(run_id: int) -> dict[str, Any]:
 
 def kind_link(kind: str) -> None:
     """Where the run's full report lives (its kind's own page)."""
-    target = KIND_PAGES.get(kind)
-    if target is None:
+    from evalcore.kinds import KINDS
+
+    if kind not in KINDS:
         return
-    path, title = target
+    path, title = KINDS[kind].page, KINDS[kind].title
     st.caption(f"The {title.lower()} report of this run (figures, per-question results) "
                f"is on the {title} page.")
     if (_shared.PROJECT_ROOT / path).is_file():
@@ -214,43 +212,22 @@ def settings_view(details: dict[str, Any]) -> None:
         st.json({"spec": details["spec"], "models": details["models"]}, expanded=True)
 
 
-def _stability_csv(run_id: int, lang: str) -> bytes:
-    import io
-
-    from evalcore.report.stability import write_run_csv
-
-    buffer = io.StringIO(newline="")
-    write_run_csv(_shared.engine(), run_id, buffer, lang=lang)
-    return buffer.getvalue().encode("utf-8")
-
-
-def _stability_json(run_id: int) -> str:
-    from evalcore.report.stability import stability_report
-
-    return json.dumps(stability_report(_shared.engine(), run_id), ensure_ascii=False, indent=2,
-                      default=str)
-
-
 def downloads(run_id: int, kind: str) -> None:
-    """Raw calls for every run; the stability CSV and JSON for stability runs."""
+    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`)."""
+    from evalcore.kinds import KINDS
+
     st.markdown("#### Export")
-    cols = st.columns(4)
+    exports = KINDS[kind].exports if kind in KINDS else ()
+    cols = st.columns(1 + len(exports))
     cols[0].download_button("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(),
                                                                              run_id),
                             file_name=f"run{run_id}_calls.csv", mime="text/csv",
                             key="results.calls_csv")
-    if kind != "stability":
-        return
-    cols[1].download_button("Stability CSV (中文表头)", lambda: _stability_csv(run_id, "zh"),
-                            file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
-                            key="results.csv_zh")
-    cols[2].download_button("Stability CSV (English headers)",
-                            lambda: _stability_csv(run_id, "en"),
-                            file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
-                            key="results.csv_en")
-    cols[3].download_button("Stability JSON", lambda: _stability_json(run_id),
-                            file_name=f"stability_run{run_id}.json", mime="application/json",
-                            key="results.json")
+    for n, export in enumerate(exports, start=1):
+        cols[n].download_button(export.label,
+                                lambda e=export: e.make(_shared.engine(), run_id),
+                                file_name=export.filename.format(run=run_id), mime=export.mime,
+                                key=f"results.export.{n}")
 
 
 def calls_view(run_id: int) -> None:
