@@ -354,19 +354,64 @@ def compare_view() -> None:
                        key="results.compare_json")
 
 
+# ------------------------------------------------------------------ the work queue
+
+
+def _requeue(job_id: int) -> None:
+    from evalcore.store.jobs import requeue_job
+
+    requeue_job(_shared.engine(), job_id)
+    st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
+
+
+def queue_view() -> None:
+    """Every job (runs, re-judging, judge analysis, attack generation): who executes it,
+    its attempts and error; a failed or cancelled one can be queued again."""
+    import pandas as pd
+
+    from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
+
+    jobs = list_jobs(_shared.engine(), limit=200)
+    if not jobs:
+        st.info("No jobs yet: starting a run, a re-judging pass or an attack generation "
+                "queues one.")
+        return
+    live = sum(j.status not in JOB_FINISHED for j in jobs)
+    st.caption(f"{len(jobs)} most recent jobs, {live} queued or running. Workers claim them "
+               "from the database; a job whose worker stopped is taken over by itself.")
+    st.dataframe(pd.DataFrame([{
+        "id": j.id, "kind": j.kind, "status": j.status, "what": j.label,
+        "worker": j.owner if lease_alive(j) else "", "attempts": j.attempts,
+        "progress": (min(j.done / j.total, 1.0) if j.total else None),
+        "created by": j.created_by, "created": j.created_at, "error": j.error or ""}
+        for j in jobs]), hide_index=True, key="results.jobs", column_config={
+        "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0),
+        "error": st.column_config.TextColumn(width="large")})
+    stuck = [j for j in jobs if j.status in ("failed", "cancelled") and j.kind != "run"]
+    if stuck:
+        left, right = st.columns([3, 1])
+        picked = left.selectbox("Queue again", [j.id for j in stuck], key="results.requeue_pick",
+                                format_func=lambda i: next(f"#{j.id} {j.label} ({j.status})"
+                                                           for j in stuck if j.id == i))
+        right.button("Queue again", key="results.requeue", on_click=_requeue, args=(picked,),
+                     help="Runs are resumed from their own view (Runs tab).")
+
+
 # ------------------------------------------------------------------ page
 
 
 def main() -> None:
     _shared.page_setup("Results", "Every run saved: browse, export, and compare runs side "
                                   "by side.")
-    runs_tab, compare_tab = st.tabs(["Runs", "Compare"])
+    runs_tab, compare_tab, queue_tab = st.tabs(["Runs", "Compare", "Work queue"])
     with runs_tab:
         run_id = browser()
         if run_id is not None:
             run_view(run_id)
     with compare_tab:
         compare_view()
+    with queue_tab:
+        queue_view()
 
 
 main()

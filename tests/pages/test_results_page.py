@@ -180,3 +180,20 @@ def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
     assert [t.value for t in app.title] == ["Results"]
     links = [el for el in app.get("page_link")]
     assert any("Stability" in str(link.proto.label) for link in links)
+
+
+def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, monkeypatch):
+    from evalcore.store import jobs
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # nothing executes them here
+    job_id = jobs.create_job(engine, "attack", label="char attack on <b>x</b>")
+    claimed = jobs.claim_job(engine, "w1")
+    jobs.finish_job(engine, jobs.Fence(job_id, claimed.token), "failed", error="boom")
+    at = open_page()
+    assert not at.exception
+    frame = next(df.value for df in at.dataframe if "worker" in df.value.columns)
+    assert frame.loc[0, "status"] == "failed" and frame.loc[0, "error"] == "boom"
+    assert frame.loc[0, "what"] == "char attack on <b>x</b>"  # shown as text
+    at.button(key="results.requeue").click().run()
+    assert jobs.get_job(engine, job_id).status == "queued"
+    assert jobs.get_job(engine, job_id).attempts == 0
