@@ -14,6 +14,10 @@ the runs' totals (only the calls in flight at the kill may be sent again).
     .venv/bin/python bench/workers_bench.py                 # the README table
     .venv/bin/python bench/workers_bench.py --quick         # 6 x 200 calls
     .venv/bin/python bench/workers_bench.py --only takeover --lease 5
+    .venv/bin/python bench/workers_bench.py --only path --repeat 5   # C=50, foreground vs worker
+
+Scenario "path": the stability C=50 run (100 x 10 at 200 ms) executed in the foreground
+CLI and by a worker process, compared on the run's own stored span.
 
 Each scenario prints one JSON line. PostgreSQL is a throw-away cluster from Debian's
 binaries (tests/fakes/postgres.py), the fault server runs in its own process.
@@ -36,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from stability_bench import Server  # noqa: E402
+from stability_bench import Server, cli, prepare, run_span  # noqa: E402
 from tests.fakes.postgres import create_database, temporary_cluster  # noqa: E402
 
 PY = sys.executable
@@ -166,13 +170,50 @@ def takeover(base: str, runs: int, questions: int, rounds: int, lease: float) ->
             "sent_again": stats["requests"] - stored}
 
 
+def path(questions: int, rounds: int, concurrency: int, repeat: int) -> dict:
+    """One stability run (SQLite) executed by the CLI in the foreground vs queued with
+    --detach and executed by a `worker --once` process: the run's own span (stored start
+    to end) and its efficiency, median of `repeat`."""
+    import statistics
+
+    spans: dict[str, list[float]] = {"foreground": [], "worker": []}
+    for _ in range(repeat):
+        for mode in spans:
+            server = Server(latency=LATENCY)
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    home = Path(tmp)
+                    prepare(home, questions, server.port, concurrency)
+                    args = ("stability", "--dataset", "bench", "--model", "fake", "--rounds",
+                            str(rounds))
+                    if mode == "foreground":
+                        cli(home, *args)
+                    else:
+                        cli(home, *args, "--detach")
+                        cli(home, "worker", "--once")
+                    spans[mode].append(run_span(home, 1))
+            finally:
+                server.stop()
+    ideal = math.ceil(questions * rounds / concurrency) * LATENCY
+    medians = {mode: statistics.median(v) for mode, v in spans.items()}
+    return {"scenario": "path", "C": concurrency, "calls": questions * rounds,
+            "ideal_s": ideal, **{f"{m}_run_s": round(v, 3) for m, v in medians.items()},
+            **{f"{m}_efficiency": round(ideal / v, 3) for m, v in medians.items()},
+            "worker_vs_foreground": round(medians["foreground"] / medians["worker"], 3)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="6 runs x 200 calls")
-    parser.add_argument("--only", choices=("scale", "takeover"))
+    parser.add_argument("--only", choices=("scale", "takeover", "path"))
+    parser.add_argument("--repeat", type=int, default=3, help="runs per mode (path)")
     parser.add_argument("--lease", type=float, default=15.0, help="lease seconds (takeover)")
     args = parser.parse_args()
     questions, rounds = (20, 10) if args.quick else (100, 10)
+    if args.only in (None, "path"):
+        print(json.dumps(path(100, 10, 50, args.repeat)), flush=True)
+        if args.only == "path":
+            return 0
     with temporary_cluster() as base:
         if args.only in (None, "scale"):
             for count in (1, 2, 3):
