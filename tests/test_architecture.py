@@ -82,7 +82,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "cli", "__main__", "__init__"),
+    ("fairness", "kinds", "cli", "__main__", "__init__"),
 ]
 
 
