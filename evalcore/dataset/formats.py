@@ -1,9 +1,11 @@
 """Known dataset formats, recognised by their columns.
 
-`FORMATS` is a table: format name -> required columns, task type, language and a
-builder that turns one row into question fields. Adding a format is adding a row here,
-not another if-branch. Each base format also gets an "<name>_attacked" twin for the
-TrustedEvaluation attacked files (same columns + `attacked_question`).
+`FORMATS` is a table: format name -> required columns, task type and a builder that
+turns one row into question fields. No format fixes the language: it is detected from
+the questions (`dataset.language`), so an English file in the Math23K layout is English.
+Adding a format is adding a row here, not another if-branch. Each base format also gets
+an "<name>_attacked" twin for the TrustedEvaluation attacked files (same columns +
+`attacked_question`).
 """
 from __future__ import annotations
 
@@ -11,13 +13,13 @@ import ast
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 from evalcore.dataset.checks import (CellError, Row, cell, json_cell, number, option_index,
                                      required, sentiment, zero_one)
 
 Built = dict[str, Any]
-"""Builder output: question, reference, choices, and optionally meta and language."""
+"""Builder output: question, reference, choices, and optionally meta."""
 
 
 @dataclass(frozen=True)
@@ -27,8 +29,6 @@ class FormatSpec:
     name: str
     required: tuple[str, ...]
     task_type: str
-    language: Optional[str]
-    """'zh' or 'en' when the format fixes it; None = detect per item."""
     build: Callable[[Row], Built] = field(repr=False)
     description: str = ""
     consumed: tuple[str, ...] = ()
@@ -146,30 +146,30 @@ def _bias(row: Row) -> Built:
 
 
 _BASE = (
-    FormatSpec("codah", ("Question prompt", *_numbered("choice", 4), "answer"), "choice", "en",
+    FormatSpec("codah", ("Question prompt", *_numbered("choice", 4), "answer"), "choice",
                _codah, "CODAH commonsense multiple choice (4 options)",
                consumed=("Question prompt", *_numbered("choice", 4), "answer")),
-    FormatSpec("flipkart", ("Summary", "Sentiment", "Label"), "sentiment", "en", _flipkart,
+    FormatSpec("flipkart", ("Summary", "Sentiment", "Label"), "sentiment", _flipkart,
                "Flipkart product review sentiment (Label 1 = positive)",
                consumed=("Summary", "Sentiment", "Label")),
     FormatSpec("math23k", ("id", "question", "segmented_text", "equation", "answer"), "math",
-               "zh", _math23k, "Math23K Chinese primary-school maths, numeric answer",
+               _math23k, "Math23K primary-school maths word problems, numeric answer",
                consumed=("question", "answer")),
-    FormatSpec("translation", ("english", "chinese"), "translation", "en", _translation,
+    FormatSpec("translation", ("english", "chinese"), "translation", _translation,
                "translation2019zh English -> Chinese", consumed=("english", "chinese")),
-    FormatSpec("truthfulqa_single", ("question", *TQA_SINGLE_OPTIONS, "answer"), "choice", "en",
+    FormatSpec("truthfulqa_single", ("question", *TQA_SINGLE_OPTIONS, "answer"), "choice",
                _truthfulqa_single, "TruthfulQA single choice (up to 13 options, blank = absent)",
                consumed=("question", *TQA_SINGLE_OPTIONS, "answer")),
     FormatSpec("truthfulqa_multi", ("question", *TQA_MULTI_OPTIONS, *TQA_MULTI_ANSWERS),
-               "multi_tf", "en", _truthfulqa_multi,
+               "multi_tf", _truthfulqa_multi,
                "TruthfulQA multi true/false (up to 24 options with 0/1 answers)",
                consumed=("question", *TQA_MULTI_OPTIONS, *TQA_MULTI_ANSWERS)),
     FormatSpec("bbq", ("context", "question", "ans0", "ans1", "ans2", "label", "answer_info",
-                       "additional_metadata"), "bias_choice", "en", _bias,
+                       "additional_metadata"), "bias_choice", _bias,
                "BBQ bias benchmark (JSONL); question = context + question",
                consumed=("ans0", "ans1", "ans2", "label", "answer_info", "additional_metadata")),
     FormatSpec("cbbq", ("example_id", "context", "question", "ans0", "ans1", "ans2", "label",
-                        "bias_targeted_groups"), "bias_choice", "zh", _bias,
+                        "bias_targeted_groups"), "bias_choice", _bias,
                "CBBQ Chinese bias benchmark; question = context + question",
                consumed=("ans0", "ans1", "ans2", "label")),
 )
@@ -197,7 +197,7 @@ def _attacked(base: FormatSpec) -> FormatSpec:
         return {**built, "question": attacked, "meta": meta}
 
     return FormatSpec(f"{base.name}_attacked", (*base.required, "attacked_question"),
-                      base.task_type, base.language, build,
+                      base.task_type, build,
                       f"{base.description}, after an attack (question = attacked_question)",
                       consumed=(*base.consumed, "attacked_question", "attack_num",
                                 "synword_pairs"),

@@ -10,8 +10,9 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from evalcore.dataset.checks import CellError, detect_language
+from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
+from evalcore.dataset.language import majority_language, text_language
 from evalcore.dataset.mapping import ColumnMapping, build_with, mapping_from, suggest_mapping
 from evalcore.dataset.readers import Source, load_source, read_table, row_label, row_note, sha256_of
 from evalcore.dataset.records import ParsedDataset, Question
@@ -40,7 +41,7 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
 
     build: Callable[[dict[str, str]], dict[str, Any]]
     if spec is not None:
-        build, task_type, fixed_language = spec.build, spec.task_type, spec.language
+        build, task_type, fixed_language = spec.build, spec.task_type, None
         kept = [c for c in columns if c not in spec.consumed]
     else:
         assert chosen is not None
@@ -50,7 +51,7 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         kept = chosen.meta if chosen.meta is not None else [c for c in columns if c not in used]
     level = attack_level(name) if spec is not None and spec.attacked else None
 
-    questions = []
+    questions, undecided = [], []
     for position, row in enumerate(df.to_dict("records")):
         try:
             built = build(row)
@@ -61,10 +62,16 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         meta.update(built.get("meta") or {})
         if level is not None:
             meta["attack_level"] = level
+        language = fixed_language or text_language(built["question"])
+        if language is None:
+            undecided.append(len(questions))
         questions.append(Question(
             idx=position, question=built["question"], reference=built.get("reference"),
             choices=built.get("choices") or [], task_type=task_type,
-            language=fixed_language or detect_language(built["question"]), meta=meta))
+            language=language or "en", meta=meta))
+    dataset_language = fixed_language or majority_language(q.question for q in questions)
+    for i in undecided:  # "3 + 5 = ?" has no language of its own: it takes the file's
+        questions[i].language = dataset_language
 
     languages = Counter(q.language for q in questions)
     meta: dict[str, Any] = {"encoding": df.attrs.get("encoding"), "columns": columns,
@@ -76,7 +83,7 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
     if chosen is not None:
         meta["mapping"] = chosen.model_dump()
     return ParsedDataset(format=spec.name if spec else "mapped", task_type=task_type,
-                         language=languages.most_common(1)[0][0], questions=questions,
+                         language=dataset_language, questions=questions,
                          source_file=name, sha256=sha256_of(data), meta=meta)
 
 
