@@ -88,6 +88,9 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"imported '{info['name']}' (id {info['id']}): {info['items']} items, format "
               f"{info['format']}, task {info['task_type']}, language {info['language']}")
+        if info["guessed_mapping"]:
+            print(f"  columns guessed from their names: {info['guessed_mapping']}; to read "
+                  "them another way, import with --mapping")
         for note in info["repairs"]:
             print(f"  repaired {note}")
     return 0

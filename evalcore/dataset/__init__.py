@@ -20,7 +20,7 @@ _HOMES = {
     "language": ("detect_language", "majority_language"),
     "formats": ("FORMATS", "FormatSpec", "attack_level", "detect_format", "list_formats"),
     "importer": ("import_dataset", "parse_dataset", "store_parsed"),
-    "mapping": ("ColumnMapping", "suggest_mapping"),
+    "mapping": ("ColumnMapping", "MappingGuess", "guess_mapping", "suggest_mapping"),
     "readers": ("read_table",),
     "records": ("TASK_TYPES", "ParsedDataset", "Question", "TaskType"),
 }

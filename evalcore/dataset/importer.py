@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
 from evalcore.dataset.language import majority_language, text_language
-from evalcore.dataset.mapping import ColumnMapping, build_with, mapping_from, suggest_mapping
+from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
 from evalcore.dataset.readers import Source, load_source, read_table, row_label, row_note, sha256_of
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.errors import DatasetError, DuplicateDatasetError
@@ -31,13 +31,17 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
     """Read `source` and turn every row into a `Question`, or raise `DatasetError`.
 
     `format` is "auto" (recognise by columns), a name from `list_formats()`, or "mapped";
-    a `mapping` (model or dict) always wins over detection. Errors name the file, the row
+    a `mapping` (model or dict) always wins over detection. With "auto", a file no format
+    recognises is read with the mapping its column names give when that guess is certain
+    (`question` + `answer`, `问题` + `答案` ...); `meta["mapping_guessed"]` then says so.
+    Errors name the file, the row
     (spreadsheet numbering for CSV/XLSX, line numbers for JSONL), the column and the fix.
     """
     data, name = load_source(source, filename)
     df = read_table(data, name)
     columns = [str(c) for c in df.columns]
-    spec, chosen = _choose(name, columns, format, mapping_from(mapping))
+    given = mapping_from(mapping)
+    spec, chosen = _choose(name, columns, format, given)
 
     build: Callable[[dict[str, str]], dict[str, Any]]
     if spec is not None:
@@ -82,6 +86,7 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         meta["attack_level"] = level
     if chosen is not None:
         meta["mapping"] = chosen.model_dump()
+        meta["mapping_guessed"] = given is None
     return ParsedDataset(format=spec.name if spec else "mapped", task_type=task_type,
                          language=dataset_language, questions=questions,
                          source_file=name, sha256=sha256_of(data), meta=meta)
@@ -103,13 +108,16 @@ def _choose(name: str, columns: list[str], format: str,
                            "(question, reference, choices, task_type ...)")
     if format == "auto":
         spec = detect_format(columns)
-        if spec is None:
-            guess = suggest_mapping(columns)
-            hint = (f"; a guess to start from: {guess.model_dump_json(exclude_defaults=True)}"
-                    if guess else "")
-            raise DatasetError(f"{name}: columns {columns} match no known format; give a "
-                               f"column mapping (question, reference, choices, task_type){hint}")
-        return spec, None
+        if spec is not None:
+            return spec, None
+        guess = guess_mapping(columns)
+        if guess.certain:
+            return None, guess.mapping
+        hint = (f"; a guess to start from: "
+                f"{guess.mapping.model_dump_json(exclude_defaults=True)}" if guess.mapping else "")
+        raise DatasetError(f"{name}: columns {columns} match no known format and cannot be "
+                           f"guessed safely: {guess.question_for_user()}; give a column mapping "
+                           f"(question, reference, choices, task_type){hint}")
     try:
         spec = get_format(format)
     except KeyError as exc:
