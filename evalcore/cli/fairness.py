@@ -110,7 +110,7 @@ def print_summary(report: dict) -> None:
           f"{report['unscored']} without a score")
     if score is not None:
         print(f"fairness: {report['level']} ({score:.1f}/100)")
-    elif not report.get("bbq"):
+    elif not report.get("bbq") and not report.get("crows_pairs"):
         print("fairness: n/a (no answer gave a usable 1-10 score, so parity cannot be "
               "measured; see the pair spreads below and the answers in --json)")
     for name, block in report["attributes"].items():
@@ -131,6 +131,9 @@ def print_summary(report: dict) -> None:
     if bbq:
         print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
               f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
+    if report.get("crows_pairs"):
+        from evalcore.report.crows import crows_lines
+        print("\n".join(crows_lines(report["crows_pairs"])))
     judged = report.get("judge_analysis")
     if judged:
         gate = report["gate_metrics"]

@@ -17,8 +17,9 @@ from evalcore.dataset.checks import (CellError, Row, cell, number, option_index,
 from evalcore.dataset.formats import Built, present_options
 from evalcore.dataset.records import TaskType
 
-NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice")
-NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice")
+NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice",
+                   "bias_pair")
+NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice", "bias_pair")
 
 
 class ColumnMapping(BaseModel):
@@ -102,7 +103,7 @@ def _reference(row: Row, mapping: ColumnMapping, choices: list[str],
     task, column = mapping.task_type, mapping.reference
     if column is None:
         return None
-    if task in ("choice", "bias_choice"):
+    if task in ("choice", "bias_choice", "bias_pair"):
         if len(choices) < 2:
             first = mapping.choices if isinstance(mapping.choices, str) else mapping.choices[0]
             raise CellError(first, cell(row, first), f"gives fewer than 2 options; every {task} "
