@@ -134,8 +134,9 @@ def import_dataset(engine: "Engine", source: Source, *, filename: str | None = N
                    allow_duplicate: bool = False) -> "Dataset":
     """Parse `source` (a path, or bytes plus `filename`) and store it in one transaction.
 
-    The name defaults to the file stem and must be unique. Importing the same bytes twice
-    raises `DuplicateDatasetError` naming the earlier dataset unless `allow_duplicate`.
+    The name defaults to the file stem and must be unique. Importing the same bytes twice in
+    the same format raises `DuplicateDatasetError` naming the earlier dataset unless
+    `allow_duplicate`.
     """
     parsed = parse_dataset(source, filename, format=format, mapping=mapping)
     return store_parsed(engine, parsed, name=name, allow_duplicate=allow_duplicate)
@@ -157,7 +158,9 @@ def store_parsed(engine: "Engine", parsed: ParsedDataset, *, name: str | None = 
     try:
         with session_scope(engine) as session:
             if not allow_duplicate:
-                same = session.exec(select(Dataset).where(Dataset.sha256 == parsed.sha256)).first()
+                same = session.exec(select(Dataset).where(  # the same bytes read as another
+                    Dataset.sha256 == parsed.sha256,    # format (MC1 / MC2) are another dataset
+                    Dataset.format == parsed.format)).first()
                 if same is not None:
                     raise DuplicateDatasetError(
                         f"{parsed.source_file}: the same content was already imported as dataset "

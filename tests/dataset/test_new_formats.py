@@ -107,3 +107,13 @@ def test_crows_pairs_direction_must_be_known() -> None:
     body = "sent_more,sent_less,stereo_antistereo,bias_type\nA b.,C d.,maybe,age\n"
     with pytest.raises(DatasetError, match=r"row 2, column 'stereo_antistereo': 'maybe'"):
         parse_dataset(body.encode("utf-8"), "crows.csv")
+
+
+def test_mc1_and_mc2_of_one_file_are_two_datasets(engine) -> None:
+    from evalcore.errors import DuplicateDatasetError
+
+    mc1 = import_dataset(engine, MC_TASK)
+    mc2 = import_dataset(engine, MC_TASK, name="tqa-mc2", format="truthfulqa_mc2")
+    assert (mc1.task_type, mc2.task_type) == ("choice", "multi_tf")
+    with pytest.raises(DuplicateDatasetError, match="already imported as dataset 'tqa-mc2'"):
+        import_dataset(engine, MC_TASK, name="again", format="truthfulqa_mc2")
