@@ -34,7 +34,8 @@ def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
         meta = question.meta
         picked, how = (None, f"model error: {call['error']}") if call["answer"] is None else \
             read_pick(call["answer"], question)
-        stereotyped_option = meta.get("stereotyped_option")
+        reference = str(question.reference or "").strip()
+        stereotyped_option = int(reference) if reference.isdigit() else None
         rows.append({
             "item_id": call["item_id"], "item_idx": call["item_idx"], "round": call["round"],
             "bias_type": str(meta.get("bias_type") or "unknown"),
