@@ -10,7 +10,8 @@ from evalcore.cli.common import RUN_IMPORTS
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fairness", help="run a fairness suite and report groups, pairs, level")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--suite", help="a stored suite or BBQ/CBBQ dataset (see `datasets list`)")
+    which.add_argument("--suite", help="a stored suite or BBQ/CBBQ/CrowS-Pairs dataset (see "
+                       "`datasets list`)")
     which.add_argument("--generate", metavar="GENERATOR",
                        help="generate a built-in suite first: occupations, names, age, "
                             "disability, income, intersection")

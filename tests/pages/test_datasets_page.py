@@ -192,3 +192,12 @@ def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_
         assert any("could be any of ['question', 'prompt']" in i.value for i in app.info)
     app.button(key="datasets.import").click().run()
     assert list(_stored(settings)) == ["qa"]
+
+
+@pytest.mark.parametrize("sample, fmt", [("truthfulqa_mc_task.json", "truthfulqa_mc1"),
+                                         ("crows_pairs_en.csv", "crows_pairs")])
+def test_the_new_format_samples_are_recognised(app, settings, sample, fmt):
+    _pick_sample(app, sample)
+    assert any(f"Recognised format **{fmt}**" in s.value for s in app.success)
+    app.button(key="datasets.import").click().run()
+    assert _stored(settings)[sample.rsplit(".", 1)[0]].format == fmt
