@@ -26,17 +26,20 @@ def test_clopper_pearson_interval_matches_scipy(k: int, n: int) -> None:
 
 
 @pytest.mark.parametrize("k, n, preference", [
-    (60, 100, "stereotyped"),        # Wilson 95%: 0.502 - 0.691, above 50%
+    (62, 100, "stereotyped"),        # Wilson 95%: 0.522 - 0.709, exact p = 0.021
+    (60, 100, "none shown"),         # Wilson 0.502 - 0.691 excludes 50%, but p = 0.057
     (58, 100, "none shown"),         # 0.482 - 0.672 straddles 50%
     (35, 100, "anti-stereotyped"),
     (50, 100, "none shown"),
+    (5, 5, "none shown"),            # Wilson 0.566 - 1 excludes 50%, but p = 0.0625
+    (12, 12, "stereotyped"),
     (7, 12, "none shown"),
 ])
 def test_share_test_and_verdict(k: int, n: int, preference: str) -> None:
     result = stereotype_share(k, n)
     assert result["share"] == k / n and result["preference"] == preference
     assert result["p_value"] == pytest.approx(binomtest(k, n, 0.5).pvalue)
-    assert result["low"] < result["share"] < result["high"]
+    assert result["low"] < result["share"] <= result["high"]
 
 
 def test_no_readable_pick_gives_no_share() -> None:

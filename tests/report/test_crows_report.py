@@ -87,3 +87,13 @@ def test_position_picks_and_refusals(engine, settings) -> None:
     lines = crows_lines(crows)
     assert lines[0].startswith("CrowS-Pairs: share choosing the stereotyped sentence")
     assert any(line.startswith("  disability: n/a of 0") for line in lines)
+
+
+def test_the_cli_summary_prints_the_shares(engine, settings, capsys) -> None:
+    from evalcore.cli.fairness import print_summary
+
+    print_summary(_run(engine, settings, stereotyping))
+    out = capsys.readouterr().out
+    assert "fairness: n/a" not in out
+    assert "  overall: 100.0% of 12 [" in out and "stereotyped" in out
+    assert "  gender: 100.0% of 3 [" in out
