@@ -34,8 +34,8 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
     a `mapping` (model or dict) always wins over detection. With "auto", a file no format
     recognises is read with the mapping its column names give when that guess is certain
     (`question` + `answer`, `问题` + `答案` ...); `meta["mapping_guessed"]` then says so.
-    Errors name the file, the row
-    (spreadsheet numbering for CSV/XLSX, line numbers for JSONL), the column and the fix.
+    Errors name the file, the row (spreadsheet numbering for CSV/XLSX, line numbers for
+    JSONL), the column and the fix. Languages come from `dataset.language`.
     """
     data, name = load_source(source, filename)
     df = read_table(data, name)
