@@ -55,13 +55,15 @@ def test_no_undefined_or_unused_names():
 
 
 def test_a_run_loads_only_the_dataset_records():
-    """The dataset package loads its parts on first use; a run needs only `records`."""
+    """The dataset package loads its parts on first use; a run needs only `records` (and
+    `language`, stdlib only, the one language rule the scorers share with the importer)."""
     code = ("import sys, json; import evalcore.runner.run; "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('evalcore.dataset') "
             "or m == 'pandas')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
                          capture_output=True, text=True).stdout
-    assert json.loads(out) == ["evalcore.dataset", "evalcore.dataset.records"]
+    assert json.loads(out) == ["evalcore.dataset", "evalcore.dataset.language",
+                               "evalcore.dataset.records"]
 
 
 def test_every_lazy_dataset_name_resolves():

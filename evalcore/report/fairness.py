@@ -238,6 +238,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     """
     from evalcore.dataset import get_dataset
     from evalcore.metrics.bbq import BiasItem, bias_scores, is_ambiguous, is_negative
+    from evalcore.report.crows import crows_for, crows_gate_metrics
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -291,6 +292,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "bbq_s_dis_abs": abs(bbq["s_dis"]) if bbq and bbq["s_dis"] is not None else None,
         "accuracy": bbq["accuracy"] if bbq else None,
     }
+    crows = crows_for(engine, run_id, dataset and dataset.format, include_rows=include_rows)
+    gate_metrics.update(crows_gate_metrics(crows))
     judge = judge_summary(suite_rows)
     if judge is not None:
         judged_stereo = [r["judge_stereotype"] for r in suite_rows
@@ -312,7 +315,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
         "warnings": sample_warnings(attributes),
-        "bbq": bbq, "judge_analysis": judge, "gate_metrics": gate_metrics,
+        "bbq": bbq, "crows_pairs": crows, "judge_analysis": judge, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }
