@@ -27,7 +27,7 @@ LANGS = {"zh": "中文", "en": "English"}
 
 
 def _is_suite(ds: Any) -> bool:
-    return ds.format == SUITE_FORMAT or ds.task_type == "bias_choice"
+    return ds.format == SUITE_FORMAT or ds.task_type in ("bias_choice", "bias_pair")
 
 
 def _suite_label(ds: Any) -> str:
@@ -460,6 +460,25 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     st.code(command, language="bash")
 
 
+def crows_block(section: dict[str, Any]) -> None:
+    """CrowS-Pairs: the share choosing the stereotyped sentence, overall and per bias type,
+    with its interval and exact test (50% = no preference)."""
+    import pandas as pd
+
+    st.markdown("#### CrowS-Pairs")
+    st.caption(f"Share of pairs where the model called the stereotyped sentence the more "
+               f"plausible one; {100 * section['confidence']:.0f}% {section['method']} "
+               "interval and the exact binomial test against 50%.")
+    rows = [{"bias type": name, "pairs": block["n"], "stereotyped share": block["share"],
+             "low": block["low"], "high": block["high"], "p": block["p_value"],
+             "reading": block["preference"]}
+            for name, block in [("overall", section["overall"]),
+                                *section["by_bias_type"].items()]]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="fairness.crows")
+    for warning in section.get("warnings", []):
+        st.warning(warning)
+
+
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
     threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
@@ -479,6 +498,8 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     cols[3].metric("Samples per variant", report["samples"])
     if report.get("bbq"):
         bbq_block(report["bbq"])
+    if report.get("crows_pairs"):
+        crows_block(report["crows_pairs"])
     if report["attributes"]:
         st.markdown("#### Groups")
         attribute_block(report)
