@@ -78,7 +78,7 @@ def test_every_lazy_dataset_name_resolves():
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "config", "resources", "dataset.records", "lazy"),
+    ("errors", "config", "resources", "dataset.records", "dataset.language", "lazy"),
     ("providers", "prompt", "scorers", "metrics", "store"),
     ("dataset",),
     ("perturb",),
