@@ -171,6 +171,30 @@ def rejudge_form(run_id: int) -> None:
             st.rerun()  # draw the job's live panel
 
 
+def rejudge_passes_view(run_id: int) -> None:
+    """Every re-judging pass of the run, and per answer the run's verdict beside each
+    re-judgement and its reason."""
+    import pandas as pd
+
+    from evalcore.runner.rejudge import rejudge_passes
+
+    passes = rejudge_passes(_shared.engine(), run_id)
+    with st.expander(f"Re-judging passes ({len(passes)})"):
+        st.dataframe(pd.DataFrame([{k: p[k] for k in (
+            "job_id", "judge", "at", "answers", "passes", "failed", "failed_share",
+            "flip_rate", "cohen_kappa", "agreement_with_run")} for p in passes]),
+            hide_index=True, key="stability.rejudge_passes")
+        picked = st.selectbox("Pass", range(len(passes)), index=len(passes) - 1,
+                              key="stability.rejudge_pass",
+                              format_func=lambda i: f"#{passes[i]['job_id']} {passes[i]['judge']}")
+        st.dataframe(pd.DataFrame([{
+            "item": d["item_id"], "round": d["round"], "run verdict": d["run_verdict"],
+            **{f"judgement {j + 1}": v for j, v in enumerate(d["verdicts"])},
+            "reasons": " | ".join(r or "" for r in d["reasons"])}
+            for d in passes[picked]["detail"]]), hide_index=True,
+            key="stability.rejudge_detail")
+
+
 def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads."""
     report = _shared.cached_report(_report, run_id)
@@ -192,10 +216,14 @@ def results(run_id: int, status: str) -> None:
                         "figure that needs no reference answer.")
     reliability = report.get("judge_reliability")
     if reliability:
-        kappa = reliability["cohen_kappa"]
-        st.caption(f"Judge reliability: {reliability['answers']} answers re-judged "
-                   f"{reliability['passes']} times; flip rate {reliability['flip_rate']:.1%}, "
-                   f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}.")
+        from evalcore.runner.rejudge import reliability_line
+
+        text = (f"Judge reliability ({reliability['judge']}): {reliability['answers']} answers "
+                f"re-judged {reliability['passes']} times; {reliability['failed']} of "
+                f"{reliability['judgements']} judgements failed; "
+                + reliability_line(reliability) + ".")
+        (st.warning if reliability["flip_rate"] is None else st.caption)(text)
+        rejudge_passes_view(run_id)
     if status == "done":
         rejudge_form(run_id)
 
