@@ -183,7 +183,8 @@ def start_form(suites: list[Any]) -> None:
     left, right = st.columns(2)
     suite_id = left.selectbox("Suite", list(by_id), format_func=lambda i: _suite_label(by_id[i]),
                               key="fairness.suite")
-    model = left.selectbox("Model", models, key="fairness.model")
+    model = left.selectbox("Model", models, key="fairness.model",
+                              index=_shared.default_model_index(models))
     samples = right.number_input("Samples per variant", min_value=1, max_value=100, value=1,
                                  step=1, key="fairness.samples",
                                  help="Each prompt is asked this many times.")
@@ -328,9 +329,12 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     if status != "done" or not models:
         return
     with st.form(key="fairness.judge_form"):
-        judge = st.selectbox("Judge model", models, key="fairness.judge_model")
+        judge = st.selectbox("Judge model", models, key="fairness.judge_model", index=None,
+                             placeholder="Choose the judge model")
         go = st.form_submit_button("Rate the answers with the judge")
-    if go and _shared.queue_job(lambda: create_judge_analysis_job(
+    if go and judge is None:
+        st.error("Choose the judge model first: one that can rate answers.")
+    elif go and _shared.queue_job(lambda: create_judge_analysis_job(
             _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
             created_by="app"), key) is not None:
         st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive

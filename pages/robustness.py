@@ -52,7 +52,8 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                               format_func=lambda i: _set_label(
                                   next(s for s in candidates if s.id == i), approved[i]),
                               key=f"robustness.sets.{source}")
-    model = left.selectbox("Model", models, key="robustness.model")
+    model = left.selectbox("Model", models, key="robustness.model",
+                              index=_shared.default_model_index(models))
     judge = right.selectbox("Judge", ["rules", *models], key="robustness.judge",
                             help="`rules`: the task type's scorer; or a model that judges "
                                  "each answer 0/1")

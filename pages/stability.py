@@ -61,7 +61,8 @@ def start_form(datasets: list[Any]) -> None:
     dataset_id = left.selectbox("Dataset", list(by_id),
                                 format_func=lambda i: _dataset_label(by_id[i]),
                                 key="stability.dataset")
-    model = left.selectbox("Model", models, key="stability.model")
+    model = left.selectbox("Model", models, key="stability.model",
+                              index=_shared.default_model_index(models))
     judge = left.selectbox("Judge", ["rules", *models], key="stability.judge",
                            help="`rules`: the task type's scorer; or a model that judges "
                                 "each answer 0/1")
@@ -158,14 +159,17 @@ def rejudge_form(run_id: int) -> None:
             st.info("Add a judge model on the Models page first.")
             return
         with st.form(key="stability.rejudge_form"):
-            judge = st.selectbox("Judge model", models, key="stability.rejudge_model")
+            judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
+                                 index=None, placeholder="Choose the judge model")
             left, right = st.columns(2)
             sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
                                        key="stability.rejudge_sample")
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
             go = st.form_submit_button("Re-judge")
-        if go and _shared.queue_job(lambda: create_rejudge_job(
+        if go and judge is None:
+            st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
+        elif go and _shared.queue_job(lambda: create_rejudge_job(
                 _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
                 sample=int(sample), passes=int(passes), created_by="app"), key) is not None:
             st.rerun()  # draw the job's live panel

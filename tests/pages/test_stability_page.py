@@ -146,6 +146,7 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
         assert not any("Judge reliability" in t for t in values(at, "caption"))
+        assert at.selectbox(key="stability.rejudge_model").value is None  # no default judge
         at.selectbox(key="stability.rejudge_model").select("judge")
         at.number_input(key="stability.rejudge_sample").set_value(5)
         at.number_input(key="stability.rejudge_passes").set_value(2)
@@ -160,3 +161,23 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     assert sorted(stages) == [f"rejudge1:{job_id}"] * 5 + [f"rejudge2:{job_id}"] * 5
     caption = next(t for t in values(at, "caption") if "Judge reliability" in t)
     assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in caption
+
+
+def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env, engine):
+    """Never the alphabetically first model (it may be a judge that cannot answer)."""
+    from evalcore.providers.registry import load_models
+
+    from evalcore.dataset import import_dataset
+    from evalcore.store import queries
+
+    add_fake_model(page_env, name="aaa-judge")
+    add_fake_model(page_env, name="fake")
+    assert "local" in load_models(page_env.models_path)
+    run_id = stored_run(engine)  # its model is "fake"
+    queries.delete_run(engine, run_id)
+    import_dataset(engine, SAMPLE, name="mc2", mapping=MAPPING, allow_duplicate=True)
+    assert open_page().selectbox(key="stability.model").value == "local"
+    stored_run_again = queries.create_run(engine, kind="stability", model="fake", rounds=1)
+    assert stored_run_again.model == "fake"
+    at = open_page()
+    assert at.selectbox(key="stability.model").value == "fake"
