@@ -63,8 +63,9 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="robustness.name")
     pairs = sum(approved.get(i, 0) for i in chosen)
-    st.caption(f"{pairs} approved attacked questions (+ their clean questions, each asked "
-               f"once) x {int(rounds)} rounds")
+    st.caption(f"{pairs} approved attacked questions and their clean questions (a clean "
+               f"question attacked by several sets counts once), each asked {int(rounds)} "
+               f"time(s)")
     if st.button("Start robustness run", type="primary", key="robustness.start",
                  disabled=not chosen):
         _shared.start_and_show("robustness", lambda: start_robustness(
@@ -106,6 +107,8 @@ def level_cards(report: dict[str, Any]) -> None:
                        delta=None if not drop else f"{-drop:+.1%}")
         cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
                        "1 - accuracy attacked / accuracy clean")
+        if row["pdr"] is None and row["pdr_why_none"]:
+            st.caption(f"PDR not computed: {row['pdr_why_none']}")
         cols[3].metric("Flips", f"{row['right_to_wrong']} ↓ / {row['wrong_to_right']} ↑",
                        help="right → wrong / wrong → right (majority verdict of the N rounds)")
         cols[4].metric("McNemar p", _p(row["mcnemar_p"]),
