@@ -84,7 +84,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds", "cli", "__main__", "__init__"),
+    ("fairness", "kinds", "demo", "cli", "__main__", "__init__"),
 ]
 
 

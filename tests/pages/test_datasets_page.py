@@ -15,8 +15,14 @@ import pytest
 from tests.pages.helpers import SAMPLES
 
 
-def _pick_sample(at, name: str):
+def _open(at):
+    """The Datasets page through the router (Home is the default page)."""
     at.run()
+    return at.switch_page("pages/datasets.py").run()
+
+
+def _pick_sample(at, name: str):
+    _open(at)
     at.radio(key="datasets.source").set_value("Bundled sample").run()
     at.selectbox(key="datasets.sample").set_value(name).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -142,7 +148,7 @@ def test_bad_bundled_file_shows_an_error_naming_row_and_column(app, settings, tm
 
 
 def test_bad_uploaded_file_shows_an_error(app, settings):
-    app.run()
+    _open(app)
     app.file_uploader(key="datasets.upload").set_value(
         ("broken.jsonl", b'{"question": "ok?", "answer": "yes"}\n{"question": oops}\n',
          "application/jsonl")).run()
