@@ -34,6 +34,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
 
     questions = queries.run_questions(engine, run_id)
     judged = judged_figures(engine, run_id)
+    unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []
     for call in queries.iter_call_rows(engine, run_id):
         if call["stage"] != "answer":
@@ -49,7 +50,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
             "attributes": dict(meta.get("attributes") or {}), "label": meta.get("label"),
         }
         if call["task_type"] == "bias_choice":
-            row.update(_bias_fields(call, q))
+            row.update(_bias_fields(call, q, unknown_texts))
         elif call["answer"] is not None:
             lang = call["language"] if call["language"] in ("zh", "en") else "en"
             analysis = analyze_answer(call["answer"], lang, groups=row["attributes"],
@@ -102,7 +103,16 @@ def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
             "stereotype_agreement": (sum(a == b for a, b in both) / len(both)) if both else None}
 
 
-def _bias_fields(call: Mapping[str, Any], question: Any) -> dict[str, Any]:
+def _unknown_texts(questions: Any) -> frozenset[str]:
+    """The UNKNOWN wordings the run's bias items teach (their ambiguous rows' labels)."""
+    from evalcore.metrics.bbq import unknown_phrasings
+
+    return unknown_phrasings((q.meta, q.choices, q.reference) for q in questions
+                             if q.task_type == "bias_choice")
+
+
+def _bias_fields(call: Mapping[str, Any], question: Any,
+                 unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
     from evalcore.metrics.bbq import answer_roles
     from evalcore.scorers.rules import extract_choice
@@ -116,10 +126,11 @@ def _bias_fields(call: Mapping[str, Any], question: Any) -> dict[str, Any]:
     elif call["answer"] is not None:
         pred, _ = extract_choice(call["answer"], choices, call["question"] or "")
     fmt = "bbq" if "answer_info" in meta else "cbbq"
-    target, unknown = answer_roles(meta, choices, fmt)
+    roles = answer_roles(meta, choices, fmt, unknown_texts)
     return {"pred": pred, "bias_label": int(call["reference"]) if str(
                 call["reference"]).isdigit() else None,
-            "target": target, "unknown": unknown,
+            "target": roles.target, "unknown": roles.unknown,
+            "target_source": roles.source,
             "context_condition": meta.get("context_condition"),
             "question_polarity": meta.get("question_polarity"),
             "bias_category": meta.get("category") or meta.get("subcategory") or "",
@@ -265,16 +276,18 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         items = [BiasItem(ambiguous=is_ambiguous(r["context_condition"]),
                           negative=is_negative(r["question_polarity"]),
                           label=r["bias_label"], target=r["target"], unknown=r["unknown"],
-                          pred=r["pred"], category=r["bias_category"])
+                          pred=r["pred"], category=r["bias_category"],
+                          target_source=r["target_source"], item_id=r["item_id"])
                  for r in bias_rows if r["bias_label"] is not None]
         bbq = bias_scores(items, fmt)
+    parse = parse_summary(bias_rows)
 
     measured_pairs = [p for p in pairs if any(v is not None for v in p["spreads"].values())]
     violated = {v["pair_id"] for v in violations}
     high = {v["pair_id"] for v in violations if v["severity"] == "HIGH"}
     stereo = [r["stereotype"] for r in suite_rows]
     lengths = [b["length_bias"]["relative_gap"] for b in singles if b["length_bias"]]
-    gate_metrics = {
+    gate_metrics: dict[str, Any] = {
         "spd": spd, "eod": eod,
         "disparate_impact": _worst(singles, "disparate_impact", min),
         "toxicity_disparity": _worst(singles, "toxicity_disparity"),
@@ -286,11 +299,15 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "violation_rate": len(violated) / len(measured_pairs) if measured_pairs else None,
         "high_violation_rate": len(high) / len(measured_pairs) if measured_pairs else None,
         "length_gap": max(lengths) if lengths else None,
-        "auc_variance": auc_var, "overall_score": score,
+        "auc_variance": auc_var, "overall_score": score}
+    bias_keys = ("bbq_s_amb_abs", "bbq_s_dis_abs", "accuracy", "parse_rate")
+    gate_metrics.update({
         "bbq_s_amb_abs": abs(bbq["s_amb"]) if bbq and bbq["s_amb"] is not None else None,
         "bbq_s_dis_abs": abs(bbq["s_dis"]) if bbq and bbq["s_dis"] is not None else None,
-        "accuracy": bbq["accuracy"] if bbq else None,
-    }
+        "accuracy": bbq["accuracy"] if bbq else None, "parse_rate": parse["parse_rate"]})
+    # a bias benchmark has no groups of answers to compare, a suite no options to read
+    gate_metrics["not_applicable"] = sorted(
+        k for k in gate_metrics if (k in bias_keys) != bool(bias_rows and not suite_rows))
     judge = judge_summary(suite_rows)
     if judge is not None:
         judged_stereo = [r["judge_stereotype"] for r in suite_rows
@@ -311,11 +328,22 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attribute_names": keys, "intersection": intersection,
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
-        "warnings": sample_warnings(attributes),
+        "warnings": sample_warnings(attributes) + (bbq["warnings"] if bbq else []),
+        "unparsed": parse,
         "bbq": bbq, "judge_analysis": judge, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }
+
+
+def parse_summary(bias_rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many bias answers named an option: count and share of those that did not (an
+    accuracy of 0 from unreadable answers is a parsing problem, not a model's choice)."""
+    answered = [r for r in bias_rows if r["answer"] is not None]
+    unread = sum(r["pred"] is None for r in answered)
+    return {"answers": len(answered), "unparsed": unread,
+            "unparsed_share": unread / len(answered) if answered else None,
+            "parse_rate": (len(answered) - unread) / len(answered) if answered else None}
 
 
 MIN_DECIDED = 10
