@@ -80,7 +80,7 @@ _NUMBER = re.compile(
     r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)"                        # 1,200.5 .5 800
     r"(?:(?P<exp>[eE][+-]?\d+)(?![\w])|\s*[*xX]\s*10\s*\^\s*(?P<pow>[+-]?\d+))?"     # 1e3 1.2*10^3
     r"(?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?)"                                        # 3/4
-    r"(?P<pct>\s*%)?(?P<mult>万|亿)?"
+    r"(?P<pct>\s*%)?(?:\s*(?P<mult>万|亿))?"
 )
 _STRONG_NUMERIC_MARKERS = re.compile(
     r"(?:final\s+answer|answer|result)\s*(?:is|was|would\s+be|should\s+be|will\s+be|[:=])"
@@ -248,10 +248,10 @@ _DECISIVE = [re.compile(p, re.IGNORECASE) for p in (
     rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=])\s*:?\s*"
     rf"{_CHOICE_WORD}\s*{_IDX}",
     rf"\bI(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\s+{_CHOICE_WORD}\s*{_IDX}",
-    rf"\bI\s+(?:think|believe|guess|would\s+say|'d\s+say)\s+(?:that\s+)?"
+    rf"\bI(?:\s+think|\s+believe|\s+guess|\s+would\s+say|'d\s+say)\s+(?:that\s+)?"
     rf"(?:(?:it'?s|it\s+is|the\s+answer\s+is)\s+)?{_CHOICE_WORD}\s*{_IDX}{_END}",
     rf"(?:^|(?<=[\s*]))\**{_IDX}\**\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b",
-    rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*"
+    rf"(?:答案|(?<!回)答|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*"
     rf"(?:选项|选)?\s*{_IDX}",
     rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*第\s*{_ORD}\s*(?:个|项)",
     rf"(?:我认为|我觉得|我想|应该)\s*(?:应该)?\s*(?:是|选)\s*(?:选项)?\s*{_IDX}{_END}",
@@ -344,7 +344,7 @@ def extract_choice(answer: str, choices: Sequence[str],
     "答案是A或C" / "choice 1 or 3" name two. `question`, when given, is ignored where the
     reply restates it word for word.
     """
-    text = normalize(answer).strip()
+    text = normalize(answer).strip().replace("**", "")
     if question.strip():
         text = text.replace(normalize(question).strip(), " ")
     text, listed = strip_option_listing(text, choices)
