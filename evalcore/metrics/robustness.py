@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError, Verdict
@@ -204,24 +205,37 @@ class PairedTestResult:
                 "p_value": self.p_value, "method": self.method}
 
 
+def exact_rate(value: float, max_denominator: int = 10_000) -> Fraction:
+    """A success rate k/N back as the exact fraction it came from (N up to 10 000 rounds),
+    so two equal count differences are equal, not 1e-17 apart."""
+    return Fraction(value).limit_denominator(max_denominator)
+
+
 def paired_rate_test(clean_rates: Sequence[float],
                      attacked_rates: Sequence[float]) -> PairedTestResult:
-    """Wilcoxon signed-rank (zeros dropped, two-sided) on per-question success rates."""
+    """Wilcoxon signed-rank, two-sided, on per-question success rates: the one paired test
+    of evalcore (robustness clean vs attacked, Results' run comparison).
+
+    Differences are exact fractions; unchanged questions are dropped first (Wilcoxon's
+    "wilcox" zero method) and the test runs on the changed ones: exact distribution when
+    at most 50 changed and no two |differences| tie, else the normal approximation with
+    tie correction (scipy's `wilcoxon`).
+    """
     if len(clean_rates) != len(attacked_rates) or not clean_rates:
         raise MetricInputError(f"the paired test needs two equally long, non-empty lists of "
                                f"rates; got {len(clean_rates)} and {len(attacked_rates)}.")
-    diffs = [float(a) - float(b) for a, b in zip(clean_rates, attacked_rates)]
-    changed = sum(1 for d in diffs if d != 0)
-    mean_drop = math.fsum(diffs) / len(diffs)
-    if changed == 0:
+    diffs = [exact_rate(a) - exact_rate(b) for a, b in zip(clean_rates, attacked_rates)]
+    moved = [d for d in diffs if d != 0]
+    mean_drop = float(sum(diffs, Fraction(0)) / len(diffs))
+    if not moved:
         return PairedTestResult(len(diffs), 0, mean_drop, None, 1.0,
                                 "no test: no question's success rate changed")
     from scipy.stats import wilcoxon
 
-    moved = [abs(d) for d in diffs if d != 0]
-    method = "exact" if len(moved) <= 50 and len(set(moved)) == len(moved) else "approx"
-    result = wilcoxon(clean_rates, attacked_rates, zero_method="wilcox", method=method)
-    return PairedTestResult(len(diffs), changed, mean_drop, float(result.statistic),
+    sizes = [abs(d) for d in moved]
+    method = "exact" if len(moved) <= 50 and len(set(sizes)) == len(sizes) else "approx"
+    result = wilcoxon([float(d) for d in moved], method=method)
+    return PairedTestResult(len(diffs), len(moved), mean_drop, float(result.statistic),
                             float(result.pvalue), method)
 
 
