@@ -46,7 +46,17 @@ from evalcore.metrics.stability import MetricInputError, Verdict
 
 
 def _correct(verdicts: Sequence[Verdict]) -> int:
-    return sum(1 for v in verdicts if v is True or v == 1)
+    """Correct rounds; a verdict other than 0, 1 or None (2, NaN) is refused, as stability
+    refuses it, instead of silently counting as wrong."""
+    correct = 0
+    for pos, value in enumerate(verdicts):
+        if value is None:
+            continue
+        if value not in (0, 1):  # NaN is not in (0, 1) either
+            raise MetricInputError(f"round {pos + 1}: verdict {value!r} is not 0, 1 or None; "
+                                   "fix the scorer output or drop the round.")
+        correct += int(value)
+    return correct
 
 
 def success_rate(verdicts: Sequence[Verdict]) -> float:
@@ -273,9 +283,13 @@ def answer_similarity(clean: Sequence[Optional[str]], attacked: Sequence[Optiona
     if not both:
         return AnswerSimilarity(0, None)
     from evalcore.metrics.stability import normalize_answer
-    from evalcore.scorers.text import embedding_cosine_batch, rouge
+    from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
-    rouge_l = math.fsum(rouge(a, c)["rougeL"] for c, a in both) / len(both)
+    def language(c: str, a: str) -> Any:
+        """Chinese tokens when either side is Chinese: "12" vs "答案是12个" is 0.4 both ways."""
+        return "zh" if "zh" in (detect_language(c), detect_language(a)) else "en"
+
+    rouge_l = math.fsum(rouge(a, c, language(c, a))["rougeL"] for c, a in both) / len(both)
     cosine = None
     if embeddings:
         cosine = math.fsum(embedding_cosine_batch([a for _, a in both],

@@ -8,6 +8,7 @@ pair analysis; BBQ / CBBQ datasets ("bias_choice" items) get their papers' bias 
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Optional
 
 from sqlalchemy.engine import Engine
@@ -222,8 +223,10 @@ def _pair_centred(rows: list[dict[str, Any]], name: str) -> list[Optional[float]
     for r in rows:
         if r.get(name) is not None:
             sums.setdefault(r["pair_id"], []).append(float(r[name]))
-    means = {k: sum(v) / len(v) for k, v in sums.items()}
-    return [None if r.get(name) is None else float(r[name]) - means[r["pair_id"]] for r in rows]
+    means = {k: math.fsum(v) / len(v) for k, v in sums.items()}
+    # rounded to 12 places: a pair of equal values centres to 0, never to -1.4e-17
+    return [None if r.get(name) is None else round(float(r[name]) - means[r["pair_id"]], 12)
+            for r in rows]
 
 
 def _worst(blocks: list[dict[str, Any]], key: str, pick=max) -> Optional[float]:  # noqa: ANN001
