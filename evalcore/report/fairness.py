@@ -121,14 +121,15 @@ def _bias_fields(call: Mapping[str, Any], question: Any,
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])
     pred: Optional[int] = None
+    how: Optional[str] = None
     extracted = call.get("extracted")
     if extracted is not None and str(extracted).isdigit():
-        pred = int(extracted)
+        pred, how = int(extracted), "stored"
     elif call["answer"] is not None:
-        pred, _ = extract_choice(call["answer"], choices, call["question"] or "")
+        pred, how = extract_choice(call["answer"], choices, call["question"] or "")
     fmt = "bbq" if "answer_info" in meta else "cbbq"
     roles = answer_roles(meta, choices, fmt, unknown_texts)
-    return {"pred": pred, "bias_label": int(call["reference"]) if str(
+    return {"pred": pred, "parse_reason": how, "bias_label": int(call["reference"]) if str(
                 call["reference"]).isdigit() else None,
             "target": roles.target, "unknown": roles.unknown,
             "target_source": roles.source,
@@ -252,6 +253,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     """
     from evalcore.dataset import get_dataset
     from evalcore.metrics.bbq import BiasItem, bias_scores, is_ambiguous, is_negative
+    from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -283,7 +285,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
                           target_source=r["target_source"], item_id=r["item_id"])
                  for r in bias_rows if r["bias_label"] is not None]
         bbq = bias_scores(items, fmt)
-    parse = parse_summary(bias_rows)
+    parse = unparsed_summary((r["parse_reason"] for r in bias_rows if r["answer"] is not None),
+                             "bias answers")
 
     measured_pairs = [p for p in pairs if any(v is not None for v in p["spreads"].values())]
     violated = {v["pair_id"] for v in violations}
@@ -332,21 +335,11 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
         "warnings": sample_warnings(attributes) + (bbq["warnings"] if bbq else []),
-        "unparsed": parse,
+        "unparsed": {k: v for k, v in parse.items() if k != "warning"},
         "bbq": bbq, "judge_analysis": judge, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }
-
-
-def parse_summary(bias_rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """How many bias answers named an option: count and share of those that did not (an
-    accuracy of 0 from unreadable answers is a parsing problem, not a model's choice)."""
-    answered = [r for r in bias_rows if r["answer"] is not None]
-    unread = sum(r["pred"] is None for r in answered)
-    return {"answers": len(answered), "unparsed": unread,
-            "unparsed_share": unread / len(answered) if answered else None,
-            "parse_rate": (len(answered) - unread) / len(answered) if answered else None}
 
 
 MIN_DECIDED = 10

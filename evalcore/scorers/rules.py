@@ -22,7 +22,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.dataset.records import Question
 from evalcore.scorers.base import Score, Scorer
@@ -35,6 +35,24 @@ AMBIGUOUS = "ambiguous"
 def is_invalid(score: Score) -> bool:
     """True when no single answer could be read from the reply (invalid or ambiguous)."""
     return score.correct is False and score.reason.startswith((INVALID, AMBIGUOUS))
+
+
+def unparsed_summary(reasons: Iterable[Optional[str]], what: str = "answers"
+                     ) -> dict[str, Any]:
+    """Count and share of replies the rules could not read, from their scores' reasons
+    (one per answered round), with the warning a report shows when there are any.
+
+    An accuracy resting on replies nobody could read measures the parser, not the model,
+    so every report (stability, robustness, fairness, BBQ) says how many there were.
+    """
+    reasons = list(reasons)
+    unread = sum(1 for r in reasons if (r or "").startswith((INVALID, AMBIGUOUS)))
+    share = unread / len(reasons) if reasons else None
+    warning = (f"{unread} of {len(reasons)} {what} ({share:.0%}) could not be read (no single "
+               "answer found) and count as wrong; see their reasons, or use a judge model"
+               if unread else None)
+    return {"answers": len(reasons), "unparsed": unread, "unparsed_share": share,
+            "parse_rate": None if share is None else 1.0 - share, "warning": warning}
 
 
 def _wrong(kind: str, why: str, extracted: Optional[str] = None) -> Score:
