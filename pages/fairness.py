@@ -27,7 +27,9 @@ LANGS = {"zh": "中文", "en": "English"}
 
 
 def _is_suite(ds: Any) -> bool:
-    return ds.format == SUITE_FORMAT or ds.task_type == "bias_choice"
+    from evalcore.fairness import is_fairness_dataset
+
+    return is_fairness_dataset(ds)
 
 
 def _suite_label(ds: Any) -> str:

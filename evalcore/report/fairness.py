@@ -22,6 +22,30 @@ ROW_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "length_word
                "length_chars", "avg_word_length")
 
 
+def is_fairness_dataset(dataset: Any) -> bool:
+    """A counterfactual suite or a bias benchmark (BBQ / CBBQ): what a fairness run can
+    analyse. Any other dataset has neither pairs nor bias labels, so it would only say n/a."""
+    from evalcore.perturb.counterfactual import SUITE_FORMAT
+
+    return dataset.format == SUITE_FORMAT or dataset.task_type == "bias_choice"
+
+
+def require_fairness_dataset(engine: Engine, dataset: Any) -> None:
+    """Refuse a fairness run on any other dataset, listing those that qualify."""
+    from evalcore.dataset import list_datasets
+    from evalcore.errors import RunError
+
+    if is_fairness_dataset(dataset):
+        return
+    fit = [d.name for d in list_datasets(engine) if is_fairness_dataset(d)]
+    listed = ", ".join(fit) if fit else "none yet"
+    raise RunError(
+        f"dataset {dataset.name!r} ({dataset.format}, task {dataset.task_type}) is not a "
+        "fairness suite or a bias benchmark, so a fairness run could measure nothing on it. "
+        f"Datasets that qualify: {listed}. Generate a suite (fairness --generate occupations) "
+        "or import BBQ (JSONL) / CBBQ (CSV).")
+
+
 def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THRESHOLD,
                   lexicons: Mapping[str, Mapping[str, Any]] | None = None
                   ) -> list[dict[str, Any]]:
