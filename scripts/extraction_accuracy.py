@@ -5,7 +5,9 @@
 Reads tests/scorers/data/extraction_cases.jsonl (one reply a line, Chinese and English:
 verbose, restating the question, listing the options, refusing, garbage) and compares
 what `extract_choice` / `extract_number` read with the expected answer (null = nothing
-should be read). tests/scorers/test_extraction_table.py runs the same function.
+should be read). Cases marked "set": "held-out" were written after the extractor and
+first scored without changing it (37/40); the rest were written alongside it.
+tests/scorers/test_extraction_table.py runs the same function.
 """
 from __future__ import annotations
 
@@ -40,18 +42,20 @@ def evaluate(path: Path = CASES) -> dict[str, Any]:
     """{"cases", "correct", "accuracy", "by_kind", "failures"} over the table."""
     cases = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
              if line.strip()]
-    failures, by_kind = [], {}
+    failures, by_kind, by_set = [], {}, {}
     for case in cases:
         got = read_case(case)
         ok = _same(got, case["expected"])
-        kind = by_kind.setdefault(case["kind"], [0, 0])
-        kind[0] += 1
-        kind[1] += ok
+        for table, key in ((by_kind, case["kind"]), (by_set, case.get("set", "development"))):
+            counts = table.setdefault(key, [0, 0])
+            counts[0] += 1
+            counts[1] += ok
         if not ok:
             failures.append({**case, "got": got})
     correct = len(cases) - len(failures)
     return {"cases": len(cases), "correct": correct, "accuracy": correct / len(cases),
             "by_kind": {k: {"cases": n, "correct": c} for k, (n, c) in by_kind.items()},
+            "by_set": {k: {"cases": n, "correct": c} for k, (n, c) in by_set.items()},
             "failures": failures}
 
 
@@ -63,8 +67,9 @@ def main() -> int:
     result = evaluate()
     print(f"{result['correct']}/{result['cases']} replies read as expected "
           f"({result['accuracy']:.1%})")
-    for kind, figures in result["by_kind"].items():
-        print(f"  {kind}: {figures['correct']}/{figures['cases']}")
+    for group in ("by_kind", "by_set"):
+        for name, figures in result[group].items():
+            print(f"  {name}: {figures['correct']}/{figures['cases']}")
     if args.failures:
         for f in result["failures"]:
             print(f"  MISS {f['kind']}: {f['reply']!r} expected {f['expected']!r} got {f['got']!r}")

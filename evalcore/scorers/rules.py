@@ -107,7 +107,7 @@ _STRONG_NUMERIC_MARKERS = re.compile(
     r"|\\boxed\{",
     re.IGNORECASE,
 )
-_WEAK_NUMERIC_MARKERS = re.compile(r"所以|因此|故|\b(?:therefore|thus|hence|so)\b",
+_WEAK_NUMERIC_MARKERS = re.compile(r"所以|因此|\b(?:therefore|thus|hence|so)\b",
                                    re.IGNORECASE)
 """Conclusions: the answer is in their clause (after its '=' or its last number)."""
 _BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
@@ -191,7 +191,9 @@ def extract_number(answer: str) -> Optional[_Number]:
     weak = []
     for marker in _WEAK_NUMERIC_MARKERS.finditer(text):
         end = _CLAUSE_END.search(text, marker.end())
-        picked = _pick_in(text[marker.end():end.start() if end else len(text)])
+        clause = text[marker.end():end.start() if end else len(text)]
+        bare = strip_parentheticals(clause)
+        picked = _pick_in(bare if _DIGIT.search(bare) else clause)
         if picked:
             weak.append(_Number(picked.text, picked.values, marker.start()))
     if weak:
@@ -263,13 +265,13 @@ _CHOICE_WORD = r"(?:choice|option|answer|number|no\.?|#|选项|第)?"
 _END = r"(?=\s*(?:[.。,，!！;；)\]]|$|\s+(?:is|as)\b))"
 """After a bare label in a loose phrase ("I think C."), so "I think 2 people ..." is no answer."""
 _DECISIVE = [re.compile(p, re.IGNORECASE) for p in (
-    rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=])\s*:?\s*"
+    rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=]|\s-)\s*:?\s*"
     rf"{_CHOICE_WORD}\s*{_IDX}",
     rf"\bI(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\s+{_CHOICE_WORD}\s*{_IDX}",
     rf"\bI(?:\s+think|\s+believe|\s+guess|\s+would\s+say|'d\s+say)\s+(?:that\s+)?"
     rf"(?:(?:it'?s|it\s+is|the\s+answer\s+is)\s+)?{_CHOICE_WORD}\s*{_IDX}{_END}",
     rf"(?:^|(?<=[\s*]))\**{_IDX}\**\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b",
-    rf"(?:答案|(?<!回)答|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*"
+    rf"(?:答案|(?<!回)答|应选|我选|选择|选(?!项))\s*[】\]]?\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*"
     rf"(?:选项|选)?\s*{_IDX}",
     rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*第\s*{_ORD}\s*(?:个|项)",
     rf"(?:我认为|我觉得|我想|应该)\s*(?:应该)?\s*(?:是|选)\s*(?:选项)?\s*{_IDX}{_END}",
