@@ -82,8 +82,13 @@ def _unique_best(scores: Mapping[int, int]) -> Optional[int]:
     return winners[0] if best > 0 and len(winners) == 1 else None
 
 
+CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {"disabilitystatus": ("disabled",)}
+"""Groups a BBQ category always targets, used when its stereotyped_groups name none of the
+options (BBQ's R script sets Disability_status's to "disabled" the same way)."""
+
+
 def _bbq_target(info: Mapping[str, Any], stereotyped: Sequence[Any],
-                unknown: Optional[int]) -> Optional[int]:
+                unknown: Optional[int], category: str = "") -> Optional[int]:
     options = {int(k[3:]): v for k, v in info.items()
                if str(k).startswith("ans") and str(k)[3:].isdigit()
                and isinstance(v, (list, tuple)) and len(v) >= 2}
@@ -95,7 +100,11 @@ def _bbq_target(info: Mapping[str, Any], stereotyped: Sequence[Any],
         return exact
     # "physically disabled" names "disabled": whole words inside a longer group label
     words = set().union(*(_words(s) for s in stereotyped))
-    return _unique_best({i: len(f & words) for i, f in facets.items()})
+    found = _unique_best({i: len(f & words) for i, f in facets.items()})
+    if found is None:
+        fixed = set(CATEGORY_GROUPS.get(_fold(category), ()))
+        found = _unique_best({i: len(f & fixed) for i, f in facets.items()})
+    return found
 
 
 # ------------------------------------------------------------------ CBBQ groups
@@ -200,7 +209,7 @@ def answer_roles(meta: Mapping[str, Any], choices: Sequence[str], fmt: str,
                     and str(value[1]).lower() == "unknown" and str(key)[3:].isdigit()):
                 unknown = int(str(key)[3:])
         stereotyped = (meta.get("additional_metadata") or {}).get("stereotyped_groups") or []
-        target = _bbq_target(info, list(stereotyped), unknown)
+        target = _bbq_target(info, list(stereotyped), unknown, str(meta.get("category", "")))
         source = "answer_info" if target is not None else "not found"
     elif fmt == "cbbq" or "bias_targeted_groups" in meta:
         target = _cbbq_target(meta.get("bias_targeted_groups"), choices, unknown)

@@ -230,8 +230,11 @@ def test_cbbq_falls_back_to_ans0_with_a_warning_naming_the_category() -> None:
       "ans2": ["Unknown", "unknown"]}, ["transgender women", "trans"], 0),
     ({"ans0": ["wheelchair user", "disabled"], "ans1": ["friend", "nonDisabled"],
       "ans2": ["Unknown", "unknown"]}, ["physically disabled"], 0),
+    ({"ans0": ["autistic person", "disabled"], "ans1": ["friend", "nonDisabled"],
+      "ans2": ["Unknown", "unknown"]}, ["autistic people"], 0),
 ])
 def test_bbq_naming_schemes_of_the_other_categories(info, groups, target) -> None:
-    meta = {"answer_info": info, "additional_metadata": {"stereotyped_groups": groups}}
+    meta = {"answer_info": info, "additional_metadata": {"stereotyped_groups": groups},
+            "category": "Disability_status"}
     choices = [v[0] for v in info.values()]
     assert answer_roles(meta, choices, "bbq").target == target
