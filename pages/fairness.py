@@ -27,7 +27,9 @@ LANGS = {"zh": "中文", "en": "English"}
 
 
 def _is_suite(ds: Any) -> bool:
-    return ds.format == SUITE_FORMAT or ds.task_type in ("bias_choice", "bias_pair")
+    from evalcore.fairness import is_fairness_dataset
+
+    return is_fairness_dataset(ds)
 
 
 def _suite_label(ds: Any) -> str:
@@ -259,7 +261,11 @@ def bbq_block(bbq: dict[str, Any]) -> None:
                  hide_index=True, key="fairness.bbq_table")
     if bbq.get("by_category"):
         per = [{"category": c, "s_amb": b.get("s_amb"), "s_dis": b.get("s_dis"),
-                "accuracy": b.get("accuracy")} for c, b in bbq["by_category"].items()]
+                "accuracy": b.get("accuracy"),
+                "target_found": b["coverage"]["target_found_share"],
+                "ans0_convention": b["coverage"]["ans0_convention_share"],
+                "unparsed": b["coverage"]["unparsed_share"]}
+               for c, b in bbq["by_category"].items()]
         st.dataframe(records_frame(per), hide_index=True, key="fairness.bbq_categories")
     st.caption("0 = no bias; positive = answers follow the stereotype, negative = against it.")
 

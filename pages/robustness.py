@@ -182,6 +182,8 @@ def results(run_id: int) -> None:
         return
     judge = report.get("judge") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
+    for warning in report.get("warnings", []):
+        st.warning(warning)
     cols = st.columns(3)
     cols[0].metric("Clean questions", report["clean_questions"])
     cols[1].metric("Attacked questions", report["pairs"])

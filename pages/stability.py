@@ -209,6 +209,8 @@ def results(run_id: int, status: str) -> None:
     total = report["distribution"]["total_questions"]
     judge = report.get("judge_model") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
+    for warning in report.get("warnings", []):
+        st.warning(warning)
     cols = st.columns(6)
     cols[0].metric("Questions", total)
     cols[1].metric("Rounds N", n)

@@ -101,3 +101,5 @@ def _print_summary(report: dict, status: str) -> None:
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
           f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")
+    for warning in report.get("warnings", []):
+        print(f"warning: {warning}")
