@@ -92,7 +92,7 @@ def prepare(home: Path, questions: int, port: int, concurrency: int) -> None:
     engine.dispose()
     add_model(home / "models.toml", ModelConfig(
         name="fake", kind="openai", base_url=f"http://127.0.0.1:{port}/v1", model="fake",
-        concurrency=concurrency, timeout=30, max_attempts=10, max_retry_wait=600))
+        concurrency=concurrency, timeout=30))  # retry settings: the defaults users get
 
 
 def run_span(home: Path, run_id: int) -> float:
@@ -157,6 +157,10 @@ def scenarios(quick: bool) -> list[dict]:
                              latency=0.2))
     runs.append(dict(questions=m, rounds=n, concurrency=50, schedule="question", latency=0.2,
                      cap=10, retry_after=0.2))
+    # the provider admits fewer calls than the model's concurrency: 429 + Retry-After above
+    for cap, c in ((8, 10), (40, 50)):
+        runs.append(dict(questions=m, rounds=n, concurrency=c, schedule="question", latency=0.2,
+                         cap=cap, retry_after=0.2))
     runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.2,
                      error_rate=0.02))
     runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.0))
