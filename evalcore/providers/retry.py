@@ -239,9 +239,9 @@ class RetryBudget:
             return self._rate_limited_wait(decision)
         failures = self.attempts - self.rate_limited
         if failures >= self.max_attempts:
-            self.stop_reason = f"gave up after {failures} failed attempts"
+            self.stop_reason = f"gave up after {failures} attempts"
             if self.rate_limited:
-                self.stop_reason += f" and {self.rate_limited} rate-limited ones"
+                self.stop_reason += f" (not counting {self.rate_limited} answers of HTTP 429)"
             return None
         if decision.kind == "malformed":
             if self.malformed >= MAX_MALFORMED_RETRIES:
