@@ -363,6 +363,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
     pairs = []
     for key in matched:
         (idx_a, ra), (idx_b, rb) = keyed_a[key], keyed_b[key]
+        if ra["success_rate"] is None or rb["success_rate"] is None:
+            continue  # no verdict in one run (failure policy `exclude`): nothing to compare
         rate_a, rate_b = float(ra["success_rate"]), float(rb["success_rate"])
         pairs.append({"item_id": item_ids.get(idx_a), "item_a": idx_a, "item_b": idx_b,
                       "question": ra.get("question"), "standard_answer": ra.get("standard_answer"),
