@@ -374,7 +374,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
                      key=lambda p: (-abs(p["delta"]), p["item_a"]))[:max(top, 0)]
     return {
         "a": a, "b": b,
-        "delta": {k: b[k] - a[k] for k in ("mean", "std")},
+        "delta": {k: None if a[k] is None or b[k] is None else b[k] - a[k]
+                  for k in ("mean", "std")},  # None: a run without a single verdict
         "distribution": _distribution_rows(a, b),
         "pass_k": _pass_k_rows(a, b),
         "join": {"by": by, "matched": len(pairs), "only_a": len(keyed_a) - len(pairs),
