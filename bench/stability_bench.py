@@ -7,6 +7,12 @@ The server runs in its own process so it does not share the CLI's interpreter.
     .venv/bin/python bench/stability_bench.py            # the README table
     .venv/bin/python bench/stability_bench.py --quick    # a smaller smoke run
     .venv/bin/python bench/stability_bench.py --only 1 --repeat 5   # median of 5 runs
+    .venv/bin/python bench/stability_bench.py --only 6 --repeat 3   # server admits 40 of C=50
+
+Scenarios with a server cap answer 429 + Retry-After above the cap (4: cap 10 at C=50,
+5: cap 8 at C=10, 6: cap 40 at C=50); their ideal uses min(C, cap) slots, and every call
+must end answered (`answered` = calls, `errors` = 0). The model uses the default retry
+settings (`max_attempts`, `max_retry_wait`, `rate_limit_wait`), as a user's would.
 
 evalcore's bytecode is compiled first, as `pip install` does for an installed package:
 with PYTHONDONTWRITEBYTECODE=1 (set on this project's machine) Python would otherwise

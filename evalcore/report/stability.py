@@ -4,8 +4,8 @@ A round's verdict is its judge call when the run had a judge model, else the ans
 call's rules score. A round whose answer call or judge call failed (after all retries)
 has no verdict: the failure policy (`exclude`, the default, or `as_wrong`, the seed's
 failure = 0; see `metrics.stability`) decides how it counts, and the JSON and CSV say
-which was used and how many rounds it concerned. Everything streams from the store ordered by item then round, so
-exports of 100,000-call runs do not sit in memory.
+which was used and how many rounds it concerned. Everything streams from the store
+ordered by item then round, so exports of 100,000-call runs do not sit in memory.
 """
 from __future__ import annotations
 
