@@ -8,6 +8,7 @@ The server runs in its own process so it does not share the CLI's interpreter.
     .venv/bin/python bench/stability_bench.py --quick    # a smaller smoke run
     .venv/bin/python bench/stability_bench.py --only 1 --repeat 5   # median of 5 runs
     .venv/bin/python bench/stability_bench.py --only 6 --repeat 3   # server admits 40 of C=50
+    .venv/bin/python bench/stability_bench.py --only 10 --repeat 3  # its reference: no cap, C=40
 
 Scenarios with a server cap answer 429 + Retry-After above the cap (4: cap 10 at C=50,
 5: cap 8 at C=10, 6: cap 40 at C=50); their ideal uses min(C, cap) slots, and every call
@@ -173,6 +174,8 @@ def scenarios(quick: bool) -> list[dict]:
     if not quick:
         runs.append(dict(questions=1000, rounds=100, concurrency=50, schedule="question",
                          latency=0.0))
+    # reference for the cap-40 case: no cap, C=40 (what the limiter should converge to)
+    runs.append(dict(questions=m, rounds=n, concurrency=40, schedule="question", latency=0.2))
     return runs
 
 
