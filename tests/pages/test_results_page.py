@@ -155,7 +155,8 @@ def test_compare_two_runs(page_env, engine):
     assert at.selectbox(key="results.compare_b").value == run_b
     assert len(at.get("plotly_chart")) == 2
     changed = table_with(at, "delta")
-    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
