@@ -52,3 +52,11 @@ def run_with_progress(engine: Any, run_id: int) -> str:
         return run_in_foreground(engine, run_id, on_progress=update)
     finally:
         bar.close()
+
+
+def acting_user(engine: Any) -> Any:
+    """The CLI's `Actor`: EVALCORE_USER or the OS user (single-user mode: may do
+    everything; team mode: the role stored for that email)."""
+    from evalcore.auth import auth_config, cli_actor
+
+    return cli_actor(engine, auth_config())

@@ -67,20 +67,20 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
 
 
 def _fairness(args: argparse.Namespace) -> int:
-    import getpass
     import time
 
-    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
-    from evalcore.fairness import create_fairness_run, fairness_report
+    from evalcore import actions
+    from evalcore.cli.common import (acting_user, engine_and_settings, run_with_progress,
+                                     write_json)
+    from evalcore.fairness import fairness_report
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
     suite = _suite_name(engine, args)
-    run_id = create_fairness_run(engine, suite=suite, model=args.model, samples=args.samples,
-                                 temperature=args.temperature,
-                                 models_path=settings.models_path, name=args.name,
-                                 limit=args.limit, concurrency=args.concurrency,
-                                 created_by=f"cli:{getpass.getuser()}")
+    run_id = actions.create_fairness_run(
+        acting_user(engine), engine, suite=suite, model=args.model, samples=args.samples,
+        temperature=args.temperature, models_path=settings.models_path, name=args.name,
+        limit=args.limit, concurrency=args.concurrency)
     print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
     status = run_with_progress(engine, run_id)
     if args.judge_analysis:
@@ -94,11 +94,13 @@ def _fairness(args: argparse.Namespace) -> int:
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
-    from evalcore.fairness import judge_answers
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
     from evalcore.providers.client import run_closing_clients
 
-    counts = run_closing_clients(judge_answers(engine, run_id, judge=judge,
-                                               models_path=settings.models_path))
+    counts = run_closing_clients(actions.judge_answers(acting_user(engine), engine, run_id,
+                                                       judge=judge,
+                                                       models_path=settings.models_path))
     print(f"judge {judge}: rated {counts['rated']} answers, {counts['errors']} without a "
           f"usable rating, {counts['already']} rated before", flush=True)
 

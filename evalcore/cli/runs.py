@@ -74,21 +74,21 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, run_with_progress
-    from evalcore.runner.start import check_resumable
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, run_with_progress
 
     engine, _ = engine_and_settings()
-    check_resumable(engine, args.run_id, force=args.force)
+    actions.resume_run(acting_user(engine), engine, args.run_id, force=args.force, submit=False)
     status = run_with_progress(engine, args.run_id)
     print(f"run {args.run_id}: {status}")
     return 0 if status == "done" else 1
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.runner.start import cancel_run
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    cancel_run(engine, args.run_id)
+    actions.cancel_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: cancel requested")
     return 0

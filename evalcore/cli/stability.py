@@ -33,14 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _stability(args: argparse.Namespace) -> int:
-    import getpass
     import time
     from pathlib import Path
 
-    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
+    from evalcore import actions
+    from evalcore.cli.common import (acting_user, engine_and_settings, run_with_progress,
+                                     write_json)
     from evalcore.report.stability import stability_report, write_run_csv
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
@@ -48,9 +48,8 @@ def _stability(args: argparse.Namespace) -> int:
     spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
                    judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
                    template=template, limit=args.limit, concurrency=args.concurrency,
-                   temperature=args.temperature, name=args.name,
-                   created_by=f"cli:{getpass.getuser()}")
-    run_id = create_run(engine, spec, settings.models_path)
+                   temperature=args.temperature, name=args.name)
+    run_id = actions.create_run(acting_user(engine), engine, spec, settings.models_path)
     print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
     status = run_with_progress(engine, run_id)
     if args.rejudge:
@@ -66,13 +65,15 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
     from evalcore.providers.client import run_closing_clients
     from evalcore.providers.registry import get_model
-    from evalcore.runner.rejudge import rejudge_sample
 
     judge = get_model(settings.models_path, args.rejudge)
-    run_closing_clients(rejudge_sample(engine, run_id, judge, sample=args.rejudge_sample,
-                                       passes=args.rejudge_passes))
+    run_closing_clients(actions.rejudge_sample(acting_user(engine), engine, run_id, judge,
+                                               sample=args.rejudge_sample,
+                                               passes=args.rejudge_passes))
 
 
 def _print_summary(report: dict, status: str) -> None:

@@ -177,3 +177,48 @@ class ReviewEvent(SQLModel, table=True):
     reviewer: str
     note: str = ""
     at: datetime = Field(default_factory=utcnow)
+
+
+# ------------------------------------------------------------------ team mode (migration 0006)
+
+
+class AppUser(SQLModel, table=True):
+    """A person who signed in (or was added by an admin) and their role (evalcore.auth.roles)."""
+
+    __tablename__ = "app_user"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    email: str = Field(unique=True, description="lower-cased; the identity every action carries")
+    name: str = ""
+    role: str = Field(description="viewer, evaluator, reviewer or admin")
+    created_at: datetime = Field(default_factory=utcnow)
+    last_seen: Optional[datetime] = None
+
+
+class AuditEvent(SQLModel, table=True):
+    """One state change: who did what to which object, kept for good (evalcore.auth.audit)."""
+
+    __tablename__ = "audit_event"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
+    actor: str = Field(index=True)
+    action: str = Field(description="e.g. run.start, dataset.delete, review.approve")
+    object_type: str = ""
+    object_id: str = ""
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class ModelEntry(SQLModel, table=True):
+    """One model of the shared registry (team mode): the models.toml table as JSON.
+
+    Keys stay the NAMES of environment variables, resolved where the call is made.
+    """
+
+    __tablename__ = "model_entry"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_by: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)
