@@ -101,7 +101,7 @@ def create_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: Mod
 
 def start_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: ModelsPath, *,
               item_ids: Optional[list[int]] = None) -> int:
-    """`runner.start.start_run` (queued and executed in the background), for evaluators and above."""
+    """`runner.start.start_run` (queued, executed in the background), for evaluators and up."""
     from evalcore.runner.start import start_run as _start
 
     require(actor, "run")

@@ -142,7 +142,7 @@ def suite_builder() -> None:
 
 def bias_importer() -> None:
     """Import a BBQ (JSONL) or CBBQ (CSV) file as a bias suite."""
-    from evalcore.dataset import import_dataset
+    from evalcore import actions
 
     st.caption("BBQ and CBBQ are multiple-choice bias benchmarks: each is scored with its "
                "paper's bias score for ambiguous and disambiguated contexts, next to accuracy.")
@@ -152,10 +152,12 @@ def bias_importer() -> None:
     fmt = left.selectbox("Format", ["bbq", "cbbq"], key="fairness.bias_format")
     name = right.text_input("Dataset name", key="fairness.bias_name",
                             value=(upload.name.rsplit(".", 1)[0] if upload else ""))
-    if st.button("Import", key="fairness.bias_import", disabled=upload is None):
+    if _shared.allowed_button("Import", "import", key="fairness.bias_import",
+                              disabled=upload is None):
         try:
-            dataset = import_dataset(_shared.engine(), upload.getvalue(), filename=upload.name,
-                                     name=name.strip() or upload.name, format=fmt)
+            dataset = actions.import_dataset(_shared.actor(), _shared.engine(),
+                                             upload.getvalue(), filename=upload.name,
+                                             name=name.strip() or upload.name, format=fmt)
         except EvalcoreError as exc:
             st.error(f"Could not import {upload.name}: {exc}")
             return
@@ -168,7 +170,7 @@ def bias_importer() -> None:
 
 def start_form(suites: list[Any]) -> None:
     """Suite, model, samples and temperature; the button stores the new run id."""
-    from evalcore.fairness import start_fairness_run
+    from evalcore import actions
 
     if not suites:
         st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
@@ -200,9 +202,10 @@ def start_form(suites: list[Any]) -> None:
         st.warning("With temperature 0 every sample gives the same answer.")
     items = int(limit) or n_items
     st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
-    if st.button("Start run", type="primary", key="fairness.start"):
-        _shared.start_and_show("fairness", lambda: start_fairness_run(
-            _shared.engine(), suite=by_id[suite_id].name, model=model, samples=int(samples),
+    if _shared.allowed_button("Start run", "run", type="primary", key="fairness.start"):
+        _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
+            _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
+            samples=int(samples),
             temperature=float(temperature), models_path=models_path, created_by="page",
             name=name.strip(), limit=int(limit) or None))
 
@@ -303,7 +306,7 @@ def attribute_block(report: dict[str, Any]) -> None:
 def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     """A judge model's ratings beside the word lists: how far they agree, and a form to
     have a judge rate the answers (stored with the run; rated answers are skipped)."""
-    from evalcore.fairness import judge_answers
+    from evalcore import actions
 
     judged = report.get("judge_analysis")
     st.markdown("#### Judge model")
@@ -326,12 +329,13 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
         return
     with st.form(key="fairness.judge_form"):
         judge = st.selectbox("Judge model", models, key="fairness.judge_model")
-        go = st.form_submit_button("Rate the answers with the judge")
+        go = _shared.allowed_button("Rate the answers with the judge", "run", form=True)
     if not go:
         return
     counts = _shared.run_action(
-        lambda: judge_answers(_shared.engine(), run_id, judge=str(judge),
-                              models_path=_shared.settings().models_path),
+        lambda: actions.judge_answers(_shared.actor(), _shared.engine(), run_id,
+                                      judge=str(judge),
+                                      models_path=_shared.settings().models_path),
         f"{judge} rates {report['answers']} answers...")
     if counts is not None:
         st.toast(f"Rated {counts['rated']} answers ({counts['errors']} without a usable "

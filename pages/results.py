@@ -73,9 +73,13 @@ def browser() -> int | None:
 
 
 def _cancel(run_id: int) -> None:
-    from evalcore.runner.start import cancel_run
+    from evalcore import actions
 
-    cancel_run(_shared.engine(), run_id)
+    try:
+        actions.cancel_run(_shared.actor(), _shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot cancel run #{run_id}: {exc}")
+        return
     message = f"Cancelling run #{run_id}: it stops after the calls in flight."
     st.session_state[NOTICE] = ("info", message)
 
@@ -83,16 +87,13 @@ def _cancel(run_id: int) -> None:
 def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
     run's state changed since the button was drawn."""
-    from evalcore.runner.background import get_runner
-    from evalcore.runner.start import check_resumable
+    from evalcore import actions
 
-    eng = _shared.engine()
     try:
-        check_resumable(eng, run_id)
+        actions.resume_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
-    get_runner().submit(eng, run_id)
     st.session_state[NOTICE] = ("success", f"Run #{run_id} resumed.")
 
 
@@ -106,13 +107,15 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            st.button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
+            _shared.allowed_button("Cancel run", "run", key="results.cancel", on_click=_cancel,
+                                   args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
             st.warning(f"Run #{run_id} is {status} but its process has shown no sign of life: "
                        "it can be resumed.")
-        st.button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
-                  help="Continue where the run stopped; stored calls are never sent again.")
+        _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
+                               args=(run_id,), help="Continue where the run stopped; stored "
+                                                    "calls are never sent again.")
 
 
 def _status_body(run_id: int, was_live: bool) -> None:

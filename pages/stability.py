@@ -46,8 +46,8 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
+    from evalcore import actions
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import start_run
 
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
@@ -84,12 +84,13 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
-    if st.button("Start run", type="primary", key="stability.start"):
+    if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
                        limit=int(limit) or None, name=name.strip())
         _shared.start_and_show("stability",
-                               lambda: start_run(_shared.engine(), spec, models_path))
+                               lambda: actions.start_run(_shared.actor(), _shared.engine(),
+                                                         spec, models_path))
 
 
 # ------------------------------------------------------------------ results
@@ -146,8 +147,8 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
 def rejudge_form(run_id: int) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; the calls are stored with the run."""
+    from evalcore import actions
     from evalcore.providers.registry import get_model
-    from evalcore.runner.rejudge import rejudge_sample
 
     with st.expander("Judge reliability: re-judge a sample of answers"):
         models = _shared.model_names()
@@ -161,13 +162,14 @@ def rejudge_form(run_id: int) -> None:
                                        key="stability.rejudge_sample")
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
-            go = st.form_submit_button("Re-judge")
+            go = _shared.allowed_button("Re-judge", "run", form=True)
         if not go:
             return
         reliability = _shared.run_action(
-            lambda: rejudge_sample(_shared.engine(), run_id,
-                                   get_model(_shared.settings().models_path, str(judge)),
-                                   sample=int(sample), passes=int(passes)),
+            lambda: actions.rejudge_sample(
+                _shared.actor(), _shared.engine(), run_id,
+                get_model(_shared.settings().models_path, str(judge)),
+                sample=int(sample), passes=int(passes)),
             f"Asking {judge} {int(sample) * int(passes)} times...")
         if reliability is not None:
             st.rerun()  # the re-judgements are stored: the report shows them

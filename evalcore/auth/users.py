@@ -32,8 +32,9 @@ def get_user(engine: "Engine", email: str) -> "AppUser":
         user = session.exec(select(AppUser).where(AppUser.email == email)).first()
         if user is None:
             known = [u.email for u in session.exec(select(AppUser).order_by(AppUser.email))]
-            raise EvalcoreError(f"no user {email!r}; known users: {', '.join(known) or '(none)'}"
-                                f". Add one with `python -m evalcore users add {email} --role ROLE`")
+            raise EvalcoreError(f"no user {email!r}; known users: {', '.join(known) or '(none)'}."
+                                f" Add one with `python -m evalcore users add {email} "
+                                "--role ROLE`")
         return user
 
 

@@ -63,14 +63,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--unflagged", action="store_true", help="every pending item without flags")
     q.add_argument("--item", type=int, action="append", default=[],
                    help="an attack item id (repeat); approves flagged items too")
-    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode records your identity)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_approve)
 
     q = cmds.add_parser("reject", help="reject attack items by id")
     q.add_argument("id", help="attack set id or name")
     q.add_argument("--item", type=int, action="append", required=True)
     q.add_argument("--note", help="why")
-    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode records your identity)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_reject)
 
     q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")

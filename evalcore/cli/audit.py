@@ -17,7 +17,8 @@ def parse_since(text: str) -> datetime:
         moment = datetime.fromisoformat(value)
     except ValueError:
         raise EvalcoreError(f"--since {text!r}: give a date (2026-11-24), a time "
-                            "(2026-11-24T08:00, UTC) or a span back from now (30m, 12h, 7d)") from None
+                            "(2026-11-24T08:00, UTC) or a span back from now (30m, 12h, 7d)"
+                            ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 

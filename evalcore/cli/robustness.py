@@ -32,7 +32,8 @@ def _robustness(args: argparse.Namespace) -> int:
 
     engine, settings = engine_and_settings()
     run_id = actions.create_robustness_run(
-        acting_user(engine), engine, attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
+        acting_user(engine), engine, attack_set_ids=args.attack_sets, dataset=args.dataset,
+        model=args.model,
         rounds=args.rounds, models_path=settings.models_path, judge=args.judge,
         prompt_style=args.prompt, concurrency=args.concurrency, temperature=args.temperature,
         name=args.name)

@@ -23,7 +23,8 @@ class ModelsInDatabase:
     def __str__(self) -> str:
         from sqlalchemy.engine import make_url
 
-        return f"the database's model list ({make_url(self.db_url).render_as_string(hide_password=True)})"
+        url = make_url(self.db_url).render_as_string(hide_password=True)
+        return f"the database's model list ({url})"
 
     def exists(self) -> bool:
         """Whether any model was stored (an empty list means the built-in defaults)."""

@@ -8,8 +8,8 @@ import pytest
 
 
 def _load_store_conftest():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location(
-        "evalcore_tests_store_conftest", Path(__file__).resolve().parents[1] / "store" / "conftest.py")
+    path = Path(__file__).resolve().parents[1] / "store" / "conftest.py"
+    spec = importlib.util.spec_from_file_location("evalcore_tests_store_conftest", path)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

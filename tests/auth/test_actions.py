@@ -106,7 +106,8 @@ def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_pat
     assert events == [("alice@x.com", "run.cancel", str(run_id)),
                       ("alice@x.com", "run.start", str(run_id)),
                       ("alice@x.com", "dataset.import", str(ds.id))]
-    other = actions.import_dataset(alice, engine, write_math_csv(tmp_path / "o.csv", rows=[("x?", 1)]),
+    other = actions.import_dataset(alice, engine,
+                                   write_math_csv(tmp_path / "o.csv", rows=[("x?", 1)]),
                                    name="other", format="math23k")
     actions.delete_dataset(team_actor("admin", "root@x.com"), engine, "other")
     last = audit.list_events(engine, limit=1)[0]
