@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from evalcore.auth import audit
 from evalcore.auth.identity import Actor
-from evalcore.auth.roles import require
+from evalcore.auth.roles import PermissionDenied, require
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -31,6 +31,16 @@ def _record(engine: "Engine", actor: Actor, action: str, object_type: str, objec
                  {k: v for k, v in detail.items() if v is not None})
 
 
+def _check(engine: "Engine", actor: Actor, permission: str, action: str,
+           object_id: Any = "") -> None:
+    """`require`, and a refused attempt is kept in the audit log too ('denied.<action>')."""
+    try:
+        require(actor, permission)
+    except PermissionDenied:
+        _record(engine, actor, f"denied.{action}", "", object_id, permission=permission)
+        raise
+
+
 # ------------------------------------------------------------------ datasets
 
 
@@ -38,7 +48,7 @@ def import_dataset(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -
     """`evalcore.dataset.import_dataset`, for evaluators and above."""
     from evalcore.dataset import import_dataset as _import
 
-    require(actor, "import")
+    _check(engine, actor, "import", "import_dataset")
     dataset = _import(engine, source, **kwargs)
     _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
             items=dataset.item_count, file=dataset.source_file)
@@ -49,7 +59,7 @@ def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> 
     """`evalcore.dataset.store_parsed` (the Datasets page's import), for evaluators and above."""
     from evalcore.dataset import store_parsed as _store
 
-    require(actor, "import")
+    _check(engine, actor, "import", "store_parsed")
     dataset = _store(engine, parsed, **kwargs)
     _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
             items=dataset.item_count, file=dataset.source_file)
@@ -60,7 +70,7 @@ def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) 
     """`evalcore.dataset.delete_dataset`, for admins."""
     from evalcore.dataset import delete_dataset as _delete
 
-    require(actor, "delete")
+    _check(engine, actor, "delete", "delete_dataset", name_or_id)
     dataset = _delete(engine, name_or_id)
     _record(engine, actor, "dataset.delete", "dataset", dataset.id, name=dataset.name)
     return dataset
@@ -71,7 +81,7 @@ def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) 
 
 def _new_run(actor: Actor, engine: "Engine", make: Callable[..., int], *args: Any,
              **kwargs: Any) -> int:
-    require(actor, "run")
+    _check(engine, actor, "run", getattr(make, "__name__", "run"))
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
     run_id = int(make(engine, *args, **kwargs))
     _record(engine, actor, "run.start", "run", run_id, kind=_run_kind(engine, run_id))
@@ -93,7 +103,7 @@ def create_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: Mod
     """`runner.start.create_run` (queued, the CLI then runs it), for evaluators and above."""
     from evalcore.runner.start import create_run as _create
 
-    require(actor, "run")
+    _check(engine, actor, "run", "create_run")
     run_id = _create(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
     _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
     return run_id
@@ -104,7 +114,7 @@ def start_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: Mode
     """`runner.start.start_run` (queued, executed in the background), for evaluators and up."""
     from evalcore.runner.start import start_run as _start
 
-    require(actor, "run")
+    _check(engine, actor, "run", "start_run")
     run_id = _start(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
     _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
     return run_id
@@ -142,7 +152,7 @@ def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:
     """`runner.start.cancel_run`, for evaluators and above."""
     from evalcore.runner.start import cancel_run as _cancel
 
-    require(actor, "run")
+    _check(engine, actor, "run", "cancel_run", run_id)
     _cancel(engine, run_id)
     _record(engine, actor, "run.cancel", "run", run_id)
 
@@ -153,7 +163,7 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
     runner; the CLI passes submit=False and runs it in the foreground itself."""
     from evalcore.runner.start import check_resumable
 
-    require(actor, "run")
+    _check(engine, actor, "run", "resume_run", run_id)
     check_resumable(engine, run_id, force=force)
     if submit:
         from evalcore.runner.background import get_runner
@@ -167,7 +177,7 @@ async def rejudge_sample(actor: Actor, engine: "Engine", run_id: int, judge: "Mo
     """`runner.rejudge.rejudge_sample` (paid judge calls), for evaluators and above."""
     from evalcore.runner.rejudge import rejudge_sample as _rejudge
 
-    require(actor, "run")
+    _check(engine, actor, "run", "rejudge_sample")
     result = await _rejudge(engine, run_id, judge, **kwargs)
     _record(engine, actor, "run.rejudge", "run", run_id, judge=judge.name)
     return result
@@ -178,7 +188,7 @@ async def judge_answers(actor: Actor, engine: "Engine", run_id: int, *, judge: s
     """`fairness.judge_answers` (paid judge calls), for evaluators and above."""
     from evalcore.fairness import judge_answers as _judge
 
-    require(actor, "run")
+    _check(engine, actor, "run", "judge_answers")
     result = await _judge(engine, run_id, judge=judge, models_path=models_path, limit=limit)
     _record(engine, actor, "run.judge_analysis", "run", run_id, judge=judge)
     return result
@@ -191,7 +201,7 @@ async def generate_attack_set(actor: Actor, engine: "Engine", **kwargs: Any) -> 
     """`perturb.sets.generate_attack_set` (on a loop), for evaluators and above."""
     from evalcore.perturb.sets import generate_attack_set as _generate
 
-    require(actor, "attack")
+    _check(engine, actor, "attack", "generate_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
     attack_set = await _generate(engine, **kwargs)
     _record(engine, actor, "attack_set.generate", "attack_set", attack_set.id,
@@ -203,7 +213,7 @@ def create_attack_set(actor: Actor, engine: "Engine", **kwargs: Any) -> Any:
     """`generate_attack_set` from synchronous code (the CLI)."""
     from evalcore.providers.client import run_closing_clients
 
-    require(actor, "attack")  # before the event loop starts
+    _check(engine, actor, "attack", "create_attack_set")  # before the event loop starts
     return run_closing_clients(generate_attack_set(actor, engine, **kwargs))
 
 
@@ -211,7 +221,7 @@ def import_attack_set(actor: Actor, engine: "Engine", source: Any, **kwargs: Any
     """`perturb.sets.import_attack_set`, for evaluators and above."""
     from evalcore.perturb.sets import import_attack_set as _import
 
-    require(actor, "import")
+    _check(engine, actor, "import", "import_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
     attack_set = _import(engine, source, **kwargs)
     _record(engine, actor, "attack_set.import", "attack_set", attack_set.id,
@@ -223,7 +233,7 @@ def delete_attack_set(actor: Actor, engine: "Engine", id_or_name: Union[str, int
     """`perturb.sets.delete_attack_set`, for admins."""
     from evalcore.perturb.sets import delete_attack_set as _delete
 
-    require(actor, "delete")
+    _check(engine, actor, "delete", "delete_attack_set")
     gone = _delete(engine, id_or_name)
     _record(engine, actor, "attack_set.delete", "attack_set", gone.id, name=gone.name)
     return gone
@@ -235,7 +245,7 @@ def set_review(actor: Actor, engine: "Engine", attack_item_id: int, status: str,
     recorded is the signed-in identity, whatever `reviewer` says."""
     from evalcore.perturb.review import set_review as _set
 
-    require(actor, "review")
+    _check(engine, actor, "review", "set_review", attack_item_id)
     item = _set(engine, attack_item_id, status, reviewer=actor.attribution(reviewer), **kwargs)
     _record(engine, actor, f"review.{status}", "attack_item", attack_item_id,
             attack_set=item.attack_set_id)
@@ -247,7 +257,7 @@ def edit_attack_item(actor: Actor, engine: "Engine", attack_item_id: int, attack
     """`perturb.review.edit_attack_item`, for reviewers and admins."""
     from evalcore.perturb.review import edit_attack_item as _edit
 
-    require(actor, "review")
+    _check(engine, actor, "review", "edit_attack_item")
     item = _edit(engine, attack_item_id, attacked, reviewer=actor.attribution(reviewer),
                  **kwargs)
     _record(engine, actor, "review.edit", "attack_item", attack_item_id,
@@ -260,7 +270,7 @@ def approve_unflagged(actor: Actor, engine: "Engine", attack_set_id: int, *,
     """`perturb.review.approve_unflagged`, for reviewers and admins."""
     from evalcore.perturb.review import approve_unflagged as _bulk
 
-    require(actor, "review")
+    _check(engine, actor, "review", "approve_unflagged")
     count = _bulk(engine, attack_set_id, reviewer=actor.attribution(reviewer))
     _record(engine, actor, "review.approve_unflagged", "attack_set", attack_set_id, items=count)
     return count
@@ -273,7 +283,7 @@ def add_model(actor: Actor, engine: "Engine", path: ModelsPath, config: "ModelCo
     """`providers.registry.add_model`, for admins."""
     from evalcore.providers.registry import add_model as _add
 
-    require(actor, "models")
+    _check(engine, actor, "models", "add_model")
     added = _add(path, config, editor=actor.label)
     _record(engine, actor, "model.add", "model", added.name, kind=added.kind)
     return added
@@ -284,7 +294,7 @@ def update_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str,
     """`providers.registry.update_model`, for admins."""
     from evalcore.providers.registry import update_model as _update
 
-    require(actor, "models")
+    _check(engine, actor, "models", "update_model")
     updated = _update(path, name, editor=actor.label, **changes)
     _record(engine, actor, "model.update", "model", name, changed=sorted(changes))
     return updated
@@ -294,7 +304,7 @@ def remove_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str) ->
     """`providers.registry.remove_model`, for admins."""
     from evalcore.providers.registry import remove_model as _remove
 
-    require(actor, "models")
+    _check(engine, actor, "models", "remove_model")
     _remove(path, name)
     _record(engine, actor, "model.delete", "model", name)
 
@@ -304,7 +314,7 @@ def import_models(actor: Actor, engine: "Engine", path: ModelsPath, toml_file: P
     """Copy the models of a models.toml into `path` (the database in team mode), for admins."""
     from evalcore.providers.registry import import_models as _import
 
-    require(actor, "models")
+    _check(engine, actor, "models", "import_models")
     names = _import(path, toml_file, editor=actor.label, replace=replace)
     _record(engine, actor, "model.import", "model", ",".join(names), file=str(toml_file))
     return names
@@ -317,7 +327,7 @@ def add_user(actor: Actor, engine: "Engine", email: str, role: str, name: str = 
     """`auth.users.add_user`, for admins."""
     from evalcore.auth.users import add_user as _add
 
-    require(actor, "users")
+    _check(engine, actor, "users", "add_user")
     user = _add(engine, email, role, name)
     _record(engine, actor, "user.add", "user", user.email, role=user.role)
     return user
@@ -327,7 +337,7 @@ def set_role(actor: Actor, engine: "Engine", email: str, role: str) -> Any:
     """`auth.users.set_role`, for admins."""
     from evalcore.auth.users import set_role as _set
 
-    require(actor, "users")
+    _check(engine, actor, "users", "set_role", email)
     user, previous = _set(engine, email, role)
     _record(engine, actor, "user.set_role", "user", user.email, role=user.role,
             previous=previous)

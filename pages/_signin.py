@@ -60,7 +60,10 @@ def current_actor() -> "Actor":
     email, name = _identity(config)  # every run: a header session must still carry the secret
     known: Actor | None = st.session_state.get(ACTOR)
     if known is None or known.email != email:
+        from evalcore.auth import audit
+
         known = signed_in_actor(_engine(), email, name, config)
+        audit.record(_engine(), known, "user.sign_in", "user", email, {"via": config.mode})
     else:
         known = Actor(email=known.email, name=known.name, role=role_of(_engine(), email, config),
                       team=True)

@@ -86,8 +86,17 @@ def test_roles_below_the_permission_are_refused_and_nothing_happens(
     for role in below:
         with pytest.raises(PermissionDenied, match=f"role {role_needed(permission)} or higher"):
             fn(team_actor(role), engine, *positional, **keywords)
-    assert audit.list_events(engine) == []
+    # Nothing happened, but each refused attempt is on record.
+    events = audit.list_events(engine)
+    assert sorted(e.actor for e in events) == sorted(f"{role}@example.com" for role in below)
+    assert {(e.action, e.detail["permission"]) for e in events} <= {
+        (f"denied.{name}", permission), (f"denied.{_inner(name)}", permission)}
     assert not settings.models_path.exists()
+
+
+def _inner(name: str) -> str:
+    """create_attack_set checks, then generate_attack_set checks again (the sync wrapper)."""
+    return {"create_attack_set": "generate_attack_set"}.get(name, name)
 
 
 def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_path: Path) -> None:
@@ -103,7 +112,8 @@ def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_pat
     with pytest.raises(PermissionDenied):
         actions.delete_dataset(alice, engine, "sums")
     events = [(e.actor, e.action, e.object_id) for e in audit.list_events(engine)]
-    assert events == [("alice@x.com", "run.cancel", str(run_id)),
+    assert events == [("alice@x.com", "denied.delete_dataset", "sums"),
+                      ("alice@x.com", "run.cancel", str(run_id)),
                       ("alice@x.com", "run.start", str(run_id)),
                       ("alice@x.com", "dataset.import", str(ds.id))]
     other = actions.import_dataset(alice, engine,
