@@ -124,7 +124,8 @@ fi
 urls=()
 for port in $APP_PORTS; do
     "$PY" -m streamlit run streamlit_app.py --server.port "$port" --server.address 127.0.0.1 \
-        --server.headless true --secrets.files "$DEMO_DIR/secrets.toml" \
+        --server.headless true --server.fileWatcherType none \
+        --secrets.files "$DEMO_DIR/secrets.toml" \
         >"$DEMO_DIR/app-$port.log" 2>&1 &
     PIDS+=($!)
     urls+=("http://127.0.0.1:$port")
