@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from evalcore.providers.base import ModelConfig
     from evalcore.runner.plan import RunSpec
 
-ModelsPath = Any  # a models.toml path or the database's model registry (providers.model_store)
+ModelsPath = Any  # a models.toml path or the database's model registry (evalcore.model_store)
 
 
 def _record(engine: "Engine", actor: Actor, action: str, object_type: str, object_id: Any,

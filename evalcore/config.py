@@ -37,7 +37,7 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     home = Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
     db_url = env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}"
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
-    from evalcore.providers.model_store import models_location  # light: no SQLAlchemy here
+    from evalcore.model_store import models_location  # light: no SQLAlchemy here
 
     models_path = models_location(db_url, env.get("EVALCORE_MODELS"), models_path)
     return Settings(home=home, db_url=db_url, models_path=models_path)

@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
-from evalcore.providers.model_store import ModelsInDatabase
+from evalcore.model_store import ModelsInDatabase
 
 DEFAULT_MODEL = "local"
 """Name of the model used when none is chosen."""

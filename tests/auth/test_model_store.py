@@ -8,7 +8,7 @@ import pytest
 from evalcore.config import settings_from_env
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
-from evalcore.providers.model_store import ModelsInDatabase
+from evalcore.model_store import ModelsInDatabase
 from evalcore.providers.registry import (add_model, export_models, get_model, import_models,
                                          load_models, remove_model, update_model)
 

@@ -104,7 +104,7 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     from evalcore import actions
     from evalcore.auth import PermissionDenied, audit, auth_config, signed_in_actor
     from evalcore.perturb.review import list_attack_items
-    from evalcore.providers.model_store import ModelsInDatabase
+    from evalcore.model_store import ModelsInDatabase
     from evalcore.runner.plan import RunSpec
     from evalcore.store import queries
     from evalcore.store.db import get_engine
