@@ -44,12 +44,25 @@ def _check(engine: "Engine", actor: Actor, permission: str, action: str,
 # ------------------------------------------------------------------ datasets
 
 
+def _imported_by(engine: "Engine", actor: Actor, dataset: Any) -> Any:
+    """Stamp the importer on the new dataset row (and the returned record)."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import Dataset
+
+    who = actor.attribution()
+    with engine.begin() as conn:
+        conn.execute(update(Dataset).where(Dataset.id == dataset.id).values(created_by=who))
+    dataset.created_by = who
+    return dataset
+
+
 def import_dataset(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.import_dataset`, for evaluators and above."""
     from evalcore.dataset import import_dataset as _import
 
     _check(engine, actor, "import", "import_dataset")
-    dataset = _import(engine, source, **kwargs)
+    dataset = _imported_by(engine, actor, _import(engine, source, **kwargs))
     _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
             items=dataset.item_count, file=dataset.source_file)
     return dataset
@@ -60,7 +73,7 @@ def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> 
     from evalcore.dataset import store_parsed as _store
 
     _check(engine, actor, "import", "store_parsed")
-    dataset = _store(engine, parsed, **kwargs)
+    dataset = _imported_by(engine, actor, _store(engine, parsed, **kwargs))
     _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
             items=dataset.item_count, file=dataset.source_file)
     return dataset

@@ -88,6 +88,29 @@ def _oidc_setup_problems() -> list[str]:
     return problems
 
 
+def _redirect_warning() -> None:
+    """A redirect_uri for another host than the one opened: said, but not blocking (people
+    who opened the server by IP still get signed in on its name)."""
+    from evalcore.auth.oidc import redirect_problem
+
+    auth = st.secrets.to_dict().get("auth") or {}
+    problem = redirect_problem(str(auth.get("redirect_uri", "")), _page_url(), _server_port())
+    if problem:
+        st.warning(problem)
+
+
+def _page_url() -> str:
+    """The URL the browser opened (behind a proxy: the public one), or '' if unknown."""
+    try:
+        return str(st.context.url or "")
+    except Exception:  # noqa: BLE001 - older Streamlit or no browser (AppTest)
+        return ""
+
+
+def _server_port() -> int:
+    return int(st.get_option("server.port"))
+
+
 @st.cache_data(ttl=30, show_spinner=False)
 def _provider_problem(url: str) -> str | None:
     from evalcore.auth.oidc import provider_problem
@@ -110,6 +133,7 @@ def _sign_in_page(config: Any, reason: str) -> None:
         st.caption("For the server's operator: see docs/secrets.example.toml and the README's "
                    "'Deploy for a team' section; restart the app after fixing secrets.toml.")
         return
+    _redirect_warning()
     st.write("Sign in with your company account to use evalcore.")
     if st.button("Sign in", type="primary", key="auth.login"):
         from evalcore.auth.oidc import provider_name

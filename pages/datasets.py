@@ -268,7 +268,7 @@ def stored_datasets() -> None:
 def _dataset_table(datasets: list[Any]) -> None:
     rows = [{"name": d.name, "format": d.format, "task type": d.task_type,
              "language": d.language, "items": d.item_count, "created": d.created_at,
-             "source file": d.source_file} for d in datasets]
+             "source file": d.source_file, "imported by": d.created_by} for d in datasets]
     st.dataframe(rows, hide_index=True,
                  column_config={"created": st.column_config.DatetimeColumn(
                      format="YYYY-MM-DD HH:mm")})

@@ -54,6 +54,21 @@ def config_problems(auth: Optional[Mapping[str, Any]]) -> list[str]:
     return problems
 
 
+def redirect_problem(redirect_uri: str, page_url: str, port: int) -> Optional[str]:
+    """Why the provider would send people back somewhere else than the page they opened
+    (a wrong redirect_uri), or None. `{port}` in redirect_uri is this server's port."""
+    if not redirect_uri or not page_url:
+        return None
+    target = urlparse(redirect_uri.replace("{port}", str(port)))
+    here = urlparse(page_url)
+    if (target.scheme, target.netloc) == (here.scheme, here.netloc):
+        return None
+    return (f"`redirect_uri` sends people back to {target.scheme}://{target.netloc}, but this "
+            f"page was opened at {here.scheme}://{here.netloc}: after signing in they would "
+            "land on another site (or the provider refuses the URL); set redirect_uri to this "
+            "app's public URL + /oauth2callback and register it with the provider")
+
+
 def metadata_url(auth: Mapping[str, Any]) -> Optional[str]:
     """The provider's discovery document URL, if configured."""
     name = provider_name(auth)

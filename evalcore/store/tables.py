@@ -29,6 +29,7 @@ class Dataset(SQLModel, table=True):
     sha256: str = Field(default="", index=True, description="content hash, to notice re-imports")
     item_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
+    created_by: str = Field(default="", description="who imported it (migration 0006)")
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 

@@ -100,11 +100,14 @@ def _inner(name: str) -> str:
 
 
 def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_path: Path) -> None:
+    from evalcore.dataset import get_dataset
     from evalcore.store import queries
 
     alice = team_actor("evaluator", "alice@x.com")
     ds = actions.import_dataset(alice, engine, write_math_csv(tmp_path / "m.csv"), name="sums",
                                 format="math23k")
+    assert ds.created_by == "alice@x.com"
+    assert get_dataset(engine, "sums").created_by == "alice@x.com"
     spec = _spec().model_copy(update={"dataset": "sums", "created_by": "typed name"})
     run_id = actions.create_run(alice, engine, spec, settings.models_path)
     assert queries.get_run(engine, run_id).created_by == "alice@x.com"

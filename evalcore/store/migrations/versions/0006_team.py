@@ -1,4 +1,5 @@
-"""Team mode: app_user (roles), audit_event (who did what), model_entry (shared models).
+"""Team mode: app_user (roles), audit_event (who did what), model_entry (shared models),
+dataset.created_by (who imported it).
 
 Revision ID: 0006
 Revises: 0004 (the worker engine's 0005 is chained in between when both are merged)
@@ -20,6 +21,8 @@ TIMESTAMP = sa.DateTime(timezone=True)
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("dataset") as batch:
+        batch.add_column(sa.Column("created_by", sa.String(), nullable=False, server_default=""))
     op.create_table(
         "app_user",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -62,3 +65,5 @@ def downgrade() -> None:
     op.drop_index("ix_audit_event_at", "audit_event")
     op.drop_table("audit_event")
     op.drop_table("app_user")
+    with op.batch_alter_table("dataset") as batch:
+        batch.drop_column("created_by")
