@@ -79,6 +79,19 @@ def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> 
     return dataset
 
 
+def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] = None,
+               **kwargs: Any) -> Any:
+    """`perturb.counterfactual.save_suite` (a generated fairness suite becomes a dataset),
+    for evaluators and above."""
+    from evalcore.perturb.counterfactual import save_suite as _save
+
+    _check(engine, actor, "import", "save_suite")
+    dataset = _imported_by(engine, actor, _save(engine, parsed, name, **kwargs))
+    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
+            items=dataset.item_count, suite=True)
+    return dataset
+
+
 def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) -> Any:
     """`evalcore.dataset.delete_dataset`, for admins."""
     from evalcore.dataset import delete_dataset as _delete

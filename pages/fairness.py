@@ -126,11 +126,12 @@ def suite_builder() -> None:
                            key="fairness.toml")
     name = st.text_input("Suite name", value=f"fairness-{generator}-{lang}",
                          key=f"fairness.suite_name.{generator}.{lang}")
-    if st.button("Save suite", type="primary", key="fairness.save"):
-        from evalcore.perturb.counterfactual import save_suite
+    if _shared.allowed_button("Save suite", "import", type="primary", key="fairness.save"):
+        from evalcore import actions
 
         try:
-            dataset = save_suite(_shared.engine(), parsed, name.strip() or None)
+            dataset = actions.save_suite(_shared.actor(), _shared.engine(), parsed,
+                                         name.strip() or None)
         except EvalcoreError as exc:
             st.error(f"Could not save the suite: {exc}")
             return

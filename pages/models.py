@@ -141,7 +141,7 @@ def connection_test(config: ModelConfig) -> None:
     """Send one short prompt on the shared background loop; show latency and reply or error."""
     from evalcore.runner.background import get_runner
 
-    if st.button("Test connection", key="models.test"):
+    if _shared.allowed_button("Test connection", "run", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:
                 reply = get_runner().call(test_connection(config), timeout=_test_timeout(config))

@@ -46,7 +46,9 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     from pathlib import Path
 
     from evalcore.dataset import list_datasets
-    from evalcore.perturb.counterfactual import generate_suite, save_suite
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+    from evalcore.perturb.counterfactual import generate_suite
 
     if args.suite:
         return args.suite
@@ -60,7 +62,7 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     names = {d.name for d in list_datasets(engine)}
     name = base if base not in names else next(
         f"{base}-{k}" for k in range(2, 10_000) if f"{base}-{k}" not in names)
-    dataset = save_suite(engine, parsed, name)
+    dataset = actions.save_suite(acting_user(engine), engine, parsed, name)
     print(f"generated suite {dataset.name!r}: {dataset.item_count} prompts, "
           f"{parsed.meta['pairs']} pairs", flush=True)
     return dataset.name

@@ -35,6 +35,7 @@ def _sync(coro_fn: Callable[..., Any]) -> Callable[..., Any]:
 CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("import_dataset", "import", lambda p: ((b"q,a\n1,2\n",), {"filename": "x.csv"})),
     ("store_parsed", "import", lambda p: ((None,), {})),
+    ("save_suite", "import", lambda p: ((None,), {})),
     ("delete_dataset", "delete", lambda p: (("ds",), {})),
     ("create_run", "run", lambda p: ((_spec(), p), {})),
     ("start_run", "run", lambda p: ((_spec(), p), {})),
