@@ -90,3 +90,24 @@ def test_first_sign_in_is_recorded_and_admins_get_the_team_page(team_app, monkey
     assert [t.value for t in team_app.title] == ["Team"]
     users = {u.email: u.role for u in list_users(get_engine(settings.db_url))}
     assert users == {"root@x.com": "admin"}
+
+
+def test_an_admin_changes_a_role_on_the_team_page_and_it_is_audited(team_app, monkeypatch,
+                                                                   settings) -> None:
+    from evalcore.auth import audit
+    from evalcore.auth.users import add_user, get_user
+    from evalcore.store.db import get_engine
+
+    engine = get_engine(settings.db_url)
+    add_user(engine, "bob@x.com", "viewer")
+    _signed_in_as(monkeypatch, "root@x.com")
+    team_app.run()
+    team_app.switch_page("pages/_team.py").run()
+    team_app.selectbox(key="admin.user").set_value("bob@x.com").run()
+    team_app.selectbox(key="admin.role.bob@x.com").set_value("reviewer").run()
+    team_app.button(key="admin.set_role").click().run()
+    assert not team_app.exception
+    assert get_user(engine, "bob@x.com").role == "reviewer"
+    last = audit.list_events(engine, limit=1)[0]
+    assert (last.actor, last.action, last.object_id) == ("root@x.com", "user.set_role",
+                                                         "bob@x.com")
