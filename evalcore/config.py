@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -18,7 +19,9 @@ class Settings:
 
     home: Path
     db_url: str
-    models_path: Path
+    models_path: Any
+    """A models.toml Path, or the database's list (`evalcore.model_store.ModelsInDatabase`,
+    the default on PostgreSQL); `providers.registry` accepts either."""
 
     @property
     def is_sqlite(self) -> bool:

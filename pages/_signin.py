@@ -7,6 +7,7 @@ shared secret header matches. What decides lives in `evalcore.auth`; this draws.
 """
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
@@ -15,6 +16,9 @@ if TYPE_CHECKING:
     from evalcore.auth import Actor
 
 ACTOR = "auth.actor"  # the signed-in Actor (team mode), once per browser session
+ROLE_READ = "auth.role_read_at"  # when the role was last read from the database
+ROLE_TTL_S = 2.0
+"""A role change applies within this many seconds (a page draws many buttons; each asks)."""
 
 
 class NotSignedIn(Exception):
@@ -47,8 +51,8 @@ def _identity(config: Any) -> tuple[str, str]:
 def current_actor() -> "Actor":
     """The acting user of this session; raises (SignInError, NotSignedIn) without one.
 
-    A first sign-in is recorded (app_user, last_seen) once per session; later script runs
-    re-read only the role, so a role change applies on the next click.
+    A first sign-in is recorded (app_user, last_seen, audit) once per session; later the
+    role is re-read at most every ROLE_TTL_S, so a role change applies within seconds.
     """
     from evalcore.auth import local_actor, signed_in_actor
     from evalcore.auth.identity import Actor
@@ -59,15 +63,18 @@ def current_actor() -> "Actor":
         return local_actor()
     email, name = _identity(config)  # every run: a header session must still carry the secret
     known: Actor | None = st.session_state.get(ACTOR)
+    now = time.monotonic()
     if known is None or known.email != email:
         from evalcore.auth import audit
 
         known = signed_in_actor(_engine(), email, name, config)
         audit.record(_engine(), known, "user.sign_in", "user", email, {"via": config.mode})
-    else:
+    elif now - st.session_state.get(ROLE_READ, 0.0) > ROLE_TTL_S:
         known = Actor(email=known.email, name=known.name, role=role_of(_engine(), email, config),
                       team=True)
-    st.session_state[ACTOR] = known
+    else:
+        return known
+    st.session_state[ACTOR], st.session_state[ROLE_READ] = known, now
     return known
 
 
