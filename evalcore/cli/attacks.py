@@ -5,10 +5,9 @@ import argparse
 import sys
 
 
-def _reviewer(args: argparse.Namespace) -> str:
-    import getpass
-
-    return args.reviewer or f"cli:{getpass.getuser()}"
+def _reviewer(args: argparse.Namespace) -> str | None:
+    """--reviewer (single-user mode); in team mode the actor's identity is recorded instead."""
+    return args.reviewer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,14 +64,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--unflagged", action="store_true", help="every pending item without flags")
     q.add_argument("--item", type=int, action="append", default=[],
                    help="an attack item id (repeat); approves flagged items too")
-    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_approve)
 
     q = cmds.add_parser("reject", help="reject attack items by id")
     q.add_argument("id", help="attack set id or name")
     q.add_argument("--item", type=int, action="append", required=True)
     q.add_argument("--note", help="why")
-    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_reject)
 
     q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")
@@ -87,16 +86,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import cli_user, engine_and_settings, print_json
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
     from evalcore.perturb.sets import attack_set_info, get_attack_set
-    from evalcore.runner.attack import create_attack_job
     from evalcore.runner.start import run_job_here
     from evalcore.store.jobs import get_job
 
     engine, _ = engine_and_settings()
-    job_id = create_attack_job(engine, dataset=args.dataset, level=args.level, seed=args.seed,
-                               translator=args.translator, name=args.name, limit=args.limit,
-                               created_by=cli_user())
+    job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
+                                  level=args.level, seed=args.seed, translator=args.translator,
+                                  name=args.name, limit=args.limit)
     if run_job_here(engine, job_id) != "done":
         job = get_job(engine, job_id)
         print(f"error: the attack did not finish ({job.status}): {job.error}", file=sys.stderr)
@@ -173,17 +172,17 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    import getpass
-
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info, import_attack_set
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info
 
     engine, _ = engine_and_settings()
-    attack_set = import_attack_set(engine, args.path, name=args.name, level=args.level,
-                                   source_dataset=args.source_dataset, check=not args.no_check,
-                                   similarity=not args.no_similarity,
-                                   allow_duplicate=args.allow_duplicate,
-                                   created_by=f"cli:{getpass.getuser()}")
+    attack_set = actions.import_attack_set(acting_user(engine), engine, args.path,
+                                           name=args.name, level=args.level,
+                                           source_dataset=args.source_dataset,
+                                           check=not args.no_check,
+                                           similarity=not args.no_similarity,
+                                           allow_duplicate=args.allow_duplicate)
     info = attack_set_info(engine, attack_set)
     if args.json:
         print_json(info)
@@ -195,21 +194,24 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.review import approve, approve_unflagged, review_progress
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.perturb.review import review_progress
     from evalcore.perturb.sets import AttackSetError, get_attack_set
 
     engine, _ = engine_and_settings()
+    actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
     if not args.unflagged and not args.item:
         raise AttackSetError("say what to approve: --unflagged (every pending item without "
                              "flags) or --item ID (repeatable)")
     count = 0
     if args.unflagged:
-        count += approve_unflagged(engine, int(attack_set.id), reviewer=_reviewer(args))
+        count += actions.approve_unflagged(actor, engine, int(attack_set.id),
+                                           reviewer=_reviewer(args))
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        approve(engine, item_id, reviewer=_reviewer(args))
+        actions.set_review(actor, engine, item_id, "approved", reviewer=_reviewer(args))
         count += 1
     r = review_progress(engine, int(attack_set.id))
     print(f"approved {count} item(s); set {attack_set.id}: {r['approved']} approved, "
@@ -226,15 +228,17 @@ def _check_in_set(engine, item_id: int, set_id: int) -> None:
 
 
 def _reject(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.review import reject
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.perturb.sets import get_attack_set
 
     engine, _ = engine_and_settings()
+    actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        reject(engine, item_id, reviewer=_reviewer(args), note=args.note)
+        actions.set_review(actor, engine, item_id, "rejected", reviewer=_reviewer(args),
+                           note=args.note)
     print(f"rejected {len(args.item)} item(s) of set {attack_set.id}")
     return 0
 
@@ -252,10 +256,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.sets import delete_attack_set
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    gone = delete_attack_set(engine, args.id)
+    gone = actions.delete_attack_set(acting_user(engine), engine, args.id)
     print(f"deleted attack set {gone.id} '{gone.name}' and its derived dataset")
     return 0
