@@ -20,10 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--translator", help="sentence level: llm:MODEL or google")
     p.add_argument("--name", help="attack set name (default DATASET-LEVEL-sSEED)")
     p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--no-similarity", action="store_true",
+                   help="skip the e5 similarity of original and attacked question (no "
+                        "low_similarity flags; the other checks still run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_attack)
 
-    p = sub.add_parser("attacks", help="attack sets: list, show, import, approve, reject, "
+    p = sub.add_parser("attacks", help="attack sets: list, resume, show, import, approve, reject, "
                                        "export, delete")
     cmds = p.add_subparsers(dest="attacks_command", required=True, metavar="ACTION")
 
@@ -31,6 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--dataset", help="only sets of this source dataset")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=_list)
+
+    q = cmds.add_parser("resume", help="finish generating a set whose generation stopped")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_resume)
 
     q = cmds.add_parser("show", help="lineage, review progress and items of a set")
     q.add_argument("id", help="attack set id or name")
@@ -88,17 +96,54 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _attack(args: argparse.Namespace) -> int:
     import getpass
 
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info, create_attack_set
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.sets import create_attack_set
 
     engine, settings = engine_and_settings()
-    attack_set = create_attack_set(engine, dataset=args.dataset, level=args.level,
-                                   seed=args.seed, translator=args.translator,
-                                   models_path=settings.models_path, name=args.name,
-                                   limit=args.limit, created_by=f"cli:{getpass.getuser()}")
+    params = {"similarity": False} if args.no_similarity else None
+    set_id = create_attack_set(engine, dataset=args.dataset, level=args.level, seed=args.seed,
+                               params=params, translator=args.translator, name=args.name,
+                               limit=args.limit, created_by=f"cli:{getpass.getuser()}")
+    return _generate(engine, set_id, settings.models_path, args.json)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.perturb.sets import get_attack_set
+
+    engine, settings = engine_and_settings()
+    return _generate(engine, int(get_attack_set(engine, args.id).id), settings.models_path,
+                     args.json)
+
+
+def _generate(engine, set_id: int, models_path, as_json: bool) -> int:
+    """Fill a set in with a tqdm bar on stderr, then print its summary."""
+    import sys
+
+    from tqdm import tqdm
+
+    from evalcore.cli.common import print_json
+    from evalcore.perturb.sets import attack_set_info, generate_attack_items
+
+    bar = tqdm(desc=f"attack set {set_id}", unit="item", file=sys.stderr, dynamic_ncols=True,
+               disable=None)
+
+    def update(done: int, total: int) -> None:
+        bar.total, bar.n = total, done
+        bar.refresh()
+
+    try:
+        attack_set = generate_attack_items(engine, set_id, on_progress=update,
+                                           models_path=models_path)
+    except BaseException:
+        bar.close()
+        print(f"generation of attack set {set_id} stopped; the stored batches are kept: "
+              f"`attacks resume {set_id}` continues", file=sys.stderr)
+        raise
+    bar.close()
     info = attack_set_info(engine, attack_set)
     review = info["review"]
-    if args.json:
+    if as_json:
         print_json({"id": info["id"], "name": info["name"], "level": info["level"],
                     "items": info["items"], "flagged": review["flagged"],
                     "flags": review["flags"], "dataset_id": info["dataset_id"]})
