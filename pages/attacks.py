@@ -164,6 +164,10 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
              "word: replacements, min_similarity; sentence: pivot language; all: "
              "threshold (least question similarity), similarity (false skips it)")
     name = st.text_input("Attack set name (optional)", key="attacks.name")
+    similarity = st.checkbox(
+        "Check meaning with e5 similarity", value=True, key="attacks.similarity",
+        help="Flags attacked questions whose e5 similarity to the original is below the "
+             "threshold (low_similarity). Off: faster, the other checks still run.")
     if st.button("Generate attack set", type="primary", key="attacks.generate"):
         try:
             params = json.loads(params_text or "{}")
@@ -173,6 +177,8 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         if not isinstance(params, dict):
             st.error("Parameters must be a JSON object, e.g. {}")
             return
+        if not similarity:
+            params["similarity"] = False
         kwargs = {"dataset": int(dataset_id), "level": level, "seed": int(seed),
                   "params": params, "translator": translator, "models_path": models_path,
                   "name": name.strip() or None, "created_by": reviewer,

@@ -46,7 +46,7 @@ _WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some", "any", "every", "each", "no", "another"])
 _VERB_CUES = frozenset(
-    ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "not", "don't", "didn't", "doesn't", "won't", "never"])
+    ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "he", "she", "not", "don't", "didn't", "doesn't", "won't", "never", "is", "are", "was", "were", "am", "be", "been", "has", "have", "had"])
 _SENSES = 2
 _BASE_TAGS = ("NN", "VB", "VBP", "JJ", "RB")
 MIN_SENSE_SHARE = 1 / 3
@@ -62,23 +62,48 @@ the word's most frequent sense ("buy" is rarely "bribe": 2 of 102)."""
 def load_zh_synonyms() -> float:
     """Load the synonym data (word vectors + Cilin groups) once; returns seconds spent.
 
-    `synonyms` prints banners and swaps jieba's global dictionary when imported; its
-    output is swallowed so CLI JSON stays clean.
+    The vectors (synonyms' `words.vector`, word2vec binary, 125,796 words x 100) are read
+    straight into one numpy array: importing the `synonyms` package instead also loads its
+    own jieba dictionaries (~700 MB and ~20 s more).
     """
-    from evalcore.resources import ensure_language_env, synonyms_vector_path
+    from evalcore.resources import synonyms_vector_path
 
     started = time.perf_counter()
-    ensure_language_env()
     path = synonyms_vector_path()
     if not path.is_file():
         from evalcore.errors import EvalcoreError
 
         raise EvalcoreError(f"Chinese word vectors not found at {path}: run "
                             "`python scripts/setup_data.py` (or `make test`) first")
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        import synonyms  # noqa: F401
+    _zh_vectors()
     _cilin_groups()
     return time.perf_counter() - started
+
+
+@functools.lru_cache(maxsize=1)
+def _zh_vectors() -> tuple[dict[str, int], Any]:
+    """(word -> row, unit-length float32 matrix) from the word2vec binary file."""
+    import numpy as np
+
+    from evalcore.resources import synonyms_vector_path
+
+    data = synonyms_vector_path().read_bytes()
+    head = data.index(b"\n")
+    count, dim = (int(x) for x in data[:head].split())
+    width = 4 * dim
+    index: dict[str, int] = {}
+    rows = np.empty((count, dim), dtype=np.float32)
+    pos = head + 1
+    for n in range(count):
+        while data[pos] in (10, 13):
+            pos += 1
+        space = data.index(b" ", pos)
+        word = data[pos:space].decode("utf-8", "ignore")
+        rows[n] = np.frombuffer(data, dtype=np.float32, count=dim, offset=space + 1)
+        index.setdefault(word, n)
+        pos = space + 1 + width
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return index, rows
 
 
 @functools.lru_cache(maxsize=1)
@@ -110,12 +135,9 @@ def _cilin_groups() -> dict[str, frozenset[str]]:
 
 
 def _zh_vector(word: str) -> Any:
-    import synonyms
-
-    try:
-        return synonyms.v(word)
-    except KeyError:
-        return None
+    index, rows = _zh_vectors()
+    row = index.get(word)
+    return None if row is None else rows[row]
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -129,17 +151,17 @@ def zh_candidates(word: str, flag: str, min_similarity: float = DEFAULT_MIN_SIMI
     base = _zh_vector(word)
     if base is None:
         return ()
-    base = base / (np.linalg.norm(base) or 1.0)
     out = []
     for cand in _cilin_groups().get(word, ()):
         if (not _CJK_WORD.match(cand) or cand in word or word in cand
                 or zh_word_flag(cand)[:1] != flag[:1] or lex.flips_zh_meaning(word, cand)
-                or set(cand) & lex.zh_numeral_chars - set(word) or cand in lex.zh_stop):
+                or set(cand) & lex.zh_numeral_chars - set(word) or cand in lex.zh_stop
+                or lex.blocked(cand, "zh") or lex.is_zh_term(cand)):
             continue
         vec = _zh_vector(cand)
         if vec is None:
             continue
-        score = float(np.dot(base, vec) / (np.linalg.norm(vec) or 1.0))
+        score = float(np.dot(base, vec))  # both unit length
         if score >= min_similarity:
             out.append((cand, round(score, 4)))
     return tuple(sorted(out, key=lambda pair: (-pair[1], pair[0])))
@@ -148,6 +170,17 @@ def zh_candidates(word: str, flag: str, min_similarity: float = DEFAULT_MIN_SIMI
 def _zh_eligible(tok: Token) -> bool:
     return (tok.kind == "word" and not tok.protect and not tok.stop
             and bool(_CJK_WORD.match(tok.text)) and tok.flag[:1] in ZH_POS)
+
+
+def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARITY
+                       ) -> tuple[tuple[str, float], ...]:
+    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0),
+    then the dictionary's synonyms when the word is eligible for them."""
+    if tok.kind != "word" or tok.protect:
+        return ()
+    table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
+    found = zh_candidates(tok.text, tok.flag, min_similarity) if _zh_eligible(tok) else ()
+    return table + tuple(c for c in found if c[0] not in dict(table))
 
 
 # ---------------------------------------------------------------- English
@@ -217,25 +250,29 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
     senses = wn.synsets(lemma, pos)
     if pos == "a":
         senses = [s for s in senses if s.pos() in ("a", "s")]
-    senses = [s for s in senses[:1] if _main_sense(lemma, s, pos)]
+    senses = [s for s in senses[:_SENSES] if _main_sense(lemma, s, pos)]
     opposite = {a.name().lower() for s in wn.synsets(lemma, pos) for l in s.lemmas()
                 for a in l.antonyms()}
     out: list[tuple[str, str]] = []
     for sense in senses:
         for cand in sense.lemmas():
             name = cand.name()
-            if (not name.isalpha() or name.lower() == lemma
-                    or name.lower() in opposite or lex.is_antonym(lemma, name)
-                    or (lemma, name.lower()) in lex.en_avoid
-                    or name.lower() in lex.en_stop or not name.islower()):
+            low = name.lower()
+            if (not name.isalpha() or low == lemma or not name.islower()
+                    or low in opposite or lex.is_antonym(lemma, name)
+                    or (lemma, low) in lex.en_avoid or (word.lower(), low) in lex.en_avoid
+                    or low in lex.en_stop or lex.blocked(low, "en") or low in lex.en_terms
+                    or lemma in low or low in lemma):  # lid -> eyelid, class -> subclass
                 continue
             if not _main_sense(name, sense, pos):
                 continue
             forms = lemminflect.getInflection(name, tag=tag)
-            if not forms or forms[0].lower() == word.lower():
+            if not forms or forms[0].lower() == word.lower() or lex.blocked(forms[0], "en"):
                 continue
             if upos not in lemminflect.getAllLemmas(forms[0]):
                 continue  # unknown to the lexicon as this part of speech ("toilet" -> "john")
+            if upos == "ADV" and word.lower().endswith("ly") != forms[0].endswith("ly"):
+                continue  # slowly -> slow reads as an adjective
             if forms[0] not in [c for c, _ in out]:
                 out.append((forms[0], sense.name()))
     return tuple(out)
@@ -261,8 +298,43 @@ def _neighbour(tokens: Sequence[Token], i: int, step: int) -> str:
 
 
 def _en_eligible(tok: Token) -> bool:
-    return (tok.kind == "word" and not tok.protect and not tok.stop and tok.text.isalpha()
+    return (tok.kind == "word" and not tok.protect and tok.text.isalpha()
             and tok.text.islower() and len(tok.text) >= 3)
+
+
+@functools.lru_cache(maxsize=50_000)
+def en_table_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
+    """Reviewed paraphrases of `word` used as `upos` (lexicon.toml), inflected like it."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
+    tag = _penn_tag(word, lemmas[0], upos) if lemmas else None
+    if tag is None:
+        return ()
+    out: list[tuple[str, str]] = []
+    for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
+        forms = lemminflect.getInflection(cand, tag=tag)
+        if forms and forms[0].lower() != word.lower() and forms[0] not in [c for c, _ in out]:
+            out.append((forms[0], "table"))
+    return tuple(out)
+
+
+def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tuple]:
+    """(part of speech, candidates) for token `i`: table paraphrases, then WordNet's
+    (stop words only from the table)."""
+    tok = tokens[i]
+    if not _en_eligible(tok):
+        return None, ()
+    prev = _neighbour(tokens, i, -1)
+    pos = en_pos(tok.text, prev, _neighbour(tokens, i, 1))
+    if pos is None:
+        return None, ()  # "store" may be a verb: no replacement is safe for both
+    found = en_table_candidates(tok.text, pos)
+    if not tok.stop:
+        found += tuple(c for c in en_candidates(tok.text, pos) if c[0] not in dict(found))
+    if prev.lower() in ("a", "an"):  # "a individual": keep the article right
+        found = tuple(c for c in found if (c[0][0] in "aeiou") == (prev.lower() == "an"))
+    return pos, found
 
 
 # ---------------------------------------------------------------- attack
@@ -281,8 +353,7 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
 
     n_words = count_words(tokens, language)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
-    order = [i for i, t in enumerate(tokens)
-             if (_zh_eligible(t) if language == "zh" else _en_eligible(t))]
+    order = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
     rng.shuffle(order)
     new_text: dict[int, str] = {}
     pairs: list[tuple[str, str]] = []
@@ -292,11 +363,10 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
             break
         tok = tokens[i]
         if language == "zh":
-            found = zh_candidates(tok.text, tok.flag, min_similarity)
+            found = zh_word_candidates(tok, min_similarity)
             pos = tok.flag
         else:
-            pos = en_pos(tok.text, _neighbour(tokens, i, -1), _neighbour(tokens, i, 1))
-            found = en_candidates(tok.text, pos) if pos else ()
+            pos, found = en_word_candidates(tokens, i)
         if not found:
             continue
         cand, why = rng.choice(found[:TOP_CANDIDATES])
