@@ -141,6 +141,13 @@ _QUOTES = re.compile(r"《[^》]*》|「[^」]*」|“[^”]*”|\"[^\"\n]*\"|�
 """Quoted titles and quotations: 《book》, “a name”, "a quote" are kept as written."""
 
 
+@functools.lru_cache(maxsize=1)
+def _zh_terms() -> re.Pattern[str]:
+    """Every maths/science term of the lexicon, longest first."""
+    terms = sorted(load_lexicon().zh_terms, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, terms)) or "(?!)")
+
+
 def _next_word(tokens: list[Token], i: int) -> Token | None:
     for tok in tokens[i + 1:]:
         if tok.kind != "space":
@@ -163,6 +170,7 @@ def _mark(tokens: list[Token], text: str, language: Language, reference: frozens
     lex = load_lexicon()
     labels, region = option_spans(text)
     quoted = [m.span() for m in _QUOTES.finditer(text)]
+    terms = [m.span() for m in _zh_terms().finditer(text)] if language == "zh" else []
     start = 0
     for i, tok in enumerate(tokens):
         end = start + len(tok.text)
@@ -177,6 +185,8 @@ def _mark(tokens: list[Token], text: str, language: Language, reference: frozens
             tok.protect = "op"
         elif tok.kind == "word" and any(s < end and start < e for s, e in quoted):
             tok.protect = "title"
+        elif tok.kind == "word" and any(s < end and start < e for s, e in terms):
+            tok.protect = "term"  # 最小 of 最小公倍数, however jieba cut it
         elif tok.kind == "word" and _after_number(tokens, i):
             tok.protect = "unit"  # 45分, 3 dozen: whatever counts the number
         elif language == "zh" and tok.kind == "word":

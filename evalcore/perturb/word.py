@@ -358,6 +358,7 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
     new_text: dict[int, str] = {}
     pairs: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
+    chosen: dict[str, str] = {}
     for i in order:
         if len(pairs) >= wanted:
             break
@@ -370,7 +371,8 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
         if not found:
             continue
         cand, why = rng.choice(found[:TOP_CANDIDATES])
-        new_text[i] = cand
+        cand = chosen.setdefault(tok.text, cand)  # one replacement per word: the export's
+        new_text[i] = cand                         # synword_pairs dict keeps every pair
         pairs.append((tok.text, cand))
         info.append({"token": i, "pos": pos, "before": tok.text, "after": cand,
                      ("score" if language == "zh" else "sense"): why})
