@@ -45,6 +45,8 @@ class Lexicon:
     """Reviewed replacements, word -> candidates (they may replace stop words)."""
     en_paraphrases: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
     """(lemma, part of speech) -> replacement lemmas."""
+    zh_quantifier_chars: frozenset[str] = frozenset()
+    zh_avoid: frozenset[tuple[str, str]] = frozenset()
 
     def is_zh_term(self, word: str) -> bool:
         """A maths/science term, or a word holding one (最小公倍数, 年利率)."""
@@ -112,6 +114,8 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         zh_block_chars=frozenset(block["zh"]["chars"]),
         zh_block_words=tuple(block["zh"]["words"]),
         en_block=frozenset(w.lower() for w in block["en"]["words"]),
+        zh_quantifier_chars=frozenset(zh.get("quantifier_chars", [])),
+        zh_avoid=frozenset((a, b) for a, b in zh.get("avoid", [])),
         zh_paraphrases=_table([(a, b) for a, b in zh.get("paraphrases", [])]),
         en_paraphrases=_table([((a, pos), b) for a, b, pos in en.get("paraphrases", [])]),
     )

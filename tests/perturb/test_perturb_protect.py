@@ -102,3 +102,15 @@ def test_numbers_and_their_units_survive_every_seed(language, text, zh_synonyms_
     for seed in range(10):
         out, pairs, _ = word_attack(segment(text, language), language, random.Random(seed))
         assert ("45个" in out and "20个" in out) if language == "zh" else "3 notebooks" in out
+
+
+def test_audit_rejections_stay_out(zh_synonyms_ready):
+    from evalcore.perturb.tokens import Token
+    from evalcore.perturb.word import zh_candidates, zh_word_candidates
+
+    assert "全校" not in dict(zh_candidates("学校", "n"))  # no quantifier brought in
+    assert "校友" not in dict(zh_candidates("同学", "n"))  # reviewed and rejected
+    best = zh_word_candidates(Token("同学", "word", "n"))
+    assert [c for c, _ in best] == ["同窗"]  # only the closest dictionary synonym
+    table = zh_word_candidates(Token("如果", "word", "c", stop=True))
+    assert {c for c, _ in table} == {"假如", "倘若", "要是"}  # the table, stop word or not
