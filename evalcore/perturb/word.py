@@ -22,8 +22,9 @@ keep the jieba part of speech, and bring in no negation or opposite character
 
 English: WordNet (NLTK, offline copy), same part of speech, inflection kept (lemminflect),
 "a"/"an" still right, an adverb in -ly stays in -ly, no compound of the word (lid ->
-eyelid). A synonym must share one of the two most frequent senses of the word, which must
-also be one of the two most frequent senses of the synonym, a sense each
+eyelid). Only nouns, adjectives and adverbs outside noun compounds, and only the first candidate.
+A synonym must share the most frequent sense of the word, which must also be one of the
+two most frequent senses of the synonym, a sense each
 word is attested in at least twice in WordNet's tagged corpus and a third as often as in
 its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
@@ -63,6 +64,10 @@ _DETERMINERS = frozenset(
 _VERB_CUES = frozenset(
     ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "he", "she", "not", "don't", "didn't", "doesn't", "won't", "never", "is", "are", "was", "were", "am", "be", "been", "has", "have", "had"])
 _SENSES = 2
+WORDNET_POS = ("NOUN", "ADJ", "ADV")
+"""Parts of speech WordNet may replace. Verbs only come from the reviewed table: in the
+audit, WordNet verb synonyms broke phrasal verbs and valency (put on -> set on, asked a
+question -> inquired a question, lived in -> inhabited in, won -> gained)."""
 _BASE_TAGS = ("NN", "VB", "VBP", "JJ", "RB")
 MIN_SENSE_SHARE = 1 / 3
 MIN_SENSE_COUNT = 2
@@ -270,7 +275,7 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
     senses = wn.synsets(lemma, pos)
     if pos == "a":
         senses = [s for s in senses if s.pos() in ("a", "s")]
-    senses = [s for s in senses[:_SENSES] if _main_sense(lemma, s, pos)]
+    senses = [s for s in senses[:1] if _main_sense(lemma, s, pos)]
     opposite = {a.name().lower() for s in wn.synsets(lemma, pos) for l in s.lemmas()
                 for a in l.antonyms()}
     out: list[tuple[str, str]] = []
@@ -339,6 +344,19 @@ def en_table_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _in_compound(tokens: Sequence[Token], i: int) -> bool:
+    """Whether a neighbour may be a noun, so the word may be part of a compound ("bucket
+    list", "email account", "human beings"), where a synonym breaks the phrase."""
+    import lemminflect
+
+    for step in (-1, 1):
+        near = _neighbour(tokens, i, step).lower()
+        if near and near not in load_lexicon().en_stop and (
+                "NOUN" in lemminflect.getAllLemmas(near) or not near.isalpha()):
+            return True
+    return False
+
+
 def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tuple]:
     """(part of speech, candidates) for token `i`: table paraphrases, then WordNet's
     (stop words only from the table)."""
@@ -350,8 +368,8 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     if pos is None:
         return None, ()  # "store" may be a verb: no replacement is safe for both
     found = en_table_candidates(tok.text, pos)
-    if not tok.stop:
-        found += tuple(c for c in en_candidates(tok.text, pos) if c[0] not in dict(found))
+    if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
+        found = en_candidates(tok.text, pos)[:1]
     if prev.lower() in ("a", "an"):  # "a individual": keep the article right
         found = tuple(c for c in found if (c[0][0] in "aeiou") == (prev.lower() == "an"))
     return pos, found
