@@ -203,9 +203,15 @@ def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARIT
     table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
     if table:
         return table
-    # Only the closest dictionary synonym: in the audit the runners-up of a Cilin group
-    # were the wrong ones (同学 -> 校友 after 同窗, 价格 -> 标价 after 价钱).
-    return zh_candidates(tok.text, tok.flag, min_similarity)[:1] if _zh_eligible(tok) else ()
+    # Only the closest dictionary synonym, and only when the word is the synonym's closest
+    # too: in the audits the runners-up of a Cilin group were the wrong ones (同学 -> 校友
+    # after 同窗) and one-way matches changed the sense (良好 -> 优异, 控制 -> 支配).
+    best = zh_candidates(tok.text, tok.flag, min_similarity)[:1] if _zh_eligible(tok) else ()
+    if best:
+        back = zh_candidates(best[0][0], zh_word_flag(best[0][0]) or tok.flag, min_similarity)
+        if not back or back[0][0] != tok.text:
+            return ()
+    return best
 
 
 # ---------------------------------------------------------------- English
