@@ -286,7 +286,6 @@ def _append(engine: "Engine", set_id: int, rows: list[dict[str, Any]],
     """One batch: derived items, attack items and the counts, in one transaction."""
     from sqlalchemy import update
 
-    from evalcore.dataset.records import Question
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AttackSet, Dataset
 

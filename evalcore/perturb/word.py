@@ -32,9 +32,7 @@ its commonest sense: this drops "points" -> "gunpoint" and
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
 import logging
 import random
