@@ -97,6 +97,10 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
              "word: replacements, min_similarity; sentence: pivot language; all: "
              "threshold (least question similarity), similarity (false skips it)")
     name = st.text_input("Attack set name (optional)", key="attacks.name")
+    similarity = st.checkbox(
+        "Check meaning with e5 similarity", value=True, key="attacks.similarity",
+        help="Flags attacked questions whose e5 similarity to the original is below the "
+             "threshold (low_similarity). Off: faster, the other checks still run.")
     if _shared.allowed_button("Generate attack set", "attack", type="primary",
                               key="attacks.generate"):
         try:
@@ -107,6 +111,8 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         if not isinstance(params, dict):
             st.error("Parameters must be a JSON object, e.g. {}")
             return
+        if not similarity:
+            params["similarity"] = False
         from evalcore import actions
 
         _shared.queue_job(lambda: actions.queue_attack(

@@ -20,10 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--translator", help="sentence level: llm:MODEL or google")
     p.add_argument("--name", help="attack set name (default DATASET-LEVEL-sSEED)")
     p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--no-similarity", action="store_true",
+                   help="skip the e5 similarity of original and attacked question (no "
+                        "low_similarity flags; the other checks still run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_attack)
 
-    p = sub.add_parser("attacks", help="attack sets: list, show, import, approve, reject, "
+    p = sub.add_parser("attacks", help="attack sets: list, resume, show, import, approve, reject, "
                                        "export, delete")
     cmds = p.add_subparsers(dest="attacks_command", required=True, metavar="ACTION")
 
@@ -31,6 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--dataset", help="only sets of this source dataset")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=_list)
+
+    q = cmds.add_parser("resume", help="finish generating a set whose generation stopped")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_resume)
 
     q = cmds.add_parser("show", help="lineage, review progress and items of a set")
     q.add_argument("id", help="attack set id or name")
@@ -87,23 +95,65 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _attack(args: argparse.Namespace) -> int:
     from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json
+    from evalcore.cli.common import acting_user, engine_and_settings
+
+    engine, _ = engine_and_settings()
+    params = {"similarity": False} if args.no_similarity else None
+    job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
+                                  level=args.level, seed=args.seed, params=params,
+                                  translator=args.translator, name=args.name, limit=args.limit)
+    return _generate(engine, job_id, args.json)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    """Generation is a job: queue the set's job again (or make one) and execute it here."""
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.perturb.sets import get_attack_set
+    from evalcore.runner.attack import attack_set_job
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    job_id = attack_set_job(engine, int(attack_set.id))
+    actions.requeue_job(acting_user(engine), engine, job_id)
+    return _generate(engine, job_id, args.json)
+
+
+def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
+    """Execute the generation job here with a tqdm bar on stderr, then print the set."""
+    from tqdm import tqdm
+
+    from evalcore.cli.common import print_json
     from evalcore.perturb.sets import attack_set_info, get_attack_set
     from evalcore.runner.start import run_job_here
     from evalcore.store.jobs import get_job
 
-    engine, _ = engine_and_settings()
-    job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
-                                  level=args.level, seed=args.seed, translator=args.translator,
-                                  name=args.name, limit=args.limit)
-    if run_job_here(engine, job_id) != "done":
-        job = get_job(engine, job_id)
-        print(f"error: the attack did not finish ({job.status}): {job.error}", file=sys.stderr)
+    job = get_job(engine, job_id)
+    bar = tqdm(desc=f"attack set {job.attack_set_id}", unit="item", file=sys.stderr,
+               dynamic_ncols=True, disable=None)
+
+    def update(done: int, total: int) -> None:
+        bar.total, bar.n = total, done
+        bar.refresh()
+
+    try:
+        status = run_job_here(engine, job_id, on_progress=update)
+    except BaseException:  # Ctrl-C, SIGTERM: what is stored stays
+        bar.close()
+        print(f"generation of attack set {job.attack_set_id} stopped; the stored batches are "
+              f"kept: `attacks resume {job.attack_set_id}` continues", file=sys.stderr)
+        raise
+    bar.close()
+    job = get_job(engine, job_id)
+    if status != "done":
+        print(f"error: generation of attack set {job.attack_set_id} {job.status}"
+              f"{': ' + job.error if job.error else ''}; the stored batches are kept: "
+              f"`attacks resume {job.attack_set_id}` continues", file=sys.stderr)
         return 2
-    attack_set = get_attack_set(engine, get_job(engine, job_id).result["attack_set_id"])
+    attack_set = get_attack_set(engine, int(job.attack_set_id))
     info = attack_set_info(engine, attack_set)
     review = info["review"]
-    if args.json:
+    if as_json:
         print_json({"id": info["id"], "name": info["name"], "level": info["level"],
                     "items": info["items"], "flagged": review["flagged"],
                     "flags": review["flags"], "dataset_id": info["dataset_id"]})
