@@ -6,7 +6,6 @@ method's Math23K word-attack format); the review buttons must change the databas
 from __future__ import annotations
 
 import csv
-import time
 from pathlib import Path
 
 import pytest
