@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, add_exit_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id", type=int)
     p.add_argument("--force", action="store_true",
                    help="resume even if another process seems to be running it")
+    add_exit_flags(p)
     p.set_defaults(func=_resume, preload=RUN_IMPORTS)
 
     p = rsub.add_parser("cancel", help="ask a run to stop after its calls in flight")
@@ -74,14 +75,14 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, run_with_progress
+    from evalcore.cli.common import engine_and_settings, run_exit_code, run_with_progress
     from evalcore.runner.start import check_resumable
 
     engine, _ = engine_and_settings()
     check_resumable(engine, args.run_id, force=args.force)
     status = run_with_progress(engine, args.run_id)
     print(f"run {args.run_id}: {status}")
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, args.run_id, status, args.max_error_rate)
 
 
 def _cancel(args: argparse.Namespace) -> int:
