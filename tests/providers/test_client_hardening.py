@@ -14,7 +14,7 @@ from tests.providers.test_client_faults import ask, cfg
 
 pytestmark = pytest.mark.integration
 
-KEY = "sk-proj-Hq7Zt2Lm9Xc4Vb8Nw3Ks6Pd1Rf5Gy0Ju2Ei8Ao4Wt6Ys9Ul3Mz7Qx1Cv5Bn0Dk"
+KEY = "Hq7Zt2Lm9Xc4Vb8Nw3Ks6Pd1Rf5Gy0Ju2Ei8Ao4Wt6Ys9Ul3Mz7Qx1Cv5Bn0Dk"  # no known prefix
 
 
 def pieces(secret: str, size: int = 8) -> list[str]:
