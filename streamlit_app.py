@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._shared import sidebar
+from pages._shared import guarded, sidebar
 
 st.set_page_config(page_title="evalcore", layout="wide")
 
@@ -25,5 +25,4 @@ PAGES = {
 }
 
 page = st.navigation(PAGES)
-sidebar()
-page.run()
+guarded(lambda: (sidebar(), page.run()))
