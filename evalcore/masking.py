@@ -150,11 +150,23 @@ def mask_text(text: str, secrets: Iterable[str] | None = None) -> str:
     found = known_secrets() if secrets is None else frozenset(s for s in secrets if s)
     if found:
         text = _mask_known(text, _index(found))
-    text = _USERINFO.sub(r"\1" + REDACTED + "@", text)
-    text = _SCHEME.sub(_scheme, text)
-    text = _HEADER.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-    text = _QUERY.sub(lambda m: f"{m.group(1)}{REDACTED}", text)
-    return _KEY_LIKE.sub(REDACTED, text)
+    low = text.lower()  # a pattern runs only when a plain search finds its trigger
+    for pattern, replace, triggers in _PATTERNS:
+        if any(trigger in low for trigger in triggers):
+            text = pattern.sub(replace, text)
+            low = text.lower()
+    return text
+
+
+_PATTERNS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = (
+    (_USERINFO, r"\1" + REDACTED + "@", ("://",)),
+    (_SCHEME, _scheme, ("bearer", "basic", "token", "digest")),
+    (_HEADER, lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}",
+     ("apikey", "api-key", "api_key", "authorization", "token")),
+    (_QUERY, lambda m: f"{m.group(1)}{REDACTED}", ("=",)),
+    (_KEY_LIKE, REDACTED, ("sk-", "pk-", "rk-", "aiza")),
+)
+"""(pattern, replacement, lowercase substrings one of which a match must contain)."""
 
 
 def mask_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
