@@ -20,7 +20,8 @@ def bounded(low: float | None = None, high: float | None = None, kind: type = fl
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a{'n integer' if kind is int else ' number'}") from None
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if (low is not None and value < low) or (high is not None and value > high):
             span = (f"between {low:g} and {high:g}" if low is not None and high is not None
                     else f">= {low:g}" if low is not None else f"<= {high:g}")

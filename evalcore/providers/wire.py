@@ -166,9 +166,10 @@ def parse_reply(config: ModelConfig, body: bytes | str) -> ParsedReply:
         raise MalformedReplyError(f"expected a JSON object, got {type(data).__name__}")
     if dialect(config) == "ollama":
         message = data.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content"), (str, type(None))):
+        content = message.get("content") if isinstance(message, dict) else 0
+        if content is not None and not isinstance(content, str):
             raise MalformedReplyError("ollama reply has no message.content")
-        _check_answer(message.get("content"), data.get("done_reason"))
+        _check_answer(content, data.get("done_reason"))
         return ParsedReply(
             message["content"],
             _int_or_none(data.get("prompt_eval_count")),

@@ -45,7 +45,7 @@ def leaks(data: bytes | str) -> list[str]:
 
 
 @pytest.mark.parametrize("mode", ["echo", "basic"])
-def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path, mode):
+def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path, mode):  # noqa: F811
     with FaultServer(FaultConfig(mode=mode)) as server:
         add_model(settings, server, api_key_env=KEY_VAR, concurrency=8)
         out_json, out_csv = tmp_path / "s.json", tmp_path / "s.csv"
@@ -73,7 +73,7 @@ def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path
     assert "DEBUG" in run.stderr  # the log really was captured
 
 
-def test_hanging_endpoint_ends_within_the_deadline(settings, engine, dataset):
+def test_hanging_endpoint_ends_within_the_deadline(settings, engine, dataset):  # noqa: F811
     with FaultServer(FaultConfig(mode="hang", hang=60.0)) as server:
         add_model(settings, server, timeout=2.0, deadline=5.0, concurrency=10,
                   max_retry_wait=120.0)
@@ -90,7 +90,7 @@ def test_hanging_endpoint_ends_within_the_deadline(settings, engine, dataset):
     assert all(e and e.startswith("deadline of 5s passed") for e in errors), errors
 
 
-def test_too_many_errors_exit_3_with_one_line(settings, engine, dataset):
+def test_too_many_errors_exit_3_with_one_line(settings, engine, dataset):  # noqa: F811
     script = ["404"] * 3  # 3 of 12 calls fail (25% > 10%), the rest answer
     with FaultServer(FaultConfig(script=script)) as server:
         add_model(settings, server, concurrency=1)
@@ -103,7 +103,7 @@ def test_too_many_errors_exit_3_with_one_line(settings, engine, dataset):
     assert lenient.returncode == 0
 
 
-def test_error_share_under_the_threshold_exits_0(settings, engine, dataset):
+def test_error_share_under_the_threshold_exits_0(settings, engine, dataset):  # noqa: F811
     with FaultServer(FaultConfig(script=["404"])) as server:
         add_model(settings, server, concurrency=1)
         run = cli(settings, "stability", "--dataset", dataset, "--model", "fake",
