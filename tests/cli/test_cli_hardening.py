@@ -2,6 +2,7 @@
 of a key anywhere, a bounded cost per call, exit code 3 when calls fail."""
 from __future__ import annotations
 
+import csv
 import json
 import os
 import subprocess
@@ -112,3 +113,19 @@ def test_error_share_under_the_threshold_exits_0(settings, engine, dataset):  # 
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads((settings.home / "r.json").read_text(encoding="utf-8"))
     assert report["timing"]["errors"] == 1
+
+
+def test_runs_export_streams_json_and_csv(settings, engine, dataset, tmp_path):  # noqa: F811
+    from evalcore.cli import main
+
+    with FaultServer(FaultConfig()) as server:
+        add_model(settings, server)
+        assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "3"]) == 0
+    out_json, out_csv = tmp_path / "calls.json", tmp_path / "calls.csv"
+    assert main(["runs", "export", "1", "--json", str(out_json), "--csv", str(out_csv)]) == 0
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["run"]["id"] == 1 and len(data["calls"]) == 18
+    assert [c["round"] for c in data["calls"][:3]] == [1, 2, 3]
+    assert data["calls"][0]["question"].startswith("Tom has 3 apples")
+    with out_csv.open(encoding="utf-8-sig", newline="") as fh:
+        assert len(list(csv.reader(fh))) == 19
