@@ -55,6 +55,9 @@ def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path
         shown = cli(settings, "runs", "show", "1", "--json")
         tested = cli(settings, "models", "test", "fake", "--json")
         listed = cli(settings, "models", "list", "--json")
+        calls_json, calls_csv = tmp_path / "calls.json", tmp_path / "calls.csv"
+        exported = cli(settings, "runs", "export", "1", "--json", str(calls_json),
+                       "--csv", str(calls_csv))
         requests = server.stats.requests
     assert run.returncode == 3, run.stderr[-2000:]  # every call failed
     assert requests >= 402  # 6 questions x 67 rounds: every filler length 0..400 was sent
@@ -65,7 +68,8 @@ def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path
     outputs = {"run stdout": run.stdout, "run stderr and log": run.stderr,
                "runs show": shown.stdout + shown.stderr, "models test": tested.stdout,
                "models list": listed.stdout, "json export": out_json.read_bytes(),
-               "csv export": out_csv.read_bytes()}
+               "csv export": out_csv.read_bytes(), "runs export": exported.stdout,
+               "calls json": calls_json.read_bytes(), "calls csv": calls_csv.read_bytes()}
     for path in settings.home.iterdir():  # the database, its WAL and shared memory
         outputs[path.name] = path.read_bytes()
     assert any(name.endswith("-wal") for name in outputs)
