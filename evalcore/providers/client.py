@@ -200,6 +200,8 @@ class ModelClient:
                         if started is None:
                             started = time.perf_counter()
                         left = deadline - (time.perf_counter() - started)
+                        if left <= 0:  # (aiohttp reads a total of 0 as "no timeout")
+                            raise TimeoutError
                         timeout = aiohttp.ClientTimeout(total=min(self.config.timeout, left))
                         outcome = await self._attempt(session, wire, timeout)
                         if outcome.status == 429:
