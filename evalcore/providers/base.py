@@ -49,6 +49,10 @@ class ModelConfig(BaseModel):
     """`local` only: CPU threads for llama.cpp."""
     supports_json_schema: bool = True
     """Whether `response_format` json_schema may be sent (judges fall back to parsing)."""
+    price_in: Optional[float] = Field(default=None, ge=0)
+    """Price per million input (prompt) tokens, in your currency; None = unknown (no cost shown)."""
+    price_out: Optional[float] = Field(default=None, ge=0)
+    """Price per million output (completion) tokens; None = unknown."""
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""

@@ -1,0 +1,133 @@
+"""2-8 runs compared on shared items: every figure recomputed directly with scipy."""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest, bootstrap, wilcoxon
+
+from evalcore.report.compare import CompareError
+from evalcore.report.compare_runs import (
+    compare_runs,
+    comparison_frame,
+    question_view,
+    question_view_html,
+)
+from evalcore.report.run_figures import RESAMPLES, SEED
+from tests.fakes.stored_runs import seed_dataset, seed_run
+
+QUESTIONS = [f"What is {i} + 1?" for i in range(8)]
+A = {i: [1, 1, 0] if i % 2 else [1, 1, 1] for i in range(8)}
+B = {i: [0, 0, 0] if i < 5 else [1, 1, 1] for i in range(8)}
+C = {i: [1, 1, 1] for i in range(6)}  # lacks items 6 and 7
+
+
+def proportion_confint(k: int, n: int, method: str = "wilson") -> tuple[float, float]:
+    ci = binomtest(k, n).proportion_ci(0.95, method=method)
+    return ci.low, ci.high
+
+
+def rates(v: dict, items) -> list[float]:
+    return [sum(x for x in v[i] if x) / 3 for i in items]
+
+
+@pytest.fixture()
+def three(engine):
+    ds = seed_dataset(engine, "plus", QUESTIONS)
+    return ds, [seed_run(engine, ds, A, 3, model="m-a"), seed_run(engine, ds, B, 3, model="m-b"),
+                seed_run(engine, ds, C, 3, model="m-c")]
+
+
+def test_alignment_counts_items_some_runs_lack(engine, three):
+    _, ids = three
+    result = compare_runs(engine, ids)
+    assert result["alignment"]["shared"] == 6 and result["alignment"]["union"] == 8
+    per = {r["run_id"]: r for r in result["alignment"]["per_run"]}
+    assert per[ids[0]]["only_here"] == 2 and per[ids[2]]["lacks"] == 2
+    assert per[ids[2]]["only_here"] == 0
+
+
+def test_pairwise_tests_match_scipy_and_findings_follow_p(engine, three):
+    _, ids = three
+    result = compare_runs(engine, ids)
+    item_ids = sorted(q["item_id"] for q in result["questions"])
+    positions = range(6)
+    by_run = dict(zip(ids, (A, B, C)))
+    assert len(result["tests"]) == 3
+    for (a, b), t in zip(combinations(ids, 2), result["tests"]):
+        assert (t["a"], t["b"]) == (a, b)
+        ra, rb = rates(by_run[a], positions), rates(by_run[b], positions)
+        if ra == rb:
+            assert t["test"]["p_value"] is None and "no test" in t["finding"]
+            continue
+        expected = wilcoxon(rb, ra, zero_method="wilcox")
+        assert t["test"]["p_value"] == pytest.approx(float(expected.pvalue))
+        assert t["significant"] == (expected.pvalue < 0.05)
+        if not t["significant"]:
+            assert "no significant difference" in t["finding"]
+    assert len(item_ids) == 6
+
+
+def test_shared_accuracy_and_intervals_match_direct_computation(engine, three):
+    _, ids = three
+    result = compare_runs(engine, ids)
+    shared = {s["run_id"]: s for s in result["shared"]}
+    ra = rates(A, range(6))
+    assert shared[ids[0]]["accuracy"] == pytest.approx(np.mean(ra))
+    ci = bootstrap((np.array(ra),), np.mean, n_resamples=RESAMPLES, method="percentile",
+                   random_state=np.random.default_rng(SEED)).confidence_interval
+    assert shared[ids[0]]["interval"]["low"] == pytest.approx(ci.low)
+    assert shared[ids[0]]["interval"]["high"] == pytest.approx(ci.high)
+    run_a = result["runs"][0]
+    perfect = sum(1 for i in A if all(A[i]))
+    low, high = proportion_confint(perfect, 8, method="wilson")
+    assert run_a["metrics"]["perfect_share"] == pytest.approx(perfect / 8)
+    assert run_a["intervals"]["perfect_share"]["low"] == pytest.approx(low)
+    assert run_a["intervals"]["perfect_share"]["high"] == pytest.approx(high)
+    assert run_a["metrics"]["flaky_share"] == pytest.approx(4 / 8)
+    assert run_a["metrics"]["mean_success_rate"] == pytest.approx(np.mean(rates(A, range(8))))
+    frame = comparison_frame(result)
+    assert list(frame["run_id"]) == ids and "perfect_share_low" in frame.columns
+
+
+def test_best_needs_significance_against_every_other_run(engine):
+    ds = seed_dataset(engine, "many", [f"q{i}" for i in range(12)])
+    good = seed_run(engine, ds, {i: [1] for i in range(12)}, 1, model="good")
+    bad = seed_run(engine, ds, {i: [0] for i in range(12)}, 1, model="bad")
+    result = compare_runs(engine, [bad, good])
+    expected = wilcoxon([1.0] * 12, [0.0] * 12, zero_method="wilcox")
+    assert result["tests"][0]["test"]["p_value"] == pytest.approx(float(expected.pvalue))
+    assert result["best"] == good
+    assert f"run {good} is better than run {bad}" in result["tests"][0]["finding"]
+    low, high = proportion_confint(12, 12, method="wilson")  # one round: Wilson
+    assert result["shared"][1]["interval"]["low"] == pytest.approx(low)
+
+
+def test_refusals_name_the_runs(engine, three):
+    ds, ids = three
+    fair = seed_run(engine, ds, {0: [1]}, 1, kind="fairness")
+    with pytest.raises(CompareError, match=rf"run {fair} is fairness"):
+        compare_runs(engine, [ids[0], fair])
+    other = seed_dataset(engine, "other", ["x?"])
+    lone = seed_run(engine, other, {0: [1, 1, 1]}, 3)
+    with pytest.raises(CompareError, match=rf"no item in common: run {ids[0]} \(8 items\), "
+                                           rf"run {lone} \(1 items\)"):
+        compare_runs(engine, [ids[0], lone])
+    with pytest.raises(CompareError, match="2 to 8"):
+        compare_runs(engine, [ids[0]])
+    with pytest.raises(CompareError, match="2 to 8"):
+        compare_runs(engine, list(range(1, 10)))
+
+
+def test_question_view_shows_every_run_and_escapes(engine):
+    ds = seed_dataset(engine, "html", ["<b>bold</b> 1+1?"])
+    a = seed_run(engine, ds, {0: [1]}, 1, answers={0: "<script>x</script>"})
+    b = seed_run(engine, ds, {0: [0]}, 1)
+    item_id = compare_runs(engine, [a, b])["questions"][0]["item_id"]
+    view = question_view(engine, [a, b], item_id)
+    assert view["differs"] and [r["run_id"] for r in view["runs"]] == [a, b]
+    assert view["runs"][0]["rounds"][0]["correct"] is True
+    page = question_view_html(view)
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;bold" in page
+    assert "background" in page  # run b's verdict differs from run a's
