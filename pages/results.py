@@ -2,8 +2,8 @@
 
 The page only gathers input, calls evalcore and draws. The run list, a run's details
 and its raw calls come from `evalcore.report.compare`; exports from
-`evalcore.report.stability` and `compare.calls_csv_bytes`; the comparison of two
-stability runs from `compare.compare_stability`, drawn by `compare_figures`. The
+`evalcore.report.stability` and `compare.calls_csv_bytes`; the comparison of 2 to 8
+runs lives in `pages/_results_compare.py`. The
 database is the truth about a run: a live run's details re-read it every few seconds.
 Robustness and fairness runs have their reports on their own pages; this page links there.
 """
@@ -17,7 +17,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
 from evalcore.store import queries
-from pages import _shared
+from pages import _results_compare, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PICK = "results.pick"  # the run picker's widget key
@@ -257,95 +257,6 @@ def run_view(run_id: int) -> None:
     calls_view(run_id)
 
 
-# ------------------------------------------------------------------ compare
-
-
-@st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
-def _comparison(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    """The comparison, cached per both runs' `_shared.run_state`."""
-    return compare.compare_stability(_shared.engine(), run_a, run_b)
-
-
-def summary_cards(result: dict[str, Any]) -> None:
-    """Run A and run B side by side; B's numbers carry their difference to A."""
-    a, b = result["a"], result["b"]
-    for col, letter, side in zip(st.columns(2), "AB", (a, b)):
-        with col.container(border=True):
-            st.markdown(f"**{letter}: run #{side['run_id']}** {side['name']}  \n"
-                        f"{side['model']} on {side['dataset'] or '?'} · judge {side['judge']} · "
-                        f"N = {side['repetition_count']} · {side['status']}")
-            cards = st.columns(4)
-            other = a if letter == "B" else None
-            cards[0].metric("Questions", side["questions"])
-            cards[1].metric("Mean success rate", f"{side['mean']:.1%}",
-                            delta=None if other is None else f"{side['mean'] - other['mean']:+.1%}")
-            cards[2].metric("Std of rates", f"{side['std']:.3f}",
-                            delta=None if other is None else f"{side['std'] - other['std']:+.3f}",
-                            delta_color="inverse")
-            n = side["repetition_count"]
-            cards[3].metric(f"pass^{n}", f"{side['pass_hat_k'][str(n)]:.1%}")
-
-
-def test_line(test: dict[str, Any], join: dict[str, Any]) -> None:
-    how = "the same items" if join["by"] == "item" else "identical question text"
-    st.caption(f"{join['matched']} questions matched on {how}; {join['only_a']} only in A, "
-               f"{join['only_b']} only in B.")
-    if test["p_value"] is None:
-        st.info(f"No paired test: {test['reason']}.")
-        return
-    st.markdown(
-        f"**Wilcoxon signed-rank test** (two-sided, per-question success rates, "
-        f"{test['n_changed']} of {test['n_pairs']} questions changed; unchanged ones are "
-        f"dropped): W = {test['statistic']:g}, p = {test['p_value']:.4g}. B better on "
-        f"{test['n_better_b']}, A better on {test['n_better_a']}; mean change "
-        f"{test['mean_delta']:+.3f}.")
-
-
-def compare_view() -> None:
-    """Pick two stability runs and see them side by side."""
-    from evalcore.report import compare_figures
-
-    runs = queries.list_runs(_shared.engine(), kind="stability", limit=MAX_RUNS)
-    if len(runs) < 2:
-        st.info("Comparing needs two stability runs; start them on the Stability page.")
-        return
-    labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} · N={r.rounds}"
-                          f" · {r.status} · {r.created_at:%Y-%m-%d %H:%M}") for r in runs}
-    ids = list(labels)
-    left, right = st.columns(2)
-    run_a = left.selectbox("Run A", ids, index=1, format_func=labels.get, key="results.compare_a")
-    run_b = right.selectbox("Run B", ids, index=0, format_func=labels.get, key="results.compare_b")
-    if run_a == run_b:
-        st.info("Pick two different runs.")
-        return
-    try:
-        result = _comparison(_shared.settings().db_url, run_a, run_b,
-                             (_shared.run_state(run_a), _shared.run_state(run_b)))
-    except EvalcoreError as exc:
-        st.warning(f"Cannot compare: {exc}")
-        return
-    summary_cards(result)
-    test_line(result["test"], result["join"])
-    st.plotly_chart(compare_figures.distributions_figure(result), key="results.compare_hist")
-    if result["questions"]:
-        st.plotly_chart(compare_figures.rates_scatter(result), key="results.compare_scatter")
-    with st.expander("Classes, risk levels and pass^k side by side"):
-        st.dataframe(compare.counts_frame(result), hide_index=True, key="results.compare_counts")
-        st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
-    st.markdown("#### Questions that changed most")
-    changed = compare.questions_frame(result, changed_only=True)
-    if changed.empty:
-        st.info("No matched question changed its success rate.")
-    else:
-        st.dataframe(changed, hide_index=True, key="results.compare_changed", column_config={
-            "question": st.column_config.TextColumn(width="large"),
-            "delta": st.column_config.NumberColumn("change (B - A)", format="%+.2f")})
-    st.download_button("Comparison JSON",
-                       json.dumps(result, ensure_ascii=False, indent=2, default=str),
-                       file_name=f"compare_run{run_a}_run{run_b}.json", mime="application/json",
-                       key="results.compare_json")
-
-
 # ------------------------------------------------------------------ page
 
 
@@ -358,7 +269,7 @@ def main() -> None:
         if run_id is not None:
             run_view(run_id)
     with compare_tab:
-        compare_view()
+        _results_compare.compare_view()
 
 
 main()

@@ -141,29 +141,64 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
     assert (run.status, run.done, run.total) == ("done", 6, 6), run.error
 
 
-def test_compare_two_runs(page_env, engine):
+def test_compare_runs_side_by_side(page_env, engine):
+    from scipy.stats import wilcoxon
+
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_a = seed_run(engine, ds, A, 3, model="m-a")
     run_b = seed_run(engine, ds, B, 3, model="m-b")
     at = open_page()
-    assert at.selectbox(key="results.compare_a").value == run_a
-    assert at.selectbox(key="results.compare_b").value == run_b
-    assert len(at.get("plotly_chart")) == 2
+    assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
+    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
+    table = table_with(at, "shared_accuracy")
+    assert list(table["run_id"]) == [run_a, run_b]
+    assert table["shared_accuracy"].tolist() == [
+        sum(rate.values()) / len(A), sum(rate_b.values()) / len(B)]
+    p = wilcoxon([rate_b[i] for i in A], [rate[i] for i in A], zero_method="wilcox").pvalue
+    text = " ".join(values(at, "markdown"))
+    assert "Wilcoxon" in text and f"p = {p:.3g}" in text
+    assert "no significant difference" in text  # 5 questions cannot make a finding
+    differ = table_with(at, f"run {run_b}")
+    assert len(differ) == sum(1 for i in A if rate[i] != rate_b[i])
+    assert at.selectbox(key="results.compare_item").value == differ["item_id"].iloc[0]
+    assert not at.exception
+
+    third = seed_run(engine, ds, {0: [1, 1, 1], 1: [0, 0, 0]}, 3, model="m-c")
+    at = open_page()
+    assert at.multiselect(key="results.compare_runs").value == [run_b, third]  # newest two
+    at.multiselect(key="results.compare_runs").select(run_a).run()
+    assert not at.exception
+    assert any(f"run {third} lacks 3" in w and f"run {run_a} lacks" not in w
+               for w in values(at, "warning"))
+    assert len(table_with(at, "shared_accuracy")) == 3
+    at.multiselect(key="results.compare_runs").unselect(run_a).unselect(third).run()
+    assert any("two different runs" in t for t in values(at, "info"))
+    assert not at.exception
+
+
+def test_compare_two_stability_runs_in_detail(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    seed_run(engine, ds, A, 3, model="m-a")
+    seed_run(engine, ds, B, 3, model="m-b")
+    at = open_page()
+    assert len(at.get("plotly_chart")) == 3  # intervals, distributions, rate scatter
     changed = table_with(at, "delta")
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
     assert list(changed["item_a"]) == moved
-    text = " ".join(values(at, "markdown"))
-    assert "Wilcoxon" in text and f"{len(moved)} of {len(A)} questions changed" in text
-    means = [m.value for m in at.metric if m.label == "Mean success rate"]
-    assert means[-2:] == [f"{sum(rate.values()) / len(A):.1%}",
-                          f"{sum(rate_b.values()) / len(B):.1%}"]
 
-    at.selectbox(key="results.compare_b").select(run_a).run()
-    assert any("two different runs" in t for t in values(at, "info"))
-    assert not at.exception
+
+def test_compare_view_escapes_texts(page_env, engine):
+    ds = seed_dataset(engine, "html", ["<img src=x onerror=alert(1)> 2+2?"])
+    seed_run(engine, ds, {0: [1]}, 1, answers={0: "<script>bad()</script>"})
+    seed_run(engine, ds, {0: [0]}, 1)
+    at = open_page()
+    shown = [h.proto.body for h in at.get("html")]
+    assert shown and "&lt;script&gt;" in shown[0] and "<script>" not in shown[0]
+    assert "&lt;img" in shown[0]
 
 
 def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
