@@ -245,6 +245,52 @@ def calls_view(run_id: int) -> None:
         "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
 
 
+GATE_EXAMPLES = {"stability": "gate.stability.example.toml",
+                 "robustness": "gate.robustness.example.toml"}
+
+
+@st.cache_data(max_entries=16, show_spinner="Checking the gate...")
+def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
+          state: tuple[str, int]) -> dict[str, Any]:
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import gate_any
+
+    return gate_any(_shared.engine(), run_id, load_gate_config(config_text),
+                    baseline_id=baseline_id).model_dump()
+
+
+def gate_view(run_id: int, kind: str) -> None:
+    """The CI gate's verdict for a stability or robustness run (fairness: its own page)."""
+    if kind not in GATE_EXAMPLES:
+        return
+    with st.expander("Quality gate", expanded=False):
+        runs = [r for r in queries.list_runs(_shared.engine(), kind=kind, limit=200)
+                if r.id != run_id and r.status == "done"]
+        labels = {None: "no baseline (absolute checks only)",
+                  **{int(r.id): f"#{r.id} · {r.model} · {r.created_at:%Y-%m-%d %H:%M}"
+                     for r in runs}}
+        baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
+                                key="results.gate_baseline")
+        example = _shared.PROJECT_ROOT / "data" / GATE_EXAMPLES[kind]
+        config_text = st.text_area("Gate config (TOML)", example.read_text(encoding="utf-8"),
+                                   height=240, key=f"results.gate_text.{kind}")
+        try:
+            verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text,
+                            _shared.run_state(run_id))
+        except EvalcoreError as exc:
+            st.error(f"Gate config not usable: {exc}")
+            return
+        failed = [c for c in verdict["checks"] if not c["passed"]]
+        if verdict["passed"]:
+            st.success(f"Gate PASSED ({len(verdict['checks'])} checks)")
+        else:
+            st.error(f"Gate FAILED ({len(failed)} of {len(verdict['checks'])} checks failed)")
+        st.dataframe(verdict["checks"], hide_index=True, key="results.gate_table")
+        st.code(f"python -m evalcore gate --run {run_id}"
+                + (f" --baseline {baseline}" if baseline is not None else "")
+                + " --config gate.toml", language="bash")
+
+
 def run_view(run_id: int) -> None:
     try:
         details = status_panel(run_id)
@@ -254,6 +300,7 @@ def run_view(run_id: int) -> None:
     settings_view(details)
     kind_link(details["kind"])
     downloads(run_id, details["kind"])
+    gate_view(run_id, details["kind"])
     calls_view(run_id)
 
 

@@ -1,4 +1,5 @@
-"""The fairness quality gate: absolute thresholds and regressions against a baseline run.
+"""The quality gate of every kind of run (fairness, stability, robustness): absolute
+thresholds and regressions against a baseline run.
 
 A gate config is TOML (see data/gate.example.toml)::
 
@@ -9,8 +10,9 @@ A gate config is TOML (see data/gate.example.toml)::
     max_regression = 0.10     # no metric worse than the baseline by more than this share
     min_delta = 0.01          # ... and by more than this absolute amount (noise floor)
 
-Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
-better). A metric the run did not measure (no answer gave a score, no labels) fails its
+Metric names are the keys of a fairness report's `gate_metrics` or of the `metrics` of
+`report.run_figures` for stability and robustness runs (METRICS below says which way is
+better; a metric where higher is better regresses when it falls, and the check says so). A metric the run did not measure (no answer gave a score, no labels) fails its
 check, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
 [absolute] reports it and lets it pass. Pure: no I/O except reading the config file.
 """
@@ -33,6 +35,21 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "judge_stereotype_disparity": "lower",
 }
 """Gate-able metrics and whether lower or higher is better (for relative checks)."""
+STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
+    "mean_success_rate": "higher", "perfect_share": "higher", "flaky_share": "lower",
+    "errored_rounds": "lower",
+}
+"""Stability runs (`report.run_figures`): the method's run-level figures."""
+ROBUSTNESS_METRICS: dict[str, Literal["lower", "higher"]] = {
+    "pdr": "lower", "pdr_char": "lower", "pdr_word": "lower", "pdr_sentence": "lower",
+    "flips_right_to_wrong": "lower", "accuracy_attacked": "higher",
+    "accuracy_attacked_char": "higher", "accuracy_attacked_word": "higher",
+    "accuracy_attacked_sentence": "higher",
+}
+"""Robustness runs (`report.run_figures`): PDR overall and per attack level, flips,
+accuracy under attack."""
+METRICS.update(STABILITY_METRICS)
+METRICS.update(ROBUSTNESS_METRICS)
 ALIASES = {"overall": "overall_score", "di": "disparate_impact",
            "toxicity": "toxicity_disparity", "stereotype": "stereotype_rate"}
 
@@ -174,7 +191,7 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
             ok = worse <= allowed + 1e-12
             checks.append(Check(
                 name=f"regression:{metric}", value=now, threshold=then, passed=ok,
-                detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "
+                detail=(f"{metric} {now:.4g} vs baseline {then:.4g} ({better} is better): "
                         + (f"worse by {worse:.4g} > allowed {allowed:.4g}" if not ok
                            else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})"))))
     return GateResult(passed=all(c.passed for c in checks), checks=checks)

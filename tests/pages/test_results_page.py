@@ -210,3 +210,18 @@ def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
     assert [t.value for t in app.title] == ["Results"]
     links = [el for el in app.get("page_link")]
     assert any("Stability" in str(link.proto.label) for link in links)
+
+
+def test_gate_verdict_for_a_stability_run(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_a = seed_run(engine, ds, A, 3, model="m-a")
+    at = open_page()
+    assert at.selectbox(key="results.pick").value == run_a
+    # A has a failed round and flaky questions: the example config fails it
+    assert any("Gate FAILED" in e for e in values(at, "error"))
+    text = "[absolute]\nmean_success_rate_min = 0.1\n"
+    at.text_area(key="results.gate_text.stability").set_value(text).run()
+    assert any("Gate PASSED (1 checks)" in s for s in values(at, "success"))
+    at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
+    assert any("names no known metric" in e for e in values(at, "error"))
+    assert not at.exception
