@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
-                   "attacks", "robustness")
+                   "attacks", "robustness", "leaderboard", "trend", "report")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

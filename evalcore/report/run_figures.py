@@ -177,7 +177,10 @@ def _common(out: RunOutcomes) -> dict[str, Any]:
             "rounds": int(run.rounds or 1)}
 
 
-def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]) -> None:
+def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]
+               ) -> list[int]:
+    """Perfect and flaky shares, errored rounds; returns the distribution (questions
+    right j of N times, j = 0..N)."""
     rounds = metrics["rounds"]
     counts = [sum(1 for v in vs if v) for vs in out.verdicts.values()]
     n = len(counts)
@@ -187,6 +190,7 @@ def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, A
                    flaky_share=flaky / n if n else None,
                    errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None))
     intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
+    return [sum(1 for c in counts if c == j) for j in range(rounds + 1)]
 
 
 def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]) -> list:
@@ -212,6 +216,8 @@ def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, 
         flips += len(summary.flips.right_to_wrong)
         metrics[f"pdr_{level}"] = summary.pdr
         metrics[f"accuracy_attacked_{level}"] = summary.accuracy_attacked
+        metrics[f"accuracy_clean_{level}"] = summary.accuracy_clean
+        intervals[f"accuracy_clean_{level}"] = rate_interval(clean, rounds)
         intervals[f"pdr_{level}"] = bootstrap([clean, attacked], _pdr)
         intervals[f"accuracy_attacked_{level}"] = rate_interval(attacked, rounds)
     metrics["levels"] = sorted(by_level)
@@ -241,14 +247,16 @@ def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
 def run_figures(engine: Engine, run_id: int,
                 outcomes: Optional[RunOutcomes] = None) -> dict[str, Any]:
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
-    None = not measured) and `intervals` ({metric: {low, high, method}})."""
+    None = not measured), `intervals` ({metric: {low, high, method}}) and, for stability
+    runs, `distribution` (questions right j of N times, j = 0..N)."""
     out = outcomes or load_outcomes(engine, run_id)
     run = out.run
     metrics = _common(out)
     intervals: dict[str, Any] = {}
     rated = list(out.verdicts)
+    extra: dict[str, Any] = {}
     if run.kind == "stability":
-        _stability(out, metrics, intervals)
+        extra["distribution"] = _stability(out, metrics, intervals)
     elif run.kind == "robustness":
         rated = _robustness(out, metrics, intervals)
     elif run.kind == "fairness":
@@ -266,7 +274,7 @@ def run_figures(engine: Engine, run_id: int,
     if run.kind == "stability":
         metrics["mean_success_rate"] = metrics["accuracy"]
         intervals["mean_success_rate"] = intervals["accuracy"]
-    return {"run": run_summary(run), "metrics": metrics, "intervals": intervals}
+    return {"run": run_summary(run), "metrics": metrics, "intervals": intervals, **extra}
 
 
 def run_summary(run: Any) -> dict[str, Any]:
