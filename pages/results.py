@@ -17,7 +17,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
 from evalcore.store import queries
-from pages import _results_compare, _shared
+from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PICK = "results.pick"  # the run picker's widget key
@@ -310,13 +310,20 @@ def run_view(run_id: int) -> None:
 def main() -> None:
     _shared.page_setup("Results", "Every run saved: browse, export, and compare runs side "
                                   "by side.")
-    runs_tab, compare_tab = st.tabs(["Runs", "Compare"])
+    runs_tab, compare_tab, board_tab, trend_tab, trust_tab = st.tabs(
+        ["Runs", "Compare", "Leaderboard", "Trend", "Trust report"])
     with runs_tab:
         run_id = browser()
         if run_id is not None:
             run_view(run_id)
     with compare_tab:
         _results_compare.compare_view()
+    with board_tab:
+        _results_monitor.leaderboard_view()
+    with trend_tab:
+        _results_monitor.trend_view()
+    with trust_tab:
+        _results_monitor.trust_view()
 
 
 main()

@@ -6,6 +6,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.fakes.stored_runs import seed_dataset, seed_run
@@ -182,7 +183,8 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     seed_run(engine, ds, A, 3, model="m-a")
     seed_run(engine, ds, B, 3, model="m-b")
     at = open_page()
-    assert len(at.get("plotly_chart")) == 3  # intervals, distributions, rate scatter
+    # compare: intervals, distributions, rate scatter; leaderboard; trend
+    assert len(at.get("plotly_chart")) == 5
     changed = table_with(at, "delta")
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
@@ -225,3 +227,29 @@ def test_gate_verdict_for_a_stability_run(page_env, engine):
     at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
     assert any("names no known metric" in e for e in values(at, "error"))
     assert not at.exception
+
+
+def test_leaderboard_trend_and_trust_report(page_env, engine):
+    from evalcore.report.trust import external_references
+
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    seed_run(engine, ds, A, 3, model="m-a")
+    seed_run(engine, ds, B, 3, model="m-b")
+    at = open_page()
+    board = table_with(at, "fairness_level")
+    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
+    expected = {"m-a": sum(rate.values()) / 5, "m-b": sum(rate_b.values()) / 5}
+    assert dict(zip(board["model"], board["accuracy"])) == pytest.approx(expected)
+    assert board["accuracy"].is_monotonic_decreasing  # best first
+    assert "accuracy_low" in board.columns
+    trend = table_with(at, "regression")
+    assert set(trend["model"]) == {"m-a", "m-b"} and trend["baseline"].all()
+    at.button(key="results.trust_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Trust report (HTML, opens offline)" in [b.proto.label
+                                                    for b in at.get("download_button")]
+    from pages import _results_monitor
+
+    page = _results_monitor._trust("x", "m-a", 0)
+    assert 'id="headline"' in page and external_references(page) == []
