@@ -87,8 +87,10 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
     shared_figures = []
     for o in outcomes:
         r = rates[o.run.id]
-        shared_figures.append({"run_id": int(o.run.id), "accuracy": sum(r) / len(r),
-                               "interval": rate_interval(r, int(o.run.rounds or 1))})
+        shared_figures.append({"run_id": int(o.run.id),
+                               "accuracy": sum(r) / len(r) if verdicts_exist else None,
+                               "interval": (rate_interval(r, int(o.run.rounds or 1))
+                                            if verdicts_exist else None)})
     questions = [{"item_id": item, "rates": {o.run.id: rates[o.run.id][n] for o in outcomes},
                   "differs": len({rates[o.run.id][n] for o in outcomes}) > 1}
                  for n, item in enumerate(shared)]
@@ -110,6 +112,8 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
 def _best(shared: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]]
           ) -> Optional[int]:
     """The run whose shared accuracy is highest and significantly above every other run's."""
+    if any(s["accuracy"] is None for s in shared):
+        return None
     top = max(shared, key=lambda s: s["accuracy"])["run_id"]
     for t in tests:
         if top not in (t["a"], t["b"]):

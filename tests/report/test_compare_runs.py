@@ -131,3 +131,35 @@ def test_question_view_shows_every_run_and_escapes(engine):
     page = question_view_html(view)
     assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;b&gt;bold" in page
     assert "background" in page  # run b's verdict differs from run a's
+
+
+def test_robustness_runs_compare_on_shared_clean_and_attacked_items(engine):
+    from tests.fakes.stored_runs import seed_robustness_run
+
+    clean = {i: [1] for i in range(8)}
+    weak = {i: [0] if i < 6 else [1] for i in range(8)}
+    strong = {i: [1] for i in range(8)}
+    run_a, ds = seed_robustness_run(engine, QUESTIONS, clean, weak, 1, model="weak")
+    run_b, _ = seed_robustness_run(engine, QUESTIONS, clean, strong, 1, model="strong",
+                                   dataset_ids=ds)
+    result = compare_runs(engine, [run_a, run_b])
+    assert result["alignment"]["shared"] == 16  # 8 clean + 8 attacked items
+    metrics = {f["run"]["model"]: f["metrics"] for f in result["runs"]}
+    assert metrics["weak"]["pdr_char"] == pytest.approx(6 / 8)
+    assert metrics["strong"]["pdr_char"] == pytest.approx(0.0)
+    rates_a = [1.0] * 8 + [float(weak[i][0]) for i in range(8)]
+    expected = wilcoxon([1.0] * 16, rates_a, zero_method="wilcox")
+    assert result["tests"][0]["test"]["p_value"] == pytest.approx(float(expected.pvalue))
+    assert result["best"] == run_b
+    interval = result["runs"][0]["intervals"]["pdr_char"]
+    assert interval["low"] <= 6 / 8 <= interval["high"]
+
+
+def test_fairness_runs_without_verdicts_are_compared_without_a_test(engine):
+    ds = seed_dataset(engine, "suite", QUESTIONS[:3])
+    a = seed_run(engine, ds, {i: [None] for i in range(3)}, 1, kind="fairness")
+    b = seed_run(engine, ds, {i: [None] for i in range(3)}, 1, kind="fairness")
+    result = compare_runs(engine, [a, b])
+    assert result["kind"] == "fairness" and result["tests"][0]["test"]["p_value"] is None
+    assert "no right/wrong verdicts" in result["tests"][0]["finding"]
+    assert result["best"] is None and result["shared"][0]["accuracy"] is None
