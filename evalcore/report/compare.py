@@ -200,15 +200,23 @@ def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,
 def calls_frame(engine: Engine, run_id: int, limit: int = 500, *,
                 errors_only: bool = False) -> pd.DataFrame:
     """The first `limit` calls of a run (prompt, answer, score, reason, latency, tokens,
-    error, attempts), optionally only those that ended in an error."""
+    error, attempts, and cost from the run's model prices; None without a price),
+    optionally only those that ended in an error."""
     import pandas as pd
 
     from evalcore.store import queries
 
-    queries.get_run(engine, run_id)  # RunError for an unknown run
+    from evalcore.metrics.cost import call_cost, prices_of
+
+    run = queries.get_run(engine, run_id)  # RunError for an unknown run
     rows = list(islice(iter_call_dicts(engine, run_id, errors_only=errors_only,
                                        batch=max(min(limit, 1000), 1)), max(limit, 0)))
-    return pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+    models = (run.config or {}).get("models") or {}
+    frame["cost"] = [call_cost(r["prompt_tokens"], r["completion_tokens"],
+                               *prices_of(models.get(r["model"] or run.model, {})))
+                     for r in rows]
+    return frame
 
 
 def write_calls_csv(engine: Engine, run_id: int, out: TextIO) -> int:
