@@ -22,7 +22,7 @@ from pages import _results_compare, _results_monitor, _shared
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PICK = "results.pick"  # the run picker's widget key
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
-MAX_RUNS = 1000  # newest runs listed
+PAGE_SIZE = 100  # runs per page of the list
 KIND_PAGES = {"stability": ("pages/stability.py", "Stability"),
               "robustness": ("pages/robustness.py", "Robustness"),
               "fairness": ("pages/fairness.py", "Fairness")}
@@ -39,29 +39,29 @@ def _run_label(row: Any) -> str:
 
 
 def browser() -> int | None:
-    """Filters, the runs table and a picker; returns the run chosen for details."""
-    from evalcore.dataset import list_datasets
-
+    """Filters, one page of the runs table and a picker; returns the run chosen for
+    details. Filtering and paging happen in SQL on the summary columns only."""
     eng = _shared.engine()
-    runs = queries.list_runs(eng, limit=MAX_RUNS)
-    if not runs:
+    options = compare.run_filter_options(eng)
+    if not options["kind"]:
         st.info("No runs yet: start one on the Stability page (or `python -m evalcore "
                 "stability`). Every run is saved here.")
         return None
-    frame = compare.runs_frame(runs, {ds.id: ds.name for ds in list_datasets(eng)})
-    cols = st.columns(len(FILTERS))
-    chosen = {column: cols[i].multiselect(label, sorted(set(frame[column])),
+    cols = st.columns(len(FILTERS) + 1)
+    chosen = {column: cols[i].multiselect(label, options[column],
                                           key=f"results.filter.{column}")
               for i, (column, label) in enumerate(FILTERS)}
-    shown = compare.filter_runs(frame, **chosen)
-    st.caption(f"{len(shown)} of {len(frame)} runs" + (f" (the newest {MAX_RUNS})"
-                                                        if len(frame) >= MAX_RUNS else ""))
+    page = int(cols[-1].number_input("Page", min_value=1, value=1, step=1, key="results.page"))
+    shown, total = compare.run_list(eng, **chosen, limit=PAGE_SIZE,
+                                    offset=(page - 1) * PAGE_SIZE)
+    pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    st.caption(f"{total} runs match; page {page} of {pages} ({len(shown)} shown, newest first)")
     st.dataframe(shown, hide_index=True, key="results.runs", column_config={
         "progress": st.column_config.ProgressColumn("progress", format="percent",
                                                     min_value=0.0, max_value=1.0),
         "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
     if shown.empty:
-        st.info("No run matches these filters.")
+        st.info("No run matches these filters" + (" on this page." if page > 1 else "."))
         return None
     labels = {int(row.id): _run_label(row) for row in shown.itertuples(index=False)}
     if st.session_state.get(PICK) not in labels:
