@@ -54,8 +54,14 @@ class RunOutcomes:
 
 
 def load_outcomes(engine: Engine, run_id: int) -> RunOutcomes:
-    """Read a run's calls (verdict columns only) into `RunOutcomes`."""
-    from sqlalchemy import select
+    """Read a run's calls (verdict columns only) into `RunOutcomes`.
+
+    Usage totals and, for a run scored by rules, the verdicts are counted in SQL (one row
+    per item, not per call: a 100,000-call run reads 1,000 rows); the verdict lists then
+    hold right, wrong and no-verdict rounds in that order, not in round order, which
+    every figure here ignores. A judged run reads its calls to pair judge and answer.
+    """
+    from sqlalchemy import and_, case, func, select
 
     from evalcore.store import queries
     from evalcore.store.db import reader
@@ -63,43 +69,68 @@ def load_outcomes(engine: Engine, run_id: int) -> RunOutcomes:
 
     run = queries.get_run(engine, run_id)
     rounds = max(int(run.rounds or 1), 1)
-    judged = run.judge != "rules"
     out = RunOutcomes(run=run)
-    tokens: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    query = select(Call.item_id, Call.round, Call.stage, Call.model, Call.correct, Call.error,
-                   Call.prompt_tokens, Call.completion_tokens, Call.latency_ms
-                   ).where(Call.run_id == run_id)
-    answer_error: set[tuple[int, int]] = set()
-    judge_verdict: dict[tuple[int, int], Verdict] = {}
+    in_run = and_(Call.run_id == run_id, Call.round >= 1, Call.round <= rounds)
+    answers = and_(in_run, Call.stage == "answer")
+    usage = (select(Call.model, func.count(), func.coalesce(func.sum(Call.prompt_tokens), 0),
+                    func.coalesce(func.sum(Call.completion_tokens), 0))
+             .where(Call.run_id == run_id).group_by(Call.model))
+    answered = select(func.count(Call.error), func.coalesce(func.sum(Call.latency_ms), 0.0),
+                      func.count(Call.latency_ms)).where(answers)
     with reader(engine).connect() as conn:
-        for item_id, rnd, stage, model, correct, error, p_tok, c_tok, latency in \
-                conn.execute(query):
-            out.calls += 1
-            used = tokens[model or run.model]
-            used[0] += p_tok or 0
-            used[1] += c_tok or 0
-            if not 1 <= rnd <= rounds:
-                continue
-            slots = out.verdicts.setdefault(item_id, [None] * rounds)
-            if stage == "answer":
-                if latency is not None:
-                    out.latency_sum += latency
-                    out.latency_n += 1
-                if error is not None:
-                    out.errors += 1
-                    answer_error.add((item_id, rnd))
-                elif not judged:
-                    slots[rnd - 1] = correct
-            elif stage == "judge" and judged:
-                judge_verdict[(item_id, rnd)] = correct
-    for (item_id, rnd), verdict in judge_verdict.items():
-        if (item_id, rnd) not in answer_error:
-            out.verdicts[item_id][rnd - 1] = verdict
+        for model, calls, prompt, completion in conn.execute(usage):
+            previous = out.tokens_by_model.get(model or run.model, (0, 0))
+            out.tokens_by_model[model or run.model] = (previous[0] + int(prompt),
+                                                       previous[1] + int(completion))
+            out.calls += int(calls)
+        errors, latency_sum, latency_n = conn.execute(answered).one()
+        out.errors, out.latency_sum, out.latency_n = int(errors), float(latency_sum), \
+            int(latency_n)
+        if run.judge == "rules":
+            _count_verdicts(conn, answers, rounds, out, case, func, select)
+        else:
+            _judged_verdicts(conn, in_run, rounds, out, select)
     for item_id in (run.config or {}).get("item_ids") or []:
         if run.kind == "stability":  # an item never answered still counts (as wrong)
             out.verdicts.setdefault(int(item_id), [None] * rounds)
-    out.tokens_by_model = {k: (v[0], v[1]) for k, v in tokens.items()}
     return out
+
+
+def _count_verdicts(conn: Any, answers: Any, rounds: int, out: RunOutcomes,
+                    case: Any, func: Any, select: Any) -> None:
+    """Rules verdicts counted per item in SQL: right, wrong, then no verdict (a failed
+    call or a round not stored)."""
+    from sqlalchemy import and_
+
+    from evalcore.store.tables import Call
+
+    ok = case((and_(Call.correct.is_(True), Call.error.is_(None)), 1), else_=0)  # type: ignore[union-attr]
+    query = (select(Call.item_id, func.sum(ok), func.count(Call.error), func.count())
+             .where(answers).group_by(Call.item_id))
+    for item_id, right, errors, stored in conn.execute(query):
+        right, errors = int(right or 0), int(errors or 0)
+        wrong = max(int(stored) - right - errors, 0)
+        out.verdicts[item_id] = [True] * right + [False] * wrong + \
+            [None] * max(rounds - right - wrong, 0)
+
+
+def _judged_verdicts(conn: Any, in_run: Any, rounds: int, out: RunOutcomes,
+                     select: Any) -> None:
+    """Judge verdicts, except where the answer call failed (no verdict)."""
+    from evalcore.store.tables import Call
+
+    query = select(Call.item_id, Call.round, Call.stage, Call.correct, Call.error).where(in_run)
+    answer_error: set[tuple[int, int]] = set()
+    judge_verdict: dict[tuple[int, int], Verdict] = {}
+    for item_id, rnd, stage, correct, error in conn.execute(query):
+        out.verdicts.setdefault(item_id, [None] * rounds)
+        if stage == "answer" and error is not None:
+            answer_error.add((item_id, rnd))
+        elif stage == "judge":
+            judge_verdict[(item_id, rnd)] = correct
+    for (item_id, rnd), verdict in judge_verdict.items():
+        if (item_id, rnd) not in answer_error:
+            out.verdicts[item_id][rnd - 1] = verdict
 
 
 # ------------------------------------------------------------------ intervals

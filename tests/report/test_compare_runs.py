@@ -163,3 +163,24 @@ def test_fairness_runs_without_verdicts_are_compared_without_a_test(engine):
     assert result["kind"] == "fairness" and result["tests"][0]["test"]["p_value"] is None
     assert "no right/wrong verdicts" in result["tests"][0]["finding"]
     assert result["best"] is None and result["shared"][0]["accuracy"] is None
+
+
+def test_judged_runs_use_the_judge_verdicts_except_failed_answers(engine):
+    from evalcore.dataset import load_items
+    from evalcore.report.run_figures import run_figures
+    from evalcore.store import queries
+
+    ds = seed_dataset(engine, "judged", QUESTIONS[:2])
+    run = seed_run(engine, ds, {0: [1, 1], 1: [0, None]}, 2)
+    queries.update_run(engine, run, judge="judge")
+    items = load_items(engine, ds)
+    # the judge overrules the rules: item 0 wrong twice, item 1 right twice; but item 1's
+    # round 2 answer failed, so that round has no verdict whatever the judge said
+    queries.record_calls(engine, [
+        {"run_id": run, "item_id": items[p].id, "round": r, "stage": "judge", "prompt": "j",
+         "answer": "v", "correct": p == 1, "score": float(p == 1)}
+        for p in (0, 1) for r in (1, 2)])
+    metrics = run_figures(engine, run)["metrics"]
+    assert metrics["mean_success_rate"] == pytest.approx((0 + 0.5) / 2)
+    assert metrics["errored_rounds"] == 1 and metrics["errors"] == 1
+    assert metrics["calls"] == 8
