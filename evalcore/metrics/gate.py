@@ -10,9 +10,8 @@ A gate config is TOML (see data/gate.example.toml)::
     max_regression = 0.10     # no metric worse than the baseline by more than this share
     min_delta = 0.01          # ... and by more than this absolute amount (noise floor)
 
-Metric names are the keys of a fairness report's `gate_metrics` or of the `metrics` of
-`report.run_figures` for stability and robustness runs (METRICS below says which way is
-better; a metric where higher is better regresses when it falls, and the check says so). A metric the run did not measure (no answer gave a score, no labels) fails its
+Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
+better). A metric the run did not measure (no answer gave a score, no labels) fails its
 check, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
 [absolute] reports it and lets it pass. Pure: no I/O except reading the config file.
 """
@@ -39,7 +38,9 @@ STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
     "mean_success_rate": "higher", "perfect_share": "higher", "flaky_share": "lower",
     "errored_rounds": "lower",
 }
-"""Stability runs (`report.run_figures`): the method's run-level figures."""
+"""Stability runs: keys of `report.run_figures`' metrics (gated by `report.gates`, which
+also says in each regression check which way is better: a higher-is-better metric
+regresses when it falls)."""
 ROBUSTNESS_METRICS: dict[str, Literal["lower", "higher"]] = {
     "pdr": "lower", "pdr_char": "lower", "pdr_word": "lower", "pdr_sentence": "lower",
     "flips_right_to_wrong": "lower", "accuracy_attacked": "higher",
@@ -191,7 +192,7 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
             ok = worse <= allowed + 1e-12
             checks.append(Check(
                 name=f"regression:{metric}", value=now, threshold=then, passed=ok,
-                detail=(f"{metric} {now:.4g} vs baseline {then:.4g} ({better} is better): "
+                detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "
                         + (f"worse by {worse:.4g} > allowed {allowed:.4g}" if not ok
                            else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})"))))
     return GateResult(passed=all(c.passed for c in checks), checks=checks)
