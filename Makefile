@@ -1,5 +1,5 @@
 # Two commands for users and CI (see README):
-#   make run   - set up .venv + offline language data, start the Streamlit app
+#   make run   - set up .venv + offline language data, start a worker and the Streamlit app
 #   make test  - the same + dev requirements + Debian packages, then run pytest
 # Every setup step is idempotent and stamp-guarded: a second run does no pip/apt work.
 SHELL := /bin/bash
@@ -39,7 +39,7 @@ setup-dev: system venv-dev
 	@$(MAKE) --no-print-directory data
 
 run: setup
-	$(VENV_PY) -m streamlit run streamlit_app.py --server.port $(PORT)
+	bash scripts/run_app.sh $(PORT)
 
 test: setup-dev
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)

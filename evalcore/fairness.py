@@ -28,7 +28,7 @@ DEFAULT_TEMPERATURE = 0.7
 """Samples > 1 need temperature > 0, or every sample is the same answer."""
 
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
-           "fairness_report", "fairness_spec", "generate_suite", "judge_answers",
+           "fairness_report", "fairness_spec", "generate_suite",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
            "parse_templates", "save_suite", "save_templates", "start_fairness_run",
            "violations_for"]
@@ -70,26 +70,11 @@ def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int
                        temperature: Optional[float] = None, models_path: Path,
                        created_by: str = "", name: str = "", limit: Optional[int] = None,
                        concurrency: Optional[int] = None) -> int:
-    """Create a fairness run and execute it on the background loop; returns its id at once."""
-    from evalcore.runner.background import get_runner
-
-    run_id = create_fairness_run(engine, suite=suite, model=model, samples=samples,
+    """Create a fairness run and queue it for a worker; returns its id at once."""
+    return create_fairness_run(engine, suite=suite, model=model, samples=samples,
                                  temperature=temperature, models_path=models_path,
                                  created_by=created_by, name=name, limit=limit,
                                  concurrency=concurrency)
-    get_runner().submit(engine, run_id)
-    return run_id
-
-
-async def judge_answers(engine: "Engine", run_id: int, *, judge: str, models_path: Path,
-                        limit: Optional[int] = None) -> dict[str, int]:
-    """Have the judge model `judge` rate the run's answers (tone, professionalism,
-    stereotype): a second opinion beside the word lists, stored with the run and read by
-    `fairness_report`. Answers rated before are skipped. Returns the counts."""
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.judge_analysis import judge_analysis
-
-    return await judge_analysis(engine, run_id, get_model(models_path, judge), limit=limit)
 
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig

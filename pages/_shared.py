@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable
 
 import streamlit as st
 
@@ -18,7 +17,6 @@ from evalcore.config import Settings, load_settings
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-T = TypeVar("T")
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
@@ -32,9 +30,15 @@ def settings() -> Settings:
 
 @st.cache_resource(show_spinner=False)
 def _engine_for(db_url: str) -> Engine:
+    """The engine, and this process's embedded worker for its database (started once:
+    it executes the jobs pages queue; EVALCORE_EMBEDDED_WORKER=0 leaves that to
+    `python -m evalcore worker` processes)."""
+    from evalcore.runner.background import get_runner
     from evalcore.store.db import get_engine
 
-    return get_engine(db_url)
+    eng = get_engine(db_url)
+    get_runner().ensure_worker(eng)
+    return eng
 
 
 def engine() -> Engine:
@@ -124,6 +128,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         if run.error:
             st.error(f"Run #{run_id} {run.status}: {run.error}")
         return
+    _waiting_line(eng, run_id, p["status"])
     if p["cancel_requested"]:
         st.caption("Cancel requested: the run stops after the calls in flight.")
     elif st.button("Cancel run", key=f"{key}.cancel"):
@@ -131,6 +136,70 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
 
         cancel_run(eng, run_id)
         st.toast(f"Cancelling run #{run_id}")
+
+
+def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
+    """Who executes the run, or why nobody does yet."""
+    from evalcore.runner.start import is_stale
+    from evalcore.store import jobs, queries
+
+    job = jobs.run_job(eng, run_id)
+    if job is not None and jobs.lease_alive(job):
+        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+    elif is_stale(queries.get_run(eng, run_id)):
+        st.warning("No worker has taken this run for a while: start one with "
+                   "`python -m evalcore worker`, or check that the app's embedded worker is "
+                   "on (EVALCORE_EMBEDDED_WORKER).")
+    elif status == "queued" or job is not None:
+        st.caption("Waiting for a worker; a run whose worker stopped is taken over by "
+                   "itself within seconds.")
+
+
+def _job_body(job_id: int, was_live: bool, key: str) -> None:
+    from evalcore.store import jobs
+
+    job = jobs.get_job(engine(), job_id)
+    finished = job.status in jobs.JOB_FINISHED
+    if was_live and finished:
+        st.rerun()  # once, when the job ends: draw what it made
+    fraction = min(job.done / job.total, 1.0) if job.total else 0.0
+    st.progress(fraction, text=f"{job.label}: {job.status}, {job.done} / {job.total or '?'}")
+    if job.status == "failed":
+        st.error(f"Job #{job.id} failed: {job.error}")
+    elif job.status == "running":
+        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+    elif job.status == "queued":
+        st.caption("Waiting for a worker.")
+    if not finished and not job.cancel_requested and st.button("Cancel", key=f"{key}.cancel_job"):
+        jobs.cancel_job(engine(), job_id)
+        st.toast(f"Cancelling job #{job_id}")
+
+
+def job_panel(job_id: int, key: str) -> str:
+    """Live progress of a job (attack generation, re-judging, judge analysis), re-read
+    from the database every REFRESH_S while it is live; returns its status. The page
+    reruns once when it ends."""
+    from evalcore.store import jobs
+
+    status = jobs.get_job(engine(), job_id).status
+    live = status not in jobs.JOB_FINISHED
+    st.fragment(run_every=REFRESH_S if live else None)(_job_body)(job_id, live, key)
+    return status
+
+
+def queue_job(create: Callable[[], int], key: str) -> int | None:
+    """Queue a job with `create()` and remember it as the page's job under `key`; an
+    error the user can act on is shown instead of raised."""
+    from evalcore.errors import EvalcoreError
+
+    try:
+        job_id = create()
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return None
+    st.session_state[key] = job_id
+    st.toast(f"Job #{job_id} queued")
+    return job_id
 
 
 def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
@@ -223,18 +292,4 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
         return build(settings().db_url, run_id, run_state(run_id), *args)
     except EvalcoreError as exc:
         st.info(f"No results yet: {exc}")
-        return None
-
-
-def run_action(make: Callable[[], Coroutine[Any, Any, T]], spinner: str) -> T | None:
-    """Run a page action's coroutine on the shared background loop behind a spinner and
-    wait for it; an error the user can act on is shown and None returned."""
-    from evalcore.errors import EvalcoreError
-    from evalcore.runner.background import get_runner
-
-    try:
-        with st.spinner(spinner):
-            return get_runner().call(make())
-    except EvalcoreError as exc:
-        st.error(str(exc))
         return None

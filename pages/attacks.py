@@ -1,9 +1,9 @@
 """Attacks: generate perturbed copies of a dataset, then review them item by item.
 
 The page gathers input, calls evalcore and draws. Generation can take minutes (sentence
-level translates every question with an LLM), so it runs in a worker thread that waits
-on the process-wide background loop; the page keeps the job (progress, result, error)
-in a process-wide cache and a fragment re-reads it. Review state (status, reviewer,
+level translates every question with an LLM), so it is a job in the database that any
+worker executes; the page follows its progress there, and a restart of the app loses
+nothing. Review state (status, reviewer,
 time, edits) lives in the database, so several reviewers can share one attack set; each
 action passes the status the reviewer saw, and a clash is reported instead of silently
 overwriting someone else's decision.
@@ -12,9 +12,6 @@ from __future__ import annotations
 
 import io
 import json
-import threading
-import uuid
-from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
@@ -23,7 +20,6 @@ from evalcore.errors import EvalcoreError
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-REFRESH_S = 1.0  # seconds between progress reads while a generation job is live
 PAGE_SIZE = 10  # review cards per page
 REVIEWER = "attacks.reviewer"  # the reviewer's name, kept across pages
 SET = "attacks.set"  # the attack set under review (kept across pages)
@@ -35,91 +31,29 @@ STATUSES = ["all", "pending", "approved", "rejected"]
 ANY_FLAG, NO_FLAG = "(any flag)", "(no flags)"
 
 
-# ------------------------------------------------------------------ background generation
-
-
-@dataclass
-class Job:
-    """One attack-set generation running in a worker thread."""
-
-    label: str
-    done: int = 0
-    total: int = 0
-    set_id: int | None = None
-    error: str = ""
-    finished: bool = False
-    selected: bool = False
-    """Whether the new set was put in this session's picker once."""
-
-    def progress(self, done: Any = 0, total: Any = 0, *_: Any, **__: Any) -> None:
-        """on_progress callback of the engine (called from the background loop)."""
-        self.done, self.total = int(done or 0), int(total or 0)
-
-
-@st.cache_resource(show_spinner=False)
-def _jobs() -> dict[str, Job]:
-    """Generation jobs of this process (a reload of the page finds its job again)."""
-    return {}
-
-
-def _generate(job: Job, kwargs: dict[str, Any]) -> None:
-    from evalcore.perturb.sets import generate_attack_set
-    from evalcore.runner.background import get_runner
-
-    try:
-        attack_set = get_runner().call(generate_attack_set(_shared.engine(), **kwargs,
-                                                           on_progress=job.progress))
-        job.set_id = int(attack_set.id)
-    except EvalcoreError as exc:
-        job.error = str(exc)
-    except Exception as exc:  # noqa: BLE001 - the page must show it, the thread has no caller
-        job.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        job.finished = True
-
-
-def start_job(kwargs: dict[str, Any], label: str) -> str:
-    """Start generating in a worker thread; returns the job key."""
-    key = uuid.uuid4().hex
-    job = Job(label)
-    _jobs()[key] = job
-    threading.Thread(target=_generate, args=(job, kwargs), name=f"attack-{key[:8]}",
-                     daemon=True).start()
-    return key
-
-
-def _job_body(key: str, was_live: bool) -> None:
-    job = _jobs().get(key)
-    if job is None:
-        return
-    if job.finished and was_live:
-        st.rerun()  # once: the new set appears in the picker, refreshing stops
-    if not job.finished:
-        fraction = job.done / job.total if job.total else 0.0
-        st.progress(min(fraction, 1.0), text=f"{job.label}: {job.done} / {job.total or '?'}")
-    elif job.error:
-        st.error(f"{job.label} failed: {job.error}")
-    else:
-        st.success(f"{job.label}: attack set #{job.set_id} is ready for review below.")
+# ------------------------------------------------------------------ generation jobs
 
 
 def job_panel() -> None:
-    """Progress of this session's generation job, re-read while it runs."""
-    key = st.session_state.get(JOB)
-    job = _jobs().get(key) if key else None
-    if job is None:
-        return
-    live = not job.finished
-    st.fragment(run_every=REFRESH_S if live else None)(_job_body)(key, live)
+    """Live progress of this session's generation job (executed by any worker)."""
+    job_id = st.session_state.get(JOB)
+    if job_id is not None:
+        _shared.job_panel(int(job_id), "attacks.generate")
 
 
 def select_new_set() -> None:
-    """Once a job of this session has made a set, show that set (once: then it is free)."""
-    key = st.session_state.get(JOB)
-    job = _jobs().get(key) if key else None
-    if job is not None and job.finished and job.set_id is not None and not job.selected:
-        job.selected = True
-        st.session_state[SET] = job.set_id
+    """Once this session's job has made a set, show that set (once: then it is free)."""
+    from evalcore.store.jobs import get_job
+
+    job_id = st.session_state.get(JOB)
+    if job_id is None or st.session_state.get(f"{JOB}.shown") == job_id:
+        return
+    job = get_job(_shared.engine(), int(job_id))
+    if job.status == "done" and job.result.get("attack_set_id") is not None:
+        st.session_state[f"{JOB}.shown"] = job_id
+        st.session_state[SET] = int(job.result["attack_set_id"])
+        st.success(f"{job.label}: attack set #{job.result['attack_set_id']} is ready for "
+                   "review below.")
 
 
 # ------------------------------------------------------------------ generate form
@@ -136,7 +70,6 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
         return
-    models_path = _shared.settings().models_path
     models = _shared.model_names()
     by_id = {ds.id: ds for ds in datasets}
     left, right = st.columns(2)
@@ -173,12 +106,12 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         if not isinstance(params, dict):
             st.error("Parameters must be a JSON object, e.g. {}")
             return
-        kwargs = {"dataset": int(dataset_id), "level": level, "seed": int(seed),
-                  "params": params, "translator": translator, "models_path": models_path,
-                  "name": name.strip() or None, "created_by": reviewer,
-                  "limit": int(limit) or None}
-        st.session_state[JOB] = start_job(kwargs, f"{LEVELS[level]} attack on "
-                                                  f"{by_id[dataset_id].name}")
+        from evalcore.runner.attack import create_attack_job
+
+        _shared.queue_job(lambda: create_attack_job(
+            _shared.engine(), dataset=int(dataset_id), level=level, seed=int(seed),
+            params=params, translator=translator, name=name.strip() or None,
+            created_by=reviewer, limit=int(limit) or None), JOB)
 
 
 # ------------------------------------------------------------------ pick a set

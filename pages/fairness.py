@@ -303,7 +303,7 @@ def attribute_block(report: dict[str, Any]) -> None:
 def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     """A judge model's ratings beside the word lists: how far they agree, and a form to
     have a judge rate the answers (stored with the run; rated answers are skipped)."""
-    from evalcore.fairness import judge_answers
+    from evalcore.runner.judge_analysis import create_judge_analysis_job
 
     judged = report.get("judge_analysis")
     st.markdown("#### Judge model")
@@ -321,22 +321,19 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
         st.caption("The figures above come from word lists and vader/snownlp. A judge model "
                    "can rate each answer's tone, professionalism and stereotypes as a second "
                    "opinion; its group figures then appear in the table above.")
+    key = f"fairness.judge_job.{run_id}"
+    if st.session_state.get(key) is not None:
+        _shared.job_panel(int(st.session_state[key]), "fairness.judge")
     models = _shared.model_names()
     if status != "done" or not models:
         return
     with st.form(key="fairness.judge_form"):
         judge = st.selectbox("Judge model", models, key="fairness.judge_model")
         go = st.form_submit_button("Rate the answers with the judge")
-    if not go:
-        return
-    counts = _shared.run_action(
-        lambda: judge_answers(_shared.engine(), run_id, judge=str(judge),
-                              models_path=_shared.settings().models_path),
-        f"{judge} rates {report['answers']} answers...")
-    if counts is not None:
-        st.toast(f"Rated {counts['rated']} answers ({counts['errors']} without a usable "
-                 "rating).")
-        st.rerun()  # the ratings are stored: the report shows them
+    if go and _shared.queue_job(lambda: create_judge_analysis_job(
+            _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
+            created_by="app"), key) is not None:
+        st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive
 
 
 def violations_block(report: dict[str, Any]) -> None:

@@ -9,7 +9,6 @@ Robustness and fairness runs have their reports on their own pages; this page li
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
@@ -23,9 +22,6 @@ from pages import _results_compare, _results_monitor, _shared
 PICK = "results.pick"  # the run picker's widget key
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
 PAGE_SIZE = 100  # runs per page of the list
-KIND_PAGES = {"stability": ("pages/stability.py", "Stability"),
-              "robustness": ("pages/robustness.py", "Robustness"),
-              "fairness": ("pages/fairness.py", "Fairness")}
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
 
 
@@ -82,37 +78,68 @@ def _cancel(run_id: int) -> None:
 
 def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
-    run's state changed since the button was drawn."""
-    from evalcore.runner.background import get_runner
-    from evalcore.runner.start import check_resumable
+    run's state changed since the button was drawn. The run goes back to the queue."""
+    from evalcore.runner.start import resume_run
 
-    eng = _shared.engine()
     try:
-        check_resumable(eng, run_id)
+        resume_run(_shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
-    get_runner().submit(eng, run_id)
-    st.session_state[NOTICE] = ("success", f"Run #{run_id} resumed.")
+    st.session_state[NOTICE] = ("success", f"Run #{run_id} queued again: a worker continues "
+                                           "it; stored calls are never sent again.")
+
+
+def _retry_failed(run_id: int) -> None:
+    from evalcore.runner.start import retry_failed
+
+    try:
+        moved, _ = retry_failed(_shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot retry run #{run_id}: {exc}")
+        return
+    st.session_state[NOTICE] = ("success", f"Run #{run_id}: {moved} failed call(s) queued "
+                                           "again (their earlier record is kept).")
+
+
+def _delete(run_id: int) -> None:
+    try:
+        queries.delete_run(_shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
+        return
+    st.session_state.pop(PICK, None)
+    st.session_state[NOTICE] = ("success", f"Run #{run_id} deleted with its calls.")
 
 
 def actions(run_id: int, details: dict[str, Any]) -> None:
-    """Cancel a live run; resume a cancelled, failed or stale one."""
+    """Cancel a live run; resume a cancelled, failed or stale one; send failed calls
+    again; delete a run that is not executing."""
     status, stale = details["status"], details["stale"]
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
+    cols = st.columns(4)
     if status not in queries.FINISHED and not stale:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            st.button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
+            cols[0].button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
-            st.warning(f"Run #{run_id} is {status} but its process has shown no sign of life: "
-                       "it can be resumed.")
-        st.button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
-                  help="Continue where the run stopped; stored calls are never sent again.")
+            st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
+                       "for a while: is a worker running? Resuming queues it again.")
+        cols[1].button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
+                       help="Continue where the run stopped; stored calls are never sent "
+                            "again.")
+    if status in queries.FINISHED:
+        if details["progress"]["errors"]:
+            cols[2].button("Retry failed calls", key="results.retry_failed",
+                           on_click=_retry_failed, args=(run_id,),
+                           help="Send only the calls that failed again; the failed attempts "
+                                "stay on record.")
+        cols[3].button("Delete run", key="results.delete", on_click=_delete, args=(run_id,),
+                       help="Delete the run and its calls (its dataset stays).")
 
 
 def _status_body(run_id: int, was_live: bool) -> None:
@@ -151,10 +178,11 @@ def status_panel(run_id: int) -> dict[str, Any]:
 
 def kind_link(kind: str) -> None:
     """Where the run's full report lives (its kind's own page)."""
-    target = KIND_PAGES.get(kind)
-    if target is None:
+    from evalcore.kinds import KINDS
+
+    if kind not in KINDS:
         return
-    path, title = target
+    path, title = KINDS[kind].page, KINDS[kind].title
     st.caption(f"The {title.lower()} report of this run (figures, per-question results) "
                f"is on the {title} page.")
     if (_shared.PROJECT_ROOT / path).is_file():
@@ -183,43 +211,22 @@ def settings_view(details: dict[str, Any]) -> None:
         st.json({"spec": details["spec"], "models": details["models"]}, expanded=True)
 
 
-def _stability_csv(run_id: int, lang: str) -> bytes:
-    import io
-
-    from evalcore.report.stability import write_run_csv
-
-    buffer = io.StringIO(newline="")
-    write_run_csv(_shared.engine(), run_id, buffer, lang=lang)
-    return buffer.getvalue().encode("utf-8")
-
-
-def _stability_json(run_id: int) -> str:
-    from evalcore.report.stability import stability_report
-
-    return json.dumps(stability_report(_shared.engine(), run_id), ensure_ascii=False, indent=2,
-                      default=str)
-
-
 def downloads(run_id: int, kind: str) -> None:
-    """Raw calls for every run; the stability CSV and JSON for stability runs."""
+    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`)."""
+    from evalcore.kinds import KINDS
+
     st.markdown("#### Export")
-    cols = st.columns(4)
+    exports = KINDS[kind].exports if kind in KINDS else ()
+    cols = st.columns(1 + len(exports))
     cols[0].download_button("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(),
                                                                              run_id),
                             file_name=f"run{run_id}_calls.csv", mime="text/csv",
                             key="results.calls_csv")
-    if kind != "stability":
-        return
-    cols[1].download_button("Stability CSV (中文表头)", lambda: _stability_csv(run_id, "zh"),
-                            file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
-                            key="results.csv_zh")
-    cols[2].download_button("Stability CSV (English headers)",
-                            lambda: _stability_csv(run_id, "en"),
-                            file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
-                            key="results.csv_en")
-    cols[3].download_button("Stability JSON", lambda: _stability_json(run_id),
-                            file_name=f"stability_run{run_id}.json", mime="application/json",
-                            key="results.json")
+    for n, export in enumerate(exports, start=1):
+        cols[n].download_button(export.label,
+                                lambda e=export: e.make(_shared.engine(), run_id),
+                                file_name=export.filename.format(run=run_id), mime=export.mime,
+                                key=f"results.export.{n}")
 
 
 def calls_view(run_id: int) -> None:
@@ -304,14 +311,57 @@ def run_view(run_id: int) -> None:
     calls_view(run_id)
 
 
+# ------------------------------------------------------------------ the work queue
+
+
+def _requeue(job_id: int) -> None:
+    from evalcore.store.jobs import requeue_job
+
+    requeue_job(_shared.engine(), job_id)
+    st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
+
+
+def queue_view() -> None:
+    """Every job (runs, re-judging, judge analysis, attack generation): who executes it,
+    its attempts and error; a failed or cancelled one can be queued again."""
+    import pandas as pd
+
+    from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
+
+    jobs = list_jobs(_shared.engine(), limit=200)
+    if not jobs:
+        st.info("No jobs yet: starting a run, a re-judging pass or an attack generation "
+                "queues one.")
+        return
+    live = sum(j.status not in JOB_FINISHED for j in jobs)
+    st.caption(f"{len(jobs)} most recent jobs, {live} queued or running. Workers claim them "
+               "from the database; a job whose worker stopped is taken over by itself.")
+    st.dataframe(pd.DataFrame([{
+        "id": j.id, "kind": j.kind, "status": j.status, "what": j.label,
+        "worker": j.owner if lease_alive(j) else "", "attempts": j.attempts,
+        "progress": (min(j.done / j.total, 1.0) if j.total else None),
+        "created by": j.created_by, "created": j.created_at, "error": j.error or ""}
+        for j in jobs]), hide_index=True, key="results.jobs", column_config={
+        "progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0),
+        "error": st.column_config.TextColumn(width="large")})
+    stuck = [j for j in jobs if j.status in ("failed", "cancelled") and j.kind != "run"]
+    if stuck:
+        left, right = st.columns([3, 1])
+        picked = left.selectbox("Queue again", [j.id for j in stuck], key="results.requeue_pick",
+                                format_func=lambda i: next(f"#{j.id} {j.label} ({j.status})"
+                                                           for j in stuck if j.id == i))
+        right.button("Queue again", key="results.requeue", on_click=_requeue, args=(picked,),
+                     help="Runs are resumed from their own view (Runs tab).")
+
+
 # ------------------------------------------------------------------ page
 
 
 def main() -> None:
     _shared.page_setup("Results", "Every run saved: browse, export, and compare runs side "
                                   "by side.")
-    runs_tab, compare_tab, board_tab, trend_tab, trust_tab = st.tabs(
-        ["Runs", "Compare", "Leaderboard", "Trend", "Trust report"])
+    runs_tab, compare_tab, board_tab, trend_tab, trust_tab, queue_tab = st.tabs(
+        ["Runs", "Compare", "Leaderboard", "Trend", "Trust report", "Work queue"])
     with runs_tab:
         run_id = browser()
         if run_id is not None:
@@ -324,6 +374,8 @@ def main() -> None:
         _results_monitor.trend_view()
     with trust_tab:
         _results_monitor.trust_view()
+    with queue_tab:
+        queue_view()
 
 
 main()

@@ -145,11 +145,14 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
 
 def rejudge_form(run_id: int) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
-    noise (flip rate, Cohen's kappa) from the model's; the calls are stored with the run."""
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.rejudge import rejudge_sample
+    noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
+    its judgements stored with the run as they come."""
+    from evalcore.runner.rejudge import create_rejudge_job
 
     with st.expander("Judge reliability: re-judge a sample of answers"):
+        key = f"stability.rejudge_job.{run_id}"
+        if st.session_state.get(key) is not None:
+            _shared.job_panel(int(st.session_state[key]), "stability.rejudge")
         models = _shared.model_names()
         if not models:
             st.info("Add a judge model on the Models page first.")
@@ -162,15 +165,10 @@ def rejudge_form(run_id: int) -> None:
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
             go = st.form_submit_button("Re-judge")
-        if not go:
-            return
-        reliability = _shared.run_action(
-            lambda: rejudge_sample(_shared.engine(), run_id,
-                                   get_model(_shared.settings().models_path, str(judge)),
-                                   sample=int(sample), passes=int(passes)),
-            f"Asking {judge} {int(sample) * int(passes)} times...")
-        if reliability is not None:
-            st.rerun()  # the re-judgements are stored: the report shows them
+        if go and _shared.queue_job(lambda: create_rejudge_job(
+                _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
+                sample=int(sample), passes=int(passes), created_by="app"), key) is not None:
+            st.rerun()  # draw the job's live panel
 
 
 def results(run_id: int, status: str) -> None:

@@ -71,3 +71,55 @@ def test_every_lazy_dataset_name_resolves():
         assert getattr(dataset, name) is not None
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         dataset.nope  # noqa: B018
+
+
+# The pipeline's layers, lowest first: a module may import its own layer and the ones
+# below, never one above (pages sit on top of everything and are not in evalcore).
+LAYERS: list[tuple[str, ...]] = [
+    ("errors", "config", "resources", "dataset.records", "lazy"),
+    ("providers", "prompt", "scorers", "metrics", "store"),
+    ("dataset",),
+    ("perturb",),
+    ("runner",),
+    ("report", "perturb.export"),
+    ("fairness", "cli", "__main__", "__init__"),
+]
+
+
+def _layer(module: str) -> int:
+    """The layer of `evalcore.<module>` (its longest listed prefix decides)."""
+    best, level = -1, None
+    for n, names in enumerate(LAYERS):
+        for name in names:
+            if (module == name or module.startswith(name + ".")) and len(name) > best:
+                best, level = len(name), n
+    assert level is not None, f"evalcore.{module} is in no layer of LAYERS"
+    return level
+
+
+def _evalcore_imports(path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module.startswith("evalcore."):
+                found.add(node.module.removeprefix("evalcore."))
+        elif isinstance(node, ast.Import):
+            found.update(a.name.removeprefix("evalcore.") for a in node.names
+                         if a.name.startswith("evalcore."))
+    return found
+
+
+def test_stages_never_import_upward():
+    """Dataset -> Prompt -> Provider -> Scorer -> Store -> View: the import graph runs one
+    way, so a stage can be read, tested and replaced without the ones after it."""
+    offenders = []
+    for path in EVALCORE.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        rel = path.relative_to(EVALCORE).with_suffix("")
+        module = ".".join(rel.parts).removesuffix(".__init__") or "__init__"
+        for target in _evalcore_imports(path):
+            if _layer(target) > _layer(module):
+                offenders.append(f"evalcore.{module} -> evalcore.{target}")
+    assert offenders == [], "imports against the layers:\n" + "\n".join(sorted(offenders))

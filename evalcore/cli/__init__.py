@@ -12,7 +12,8 @@ import sys
 from typing import Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
-                   "attacks", "robustness", "leaderboard", "trend", "report")
+                   "attacks", "robustness", "worker", "jobs", "leaderboard", "trend",
+                   "report")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -46,7 +47,7 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
         return int(args.func(args) or 0)
     except EvalcoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 
 def _reviewer(args: argparse.Namespace) -> str:
@@ -86,16 +87,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    import getpass
+    from evalcore.cli.common import cli_user, engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.runner.attack import create_attack_job
+    from evalcore.runner.start import run_job_here
+    from evalcore.store.jobs import get_job
 
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info, create_attack_set
-
-    engine, settings = engine_and_settings()
-    attack_set = create_attack_set(engine, dataset=args.dataset, level=args.level,
-                                   seed=args.seed, translator=args.translator,
-                                   models_path=settings.models_path, name=args.name,
-                                   limit=args.limit, created_by=f"cli:{getpass.getuser()}")
+    engine, _ = engine_and_settings()
+    job_id = create_attack_job(engine, dataset=args.dataset, level=args.level, seed=args.seed,
+                               translator=args.translator, name=args.name, limit=args.limit,
+                               created_by=cli_user())
+    if run_job_here(engine, job_id) != "done":
+        job = get_job(engine, job_id)
+        print(f"error: the attack did not finish ({job.status}): {job.error}", file=sys.stderr)
+        return 2
+    attack_set = get_attack_set(engine, get_job(engine, job_id).result["attack_set_id"])
     info = attack_set_info(engine, attack_set)
     review = info["review"]
     if args.json:

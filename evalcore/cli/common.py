@@ -21,9 +21,30 @@ def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports
     return get_engine(settings.db_url), settings
 
 
+def cli_user() -> str:
+    """Who acts, as the CLI knows it: `cli:<OS user>`."""
+    import getpass
+
+    return f"cli:{getpass.getuser()}"
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")
+
+
+def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
+    """With `--detach`: print {"run_id": N} (the run stays queued for a worker) and
+    return None; otherwise execute the run here with a progress bar."""
+    if getattr(args, "detach", False):
+        print_json({"run_id": run_id})
+        return None
+    return run_with_progress(engine, run_id)
+
+
+def add_detach(parser: Any) -> None:
+    parser.add_argument("--detach", action="store_true",
+                        help='only queue the run for a worker and print {"run_id": N}')
 
 
 def write_json(path: str, data: Any) -> None:
@@ -32,7 +53,7 @@ def write_json(path: str, data: Any) -> None:
         json.dump(data, fh, ensure_ascii=False, indent=2, default=str)
 
 
-def run_with_progress(engine: Any, run_id: int) -> str:
+def run_with_progress(engine: Any, run_id: int, *, force: bool = False) -> str:
     """Execute a stored run in this process with a tqdm bar on stderr (hidden when stderr
     is not a terminal); returns the run's final status."""
     from tqdm import tqdm
@@ -49,6 +70,6 @@ def run_with_progress(engine: Any, run_id: int) -> str:
         bar.refresh()
 
     try:
-        return run_in_foreground(engine, run_id, on_progress=update)
+        return run_in_foreground(engine, run_id, on_progress=update, force=force)
     finally:
         bar.close()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, add_detach
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "professionalism and stereotypes (a second opinion beside the "
                         "word lists; reported with their agreement)")
     p.add_argument("--json", help="write the fairness JSON here")
+    add_detach(p)
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
     g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
@@ -67,10 +68,9 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
 
 
 def _fairness(args: argparse.Namespace) -> int:
-    import getpass
     import time
 
-    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
+    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
     from evalcore.fairness import create_fairness_run, fairness_report
 
     started = time.perf_counter()
@@ -80,9 +80,12 @@ def _fairness(args: argparse.Namespace) -> int:
                                  temperature=args.temperature,
                                  models_path=settings.models_path, name=args.name,
                                  limit=args.limit, concurrency=args.concurrency,
-                                 created_by=f"cli:{getpass.getuser()}")
-    print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
-    status = run_with_progress(engine, run_id)
+                                 created_by=cli_user())
+    if not args.detach:
+        print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
+    status = detach_or_run(args, engine, run_id)
+    if status is None:
+        return 0
     if args.judge_analysis:
         _judge(engine, settings, run_id, args.judge_analysis)
     report = fairness_report(engine, run_id, threshold=args.threshold,
@@ -94,11 +97,15 @@ def _fairness(args: argparse.Namespace) -> int:
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
-    from evalcore.fairness import judge_answers
-    from evalcore.providers.client import run_closing_clients
+    from evalcore.cli.common import cli_user
+    from evalcore.runner.judge_analysis import create_judge_analysis_job
+    from evalcore.runner.start import run_job_here
+    from evalcore.store.jobs import get_job
 
-    counts = run_closing_clients(judge_answers(engine, run_id, judge=judge,
-                                               models_path=settings.models_path))
+    job_id = create_judge_analysis_job(engine, run_id, judge, models_path=settings.models_path,
+                                       created_by=cli_user())
+    run_job_here(engine, job_id)
+    counts = get_job(engine, job_id).result
     print(f"judge {judge}: rated {counts['rated']} answers, {counts['errors']} without a "
           f"usable rating, {counts['already']} rated before", flush=True)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, add_detach
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,13 +21,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embeddings", action="store_true",
                    help="add the e5 cosine between clean and attacked answers (slower)")
     p.add_argument("--json", help="write the robustness JSON here")
+    add_detach(p)
     p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    import getpass
-
-    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
+    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
     from evalcore.report.robustness import robustness_report
     from evalcore.runner.robustness import create_robustness_run
 
@@ -36,10 +35,13 @@ def _robustness(args: argparse.Namespace) -> int:
         engine, attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
         rounds=args.rounds, models_path=settings.models_path, judge=args.judge,
         prompt_style=args.prompt, concurrency=args.concurrency, temperature=args.temperature,
-        name=args.name, created_by=f"cli:{getpass.getuser()}")
-    print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
-          f"{', '.join(args.attack_sets)}", flush=True)
-    status = run_with_progress(engine, run_id)
+        name=args.name, created_by=cli_user())
+    if not args.detach:
+        print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
+              f"{', '.join(args.attack_sets)}", flush=True)
+    status = detach_or_run(args, engine, run_id)
+    if status is None:
+        return 0
     report = robustness_report(engine, run_id, embeddings=args.embeddings)
     print_summary(report, status)
     if args.json:

@@ -27,9 +27,22 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="resume even if another process seems to be running it")
     p.set_defaults(func=_resume, preload=RUN_IMPORTS)
 
+    p.add_argument("--detach", action="store_true",
+                   help="only queue it for a worker; print {\"run_id\": N} and return")
+
+    p = rsub.add_parser("retry-failed", help="send a finished run's failed calls again "
+                                             "(their earlier record is kept)")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--detach", action="store_true", help="only queue it for a worker")
+    p.set_defaults(func=_retry_failed, preload=RUN_IMPORTS)
+
     p = rsub.add_parser("cancel", help="ask a run to stop after its calls in flight")
     p.add_argument("run_id", type=int)
     p.set_defaults(func=_cancel)
+
+    p = rsub.add_parser("delete", help="delete a run with its calls (not while it runs)")
+    p.add_argument("run_id", type=int)
+    p.set_defaults(func=_delete)
 
 
 def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
@@ -74,14 +87,42 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, run_with_progress
-    from evalcore.runner.start import check_resumable
+    from evalcore.cli.common import engine_and_settings, print_json, run_with_progress
+    from evalcore.runner.start import resume_run
 
     engine, _ = engine_and_settings()
-    check_resumable(engine, args.run_id, force=args.force)
+    if args.detach:
+        resume_run(engine, args.run_id)
+        print_json({"run_id": args.run_id})
+        return 0
+    status = run_with_progress(engine, args.run_id, force=args.force)
+    print(f"run {args.run_id}: {status}")
+    return 0 if status == "done" else 1
+
+
+def _retry_failed(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings, print_json, run_with_progress
+    from evalcore.runner.start import retry_failed
+
+    engine, _ = engine_and_settings()
+    moved, _job = retry_failed(engine, args.run_id)
+    print(f"run {args.run_id}: {moved} failed call(s) will be sent again", flush=True)
+    if args.detach:
+        print_json({"run_id": args.run_id})
+        return 0
     status = run_with_progress(engine, args.run_id)
     print(f"run {args.run_id}: {status}")
     return 0 if status == "done" else 1
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.store import queries
+
+    engine, _ = engine_and_settings()
+    run = queries.delete_run(engine, args.run_id)
+    print(f"run {args.run_id} ({run.kind}, {run.model}) deleted with its calls")
+    return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:

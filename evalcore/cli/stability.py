@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, add_detach
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,15 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="answers to re-judge (default 20)")
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
+    add_detach(p)
     p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
 
 
 def _stability(args: argparse.Namespace) -> int:
-    import getpass
     import time
     from pathlib import Path
 
-    from evalcore.cli.common import engine_and_settings, run_with_progress, write_json
+    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
     from evalcore.report.stability import stability_report, write_run_csv
     from evalcore.runner.plan import RunSpec
     from evalcore.runner.start import create_run
@@ -49,10 +49,13 @@ def _stability(args: argparse.Namespace) -> int:
                    judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
                    template=template, limit=args.limit, concurrency=args.concurrency,
                    temperature=args.temperature, name=args.name,
-                   created_by=f"cli:{getpass.getuser()}")
+                   created_by=cli_user())
     run_id = create_run(engine, spec, settings.models_path)
-    print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
-    status = run_with_progress(engine, run_id)
+    if not args.detach:
+        print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
+    status = detach_or_run(args, engine, run_id)
+    if status is None:
+        return 0
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
     report = stability_report(engine, run_id,
@@ -66,13 +69,14 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-    from evalcore.providers.client import run_closing_clients
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.rejudge import rejudge_sample
+    from evalcore.cli.common import cli_user
+    from evalcore.runner.rejudge import create_rejudge_job
+    from evalcore.runner.start import run_job_here
 
-    judge = get_model(settings.models_path, args.rejudge)
-    run_closing_clients(rejudge_sample(engine, run_id, judge, sample=args.rejudge_sample,
-                                       passes=args.rejudge_passes))
+    job_id = create_rejudge_job(engine, run_id, args.rejudge, models_path=settings.models_path,
+                                sample=args.rejudge_sample, passes=args.rejudge_passes,
+                                created_by=cli_user())
+    run_job_here(engine, job_id)
 
 
 def _print_summary(report: dict, status: str) -> None:

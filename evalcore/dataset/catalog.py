@@ -82,11 +82,22 @@ def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     from sqlmodel import select
 
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset, Item, Run
+    from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
 
     with session_scope(engine) as session:
         dataset = _find(session, name_or_id)
-        run_ids = session.exec(select(Run.id).where(Run.dataset_id == dataset.id)).all()
+        sets = session.exec(select(AttackSet.id, AttackSet.name).where(
+            (AttackSet.source_dataset_id == dataset.id) | (AttackSet.dataset_id == dataset.id)
+        )).all()
+        if sets:
+            shown = ", ".join(f"#{i} {n}" for i, n in sets[:10])
+            raise DatasetError(f"dataset '{dataset.name}' has {len(sets)} attack set(s) "
+                               f"({shown}); delete them first (Attacks page, or "
+                               "`python -m evalcore attacks delete ID`)")
+        used = select(Item.id).where(Item.dataset_id == dataset.id)
+        run_ids = sorted(set(session.exec(select(Run.id).where(Run.dataset_id == dataset.id)).all())
+                         | set(session.exec(select(Call.run_id).where(
+                             Call.item_id.in_(used)).distinct()).all()))  # type: ignore[union-attr]
         if run_ids:
             shown = ", ".join(str(i) for i in run_ids[:10]) + (" ..." if len(run_ids) > 10 else "")
             raise DatasetError(f"dataset '{dataset.name}' is used by {len(run_ids)} run(s) "

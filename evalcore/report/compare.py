@@ -200,7 +200,7 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
         "created_by": run.created_by,
         "spec": queries.redact_secrets(config.get("spec", {})),
         "models": queries.redact_secrets(config.get("models", {})),
-        "items": len(config.get("item_ids") or []),
+        "items": len(queries.run_item_ids(engine, run_id)),
         "progress": queries.progress(engine, run_id),
         "stale": is_stale(run, now),
         "timing": {"created_at": run.created_at, "started_at": run.started_at,
@@ -214,11 +214,13 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
 # ------------------------------------------------------------------ raw calls
 
 
-def _call_dict(call: Any, idx: Mapping[int, int]) -> dict[str, Any]:
+def _call_dict(call: Any, idx: Mapping[int, int],
+               prompts: Mapping[int, str] | None = None) -> dict[str, Any]:
     prompt_t, completion_t = call.prompt_tokens, call.completion_tokens
     tokens = None if prompt_t is None and completion_t is None else (prompt_t or 0) + (completion_t or 0)
     return {"item_idx": idx.get(call.item_id), "item_id": call.item_id, "round": call.round,
-            "stage": call.stage, "model": call.model, "prompt": call.prompt,
+            "stage": call.stage, "model": call.model,
+            "prompt": call.prompt or (prompts or {}).get(call.item_id, ""),
             "answer": call.answer, "extracted": getattr(call, "extracted", None),
             "score": call.score, "correct": call.correct, "reason": call.reason,
             "latency_ms": call.latency_ms, "prompt_tokens": prompt_t,
@@ -249,13 +251,14 @@ def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,
 
     calls = (c for c in queries.iter_calls(engine, run_id, batch=batch)
              if not errors_only or c.error is not None)
+    prompts = queries.run_prompts(engine, run_id)  # answer calls do not repeat the prompt
     while True:
         chunk = list(islice(calls, batch))
         if not chunk:
             return
         idx = _item_positions(engine, (c.item_id for c in chunk))
         for call in chunk:
-            yield _call_dict(call, idx)
+            yield _call_dict(call, idx, prompts)
 
 
 def calls_frame(engine: Engine, run_id: int, limit: int = 500, *,

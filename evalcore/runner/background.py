@@ -1,15 +1,20 @@
-"""One background asyncio loop per process, shared by every Streamlit session.
+"""One background asyncio loop per process, shared by every Streamlit session, with the
+app's embedded worker on it.
 
-Pages submit run ids and return at once; the loop thread executes them with
-`execute_run`, which keeps the truth (status, progress, calls) in the database. The
-same loop runs the short coroutines pages need (test a model connection), so aiohttp
-sessions and the local model server live as long as the process.
+Pages never execute work: they create jobs and read them from the database. The embedded
+worker (`ensure_worker`) claims jobs on the same lease mechanism as `python -m evalcore
+worker`, so a single-user `make run` needs nothing else, and a restarted app takes its
+unfinished jobs over by itself once their leases run out. `EVALCORE_EMBEDDED_WORKER=0`
+turns it off (a team server whose workers run apart). The same loop runs the short
+coroutines pages need (test a model connection), so aiohttp sessions and the local model
+server live as long as the process.
 """
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
+import atexit
 import logging
+import os
 import threading
 from typing import Any, Coroutine, Optional, TypeVar
 
@@ -18,63 +23,86 @@ from sqlalchemy.engine import Engine
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
+EMBEDDED_JOBS = 2
+"""Jobs the app's embedded worker executes at once (EVALCORE_WORKER_JOBS overrides)."""
+
 
 class BackgroundRunner:
-    """A daemon thread running an asyncio loop; thread-safe `submit`, `call` and `cancel`."""
+    """A daemon thread running an asyncio loop; thread-safe `call` and `ensure_worker`."""
 
     def __init__(self) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="evalcore-runner",
                                         daemon=True)
         self._thread.start()
-        self._runs: dict[int, concurrent.futures.Future] = {}
+        self._workers: dict[str, Any] = {}
         self._lock = threading.Lock()
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: Optional[float] = None) -> T:
         """Run a coroutine on the loop and wait for its result (for short page actions)."""
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)
 
-    def submit(self, engine: Engine, run_id: int) -> concurrent.futures.Future:
-        """Start executing `run_id` in the background (once: a second submit returns the same future)."""
-        from evalcore.runner.run import execute_run
-
+    def ensure_worker(self, engine: Engine, *, jobs: Optional[int] = None,
+                      poll_s: Optional[float] = None) -> Optional[Any]:
+        """Start this process's embedded worker for `engine`'s database (once); None when
+        EVALCORE_EMBEDDED_WORKER=0."""
+        if os.environ.get("EVALCORE_EMBEDDED_WORKER", "1").strip().lower() in ("0", "false", "no"):
+            return None
+        key = str(engine.url)
         with self._lock:
-            future = self._runs.get(run_id)
-            if future is not None and not future.done():
-                return future
-            future = asyncio.run_coroutine_threadsafe(execute_run(engine, run_id), self._loop)
-            future.add_done_callback(lambda f, rid=run_id: self._log_failure(rid, f))
-            self._runs[run_id] = future
-            return future
+            worker = self._workers.get(key)
+            if worker is not None:
+                return worker
+            from evalcore.runner.worker import POLL_S, Worker, worker_id
 
-    def is_active(self, run_id: int) -> bool:
-        """Whether this process is executing `run_id` right now."""
-        future = self._runs.get(run_id)
-        return future is not None and not future.done()
+            count = jobs or int(os.environ.get("EVALCORE_WORKER_JOBS", EMBEDDED_JOBS))
 
-    def cancel(self, engine: Engine, run_id: int) -> None:
-        """Ask a run to stop: the flag is stored, so a run in another process stops too."""
-        from evalcore.store import queries
+            async def make() -> Worker:
+                return Worker(engine, jobs=count, name=worker_id("app"),
+                              poll_s=poll_s or POLL_S)
 
-        queries.request_cancel(engine, run_id)
+            worker = self.call(make())
+            future = asyncio.run_coroutine_threadsafe(worker.run(), self._loop)
+            future.add_done_callback(_log_end)
+            self._workers[key] = worker
+            return worker
+
+    def stop_workers(self, timeout: float = 10.0) -> None:
+        """Stop the embedded workers (their jobs are released for others) and forget them."""
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+        if not workers:
+            return
+
+        async def _stop() -> None:
+            for worker in workers:
+                worker.stop.set()
+            for _ in range(int(timeout / 0.05)):
+                if not any(w.active for w in workers):
+                    return
+                await asyncio.sleep(0.05)
+
+        self.call(_stop(), timeout=timeout + 1)
 
     def shutdown(self) -> None:
-        """Stop the loop (tests; the process exit does this for the app)."""
+        """Stop the workers (their jobs are released) and the loop (tests; the process
+        exit does this for the app)."""
         async def _close() -> None:
             from evalcore.providers.client import close_clients
 
             await close_clients()
 
         try:
-            self.call(_close(), timeout=5)
+            self.stop_workers()
+            self.call(_close(), timeout=10)
         finally:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
 
-    @staticmethod
-    def _log_failure(run_id: int, future: concurrent.futures.Future) -> None:
-        if not future.cancelled() and future.exception() is not None:
-            log.error("run %s failed: %s", run_id, future.exception())
+
+def _log_end(future: Any) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.error("embedded worker stopped: %s", future.exception())
 
 
 _runner: Optional[BackgroundRunner] = None
@@ -87,4 +115,12 @@ def get_runner() -> BackgroundRunner:
     with _runner_lock:
         if _runner is None:
             _runner = BackgroundRunner()
+            atexit.register(_at_exit, _runner)
         return _runner
+
+
+def _at_exit(runner: BackgroundRunner) -> None:
+    """At interpreter exit, tell the embedded workers to stop polling (their jobs' leases
+    run out and other workers take them over)."""
+    for worker in list(runner._workers.values()):
+        runner._loop.call_soon_threadsafe(worker.stop.set)

@@ -2,13 +2,14 @@
 
 Each rating is stored as a call of stage `analysis` beside the answer it rates (the
 judge's reply in `answer`, the parsed figures as JSON in `extracted`), in batches as they
-finish: an interrupted pass resumes without asking again, and the report reads them back
+finish (a job: `runner.passes`): an interrupted pass resumes without asking again, and the report reads them back
 next to the word-list analysis (`report.fairness`).
 """
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
@@ -16,55 +17,65 @@ from sqlalchemy.engine import Engine
 from evalcore.providers.base import ModelConfig
 
 ANALYSIS_STAGE = "analysis"
-FLUSH_EVERY = 20
-"""Ratings stored per transaction (a killed process loses at most this many)."""
 
 
-async def judge_analysis(engine: Engine, run_id: int, judge: ModelConfig, *,
-                         limit: Optional[int] = None) -> dict[str, int]:
-    """Ask `judge` to rate each answered call of `run_id` not rated yet (the first `limit`
-    in item and round order, if given). Returns {"rated", "errors", "already"}: new
-    readable ratings, new calls without one (provider error or unreadable reply), and
-    answers rated before."""
+def create_judge_analysis_job(engine: Engine, run_id: int, judge: str, *, models_path: Path,
+                              limit: Optional[int] = None, created_by: str = "") -> int:
+    """Queue a pass in which `judge` rates every answer of `run_id` not rated yet (the
+    first `limit` in item and round order, if given); returns the job id."""
+    from evalcore.providers.registry import get_model
+    from evalcore.runner.run import model_snapshot
+    from evalcore.store import jobs, queries
+
+    queries.get_run(engine, run_id)
+    params = {"judge": model_snapshot(get_model(models_path, judge)), "limit": limit}
+    return jobs.create_job(engine, "judge_analysis", run_id=run_id, params=params,
+                           label=f"judge analysis of run {run_id} by {judge}",
+                           created_by=created_by)
+
+
+def analysis_todo(engine: Engine, run_id: int, limit: Optional[int]) -> tuple[list[Any], int]:
+    """(answer calls still to rate, how many of the chosen answers are rated already)."""
     from evalcore.store import queries
 
-    answers = [c for c in await asyncio.to_thread(queries.run_calls, engine, run_id, "answer")
+    answers = [c for c in queries.run_calls(engine, run_id, "answer")
                if c.error is None and c.answer is not None]
     answers.sort(key=lambda c: (c.item_id, c.round))
     answers = answers[:limit] if limit is not None else answers
-    done = await asyncio.to_thread(queries.done_units, engine, run_id)
+    done = queries.done_units(engine, run_id)
     todo = [c for c in answers if (c.item_id, c.round, ANALYSIS_STAGE) not in done]
-    counts = {"rated": 0, "errors": 0, "already": len(answers) - len(todo)}
-    if not todo:
-        return counts
-    from evalcore.providers.client import get_client
-
-    client = get_client(judge)
-    slots = asyncio.Semaphore(judge.concurrency)
-    pending: list[dict[str, Any]] = []
-
-    async def rate(call: Any) -> dict[str, Any]:
-        async with slots:
-            return await _rate(client, judge, call)
-
-    for finished in asyncio.as_completed([rate(c) for c in todo]):
-        row = await finished
-        counts["errors" if row["extracted"] is None else "rated"] += 1
-        pending.append(row)
-        if len(pending) >= FLUSH_EVERY:
-            rows, pending = pending, []
-            await asyncio.to_thread(queries.record_calls, engine, rows)
-    if pending:
-        await asyncio.to_thread(queries.record_calls, engine, pending)
-    return counts
+    return todo, len(answers) - len(todo)
 
 
-async def _rate(client: Any, judge: ModelConfig, call: Any) -> dict[str, Any]:
+async def judge_analysis_job(ctx: Any) -> dict[str, int]:
+    """The job handler. Returns {"rated", "errors", "already"}: new readable ratings, new
+    calls without one (provider error or unreadable reply), and answers rated before."""
+    from evalcore.runner.passes import run_pass
+
+    judge = ModelConfig.model_validate(ctx.job.params["judge"])
+    from evalcore.store import queries
+
+    run_id = int(ctx.job.run_id)
+    todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, run_id,
+                                            ctx.job.params.get("limit"))
+    prompts = await asyncio.to_thread(queries.run_prompts, ctx.engine, run_id)
+
+    async def one(client: Any, call: Any) -> dict[str, Any]:
+        row = await _rate(client, judge, call, call.prompt or prompts.get(call.item_id, ""))
+        row["extracted_error"] = row["error"] is None and row["extracted"] is None
+        return row
+
+    counts = await run_pass(ctx, judge, todo, one, already=already)
+    return {"rated": counts["stored"] - counts["errors"], "errors": counts["errors"],
+            "already": already}
+
+
+async def _rate(client: Any, judge: ModelConfig, call: Any, prompt: str) -> dict[str, Any]:
     """One judge call for one answer, as a call row (a failure is stored, never raised)."""
     from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
     from evalcore.store.tables import utcnow
 
-    request = analysis_request(call.prompt, call.answer, structured=judge.supports_json_schema)
+    request = analysis_request(prompt, call.answer, structured=judge.supports_json_schema)
     reply = await client.chat(request)
     extracted: Optional[str] = None
     reason = f"judge error: {reply.error}"

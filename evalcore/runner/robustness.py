@@ -75,9 +75,5 @@ def create_robustness_run(engine: Engine, *, attack_set_ids: Sequence[Union[int,
 
 
 def start_robustness(engine: Engine, **kwargs: Any) -> int:
-    """`create_robustness_run` and execute it on the background loop; returns at once."""
-    from evalcore.runner.background import get_runner
-
-    run_id = create_robustness_run(engine, **kwargs)
-    get_runner().submit(engine, run_id)
-    return run_id
+    """`create_robustness_run`, queued for a worker; returns its id at once."""
+    return create_robustness_run(engine, **kwargs)

@@ -21,10 +21,13 @@ from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
 from evalcore.runner.plan import RunSpec, Unit, plan_units
 from evalcore.scorers.base import Score
+from evalcore.store.jobs import LeaseLost
 
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.25
+MAX_FLUSH_FAILURES = 10
+"""Failed attempts at the last flush before the run gives up (its job is then retried)."""
 
 
 @dataclass
@@ -57,12 +60,20 @@ class _Job:
     run_id: int
     spec: RunSpec
     questions: dict[int, Question]
+    prompts: dict[int, str]
+    """The rendered prompt of each item (stored once per run in run_item)."""
     model: ModelConfig
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
+    capacity: int
+    """The model's own concurrency (a run may ask for fewer or more slots): the budget
+    that all runs on the model share, whatever each run asks for."""
+    fence: Any
     rows: list[dict[str, Any]] = field(default_factory=list)
     tally: _Tally = field(default_factory=_Tally)
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    drained: bool = False
+    """A unit was left for another worker because this one is stopping."""
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -70,12 +81,16 @@ def model_snapshot(config: ModelConfig) -> dict[str, Any]:
     return config.model_dump()
 
 
-async def execute_run(engine: Engine, run_id: int, *,
+async def execute_run(engine: Engine, run_id: int, *, ctx: Any,
                       on_progress: Optional[Callable[[RunProgress], None]] = None) -> str:
-    """Run (or resume) `run_id` to the end on this loop; returns the final status.
+    """Run (or resume) `run_id` to the end on this loop for the job `ctx` holds; returns
+    the final status.
 
-    Calls already stored are never sent again. Provider failures are stored per call
-    and never stop the run; only an unexpected bug marks the run failed.
+    Calls already stored are never sent again. Provider failures are stored per call and
+    never stop the run; a run whose every answer failed ends `failed` with the first
+    error. Every write is fenced by the job's lease: if another worker took the job over,
+    this one stops (LeaseLost) without writing. A cancelled task (the worker stopping)
+    leaves the status to the job layer, which releases the run to the queue.
     """
     from evalcore.store import queries
 
@@ -83,20 +98,18 @@ async def execute_run(engine: Engine, run_id: int, *,
     if run.status == "done":
         return run.status
     try:
-        job = await asyncio.to_thread(_prepare, engine, run)
+        job = await asyncio.to_thread(_prepare, engine, run, ctx.fence)
     except Exception as exc:
         await asyncio.to_thread(queries.update_run, engine, run_id, status="failed",
                                 error=f"{type(exc).__name__}: {exc}", finished_at=_now())
         raise
-    status = "failed"
     try:
-        status = await _drive(engine, job, on_progress)
+        status = await _drive(engine, job, ctx, on_progress)
+    except (asyncio.CancelledError, LeaseLost):
+        raise
     except BaseException as exc:
-        error = f"{type(exc).__name__}: {exc}"
-        if isinstance(exc, asyncio.CancelledError):
-            status, error = "cancelled", None
-        await asyncio.to_thread(queries.update_run, engine, run_id, status=status,
-                                error=error, finished_at=_now())
+        await asyncio.to_thread(queries.update_run, engine, run_id, status="failed",
+                                error=f"{type(exc).__name__}: {exc}", finished_at=_now())
         raise
     return status
 
@@ -107,19 +120,26 @@ def _now():  # noqa: ANN202 - tiny alias keeps call sites short
     return utcnow()
 
 
-def _prepare(engine: Engine, run: Any) -> _Job:
+def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
     from evalcore.store import queries
 
     spec = RunSpec.model_validate(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
+    capacity = model.concurrency
     if spec.concurrency:
         model = model.model_copy(update={"concurrency": spec.concurrency})
     if spec.temperature is not None:
         model = model.model_copy(update={"temperature": spec.temperature})
     judge = models.get(spec.judge) if spec.judge != "rules" else None
     questions = queries.run_questions(engine, run.id)
+    prompts = queries.run_prompts(engine, run.id)
+    if len(prompts) < len(questions):  # a run made before prompts were stored
+        from evalcore.prompt import render_prompt
+
+        prompts = {i: prompts.get(i) or render_prompt(q, spec.template, style=spec.prompt_style)
+                   for i, q in questions.items()}
     done = queries.done_units(engine, run.id)
     answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
@@ -127,17 +147,19 @@ def _prepare(engine: Engine, run: Any) -> _Job:
     fields: dict[str, Any] = {"status": "running", "error": None, "heartbeat_at": _now(),
                               "started_at": run.started_at or _now(),
                               "total": len(questions) * spec.rounds}
-    if run.status != "queued":
-        # a resume: the cancel that stopped the earlier execution is done with. A cancel
-        # asked for while the run was still queued is left alone, so it stops this one.
-        fields["cancel_requested"] = False
+    # a cancel asked for before this claim cancelled the job (a queued job at once); one
+    # asked for from now on reaches the job row, which every flush reads
+    fields["cancel_requested"] = False
     queries.update_run(engine, run.id, **fields)
-    return _Job(run_id=run.id, spec=spec, questions=questions, model=model, judge=judge,
-                units=units)
+    return _Job(run_id=run.id, spec=spec, questions=questions, prompts=prompts, model=model,
+                judge=judge,
+                units=units, fence=fence, capacity=capacity)
 
 
-async def _drive(engine: Engine, job: _Job,
+async def _drive(engine: Engine, job: _Job, ctx: Any,
                  on_progress: Optional[Callable[[RunProgress], None]]) -> str:
+    from contextlib import AsyncExitStack
+
     from evalcore.providers.client import get_client
     from evalcore.store import queries
 
@@ -148,63 +170,86 @@ async def _drive(engine: Engine, job: _Job,
         for item_id, rnd, answer in await asyncio.to_thread(queries.unjudged_answers, engine, job.run_id):
             await judge_queue.put((item_id, rnd, answer))  # resumed: judge what was answered
 
-    async def answer_worker() -> None:
-        for item_id, rnd in job.units:
-            if job.cancelled.is_set():
-                return
-            await _answer(job, answer_client, item_id, rnd, judge_queue if judge_client else None)
+    async with AsyncExitStack() as shares:
+        answer_slots = await shares.enter_async_context(
+            ctx.share(job.model, "answer", capacity=max(job.capacity, 1)))
+        judge_slots = (await shares.enter_async_context(ctx.share(job.judge, "judge"))
+                       if job.judge else None)
 
-    async def judge_worker() -> None:
-        while True:
-            item_id, rnd, answer = await judge_queue.get()
-            try:
-                await _judge(job, judge_client, item_id, rnd, answer)
-            finally:
-                judge_queue.task_done()
+        async def answer_worker() -> None:
+            for item_id, rnd in job.units:
+                if job.cancelled.is_set():
+                    return
+                if ctx.draining.is_set():  # the worker stops: this unit waits for the next
+                    job.drained = True
+                    return
+                async with answer_slots:
+                    to_judge = await _answer(job, answer_client, item_id, rnd,
+                                             judge_client is not None)
+                if to_judge is not None:
+                    await judge_queue.put(to_judge)
 
-    stop = asyncio.Event()
-    writer = asyncio.create_task(_writer(engine, job, stop, on_progress))
-    judges = [asyncio.create_task(judge_worker()) for _ in range(job.judge.concurrency)] if job.judge else []
-    answers = [asyncio.create_task(answer_worker()) for _ in range(job.model.concurrency)]
-    try:
-        await asyncio.gather(*answers)
-        if judges:
-            await judge_queue.join()
-    finally:
-        for task in answers + judges:
-            task.cancel()
-        await asyncio.gather(*answers, *judges, return_exceptions=True)
-        stop.set()
-        await writer  # its last flush stores every finished call
-    status = "cancelled" if job.cancelled.is_set() else "done"
+        async def judge_worker() -> None:
+            while True:
+                item_id, rnd, answer = await judge_queue.get()
+                try:
+                    async with judge_slots:
+                        await _judge(job, judge_client, item_id, rnd, answer)
+                finally:
+                    judge_queue.task_done()
+
+        stop = asyncio.Event()
+        writer = asyncio.create_task(_writer(engine, job, stop, on_progress))
+        judges = ([asyncio.create_task(judge_worker()) for _ in range(job.judge.concurrency)]
+                  if job.judge else [])
+        answers = [asyncio.create_task(answer_worker()) for _ in range(job.model.concurrency)]
+        try:
+            await asyncio.gather(*answers)
+            if judges:
+                await judge_queue.join()
+        finally:
+            for task in answers + judges:
+                task.cancel()
+            await asyncio.gather(*answers, *judges, return_exceptions=True)
+            stop.set()
+            await writer  # its last flush stores every finished call (or finds the lease lost)
     await asyncio.to_thread(queries.recount_progress, engine, job.run_id,
                             judged=job.judge is not None)
-    await asyncio.to_thread(queries.update_run, engine, job.run_id, status=status, finished_at=_now())
+    if job.drained and not job.cancelled.is_set():
+        return "drained"  # the job layer releases the run to the queue
+    status, error = "done", None
+    if job.cancelled.is_set():
+        status = "cancelled"
+    else:
+        calls, failed, first = await asyncio.to_thread(queries.answer_outcome, engine, job.run_id)
+        if calls and failed == calls:
+            status, error = "failed", f"all {calls} answer calls failed; the first: {first}"
+    await asyncio.to_thread(queries.update_run, engine, job.run_id, status=status, error=error,
+                            finished_at=_now())
     return status
 
 
 async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
-                  judge_queue: Optional[asyncio.Queue]) -> None:
-    from evalcore.prompt import render_prompt
-
+                  judged: bool) -> Optional[tuple[int, int, str]]:
+    """Ask one (item, round); returns what the judge must rate next, if anything."""
     question = job.questions[item_id]
-    prompt = render_prompt(question, job.spec.template, style=job.spec.prompt_style)
-    reply: ChatReply = await client.chat(ChatRequest.user(prompt))
+    reply: ChatReply = await client.chat(ChatRequest.user(job.prompts[item_id]))
     job.tally.retries += reply.attempts - 1
     if not reply.ok:
         score: Optional[Score] = Score(value=0.0, correct=False, reason=f"model error: {reply.error}")
-    elif judge_queue is None:
+    elif not judged:
         from evalcore.scorers.registry import score_answer
 
         score = score_answer(reply.text, question)
     else:
         score = None  # the judge row carries the verdict
-    job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, prompt, reply, score))
-    if judge_queue is not None and reply.ok:
-        await judge_queue.put((item_id, rnd, reply.text))
-        return
+    # the prompt is in run_item, once per run: the call row does not repeat it
+    job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, "", reply, score))
+    if judged and reply.ok:
+        return item_id, rnd, reply.text
     job.tally.done += 1
     job.tally.errors += 0 if reply.ok else 1
+    return None
 
 
 async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) -> None:
@@ -240,7 +285,10 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
                   on_progress: Optional[Callable[[RunProgress], None]]) -> None:
     """Store finished calls every FLUSH_INTERVAL_S and once more after `stop`; the only
     task that writes calls, so flushes never overlap (one transaction per flush, however
-    many calls finished: ~20 us a call on SQLite)."""
+    many calls finished: ~20 us a call on SQLite). Each flush renews the job's lease. A
+    failed flush keeps its rows for the next one (a database that went away); a lost
+    lease stops the run at once."""
+    failures = 0
     while True:
         if not stop.is_set():
             try:  # wake at the interval, or at once when the run ends
@@ -248,7 +296,19 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             except asyncio.TimeoutError:
                 pass
         stopping = stop.is_set()  # set only after every worker is done: this flush is the last
-        cancel = await asyncio.to_thread(_flush, engine, job)
+        try:
+            cancel = await asyncio.to_thread(_flush, engine, job)
+        except LeaseLost:
+            job.cancelled.set()
+            raise
+        except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
+            failures += 1
+            log.warning("run %s: storing calls failed (%s), try %d", job.run_id, exc, failures)
+            if stopping and failures >= MAX_FLUSH_FAILURES:
+                raise
+            await asyncio.sleep(min(failures, 5))
+            continue
+        failures = 0
         if cancel:
             job.cancelled.set()
         if on_progress:
@@ -258,14 +318,22 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
 
 
 def _flush(engine: Engine, job: _Job) -> bool:
-    """Write buffered calls and progress in one go; returns whether cancel was requested."""
+    """Write buffered calls and progress in one fenced transaction; returns whether a
+    cancel was requested (LeaseLost if the job was taken over: nothing is written). On
+    failure the rows and counts go back to the buffer for the next flush."""
     from evalcore.store import queries
 
     rows, job.rows = job.rows, []
     done, errors, retries = job.tally.take()
-    if rows:
-        queries.record_calls(engine, rows)
-    return queries.add_progress(engine, job.run_id, done=done, errors=errors, retries=retries)
+    try:
+        return queries.flush_run(engine, job.run_id, rows, fence=job.fence, done=done,
+                                 errors=errors, retries=retries)
+    except Exception:
+        job.rows[:0] = rows
+        job.tally.done += done
+        job.tally.errors += errors
+        job.tally.retries += retries
+        raise
 
 
 def _snapshot(engine: Engine, run_id: int) -> RunProgress:

@@ -9,10 +9,11 @@ from sqlalchemy.engine import Engine
 
 from evalcore.errors import RunError
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.run import RunProgress, execute_run, model_snapshot
+from evalcore.runner.run import RunProgress, model_snapshot
 
-STALE_AFTER_S = 30.0
-"""A 'running' run whose heartbeat is older than this belongs to a dead process."""
+STALE_AFTER_S = 2 * 15.0
+"""A queued or running run with no sign of life for this long (two job leases) has no
+worker: none is running, or its worker died and none has taken it over yet."""
 
 
 def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
@@ -42,36 +43,181 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
     if not item_ids:
         raise RunError(f"dataset {dataset.name!r} has no items to evaluate "
                        f"(limit={spec.limit}, item_ids={spec.item_ids}); pick other items")
-    config = {"spec": spec.model_dump(), "item_ids": item_ids,
+    config = {"spec": spec.model_dump(),
               "models": {name: model_snapshot(cfg) for name, cfg in models.items()}}
+    prompts = _rendered(engine, item_ids, spec)
     run = queries.create_run(engine, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
                              model=spec.model, judge=spec.judge, rounds=spec.rounds,
                              config=config, created_by=spec.created_by,
                              total=len(item_ids) * spec.rounds)
+    queries.add_run_items(engine, int(run.id), list(zip(item_ids, prompts)))
+    from evalcore.store import jobs
+
+    jobs.create_job(engine, "run", run_id=int(run.id), label=_label(run),
+                    created_by=spec.created_by)
     return int(run.id)
+
+
+def _rendered(engine: Engine, item_ids: list[int], spec: RunSpec) -> list[str]:
+    """The prompt of each item as the run will send it (a bad template fails here, before
+    anything is stored)."""
+    from evalcore.prompt import render_prompt
+    from evalcore.store import queries
+
+    questions = queries.questions_by_id(engine, item_ids, what="the run's items")
+    return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
+            for i in item_ids]
 
 
 def start_run(engine: Engine, spec: RunSpec, models_path: Path, *,
               item_ids: Optional[list[int]] = None) -> int:
-    """Create a run and execute it on the background loop; returns at once with its id."""
-    from evalcore.runner.background import get_runner
-
-    run_id = create_run(engine, spec, models_path, item_ids=item_ids)
-    get_runner().submit(engine, run_id)
-    return run_id
+    """Create a run and queue it; any worker (the app's embedded one, or `python -m
+    evalcore worker` processes) executes it. Returns at once with its id."""
+    return create_run(engine, spec, models_path, item_ids=item_ids)
 
 
 def run_in_foreground(engine: Engine, run_id: int,
-                      on_progress: Optional[Callable[[RunProgress], None]] = None) -> str:
-    """Execute `run_id` on a fresh loop in this thread (the CLI); returns the final status."""
-    from evalcore.providers.client import run_closing_clients
+                      on_progress: Optional[Callable[[RunProgress], None]] = None, *,
+                      force: bool = False) -> str:
+    """Claim the run's job for this process and execute it here (the CLI); returns the
+    run's final status, or 'queued' if the process was told to stop (SIGTERM) and gave
+    the run back to the queue. A run that another live worker holds is refused unless
+    `force` (which takes it over: the other worker's writes are fenced off)."""
+    job_id = _claimable_job(engine, run_id, force=force)
+    run_job_here(engine, job_id, on_progress=on_progress)
+    from evalcore.store import queries
 
-    return run_closing_clients(execute_run(engine, run_id, on_progress=on_progress))
+    return queries.get_run(engine, run_id).status
+
+
+def run_job_here(engine: Engine, job_id: int,
+                 on_progress: Optional[Callable[[Any], None]] = None) -> str:
+    """Claim job `job_id` and execute it in this process on a fresh loop; returns the
+    job's end ('done', 'failed', 'cancelled', 'released' after SIGTERM, 'lost').
+
+    SIGTERM releases the job (another worker continues it at once); Ctrl-C cancels it.
+    """
+    from evalcore.providers.client import run_closing_clients
+    from evalcore.runner.worker import worker_id
+    from evalcore.store import jobs
+
+    owner = worker_id("cli")
+    job = jobs.claim_job(engine, owner, job_id=job_id)
+    if job is None:
+        raise RunError(f"job {job_id} cannot be claimed now: another worker holds it or it "
+                       "has finished; see `python -m evalcore jobs list`")
+    return run_closing_clients(_execute_with_signals(engine, job, owner, on_progress))
+
+
+async def _execute_with_signals(engine: Engine, job: Any, owner: str,
+                                on_progress: Optional[Callable[[Any], None]]) -> str:
+    import asyncio
+    import signal
+    import threading
+
+    import evalcore.runner.kinds  # noqa: F401 - registers the handlers
+    from evalcore.runner.jobs import execute_job
+    from evalcore.store import jobs
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed = []
+    if threading.current_thread() is threading.main_thread():
+        def cancel() -> None:
+            jobs.cancel_job(engine, int(job.id))
+            if job.run_id is not None:
+                from evalcore.store import queries
+
+                queries.request_cancel(engine, int(job.run_id))
+
+        for sig, action in ((signal.SIGTERM, stop.set), (signal.SIGINT, cancel)):
+            loop.add_signal_handler(sig, action)
+            installed.append(sig)
+    try:
+        status = await execute_job(engine, job, owner, stop=stop, on_progress=on_progress)
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+    if status == "released":
+        raise Released(int(job.id))
+    return status
+
+
+class Released(RunError):
+    """This process stopped (SIGTERM) and gave its job back to the queue."""
+
+    exit_code = 143
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"stopped by SIGTERM: job {job_id} was released; a worker "
+                         "continues it (or `python -m evalcore runs resume`)")
+        self.job_id = job_id
+
+
+def _claimable_job(engine: Engine, run_id: int, *, force: bool) -> int:
+    """The run's job, made claimable: a finished one requeued, a live one refused (or,
+    with `force`, its lease ended so it can be taken over)."""
+    from evalcore.store import jobs, queries
+
+    run = queries.get_run(engine, run_id)
+    if run.status == "done":
+        raise RunError(f"run {run_id} is already done; nothing to resume")
+    job = jobs.run_job(engine, run_id)
+    if job is None:  # a run from before the job queue
+        return jobs.create_job(engine, "run", run_id=run_id, label=_label(run),
+                               created_by=run.created_by)
+    if jobs.lease_alive(job):
+        if not force:
+            raise RunError(f"run {run_id} is running in another process ({job.owner}, its "
+                           f"lease is renewed every few seconds); wait for it, cancel it "
+                           f"(`runs cancel {run_id}`), or pass --force to take it over")
+        jobs.expire_lease(engine, int(job.id))
+    elif job.status in jobs.JOB_FINISHED or job.attempts >= job.max_attempts:
+        jobs.requeue_job(engine, int(job.id))
+    return int(job.id)
+
+
+def resume_run(engine: Engine, run_id: int) -> int:
+    """Queue a cancelled, failed or stalled run again (a worker finishes it; stored calls
+    are never sent again); returns its job id. Refused while a live worker holds it."""
+    from evalcore.store import queries
+
+    job_id = _claimable_job(engine, run_id, force=False)
+    queries.update_run(engine, run_id, status="queued", cancel_requested=False, error=None)
+    return job_id
+
+
+def retry_failed(engine: Engine, run_id: int) -> tuple[int, int]:
+    """Send a finished run's failed calls again: they are kept under a new stage name
+    (their record stays), the run is queued, and only they are sent. Returns (calls set
+    aside, job id)."""
+    from evalcore.store import jobs, queries
+
+    run = queries.get_run(engine, run_id)
+    job = jobs.run_job(engine, run_id)
+    if run.status not in queries.FINISHED or (job is not None and jobs.lease_alive(job)):
+        raise RunError(f"run {run_id} is {run.status}; retry its failed calls once it has "
+                       "ended (or cancel it first)")
+    moved = queries.archive_failed_calls(engine, run_id)
+    queries.recount_progress(engine, run_id, judged=run.judge != "rules")
+    queries.update_run(engine, run_id, status="queued", cancel_requested=False, error=None,
+                       finished_at=None)
+    if job is None:
+        job_id = jobs.create_job(engine, "run", run_id=run_id, label=_label(run),
+                                 created_by=run.created_by)
+    else:
+        jobs.requeue_job(engine, int(job.id))
+        job_id = int(job.id)
+    return moved, job_id
+
+
+def _label(run: Any) -> str:
+    return f"{run.kind} run {run.id}: {run.model}"
 
 
 def is_stale(run: Any, now: Optional[datetime] = None) -> bool:
     """Whether a queued or running run has shown no sign of life (heartbeat, else start,
-    else creation) for STALE_AFTER_S: the process that had it died, so it can be resumed."""
+    else creation) for STALE_AFTER_S: pages say that no worker is executing it."""
     if run.status not in ("queued", "running"):
         return False
     last = run.heartbeat_at or run.started_at or run.created_at
@@ -82,20 +228,24 @@ def is_stale(run: Any, now: Optional[datetime] = None) -> bool:
 
 
 def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None:
-    """Refuse to resume a finished run, or one that another live process is executing."""
-    from evalcore.store import queries
+    """Refuse to resume a finished run, or one that another live worker is executing."""
+    from evalcore.store import jobs, queries
 
     run = queries.get_run(engine, run_id)
     if run.status == "done":
         raise RunError(f"run {run_id} is already done; nothing to resume")
-    if run.status == "running" and not is_stale(run) and not force:
-        raise RunError(f"run {run_id} is running in another process (last sign of life "
-                       f"under {STALE_AFTER_S:.0f} s ago); wait {STALE_AFTER_S:.0f} s after that "
-                       f"process died, or pass --force")
+    job = jobs.run_job(engine, run_id)
+    if job is not None and jobs.lease_alive(job) and not force:
+        raise RunError(f"run {run_id} is running in another process ({job.owner}); wait "
+                       "for it, or pass --force to take it over")
 
 
 def cancel_run(engine: Engine, run_id: int) -> None:
-    """Ask a run to stop; whichever process executes it stops after its calls in flight."""
-    from evalcore.store import queries
+    """Ask a run to stop; whichever worker executes it stops after its calls in flight
+    (a run still queued is cancelled at once)."""
+    from evalcore.store import jobs, queries
 
     queries.request_cancel(engine, run_id)
+    job = jobs.run_job(engine, run_id)
+    if job is not None:
+        jobs.cancel_job(engine, int(job.id))

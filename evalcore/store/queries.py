@@ -109,6 +109,26 @@ def update_run(engine: Engine, run_id: int, **fields: Any) -> Run:
     return get_run(engine, run_id)
 
 
+def delete_run(engine: Engine, run_id: int) -> Run:
+    """Delete a run with its calls and jobs; refused while a worker is executing it."""
+    from sqlalchemy import delete
+
+    from evalcore.store.jobs import lease_alive, list_jobs
+    from evalcore.store.tables import Job, RunItem
+
+    run = get_run(engine, run_id)
+    live = [j for j in list_jobs(engine, run_id=run_id) if lease_alive(j)]
+    if live:
+        raise RunError(f"run {run_id} is being executed by {live[0].owner}; cancel it first "
+                       f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
+    with engine.begin() as conn:
+        conn.execute(delete(Call).where(Call.run_id == run_id))
+        conn.execute(delete(RunItem).where(RunItem.run_id == run_id))
+        conn.execute(delete(Job).where(Job.run_id == run_id))
+        conn.execute(delete(Run).where(Run.id == run_id))
+    return run
+
+
 def request_cancel(engine: Engine, run_id: int) -> bool:
     """Ask a queued or running run to stop; False if it had already finished.
 
@@ -177,27 +197,90 @@ def record_calls(engine: Engine, calls: Iterable[Call | Mapping[str, Any]], *,
     if not rows:
         return 0
     with engine.begin() as conn:
-        dialect = conn.dialect.name
-        if dialect in ("sqlite", "postgresql"):
-            stmt = (_insert_for(dialect)(Call)
-                    .on_conflict_do_nothing(index_elements=list(_UNIT))
-                    .returning(Call.run_id, Call.error))
-            # `error IS NOT NULL` in RETURNING came back true for every row of a
-            # multi-row insert into `call` on SQLite 3.40.1; the column itself is reliable.
-            new = [(run_id, error is not None) for run_id, error in conn.execute(stmt, rows)]
-        else:  # other databases: one savepoint per row
-            new = _insert_one_by_one(conn, rows)
-        if count_progress:
-            counts: dict[int, list[int]] = {}
-            for run_id, failed in new:
-                counts.setdefault(run_id, [0, 0])
-                counts[run_id][0] += 1
-                counts[run_id][1] += int(bool(failed))
-            now = utcnow()
-            for run_id, (done, errors) in counts.items():
-                conn.execute(update(Run).where(Run.id == run_id).values(
-                    done=Run.done + done, errors=Run.errors + errors, heartbeat_at=now))
-        return len(new)
+        return _insert_calls(conn, rows, count_progress=count_progress)
+
+
+def flush_run(engine: Engine, run_id: int, calls: Iterable[Mapping[str, Any]], *,
+              fence: Any, done: int = 0, errors: int = 0, retries: int = 0) -> bool:
+    """A runner's periodic write, fenced: renew the job's lease, store finished calls and
+    add progress in one transaction; LeaseLost (nothing written) if the job was taken
+    over. Returns whether a cancel was asked for."""
+    from evalcore.store.jobs import hold
+
+    rows = [_call_row(call) for call in calls]
+    with engine.begin() as conn:
+        cancel = hold(conn, fence)
+        if rows:
+            _insert_calls(conn, rows)
+        run_cancel = conn.execute(update(Run).where(Run.id == run_id).values(
+            done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
+            heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
+    if run_cancel is None:
+        get_run(engine, run_id)  # raises the RunError
+    return cancel or bool(run_cancel)
+
+
+def record_calls_fenced(engine: Engine, calls: Iterable[Mapping[str, Any]], *,
+                        fence: Any, done: int | None = None, total: int | None = None) -> int:
+    """`record_calls` for a job's worker: the job's lease is renewed (and its progress
+    set) in the same transaction, or LeaseLost and nothing is written."""
+    from evalcore.store.jobs import hold
+
+    rows = [_call_row(call) for call in calls]
+    with engine.begin() as conn:
+        hold(conn, fence, done=done, total=total)
+        return _insert_calls(conn, rows) if rows else 0
+
+
+def _insert_calls(conn: Connection, rows: list[dict[str, Any]], *,
+                  count_progress: bool = False) -> int:
+    dialect = conn.dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        stmt = (_insert_for(dialect)(Call)
+                .on_conflict_do_nothing(index_elements=list(_UNIT))
+                .returning(Call.run_id, Call.error))
+        # `error IS NOT NULL` in RETURNING came back true for every row of a
+        # multi-row insert into `call` on SQLite 3.40.1; the column itself is reliable.
+        new = [(run_id, error is not None) for run_id, error in conn.execute(stmt, rows)]
+    else:  # other databases: one savepoint per row
+        new = _insert_one_by_one(conn, rows)
+    if count_progress:
+        counts: dict[int, list[int]] = {}
+        for run_id, failed in new:
+            counts.setdefault(run_id, [0, 0])
+            counts[run_id][0] += 1
+            counts[run_id][1] += int(bool(failed))
+        now = utcnow()
+        for run_id, (done, errors) in counts.items():
+            conn.execute(update(Run).where(Run.id == run_id).values(
+                done=Run.done + done, errors=Run.errors + errors, heartbeat_at=now))
+    return len(new)
+
+
+def archive_failed_calls(engine: Engine, run_id: int) -> int:
+    """Move a run's failed calls out of the way (stage `answer` -> `answer#<call id>`), so
+    a resume sends them again while their record stays; returns how many."""
+    with engine.begin() as conn:
+        ids = list(conn.execute(select(Call.id).where(
+            Call.run_id == run_id, Call.error.is_not(None),  # type: ignore[union-attr]
+            Call.stage.in_(("answer", "judge")))).scalars())  # type: ignore[attr-defined]
+        for call_id in ids:
+            conn.execute(update(Call).where(Call.id == call_id)
+                         .values(stage=Call.stage + f"#{call_id}"))
+    return len(ids)
+
+
+def answer_outcome(engine: Engine, run_id: int) -> tuple[int, int, str | None]:
+    """(answer calls, failed answer calls, the first failure's error) of a run."""
+    query = select(func.count(), func.count(Call.error)).where(
+        Call.run_id == run_id, Call.stage == "answer")
+    first = (select(Call.error).where(Call.run_id == run_id, Call.stage == "answer",
+                                      Call.error.is_not(None))  # type: ignore[union-attr]
+             .order_by(Call.id).limit(1))
+    with reader(engine).connect() as conn:
+        calls, failed = conn.execute(query).one()
+        error = conn.execute(first).scalar_one_or_none()
+    return int(calls), int(failed), error
 
 
 def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tuple[int, bool]]:
@@ -340,30 +423,69 @@ def dataset_item_ids(engine: Engine, dataset_id: int, limit: int | None = None) 
         return list(conn.execute(query).scalars())
 
 
-def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
-    """{item_id: Question} of a run in the order the run asks them: the ids listed in
-    `config["item_ids"]`, else every item of the run's dataset."""
+def add_run_items(engine: Engine, run_id: int, items: list[tuple[int, str | None]]) -> None:
+    """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
+    from evalcore.store.tables import RunItem
+
+    rows = [{"run_id": run_id, "position": n, "item_id": item_id, "prompt": prompt}
+            for n, (item_id, prompt) in enumerate(items)]
+    with engine.begin() as conn:
+        for start in range(0, len(rows), 1000):
+            conn.execute(insert(RunItem), rows[start:start + 1000])
+
+
+def run_item_ids(engine: Engine, run_id: int) -> list[int]:
+    """A run's item ids in the order it asks them: its run_item rows, else (runs made
+    before them) `config["item_ids"]`, else every item of its dataset."""
+    from evalcore.store.tables import RunItem
+
+    query = select(RunItem.item_id).where(RunItem.run_id == run_id).order_by(RunItem.position)
+    with reader(engine).connect() as conn:
+        ids = list(conn.execute(query).scalars())
+    if ids:
+        return ids
+    run = get_run(engine, run_id)
+    wanted = run.config.get("item_ids")
+    if wanted is not None:
+        return list(wanted)
+    if run.dataset_id is None:
+        raise RunError(f"run {run_id} has neither a dataset nor stored items; "
+                       "start it again with a dataset")
+    return dataset_item_ids(engine, run.dataset_id)
+
+
+def run_prompts(engine: Engine, run_id: int) -> dict[int, str]:
+    """{item_id: the prompt the run sends} for the items whose prompt is stored."""
+    from evalcore.store.tables import RunItem
+
+    query = select(RunItem.item_id, RunItem.prompt).where(RunItem.run_id == run_id,
+                                                          RunItem.prompt.is_not(None))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return {item_id: prompt for item_id, prompt in conn.execute(query)}
+
+
+def questions_by_id(engine: Engine, item_ids: list[int], *, what: str) -> dict[int, Any]:
+    """{item_id: Question} in the order of `item_ids`; RunError naming `what` if some
+    are no longer in the database."""
     from evalcore.dataset.records import Question
     from evalcore.store.tables import Item
 
-    run = get_run(engine, run_id)
-    wanted = run.config.get("item_ids")
-    if wanted is None:
-        if run.dataset_id is None:
-            raise RunError(f"run {run_id} has neither a dataset nor config['item_ids']; "
-                           "start it again with a dataset")
-        wanted = dataset_item_ids(engine, run.dataset_id)
     found: dict[int, Item] = {}
     with Session(reader(engine)) as session:
-        for start in range(0, len(wanted), 500):  # stay under bound-parameter limits
-            chunk = wanted[start:start + 500]
+        for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
+            chunk = item_ids[start:start + 500]
             for item in session.scalars(select(Item).where(Item.id.in_(chunk))):  # type: ignore
                 found[item.id] = item  # type: ignore[index]
-    missing = [i for i in wanted if i not in found]
+    missing = [i for i in item_ids if i not in found]
     if missing:
-        raise RunError(f"run {run_id}: {len(missing)} item(s) are no longer in the database "
+        raise RunError(f"{what}: {len(missing)} item(s) are no longer in the database "
                        f"(first ids {missing[:5]}); was the dataset deleted?")
-    return {i: Question.model_validate(found[i]) for i in wanted}
+    return {i: Question.model_validate(found[i]) for i in item_ids}
+
+
+def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
+    """{item_id: Question} of a run in the order the run asks them (`run_item_ids`)."""
+    return questions_by_id(engine, run_item_ids(engine, run_id), what=f"run {run_id}")
 
 
 # ------------------------------------------------------------------ helpers

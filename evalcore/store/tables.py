@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -177,3 +177,74 @@ class ReviewEvent(SQLModel, table=True):
     reviewer: str
     note: str = ""
     at: datetime = Field(default_factory=utcnow)
+
+
+class Job(SQLModel, table=True):
+    """One piece of long work (a run, a re-judge pass, a judge-analysis pass, an attack-set
+    generation) that any worker process may claim.
+
+    The lease makes the database the arbiter of who works on what: a worker holds a job
+    while `lease_expires_at` lies ahead and renews it as it goes; an expired lease means
+    the worker died, and any other worker takes the job over. Every claim increments
+    `token` (a fencing token): each write of a worker checks it in the same transaction,
+    so a worker that was only paused cannot write after its job was taken over.
+    """
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    kind: str = Field(index=True, description="run, rejudge, judge_analysis, attack")
+    status: str = Field(default="queued", index=True,
+                        description="queued, running, done, failed, cancelled")
+    run_id: Optional[int] = Field(default=None, foreign_key="run.id", index=True)
+    attack_set_id: Optional[int] = Field(default=None, foreign_key="attack_set.id", index=True)
+    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    label: str = ""
+    owner: str = Field(default="", description="the worker holding the lease")
+    token: int = Field(default=0, description="fencing token: +1 at every claim")
+    lease_expires_at: Optional[datetime] = Field(
+        default=None, sa_column=Column(DateTime(timezone=True), index=True))
+    heartbeat_at: Optional[datetime] = Field(default=None,
+                                             sa_column=Column(DateTime(timezone=True)))
+    attempts: int = Field(default=0, description="claims so far (a release gives one back)")
+    max_attempts: int = 3
+    done: int = 0
+    total: int = 0
+    cancel_requested: bool = False
+    error: Optional[str] = Field(default=None, sa_column=Column(Text))
+    result: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_by: str = ""
+    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(DateTime(timezone=True)))
+    started_at: Optional[datetime] = Field(default=None, sa_column=Column(DateTime(timezone=True)))
+    finished_at: Optional[datetime] = Field(default=None,
+                                            sa_column=Column(DateTime(timezone=True)))
+
+
+class ModelBudget(SQLModel, table=True):
+    """The share of one model's concurrency a running job holds, so that all workers
+    together never have more calls in flight than the model's `concurrency`.
+
+    A holder renews its row like a lease; a row past `expires_at` belongs to a dead
+    worker and is freed by the next holder that syncs (`store.budget.sync_budget`).
+    """
+
+    __tablename__ = "model_budget"
+
+    model: str = Field(primary_key=True)
+    holder: str = Field(primary_key=True, description="job<id>:<stage>")
+    capacity: int = Field(description="the model's concurrency as this holder knows it")
+    want: int = Field(description="slots the holder could use")
+    slots: int = Field(description="slots held: its calls in flight never exceed this")
+    expires_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class RunItem(SQLModel, table=True):
+    """One question of a run, in the order the run asks them, with its rendered prompt:
+    stored once per run (not once per round), so a 100-round run keeps one copy."""
+
+    __tablename__ = "run_item"
+    __table_args__ = (UniqueConstraint("run_id", "item_id", name="uq_run_item"),)
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    position: int = Field(primary_key=True, description="0-based order in the run")
+    item_id: int = Field(foreign_key="item.id", index=True)
+    prompt: Optional[str] = Field(default=None, sa_column=Column(Text))
+    """The prompt as sent (None for runs made before prompts were stored here)."""

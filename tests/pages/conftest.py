@@ -16,6 +16,9 @@ def app(settings, monkeypatch: pytest.MonkeyPatch):
     clear_streamlit_caches()
     yield AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)
     clear_streamlit_caches()
+    from evalcore.runner.background import get_runner
+
+    get_runner().stop_workers()
 
 
 @pytest.fixture()
@@ -26,6 +29,9 @@ def page_env(settings, monkeypatch: pytest.MonkeyPatch):
     clear_streamlit_caches()
     yield settings
     clear_streamlit_caches()
+    from evalcore.runner.background import get_runner
+
+    get_runner().stop_workers()  # this test's database is gone with it
 
 
 @pytest.fixture()

@@ -78,3 +78,21 @@ def wait_finished(engine, run_id: int, timeout: float = 60.0):
             return run
         time.sleep(0.1)
     pytest.fail(f"run {run_id} still {run.status} after {timeout} s ({run.done}/{run.total})")
+
+
+def wait_jobs(engine, timeout: float = 60.0) -> list:
+    """Wait until no job is queued or running (the embedded worker executed what the page
+    queued); returns every job."""
+    import time
+
+    import pytest
+
+    from evalcore.store.jobs import list_jobs
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        jobs = list_jobs(engine)
+        if all(j.status not in ("queued", "running") for j in jobs):
+            return jobs
+        time.sleep(0.1)
+    pytest.fail(f"jobs still live after {timeout} s: {[(j.id, j.kind, j.status) for j in jobs]}")

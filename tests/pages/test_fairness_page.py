@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import add_fake_model, run_page, values, wait_finished
+from tests.pages.helpers import add_fake_model, run_page, values, wait_finished, wait_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "fairness.py")
@@ -254,7 +254,10 @@ def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_
         at.button(key="FormSubmitter:fairness.judge_form-Rate the answers with the judge"
                   ).click().run()
         assert not at.exception, [e.value for e in at.exception]
+        jobs = wait_jobs(engine)  # the app's embedded worker executes the queued pass
+        assert [(j.kind, j.status) for j in jobs] == [("judge_analysis", "done")]
         assert server.stats.requests == 8
+        at.run()
     groups = frame_with(at, "group", "judge_sentiment", "judge_stereotype_rate")
     by_group = dict(zip(groups["group"], groups["judge_stereotype_rate"]))
     assert by_group["female"] == 1.0 and by_group["male"] == 0.0

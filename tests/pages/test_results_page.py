@@ -96,17 +96,21 @@ def test_cancel_button_sets_cancel_requested(page_env, engine):
     assert queries.get_run(engine, run_id).cancel_requested
 
 
-def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_env, engine):
-    from evalcore.store import queries
+def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_env, engine,
+                                                                          monkeypatch):
+    from evalcore.store import jobs, queries
     from evalcore.store.tables import utcnow
 
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # no worker in this process
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_id = seed_run(engine, ds, {0: [1]}, 3, status="running")
+    job_id = jobs.create_job(engine, "run", run_id=run_id)
     queries.update_run(engine, run_id, heartbeat_at=utcnow() - timedelta(minutes=5))
     at = open_page()
-    assert any("no sign of life" in w for w in values(at, "warning"))
+    assert any("no worker has shown a sign of life" in w for w in values(at, "warning"))
     assert not _has(at, "results.cancel")
-    queries.update_run(engine, run_id, heartbeat_at=utcnow())  # its process was only slow
+    assert jobs.claim_job(engine, "other@host:1", job_id=job_id) is not None  # a worker took it
+    queries.update_run(engine, run_id, heartbeat_at=utcnow())
     at.button(key="results.resume").click().run()
     assert not at.exception
     assert any("Cannot resume" in e and "another process" in e for e in values(at, "error"))
@@ -118,7 +122,7 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
     from evalcore.providers.client import close_clients
     from evalcore.runner.background import get_runner
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import cancel_run, create_run
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
@@ -127,7 +131,8 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
         add_fake_model(page_env, server.openai_url)
         run_id = create_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
                                             rounds=2, limit=3), page_env.models_path)
-        queries.update_run(engine, run_id, status="cancelled")
+        cancel_run(engine, run_id)  # still queued: cancelled at once
+        assert queries.get_run(engine, run_id).status == "cancelled"
         at = open_page()
         at.button(key="results.resume").click().run()
         assert not at.exception, [e.value for e in at.exception]
@@ -253,3 +258,20 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
 
     page = _results_monitor._trust("x", "m-a", 0)
     assert 'id="headline"' in page and external_references(page) == []
+
+
+def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, monkeypatch):
+    from evalcore.store import jobs
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # nothing executes them here
+    job_id = jobs.create_job(engine, "attack", label="char attack on <b>x</b>")
+    claimed = jobs.claim_job(engine, "w1")
+    jobs.finish_job(engine, jobs.Fence(job_id, claimed.token), "failed", error="boom")
+    at = open_page()
+    assert not at.exception
+    frame = next(df.value for df in at.dataframe if "worker" in df.value.columns)
+    assert frame.loc[0, "status"] == "failed" and frame.loc[0, "error"] == "boom"
+    assert frame.loc[0, "what"] == "char attack on <b>x</b>"  # shown as text
+    at.button(key="results.requeue").click().run()
+    assert jobs.get_job(engine, job_id).status == "queued"
+    assert jobs.get_job(engine, job_id).attempts == 0

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import add_fake_model, run_page, values, wait_finished
+from tests.pages.helpers import add_fake_model, run_page, values, wait_finished, wait_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "stability.py")
@@ -151,7 +151,10 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         at.number_input(key="stability.rejudge_passes").set_value(2)
         at.button(key="FormSubmitter:stability.rejudge_form-Re-judge").click().run()
         assert not at.exception, [e.value for e in at.exception]
+        jobs = wait_jobs(engine)  # the app's embedded worker executes the queued pass
+        assert [(j.kind, j.status) for j in jobs] == [("rejudge", "done")]
         assert server.stats.requests == 10
+        at.run()
     stages = [c.stage for c in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX)]
     assert sorted(stages) == ["rejudge1"] * 5 + ["rejudge2"] * 5
     caption = next(t for t in values(at, "caption") if "Judge reliability:" in t)

@@ -226,10 +226,14 @@ def test_start_fairness_run_in_background_with_sampling(engine, settings, suite)
     from evalcore.fairness import start_fairness_run
     from evalcore.store import queries
 
+    from evalcore.runner.background import get_runner
+
     with FaultServer(FaultConfig(responder=fair)) as server:
         add_model(settings, server, "bg")
         run_id = start_fairness_run(engine, suite=suite, model="bg", samples=3, temperature=None,
                                     models_path=settings.models_path, created_by="test")
+        assert queries.get_run(engine, run_id).status == "queued"  # a worker executes it
+        get_runner().ensure_worker(engine, poll_s=0.05)
         deadline = time.monotonic() + 60
         try:
             while queries.get_run(engine, run_id).status not in ("done", "failed", "cancelled"):
@@ -237,8 +241,8 @@ def test_start_fairness_run_in_background_with_sampling(engine, settings, suite)
                 time.sleep(0.1)
         finally:
             from evalcore.providers.client import close_clients
-            from evalcore.runner.background import get_runner
 
+            get_runner().stop_workers()
             get_runner().call(close_clients(), timeout=10)
     run = queries.get_run(engine, run_id)
     assert run.status == "done" and run.kind == "fairness" and run.rounds == 3

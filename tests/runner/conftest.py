@@ -58,3 +58,25 @@ def count_units(prompts: list[str]) -> dict[int, int]:
         if re.search(r"apples", p):
             counts[item_of(p)] = counts.get(item_of(p), 0) + 1
     return counts
+
+
+# The PostgreSQL cluster and per-test databases of the store tests, for the worker tests.
+from tests.store.conftest import pg_url, store_url  # noqa: E402,F401
+
+
+def tagged_dataset(engine, name: str, n: int) -> str:
+    """A maths dataset whose questions all carry `name`, so a server's prompt log tells
+    which run asked what."""
+    import tempfile
+    from pathlib import Path
+
+    from evalcore.dataset import import_dataset
+
+    lines = ["question,answer"] + [f'"[{name}] What is {i} plus {i}?",{2 * i}'
+                                   for i in range(n)]
+    path = Path(tempfile.mkdtemp()) / f"{name}.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_dataset(engine, path, name=name,
+                   mapping={"question": "question", "reference": "answer", "task_type": "math",
+                            "language": "en"})
+    return name

@@ -7,9 +7,10 @@ import json
 import pytest
 
 from evalcore.fairness import fairness_report
-from evalcore.providers.client import run_closing_clients
-from evalcore.providers.registry import get_model, load_models
-from evalcore.runner.judge_analysis import ANALYSIS_STAGE, judge_analysis
+from evalcore.providers.registry import load_models
+from evalcore.runner.judge_analysis import ANALYSIS_STAGE, create_judge_analysis_job
+from evalcore.runner.start import run_job_here
+from evalcore.store.jobs import get_job
 from evalcore.store import queries
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.report.test_fairness_report import add_model, biased, run_suite, suite  # noqa: F401
@@ -35,8 +36,10 @@ def judge(engine, settings, run_id, server, **kw):
     if "judge" in load_models(settings.models_path):
         remove_model(settings.models_path, "judge")  # each server has its own port
     add_model(settings, server, "judge")
-    config = get_model(settings.models_path, "judge")
-    return run_closing_clients(judge_analysis(engine, run_id, config, **kw))
+    job_id = create_judge_analysis_job(engine, run_id, "judge", models_path=settings.models_path,
+                                       **kw)
+    assert run_job_here(engine, job_id) == "done"
+    return get_job(engine, job_id).result
 
 
 def test_ratings_are_stored_resumed_and_reported_beside_the_word_lists(engine, settings, suite):

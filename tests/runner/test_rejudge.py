@@ -5,19 +5,20 @@ import itertools
 
 import pytest
 
-from evalcore.providers.client import run_closing_clients
-from evalcore.providers.registry import get_model
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.rejudge import judge_reliability_of_run, rejudge_sample
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.rejudge import create_rejudge_job, judge_reliability_of_run
+from evalcore.runner.start import create_run, run_in_foreground, run_job_here
+from evalcore.store.jobs import get_job
 from evalcore.store import queries
 from tests.runner.conftest import add_model
 
 pytestmark = pytest.mark.integration
 
 
-def rejudge(engine, run_id, judge, **kw):
-    return run_closing_clients(rejudge_sample(engine, run_id, judge, **kw))
+def rejudge(engine, settings, run_id, judge, **kw):
+    job_id = create_rejudge_job(engine, run_id, judge, models_path=settings.models_path, **kw)
+    assert run_job_here(engine, job_id) == "done"
+    return get_job(engine, job_id).result["reliability"]
 
 
 def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, dataset, server):
@@ -30,8 +31,7 @@ def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, data
 
     verdicts = itertools.cycle(['{"score": 1, "reason": "a"}', '{"score": 0, "reason": "b"}'])
     server.reconfigure(responder=lambda prompt, schema: next(verdicts))
-    judge = get_model(settings.models_path, "judge")
-    figures = rejudge(engine, run_id, judge, sample=4, passes=2, seed=1)
+    figures = rejudge(engine, settings, run_id, "judge", sample=4, passes=2, seed=1)
 
     stored = [c for c in queries.run_calls(engine, run_id) if c.stage.startswith("rejudge")]
     assert len(stored) == 8 and {c.stage for c in stored} == {"rejudge1", "rejudge2"}
@@ -43,6 +43,6 @@ def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, data
     assert figures["flips"] == flips and figures["flip_rate"] == flips / 4
 
     server.reset_stats()
-    again = rejudge(engine, run_id, judge, sample=4, passes=2, seed=1)
+    again = rejudge(engine, settings, run_id, "judge", sample=4, passes=2, seed=1)
     assert server.stats.requests == 0  # every pass already stored
     assert again == figures == judge_reliability_of_run(engine, run_id)

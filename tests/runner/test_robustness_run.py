@@ -55,7 +55,7 @@ def test_robustness_run_reports_drop_flips_and_mcnemar(engine, settings, math_da
                                    dataset=math_dataset)
     run = queries.get_run(engine, run_id)
     assert run.kind == "robustness" and run.total == 6 * 2
-    assert run.config["item_ids"] == ([items[i].source_item_id for i in (0, 1, 3)]
+    assert queries.run_item_ids(engine, run.id) == ([items[i].source_item_id for i in (0, 1, 3)]
                                       + [items[i].attacked_item_id for i in (0, 1, 3)])
     assert run_in_foreground(engine, run_id) == "done"
 

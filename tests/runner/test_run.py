@@ -57,7 +57,7 @@ def test_resume_never_sends_a_stored_call_again(engine, settings, dataset, serve
     add_model(settings, server)
     run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                         settings.models_path)
-    item_ids = queries.get_run(engine, run_id).config["item_ids"]
+    item_ids = queries.run_item_ids(engine, run_id)
     stored = [{"run_id": run_id, "item_id": item_ids[i], "round": 1, "stage": "answer",
                "prompt": "p", "answer": "stored earlier", "score": 1.0, "correct": True,
                "reason": "kept"} for i in range(4)]
@@ -119,19 +119,24 @@ def test_judge_model_verdicts_are_pipelined_and_judge_errors_counted(engine, set
     assert first["correct"] is False and first["reason"].startswith("judge error")
 
 
-def test_background_runner_executes_submitted_runs(engine, settings, dataset, server):
+def test_embedded_worker_executes_queued_runs(engine, settings, dataset, server):
+    import time
+
     from evalcore.runner.background import BackgroundRunner
+    from evalcore.runner.start import start_run
 
     add_model(settings, server)
     runner = BackgroundRunner()
     try:
-        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                            settings.models_path)
-        future = runner.submit(engine, run_id)
-        assert runner.submit(engine, run_id) is future  # never twice at once
-        assert future.result(timeout=30) == "done"
-        assert not runner.is_active(run_id)
+        worker = runner.ensure_worker(engine, poll_s=0.05)
+        assert runner.ensure_worker(engine) is worker  # one per database and process
+        run_id = start_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                           settings.models_path)
+        deadline = time.monotonic() + 30
+        while queries.get_run(engine, run_id).status != "done" and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert queries.get_run(engine, run_id).done == 12
+        assert server.stats.requests == 12
     finally:
         runner.shutdown()
 
@@ -151,9 +156,8 @@ def test_cancel_requested_while_queued_stops_the_run(engine, settings, dataset, 
     add_model(settings, server, concurrency=1)
     run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=20),
                         settings.models_path)
-    cancel_run(engine, run_id)  # before any process picked the run up
-    assert run_in_foreground(engine, run_id) == "cancelled"
-    assert queries.count_calls(engine, run_id) < 120 // 2
-    server.reset_stats()
+    cancel_run(engine, run_id)  # before any worker picked the run up: cancelled at once
+    assert queries.get_run(engine, run_id).status == "cancelled"
+    assert queries.count_calls(engine, run_id) == 0 and server.stats.requests == 0
     assert run_in_foreground(engine, run_id) == "done"  # a resume clears the old cancel
     assert queries.count_calls(engine, run_id) == 120

@@ -6,11 +6,6 @@ initdb refuses to run as root, so as root the cluster belongs to the `postgres` 
 """
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import tempfile
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -33,78 +28,17 @@ def _load_root_conftest():  # type: ignore[no-untyped-def]
 
 require = _load_root_conftest().require
 
-PG_BIN_DIRS = ("/usr/lib/postgresql/15/bin", "/usr/local/bin", "/usr/bin")
-PG_USER = "postgres"  # database superuser name (and OS user when we are root)
-
-
-def _pg_bin(name: str) -> str | None:
-    for folder in PG_BIN_DIRS:
-        candidate = Path(folder) / name
-        if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
-    return shutil.which(name)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _as_cluster_owner(cmd: list[str]) -> list[str]:
-    """Prefix `cmd` so it runs as the OS user `postgres` when we are root."""
-    if os.geteuid() != 0:
-        return cmd
-    return ["runuser", "-u", PG_USER, "--", *cmd]
-
-
-def _ensure_os_user() -> None:
-    if os.geteuid() != 0:
-        return
-    if subprocess.run(["id", PG_USER], capture_output=True).returncode != 0:
-        subprocess.run(["useradd", "--system", "--no-create-home", PG_USER], check=True)
-
-
-def _run(cmd: list[str], what: str) -> None:
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    if result.returncode != 0:
-        raise RuntimeError(f"{what} failed ({result.returncode}): {' '.join(cmd)}\n"
-                           f"{result.stdout}\n{result.stderr}")
-
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
     """URL of database `evalcore_test` on a fresh PostgreSQL cluster (stopped at the end)."""
-    initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
-    require(initdb is not None and pg_ctl is not None,
+    from tests.fakes.postgres import pg_bin, temporary_cluster
+
+    require(pg_bin("initdb") is not None and pg_bin("pg_ctl") is not None,
             "PostgreSQL binaries (initdb, pg_ctl) not found; apt-get install postgresql-15")
-    assert initdb and pg_ctl
-    _ensure_os_user()
-    # Not under pytest's tmp_path: /tmp/pytest-of-root is 0700 and the postgres user
-    # must reach the data directory.
-    root = Path(tempfile.mkdtemp(prefix="evalcore-pg-"))
-    data, sock = root / "data", root / "sock"
-    sock.mkdir()
-    if os.geteuid() == 0:
-        shutil.chown(root, PG_USER)
-        shutil.chown(sock, PG_USER)
-    root.chmod(0o755)
-    port = _free_port()
-    try:
-        _run(_as_cluster_owner([initdb, "-D", str(data), "-U", PG_USER, "--auth=trust",
-                                "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]), "initdb")
-        options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c fsync=off "
-                   "-c synchronous_commit=off -c full_page_writes=off -c max_connections=100")
-        _run(_as_cluster_owner([pg_ctl, "-D", str(data), "-l", str(root / "server.log"),
-                                "-o", options, "-w", "-t", "60", "start"]), "pg_ctl start")
-        base = f"postgresql+psycopg://{PG_USER}@127.0.0.1:{port}"
+    with temporary_cluster() as base:
         _admin(base, "CREATE DATABASE evalcore_test")
         yield f"{base}/evalcore_test"
-    finally:
-        if (data / "postmaster.pid").exists():
-            subprocess.run(_as_cluster_owner([pg_ctl, "-D", str(data), "-m", "immediate",
-                                              "-w", "stop"]), capture_output=True, timeout=60)
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def _admin(base_url: str, sql: str) -> None:

@@ -1,0 +1,58 @@
+"""`worker`: claim and execute queued jobs (runs, re-judging, judge analysis, attacks)."""
+from __future__ import annotations
+
+import argparse
+
+from evalcore.cli.common import RUN_IMPORTS
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("worker", help="execute queued jobs; run any number of them, on any "
+                                      "number of hosts, against one database")
+    p.add_argument("--jobs", type=int, default=2, metavar="N",
+                   help="jobs executed at once (default 2)")
+    p.add_argument("--kinds", nargs="+", metavar="KIND",
+                   help="only these kinds of job (run, rejudge, judge_analysis, attack; "
+                        "default all)")
+    p.add_argument("--once", action="store_true",
+                   help="exit when the queue is empty instead of waiting for more")
+    p.add_argument("--name", help="worker name in logs and leases (default host:pid:id)")
+    p.set_defaults(func=_worker, preload=RUN_IMPORTS)
+
+
+def _worker(args: argparse.Namespace) -> int:
+    """Logs one line per job start and end on stderr; SIGTERM or Ctrl-C releases the
+    jobs in hand (another worker continues them at once) and exits 143 / 130."""
+    import asyncio
+    import logging
+    import signal
+
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.providers.client import run_closing_clients
+    from evalcore.runner.worker import Worker, worker_id
+
+    from evalcore.errors import RunError
+    from evalcore.store.jobs import KINDS
+
+    if args.jobs < 1:
+        raise RunError(f"--jobs must be at least 1, got {args.jobs}")
+    unknown = sorted(set(args.kinds or ()) - set(KINDS))
+    if unknown:
+        raise RunError(f"unknown job kind(s) {', '.join(unknown)}; valid: {', '.join(KINDS)}")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    engine, _ = engine_and_settings()
+    received: list[int] = []
+
+    async def main() -> int:
+        worker = Worker(engine, jobs=args.jobs, kinds=args.kinds,
+                        name=args.name or worker_id())
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, lambda s=sig: (received.append(s), worker.stop.set()))
+        return await worker.run(once=args.once)
+
+    run_closing_clients(main())
+    if received:
+        return 143 if received[0] == signal.SIGTERM else 130
+    return 0

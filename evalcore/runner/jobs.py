@@ -1,0 +1,173 @@
+"""Execute one claimed job: the kind registry, the lease keeper, the end of a job.
+
+Every kind of long work is a coroutine `handler(ctx) -> result dict` registered in
+`HANDLERS`. `execute_job` runs it next to a lease keeper that renews the claim every
+`lease_s / 3` and stops the handler at once if the job was taken over (its writes are
+fenced anyway) or cancelled. A handler that raises marks its job failed with the error
+text; it never takes the worker down. A worker stopping (SIGTERM) releases the job so
+another worker continues it at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable, Optional
+
+from sqlalchemy.engine import Engine
+
+from evalcore.store.jobs import Fence, LeaseLost
+from evalcore.store.tables import Job
+
+log = logging.getLogger("evalcore.worker")
+
+STOP_GRACE_S = 10.0
+"""How long a stopping worker lets calls in flight finish before it cancels them (a call
+cancelled is paid for and sent again by the next worker)."""
+Handler = Callable[["JobContext"], Awaitable[dict[str, Any]]]
+HANDLERS: dict[str, Handler] = {}
+
+
+def handler(kind: str) -> Callable[[Handler], Handler]:
+    """Register the coroutine that does jobs of `kind`."""
+    def register(fn: Handler) -> Handler:
+        HANDLERS[kind] = fn
+        return fn
+    return register
+
+
+@dataclass
+class JobContext:
+    """What a handler gets: the engine, its job row, its fence and a cancel flag."""
+
+    engine: Engine
+    job: Job
+    fence: Fence
+    worker: str
+    cancelled: asyncio.Event = field(default_factory=asyncio.Event)
+    draining: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when the worker stops: start no new call, finish those in flight, return
+    {"status": "drained"} (the job is then released, not finished)."""
+    on_progress: Optional[Callable[[Any], None]] = None
+
+    def share(self, model: Any, stage: str, capacity: Optional[int] = None) -> Any:
+        """This job's share of `model`'s concurrency (a `ModelShare`; `async with`): it
+        wants `model.concurrency` slots of the model's `capacity` (its configured
+        concurrency, shared by every job on it)."""
+        from evalcore.runner.budget import ModelShare
+
+        return ModelShare(self.engine, model.name, f"job{self.fence.job_id}:{stage}",
+                          capacity=capacity or model.concurrency, want=model.concurrency)
+
+    async def progress(self, done: int, total: int) -> bool:
+        """Store progress (also renews the lease); returns whether a cancel was asked."""
+        from evalcore.store.jobs import renew
+
+        cancel = await asyncio.to_thread(renew, self.engine, self.fence, done=done, total=total)
+        if cancel:
+            self.cancelled.set()
+        return cancel
+
+
+class Stopping(Exception):
+    """The worker is shutting down: release the job instead of finishing it."""
+
+
+async def execute_job(engine: Engine, job: Job, worker: str, *,
+                      stop: Optional[asyncio.Event] = None,
+                      on_progress: Optional[Callable[[Any], None]] = None) -> str:
+    """Run a job this worker has claimed to its end; returns the job's final status
+    ('released' if `stop` was set first, 'lost' if another worker took it over)."""
+    from evalcore.store import jobs as store
+
+    fence = Fence(int(job.id), int(job.token))
+    ctx = JobContext(engine, job, fence, worker, on_progress=on_progress)
+    fn = HANDLERS.get(job.kind)
+    log.info("job %s (%s%s) started on %s, attempt %s", job.id, job.kind,
+             f" run {job.run_id}" if job.run_id else "", worker, job.attempts)
+    if fn is None:
+        await asyncio.to_thread(store.finish_job, engine, fence, "failed",
+                                error=f"no handler for job kind {job.kind!r} in this worker")
+        return "failed"
+    work = asyncio.create_task(fn(ctx))
+    keeper = asyncio.create_task(_keep_lease(ctx, work))
+    stopper = asyncio.create_task(stop.wait()) if stop is not None else None
+    try:
+        waiting = {work} | ({stopper} if stopper else set())
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():  # stop came first: let the calls in flight land, then release
+            ctx.draining.set()
+            await asyncio.wait({work}, timeout=STOP_GRACE_S)
+            if not work.done():
+                work.cancel()
+            await asyncio.gather(work, return_exceptions=True)
+        if _drained(work):
+            status = await _release(engine, fence)
+        else:
+            status = await _finish(engine, ctx, work)
+    finally:
+        keeper.cancel()
+        if stopper is not None:
+            stopper.cancel()
+        await asyncio.gather(keeper, *([stopper] if stopper else []), return_exceptions=True)
+    log.info("job %s (%s) ended: %s", job.id, job.kind, status)
+    return status
+
+
+def _drained(work: asyncio.Task) -> bool:
+    """The handler stopped early for a stopping worker (or was cancelled for it)."""
+    if work.cancelled():
+        return True
+    if work.exception() is not None:
+        return False
+    return (work.result() or {}).get("status") == "drained"
+
+
+async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
+    from evalcore.store import jobs as store
+
+    exc = work.exception()
+    if isinstance(exc, LeaseLost):
+        return "lost"
+    if exc is not None:
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("job %s failed: %s", ctx.fence.job_id, error, exc_info=exc)
+        status, result = "failed", None
+    else:
+        result = work.result() or {}
+        status = result.pop("status", "cancelled" if ctx.cancelled.is_set() else "done")
+        error = result.pop("error", None)
+    try:
+        await asyncio.to_thread(store.finish_job, engine, ctx.fence, status, error=error,
+                                result=result)
+    except LeaseLost:
+        return "lost"
+    return status
+
+
+async def _release(engine: Engine, fence: Fence) -> str:
+    from evalcore.store import jobs as store
+
+    try:
+        await asyncio.to_thread(store.release_job, engine, fence)
+    except LeaseLost:
+        return "lost"
+    return "released"
+
+
+async def _keep_lease(ctx: JobContext, work: asyncio.Task) -> None:
+    """Renew every lease/3; cancel the work when the job was taken over; keep trying
+    (with the lease running out) while the database cannot be reached."""
+    from evalcore.store.jobs import renew
+
+    while True:
+        await asyncio.sleep(ctx.fence.lease_s / 3)
+        try:
+            if await asyncio.to_thread(renew, ctx.engine, ctx.fence):
+                ctx.cancelled.set()
+        except LeaseLost as exc:
+            log.warning("%s", exc)
+            work.cancel()
+            return
+        except Exception as exc:  # noqa: BLE001 - the database may come back
+            log.warning("job %s: cannot renew its lease (%s); retrying", ctx.fence.job_id, exc)

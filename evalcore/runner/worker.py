@@ -1,0 +1,98 @@
+"""A worker: claim jobs from the database and execute them, up to `jobs` at once.
+
+Any number of workers, on any number of hosts, share one database: the claim is atomic
+(`store.jobs.claim_job`), each job is held under a renewed lease, and a job whose worker
+died is taken over by the next worker that polls after its lease ran out. The app runs
+one embedded worker on its background loop (`runner.background`); `python -m evalcore
+worker` runs more. A lost database is waited out with backoff, never fatal; SIGTERM
+releases the jobs in hand so another worker continues them at once.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+from typing import Iterable, Optional
+
+from sqlalchemy.engine import Engine
+
+log = logging.getLogger("evalcore.worker")
+
+POLL_S = 0.5
+"""Seconds between looks at the queue while idle."""
+MAX_BACKOFF_S = 30.0
+
+
+def worker_id(prefix: str = "worker") -> str:
+    """host:pid:short-uuid, unique across hosts and restarts."""
+    return f"{prefix}@{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+class Worker:
+    """Claims and executes jobs on the running loop until `stop` is set."""
+
+    def __init__(self, engine: Engine, *, jobs: int = 2, kinds: Optional[Iterable[str]] = None,
+                 name: Optional[str] = None, poll_s: float = POLL_S) -> None:
+        import evalcore.runner.kinds  # noqa: F401 - registers the job handlers
+
+        self.engine = engine
+        self.jobs = max(1, jobs)
+        self.kinds = list(kinds) if kinds else None
+        self.name = name or worker_id()
+        self.poll_s = poll_s
+        self.stop = asyncio.Event()
+        self.active: dict[int, asyncio.Task] = {}
+        self.finished = 0
+
+    async def run(self, *, once: bool = False) -> int:
+        """Work until stopped (or, with `once`, until the queue is empty); returns the
+        number of jobs that ended here. Jobs in hand when stopped are released."""
+        from evalcore.runner.jobs import execute_job
+        from evalcore.store.jobs import claim_job
+
+        log.info("worker %s started (jobs=%d, kinds=%s)", self.name, self.jobs,
+                 ",".join(self.kinds) if self.kinds else "all")
+        backoff = self.poll_s
+        while not self.stop.is_set():
+            claimed = None
+            if len(self.active) < self.jobs:
+                try:
+                    claimed = await asyncio.to_thread(claim_job, self.engine, self.name,
+                                                      kinds=self.kinds)
+                    backoff = self.poll_s
+                except Exception as exc:  # noqa: BLE001 - a lost database is waited out
+                    backoff = min(backoff * 2, MAX_BACKOFF_S)
+                    log.warning("worker %s: database unreachable (%s); retrying in %.0f s",
+                                self.name, _short(exc), backoff)
+                    await self._sleep(backoff)
+                    continue
+            if claimed is not None:
+                task = asyncio.create_task(execute_job(self.engine, claimed, self.name,
+                                                       stop=self.stop))
+                self.active[int(claimed.id)] = task
+                task.add_done_callback(lambda _t, jid=int(claimed.id): self._done(jid))
+                continue  # look for more at once while there is room
+            if once and not self.active:
+                break
+            await self._sleep(self.poll_s)
+        if self.active:
+            await asyncio.gather(*self.active.values(), return_exceptions=True)
+        log.info("worker %s stopped after %d jobs", self.name, self.finished)
+        return self.finished
+
+    def _done(self, job_id: int) -> None:
+        self.active.pop(job_id, None)
+        self.finished += 1
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.stop.wait(), seconds)
+        except asyncio.TimeoutError:
+            pass
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]

@@ -1,0 +1,296 @@
+"""The job queue: create, claim, renew, finish, release, requeue and cancel long work.
+
+One mechanism on both databases, a few statements on the `job` table: a claim picks the
+oldest claimable job (queued, or running with an expired lease) and takes it in one
+transaction, `SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL (two workers never wait for
+or take the same row), the write lock of `BEGIN IMMEDIATE` on SQLite. Every claim
+increments the job's fencing token; every later write of the worker (`hold`, called in
+the same transaction as the write it guards) checks that token, so a worker whose lease
+was taken over can never write again. Lease times come from the database's clock on
+PostgreSQL (workers on several hosts agree) and from this host's on SQLite (one host).
+"""
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Iterable, Optional
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import Session
+
+from evalcore.errors import RunError
+from evalcore.store.db import reader
+from evalcore.store.tables import Job, Run, utcnow
+
+log = logging.getLogger(__name__)
+
+LEASE_S = 15.0
+"""Seconds a claim lasts without renewal (EVALCORE_LEASE_S overrides); workers renew
+every lease/3, so a job whose worker died is taken over after at most this long."""
+
+
+def lease_seconds() -> float:
+    """The lease length in force: EVALCORE_LEASE_S, else LEASE_S."""
+    value = os.environ.get("EVALCORE_LEASE_S", "").strip()
+    try:
+        return max(float(value), 0.5) if value else LEASE_S
+    except ValueError:
+        raise RunError(f"EVALCORE_LEASE_S={value!r} is not a number of seconds; "
+                       f"unset it for the default {LEASE_S:.0f}") from None
+JOB_FINISHED = ("done", "failed", "cancelled")
+KINDS = ("run", "rejudge", "judge_analysis", "attack")
+"""The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""
+
+
+class LeaseLost(RunError):
+    """The job was taken over (or finished) by someone else: stop without writing."""
+
+
+@dataclass(frozen=True)
+class Fence:
+    """What a worker holds of a job: its id, the token of its claim and the lease length."""
+
+    job_id: int
+    token: int
+    lease_s: float = field(default_factory=lease_seconds)
+
+
+def now_expr(conn: Connection) -> Any:
+    """'Now' for lease arithmetic: the database's clock on PostgreSQL, this host's otherwise."""
+    return func.now() if conn.dialect.name == "postgresql" else utcnow()
+
+
+def _until(conn: Connection, seconds: float) -> Any:
+    return now_expr(conn) + timedelta(seconds=seconds)
+
+
+# ------------------------------------------------------------------ create / read
+
+
+def create_job(engine: Engine, kind: str, *, run_id: Optional[int] = None,
+               attack_set_id: Optional[int] = None, params: Optional[dict[str, Any]] = None,
+               label: str = "", created_by: str = "", total: int = 0,
+               conn: Optional[Connection] = None) -> int:
+    """Queue a job and return its id (in `conn`'s transaction when given)."""
+    if kind not in KINDS:
+        raise RunError(f"unknown job kind {kind!r}; one of {', '.join(KINDS)}")
+    values = dict(kind=kind, run_id=run_id, attack_set_id=attack_set_id, params=params or {},
+                  label=label, created_by=created_by, total=total, status="queued", owner="",
+                  token=0, attempts=0, max_attempts=3, done=0, cancel_requested=False,
+                  result={}, created_at=utcnow())
+    stmt = Job.__table__.insert().values(**values).returning(Job.__table__.c.id)
+    if conn is not None:
+        return int(conn.execute(stmt).scalar_one())
+    with engine.begin() as c:
+        return int(c.execute(stmt).scalar_one())
+
+
+def get_job(engine: Engine, job_id: int) -> Job:
+    """The job `job_id`; RunError if there is none."""
+    with Session(reader(engine)) as session:
+        job = session.get(Job, job_id)
+    if job is None:
+        raise RunError(f"job {job_id} not found; list jobs with `python -m evalcore jobs list`")
+    return job
+
+
+def list_jobs(engine: Engine, *, kind: Optional[str] = None, status: Iterable[str] = (),
+              run_id: Optional[int] = None, limit: int = 100) -> list[Job]:
+    """The newest jobs first, optionally of one kind, statuses or run."""
+    query = select(Job).order_by(Job.id.desc()).limit(limit)  # type: ignore[union-attr]
+    if kind:
+        query = query.where(Job.kind == kind)
+    statuses = list(status)
+    if statuses:
+        query = query.where(Job.status.in_(statuses))  # type: ignore[attr-defined]
+    if run_id is not None:
+        query = query.where(Job.run_id == run_id)
+    with Session(reader(engine)) as session:
+        return list(session.scalars(query))
+
+
+def run_job(engine: Engine, run_id: int) -> Optional[Job]:
+    """The newest job of kind 'run' executing `run_id` (None for runs made before jobs)."""
+    jobs = list_jobs(engine, kind="run", run_id=run_id, limit=1)
+    return jobs[0] if jobs else None
+
+
+def lease_alive(job: Job) -> bool:
+    """Whether a running job's lease still lies ahead (its worker is alive)."""
+    if job.status != "running" or job.lease_expires_at is None:
+        return False
+    expires = job.lease_expires_at
+    if expires.tzinfo is None:
+        from datetime import timezone
+
+        expires = expires.replace(tzinfo=timezone.utc)
+    return expires > utcnow()
+
+
+# ------------------------------------------------------------------ claim and lease
+
+
+def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
+    now = now_expr(conn)
+    cond = and_(Job.attempts < Job.max_attempts,
+                or_(Job.status == "queued",
+                    and_(Job.status == "running", Job.lease_expires_at < now)))
+    if kinds:
+        cond = and_(cond, Job.kind.in_(list(kinds)))  # type: ignore[attr-defined]
+    return cond
+
+
+def claim_job(engine: Engine, owner: str, *, kinds: Optional[Iterable[str]] = None,
+              job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Job]:
+    """Take the oldest claimable job (or `job_id` if claimable) for `owner`; None if none.
+
+    A job whose lease expired is taken over as it is: its stored calls or items stay and
+    are never done again. A job that was claimed `max_attempts` times without finishing
+    (its worker died each time) is marked failed instead of being claimed again.
+    """
+    lease_s = lease_seconds() if lease_s is None else lease_s
+    with engine.begin() as conn:
+        _fail_exhausted(conn)
+        query = (select(Job.id).where(_claimable(conn, kinds)).order_by(Job.id).limit(1)
+                 .with_for_update(skip_locked=True))
+        if job_id is not None:
+            query = query.where(Job.id == job_id)
+        picked = conn.execute(query).scalar_one_or_none()
+        if picked is None:
+            return None
+        now = now_expr(conn)
+        conn.execute(update(Job).where(Job.id == picked).values(
+            status="running", owner=owner, token=Job.token + 1, attempts=Job.attempts + 1,
+            lease_expires_at=_until(conn, lease_s), heartbeat_at=now,
+            started_at=func.coalesce(Job.started_at, now)))
+    return get_job(engine, picked)
+
+
+def _fail_exhausted(conn: Connection) -> None:
+    """Jobs whose workers died `max_attempts` times stop being claimed (no crash loop)."""
+    now = now_expr(conn)
+    dead = (select(Job.id).where(Job.status == "running", Job.lease_expires_at < now,
+                                 Job.attempts >= Job.max_attempts)
+            .with_for_update(skip_locked=True))
+    ids = list(conn.execute(dead).scalars())
+    if not ids:
+        return
+    error = ("abandoned: its worker stopped without finishing it on every attempt; "
+             "requeue it (`python -m evalcore jobs requeue ID`) once the cause is fixed")
+    conn.execute(update(Job).where(Job.id.in_(ids)).values(  # type: ignore[union-attr]
+        status="failed", error=error, finished_at=now, lease_expires_at=None))
+    for job_id in ids:
+        _mirror_run(conn, job_id, status="failed", error=error, finished=True)
+
+
+def hold(conn: Connection, fence: Fence, *, done: Optional[int] = None,
+         total: Optional[int] = None) -> bool:
+    """Renew `fence`'s lease inside the caller's transaction, or raise LeaseLost.
+
+    Call it first in every transaction that writes on a job's behalf: on PostgreSQL the
+    update locks the job row, so a takeover either happened before (the token differs:
+    LeaseLost, the caller's transaction rolls back) or waits until this one commits.
+    Returns whether a cancel was asked for.
+    """
+    values: dict[str, Any] = {"lease_expires_at": _until(conn, fence.lease_s),
+                              "heartbeat_at": now_expr(conn)}
+    if done is not None:
+        values["done"] = done
+    if total is not None:
+        values["total"] = total
+    cancel = conn.execute(
+        update(Job).where(Job.id == fence.job_id, Job.token == fence.token,
+                          Job.status == "running").values(**values)
+        .returning(Job.cancel_requested)).scalar_one_or_none()
+    if cancel is None:
+        raise LeaseLost(f"job {fence.job_id} was taken over by another worker (token "
+                        f"{fence.token} is stale); this worker stops without writing")
+    return bool(cancel)
+
+
+def renew(engine: Engine, fence: Fence, **progress: Optional[int]) -> bool:
+    """`hold` in its own transaction (the worker's lease keeper); returns cancel asked."""
+    with engine.begin() as conn:
+        return hold(conn, fence, **progress)
+
+
+def finish_job(engine: Engine, fence: Fence, status: str, *, error: Optional[str] = None,
+               result: Optional[dict[str, Any]] = None) -> None:
+    """End a job the worker still holds (LeaseLost otherwise)."""
+    with engine.begin() as conn:
+        hold(conn, fence)
+        values: dict[str, Any] = {"status": status, "error": error, "finished_at": now_expr(conn),
+                                  "lease_expires_at": None}
+        if result is not None:
+            values["result"] = result
+        conn.execute(update(Job).where(Job.id == fence.job_id).values(**values))
+
+
+def release_job(engine: Engine, fence: Fence) -> None:
+    """Give a job back at once (a worker stopping): queued again, claimable now, and the
+    claim does not count as an attempt."""
+    with engine.begin() as conn:
+        hold(conn, fence)
+        conn.execute(update(Job).where(Job.id == fence.job_id).values(
+            status="queued", owner="", lease_expires_at=None,
+            attempts=func.max(Job.attempts - 1, 0) if conn.dialect.name == "sqlite"
+            else func.greatest(Job.attempts - 1, 0)))
+        _mirror_run(conn, fence.job_id, status="queued")
+
+
+def requeue_job(engine: Engine, job_id: int) -> None:
+    """Queue a finished or stuck job again with fresh attempts (a user's 'resume')."""
+    with engine.begin() as conn:
+        job = conn.execute(select(Job.status, Job.lease_expires_at).where(Job.id == job_id)
+                           ).one_or_none()
+        if job is None:
+            raise RunError(f"job {job_id} not found")
+        conn.execute(update(Job).where(Job.id == job_id).values(
+            status="queued", owner="", attempts=0, error=None, cancel_requested=False,
+            finished_at=None, lease_expires_at=None))
+        _mirror_run(conn, job_id, status="queued", clear_cancel=True)
+
+
+def cancel_job(engine: Engine, job_id: int) -> bool:
+    """Ask a job to stop; a job still queued is cancelled at once. False if finished."""
+    with engine.begin() as conn:
+        status = conn.execute(select(Job.status).where(Job.id == job_id)).scalar_one_or_none()
+        if status is None:
+            raise RunError(f"job {job_id} not found")
+        if status in JOB_FINISHED:
+            return False
+        if status == "queued":
+            conn.execute(update(Job).where(Job.id == job_id, Job.status == "queued").values(
+                status="cancelled", cancel_requested=True, finished_at=now_expr(conn)))
+            _mirror_run(conn, job_id, status="cancelled", finished=True)
+        else:
+            conn.execute(update(Job).where(Job.id == job_id).values(cancel_requested=True))
+    return True
+
+
+def _mirror_run(conn: Connection, job_id: int, *, status: str, error: Optional[str] = None,
+                finished: bool = False, clear_cancel: bool = False) -> None:
+    """Keep a run-kind job's run status in step with the job (pages read the run)."""
+    run_id = conn.execute(select(Job.run_id).where(Job.id == job_id, Job.kind == "run")
+                          ).scalar_one_or_none()
+    if run_id is None:
+        return
+    values: dict[str, Any] = {"status": status}
+    if error is not None:
+        values["error"] = error
+    if finished:
+        values["finished_at"] = utcnow()
+    if clear_cancel:
+        values.update(cancel_requested=False, error=None, finished_at=None)
+    conn.execute(update(Run).where(Run.id == run_id).values(**values))
+
+
+def expire_lease(engine: Engine, job_id: int) -> None:
+    """End a running job's lease now, so the next claim takes it over (`--force`); the
+    worker that held it finds its token stale at its next write and stops."""
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(
+            lease_expires_at=now_expr(conn) - timedelta(seconds=1)))

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Start the app for one user: a worker process that executes the queued jobs (runs,
+# re-judging, judge analysis, attack generation) and the Streamlit app, which only
+# queues and reads them. Both share the database (SQLite by default).
+#
+# The worker starts with the app, not with the first page view, so work left by an app
+# that was stopped or killed continues at once: a released job immediately, one whose
+# worker died after its lease (EVALCORE_LEASE_S, 15 s). Ctrl-C or SIGTERM stops both;
+# the worker releases its jobs first.
+#
+# Usage: scripts/run_app.sh PORT [streamlit options]   (make run PORT=8501)
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+PORT=${1:-8501}
+shift || true
+PY=.venv/bin/python
+
+"$PY" -m evalcore worker --jobs "${EVALCORE_WORKER_JOBS:-2}" --name "app-worker@$(hostname):$$" &
+WORKER=$!
+APP=
+stop() {  # background children of a script ignore Ctrl-C: stop them here
+    [[ -n "$APP" ]] && kill -TERM "$APP" 2>/dev/null
+    kill -TERM "$WORKER" 2>/dev/null
+    wait 2>/dev/null
+}
+trap stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# the app process needs no worker of its own: this one executes everything
+EVALCORE_EMBEDDED_WORKER=0 "$PY" -m streamlit run streamlit_app.py --server.port "$PORT" "$@" &
+APP=$!
+wait "$APP"

@@ -1,0 +1,192 @@
+"""Worker processes against one database: kill -9 takeover with no call sent twice,
+SIGTERM release, a model's concurrency shared across workers, passes resumed."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evalcore.runner.plan import RunSpec
+from evalcore.store import jobs, queries
+from tests.conftest import REPO_ROOT
+from tests.fakes.fault_server import FaultConfig, FaultServer
+from tests.runner.conftest import add_model, tagged_dataset
+
+pytestmark = pytest.mark.integration
+LEASE_S = 3.0
+
+
+def _env(settings, db_url: str) -> dict[str, str]:
+    return {**os.environ, "EVALCORE_HOME": str(settings.home), "EVALCORE_DB_URL": db_url,
+            "EVALCORE_MODELS": str(settings.models_path), "PYTHONPATH": str(REPO_ROOT),
+            "EVALCORE_LEASE_S": str(LEASE_S)}
+
+
+def start_worker(settings, db_url: str, name: str, *args: str) -> subprocess.Popen:
+    log = open(Path(settings.home) / f"{name}.log", "w")
+    return subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--name", name, *args],
+                            cwd=REPO_ROOT, env=_env(settings, db_url), stdout=log,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def wait_for(condition, timeout: float, what: str):  # noqa: ANN001, ANN201
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def stop_all(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+@pytest.fixture()
+def db(store_url, settings, monkeypatch):
+    """The engine of a fresh database (SQLite file or PostgreSQL) the workers share."""
+    from evalcore.store.db import make_engine
+
+    monkeypatch.setenv("EVALCORE_LEASE_S", str(LEASE_S))
+    settings.home.mkdir(parents=True, exist_ok=True)
+    engine = make_engine(store_url)
+    yield engine, store_url
+    engine.dispose()
+
+
+def _queue_runs(engine, settings, count: int, questions: int, rounds: int,
+                model: str = "fake") -> list[int]:
+    from evalcore.runner.start import create_run
+
+    return [create_run(engine, RunSpec(dataset=tagged_dataset(engine, f"set{k}", questions),
+                                       model=model, rounds=rounds), settings.models_path)
+            for k in range(count)]
+
+
+def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
+    engine, url = db
+    with FaultServer(FaultConfig(latency=0.05)) as server:
+        add_model(settings, server, concurrency=24)  # 4 slots for each of the 6 runs
+        run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=4)
+        workers = [start_worker(settings, url, f"w{n}", "--jobs", "2") for n in range(3)]
+        try:
+            def victim():  # a worker holding a run that has stored some calls
+                for job in jobs.list_jobs(engine, status=["running"]):
+                    if queries.count_calls(engine, job.run_id) >= 5:
+                        return job
+                return None
+
+            job = wait_for(victim, 60, "a run in progress")
+            proc = workers[int(job.owner.removeprefix("w"))]
+            lost = {j.run_id for j in jobs.list_jobs(engine, status=["running"])
+                    if j.owner == job.owner}
+            proc.send_signal(signal.SIGKILL)
+            killed_at = time.monotonic()
+            proc.wait(timeout=10)
+            taken = wait_for(lambda: (j := jobs.get_job(engine, job.id)).owner != job.owner
+                             and j.token > job.token and j, LEASE_S + 5,
+                             "the orphaned run to be taken over")
+            delay = time.monotonic() - killed_at
+            assert delay <= LEASE_S + 5 and taken.attempts == 2
+            wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
+                     120, "every run to finish")
+        finally:
+            stop_all(workers)
+        prompts = server.stats.prompts
+    for k, run_id in enumerate(run_ids):
+        run = queries.get_run(engine, run_id)
+        assert (run.done, run.total, run.errors) == (40, 40, 0)
+        assert queries.count_calls(engine, run_id) == 40
+        sent = sum(f"[set{k}]" in p for p in prompts)
+        # calls in flight when the worker died were lost and sent again; nothing stored was
+        assert sent == 40 or (run_id in lost and 40 < sent <= 40 + 24), (k, sent)
+
+
+def test_sigterm_releases_the_job_and_another_worker_continues_within_2_s(db, settings):
+    engine, url = db
+    with FaultServer(FaultConfig(latency=0.1)) as server:
+        add_model(settings, server, concurrency=2)
+        (run_id,) = _queue_runs(engine, settings, 1, questions=10, rounds=6)
+        first = start_worker(settings, url, "first")
+        second = None
+        try:
+            wait_for(lambda: queries.count_calls(engine, run_id) >= 4, 60, "progress")
+            second = start_worker(settings, url, "second")
+            time.sleep(2.0)  # let it start polling: it finds nothing to claim
+            first.send_signal(signal.SIGTERM)
+            assert first.wait(timeout=15) == 143
+            released = time.monotonic()
+            wait_for(lambda: jobs.run_job(engine, run_id).owner == "second", 2.0 + 1.0,
+                     "the second worker to take the released run")
+            assert time.monotonic() - released <= 2.0 + 0.5
+            wait_for(lambda: queries.get_run(engine, run_id).status == "done", 60, "the end")
+        finally:
+            stop_all([first] + ([second] if second else []))
+        assert queries.count_calls(engine, run_id) == 60
+        assert server.stats.requests == 60  # a release flushes every finished call first
+    log = (Path(settings.home) / "first.log").read_text()
+    assert "started" in log and "released" in log
+
+
+def test_two_workers_never_exceed_the_model_concurrency_together(db, settings):
+    engine, url = db
+    with FaultServer(FaultConfig(latency=0.1)) as server:
+        add_model(settings, server, concurrency=8)
+        run_ids = _queue_runs(engine, settings, 2, questions=20, rounds=5)
+        workers = [start_worker(settings, url, f"w{n}", "--jobs", "1") for n in range(2)]
+        try:
+            wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
+                     120, "both runs")
+        finally:
+            stop_all(workers)
+        owners = {jobs.run_job(engine, r).owner for r in run_ids}
+        assert len(owners) == 2  # really in two processes
+        assert server.stats.requests == 200
+        assert server.stats.max_in_flight <= 8
+        assert server.stats.max_in_flight >= 6  # and the budget is used, not wasted
+
+
+def test_a_killed_rejudge_pass_is_taken_over_with_no_judgement_lost_or_repeated(db, settings):
+    from evalcore.runner.rejudge import create_rejudge_job
+    from evalcore.runner.start import run_in_foreground
+
+    engine, url = db
+    with FaultServer(FaultConfig()) as server:
+        add_model(settings, server, concurrency=4)
+        (run_id,) = _queue_runs(engine, settings, 1, questions=10, rounds=3)
+        assert run_in_foreground(engine, run_id) == "done"
+        server.reconfigure(latency=0.1)
+        add_model(settings, server, name="judge", concurrency=2)
+        job_id = create_rejudge_job(engine, run_id, "judge", models_path=settings.models_path,
+                                    sample=20, passes=3)
+        first = start_worker(settings, url, "first")
+        second = None
+        try:
+            wait_for(lambda: sum(c.stage.startswith("rejudge")
+                                 for c in queries.run_calls(engine, run_id)) >= 10,
+                     60, "some judgements stored")
+            first.send_signal(signal.SIGKILL)
+            first.wait(timeout=10)
+            second = start_worker(settings, url, "second")
+            wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 60,
+                     "the pass to finish after takeover")
+        finally:
+            stop_all([first] + ([second] if second else []))
+    stored = [c for c in queries.run_calls(engine, run_id) if c.stage.startswith("rejudge")]
+    units = {(c.item_id, c.round, c.stage) for c in stored}
+    assert len(stored) == len(units) == 60
+    job = jobs.get_job(engine, job_id)
+    assert job.attempts == 2 and job.result["reliability"]["answers"] == 20
