@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.report import figures, frames
+from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
 from pages import _shared
 
@@ -112,8 +112,11 @@ def _csv(run_id: int, lang: str) -> bytes:
 
 
 def distribution_cards(report: dict[str, Any]) -> None:
-    """One coloured card per bin, N correct down to 0 (the method's summary)."""
+    """One coloured card per bin, N correct down to 0 (the method's summary); one card
+    per stability class when N > 20 (`class_cards_view`)."""
     n = report["repetition_count"]
+    if stability_cards.grouped(report):
+        return class_cards_view(report)
     cards = []
     for row in frames.distribution_frame(report).itertuples(index=False):
         cards.append(
@@ -124,6 +127,21 @@ def distribution_cards(report: dict[str, Any]) -> None:
             f'<div style="font-size:0.8em">{row.percent:.1f}%</div></div>')
     st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
                 unsafe_allow_html=True)
+
+
+def class_cards_view(report: dict[str, Any]) -> None:
+    """N > 20: a card per stability class (its bins' questions), the 0..N table below."""
+    cards = [f'<div style="background:{c["colour"]};border-radius:6px;padding:6px 10px;'
+             f'min-width:140px;color:#111"><div style="font-size:0.8em">{c["label"]}: '
+             f'{c["bins"][0]}-{c["bins"][1]} right</div>'
+             f'<div style="font-size:1.4em;font-weight:600">{c["count"]}</div>'
+             f'<div style="font-size:0.8em">{c["percent"]:.1f}%</div></div>'
+             for c in stability_cards.class_cards(report)]
+    st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
+                unsafe_allow_html=True)
+    with st.expander(f"All {report['repetition_count'] + 1} bins (right j of N times)"):
+        st.dataframe(frames.distribution_frame(report).drop(columns=["colour"]),
+                     hide_index=True, key="stability.bins_table")
 
 
 def question_drilldown(report: dict[str, Any], table: Any) -> None:

@@ -159,3 +159,18 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     assert sorted(stages) == ["rejudge1"] * 5 + ["rejudge2"] * 5
     caption = next(t for t in values(at, "caption") if "Judge reliability:" in t)
     assert "5 answers re-judged 2 times; flip rate 0.0%" in caption
+
+
+def test_more_than_20_rounds_show_class_cards_and_the_full_table(page_env, engine):
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    n = 25
+    ds = seed_dataset(engine, "many-rounds", ["a?", "b?", "c?"])
+    seed_run(engine, ds, {0: [1] * n, 1: [1] * 20 + [0] * 5, 2: [0] * n}, n)
+    at = open_page()
+    cards = "".join(t for t in values(at, "markdown") if "right</div>" in t)
+    assert "perfect (N of N): 25-25 right" in cards and "high (>= 80%): 20-24 right" in cards
+    assert f"0/{n} right" not in cards  # no card per bin
+    bins = next(df.value for df in at.dataframe if list(df.value.columns)[:2] == ["correct",
+                                                                                   "count"])
+    assert len(bins) == n + 1 and bins["count"].sum() == 3
