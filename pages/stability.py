@@ -17,7 +17,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
-from pages import _shared
+from pages import _cost, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -84,6 +84,7 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
+    _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
     if st.button("Start run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,

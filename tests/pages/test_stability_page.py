@@ -174,3 +174,21 @@ def test_more_than_20_rounds_show_class_cards_and_the_full_table(page_env, engin
     bins = next(df.value for df in at.dataframe if list(df.value.columns)[:2] == ["correct",
                                                                                    "count"])
     assert len(bins) == n + 1 and bins["count"].sum() == 3
+
+
+def test_start_form_shows_the_cost_estimate(page_env, engine):
+    from evalcore.dataset import import_dataset
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+
+    import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
+    add_fake_model(page_env)
+    at = open_page()
+    assert any("no cost estimate: set price_in" in c for c in values(at, "caption"))
+    add_model(page_env.models_path, ModelConfig(name="priced", base_url="http://127.0.0.1:9/v1",
+                                                model="p", price_in=1.0, price_out=2.0),
+              )
+    at = open_page()
+    at.selectbox(key="stability.model").select("priced").run()
+    assert any("estimated cost" in c for c in values(at, "caption"))
+    assert not at.exception
