@@ -59,8 +59,11 @@ def print_runs(result: dict[str, Any], top: int) -> None:
         print(f"run {run['id']} {run['model']} ({run['status']}, N={run['rounds']}): "
               f"accuracy on shared items {interval_text(shared['accuracy'], shared['interval'])}")
         for key in _SHOWN:
-            if metrics.get(key) is not None:
-                print(f"    {key:<22} {interval_text(float(metrics[key]), intervals.get(key))}")
+            value = metrics.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                print(f"    {key:<22} {value:,}")
+            elif value is not None:
+                print(f"    {key:<22} {interval_text(float(value), intervals.get(key))}")
         for key in sorted(k for k in metrics if k.startswith("pdr_")):
             print(f"    {key:<22} {interval_text(metrics[key], intervals.get(key))}")
     print(f"paired tests (Wilcoxon signed-rank on shared items' success rates, "

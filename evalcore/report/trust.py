@@ -72,9 +72,15 @@ def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         names = list(HEADLINE) + sorted(k for k in m if k.startswith("pdr_"))
         for name in dict.fromkeys(names):
             value = m.get(name)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
-                             "name": name, "text": interval_text(float(value), iv.get(name))})
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            text = (f"{value:,}" if isinstance(value, int) else
+                    f"{value:,.0f} ms" if name == "mean_latency_ms" else
+                    interval_text(float(value), iv.get(name)))
+            label = ("accuracy (clean items)" if name == "accuracy"
+                     and fig["run"]["kind"] == "robustness" else name)
+            rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
+                         "name": label, "text": text})
     return rows
 
 
@@ -169,7 +175,7 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                  "violations": f["metrics"].get("worst_violations") or []}
                 for f in figs if f["run"]["kind"] == "fairness"]
     run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
-                 "items": f["metrics"]["items"], "calls": f["metrics"]["calls"],
+                 "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],
                  "tokens": f["metrics"]["tokens"],
                  "cost": "-" if f["metrics"]["cost"] is None else f"{f['metrics']['cost']:.4f}",
                  "created_at": f"{f['run']['created_at']:%Y-%m-%d %H:%M}",

@@ -100,7 +100,7 @@ def test_trust_report_sections_and_no_external_urls(engine, board, tmp_path):
     assert "Plotly" in page and external_references(page) == []
     assert "FAILED" in page and "mean_success_rate" in page
     assert f"<td>#{new}</td>" in page and f"<td>#{old}</td>" not in page  # latest run only
-    assert "accuracy_attacked" in page and "pdr_char" in page
+    assert "accuracy_attacked" in page and "pdr_char" in page and "built-in" not in page
     assert external_references('<img src="https://x.org/a.png">') == ["https://x.org/a.png"]
     assert external_references("<div style=\"background:url('//cdn.x/y')\">") == ["//cdn.x/y"]
 
