@@ -74,6 +74,17 @@ def findings(result: dict[str, Any]) -> None:
         st.info("No run is significantly better than every other.")
 
 
+def kind_extras(result: dict[str, Any]) -> None:
+    """Gate metric changes against the first run; fairness violations found in one run only."""
+    worse = [d for d in result["gate_deltas"] if d["worse"] and d["delta"]]
+    with st.expander(f"Gate metrics against run {result['runs'][0]['run']['id']} "
+                     f"({len(worse)} worse)"):
+        st.dataframe(result["gate_deltas"], hide_index=True, key="results.compare_deltas")
+    only = {k: v for k, v in result["violations_only_in"].items() if v}
+    for run_id, keys in only.items():
+        st.markdown(f"Violations only in run {run_id}: " + ", ".join(f"`{k}`" for k in keys))
+
+
 def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
     """Pick a shared item (differing ones first) and see every run's answers to it."""
     from evalcore.report.compare_runs import (
@@ -147,7 +158,11 @@ def compare_view() -> None:
         [s["accuracy"] for s in shared], [s["interval"] for s in shared],
         "Success rate on the shared items"), key="results.compare_intervals")
     findings(result)
+    if result["kind"] == "stability":
+        st.plotly_chart(compare_figures.distributions_overlay(result),
+                        key="results.compare_overlay")
     st.dataframe(comparison_frame(result), hide_index=True, key="results.compare_table")
+    kind_extras(result)
     question_picker(result, run_ids)
     if result["kind"] == "stability" and len(run_ids) == 2:
         with st.expander("Two stability runs in detail", expanded=False):

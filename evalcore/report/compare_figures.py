@@ -101,3 +101,26 @@ def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
                       yaxis={"autorange": "reversed", "type": "category"},
                       height=120 + 40 * len(shown), margin={"t": 50, "b": 40, "l": 10, "r": 10})
     return fig
+
+
+def distributions_overlay(result: Mapping[str, Any]) -> go.Figure:
+    """2-8 stability runs: the share of questions right j of N times, one line per run,
+    x as the share of rounds (j / N) so runs with different N overlay."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for run in result["runs"]:
+        counts = run.get("distribution") or []
+        n, total = len(counts) - 1, sum(counts) or 1
+        if n < 1:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[j / n for j in range(n + 1)], y=[100 * c / total for c in counts],
+            mode="lines+markers", name=f"run {run['run']['id']} · {run['run']['model']} (N={n})",
+            customdata=[[j, n, c] for j, c in enumerate(counts)],
+            hovertemplate="right %{customdata[0]} of %{customdata[1]}: %{y:.1f}% "
+                          "(%{customdata[2]} questions)<extra></extra>"))
+    fig.update_layout(title="Questions by share of correct rounds",
+                      xaxis_title="correct rounds / N", yaxis_title="% of questions",
+                      xaxis_tickformat=".0%", margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return fig

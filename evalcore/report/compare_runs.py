@@ -63,7 +63,9 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
     (shared items, per run: its items and the shared-with-others it lacks), shared
     (per run: accuracy on the shared items with its interval), tests (every pair: the
     Wilcoxon result and the finding), best (the run better than every other, or None),
-    questions (per shared item: rates per run and whether they differ)."""
+    gate_deltas (later runs' gate metrics minus the first run's), violations_only_in
+    (fairness: violations one run has and no other has), questions (per shared item:
+    rates per run and whether they differ)."""
     ids = _check_ids(run_ids)
     outcomes = [load_outcomes(engine, i) for i in ids]
     _refuse_kinds(outcomes)
@@ -94,9 +96,12 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
     questions = [{"item_id": item, "rates": {o.run.id: rates[o.run.id][n] for o in outcomes},
                   "differs": len({rates[o.run.id][n] for o in outcomes}) > 1}
                  for n, item in enumerate(shared)]
+    figures = [run_figures(engine, int(o.run.id), o) for o in outcomes]
     return {
         "kind": kind, "alpha": alpha,
-        "runs": [run_figures(engine, int(o.run.id), o) for o in outcomes],
+        "runs": figures,
+        "gate_deltas": gate_deltas(figures),
+        "violations_only_in": _violations_only_in(figures),
         "alignment": {"by": "item id", "shared": len(shared), "union": len(union),
                       "per_run": [{"run_id": int(o.run.id), "items": len(s),
                                    "only_here": len(s - set(shared)),
@@ -107,6 +112,33 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
         "best": _best(shared_figures, tests),
         "questions": questions,
     }
+
+
+def gate_deltas(figures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each later run's gate metrics minus the first run's (the baseline), with whether
+    the change is for the worse (`metrics.gate.METRICS` says which way is better)."""
+    from evalcore.metrics.gate import METRICS
+
+    base = figures[0]["metrics"]
+    rows = []
+    for fig in figures[1:]:
+        for metric, better in METRICS.items():
+            now, then = fig["metrics"].get(metric), base.get(metric)
+            if isinstance(now, (int, float)) and isinstance(then, (int, float)):
+                delta = float(now) - float(then)
+                rows.append({"run_id": fig["run"]["id"], "metric": metric, "baseline": then,
+                             "value": now, "delta": delta, "better": better,
+                             "worse": delta > 0 if better == "lower" else delta < 0})
+    return rows
+
+
+def _violations_only_in(figures: Sequence[Mapping[str, Any]]) -> dict[int, list[str]]:
+    """Fairness runs: the violations (pair:metric) found in one run and in no other."""
+    keys = {f["run"]["id"]: set(f["metrics"].get("violation_keys") or ()) for f in figures}
+    if not any(keys.values()):
+        return {}
+    return {run_id: sorted(own - set().union(*(k for r, k in keys.items() if r != run_id)))
+            for run_id, own in keys.items()}
 
 
 def _best(shared: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]]

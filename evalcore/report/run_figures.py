@@ -248,6 +248,7 @@ def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, 
         metrics[f"pdr_{level}"] = summary.pdr
         metrics[f"accuracy_attacked_{level}"] = summary.accuracy_attacked
         metrics[f"accuracy_clean_{level}"] = summary.accuracy_clean
+        metrics[f"mcnemar_p_{level}"] = summary.mcnemar.p_value
         intervals[f"accuracy_clean_{level}"] = rate_interval(clean, rounds)
         intervals[f"pdr_{level}"] = bootstrap([clean, attacked], _pdr)
         intervals[f"accuracy_attacked_{level}"] = rate_interval(attacked, rounds)
@@ -273,6 +274,8 @@ def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
     metrics["fairness_level"] = report["level"]
     metrics["worst_violations"] = sorted(report["violations"],
                                          key=lambda v: -float(v.get("spread") or 0))[:5]
+    metrics["violation_keys"] = sorted({f"{v['pair_id']}:{v['metric']}"
+                                        for v in report["violations"]})
 
 
 def run_figures(engine: Engine, run_id: int,

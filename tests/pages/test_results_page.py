@@ -189,8 +189,8 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     seed_run(engine, ds, B, 3, model="m-b")
     at = open_page()
     # compare: intervals, distributions, rate scatter; leaderboard; trend
-    assert len(at.get("plotly_chart")) == 5
-    changed = table_with(at, "delta")
+    assert len(at.get("plotly_chart")) == 6  # + the overlay of the runs' distributions
+    changed = table_with(at, "item_a")
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),

@@ -89,6 +89,17 @@ def test_shared_accuracy_and_intervals_match_direct_computation(engine, three):
     assert run_a["metrics"]["mean_success_rate"] == pytest.approx(np.mean(rates(A, range(8))))
     frame = comparison_frame(result)
     assert list(frame["run_id"]) == ids and "perfect_share_low" in frame.columns
+    deltas = [d for d in result["gate_deltas"] if d["metric"] == "mean_success_rate"]
+    assert [d["run_id"] for d in deltas] == ids[1:]
+    assert deltas[0]["delta"] == pytest.approx(np.mean(rates(B, range(8)))
+                                               - np.mean(rates(A, range(8))))
+    assert deltas[0]["worse"] == (deltas[0]["delta"] < 0)
+    from evalcore.report.compare_figures import distributions_overlay
+
+    overlay = distributions_overlay(result)
+    assert len(overlay.data) == 3
+    assert list(overlay.data[0].y) == pytest.approx(
+        [100 * sum(1 for i in A if sum(A[i]) == j) / 8 for j in range(4)])
 
 
 def test_best_needs_significance_against_every_other_run(engine):
@@ -153,6 +164,13 @@ def test_robustness_runs_compare_on_shared_clean_and_attacked_items(engine):
     assert result["best"] == run_b
     interval = result["runs"][0]["intervals"]["pdr_char"]
     assert interval["low"] <= 6 / 8 <= interval["high"]
+    from scipy.stats import binomtest
+
+    assert metrics["weak"]["mcnemar_p_char"] == pytest.approx(binomtest(6, 6, 0.5).pvalue)
+    deltas = {d["metric"]: d for d in result["gate_deltas"]}
+    assert deltas["pdr_char"]["delta"] == pytest.approx(-6 / 8)
+    assert not deltas["pdr_char"]["worse"] and deltas["pdr_char"]["better"] == "lower"
+    assert deltas["accuracy_attacked"]["delta"] == pytest.approx(6 / 8)
 
 
 def test_fairness_runs_without_verdicts_are_compared_without_a_test(engine):

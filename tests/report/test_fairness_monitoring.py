@@ -30,3 +30,7 @@ def test_fairness_trend_leaderboard_and_compare(engine, settings, suite):  # noq
     metrics = {f["run"]["id"]: f["metrics"] for f in side["runs"]}
     assert metrics[bad]["spd"] > metrics[good]["spd"]
     assert side["kind"] == "fairness"
+    only = side["violations_only_in"]
+    assert only[good] == [] and only[bad]  # the biased version brought new violations
+    assert set(only[bad]) == set(metrics[bad]["violation_keys"])
+    assert {d["metric"]: d["worse"] for d in side["gate_deltas"]}["spd"] is True
