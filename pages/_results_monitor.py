@@ -31,11 +31,14 @@ def _board(db_url: str, dataset: str, state: int) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=8, show_spinner="Reading the runs over time...")
-def _trend(db_url: str, dataset: str, metric: str, gate_text: str, state: int
+def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, state: int
            ) -> dict[str, Any]:
+    from datetime import UTC, datetime, timedelta
+
     from evalcore.report.trend import trend
 
-    return trend(_shared.engine(), dataset, metric, gate=gate_text or None)
+    since = datetime.now(UTC) - timedelta(days=days) if days else None
+    return trend(_shared.engine(), dataset, metric, gate=gate_text or None, since=since)
 
 
 def _state() -> int:
@@ -93,11 +96,14 @@ def trend_view() -> None:
     dataset = pick_dataset("results.trend_dataset")
     if dataset is None:
         return
-    metric = st.selectbox("Metric", TREND_METRICS, key="results.trend_metric")
+    left, right = st.columns([2, 1])
+    metric = left.selectbox("Metric", TREND_METRICS, key="results.trend_metric")
+    days = int(right.number_input("Last days (0 = all)", min_value=0, value=0, step=1,
+                                  key="results.trend_days"))
     gate_text = st.text_area("Gate config to mark verdicts (TOML, optional)", "",
                              key="results.trend_gate", height=100)
     try:
-        result = _trend(_shared.settings().db_url, dataset, metric, gate_text, _state())
+        result = _trend(_shared.settings().db_url, dataset, metric, gate_text, days, _state())
     except EvalcoreError as exc:
         st.warning(str(exc))
         return

@@ -13,6 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", help="only this model")
     p.add_argument("--baseline", type=int, help="baseline run (default: each model's oldest)")
     p.add_argument("--config", help="gate TOML: mark each run's gate verdict")
+    p.add_argument("--days", type=int, help="only runs of the last DAYS days (e.g. 30)")
     p.add_argument("--json", action="store_true", help="print the trend as JSON")
     p.set_defaults(func=_trend)
 
@@ -23,9 +24,12 @@ def _trend(args: argparse.Namespace) -> int:
     from evalcore.report.trend import trend
 
     engine, _ = engine_and_settings()
+    from datetime import UTC, datetime, timedelta
+
     gate = load_gate_config(args.config) if args.config else None
+    since = datetime.now(UTC) - timedelta(days=args.days) if args.days else None
     result = trend(engine, args.dataset, args.metric, model=args.model,
-                   baseline=args.baseline, gate=gate)
+                   baseline=args.baseline, gate=gate, since=since)
     if args.json:
         print_json(result)
         return 0

@@ -11,6 +11,7 @@ carries its gate verdict against the baseline (`gates.gate_any`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
@@ -19,6 +20,10 @@ from evalcore.errors import EvalcoreError
 from evalcore.report.compare_runs import ALPHA, compare_runs
 from evalcore.report.leaderboard import dataset_runs
 from evalcore.report.run_figures import run_figures
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _paired(engine: Engine, baseline: int, run_id: int) -> Optional[dict[str, Any]]:
@@ -35,19 +40,24 @@ def _direction(metric: str) -> str:
 
 
 def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[str] = None,
-          baseline: Optional[int] = None, gate: Any = None,
+          baseline: Optional[int] = None, gate: Any = None, since: Optional[datetime] = None,
           alpha: float = ALPHA) -> dict[str, Any]:
     """{dataset, metric, better, series: {model: [point, ...]}}; a point holds run_id,
     created_at, value, low, high, baseline (bool), test (the paired finding vs the
-    baseline), regression (bool), gate (passed or None)."""
+    baseline), regression (bool), gate (passed or None). `since` keeps runs created then
+    or later (a given baseline is kept whatever its date)."""
     from evalcore.dataset import get_dataset
     from evalcore.report.gates import gate_any
 
     ds = get_dataset(engine, dataset)
     better = _direction(metric)
     series: dict[str, list[dict[str, Any]]] = {}
-    for run in reversed(dataset_runs(engine, int(ds.id))):  # oldest first
+    runs = sorted(dataset_runs(engine, int(ds.id)),
+                  key=lambda r: (_aware(r["created_at"]), r["id"]))  # oldest first
+    for run in runs:
         if run["status"] != "done" or (model is not None and run["model"] != model):
+            continue
+        if since is not None and run["id"] != baseline and _aware(run["created_at"]) < _aware(since):
             continue
         figures = run_figures(engine, int(run["id"]))
         value = figures["metrics"].get(metric)

@@ -112,3 +112,19 @@ def test_trust_report_cli_writes_html(engine, board, tmp_path, capsys):
     assert "Trust report: m1" in text and external_references(text) == []
     assert main(["report", "--model", "ghost", "--html", str(out)]) == 2
     assert "no finished" in capsys.readouterr().err
+
+
+def test_trend_since_keeps_recent_runs(engine, board):
+    from datetime import UTC, datetime, timedelta
+
+    from evalcore.store import queries
+
+    ds, old, new, other = board
+    queries.update_run(engine, old, created_at=datetime.now(UTC) - timedelta(days=40))
+    recent = trend(engine, "minus", "accuracy", since=datetime.now(UTC) - timedelta(days=30))
+    assert [p["run_id"] for p in recent["series"]["m1"]] == [new]
+    assert recent["series"]["m1"][0]["baseline"]  # the oldest run left is the baseline
+    pinned = trend(engine, "minus", "accuracy", baseline=old,
+                   since=datetime.now(UTC) - timedelta(days=30))
+    assert [p["run_id"] for p in pinned["series"]["m1"]] == [old, new]
+    assert main(["trend", "--dataset", "minus", "--metric", "accuracy", "--days", "30"]) == 0
