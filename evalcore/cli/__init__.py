@@ -12,8 +12,9 @@ import sys
 from typing import Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
-                   "attacks", "robustness", "worker", "jobs", "leaderboard", "trend",
-                   "report")
+                   "attacks", "robustness", "worker", "jobs")
+
+COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

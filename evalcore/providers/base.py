@@ -27,6 +27,11 @@ class ModelConfig(BaseModel):
     """Model id sent to the endpoint."""
     api_key_env: str = ""
     """NAME of the environment variable holding the API key (never the key)."""
+    # --- cost (reports, estimates, budgets) ---
+    price_in: Optional[float] = Field(default=None, ge=0)
+    """Price per million input (prompt) tokens, in your currency; None = unknown (no cost shown)."""
+    price_out: Optional[float] = Field(default=None, ge=0)
+    """Price per million output (completion) tokens; None = unknown."""
     concurrency: int = Field(default=4, ge=1, le=1000)
     """Most calls in flight at once for this model."""
     rpm: int = Field(default=0, ge=0)
@@ -49,10 +54,6 @@ class ModelConfig(BaseModel):
     """`local` only: CPU threads for llama.cpp."""
     supports_json_schema: bool = True
     """Whether `response_format` json_schema may be sent (judges fall back to parsing)."""
-    price_in: Optional[float] = Field(default=None, ge=0)
-    """Price per million input (prompt) tokens, in your currency; None = unknown (no cost shown)."""
-    price_out: Optional[float] = Field(default=None, ge=0)
-    """Price per million output (completion) tokens; None = unknown."""
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
