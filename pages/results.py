@@ -20,6 +20,7 @@ from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PICK = "results.pick"  # the run picker's widget key
+TAB = "results.tab"  # the open tab (set it in session state to open another)
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
 PAGE_SIZE = 100  # runs per page of the list
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
@@ -360,22 +361,23 @@ def queue_view() -> None:
 def main() -> None:
     _shared.page_setup("Results", "Every run saved: browse, export, and compare runs side "
                                   "by side.")
-    runs_tab, compare_tab, board_tab, trend_tab, trust_tab, queue_tab = st.tabs(
-        ["Runs", "Compare", "Leaderboard", "Trend", "Trust report", "Work queue"])
-    with runs_tab:
-        run_id = browser()
-        if run_id is not None:
-            run_view(run_id)
-    with compare_tab:
-        _results_compare.compare_view()
-    with board_tab:
-        _results_monitor.leaderboard_view()
-    with trend_tab:
-        _results_monitor.trend_view()
-    with trust_tab:
-        _results_monitor.trust_view()
-    with queue_tab:
-        queue_view()
+    sections = {"Runs": runs_section, "Compare": _results_compare.compare_view,
+                "Leaderboard": _results_monitor.leaderboard_view,
+                "Trend": _results_monitor.trend_view,
+                "Trust report": _results_monitor.trust_view, "Work queue": queue_view}
+    # lazy tabs: only the open one runs (a trend over 1,000 runs must not be computed
+    # while the user browses the list)
+    tabs = st.tabs(list(sections), key=TAB, on_change="rerun")
+    for tab, draw in zip(tabs, sections.values()):
+        if tab.open:
+            with tab:
+                draw()
+
+
+def runs_section() -> None:
+    run_id = browser()
+    if run_id is not None:
+        run_view(run_id)
 
 
 main()

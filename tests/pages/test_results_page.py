@@ -19,8 +19,9 @@ A = {0: [1, 1, 1], 1: [1, 0, None], 2: [0, 0, 0], 3: [1, 1, 0], 4: [0, 0, 1]}
 B = {0: [1, 1, 1], 1: [1, 1, 1], 2: [0, 1, 0], 3: [0, 0, 0], 4: [1, 1, 1]}
 
 
-def open_page() -> AppTest:
-    return run_page(PAGE)
+def open_page(tab: str = "Runs") -> AppTest:
+    """The page with `tab` open (tabs are lazy: only the open one runs)."""
+    return run_page(PAGE, {"results.tab": tab})
 
 
 def table_with(at: AppTest, column: str):
@@ -30,10 +31,13 @@ def table_with(at: AppTest, column: str):
 def test_empty_database(page_env):
     at = open_page()
     assert [t.value for t in at.title] == ["Results"]
-    infos = values(at, "info")
-    assert any("No runs yet" in t for t in infos)
-    assert any("two stability runs" in t for t in infos)
+    assert any("No runs yet" in t for t in values(at, "info"))
     assert not at.dataframe and not at.get("plotly_chart")
+    at = open_page("Compare")
+    assert any("two stability runs" in t for t in values(at, "info"))
+    assert not any("No runs yet" in t for t in values(at, "info"))  # the Runs tab did not run
+    for tab in ("Leaderboard", "Trend", "Trust report", "Work queue"):
+        assert not open_page(tab).exception
 
 
 def test_runs_are_listed_filtered_and_detailed(page_env, engine):
@@ -153,7 +157,7 @@ def test_compare_runs_side_by_side(page_env, engine):
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_a = seed_run(engine, ds, A, 3, model="m-a")
     run_b = seed_run(engine, ds, B, 3, model="m-b")
-    at = open_page()
+    at = open_page("Compare")
     assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
@@ -171,7 +175,7 @@ def test_compare_runs_side_by_side(page_env, engine):
     assert not at.exception
 
     third = seed_run(engine, ds, {0: [1, 1, 1], 1: [0, 0, 0]}, 3, model="m-c")
-    at = open_page()
+    at = open_page("Compare")
     assert at.multiselect(key="results.compare_runs").value == [run_b, third]  # newest two
     at.multiselect(key="results.compare_runs").select(run_a).run()
     assert not at.exception
@@ -187,9 +191,10 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     ds = seed_dataset(engine, "times", QUESTIONS)
     seed_run(engine, ds, A, 3, model="m-a")
     seed_run(engine, ds, B, 3, model="m-b")
-    at = open_page()
-    # compare: intervals, distributions, rate scatter; leaderboard; trend
-    assert len(at.get("plotly_chart")) == 6  # + the overlay of the runs' distributions
+    at = open_page("Compare")
+    charts = [c.key for c in at.get("plotly_chart")]  # only the open tab's
+    assert charts == ["results.compare_intervals", "results.compare_overlay",
+                      "results.compare_hist", "results.compare_scatter"]
     changed = table_with(at, "item_a")
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
@@ -202,7 +207,7 @@ def test_compare_view_escapes_texts(page_env, engine):
     ds = seed_dataset(engine, "html", ["<img src=x onerror=alert(1)> 2+2?"])
     seed_run(engine, ds, {0: [1]}, 1, answers={0: "<script>bad()</script>"})
     seed_run(engine, ds, {0: [0]}, 1)
-    at = open_page()
+    at = open_page("Compare")
     shown = [h.proto.body for h in at.get("html")]
     assert shown and "&lt;script&gt;" in shown[0] and "<script>" not in shown[0]
     assert "&lt;img" in shown[0]
@@ -240,7 +245,7 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     ds = seed_dataset(engine, "times", QUESTIONS)
     seed_run(engine, ds, A, 3, model="m-a")
     seed_run(engine, ds, B, 3, model="m-b")
-    at = open_page()
+    at = open_page("Leaderboard")
     board = table_with(at, "fairness_level")
     rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
@@ -248,8 +253,10 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     assert dict(zip(board["model"], board["accuracy"])) == pytest.approx(expected)
     assert board["accuracy"].is_monotonic_decreasing  # best first
     assert "accuracy_low" in board.columns
-    trend = table_with(at, "regression")
+    assert not any("regression" in df.value.columns for df in at.dataframe)  # lazy
+    trend = table_with(open_page("Trend"), "regression")
     assert set(trend["model"]) == {"m-a", "m-b"} and trend["baseline"].all()
+    at = open_page("Trust report")
     at.button(key="results.trust_build").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Trust report (HTML, opens offline)" in [b.proto.label
@@ -267,7 +274,7 @@ def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, m
     job_id = jobs.create_job(engine, "attack", label="char attack on <b>x</b>")
     claimed = jobs.claim_job(engine, "w1")
     jobs.finish_job(engine, jobs.Fence(job_id, claimed.token), "failed", error="boom")
-    at = open_page()
+    at = open_page("Work queue")
     assert not at.exception
     frame = next(df.value for df in at.dataframe if "worker" in df.value.columns)
     assert frame.loc[0, "status"] == "failed" and frame.loc[0, "error"] == "boom"
