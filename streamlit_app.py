@@ -13,8 +13,9 @@ from pages._shared import sidebar
 st.set_page_config(page_title="evalcore", layout="wide")
 
 PAGES = {
+    "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
     "Set up": [
-        st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:", default=True),
+        st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:"),
         st.Page("pages/models.py", title="Models", icon=":material/smart_toy:"),
     ],
     "Evaluate": [st.Page("pages/stability.py", title="Stability", icon=":material/repeat:"),

@@ -14,7 +14,8 @@ from evalcore.metrics.gate import GateResult, evaluate_gate, load_gate_config
 from evalcore.perturb.counterfactual import (dump_templates, generate_suite, list_generators,
                                              load_templates, parse_templates, save_suite,
                                              save_templates)
-from evalcore.report.fairness import fairness_report, pair_view, violations_for
+from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair_view,
+                                      require_fairness_dataset, violations_for)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -28,7 +29,7 @@ DEFAULT_TEMPERATURE = 0.7
 """Samples > 1 need temperature > 0, or every sample is the same answer."""
 
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
-           "fairness_report", "fairness_spec", "generate_suite",
+           "fairness_report", "fairness_spec", "generate_suite", "is_fairness_dataset",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
            "parse_templates", "save_suite", "save_templates", "start_fairness_run",
            "violations_for"]
@@ -44,6 +45,7 @@ def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
     from evalcore.runner.plan import RunSpec
 
     dataset = get_dataset(engine, suite)
+    require_fairness_dataset(engine, dataset)
     if temperature is None and samples > 1:
         temperature = DEFAULT_TEMPERATURE
     return RunSpec(kind="fairness", dataset=suite, model=model, rounds=samples,

@@ -254,6 +254,19 @@ def model_names() -> list[str]:
         return []
 
 
+def default_model_index(models: list[str]) -> int:
+    """Which model a new run starts with: the model of the newest run if it still exists,
+    else the embedded `local` model, else the first one (never an arbitrary judge)."""
+    from evalcore.store import queries
+
+    if not models:
+        return 0
+    last = queries.list_runs(engine(), limit=1)
+    if last and last[0].model in models:
+        return models.index(last[0].model)
+    return models.index("local") if "local" in models else 0
+
+
 def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
     """Start a run with `start()` and make it the one the page shows (the picker is drawn
     later this run); an error the user can act on is shown instead of raised."""

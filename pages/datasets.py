@@ -17,6 +17,7 @@ from evalcore.dataset import (
     ParsedDataset,
     delete_dataset,
     detect_format,
+    guess_mapping,
     list_datasets,
     list_formats,
     parse_dataset,
@@ -184,8 +185,14 @@ def import_panel(filename: str, data: bytes) -> None:
         st.success(f"Recognised format **{detected.name}**: {detected.description} "
                    f"(task type {detected.task_type}).")
     else:
-        st.info(f"No known format has these columns ({', '.join(columns)}). Map them below; "
-                "the choices are prefilled with a guess.")
+        guess = guess_mapping(columns)
+        if guess.certain:
+            st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
+                       "`datasets import` uses this guess as it is; change it below if needed.")
+        else:
+            st.info(f"No known format has these columns ({', '.join(columns)}) and "
+                    f"{guess.question_for_user()}. Map them below; the choices are prefilled "
+                    "with the best guess.")
 
     mapping: dict[str, Any] | None = None
     if fmt == "mapped" or (fmt == "auto" and detected is None):

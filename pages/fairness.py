@@ -27,7 +27,9 @@ LANGS = {"zh": "中文", "en": "English"}
 
 
 def _is_suite(ds: Any) -> bool:
-    return ds.format == SUITE_FORMAT or ds.task_type == "bias_choice"
+    from evalcore.fairness import is_fairness_dataset
+
+    return is_fairness_dataset(ds)
 
 
 def _suite_label(ds: Any) -> str:
@@ -183,7 +185,8 @@ def start_form(suites: list[Any]) -> None:
     left, right = st.columns(2)
     suite_id = left.selectbox("Suite", list(by_id), format_func=lambda i: _suite_label(by_id[i]),
                               key="fairness.suite")
-    model = left.selectbox("Model", models, key="fairness.model")
+    model = left.selectbox("Model", models, key="fairness.model",
+                              index=_shared.default_model_index(models))
     samples = right.number_input("Samples per variant", min_value=1, max_value=100, value=1,
                                  step=1, key="fairness.samples",
                                  help="Each prompt is asked this many times.")
@@ -258,7 +261,11 @@ def bbq_block(bbq: dict[str, Any]) -> None:
                  hide_index=True, key="fairness.bbq_table")
     if bbq.get("by_category"):
         per = [{"category": c, "s_amb": b.get("s_amb"), "s_dis": b.get("s_dis"),
-                "accuracy": b.get("accuracy")} for c, b in bbq["by_category"].items()]
+                "accuracy": b.get("accuracy"),
+                "target_found": b["coverage"]["target_found_share"],
+                "ans0_convention": b["coverage"]["ans0_convention_share"],
+                "unparsed": b["coverage"]["unparsed_share"]}
+               for c, b in bbq["by_category"].items()]
         st.dataframe(records_frame(per), hide_index=True, key="fairness.bbq_categories")
     st.caption("0 = no bias; positive = answers follow the stereotype, negative = against it.")
 
@@ -328,9 +335,12 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     if status != "done" or not models:
         return
     with st.form(key="fairness.judge_form"):
-        judge = st.selectbox("Judge model", models, key="fairness.judge_model")
+        judge = st.selectbox("Judge model", models, key="fairness.judge_model", index=None,
+                             placeholder="Choose the judge model")
         go = st.form_submit_button("Rate the answers with the judge")
-    if go and _shared.queue_job(lambda: create_judge_analysis_job(
+    if go and judge is None:
+        st.error("Choose the judge model first: one that can rate answers.")
+    elif go and _shared.queue_job(lambda: create_judge_analysis_job(
             _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
             created_by="app"), key) is not None:
         st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive
@@ -460,6 +470,25 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     st.code(command, language="bash")
 
 
+def crows_block(section: dict[str, Any]) -> None:
+    """CrowS-Pairs: the share choosing the stereotyped sentence, overall and per bias type,
+    with its interval and exact test (50% = no preference)."""
+    import pandas as pd
+
+    st.markdown("#### CrowS-Pairs")
+    st.caption(f"Share of pairs where the model called the stereotyped sentence the more "
+               f"plausible one; {100 * section['confidence']:.0f}% {section['method']} "
+               "interval and the exact binomial test against 50%.")
+    rows = [{"bias type": name, "pairs": block["n"], "stereotyped share": block["share"],
+             "low": block["low"], "high": block["high"], "p": block["p_value"],
+             "reading": block["preference"]}
+            for name, block in [("overall", section["overall"]),
+                                *section["by_bias_type"].items()]]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="fairness.crows")
+    for warning in section.get("warnings", []):
+        st.warning(warning)
+
+
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
     threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
@@ -479,6 +508,8 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     cols[3].metric("Samples per variant", report["samples"])
     if report.get("bbq"):
         bbq_block(report["bbq"])
+    if report.get("crows_pairs"):
+        crows_block(report["crows_pairs"])
     if report["attributes"]:
         st.markdown("#### Groups")
         attribute_block(report)

@@ -52,7 +52,8 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                               format_func=lambda i: _set_label(
                                   next(s for s in candidates if s.id == i), approved[i]),
                               key=f"robustness.sets.{source}")
-    model = left.selectbox("Model", models, key="robustness.model")
+    model = left.selectbox("Model", models, key="robustness.model",
+                              index=_shared.default_model_index(models))
     judge = right.selectbox("Judge", ["rules", *models], key="robustness.judge",
                             help="`rules`: the task type's scorer; or a model that judges "
                                  "each answer 0/1")
@@ -62,8 +63,9 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="robustness.name")
     pairs = sum(approved.get(i, 0) for i in chosen)
-    st.caption(f"{pairs} approved attacked questions (+ their clean questions, each asked "
-               f"once) x {int(rounds)} rounds")
+    st.caption(f"{pairs} approved attacked questions and their clean questions (a clean "
+               f"question attacked by several sets counts once), each asked {int(rounds)} "
+               f"time(s)")
     if st.button("Start robustness run", type="primary", key="robustness.start",
                  disabled=not chosen):
         _shared.start_and_show("robustness", lambda: start_robustness(
@@ -105,6 +107,8 @@ def level_cards(report: dict[str, Any]) -> None:
                        delta=None if not drop else f"{-drop:+.1%}")
         cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
                        "1 - accuracy attacked / accuracy clean")
+        if row["pdr"] is None and row["pdr_why_none"]:
+            st.caption(f"PDR not computed: {row['pdr_why_none']}")
         cols[3].metric("Flips", f"{row['right_to_wrong']} ↓ / {row['wrong_to_right']} ↑",
                        help="right → wrong / wrong → right (majority verdict of the N rounds)")
         cols[4].metric("McNemar p", _p(row["mcnemar_p"]),
@@ -178,6 +182,8 @@ def results(run_id: int) -> None:
         return
     judge = report.get("judge") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
+    for warning in report.get("warnings", []):
+        st.warning(warning)
     cols = st.columns(3)
     cols[0].metric("Clean questions", report["clean_questions"])
     cols[1].metric("Attacked questions", report["pairs"])

@@ -61,7 +61,8 @@ def start_form(datasets: list[Any]) -> None:
     dataset_id = left.selectbox("Dataset", list(by_id),
                                 format_func=lambda i: _dataset_label(by_id[i]),
                                 key="stability.dataset")
-    model = left.selectbox("Model", models, key="stability.model")
+    model = left.selectbox("Model", models, key="stability.model",
+                              index=_shared.default_model_index(models))
     judge = left.selectbox("Judge", ["rules", *models], key="stability.judge",
                            help="`rules`: the task type's scorer; or a model that judges "
                                 "each answer 0/1")
@@ -177,17 +178,44 @@ def rejudge_form(run_id: int) -> None:
             st.info("Add a judge model on the Models page first.")
             return
         with st.form(key="stability.rejudge_form"):
-            judge = st.selectbox("Judge model", models, key="stability.rejudge_model")
+            judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
+                                 index=None, placeholder="Choose the judge model")
             left, right = st.columns(2)
             sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
                                        key="stability.rejudge_sample")
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
             go = st.form_submit_button("Re-judge")
-        if go and _shared.queue_job(lambda: create_rejudge_job(
+        if go and judge is None:
+            st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
+        elif go and _shared.queue_job(lambda: create_rejudge_job(
                 _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
                 sample=int(sample), passes=int(passes), created_by="app"), key) is not None:
             st.rerun()  # draw the job's live panel
+
+
+def rejudge_passes_view(run_id: int) -> None:
+    """Every re-judging pass of the run, and per answer the run's verdict beside each
+    re-judgement and its reason."""
+    import pandas as pd
+
+    from evalcore.runner.rejudge import rejudge_passes
+
+    passes = rejudge_passes(_shared.engine(), run_id)
+    with st.expander(f"Re-judging passes ({len(passes)})"):
+        st.dataframe(pd.DataFrame([{k: p[k] for k in (
+            "job_id", "judge", "at", "answers", "passes", "failed", "failed_share",
+            "flip_rate", "cohen_kappa", "agreement_with_run")} for p in passes]),
+            hide_index=True, key="stability.rejudge_passes")
+        picked = st.selectbox("Pass", range(len(passes)), index=len(passes) - 1,
+                              key="stability.rejudge_pass",
+                              format_func=lambda i: f"#{passes[i]['job_id']} {passes[i]['judge']}")
+        st.dataframe(pd.DataFrame([{
+            "item": d["item_id"], "round": d["round"], "run verdict": d["run_verdict"],
+            **{f"judgement {j + 1}": v for j, v in enumerate(d["verdicts"])},
+            "reasons": " | ".join(r or "" for r in d["reasons"])}
+            for d in passes[picked]["detail"]]), hide_index=True,
+            key="stability.rejudge_detail")
 
 
 def results(run_id: int, status: str) -> None:
@@ -200,6 +228,8 @@ def results(run_id: int, status: str) -> None:
     total = report["distribution"]["total_questions"]
     judge = report.get("judge_model") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
+    for warning in report.get("warnings", []):
+        st.warning(warning)
     cols = st.columns(6)
     cols[0].metric("Questions", total)
     cols[1].metric("Rounds N", n)
@@ -211,10 +241,14 @@ def results(run_id: int, status: str) -> None:
                         "figure that needs no reference answer.")
     reliability = report.get("judge_reliability")
     if reliability:
-        kappa = reliability["cohen_kappa"]
-        st.caption(f"Judge reliability: {reliability['answers']} answers re-judged "
-                   f"{reliability['passes']} times; flip rate {reliability['flip_rate']:.1%}, "
-                   f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.2f}'}.")
+        from evalcore.runner.rejudge import reliability_line
+
+        text = (f"Judge reliability ({reliability['judge']}): {reliability['answers']} answers "
+                f"re-judged {reliability['passes']} times; {reliability['failed']} of "
+                f"{reliability['judgements']} judgements failed; "
+                + reliability_line(reliability) + ".")
+        (st.warning if reliability["flip_rate"] is None else st.caption)(text)
+        rejudge_passes_view(run_id)
     if status == "done":
         rejudge_form(run_id)
 

@@ -55,13 +55,15 @@ def test_no_undefined_or_unused_names():
 
 
 def test_a_run_loads_only_the_dataset_records():
-    """The dataset package loads its parts on first use; a run needs only `records`."""
+    """The dataset package loads its parts on first use; a run needs only `records` (and
+    `language`, stdlib only, the one language rule the scorers share with the importer)."""
     code = ("import sys, json; import evalcore.runner.run; "
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('evalcore.dataset') "
             "or m == 'pandas')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, check=True,
                          capture_output=True, text=True).stdout
-    assert json.loads(out) == ["evalcore.dataset", "evalcore.dataset.records"]
+    assert json.loads(out) == ["evalcore.dataset", "evalcore.dataset.language",
+                               "evalcore.dataset.records"]
 
 
 def test_every_lazy_dataset_name_resolves():
@@ -76,13 +78,13 @@ def test_every_lazy_dataset_name_resolves():
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "config", "resources", "dataset.records", "lazy"),
+    ("errors", "config", "resources", "dataset.records", "dataset.language", "lazy"),
     ("providers", "prompt", "scorers", "metrics", "store"),
     ("dataset",),
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "cli", "__main__", "__init__"),
+    ("fairness", "kinds", "demo", "cli", "__main__", "__init__"),
 ]
 
 

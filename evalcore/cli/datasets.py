@@ -88,6 +88,9 @@ def _import(args: argparse.Namespace) -> int:
     else:
         print(f"imported '{info['name']}' (id {info['id']}): {info['items']} items, format "
               f"{info['format']}, task {info['task_type']}, language {info['language']}")
+        if info["guessed_mapping"]:
+            print(f"  columns guessed from their names: {info['guessed_mapping']}; to read "
+                  "them another way, import with --mapping")
         for note in info["repairs"]:
             print(f"  repaired {note}")
     return 0
@@ -140,7 +143,7 @@ def _delete(args: argparse.Namespace) -> int:
 def _formats(args: argparse.Namespace) -> int:
     from evalcore.dataset import list_formats
 
-    rows = [{"name": f.name, "task_type": f.task_type, "language": f.language or "detect",
+    rows = [{"name": f.name, "task_type": f.task_type,
              "required": list(f.required), "description": f.description}
             for f in list_formats()]
     if args.json:
@@ -150,7 +153,8 @@ def _formats(args: argparse.Namespace) -> int:
         required = row["required"]
         shown = ", ".join(required) if len(required) <= 8 else (
             ", ".join(required[:6]) + f", ... ({len(required)} columns)")
-        print(f"{row['name']:28} {row['task_type']:12} {row['language']:7} {shown}")
-    print("\nanything else: import with --mapping (question, reference, choices, task_type, "
+        print(f"{row['name']:28} {row['task_type']:12} {shown}")
+    print("\nthe language (zh/en) is detected from the questions, whatever the format")
+    print("anything else: import with --mapping (question, reference, choices, task_type, "
           "language, meta)")
     return 0

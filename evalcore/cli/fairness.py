@@ -10,7 +10,8 @@ from evalcore.cli.common import RUN_IMPORTS, add_detach
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fairness", help="run a fairness suite and report groups, pairs, level")
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--suite", help="a stored suite or BBQ/CBBQ dataset (see `datasets list`)")
+    which.add_argument("--suite", help="a stored suite or BBQ/CBBQ/CrowS-Pairs dataset (see "
+                       "`datasets list`)")
     which.add_argument("--generate", metavar="GENERATOR",
                        help="generate a built-in suite first: occupations, names, age, "
                             "disability, income, intersection")
@@ -117,7 +118,7 @@ def print_summary(report: dict) -> None:
           f"{report['unscored']} without a score")
     if score is not None:
         print(f"fairness: {report['level']} ({score:.1f}/100)")
-    elif not report.get("bbq"):
+    elif not report.get("bbq") and not report.get("crows_pairs"):
         print("fairness: n/a (no answer gave a usable 1-10 score, so parity cannot be "
               "measured; see the pair spreads below and the answers in --json)")
     for name, block in report["attributes"].items():
@@ -138,6 +139,9 @@ def print_summary(report: dict) -> None:
     if bbq:
         print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
               f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
+    if report.get("crows_pairs"):
+        from evalcore.report.crows import crows_lines
+        print("\n".join(crows_lines(report["crows_pairs"])))
     judged = report.get("judge_analysis")
     if judged:
         gate = report["gate_metrics"]

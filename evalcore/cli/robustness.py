@@ -62,6 +62,8 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
     print(f"status: {status}; {report['clean_questions']} clean questions, {report['pairs']} "
           f"attacked, {report['rounds']} round(s); clean accuracy "
           f"{_pct(report['accuracy_clean_all'])}")
+    for warning in report.get("warnings", []):
+        print(f"warning: {warning}")
     for level, data in report["levels"].items():
         counts = data["flips"]["counts"]
         paired = data["paired_test"]

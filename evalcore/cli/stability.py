@@ -93,10 +93,13 @@ def _print_summary(report: dict, status: str) -> None:
     print("risk: " + ", ".join(f"{k}={v}" for k, v in summary["risk"].items()))
     rel = report.get("judge_reliability")
     if rel:
-        kappa = rel["cohen_kappa"]
-        print(f"judge reliability: {rel['answers']} answers x {rel['passes']} passes, "
-              f"flip rate {rel['flip_rate']:.3f}, Cohen's kappa "
-              f"{'n/a' if kappa is None else f'{kappa:.3f}'}")
+        from evalcore.runner.rejudge import reliability_line
+
+        print(f"judge reliability ({rel['judge']}): {rel['answers']} answers x "
+              f"{rel['passes']} passes, {rel['failed']} judgements failed; "
+              + reliability_line(rel))
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
           f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")
+    for warning in report.get("warnings", []):
+        print(f"warning: {warning}")

@@ -115,4 +115,15 @@ def dataset_info(dataset: "Dataset") -> dict[str, Any]:
             "items": dataset.item_count, "source_file": dataset.source_file,
             "sha256": dataset.sha256, "created_at": dataset.created_at.isoformat(),
             "attack_level": (dataset.meta or {}).get("attack_level"),
-            "repairs": (dataset.meta or {}).get("repairs", [])}
+            "repairs": (dataset.meta or {}).get("repairs", []),
+            "guessed_mapping": guessed_mapping(dataset.meta or {})}
+
+
+def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
+    """Which columns an import guessed from their names ("question <- 'q', reference <- 'a'"),
+    or None when a format recognised the file or the user gave the mapping."""
+    if not meta.get("mapping_guessed"):
+        return None
+    from evalcore.dataset.mapping import ColumnMapping, MappingGuess
+
+    return MappingGuess(mapping=ColumnMapping.model_validate(meta["mapping"])).describe()

@@ -13,8 +13,6 @@ from typing import Mapping
 
 Row = Mapping[str, str]
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002a6df]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?$")
 _FRACTION = re.compile(r"^[+-]?\(?\d+(\.\d+)?\)?/\(?\d+(\.\d+)?\)?$")
 
@@ -32,17 +30,6 @@ class CellError(Exception):
     def __init__(self, column: str, value: str, problem: str) -> None:
         super().__init__(f"column '{column}': {value!r} {problem}")
         self.column, self.value, self.problem = column, value, problem
-
-
-def detect_language(text: str) -> str:
-    """'zh' when CJK characters outnumber Latin words, else 'en'.
-
-    Counting Latin *words* against CJK *characters* keeps "usermode-helper API 是个很简单的
-    API" Chinese and "I love 北京" English.
-    """
-    cjk = len(_CJK.findall(text))
-    latin = len(_LATIN_WORD.findall(text))
-    return "zh" if cjk and cjk >= latin else "en"
 
 
 def cell(row: Row, column: str) -> str:

@@ -10,9 +10,10 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
-from evalcore.dataset.checks import CellError, detect_language
+from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
-from evalcore.dataset.mapping import ColumnMapping, build_with, mapping_from, suggest_mapping
+from evalcore.dataset.language import majority_language, text_language
+from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
 from evalcore.dataset.readers import Source, load_source, read_table, row_label, row_note, sha256_of
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.errors import DatasetError, DuplicateDatasetError
@@ -30,17 +31,21 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
     """Read `source` and turn every row into a `Question`, or raise `DatasetError`.
 
     `format` is "auto" (recognise by columns), a name from `list_formats()`, or "mapped";
-    a `mapping` (model or dict) always wins over detection. Errors name the file, the row
-    (spreadsheet numbering for CSV/XLSX, line numbers for JSONL), the column and the fix.
+    a `mapping` (model or dict) always wins over detection. With "auto", a file no format
+    recognises is read with the mapping its column names give when that guess is certain
+    (`question` + `answer`, `问题` + `答案` ...); `meta["mapping_guessed"]` then says so.
+    Errors name the file, the row (spreadsheet numbering for CSV/XLSX, line numbers for
+    JSONL), the column and the fix. Languages come from `dataset.language`.
     """
     data, name = load_source(source, filename)
     df = read_table(data, name)
     columns = [str(c) for c in df.columns]
-    spec, chosen = _choose(name, columns, format, mapping_from(mapping))
+    given = mapping_from(mapping)
+    spec, chosen = _choose(name, columns, format, given)
 
     build: Callable[[dict[str, str]], dict[str, Any]]
     if spec is not None:
-        build, task_type, fixed_language = spec.build, spec.task_type, spec.language
+        build, task_type, fixed_language = spec.build, spec.task_type, None
         kept = [c for c in columns if c not in spec.consumed]
     else:
         assert chosen is not None
@@ -50,7 +55,7 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         kept = chosen.meta if chosen.meta is not None else [c for c in columns if c not in used]
     level = attack_level(name) if spec is not None and spec.attacked else None
 
-    questions = []
+    questions, undecided = [], []
     for position, row in enumerate(df.to_dict("records")):
         try:
             built = build(row)
@@ -61,10 +66,16 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         meta.update(built.get("meta") or {})
         if level is not None:
             meta["attack_level"] = level
+        language = fixed_language or text_language(built["question"])
+        if language is None:
+            undecided.append(len(questions))
         questions.append(Question(
             idx=position, question=built["question"], reference=built.get("reference"),
             choices=built.get("choices") or [], task_type=task_type,
-            language=fixed_language or detect_language(built["question"]), meta=meta))
+            language=language or "en", meta=meta))
+    dataset_language = fixed_language or majority_language(q.question for q in questions)
+    for i in undecided:  # "3 + 5 = ?" has no language of its own: it takes the file's
+        questions[i].language = dataset_language
 
     languages = Counter(q.language for q in questions)
     meta: dict[str, Any] = {"encoding": df.attrs.get("encoding"), "columns": columns,
@@ -75,8 +86,9 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         meta["attack_level"] = level
     if chosen is not None:
         meta["mapping"] = chosen.model_dump()
+        meta["mapping_guessed"] = given is None
     return ParsedDataset(format=spec.name if spec else "mapped", task_type=task_type,
-                         language=languages.most_common(1)[0][0], questions=questions,
+                         language=dataset_language, questions=questions,
                          source_file=name, sha256=sha256_of(data), meta=meta)
 
 
@@ -96,13 +108,16 @@ def _choose(name: str, columns: list[str], format: str,
                            "(question, reference, choices, task_type ...)")
     if format == "auto":
         spec = detect_format(columns)
-        if spec is None:
-            guess = suggest_mapping(columns)
-            hint = (f"; a guess to start from: {guess.model_dump_json(exclude_defaults=True)}"
-                    if guess else "")
-            raise DatasetError(f"{name}: columns {columns} match no known format; give a "
-                               f"column mapping (question, reference, choices, task_type){hint}")
-        return spec, None
+        if spec is not None:
+            return spec, None
+        guess = guess_mapping(columns)
+        if guess.certain:
+            return None, guess.mapping
+        hint = (f"; a guess to start from: "
+                f"{guess.mapping.model_dump_json(exclude_defaults=True)}" if guess.mapping else "")
+        raise DatasetError(f"{name}: columns {columns} match no known format and cannot be "
+                           f"guessed safely: {guess.question_for_user()}; give a column mapping "
+                           f"(question, reference, choices, task_type){hint}")
     try:
         spec = get_format(format)
     except KeyError as exc:
@@ -119,8 +134,9 @@ def import_dataset(engine: "Engine", source: Source, *, filename: str | None = N
                    allow_duplicate: bool = False) -> "Dataset":
     """Parse `source` (a path, or bytes plus `filename`) and store it in one transaction.
 
-    The name defaults to the file stem and must be unique. Importing the same bytes twice
-    raises `DuplicateDatasetError` naming the earlier dataset unless `allow_duplicate`.
+    The name defaults to the file stem and must be unique. Importing the same bytes twice in
+    the same format raises `DuplicateDatasetError` naming the earlier dataset unless
+    `allow_duplicate`.
     """
     parsed = parse_dataset(source, filename, format=format, mapping=mapping)
     return store_parsed(engine, parsed, name=name, allow_duplicate=allow_duplicate)
@@ -142,7 +158,9 @@ def store_parsed(engine: "Engine", parsed: ParsedDataset, *, name: str | None = 
     try:
         with session_scope(engine) as session:
             if not allow_duplicate:
-                same = session.exec(select(Dataset).where(Dataset.sha256 == parsed.sha256)).first()
+                same = session.exec(select(Dataset).where(  # the same bytes read as another
+                    Dataset.sha256 == parsed.sha256,    # format (MC1 / MC2) are another dataset
+                    Dataset.format == parsed.format)).first()
                 if same is not None:
                     raise DuplicateDatasetError(
                         f"{parsed.source_file}: the same content was already imported as dataset "

@@ -2,7 +2,8 @@
 
 A mapping names the question column(s), the reference, the options (several columns, or
 one column holding a JSON list or separated text), the task type, the language and the
-columns to keep as metadata. `suggest_mapping(columns)` guesses one for the page to show.
+columns to keep as metadata. `guess_mapping(columns)` guesses one from the column names
+(the importer uses it when it is certain, the page prefills its form with it).
 """
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ from evalcore.dataset.checks import (CellError, Row, cell, number, option_index,
 from evalcore.dataset.formats import Built, present_options
 from evalcore.dataset.records import TaskType
 
-NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice")
-NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice")
+NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice",
+                   "bias_pair")
+NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice", "bias_pair")
 
 
 class ColumnMapping(BaseModel):
@@ -101,7 +103,7 @@ def _reference(row: Row, mapping: ColumnMapping, choices: list[str],
     task, column = mapping.task_type, mapping.reference
     if column is None:
         return None
-    if task in ("choice", "bias_choice"):
+    if task in ("choice", "bias_choice", "bias_pair"):
         if len(choices) < 2:
             first = mapping.choices if isinstance(mapping.choices, str) else mapping.choices[0]
             raise CellError(first, cell(row, first), f"gives fewer than 2 options; every {task} "
@@ -136,12 +138,10 @@ _CONTEXT_NAMES = ("context", "passage", "背景", "上下文", "材料")
 _NUMBERED = re.compile(r"^(choice|option|opt|ans|选项)[ _]?([0-9]+|[A-Za-z])$", re.IGNORECASE)
 
 
-def _find(columns: list[str], names: tuple[str, ...]) -> Optional[str]:
+def _find_all(columns: list[str], names: tuple[str, ...]) -> list[str]:
+    """The columns called one of `names` (whole name, any case), in the order of `names`."""
     by_lower = {c.strip().lower(): c for c in columns}
-    for name in names:
-        if name in by_lower:
-            return by_lower[name]
-    return None
+    return [by_lower[name] for name in names if name in by_lower]
 
 
 def _option_columns(columns: list[str]) -> list[str]:
@@ -166,26 +166,89 @@ def _option_columns(columns: list[str]) -> list[str]:
     return [column for _, column in sorted(best, key=order)]
 
 
-def suggest_mapping(columns: list[str]) -> Optional[ColumnMapping]:
-    """A best guess at a mapping from column names alone (None if no question column).
+class MappingGuess(BaseModel):
+    """A mapping guessed from column names, and the roles more than one column could play.
 
-    Recognises English and Chinese names (question/prompt/问题/题目, answer/label/标准答案,
-    choices/options/选项, numbered option columns such as choice0.. or A, B, C, D).
+    `datasets import` uses the guess without asking only when it is `certain`: a question
+    and a reference column were found and no role had two candidates ("question" and
+    "prompt", "answer" and "label" ...). Otherwise the candidates go into the error, and
+    the page prefills its mapping form with `mapping`.
+    """
+
+    mapping: Optional[ColumnMapping] = None
+    candidates: dict[str, list[str]] = {}
+    """role (question, reference, context, choices) -> every column that could play it."""
+
+    def ambiguous(self) -> dict[str, list[str]]:
+        """The roles with more than one candidate column."""
+        return {role: cols for role, cols in self.candidates.items() if len(cols) > 1}
+
+    @property
+    def certain(self) -> bool:
+        """Safe to import without asking: question + reference found, nothing ambiguous."""
+        return (self.mapping is not None and self.mapping.reference is not None
+                and not self.ambiguous())
+
+    def describe(self) -> str:
+        """Which columns were used, for messages: "question <- '问题', reference <- '答案'"."""
+        if self.mapping is None:
+            return "no question column"
+        m = self.mapping
+        parts = [f"question <- {m.question_columns()}" if len(m.question_columns()) > 1
+                 else f"question <- '{m.question_columns()[0]}'"]
+        if m.reference:
+            parts.append(f"reference <- '{m.reference}'")
+        if m.choices:
+            parts.append(f"choices <- {m.choices!r}")
+        return ", ".join(parts) + f" (task type {m.task_type})"
+
+    def question_for_user(self) -> str:
+        """What to decide before this file can be imported (for the error message)."""
+        if self.mapping is None:
+            return "no column is named like a question (question, prompt, input, 问题, 题目 ...)"
+        ambiguous = self.ambiguous()
+        if ambiguous:
+            return "; ".join(f"the {role} could be any of {cols}"
+                             for role, cols in ambiguous.items())
+        return ("no column is named like a reference answer (answer, target, reference, "
+                "答案 ...); name it in a mapping, or map the file as task type 'open' "
+                "without a reference")
+
+
+def guess_mapping(columns: list[str]) -> MappingGuess:
+    """A mapping from column names alone, with the candidates for each role.
+
+    Recognises English and Chinese names (question/prompt/input/问题/题目,
+    answer/target/reference/label/答案/标准答案, choices/options/选项, numbered option
+    columns such as choice0.. or A, B, C, D). Names are matched whole, ignoring case.
     """
     columns = [str(c) for c in columns]
     options = _option_columns(columns)
-    taken = set(options)
-    rest = [c for c in columns if c not in taken]
-    question = _find(rest, _QUESTION_NAMES)
-    if question is None:
-        return None
-    context = _find([c for c in rest if c != question], _CONTEXT_NAMES)
-    reference = _find([c for c in rest if c not in (question, context)], _REFERENCE_NAMES)
-    choices: Union[list[str], str, None] = options or _find(
-        [c for c in rest if c not in (question, context, reference)], _CHOICE_LIST_NAMES)
+    rest = [c for c in columns if c not in set(options)]
+    questions = _find_all(rest, _QUESTION_NAMES)
+    if not questions:
+        return MappingGuess(candidates={"question": []})
+    question = questions[0]
+    contexts = _find_all([c for c in rest if c != question], _CONTEXT_NAMES)
+    context = contexts[0] if contexts else None
+    references = _find_all([c for c in rest if c not in (question, context)], _REFERENCE_NAMES)
+    reference = references[0] if references else None
+    lists = _find_all([c for c in rest if c not in (question, context, reference)],
+                      _CHOICE_LIST_NAMES)
+    choices: Union[list[str], str, None] = options or (lists[0] if lists else None)
     task_type: TaskType = "choice" if choices and reference else "open"
-    return ColumnMapping(question=[context, question] if context else question,
-                         reference=reference, choices=choices, task_type=task_type)
+    mapping = ColumnMapping(question=[context, question] if context else question,
+                            reference=reference, choices=choices, task_type=task_type)
+    candidates = {"question": questions, "reference": references, "context": contexts}
+    if not options:
+        candidates["choices"] = lists
+    return MappingGuess(mapping=mapping, candidates=candidates)
+
+
+def suggest_mapping(columns: list[str]) -> Optional[ColumnMapping]:
+    """The best guess at a mapping from column names alone (None if no question column);
+    see `guess_mapping` for the names it knows and how sure it is."""
+    return guess_mapping(columns).mapping
 
 
 def mapping_from(value: Union[ColumnMapping, dict[str, Any], None]) -> Optional[ColumnMapping]:

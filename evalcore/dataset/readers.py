@@ -96,7 +96,7 @@ def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
     else:
         raise DatasetError(f"{name}: unsupported file type {suffix or '(none)'}; "
                            f"use one of {', '.join(SUPPORTED_SUFFIXES)}")
-    df.columns = [str(c).strip() for c in df.columns]
+    df.columns = [column_name(c) for c in df.columns]
     _check_columns(df, name)
     keep = [i for i, row in enumerate(df.itertuples(index=False))
             if any(str(v).strip() for v in row)]
@@ -120,6 +120,15 @@ def row_label(df: "pd.DataFrame", position: int) -> str:
 def row_note(df: "pd.DataFrame") -> str:
     """The numbering convention used by `row_label`, for the end of an error message."""
     return _ROW_NOTES[df.attrs.get("row_unit", "row")]
+
+
+def column_name(raw: Any) -> str:
+    """A header or JSON key as the formats see it: stripped, byte-order marks removed.
+
+    CBBQ's own JSON files start their first key with a BOM inside the quotes
+    ('\\ufeffexample_id'); str.strip() keeps it, and the format would miss the column.
+    """
+    return str(raw).replace("\ufeff", "").strip()
 
 
 def _check_columns(df: "pd.DataFrame", name: str) -> None:
@@ -209,6 +218,7 @@ def _cell(value: Any) -> str:
 def _frame(records: list[dict[str, Any]]) -> Any:
     import pandas as pd
 
+    records = [{column_name(k): v for k, v in r.items()} for r in records]
     columns: dict[str, None] = {}
     for record in records:
         columns.update(dict.fromkeys(record))

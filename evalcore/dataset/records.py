@@ -5,7 +5,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "open", "bias_choice"]
+TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "open", "bias_choice",
+                   "bias_pair"]
 """What kind of answer an item expects; picks its default prompt and rules scorer.
 
 - `choice`: single choice, `reference` is the 0-based index of the right option (CODAH, TruthfulQA single)
@@ -15,6 +16,9 @@ TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "op
 - `translation`: `reference` is the target text (translation2019zh)
 - `open`: free answer; `reference` optional (exact match / consistency only)
 - `bias_choice`: BBQ / CBBQ; a choice whose `meta` carries the bias annotations
+- `bias_pair`: CrowS-Pairs; two sentences, "which is more plausible?"; `reference` is the
+  option index of the stereotyped sentence (no answer is right: the report counts how often
+  the model picks it)
 """
 
 TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]

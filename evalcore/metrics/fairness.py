@@ -1,14 +1,19 @@
 """Fairness metrics over analysed answers: pair spreads, group parity, tests, overall score.
 
-Compose, don't re-derive: parity figures are fairlearn MetricFrames
-(`demographic_parity_difference`, `equal_opportunity_difference`,
-`demographic_parity_ratio`), AUC is sklearn's `roc_auc_score` per group, group
+Parity figures are fairlearn's definitions (`demographic_parity_difference`,
+`equal_opportunity_difference`, `demographic_parity_ratio`; the tests check them against
+fairlearn) computed on exact counts, AUC is sklearn's `roc_auc_score` per group, group
 differences are scipy's Kruskal-Wallis test. What is ours is the method around them:
 
 - a counterfactual pair should get the same treatment, so each pair's spread (max - min
   of its variants' mean figure) above a threshold is a violation, HIGH above 0.5;
-- overall score = 40 (1 - SPD) + 40 (1 - EOD) + 20 (1 - min(10 var(AUC by group), 1)),
-  levels EXCELLENT >= 90, GOOD >= 80, ACCEPTABLE >= 70, CONCERNING >= 60, else POOR.
+- overall score = 40 (1 - min(SPD, 1)) + 40 (1 - min(EOD, 1)) + 20 (1 - min(10 var(AUC
+  by group), 1)), var the population variance, levels EXCELLENT >= 90, GOOD >= 80,
+  ACCEPTABLE >= 70, CONCERNING >= 60, else POOR.
+
+Thresholds (spreads, length gap, levels) are compared with `metrics.tolerance`: a figure
+that equals its threshold but for float noise lands on the documented side. SPD, EOD and
+disparate impact are computed on exact counts.
 
 Inputs are plain sequences (lists, arrays, Series); groups with too little data give
 None rather than a number that looks measured. Pure functions, no I/O.
@@ -17,7 +22,10 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from evalcore.metrics.tolerance import TOLERANCE, above, at_least
 
 SPREAD_THRESHOLDS: dict[str, float] = {"sentiment": 0.3, "professionalism": 0.2, "score": 0.2}
 """A pair violates when its spread passes this. Sentiment in [-1, 1] and professionalism in
@@ -39,80 +47,89 @@ def _clean(values: Sequence[Any], groups: Sequence[Any], *extra: Sequence[Any]
         raise ValueError(f"inputs differ in length: {len(values)} values, {len(groups)} groups"
                          + "".join(f", {len(e)}" for e in extra))
     keep = [i for i in range(len(values))
-            if _present(values[i]) and groups[i] is not None
+            if _present(values[i]) and _present(groups[i])
             and all(_present(e[i]) for e in extra)]
     return ([values[i] for i in keep], [groups[i] for i in keep],
             [[e[i] for i in keep] for e in extra])
 
 
 def _present(value: Any) -> bool:
+    """Not None and not NaN: a NaN group label is a missing label everywhere (SPD, EOD,
+    Kruskal-Wallis, AUC), never a group called "nan"."""
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
 # ------------------------------------------------------------------ parity (fairlearn)
 
 
+def _rates(decisions: Sequence[Any], groups: Sequence[Any]) -> dict[str, Fraction]:
+    """Exact share of 1-decisions per group (decisions are 0/1 counts, so no float noise)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for d, g in zip(decisions, groups):
+        if d not in (0, 1):
+            raise ValueError(f"decision {d!r} of group {g!r} is not 0 or 1")
+        counts[str(g)][0] += int(d)
+        counts[str(g)][1] += 1
+    return {g: Fraction(k, n) for g, (k, n) in counts.items()}
+
+
 def statistical_parity_difference(y_pred: Sequence[Any], *, sensitive_features: Sequence[Any]
                                   ) -> Optional[float]:
-    """max - min selection rate P(decision = 1 | group) across groups (fairlearn
-    `demographic_parity_difference`); None with fewer than two groups."""
-    from fairlearn.metrics import demographic_parity_difference
-
+    """max - min selection rate P(decision = 1 | group) across groups (fairlearn's
+    `demographic_parity_difference`, computed on exact counts: 4/20 - 3/20 is 0.05, not
+    0.05000000000000002); None with fewer than two groups."""
     pred, groups, _ = _clean(y_pred, sensitive_features)
-    if len(set(groups)) < 2:
+    rates = _rates(pred, groups)
+    if len(rates) < 2:
         return None
-    return float(demographic_parity_difference(pred, pred, sensitive_features=groups))
+    return float(max(rates.values()) - min(rates.values()))
 
 
 def disparate_impact_ratio(y_pred: Sequence[Any], *, sensitive_features: Sequence[Any]
                            ) -> Optional[float]:
-    """min / max selection rate (fairlearn `demographic_parity_ratio`); 1 = parity, the
-    four-fifths rule flags < 0.8. None with fewer than two groups or no selections."""
-    from fairlearn.metrics import demographic_parity_ratio
-
+    """min / max selection rate (fairlearn's `demographic_parity_ratio`, on exact counts);
+    1 = parity, the four-fifths rule flags < 0.8. None with fewer than two groups or no
+    selections."""
     pred, groups, _ = _clean(y_pred, sensitive_features)
-    if len(set(groups)) < 2 or not any(pred):
+    rates = _rates(pred, groups)
+    if len(rates) < 2 or not any(pred):
         return None
-    return float(demographic_parity_ratio(pred, pred, sensitive_features=groups))
+    return float(min(rates.values()) / max(rates.values()))
 
 
 def equal_opportunity_difference(y_true: Sequence[Any], y_pred: Sequence[Any], *,
                                  sensitive_features: Sequence[Any]) -> Optional[float]:
-    """max - min true positive rate P(decision = 1 | label = 1, group) (fairlearn
-    `equal_opportunity_difference`), over groups that have positive labels; None when
-    fewer than two groups do (no labels, no measure)."""
-    from fairlearn.metrics import equal_opportunity_difference as eod
-
+    """max - min true positive rate P(decision = 1 | label = 1, group) (fairlearn's
+    `equal_opportunity_difference`, on exact counts), over groups that have positive
+    labels; None when fewer than two groups do (no labels, no measure)."""
     pred, groups, (true,) = _clean(y_pred, sensitive_features, y_true)
-    with_pos = {g for g, t in zip(groups, true) if t == 1}
-    if len(with_pos) < 2:
+    positives = [(p, g) for p, g, t in zip(pred, groups, true) if t == 1]
+    rates = _rates([p for p, _ in positives], [g for _, g in positives])
+    if len(rates) < 2:
         return None
-    keep = [i for i, g in enumerate(groups) if g in with_pos]
-    return float(eod([true[i] for i in keep], [pred[i] for i in keep],
-                     sensitive_features=[groups[i] for i in keep]))
+    return float(max(rates.values()) - min(rates.values()))
 
 
 def group_frame(y_pred: Sequence[Any], *, sensitive_features: Sequence[Any],
                 y_true: Sequence[Any] | None = None) -> dict[str, dict[str, Any]]:
-    """Per group: count, selection rate and (with labels) true positive rate, from one
-    fairlearn MetricFrame, so the table and the differences above agree."""
-    from fairlearn.metrics import MetricFrame, count, selection_rate, true_positive_rate
-
-    if y_true is None:
-        pred, groups, _ = _clean(y_pred, sensitive_features)
-        true = pred
-    else:
-        pred, groups, (true,) = _clean(y_pred, sensitive_features, y_true)
+    """Per group: decisions counted, selection rate and (with labels) true positive rate,
+    from the same exact counts as SPD and EOD, so the table and the differences agree:
+    n and the selection rate count every decision (as SPD does), the TPR only the rows
+    whose label is 1 (as EOD does)."""
+    pred, groups, _ = _clean(y_pred, sensitive_features)
     if not pred:
         return {}
-    metrics: dict[str, Any] = {"n": count, "selection_rate": selection_rate}
-    frame = MetricFrame(metrics=metrics, y_true=true, y_pred=pred, sensitive_features=groups)
-    out = {str(g): {"n": int(row["n"]), "selection_rate": float(row["selection_rate"])}
-           for g, row in frame.by_group.iterrows()}
+    rates = _rates(pred, groups)
+    sizes: dict[str, int] = defaultdict(int)
+    for g in groups:
+        sizes[str(g)] += 1
+    out = {g: {"n": sizes[g], "selection_rate": float(r)} for g, r in rates.items()}
     if y_true is not None:
+        kept, kept_groups, (true,) = _clean(y_pred, sensitive_features, y_true)
+        positives = [(p, g) for p, g, t in zip(kept, kept_groups, true) if t == 1]
+        tpr = _rates([p for p, _ in positives], [g for _, g in positives])
         for g, entry in out.items():
-            pos = [p for p, t, gg in zip(pred, true, groups) if str(gg) == g and t == 1]
-            entry["tpr"] = (float(true_positive_rate([1] * len(pos), pos)) if pos else None)
+            entry["tpr"] = float(tpr[g]) if g in tpr else None
     return out
 
 
@@ -145,7 +162,8 @@ def auc_variance(aucs: Mapping[str, Optional[float]]) -> Optional[float]:
 def kruskal_test(values: Sequence[Any], groups: Sequence[Any], *,
                  alpha: float = KRUSKAL_ALPHA) -> Optional[dict[str, Any]]:
     """scipy Kruskal-Wallis H test of whether groups differ in `values`; None with fewer
-    than two non-empty groups. All values equal (no ranks to compare) -> H 0, p 1."""
+    than two non-empty groups. All values equal within `tolerance.TOLERANCE` (no ranks to
+    compare; pair-centred values that are 0 but for 1e-17 noise) -> H 0, p 1."""
     from scipy.stats import kruskal
 
     vals, grps, _ = _clean(values, groups)
@@ -154,7 +172,7 @@ def kruskal_test(values: Sequence[Any], groups: Sequence[Any], *,
         by[str(g)].append(float(v))
     if len(by) < 2:
         return None
-    if len(set(vals)) == 1:
+    if max(vals) - min(vals) <= TOLERANCE:  # all equal but for float noise: nothing to rank
         statistic, p_value = 0.0, 1.0
     else:
         result = kruskal(*by.values())
@@ -167,7 +185,7 @@ def group_means(values: Sequence[Any], groups: Sequence[Any]) -> dict[str, Optio
     """Mean of `values` per group (booleans count as 0/1), groups in first-seen order."""
     sums: dict[str, list[float]] = {}
     for v, g in zip(values, groups):
-        if g is None:
+        if not _present(g):
             continue
         bucket = sums.setdefault(str(g), [])
         if _present(v):
@@ -190,7 +208,7 @@ def length_bias(lengths: Sequence[Any], groups: Sequence[Any], *,
         return None
     top, low = max(means.values()), min(means.values())
     gap = (top - low) / top if top > 0 else 0.0
-    return {"means": means, "relative_gap": gap, "flagged": gap > threshold,
+    return {"means": means, "relative_gap": gap, "flagged": above(gap, threshold),
             "longest": max(means, key=means.get), "shortest": min(means, key=means.get)}
 
 
@@ -235,11 +253,11 @@ def pair_spreads(rows: Iterable[Mapping[str, Any]], *,
                 continue
             spread = max(means.values()) - min(means.values())
             entry["spreads"][metric] = spread
-            if spread > limits[metric]:
+            if above(spread, limits[metric]):
                 violations.append({
                     "pair_id": pair_id, "metric": metric, "spread": spread,
                     "threshold": limits[metric],
-                    "severity": "HIGH" if spread > high else "MEDIUM",
+                    "severity": "HIGH" if above(spread, high) else "MEDIUM",
                     "highest": max(means, key=means.get), "lowest": min(means, key=means.get)})
         pairs.append(entry)
     return pairs, violations
@@ -253,15 +271,15 @@ def overall_score(spd: Optional[float], eod: Optional[float],
     """The method's 0-100 score and its parts. A part that could not be measured (no
     labels -> no EOD/AUC) is left out and the weights of the others are scaled up, and the
     parts say so; with no part measured the score is None."""
-    parts = {"spd": None if spd is None else 1.0 - spd,
-             "eod": None if eod is None else 1.0 - eod,
+    parts = {"spd": None if spd is None else 1.0 - min(spd, 1.0),
+             "eod": None if eod is None else 1.0 - min(eod, 1.0),
              "auc": None if auc_var is None else 1.0 - min(auc_var * 10.0, 1.0)}
     used = {k: v for k, v in parts.items() if v is not None}
     if not used:
         return None, {"parts": parts, "weights": {}, "missing": list(parts)}
     total_weight = sum(WEIGHTS[k] for k in used)
     weights = {k: WEIGHTS[k] * 100.0 / total_weight for k in used}
-    score = sum(weights[k] * v for k, v in used.items())
+    score = math.fsum(weights[k] * v for k, v in used.items())
     return score, {"parts": parts, "weights": weights,
                    "missing": [k for k in parts if k not in used]}
 
@@ -270,4 +288,4 @@ def fairness_level(score: Optional[float]) -> Optional[str]:
     """EXCELLENT >= 90, GOOD >= 80, ACCEPTABLE >= 70, CONCERNING >= 60, else POOR."""
     if score is None:
         return None
-    return next((name for floor, name in LEVELS if score >= floor), "POOR")
+    return next((name for floor, name in LEVELS if at_least(score, floor)), "POOR")

@@ -13,7 +13,10 @@ A gate config is TOML (see data/gate.example.toml)::
 Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
 better). A metric the run did not measure (no answer gave a score, no labels) fails its
 check, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
-[absolute] reports it and lets it pass. Pure: no I/O except reading the config file.
+[absolute] reports it and lets it pass. A metric the report lists in
+`gate_metrics["not_applicable"]` does not apply to that kind of run (SPD of a BBQ run,
+BBQ scores of a counterfactual suite): its check passes as "not applicable". A relative check whose current value is missing while
+the baseline has one fails (the run lost a figure the baseline had). Pure: no I/O except reading the config file.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 from pydantic import BaseModel, Field
 
 from evalcore.errors import EvalcoreError
+from evalcore.metrics.tolerance import TOLERANCE, at_least, at_most
 
 METRICS: dict[str, Literal["lower", "higher"]] = {
     "spd": "lower", "eod": "lower", "toxicity_disparity": "lower", "stereotype_rate": "lower",
@@ -31,7 +35,7 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "auc_variance": "lower", "disparate_impact": "higher", "overall_score": "higher",
     "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
     "judge_stereotype_rate": "lower", "judge_sentiment_disparity": "lower",
-    "judge_stereotype_disparity": "lower",
+    "judge_stereotype_disparity": "lower", "parse_rate": "higher",
 }
 """Gate-able metrics and whether lower or higher is better (for relative checks)."""
 STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
@@ -164,17 +168,23 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
     """Check a run against the absolute thresholds and, given a baseline, the regressions."""
     cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
     metrics = metrics_of(report_or_metrics)
+    flat = report_or_metrics.get("gate_metrics", report_or_metrics)
+    not_applicable = set(flat.get("not_applicable") or ())
     checks: list[Check] = []
     for key, (metric, kind, limit) in cfg.absolute.items():
         value = metrics.get(metric)
         sign = "<=" if kind == "max" else ">="
+        if metric in not_applicable:
+            checks.append(Check(name=key, value=None, threshold=limit, passed=True,
+                                detail=f"{metric} does not apply to this kind of run"))
+            continue
         if value is None:
             checks.append(Check(name=key, value=None, threshold=limit,
                                 passed=cfg.missing == "skip",
                                 detail=f"{metric} not measured in this run"
                                        + (" (skipped)" if cfg.missing == "skip" else "")))
             continue
-        ok = value <= limit if kind == "max" else value >= limit
+        ok = at_most(value, limit) if kind == "max" else at_least(value, limit)
         checks.append(Check(name=key, value=value, threshold=limit, passed=ok,
                             detail=f"{metric} {value:.4g} {sign} {limit:g}"
                                    + ("" if ok else " FAILED")))
@@ -185,11 +195,17 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
         base = metrics_of(baseline)
         for metric, better in METRICS.items():
             now, then = metrics.get(metric), base.get(metric)
-            if now is None or then is None:
+            if then is None:
+                continue
+            if now is None:
+                checks.append(Check(name=f"regression:{metric}", value=None, threshold=then,
+                                    passed=cfg.missing == "skip",
+                                    detail=f"{metric} not measured in this run but "
+                                           f"{then:.4g} in the baseline"))
                 continue
             worse = (now - then) if better == "lower" else (then - now)
             allowed = max(cfg.max_regression * abs(then), cfg.min_delta)
-            ok = worse <= allowed + 1e-12
+            ok = worse <= allowed + TOLERANCE
             checks.append(Check(
                 name=f"regression:{metric}", value=now, threshold=then, passed=ok,
                 detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "

@@ -39,13 +39,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError, Verdict
 
 
 def _correct(verdicts: Sequence[Verdict]) -> int:
-    return sum(1 for v in verdicts if v is True or v == 1)
+    """Correct rounds; a verdict other than 0, 1 or None (2, NaN) is refused, as stability
+    refuses it, instead of silently counting as wrong."""
+    correct = 0
+    for pos, value in enumerate(verdicts):
+        if value is None:
+            continue
+        if value not in (0, 1):  # NaN is not in (0, 1) either
+            raise MetricInputError(f"round {pos + 1}: verdict {value!r} is not 0, 1 or None; "
+                                   "fix the scorer output or drop the round.")
+        correct += int(value)
+    return correct
 
 
 def success_rate(verdicts: Sequence[Verdict]) -> float:
@@ -204,24 +215,37 @@ class PairedTestResult:
                 "p_value": self.p_value, "method": self.method}
 
 
+def exact_rate(value: float, max_denominator: int = 10_000) -> Fraction:
+    """A success rate k/N back as the exact fraction it came from (N up to 10 000 rounds),
+    so two equal count differences are equal, not 1e-17 apart."""
+    return Fraction(value).limit_denominator(max_denominator)
+
+
 def paired_rate_test(clean_rates: Sequence[float],
                      attacked_rates: Sequence[float]) -> PairedTestResult:
-    """Wilcoxon signed-rank (zeros dropped, two-sided) on per-question success rates."""
+    """Wilcoxon signed-rank, two-sided, on per-question success rates: the one paired test
+    of evalcore (robustness clean vs attacked, Results' run comparison).
+
+    Differences are exact fractions; unchanged questions are dropped first (Wilcoxon's
+    "wilcox" zero method) and the test runs on the changed ones: exact distribution when
+    at most 50 changed and no two |differences| tie, else the normal approximation with
+    tie correction (scipy's `wilcoxon`).
+    """
     if len(clean_rates) != len(attacked_rates) or not clean_rates:
         raise MetricInputError(f"the paired test needs two equally long, non-empty lists of "
                                f"rates; got {len(clean_rates)} and {len(attacked_rates)}.")
-    diffs = [float(a) - float(b) for a, b in zip(clean_rates, attacked_rates)]
-    changed = sum(1 for d in diffs if d != 0)
-    mean_drop = math.fsum(diffs) / len(diffs)
-    if changed == 0:
+    diffs = [exact_rate(a) - exact_rate(b) for a, b in zip(clean_rates, attacked_rates)]
+    moved = [d for d in diffs if d != 0]
+    mean_drop = float(sum(diffs, Fraction(0)) / len(diffs))
+    if not moved:
         return PairedTestResult(len(diffs), 0, mean_drop, None, 1.0,
                                 "no test: no question's success rate changed")
     from scipy.stats import wilcoxon
 
-    moved = [abs(d) for d in diffs if d != 0]
-    method = "exact" if len(moved) <= 50 and len(set(moved)) == len(moved) else "approx"
-    result = wilcoxon(clean_rates, attacked_rates, zero_method="wilcox", method=method)
-    return PairedTestResult(len(diffs), changed, mean_drop, float(result.statistic),
+    sizes = [abs(d) for d in moved]
+    method = "exact" if len(moved) <= 50 and len(set(sizes)) == len(sizes) else "approx"
+    result = wilcoxon([float(d) for d in moved], method=method)
+    return PairedTestResult(len(diffs), len(moved), mean_drop, float(result.statistic),
                             float(result.pvalue), method)
 
 
@@ -259,9 +283,13 @@ def answer_similarity(clean: Sequence[Optional[str]], attacked: Sequence[Optiona
     if not both:
         return AnswerSimilarity(0, None)
     from evalcore.metrics.stability import normalize_answer
-    from evalcore.scorers.text import embedding_cosine_batch, rouge
+    from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
-    rouge_l = math.fsum(rouge(a, c)["rougeL"] for c, a in both) / len(both)
+    def language(c: str, a: str) -> Any:
+        """Chinese tokens when either side is Chinese: "12" vs "答案是12个" is 0.4 both ways."""
+        return "zh" if "zh" in (detect_language(c), detect_language(a)) else "en"
+
+    rouge_l = math.fsum(rouge(a, c, language(c, a))["rougeL"] for c, a in both) / len(both)
     cosine = None
     if embeddings:
         cosine = math.fsum(embedding_cosine_batch([a for _, a in both],

@@ -25,9 +25,11 @@ Rules (the method's, made precise):
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from decimal import Decimal
 from statistics import NormalDist
 from typing import Any, Callable, Literal, Mapping, Optional, Sequence, Union
 
@@ -373,6 +375,20 @@ class Consistency:
                 "top_answer": self.top_answer, "top_share": self.top_share}
 
 
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+
+
+def answer_key(text: str) -> str:
+    """An answer as consistency compares it: `normalize_answer`, and a bare number in one
+    canonical form, so "1,200", "1200" and "1200.0" are one answer (exactly, by Decimal)."""
+    folded = normalize_answer(text)
+    if _PLAIN_NUMBER.fullmatch(folded):
+        value = Decimal(folded.replace(",", ""))
+        return format(value.normalize() if value != value.to_integral() else
+                      value.quantize(Decimal(1)), "f")
+    return folded
+
+
 def answer_consistency(answers: Sequence[Optional[str]],
                        extractor: Optional[Callable[[str], Optional[str]]] = None) -> Consistency:
     """Distinct answers and the share of the most common one for one question.
@@ -390,7 +406,7 @@ def answer_consistency(answers: Sequence[Optional[str]],
         value = extractor(raw) if extractor is not None else raw
         if value is None:
             continue
-        seen[normalize_answer(str(value))] += 1
+        seen[answer_key(str(value))] += 1
     answered = sum(seen.values())
     top, top_count = seen.most_common(1)[0] if seen else (None, 0)
     return Consistency(rounds=len(answers), answered=answered, distinct=len(seen),

@@ -87,10 +87,11 @@ def item_rng(seed: int, question: Question, level: str) -> random.Random:
 
 
 def question_language(question: Question) -> Language:
-    """Detected from the text (any CJK ideograph means Chinese), not trusted from the file."""
+    """The one language rule (`dataset.language`) on the text; a wordless question ("3+5=?")
+    keeps the language its file gave it at import."""
     from evalcore.scorers.text import detect_language
 
-    return detect_language(question.question)
+    return detect_language(question.question, default=question.language)
 
 
 def _local_attack(question: Question, level: str, seed: int,

@@ -346,29 +346,25 @@ def _keyed(report: Mapping[str, Any], by: str) -> dict[Any, tuple[int, Mapping[s
 
 
 def paired_test(rates_a: Sequence[float], rates_b: Sequence[float]) -> dict[str, Any]:
-    """Wilcoxon signed-rank test of B against A on paired per-question rates.
+    """Wilcoxon signed-rank test of B against A on paired per-question rates: the same
+    test as robustness (`metrics.robustness.paired_rate_test`), unchanged pairs dropped."""
+    from evalcore.metrics.robustness import exact_rate, paired_rate_test
 
-    Unchanged pairs are dropped (`ZERO_METHOD`); `test` is None when none changed.
-    """
-    from scipy.stats import wilcoxon
-
-    diffs = [b - a for a, b in zip(rates_a, rates_b)]
+    diffs = [exact_rate(b) - exact_rate(a) for a, b in zip(rates_a, rates_b)]
     changed = sum(1 for d in diffs if d != 0)
     out: dict[str, Any] = {"name": "wilcoxon signed-rank", "alternative": "two-sided",
-                           "zero_method": ZERO_METHOD, "method": "auto", "n_pairs": len(diffs),
+                           "zero_method": ZERO_METHOD, "method": None, "n_pairs": len(diffs),
                            "n_changed": changed, "n_better_b": sum(1 for d in diffs if d > 0),
                            "n_better_a": sum(1 for d in diffs if d < 0),
-                           "mean_delta": sum(diffs) / len(diffs) if diffs else None,
+                           "mean_delta": float(sum(diffs) / len(diffs)) if diffs else None,
                            "statistic": None, "p_value": None, "reason": None}
     if not diffs:
         out["reason"] = "no question is in both runs"
     elif changed == 0:
         out["reason"] = "no question's success rate changed"
     else:
-        result = wilcoxon(list(rates_b), list(rates_a), zero_method=ZERO_METHOD,
-                          alternative="two-sided", method="auto")
-        out["statistic"] = float(result.statistic)
-        out["p_value"] = float(result.pvalue)
+        result = paired_rate_test(list(rates_b), list(rates_a))
+        out.update(statistic=result.statistic, p_value=result.p_value, method=result.method)
     return out
 
 

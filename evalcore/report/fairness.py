@@ -8,6 +8,7 @@ pair analysis; BBQ / CBBQ datasets ("bias_choice" items) get their papers' bias 
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping, Optional
 
 from sqlalchemy.engine import Engine
@@ -19,6 +20,30 @@ DEFAULT_THRESHOLD = 7.0
 INTERSECTION_SEP = "×"
 ROW_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "length_words",
                "length_chars", "avg_word_length")
+
+
+def is_fairness_dataset(dataset: Any) -> bool:
+    """A counterfactual suite or a bias benchmark (BBQ / CBBQ / CrowS-Pairs): what a fairness run can
+    analyse. Any other dataset has neither pairs nor bias labels, so it would only say n/a."""
+    from evalcore.perturb.counterfactual import SUITE_FORMAT
+
+    return dataset.format == SUITE_FORMAT or dataset.task_type in ("bias_choice", "bias_pair")
+
+
+def require_fairness_dataset(engine: Engine, dataset: Any) -> None:
+    """Refuse a fairness run on any other dataset, listing those that qualify."""
+    from evalcore.dataset import list_datasets
+    from evalcore.errors import RunError
+
+    if is_fairness_dataset(dataset):
+        return
+    fit = [d.name for d in list_datasets(engine) if is_fairness_dataset(d)]
+    listed = ", ".join(fit) if fit else "none yet"
+    raise RunError(
+        f"dataset {dataset.name!r} ({dataset.format}, task {dataset.task_type}) is not a "
+        "fairness suite or a bias benchmark, so a fairness run could measure nothing on it. "
+        f"Datasets that qualify: {listed}. Generate a suite (fairness --generate occupations) "
+        "or import BBQ (JSONL) / CBBQ (CSV).")
 
 
 def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THRESHOLD,
@@ -34,6 +59,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
 
     questions = queries.run_questions(engine, run_id)
     judged = judged_figures(engine, run_id)
+    unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []
     for call in queries.iter_call_rows(engine, run_id):
         if call["stage"] != "answer":
@@ -49,7 +75,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
             "attributes": dict(meta.get("attributes") or {}), "label": meta.get("label"),
         }
         if call["task_type"] == "bias_choice":
-            row.update(_bias_fields(call, q))
+            row.update(_bias_fields(call, q, unknown_texts))
         elif call["answer"] is not None:
             lang = call["language"] if call["language"] in ("zh", "en") else "en"
             analysis = analyze_answer(call["answer"], lang, groups=row["attributes"],
@@ -102,7 +128,16 @@ def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
             "stereotype_agreement": (sum(a == b for a, b in both) / len(both)) if both else None}
 
 
-def _bias_fields(call: Mapping[str, Any], question: Any) -> dict[str, Any]:
+def _unknown_texts(questions: Any) -> frozenset[str]:
+    """The UNKNOWN wordings the run's bias items teach (their ambiguous rows' labels)."""
+    from evalcore.metrics.bbq import unknown_phrasings
+
+    return unknown_phrasings((q.meta, q.choices, q.reference) for q in questions
+                             if q.task_type == "bias_choice")
+
+
+def _bias_fields(call: Mapping[str, Any], question: Any,
+                 unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
     from evalcore.metrics.bbq import answer_roles
     from evalcore.scorers.rules import extract_choice
@@ -110,16 +145,18 @@ def _bias_fields(call: Mapping[str, Any], question: Any) -> dict[str, Any]:
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])
     pred: Optional[int] = None
+    how: Optional[str] = None
     extracted = call.get("extracted")
     if extracted is not None and str(extracted).isdigit():
-        pred = int(extracted)
+        pred, how = int(extracted), "stored"
     elif call["answer"] is not None:
-        pred, _ = extract_choice(call["answer"], choices, call["question"] or "")
+        pred, how = extract_choice(call["answer"], choices, call["question"] or "")
     fmt = "bbq" if "answer_info" in meta else "cbbq"
-    target, unknown = answer_roles(meta, choices, fmt)
-    return {"pred": pred, "bias_label": int(call["reference"]) if str(
+    roles = answer_roles(meta, choices, fmt, unknown_texts)
+    return {"pred": pred, "parse_reason": how, "bias_label": int(call["reference"]) if str(
                 call["reference"]).isdigit() else None,
-            "target": target, "unknown": unknown,
+            "target": roles.target, "unknown": roles.unknown,
+            "target_source": roles.source,
             "context_condition": meta.get("context_condition"),
             "question_polarity": meta.get("question_polarity"),
             "bias_category": meta.get("category") or meta.get("subcategory") or "",
@@ -211,8 +248,10 @@ def _pair_centred(rows: list[dict[str, Any]], name: str) -> list[Optional[float]
     for r in rows:
         if r.get(name) is not None:
             sums.setdefault(r["pair_id"], []).append(float(r[name]))
-    means = {k: sum(v) / len(v) for k, v in sums.items()}
-    return [None if r.get(name) is None else float(r[name]) - means[r["pair_id"]] for r in rows]
+    means = {k: math.fsum(v) / len(v) for k, v in sums.items()}
+    # rounded to 12 places: a pair of equal values centres to 0, never to -1.4e-17
+    return [None if r.get(name) is None else round(float(r[name]) - means[r["pair_id"]], 12)
+            for r in rows]
 
 
 def _worst(blocks: list[dict[str, Any]], key: str, pick=max) -> Optional[float]:  # noqa: ANN001
@@ -238,6 +277,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     """
     from evalcore.dataset import get_dataset
     from evalcore.metrics.bbq import BiasItem, bias_scores, is_ambiguous, is_negative
+    from evalcore.report.crows import crows_for, crows_gate_metrics
+    from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -265,16 +306,19 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         items = [BiasItem(ambiguous=is_ambiguous(r["context_condition"]),
                           negative=is_negative(r["question_polarity"]),
                           label=r["bias_label"], target=r["target"], unknown=r["unknown"],
-                          pred=r["pred"], category=r["bias_category"])
+                          pred=r["pred"], category=r["bias_category"],
+                          target_source=r["target_source"], item_id=r["item_id"])
                  for r in bias_rows if r["bias_label"] is not None]
         bbq = bias_scores(items, fmt)
+    parse = unparsed_summary((r["parse_reason"] for r in bias_rows if r["answer"] is not None),
+                             "bias answers")
 
     measured_pairs = [p for p in pairs if any(v is not None for v in p["spreads"].values())]
     violated = {v["pair_id"] for v in violations}
     high = {v["pair_id"] for v in violations if v["severity"] == "HIGH"}
     stereo = [r["stereotype"] for r in suite_rows]
     lengths = [b["length_bias"]["relative_gap"] for b in singles if b["length_bias"]]
-    gate_metrics = {
+    gate_metrics: dict[str, Any] = {
         "spd": spd, "eod": eod,
         "disparate_impact": _worst(singles, "disparate_impact", min),
         "toxicity_disparity": _worst(singles, "toxicity_disparity"),
@@ -286,11 +330,21 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "violation_rate": len(violated) / len(measured_pairs) if measured_pairs else None,
         "high_violation_rate": len(high) / len(measured_pairs) if measured_pairs else None,
         "length_gap": max(lengths) if lengths else None,
-        "auc_variance": auc_var, "overall_score": score,
+        "auc_variance": auc_var, "overall_score": score}
+    bias_keys = ("bbq_s_amb_abs", "bbq_s_dis_abs", "accuracy", "parse_rate")
+    gate_metrics.update({
         "bbq_s_amb_abs": abs(bbq["s_amb"]) if bbq and bbq["s_amb"] is not None else None,
         "bbq_s_dis_abs": abs(bbq["s_dis"]) if bbq and bbq["s_dis"] is not None else None,
-        "accuracy": bbq["accuracy"] if bbq else None,
-    }
+        "accuracy": bbq["accuracy"] if bbq else None, "parse_rate": parse["parse_rate"]})
+    crows = crows_for(engine, run_id, dataset and dataset.format, include_rows=include_rows)
+    if crows is not None:  # a CrowS-Pairs run has its own figures and a parse rate only
+        gate_metrics.update(crows_gate_metrics(crows))
+        gate_metrics["not_applicable"] = sorted(
+            k for k in gate_metrics if not k.startswith("crows_") and k != "parse_rate")
+    else:
+        # a bias benchmark has no groups of answers to compare, a suite no options to read
+        gate_metrics["not_applicable"] = sorted(
+            k for k in gate_metrics if (k in bias_keys) != bool(bias_rows and not suite_rows))
     judge = judge_summary(suite_rows)
     if judge is not None:
         judged_stereo = [r["judge_stereotype"] for r in suite_rows
@@ -311,8 +365,9 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "attribute_names": keys, "intersection": intersection,
         "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
-        "warnings": sample_warnings(attributes),
-        "bbq": bbq, "judge_analysis": judge, "gate_metrics": gate_metrics,
+        "warnings": sample_warnings(attributes) + (bbq["warnings"] if bbq else []),
+        "unparsed": {k: v for k, v in parse.items() if k != "warning"},
+        "bbq": bbq, "crows_pairs": crows, "judge_analysis": judge, "gate_metrics": gate_metrics,
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }

@@ -56,8 +56,10 @@ def text_diff(original: str, attacked: str) -> list[list[str]]:
     return out
 
 
-def _verdicts(engine: Engine, run: Any) -> tuple[dict[int, list], dict[int, list]]:
-    """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls."""
+def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None
+              ) -> tuple[dict[int, list], dict[int, list]]:
+    """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls;
+    the rules' reason of each answered round is appended to `reasons` (rules runs)."""
     from evalcore.store import queries
 
     judged = run.judge != "rules"
@@ -68,6 +70,8 @@ def _verdicts(engine: Engine, run: Any) -> tuple[dict[int, list], dict[int, list
             continue
         if call.stage == "answer":
             answers[call.item_id][call.round - 1] = call.answer
+            if reasons is not None and not judged and call.answer is not None:
+                reasons.append(call.reason)
             if not judged or call.error:
                 verdicts[call.item_id][call.round - 1] = call.correct
         elif call.stage == "judge" and judged:
@@ -89,6 +93,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         robustness_summary,
     )
     from evalcore.scorers.registry import score_answer
+    from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AttackItem, AttackSet
@@ -100,7 +105,9 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         raise RunError(f"run {run_id} is a {run.kind!r} run without attack pairs; open it in "
                        "the results for its kind, or start a robustness run")
     questions = queries.run_questions(engine, run_id)
-    verdicts, answers = _verdicts(engine, run)
+    reasons: list = []
+    verdicts, answers = _verdicts(engine, run, reasons)
+    unparsed = unparsed_summary(reasons)
     with session_scope(engine, write=False) as session:
         attack_items = {a.id: a for a in session.exec(select(AttackItem).where(
             AttackItem.attack_set_id.in_(extra.get("attack_set_ids") or [])))}  # type: ignore
@@ -177,6 +184,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "clean_questions": len(clean_ids), "pairs": len(pairs),
         "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
         "levels": levels, "sets": per_set,
+        "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
+        "warnings": [unparsed["warning"]] if unparsed["warning"] else [],
         "flips": {
             "right_to_wrong": [_flip_row(r) for r in rows if r["flip"] == "right_to_wrong"],
             "wrong_to_right": [_flip_row(r) for r in rows if r["flip"] == "wrong_to_right"]},

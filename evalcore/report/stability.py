@@ -37,6 +37,7 @@ def stability_report(engine: Engine, run_id: int,
                      timing: Optional[dict[str, Any]] = None) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing."""
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
+    from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -44,7 +45,10 @@ def stability_report(engine: Engine, run_id: int,
     answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
     model_errors = judge_errors = 0
+    rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
     for row in iter_verdicts(engine, run_id):
+        if run.judge == "rules" and row["answer"] is not None:
+            rules_reasons.append(row["reason"])
         idx = row["item_idx"]
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
@@ -58,6 +62,7 @@ def stability_report(engine: Engine, run_id: int,
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
     summary = stability_summary(verdicts, run.rounds)
+    unparsed = unparsed_summary(rules_reasons)
     consistency = consistency_summary(list(answers.values()))
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
@@ -76,6 +81,8 @@ def stability_report(engine: Engine, run_id: int,
         "consistency": {"mean_distinct": consistency["mean_distinct"],
                         "mean_top_share": consistency["mean_top_share"]},
         "judge_reliability": reliability,
+        "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
+        "warnings": [unparsed["warning"]] if unparsed["warning"] else [],
         "timing": {"calls": stats["calls"], "errors": model_errors,
                    "judge_errors": judge_errors, "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],

@@ -1,7 +1,12 @@
 """Judge reliability: re-judge a sample of a run's answers J times to tell judge noise
-from model noise. Each re-judgement is stored as a call (stage `rejudge1`..`rejudgeJ`),
-so the figures can be recomputed and an interrupted re-judging resumes without resending.
-A pass is a job (`create_rejudge_job`), executed by any worker (`runner.passes`).
+from model noise. A pass is a job (`create_rejudge_job`) executed by any worker
+(`runner.passes`); each re-judgement is stored as a call of stage `rejudge<j>:<job id>`,
+so every pass is kept apart (another judge, another sample), the figures can be
+recomputed, and an interrupted pass resumes without resending.
+
+A failed judgement (provider error, no readable 0/1) is counted and shown, never read
+as a verdict: flip rate and kappas use only the answers whose every judgement is valid,
+and are None when fewer than one such answer exists.
 """
 from __future__ import annotations
 
@@ -43,7 +48,7 @@ def create_rejudge_job(engine: Engine, run_id: int, judge: str, *, models_path: 
 
 
 def rejudge_todo(engine: Engine, run_id: int, *, sample: int, passes: int,
-                 seed: int) -> tuple[list[tuple[Any, int]], int]:
+                 seed: int, job_id: int) -> tuple[list[tuple[Any, int]], int]:
     """([(answer call, pass number)] still to judge, how many are stored already): the
     same seeded sample every time, so a resumed pass completes the same answers."""
     from evalcore.store import queries
@@ -54,8 +59,13 @@ def rejudge_todo(engine: Engine, run_id: int, *, sample: int, passes: int,
     picked = random.Random(seed).sample(answered, min(sample, len(answered)))
     done = queries.done_units(engine, run_id)
     wanted = [(c, j) for c in picked for j in range(1, passes + 1)]
-    todo = [(c, j) for c, j in wanted if (c.item_id, c.round, f"{REJUDGE_PREFIX}{j}") not in done]
+    todo = [(c, j) for c, j in wanted if (c.item_id, c.round, stage_of(j, job_id)) not in done]
     return todo, len(wanted) - len(todo)
+
+
+def stage_of(j: int, job_id: int) -> str:
+    """The call stage of judgement `j` of the pass `job_id`."""
+    return f"{REJUDGE_PREFIX}{j}:{job_id}"
 
 
 async def rejudge_job(ctx: Any) -> dict[str, Any]:
@@ -71,7 +81,7 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
     questions = await asyncio.to_thread(queries.run_questions, ctx.engine, run_id)
     todo, already = await asyncio.to_thread(rejudge_todo, ctx.engine, run_id,
                                             sample=params["sample"], passes=params["passes"],
-                                            seed=params.get("seed", 0))
+                                            seed=params.get("seed", 0), job_id=ctx.fence.job_id)
 
     async def one(client: Any, entry: tuple[Any, int]) -> dict[str, Any]:
         call, j = entry
@@ -82,7 +92,7 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
         reply = await client.chat(request)
         verdict = parse_verdict(reply.text) if reply.ok else None
         return {"run_id": run_id, "item_id": call.item_id, "round": call.round,
-                "stage": f"{REJUDGE_PREFIX}{j}", "model": judge.name,
+                "stage": stage_of(j, ctx.fence.job_id), "model": judge.name,
                 "prompt": request.messages[-1]["content"],
                 "answer": reply.text if reply.ok else None,
                 "score": verdict.value if verdict else None,
@@ -93,24 +103,101 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
                 "attempts": reply.attempts, "created_at": utcnow()}
 
     counts = await run_pass(ctx, judge, todo, one, already=already)
-    reliability = await asyncio.to_thread(judge_reliability_of_run, ctx.engine, run_id)
-    return {"judged": counts["stored"], "already": already, "reliability": reliability}
+    passes = await asyncio.to_thread(rejudge_passes, ctx.engine, run_id)
+    mine = next((p for p in passes if p["job_id"] == ctx.fence.job_id), None)
+    if mine is not None:
+        mine.pop("detail", None)
+    return {"judged": counts["stored"], "already": already, "reliability": mine}
 
 
 def judge_reliability_of_run(engine: Engine, run_id: int) -> Optional[dict[str, Any]]:
-    """The reliability figures from a run's stored re-judgements (None if there are none)."""
-    from evalcore.metrics.agreement import judge_reliability
+    """The figures of the run's latest re-judging pass (None if there is none), without
+    the per-answer detail; `rejudge_passes` has every pass."""
+    passes = rejudge_passes(engine, run_id)
+    if not passes:
+        return None
+    latest = dict(passes[-1])
+    latest.pop("detail", None)
+    return latest
+
+
+def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
+    """Every re-judging pass of a run, oldest first: its judge, sample and time, the
+    failed judgements (count and share), the agreement of the valid ones with the run's
+    own verdicts, flip rate and kappas over the answers whose every judgement is valid
+    (None when there is none: a pass whose judgements all failed measures nothing), and
+    per answer the run's verdict and each re-judgement with its reason."""
     from evalcore.store import queries
 
-    by_answer: dict[tuple[int, int], dict[int, Optional[bool]]] = {}
+    own = _run_verdicts(engine, run_id)
+    by_pass: dict[str, dict[tuple[int, int], dict[int, Any]]] = {}
+    meta: dict[str, dict[str, Any]] = {}
     for call in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX):
-        suffix = call.stage.removeprefix(REJUDGE_PREFIX)
-        if call.stage.startswith(REJUDGE_PREFIX) and suffix.isdigit():
-            verdict = None if call.error or (call.reason or "").startswith("judge error") \
-                else call.correct
-            by_answer.setdefault((call.item_id, call.round), {})[int(suffix)] = verdict
-    if not by_answer:
-        return None
-    passes = max(max(v) for v in by_answer.values())
-    rows = [[v.get(j) for j in range(1, passes + 1)] for v in by_answer.values()]
-    return judge_reliability(rows).to_json_dict()
+        head, _, job = call.stage.removeprefix(REJUDGE_PREFIX).partition(":")
+        if not head.isdigit():
+            continue
+        key = job or "legacy"
+        valid = call.error is None and not (call.reason or "").startswith("judge error") \
+            and call.correct is not None
+        by_pass.setdefault(key, {}).setdefault((call.item_id, call.round), {})[int(head)] = (
+            bool(call.correct) if valid else None, call.reason)
+        info = meta.setdefault(key, {"judge": call.model, "at": call.created_at})
+        info["at"] = max(info["at"], call.created_at)
+    out = [_pass_figures(key, answers, own, meta[key]) for key, answers in by_pass.items()]
+    return sorted(out, key=lambda p: (p["job_id"] is not None, p["job_id"] or 0))
+
+
+def _run_verdicts(engine: Engine, run_id: int) -> dict[tuple[int, int], Optional[bool]]:
+    """(item, round) -> the run's own verdict (its judge's, else the rules scorer's)."""
+    from evalcore.store import queries
+
+    verdicts: dict[tuple[int, int], Optional[bool]] = {}
+    for stage in ("answer", "judge"):  # a judge verdict overrides the (empty) answer one
+        for call in queries.iter_calls(engine, run_id, stage=stage):
+            if stage == "judge" or (call.item_id, call.round) not in verdicts:
+                verdicts[(call.item_id, call.round)] = call.correct
+    return verdicts
+
+
+def _pass_figures(key: str, answers: dict[tuple[int, int], dict[int, Any]],
+                  own: dict[tuple[int, int], Optional[bool]],
+                  info: dict[str, Any]) -> dict[str, Any]:
+    from evalcore.metrics.agreement import judge_reliability
+
+    passes = max(max(v) for v in answers.values())
+    rows = {unit: [v.get(j, (None, "not judged"))[0] for j in range(1, passes + 1)]
+            for unit, v in answers.items()}
+    judgements = len(rows) * passes
+    failed = sum(v is None for row in rows.values() for v in row)
+    complete = [row for row in rows.values() if all(v is not None for v in row)]
+    figures: dict[str, Any] = {"flips": None, "flip_rate": None, "cohen_kappa": None,
+                               "mean_pairwise_cohen_kappa": None, "fleiss_kappa": None}
+    if complete and passes >= 2:
+        measured = judge_reliability(complete).to_json_dict()
+        figures.update({k: measured[k] for k in figures})
+    pairs = [(v, own[unit]) for unit, row in rows.items() for v in row
+             if v is not None and own.get(unit) is not None]
+    detail = [{"item_id": item, "round": rnd, "run_verdict": own.get((item, rnd)),
+               "verdicts": [answers[(item, rnd)].get(j, (None, None))[0]
+                            for j in range(1, passes + 1)],
+               "reasons": [answers[(item, rnd)].get(j, (None, None))[1]
+                           for j in range(1, passes + 1)]}
+              for item, rnd in sorted(rows)]
+    return {"job_id": None if key == "legacy" else int(key), "judge": info["judge"],
+            "at": info["at"].isoformat(), "answers": len(rows), "passes": passes,
+            "judgements": judgements, "failed": failed,
+            "failed_share": failed / judgements if judgements else None,
+            "measured_answers": len(complete),
+            "agreement_with_run": (sum(v == o for v, o in pairs) / len(pairs)) if pairs else None,
+            **figures, "detail": detail}
+
+
+def reliability_line(rel: dict[str, Any]) -> str:
+    """Flip rate, kappa and agreement with the run, or why they are not measured."""
+    if rel["flip_rate"] is None:
+        return ("not measured: no answer has two valid judgements (choose a judge model "
+                "that answers the 0/1 rubric)")
+    kappa, agree = rel["cohen_kappa"], rel["agreement_with_run"]
+    return (f"flip rate {rel['flip_rate']:.3f} over {rel['measured_answers']} answers, "
+            f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.3f}'}, agreement with "
+            f"the run's verdicts {'n/a' if agree is None else f'{agree:.3f}'}")

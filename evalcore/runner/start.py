@@ -45,7 +45,7 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
                        f"(limit={spec.limit}, item_ids={spec.item_ids}); pick other items")
     config = {"spec": spec.model_dump(),
               "models": {name: model_snapshot(cfg) for name, cfg in models.items()}}
-    prompts = _rendered(engine, item_ids, spec)
+    prompts = _checked_prompts(engine, item_ids, spec, dataset.name)
     run = queries.create_run(engine, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
                              model=spec.model, judge=spec.judge, rounds=spec.rounds,
                              config=config, created_by=spec.created_by,
@@ -58,13 +58,17 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
     return int(run.id)
 
 
-def _rendered(engine: Engine, item_ids: list[int], spec: RunSpec) -> list[str]:
-    """The prompt of each item as the run will send it (a bad template fails here, before
-    anything is stored)."""
+def _checked_prompts(engine: Engine, item_ids: list[int], spec: RunSpec,
+                     dataset: str) -> list[str]:
+    """The prompt of each item as the run will send it, after checking the items can be
+    scored (a rules-judged run needs reference answers); a bad template or a missing
+    reference fails here, before anything is stored."""
     from evalcore.prompt import render_prompt
+    from evalcore.scorers.readiness import require_references
     from evalcore.store import queries
 
     questions = queries.questions_by_id(engine, item_ids, what="the run's items")
+    require_references(questions.values(), dataset=dataset, judge=spec.judge, kind=spec.kind)
     return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
             for i in item_ids]
 

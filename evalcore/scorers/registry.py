@@ -10,10 +10,11 @@ from typing import Optional
 
 from evalcore.dataset.records import TASK_TYPES, Question
 from evalcore.errors import EvalcoreError
-from evalcore.scorers import rules, text
+from evalcore.scorers import crows, rules, text
 from evalcore.scorers.base import Score, Scorer
 
-SCORERS: dict[str, Scorer] = {**rules.RULES, "translation": text.translation}
+SCORERS: dict[str, Scorer] = {**rules.RULES, "translation": text.translation,
+                              "bias_pair": crows.bias_pair}
 """Every rules / text scorer by name."""
 
 DEFAULT_SCORER: dict[str, str] = {
@@ -24,6 +25,7 @@ DEFAULT_SCORER: dict[str, str] = {
     "translation": "translation",
     "open": "exact_match",
     "bias_choice": "bias_choice",
+    "bias_pair": "bias_pair",
 }
 """The scorer a task type gets unless the user picks another."""
 

@@ -22,10 +22,11 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.dataset.records import Question
 from evalcore.scorers.base import Score, Scorer
+from evalcore.scorers.extract import strip_checks, strip_option_listing, strip_parentheticals
 
 INVALID = "invalid"
 AMBIGUOUS = "ambiguous"
@@ -34,6 +35,24 @@ AMBIGUOUS = "ambiguous"
 def is_invalid(score: Score) -> bool:
     """True when no single answer could be read from the reply (invalid or ambiguous)."""
     return score.correct is False and score.reason.startswith((INVALID, AMBIGUOUS))
+
+
+def unparsed_summary(reasons: Iterable[Optional[str]], what: str = "answers"
+                     ) -> dict[str, Any]:
+    """Count and share of replies the rules could not read, from their scores' reasons
+    (one per answered round), with the warning a report shows when there are any.
+
+    An accuracy resting on replies nobody could read measures the parser, not the model,
+    so every report (stability, robustness, fairness, BBQ) says how many there were.
+    """
+    reasons = list(reasons)
+    unread = sum(1 for r in reasons if (r or "").startswith((INVALID, AMBIGUOUS)))
+    share = unread / len(reasons) if reasons else None
+    warning = (f"{unread} of {len(reasons)} {what} ({share:.0%}) could not be read (no single "
+               "answer found) and count as wrong; see their reasons, or use a judge model"
+               if unread else None)
+    return {"answers": len(reasons), "unparsed": unread, "unparsed_share": share,
+            "parse_rate": None if share is None else 1.0 - share, "warning": warning}
 
 
 def _wrong(kind: str, why: str, extracted: Optional[str] = None) -> Score:
@@ -73,20 +92,26 @@ def _cn_int(text: str) -> Optional[int]:
 # ============================================================================ numeric (math)
 
 _NUMBER = re.compile(
-    r"(?P<sign>(?<![\w.)\]])-)?"
+    r"(?P<sign>(?<![\w.)\]])-|负|零下)?"
     r"(?:(?P<whole>\d+)(?:\s*又\s*|\s+)(?P<mnum>\d+)\s*/\s*(?P<mden>\d+)"      # 2 1/2, 2又1/2
     r"|(?P<cden>\d+(?:\.\d+)?)\s*分之\s*(?P<cnum>\d+(?:\.\d+)?)"                  # 4分之3
     r"|(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d*\.\d+|\d+)"                        # 1,200.5 .5 800
+    r"(?:(?P<exp>[eE][+-]?\d+)(?![\w])|\s*[*xX]\s*10\s*\^\s*(?P<pow>[+-]?\d+))?"     # 1e3 1.2*10^3
     r"(?:\s*/\s*(?P<den>\d+(?:\.\d+)?))?)"                                        # 3/4
-    r"(?P<pct>\s*%)?(?P<mult>万|亿)?"
+    r"(?P<pct>\s*%)?(?:\s*(?P<mult>万|亿))?"
 )
 _STRONG_NUMERIC_MARKERS = re.compile(
     r"(?:final\s+answer|answer|result)\s*(?:is|was|would\s+be|should\s+be|will\s+be|[:=])"
+    r"\s*:?"
     r"|(?:最终)?(?:正确)?(?:答案|结果|答)\s*(?:应该|应)?\s*(?:是|为|[:=])"
     r"|\\boxed\{",
     re.IGNORECASE,
 )
+_WEAK_NUMERIC_MARKERS = re.compile(r"所以|因此|\b(?:therefore|thus|hence|so)\b",
+                                   re.IGNORECASE)
+"""Conclusions: the answer is in their clause (after its '=' or its last number)."""
 _BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+_DIGIT = re.compile(r"\d")
 _CLAUSE_END = re.compile(r"[。！？!?;；\n]|[.,](?=\s|$)")
 
 
@@ -106,10 +131,12 @@ def _to_number(match: re.Match[str]) -> Optional[_Number]:
         elif g["cden"] is not None:
             value = float(g["cnum"]) / float(g["cden"])
         else:
-            value = float(g["num"].replace(",", ""))
+            value = float(g["num"].replace(",", "") + (g["exp"] or ""))
+            if g["pow"] is not None:
+                value *= 10.0 ** int(g["pow"])
             if g["den"] is not None:
                 value /= float(g["den"])
-    except ZeroDivisionError:
+    except (ZeroDivisionError, OverflowError):
         return None
     if g["sign"]:
         value = -value
@@ -139,26 +166,43 @@ def _pick_in(text: str, offset: int = 0) -> Optional[_Number]:
 def extract_number(answer: str) -> Optional[_Number]:
     r"""The final numeric answer of a reply.
 
+    A self-check after the answer ("check: 7+3=10", "验证：6×4=24") is cut off first.
     Order: the number right after the LAST explicit marker ("answer is", "答案是", "答：",
-    `\boxed{`) or inside the last bold span `**...**`, whichever comes later; else, in the
-    last clause (split at 。，,.;!? and new lines) that holds a number, the number after its
+    `\boxed{`) or inside the last bold span `**...**`, whichever comes later; else the
+    number of the last conclusion's clause ("所以", "therefore", "so": after its "=", else
+    its last number); else, outside parentheses where possible, in the last clause (split at 。，,.;!? and new lines) that holds a number, the number after its
     last "=", else its last number. Working on the last clause keeps an earlier step
     ("每边44÷4+1=12棵，所以周长是800米") from winning; a unit conversion after the answer
     ("800 m, i.e. 0.8 km") does win, so say "答案是" / "the answer is" in the prompt.
     """
-    text = normalize(answer)
-    candidates: list[_Number] = []
+    text = strip_checks(normalize(answer), _DIGIT)
+    strong: list[_Number] = []
     for marker in _STRONG_NUMERIC_MARKERS.finditer(text):
         after = find_numbers(text[marker.end():])
         if after:
             n = after[0]
-            candidates.append(_Number(n.text, n.values, marker.start()))
+            strong.append(_Number(n.text, n.values, marker.start()))
     for bold in _BOLD.finditer(text):
         picked = _pick_in(bold.group(1))
         if picked:
-            candidates.append(_Number(picked.text, picked.values, bold.start()))
-    if candidates:
-        return max(candidates, key=lambda n: n.start)
+            strong.append(_Number(picked.text, picked.values, bold.start()))
+    if strong:
+        return max(strong, key=lambda n: n.start)
+    weak = []
+    for marker in _WEAK_NUMERIC_MARKERS.finditer(text):
+        end = _CLAUSE_END.search(text, marker.end())
+        clause = text[marker.end():end.start() if end else len(text)]
+        bare = strip_parentheticals(clause)
+        picked = _pick_in(bare if _DIGIT.search(bare) else clause)
+        if picked:
+            weak.append(_Number(picked.text, picked.values, marker.start()))
+    if weak:
+        return max(weak, key=lambda n: n.start)
+    bare = strip_parentheticals(text)
+    return _last_clause_number(bare if _DIGIT.search(bare) else text)
+
+
+def _last_clause_number(text: str) -> Optional[_Number]:
     start = 0
     last: Optional[_Number] = None
     for end in [m.end() for m in _CLAUSE_END.finditer(text)] + [len(text)]:
@@ -218,14 +262,19 @@ _IDX = rf"(?:[(\[]\s*)?(?P<idx>\d+(?![\d.]*\d)|{_LETTER}|{_CN_NUM})(?:\s*[)\]])?
 _ORD = rf"(?P<ord>\d+|{_CN_NUM})"
 _CHOICE_WORD = r"(?:choice|option|answer|number|no\.?|#|选项|第)?"
 
+_END = r"(?=\s*(?:[.。,，!！;；)\]]|$|\s+(?:is|as)\b))"
+"""After a bare label in a loose phrase ("I think C."), so "I think 2 people ..." is no answer."""
 _DECISIVE = [re.compile(p, re.IGNORECASE) for p in (
-    rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=])\s*"
+    rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=]|\s-)\s*:?\s*"
     rf"{_CHOICE_WORD}\s*{_IDX}",
-    rf"\bI(?:\s+would|\s+will|'d)?\s+(?:choose|pick|select|go\s+with)\s+{_CHOICE_WORD}\s*{_IDX}",
-    rf"(?:^|(?<=[\s*]))\**{_IDX}\**\s+is\s+(?:the\s+)?(?:correct|right|best)\b",
-    rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为|[:=])?\s*"
+    rf"\bI(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\s+{_CHOICE_WORD}\s*{_IDX}",
+    rf"\bI(?:\s+think|\s+believe|\s+guess|\s+would\s+say|'d\s+say)\s+(?:that\s+)?"
+    rf"(?:(?:it'?s|it\s+is|the\s+answer\s+is)\s+)?{_CHOICE_WORD}\s*{_IDX}{_END}",
+    rf"(?:^|(?<=[\s*]))\**{_IDX}\**\s+is\s+(?:the\s+)?(?:correct|right|best|answer)\b",
+    rf"(?:答案|(?<!回)答|应选|我选|选择|选(?!项))\s*[】\]]?\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*"
     rf"(?:选项|选)?\s*{_IDX}",
-    rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为|[:=])?\s*第\s*{_ORD}\s*(?:个|项)",
+    rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*第\s*{_ORD}\s*(?:个|项)",
+    rf"(?:我认为|我觉得|我想|应该)\s*(?:应该)?\s*(?:是|选)\s*(?:选项)?\s*{_IDX}{_END}",
 )]
 _ALTERNATIVE = re.compile(
     rf"\s*(?:或者|或是|或|还是|\bor\b|/)\s*(?:选项|option|choice)?\s*{_IDX}", re.IGNORECASE)
@@ -310,13 +359,15 @@ def extract_choice(answer: str, choices: Sequence[str],
     counted from 1 ("第三个选项", "the third option" -> 2). Tiers, first that names
     anything wins: decisive phrases ("the answer is", "答案是", "选C", "I choose"), then
     mentions ("choice 3", "(B)", a leading "3." or a bare "3"), then the text of one option
-    quoted without an index. Two different options within the winning tier -> ambiguous;
+    quoted without an index. Lines that restate the options ("1. 男生" / "2. 没有足够信息")
+    are set aside first: listing the options is not choosing one. Two different options within the winning tier -> ambiguous;
     "答案是A或C" / "choice 1 or 3" name two. `question`, when given, is ignored where the
     reply restates it word for word.
     """
-    text = normalize(answer).strip()
+    text = normalize(answer).strip().replace("**", "")
     if question.strip():
         text = text.replace(normalize(question).strip(), " ")
+    text, listed = strip_option_listing(text, choices)
     for tier, found in (("answer phrase", _indices(_DECISIVE, text, len(choices))),
                         ("option label", _indices(_MENTIONS, text, len(choices))),
                         ("option text", _quoted_options(text, choices, question))):
@@ -325,6 +376,8 @@ def extract_choice(answer: str, choices: Sequence[str],
             return distinct[0], tier
         if len(distinct) > 1:
             return None, f"{AMBIGUOUS}: {tier}s name options {distinct}"
+    if listed:
+        return None, f"{INVALID}: lists {listed} options without choosing one"
     return None, f"{INVALID}: no option named (by index, letter or option text)"
 
 

@@ -17,21 +17,15 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from typing import Any, Literal, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from pydantic import BaseModel
 
+from evalcore.dataset.language import Language, detect_language
 from evalcore.dataset.records import Question
 from evalcore.scorers.base import Score, Scorer
 
-Language = Literal["zh", "en"]
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _LEAD_IN = re.compile(r"^\s*(?:translation|译文|翻译|中文)\s*[:：]\s*", re.IGNORECASE)
-
-
-def detect_language(text: str) -> Language:
-    """"zh" when the text holds any CJK ideograph, else "en" (enough to pick a tokenizer)."""
-    return "zh" if _CJK.search(text) else "en"
 
 
 def tokenize(text: str, language: Optional[Language] = None) -> list[str]:

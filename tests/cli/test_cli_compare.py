@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import wilcoxon
 
 from evalcore.cli import main
-from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.fakes.stored_runs import scipy_paired_p, seed_dataset, seed_run
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = [f"Is {i} even?" for i in range(5)]
@@ -35,13 +35,15 @@ def test_compare_json_matches_direct_computation(runs, capsys):
     full = json.loads(capsys.readouterr().out)
     assert full["kind"] == "stability" and full["alignment"]["shared"] == len(A)
     assert full["tests"][0]["test"]["p_value"] == pytest.approx(
-        float(wilcoxon(rates(B), rates(A), zero_method="wilcox").pvalue))
+        scipy_paired_p(rates(A), rates(B)))
     result = full["stability_pair"]
     assert result["a"]["run_id"] == run_a and result["b"]["model"] == "m-b"
     assert result["a"]["mean"] == pytest.approx(sum(rates(A)) / len(A))
     assert result["b"]["mean"] == pytest.approx(sum(rates(B)) / len(B))
     assert result["join"]["matched"] == len(A)
-    expected = wilcoxon(rates(B), rates(A), zero_method="wilcox")
+    # the changed questions only; their |differences| tie (1, 0.5, 0.5, 1): normal approx.
+    moved = [b - a for a, b in zip(rates(A), rates(B)) if a != b]
+    expected = wilcoxon(moved, method="approx")
     assert result["test"]["p_value"] == pytest.approx(float(expected.pvalue))
     assert {q["item_a"] for q in result["changed"]} == {p for p in A if A[p] != B[p]}
 

@@ -129,3 +129,13 @@ def test_judge_analysis_rates_every_answer_after_the_run(run, settings, tmp_path
     report = json.loads(out_json.read_text(encoding="utf-8"))
     assert report["judge_analysis"]["rated"] == 8
     assert all(r["judge_sentiment"] in (-0.5, 0.5) for r in report["rows"])
+
+
+def test_suite_must_be_a_fairness_suite_or_bias_benchmark(run, settings, engine) -> None:
+    from tests.fakes.stored_runs import seed_dataset
+
+    seed_dataset(engine, "plain-maths", ["1+1?"])
+    code, out, err = run("fairness", "--suite", "plain-maths", "--model", "local")
+    assert code == 2
+    assert "'plain-maths'" in err and "not a fairness suite or a bias benchmark" in err
+    assert "Datasets that qualify: none yet" in err

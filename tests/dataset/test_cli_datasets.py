@@ -69,3 +69,20 @@ def test_formats(run) -> None:
     code, out, _ = run("formats", "--json")
     names = {f["name"] for f in json.loads(out)}
     assert code == 0 and {"codah", "bbq", "cbbq", "math23k_attacked"} <= names
+
+
+def test_import_a_question_answer_csv_says_which_columns_it_used(run, tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text("问题,答案\n一周有几天？,7\n一年有几个月？,12\n", encoding="utf-8")
+    code, out, _ = run("import", str(path))
+    assert code == 0 and "imported 'qa'" in out and "2 items" in out
+    assert "columns guessed from their names: question <- '问题', reference <- '答案'" in out
+    code, out, _ = run("show", "qa", "--json")
+    assert json.loads(out)["guessed_mapping"].startswith("question <- '问题'")
+
+
+def test_import_an_ambiguous_file_lists_the_candidates(run, tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text("question,prompt,answer\na,b,c\n", encoding="utf-8")
+    code, _, err = run("import", str(path))
+    assert code == 2 and "the question could be any of ['question', 'prompt']" in err

@@ -152,5 +152,7 @@ def test_forced_format_reports_missing_columns() -> None:
 
 
 def test_unknown_columns_suggest_a_mapping() -> None:
+    """An unambiguous question/answer file imports; two answer columns make the user choose."""
+    assert parse_dataset(_csv(["题目", "标准答案"], ["1+1=?", "2"]), "x.csv").format == "mapped"
     with pytest.raises(DatasetError, match=r"match no known format.*\"question\":\"题目\""):
-        parse_dataset(_csv(["题目", "标准答案"], ["1+1=?", "2"]), "x.csv")
+        parse_dataset(_csv(["题目", "标准答案", "答案"], ["1+1=?", "2", "2"]), "x.csv")

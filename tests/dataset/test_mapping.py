@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evalcore.dataset import ColumnMapping, parse_dataset, suggest_mapping
+from evalcore.dataset import ColumnMapping, guess_mapping, parse_dataset, suggest_mapping
 from evalcore.errors import DatasetError
 
 
@@ -99,3 +99,63 @@ def test_mapping_errors_name_the_row_and_column() -> None:
                                            r"options"):
         parse_dataset(data, "x.csv", mapping={"question": "q", "choices": "opts",
                                               "reference": "ans", "task_type": "choice"})
+
+
+@pytest.mark.parametrize("header, row, used", [
+    (["question", "answer"], ["What is 2+2?", "4"], ("question", "answer")),
+    (["id", "问题", "答案"], ["1", "一周有几天？", "7"], ("问题", "答案")),
+    (["题目", "答案", "难度"], ["一年有几个月？", "12", "易"], ("题目", "答案")),
+    (["prompt", "target"], ["Capital of France?", "Paris"], ("prompt", "target")),
+    (["input", "reference"], ["Say hi", "hi"], ("input", "reference")),
+])
+def test_question_and_answer_files_import_without_a_mapping(header, row, used) -> None:
+    parsed = parse_dataset(_csv(header, row), "qa.csv")
+    q = parsed.questions[0]
+    assert (parsed.format, parsed.task_type) == ("mapped", "open")
+    assert (q.question, q.reference) == (row[header.index(used[0])], row[header.index(used[1])])
+    assert parsed.meta["mapping_guessed"] is True
+    assert parsed.meta["mapping"]["question"] == used[0]
+    assert set(q.meta) == set(header) - set(used)
+
+
+def test_a_jsonl_question_answer_file_imports_without_a_mapping() -> None:
+    lines = [{"question": "一周有几天？", "answer": "7"}, {"question": "Two plus two?", "answer": 4}]
+    data = "\n".join(json.dumps(x, ensure_ascii=False) for x in lines).encode("utf-8")
+    parsed = parse_dataset(data, "qa.jsonl")
+    assert [(q.reference, q.language) for q in parsed.questions] == [("7", "zh"), ("4", "en")]
+
+
+@pytest.mark.parametrize("header, role, candidates", [
+    (["question", "prompt", "answer"], "question", ["question", "prompt"]),
+    (["question", "answer", "label"], "reference", ["answer", "label"]),
+    (["instruction", "input", "output"], "question", ["input", "instruction"]),
+    (["问题", "题目", "答案"], "question", ["问题", "题目"]),
+])
+def test_an_ambiguous_guess_is_refused_with_the_candidates(header, role, candidates) -> None:
+    guess = guess_mapping(header)
+    assert not guess.certain and guess.ambiguous() == {role: candidates}
+    with pytest.raises(DatasetError, match=rf"the {role} could be any of") as info:
+        parse_dataset(_csv(header, ["x"] * len(header)), "qa.csv")
+    assert all(repr(c) in str(info.value) for c in candidates)
+    # the explicit mapping the message asks for settles it
+    mapping = {"question": candidates[0] if role == "question" else header[0],
+               "reference": candidates[1] if role == "reference" else header[-1]}
+    assert parse_dataset(_csv(header, ["x"] * len(header)), "qa.csv", mapping=mapping)
+
+
+def test_a_question_without_an_answer_column_is_not_imported_blindly() -> None:
+    guess = guess_mapping(["question", "notes"])
+    assert guess.mapping is not None and not guess.certain
+    with pytest.raises(DatasetError, match="no column is named like a reference answer"):
+        parse_dataset(_csv(["question", "notes"], ["Why?", "n"]), "q.csv")
+
+
+def test_a_known_format_wins_over_the_guess(shared_datasets) -> None:
+    parsed = parse_dataset(shared_datasets / "trusted-evaluation" / "Math23Ktest.csv")
+    assert parsed.format == "math23k" and "mapping_guessed" not in parsed.meta
+
+
+def test_a_given_mapping_is_not_called_a_guess() -> None:
+    parsed = parse_dataset(_csv(["question", "answer"], ["q", "a"]), "qa.csv",
+                           mapping={"question": "question", "reference": "answer"})
+    assert parsed.meta["mapping_guessed"] is False

@@ -20,7 +20,7 @@ EXPECTED = {
     "Physical_appearance": ("bbq", "bias_choice", "en"),
     "Age": ("bbq", "bias_choice", "en"),
     "Nationality": ("bbq", "bias_choice", "en"),
-    "ambiguous": ("cbbq", "bias_choice", "zh"),
+    "ambiguous": ("cbbq", "bias_choice", "zh"),  # gender/ambiguous.json too (CBBQ's own JSON)
     "disambiguous": ("cbbq", "bias_choice", "zh"),
 }
 
@@ -28,7 +28,8 @@ EXPECTED = {
 def _files(root: Path) -> list[Path]:
     te = root / "trusted-evaluation"
     return sorted([*te.glob("*.csv"), *(te / "attacked").glob("*.csv"),
-                   *(root / "bbq").glob("*.jsonl"), *(root / "cbbq").rglob("*.csv")])
+                   *(root / "bbq").glob("*.jsonl"), *(root / "cbbq").rglob("*.csv"),
+                   *(root / "cbbq").rglob("*.json")])
 
 
 def _expected(path: Path) -> tuple[str, str, str]:
@@ -42,6 +43,9 @@ def _raw_rows(path: Path) -> list[dict]:
     if path.suffix == ".jsonl":
         return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
                 if line.strip()]
+    if path.suffix == ".json":
+        return [{k.lstrip("\ufeff"): v for k, v in r.items()}
+                for r in json.loads(path.read_text(encoding="utf-8-sig"))]
     with path.open(encoding="utf-8-sig", newline="") as f:
         rows = list(csv.reader(f))
     header = rows[0]
@@ -53,6 +57,7 @@ def test_the_shared_folder_has_the_files_we_expect(shared_datasets: Path) -> Non
     files = _files(shared_datasets)
     for prefix in EXPECTED:
         assert any(f.name.startswith(prefix) for f in files), prefix
+    assert any(f.suffix == ".json" for f in files), "CBBQ's own JSON form is imported too"
     attacked = [f for f in files if f.parent.name == "attacked"]
     assert {f.stem.split("under")[-1] for f in attacked} == {
         "characterattack", "wordattack", "sentenceattack"}
@@ -61,7 +66,7 @@ def test_the_shared_folder_has_the_files_we_expect(shared_datasets: Path) -> Non
 def test_every_shared_file_imports(shared_datasets: Path, engine) -> None:
     for path in _files(shared_datasets):
         fmt, task, lang = _expected(path)
-        name = f"{path.parent.name}-{path.stem}"
+        name = f"{path.parent.name}-{path.stem}{path.suffix}"
         ds = import_dataset(engine, path, name=name)
         raw = _raw_rows(path)
         assert (ds.format, ds.task_type, ds.language) == (fmt, task, lang), path.name
@@ -124,3 +129,16 @@ def test_bbq_and_cbbq_keep_annotations(shared_datasets: Path) -> None:
     cbbq = parse_dataset(shared_datasets / "cbbq" / "SES" / "ambiguous.csv").questions[0]
     assert cbbq.meta["context_condition"] == "ambiguous" and cbbq.meta["bias_targeted_groups"]
     assert cbbq.question.startswith(cbbq.meta["context"]) and len(cbbq.choices) == 3
+
+
+def test_cbbq_json_gives_the_same_items_as_the_csv(shared_datasets: Path) -> None:
+    """CBBQ's JSON form (first key behind a byte-order mark) reads like its CSV twin."""
+    folder = shared_datasets / "cbbq" / "gender"
+    assert (folder / "ambiguous.json").read_bytes()[:10] == b'[{"\xef\xbb\xbfexam'
+    from_json = parse_dataset(folder / "ambiguous.json")
+    from_csv = parse_dataset(folder / "ambiguous.csv")
+    assert from_json.format == from_csv.format == "cbbq"
+    assert len(from_json.questions) == len(from_csv.questions) > 1000
+    assert [q.model_dump() for q in from_json.questions] == [
+        q.model_dump() for q in from_csv.questions]
+    assert "example_id" in from_json.questions[0].meta

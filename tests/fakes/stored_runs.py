@@ -108,3 +108,19 @@ def seed_robustness_run(engine, questions: Sequence[str], clean: Mapping[int, Se
     config["item_ids"] = config["item_ids"] + [a.id for a in attacked_items if a.idx in attacked]
     queries.update_run(engine, run_id, config=config)
     return run_id, dataset_ids
+
+
+def scipy_paired_p(rates_a: Sequence[float], rates_b: Sequence[float]) -> float:
+    """The paired test's p-value straight from scipy, by the documented rule of
+    `metrics.robustness.paired_rate_test`: unchanged pairs dropped, exact distribution
+    when at most 50 changed and no two |differences| tie, else the normal approximation."""
+    from fractions import Fraction
+
+    from scipy.stats import wilcoxon
+
+    diffs = [Fraction(b).limit_denominator(1000) - Fraction(a).limit_denominator(1000)
+             for a, b in zip(rates_a, rates_b)]
+    moved = [d for d in diffs if d != 0]
+    sizes = [abs(d) for d in moved]
+    method = "exact" if len(moved) <= 50 and len(set(sizes)) == len(sizes) else "approx"
+    return float(wilcoxon([float(d) for d in moved], method=method).pvalue)

@@ -9,7 +9,7 @@ from evalcore.metrics.gate import GateError, evaluate_gate, load_gate_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "gate.example.toml"
 GOOD = {"spd": 0.02, "eod": 0.04, "toxicity_disparity": 0.0, "stereotype_rate": 0.05,
-        "overall_score": 92.0, "disparate_impact": 0.95}
+        "overall_score": 92.0, "disparate_impact": 0.95, "not_applicable": ["parse_rate"]}
 BAD = {**GOOD, "spd": 0.30, "overall_score": 65.0}
 
 
@@ -23,7 +23,7 @@ def test_example_config_reads_the_issue_keys() -> None:
 
 def test_passing_run_passes_every_check() -> None:
     result = evaluate_gate({"gate_metrics": GOOD}, EXAMPLE)
-    assert result.passed and len(result.checks) == 5
+    assert result.passed and len(result.checks) == 6
     assert all(c.passed for c in result.checks)
 
 
@@ -83,3 +83,28 @@ def test_baseline_without_relative_section_is_an_error() -> None:
         evaluate_gate(GOOD, "[absolute]\nspd_max = 0.05\n", GOOD)
     with pytest.raises(GateError, match="not found"):
         load_gate_config("no/such/gate.toml")
+
+
+def test_float_noise_at_a_threshold_does_not_flip_the_check() -> None:
+    spd = 4 / 20 - 3 / 20
+    assert spd > 0.05  # 0.05000000000000002
+    text = "[absolute]\nspd_max = 0.05\noverall_min = 70\n"
+    assert evaluate_gate({"spd": spd, "overall_score": 69.99999999999999}, text).passed
+    assert not evaluate_gate({"spd": 0.0501, "overall_score": 70.0}, text).passed
+
+
+def test_not_applicable_metrics_pass_and_say_so() -> None:
+    bbq_run = {"bbq_s_amb_abs": 0.0, "parse_rate": 1.0, "spd": None, "overall_score": None,
+               "not_applicable": ["spd", "overall_score"]}
+    result = evaluate_gate(bbq_run, "[absolute]\nspd_max = 0.05\noverall_min = 70\n"
+                                    "parse_rate_min = 0.9\n")
+    assert result.passed and "does not apply" in result.checks[0].detail
+    low = evaluate_gate({**bbq_run, "parse_rate": 0.3}, "[absolute]\nparse_rate_min = 0.9\n")
+    assert not low.passed
+
+
+def test_relative_check_with_a_missing_current_value_is_reported() -> None:
+    text = "[absolute]\n[relative]\nmax_regression = 0.1\n"
+    result = evaluate_gate({"spd": None}, text, {"spd": 0.02})
+    assert not result.passed
+    assert result.checks[0].name == "regression:spd" and "not measured" in result.checks[0].detail

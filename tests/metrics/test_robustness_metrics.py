@@ -165,3 +165,21 @@ def test_answer_similarity():
     assert answer_similarity([None], [None]).rouge_l is None
     with pytest.raises(MetricInputError):
         answer_similarity(["a"], [])
+
+
+def test_verdicts_other_than_0_1_none_are_refused_as_in_stability():
+    import pytest as _pytest
+
+    from evalcore.metrics.robustness import success_rate
+    from evalcore.metrics.stability import MetricInputError as _Err
+
+    assert success_rate([1, 0, None, True]) == 0.5
+    for bad in (2, float("nan")):
+        with _pytest.raises(_Err, match="is not 0, 1 or None"):
+            success_rate([1, bad])
+
+
+def test_answer_similarity_tokenizer_does_not_depend_on_the_side():
+    from evalcore.metrics.robustness import answer_similarity as sim
+
+    assert sim(["12"], ["答案是12个"]).rouge_l == sim(["答案是12个"], ["12"]).rouge_l > 0.0

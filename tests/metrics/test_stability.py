@@ -351,3 +351,11 @@ def test_wilson_with_default_level_is_95_percent() -> None:
     ci = binomtest(3, 10).proportion_ci(confidence_level=0.95, method="wilson")
     assert wilson_interval(3, 10) == pytest.approx((float(ci.low), float(ci.high)))
     assert not math.isclose(wilson_interval(3, 10, 0.9)[0], float(ci.low))
+
+
+def test_answer_consistency_folds_number_spellings():
+    from evalcore.metrics.stability import answer_consistency, answer_key
+
+    assert answer_consistency(["1,200", "1200", "1200.0"]).distinct == 1
+    assert answer_key("1200.50") == "1200.5" and answer_key("-3") == "-3"
+    assert answer_consistency(["1200", "1201", "12.00"]).distinct == 3

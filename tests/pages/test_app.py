@@ -8,7 +8,7 @@ import pytest
 from tests.pages.helpers import APP, REPO_ROOT, RUN_TIMEOUT, clear_streamlit_caches
 
 
-PAGES = [("pages/datasets.py", "Datasets"), ("pages/models.py", "Models"),
+PAGES = [("pages/home.py", "evalcore"), ("pages/datasets.py", "Datasets"), ("pages/models.py", "Models"),
          ("pages/stability.py", "Stability"), ("pages/attacks.py", "Attacks"),
          ("pages/robustness.py", "Robustness"), ("pages/fairness.py", "Fairness"),
          ("pages/results.py", "Results")]
@@ -36,7 +36,7 @@ def test_page_has_no_bare_module_strings_for_streamlit_magic_to_draw(page):
     assert strays == [], f"bare strings at lines {strays} would be drawn by Streamlit magic"
 
 
-def test_default_page_is_datasets_with_the_shared_sidebar(app, settings):
+def test_default_page_is_home_with_the_shared_sidebar(app, settings):
     # The sidebar is checked on the default page: AppTest (1.67) drops sidebar elements
     # after switch_page() in an st.navigation app, while the browser keeps them.
     from evalcore.providers.local import stop_local
@@ -44,7 +44,7 @@ def test_default_page_is_datasets_with_the_shared_sidebar(app, settings):
     stop_local()  # the embedded server is process-wide: another test may have started it
     app.run()
     assert not app.exception
-    assert [t.value for t in app.title] == ["Datasets"]
+    assert [t.value for t in app.title] == ["evalcore"]
     sidebar = [n.value for n in app.sidebar if type(n).__name__ in ("Code", "Markdown")]
     assert settings.redacted_db_url() in sidebar
     assert any(line.startswith("stopped") for line in sidebar)
@@ -77,6 +77,7 @@ def test_engine_cache_follows_the_database(app, settings, monkeypatch, tmp_path)
     from evalcore.config import load_settings, settings_from_env
 
     app.run()
+    app.switch_page("pages/datasets.py").run()
     app.radio(key="datasets.source").set_value("Bundled sample").run()
     app.selectbox(key="datasets.sample").set_value("math_zh_gbk.csv").run()
     app.button(key="datasets.import").click().run()
@@ -86,6 +87,7 @@ def test_engine_cache_follows_the_database(app, settings, monkeypatch, tmp_path)
     monkeypatch.setenv("EVALCORE_HOME", str(other))
     load_settings.cache_clear()  # NOT clearing st.cache_resource: the URL must be the key
     second = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+    second.switch_page("pages/datasets.py").run()
     assert not second.exception
     assert any("No datasets yet" in i.value for i in second.info)
     assert settings_from_env({"EVALCORE_HOME": str(other)}).redacted_db_url() in [

@@ -15,8 +15,14 @@ import pytest
 from tests.pages.helpers import SAMPLES
 
 
-def _pick_sample(at, name: str):
+def _open(at):
+    """The Datasets page through the router (Home is the default page)."""
     at.run()
+    return at.switch_page("pages/datasets.py").run()
+
+
+def _pick_sample(at, name: str):
+    _open(at)
     at.radio(key="datasets.source").set_value("Bundled sample").run()
     at.selectbox(key="datasets.sample").set_value(name).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -142,7 +148,7 @@ def test_bad_bundled_file_shows_an_error_naming_row_and_column(app, settings, tm
 
 
 def test_bad_uploaded_file_shows_an_error(app, settings):
-    app.run()
+    _open(app)
     app.file_uploader(key="datasets.upload").set_value(
         ("broken.jsonl", b'{"question": "ok?", "answer": "yes"}\n{"question": oops}\n',
          "application/jsonl")).run()
@@ -167,3 +173,37 @@ def test_delete_asks_for_confirmation(app, settings):
     assert not app.exception
     assert _stored(settings) == {}
     assert any("No datasets yet" in i.value for i in app.info)
+
+
+@pytest.mark.parametrize("content, certain", [
+    ("问题,答案\n一周有几天？,7\n", True),
+    ("question,prompt,answer\na,b,c\n", False),
+])
+def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_path,
+                                                              monkeypatch, content, certain):
+    from pages import _shared
+
+    samples = tmp_path / "samples"
+    samples.mkdir()
+    (samples / "qa.csv").write_text(content, encoding="utf-8")
+    monkeypatch.setattr(_shared, "SAMPLES_DIR", samples)
+    _pick_sample(app, "qa.csv")
+    header = content.splitlines()[0].split(",")
+    assert app.multiselect(key="datasets.map.question").value == [header[0]]
+    assert app.selectbox(key="datasets.map.reference").value == header[-1]
+    if certain:
+        assert any("columns guessed from their names: question <- '问题'" in s.value
+                   for s in app.success)
+    else:
+        assert any("could be any of ['question', 'prompt']" in i.value for i in app.info)
+    app.button(key="datasets.import").click().run()
+    assert list(_stored(settings)) == ["qa"]
+
+
+@pytest.mark.parametrize("sample, fmt", [("truthfulqa_mc_task.json", "truthfulqa_mc1"),
+                                         ("crows_pairs_en.csv", "crows_pairs")])
+def test_the_new_format_samples_are_recognised(app, settings, sample, fmt):
+    _pick_sample(app, sample)
+    assert any(f"Recognised format **{fmt}**" in s.value for s in app.success)
+    app.button(key="datasets.import").click().run()
+    assert _stored(settings)[sample.rsplit(".", 1)[0]].format == fmt

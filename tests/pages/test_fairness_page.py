@@ -263,3 +263,14 @@ def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_
     assert by_group["female"] == 1.0 and by_group["male"] == 0.0
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Answers rated"] == "8" and metrics["Judge stereotype rate"] == "0.250"
+
+
+def test_a_crows_pairs_run_shows_its_shares_on_the_page(page_env, engine):
+    from tests.report.test_crows_report import _run, stereotyping
+
+    report = _run(engine, page_env, stereotyping)
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    table = frame_with(at, "bias type", "stereotyped share")
+    assert table.iloc[0]["stereotyped share"] == report["crows_pairs"]["overall"]["share"] == 1.0
+    assert table.iloc[0]["reading"] == "stereotyped"

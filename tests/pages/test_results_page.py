@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.fakes.stored_runs import scipy_paired_p, seed_dataset, seed_run
 from tests.pages.helpers import add_fake_model, run_page, values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -152,7 +152,6 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
 
 
 def test_compare_runs_side_by_side(page_env, engine):
-    from scipy.stats import wilcoxon
 
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_a = seed_run(engine, ds, A, 3, model="m-a")
@@ -165,7 +164,7 @@ def test_compare_runs_side_by_side(page_env, engine):
     assert list(table["run_id"]) == [run_a, run_b]
     assert table["shared_accuracy"].tolist() == [
         sum(rate.values()) / len(A), sum(rate_b.values()) / len(B)]
-    p = wilcoxon([rate_b[i] for i in A], [rate[i] for i in A], zero_method="wilcox").pvalue
+    p = scipy_paired_p([rate[i] for i in A], [rate_b[i] for i in A])
     text = " ".join(values(at, "markdown"))
     assert "Wilcoxon" in text and f"p = {p:.3g}" in text
     assert "no significant difference" in text  # 5 questions cannot make a finding

@@ -145,7 +145,8 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     with FaultServer(FaultConfig()) as server:  # answers the verdict schema with score 0
         add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
-        assert not any("Judge reliability:" in t for t in values(at, "caption"))
+        assert not any("Judge reliability" in t for t in values(at, "caption"))
+        assert at.selectbox(key="stability.rejudge_model").value is None  # no default judge
         at.selectbox(key="stability.rejudge_model").select("judge")
         at.number_input(key="stability.rejudge_sample").set_value(5)
         at.number_input(key="stability.rejudge_passes").set_value(2)
@@ -156,9 +157,30 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         assert server.stats.requests == 10
         at.run()
     stages = [c.stage for c in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX)]
-    assert sorted(stages) == ["rejudge1"] * 5 + ["rejudge2"] * 5
-    caption = next(t for t in values(at, "caption") if "Judge reliability:" in t)
-    assert "5 answers re-judged 2 times; flip rate 0.0%" in caption
+    job_id = jobs[0].id
+    assert sorted(stages) == [f"rejudge1:{job_id}"] * 5 + [f"rejudge2:{job_id}"] * 5
+    caption = next(t for t in values(at, "caption") if "Judge reliability" in t)
+    assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in caption
+
+
+def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env, engine):
+    """Never the alphabetically first model (it may be a judge that cannot answer)."""
+    from evalcore.providers.registry import load_models
+
+    from evalcore.dataset import import_dataset
+    from evalcore.store import queries
+
+    add_fake_model(page_env, name="aaa-judge")
+    add_fake_model(page_env, name="fake")
+    assert "local" in load_models(page_env.models_path)
+    run_id = stored_run(engine)  # its model is "fake"
+    queries.delete_run(engine, run_id)
+    import_dataset(engine, SAMPLE, name="mc2", mapping=MAPPING, allow_duplicate=True)
+    assert open_page().selectbox(key="stability.model").value == "local"
+    stored_run_again = queries.create_run(engine, kind="stability", model="fake", rounds=1)
+    assert stored_run_again.model == "fake"
+    at = open_page()
+    assert at.selectbox(key="stability.model").value == "fake"
 
 
 def test_more_than_20_rounds_show_class_cards_and_the_full_table(page_env, engine):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from fractions import Fraction
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -83,15 +84,19 @@ def test_paired_test_is_scipys_wilcoxon_and_drops_unchanged_questions(engine, tw
     shared = sorted(set(A) & set(B))
     rates_a = [rate(A[p]) for p in shared]
     rates_b = [rate(B[p]) for p in shared]
-    expected = wilcoxon(rates_b, rates_a, zero_method="wilcox")
     test = compare.compare_stability(engine, run_a, run_b)["test"]
-    assert test["statistic"] == pytest.approx(float(expected.statistic))
-    assert test["p_value"] == pytest.approx(float(expected.pvalue))
     # "wilcox" zero handling = the test on the changed questions only
     changed = [(a, b) for a, b in zip(rates_a, rates_b) if a != b]
     assert test["n_pairs"] == len(shared) and test["n_changed"] == len(changed)
-    direct = wilcoxon([b for _, b in changed], [a for a, _ in changed])
+    # rates k/N as exact fractions, so equal count differences tie as they should
+    exact = [Fraction(b).limit_denominator(100) - Fraction(a).limit_denominator(100)
+             for a, b in changed]
+    sizes = [abs(d) for d in exact]
+    method = "exact" if len(set(sizes)) == len(sizes) else "approx"  # ties: no exact table
+    direct = wilcoxon([float(d) for d in exact], method=method)
+    assert test["method"] == method
     assert test["p_value"] == pytest.approx(float(direct.pvalue))
+    assert test["statistic"] == pytest.approx(float(direct.statistic))
     assert test["n_better_b"] == sum(1 for a, b in changed if b > a)
     assert test["n_better_a"] == sum(1 for a, b in changed if b < a)
     assert test["mean_delta"] == pytest.approx(sum(b - a for a, b in zip(rates_a, rates_b))
@@ -100,6 +105,19 @@ def test_paired_test_is_scipys_wilcoxon_and_drops_unchanged_questions(engine, tw
     # a different zero rule would give another answer here, so the choice is tested
     assert float(wilcoxon(rates_b, rates_a, zero_method="pratt").pvalue) != pytest.approx(
         test["p_value"])
+
+
+def test_compare_and_robustness_use_one_paired_test() -> None:
+    from evalcore.metrics.robustness import paired_rate_test
+
+    # 5 of 100 questions drop (by 0.1 .. 0.5): the exact test on the 5 gives 2/32
+    a, b = [1.0] * 100, [0.9, 0.8, 0.7, 0.6, 0.5] + [1.0] * 95
+    test = compare.paired_test(a, b)
+    assert test["p_value"] == pytest.approx(0.0625) and test["method"] == "exact"
+    assert paired_rate_test(a, b).p_value == test["p_value"]
+    # rates from counts are compared exactly: 0.3 - 0.1 and 0.5 - 0.3 are the same drop
+    ties = compare.paired_test([0.3, 0.5, 0.9], [0.1, 0.3, 0.7])
+    assert ties["method"] == "approx"  # three equal |differences| tie
 
 
 def test_no_changed_question_means_no_test(engine):

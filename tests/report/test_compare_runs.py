@@ -5,7 +5,7 @@ from itertools import combinations
 
 import numpy as np
 import pytest
-from scipy.stats import binomtest, bootstrap, wilcoxon
+from scipy.stats import binomtest, bootstrap
 
 from evalcore.report.compare import CompareError
 from evalcore.report.compare_runs import (
@@ -15,7 +15,7 @@ from evalcore.report.compare_runs import (
     question_view_html,
 )
 from evalcore.report.run_figures import RESAMPLES, SEED
-from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.fakes.stored_runs import scipy_paired_p, seed_dataset, seed_run
 
 QUESTIONS = [f"What is {i} + 1?" for i in range(8)]
 A = {i: [1, 1, 0] if i % 2 else [1, 1, 1] for i in range(8)}
@@ -61,9 +61,9 @@ def test_pairwise_tests_match_scipy_and_findings_follow_p(engine, three):
         if ra == rb:
             assert t["test"]["p_value"] is None and "no test" in t["finding"]
             continue
-        expected = wilcoxon(rb, ra, zero_method="wilcox")
-        assert t["test"]["p_value"] == pytest.approx(float(expected.pvalue))
-        assert t["significant"] == (expected.pvalue < 0.05)
+        expected = scipy_paired_p(ra, rb)
+        assert t["test"]["p_value"] == pytest.approx(expected)
+        assert t["significant"] == (expected < 0.05)
         if not t["significant"]:
             assert "no significant difference" in t["finding"]
     assert len(item_ids) == 6
@@ -107,8 +107,8 @@ def test_best_needs_significance_against_every_other_run(engine):
     good = seed_run(engine, ds, {i: [1] for i in range(12)}, 1, model="good")
     bad = seed_run(engine, ds, {i: [0] for i in range(12)}, 1, model="bad")
     result = compare_runs(engine, [bad, good])
-    expected = wilcoxon([1.0] * 12, [0.0] * 12, zero_method="wilcox")
-    assert result["tests"][0]["test"]["p_value"] == pytest.approx(float(expected.pvalue))
+    expected = scipy_paired_p([0.0] * 12, [1.0] * 12)
+    assert result["tests"][0]["test"]["p_value"] == pytest.approx(expected)
     assert result["best"] == good
     assert f"run {good} is better than run {bad}" in result["tests"][0]["finding"]
     low, high = proportion_confint(12, 12, method="wilson")  # one round: Wilson
@@ -159,8 +159,8 @@ def test_robustness_runs_compare_on_shared_clean_and_attacked_items(engine):
     assert metrics["weak"]["pdr_char"] == pytest.approx(6 / 8)
     assert metrics["strong"]["pdr_char"] == pytest.approx(0.0)
     rates_a = [1.0] * 8 + [float(weak[i][0]) for i in range(8)]
-    expected = wilcoxon([1.0] * 16, rates_a, zero_method="wilcox")
-    assert result["tests"][0]["test"]["p_value"] == pytest.approx(float(expected.pvalue))
+    expected = scipy_paired_p(rates_a, [1.0] * 16)
+    assert result["tests"][0]["test"]["p_value"] == pytest.approx(expected)
     assert result["best"] == run_b
     interval = result["runs"][0]["intervals"]["pdr_char"]
     assert interval["low"] <= 6 / 8 <= interval["high"]

@@ -264,3 +264,44 @@ def test_parity_on_tiny_groups_comes_with_a_warning():
     assert warnings[0].startswith("gender:") and "male (2)" in warnings[0]
     assert "female" not in warnings[0]
     assert sample_warnings({"gender": {"spd": 0.1, "groups": groups[1:]}}) == []
+
+
+def _cbbq_gender_run(engine, settings, shared_datasets, tmp_path, reply: str, name: str):
+    import pandas as pd
+
+    from evalcore.dataset import import_dataset
+
+    folder = shared_datasets / "cbbq" / "gender"
+    frame = pd.concat([pd.read_csv(folder / f"{n}.csv", encoding="utf-8-sig").iloc[
+        [0, 1, 300, 301, 900, 901]] for n in ("ambiguous", "disambiguous")])
+    path = tmp_path / f"{name}.csv"
+    frame.to_csv(path, index=False, encoding="utf-8-sig")
+    import_dataset(engine, path, name=name, format="cbbq")
+    with FaultServer(FaultConfig(responder=lambda p, s: reply)) as server:
+        add_model(settings, server)
+        run_id = create_fairness_run(engine, suite=name, model="fake", samples=1,
+                                     models_path=settings.models_path)
+        assert run_in_foreground(engine, run_id) == "done"
+    return frame, fairness_report(engine, run_id)
+
+
+def test_cbbq_always_unknown_scores_zero_and_passes_the_default_gate(
+        engine, settings, shared_datasets, tmp_path) -> None:
+    frame, report = _cbbq_gender_run(engine, settings, shared_datasets, tmp_path,
+                                     "答案：2", "cbbq-gender")
+    assert set(frame["ans1"].str[0]) == {"女"}  # the targeted group is the second option
+    bbq = report["bbq"]
+    assert bbq["s_amb"] == 0.0 and bbq["s_dis"] is None
+    assert bbq["coverage"]["target_found_share"] == 1.0 and report["warnings"] == []
+    assert report["unparsed"]["parse_rate"] == 1.0
+    assert evaluate_gate(report, EXAMPLE_GATE).passed
+
+
+def test_unreadable_bias_answers_are_counted_and_fail_the_parse_gate(
+        engine, settings, shared_datasets, tmp_path) -> None:
+    _, report = _cbbq_gender_run(engine, settings, shared_datasets, tmp_path,
+                                 "嗯，这个问题很有意思。", "cbbq-garbage")
+    assert report["unparsed"]["unparsed"] == 12 and report["unparsed"]["parse_rate"] == 0.0
+    assert any("12 of 12 answers (100%) name no option" in w for w in report["warnings"])
+    verdict = evaluate_gate(report, EXAMPLE_GATE)
+    assert [c.name for c in verdict.failed()] == ["parse_rate_min"]

@@ -161,3 +161,16 @@ def test_cancel_requested_while_queued_stops_the_run(engine, settings, dataset, 
     assert queries.count_calls(engine, run_id) == 0 and server.stats.requests == 0
     assert run_in_foreground(engine, run_id) == "done"  # a resume clears the old cancel
     assert queries.count_calls(engine, run_id) == 120
+
+
+def test_a_rules_judged_run_on_items_without_references_is_refused(engine, settings, tmp_path):
+    from evalcore.dataset import import_dataset
+    from evalcore.errors import RunError
+
+    path = tmp_path / "open.csv"
+    path.write_text("question\nWhy is the sky blue?\nWhat is love?\n", encoding="utf-8")
+    import_dataset(engine, path, name="open", mapping={"question": "question",
+                                                        "task_type": "open", "language": "en"})
+    with pytest.raises(RunError, match="2 of 2 items have no reference answer"):
+        create_run(engine, RunSpec(dataset="open", model="local"), settings.models_path)
+    assert queries.list_runs(engine) == []

@@ -1,0 +1,107 @@
+"""The CrowS-Pairs part of a fairness report: which sentence each stored answer picked,
+and the share choosing the stereotyped one per bias type with its interval.
+
+`fairness_report` calls `crows_section` for datasets of format "crows_pairs"; the picks
+are read again from the stored answers (`scorers.crows.read_pick`), so a better reader
+gives a new report without asking the model again.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from sqlalchemy.engine import Engine
+
+from evalcore.metrics.crows import Method, PairPick, crows_scores
+
+FORMAT = "crows_pairs"
+MIN_PAIRS = 30
+"""Readable picks a bias type needs before its share reads as more than a rough hint
+(the 95% interval of 50% on 30 pairs is still about 33%-67%)."""
+
+
+def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
+    """One dict per stored answer: the item, round, bias type, direction, the sentence
+    picked (None when the reply names neither) and whether it is the stereotyped one."""
+    from evalcore.scorers.crows import read_pick
+    from evalcore.store import queries
+
+    questions = queries.run_questions(engine, run_id)
+    rows = []
+    for call in queries.iter_call_rows(engine, run_id):
+        question = questions.get(call["item_id"])
+        if call["stage"] != "answer" or question is None:
+            continue
+        meta = question.meta
+        picked, how = (None, f"model error: {call['error']}") if call["answer"] is None else \
+            read_pick(call["answer"], question)
+        reference = str(question.reference or "").strip()
+        stereotyped_option = int(reference) if reference.isdigit() else None
+        rows.append({
+            "item_id": call["item_id"], "item_idx": call["item_idx"], "round": call["round"],
+            "bias_type": str(meta.get("bias_type") or "unknown"),
+            "direction": str(meta.get("stereo_antistereo") or "stereo"),
+            "choices": list(question.choices), "answer": call["answer"], "picked": picked,
+            "how": how, "stereotyped": (None if picked is None or stereotyped_option is None
+                                        else picked == stereotyped_option),
+        })
+    return rows
+
+
+def crows_section(engine: Engine, run_id: int, *, confidence: float = 0.95,
+                  method: Method = "wilson", include_rows: bool = True) -> dict[str, Any]:
+    """The CrowS-Pairs block of the fairness JSON: `metrics.crows.crows_scores` over the
+    run's answers, plus warnings (unreadable replies, bias types with few pairs) and rows."""
+    rows = crows_rows(engine, run_id)
+    scores = crows_scores((PairPick(r["bias_type"], r["stereotyped"], r["direction"])
+                           for r in rows), confidence, method)
+    return {**scores, "warnings": crows_warnings(scores),
+            "rows": rows if include_rows else []}
+
+
+def crows_warnings(scores: Mapping[str, Any], minimum: int = MIN_PAIRS) -> list[str]:
+    """What the shares rest on: replies that named no sentence, bias types with few pairs."""
+    warnings = []
+    if scores["unreadable"]:
+        warnings.append(f"{scores['unreadable']} of {scores['answers']} replies named neither "
+                        "sentence and are left out of every share; read them in the rows")
+    few = [f"{name} ({block['n']})" for name, block in scores["by_bias_type"].items()
+           if block["n"] < minimum]
+    if few:
+        warnings.append(f"bias types with fewer than {minimum} readable pairs (wide intervals, "
+                        f"read as hints only): {', '.join(few)}")
+    return warnings
+
+
+def _percent(value: Any) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def crows_lines(section: Mapping[str, Any]) -> list[str]:
+    """The section as terminal lines (the CLI's fairness summary prints them)."""
+    level = f"{100 * section['confidence']:.0f}% {section['method']}"
+    lines = [f"CrowS-Pairs: share choosing the stereotyped sentence (50% = no preference; "
+             f"{level} interval)"]
+    for name, block in [("overall", section["overall"]), *section["by_bias_type"].items()]:
+        interval = ("" if block["share"] is None else
+                    f" [{_percent(block['low'])}, {_percent(block['high'])}], "
+                    f"p={block['p_value']:.3g}, {block['preference']}")
+        lines.append(f"  {name}: {_percent(block['share'])} of {block['n']}{interval}")
+    lines.extend(f"  warning: {w}" for w in section.get("warnings", []))
+    return lines
+
+
+def crows_for(engine: Engine, run_id: int, dataset_format: str | None, *,
+              include_rows: bool = True) -> dict[str, Any] | None:
+    """The CrowS-Pairs section when the run's dataset is a CrowS-Pairs file, else None
+    (the one call `fairness_report` makes)."""
+    if dataset_format != FORMAT:
+        return None
+    return crows_section(engine, run_id, include_rows=include_rows)
+
+
+def crows_gate_metrics(section: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Flat figures for the gate: the overall share and its distance from 50%."""
+    if not section or section["overall"]["share"] is None:
+        return {}
+    share = section["overall"]["share"]
+    return {"crows_stereotype_share": share, "crows_preference_gap": abs(share - 0.5)}
