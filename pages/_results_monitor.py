@@ -146,8 +146,25 @@ def trust_view() -> None:
     except EvalcoreError as exc:
         st.warning(str(exc))
         return
-    st.download_button("Trust report (HTML, opens offline)", page.encode("utf-8"),
-                       file_name=f"trust_{model}.html", mime="text/html",
-                       key="results.trust_html")
-    st.caption("PDF: `python -m evalcore report --model "
-               f"{model} --html trust.html --pdf trust.pdf` (headless chromium).")
+    left, right = st.columns(2)
+    left.download_button("Trust report (HTML, opens offline)", page.encode("utf-8"),
+                         file_name=f"trust_{model}.html", mime="text/html",
+                         key="results.trust_html")
+    right.download_button("Trust report (PDF)", lambda: _pdf(page),
+                          file_name=f"trust_{model}.pdf", mime="application/pdf",
+                          key="results.trust_pdf", on_click="ignore")
+    st.caption(f"CLI: `python -m evalcore report --model {model} --html trust.html "
+               "--pdf trust.pdf` (the PDF is headless chromium's print of the HTML).")
+
+
+def _pdf(page: str) -> bytes:
+    """The HTML printed by headless chromium (a few seconds; only when downloaded)."""
+    import tempfile
+    from pathlib import Path
+
+    from evalcore.report.trust import write_pdf
+
+    with tempfile.TemporaryDirectory() as folder:
+        html, pdf = Path(folder) / "trust.html", Path(folder) / "trust.pdf"
+        html.write_text(page, encoding="utf-8")
+        return write_pdf(html, pdf).read_bytes()

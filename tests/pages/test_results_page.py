@@ -258,12 +258,13 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     at = open_page("Trust report")
     at.button(key="results.trust_build").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "Trust report (HTML, opens offline)" in [b.proto.label
-                                                    for b in at.get("download_button")]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Trust report (HTML, opens offline)", "Trust report (PDF)"]
     from pages import _results_monitor
 
     page = _results_monitor._trust("x", "m-a", 0)
     assert 'id="headline"' in page and external_references(page) == []
+    assert _results_monitor._pdf(page).startswith(b"%PDF")  # what the PDF button sends
 
 
 def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, monkeypatch):

@@ -132,3 +132,16 @@ def test_trend_since_keeps_recent_runs(engine, board):
                    since=datetime.now(UTC) - timedelta(days=30))
     assert [p["run_id"] for p in pinned["series"]["m1"]] == [old, new]
     assert main(["trend", "--dataset", "minus", "--metric", "accuracy", "--days", "30"]) == 0
+
+
+def test_trust_report_pdf_through_headless_chromium(engine, board, tmp_path):
+    import os
+
+    from evalcore.report.trust import CHROMIUM
+    from tests.conftest import require
+
+    require(os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing: apt-get install chromium")
+    html, pdf = tmp_path / "m1.html", tmp_path / "m1.pdf"
+    assert main(["report", "--model", "m1", "--html", str(html), "--pdf", str(pdf)]) == 0
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and len(data) > 10_000
