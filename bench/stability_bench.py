@@ -7,6 +7,13 @@ The server runs in its own process so it does not share the CLI's interpreter.
     .venv/bin/python bench/stability_bench.py            # the README table
     .venv/bin/python bench/stability_bench.py --quick    # a smaller smoke run
     .venv/bin/python bench/stability_bench.py --only 1 --repeat 5   # median of 5 runs
+    .venv/bin/python bench/stability_bench.py --only 6 --repeat 3   # server admits 40 of C=50
+    .venv/bin/python bench/stability_bench.py --only 10 --repeat 3  # its reference: no cap, C=40
+
+Scenarios with a server cap answer 429 + Retry-After above the cap (4: cap 10 at C=50,
+5: cap 8 at C=10, 6: cap 40 at C=50); their ideal uses min(C, cap) slots, and every call
+must end answered (`answered` = calls, `errors` = 0). The model uses the default retry
+settings (`max_attempts`, `max_retry_wait`, `rate_limit_wait`), as a user's would.
 
 evalcore's bytecode is compiled first, as `pip install` does for an installed package:
 with PYTHONDONTWRITEBYTECODE=1 (set on this project's machine) Python would otherwise
@@ -92,7 +99,7 @@ def prepare(home: Path, questions: int, port: int, concurrency: int) -> None:
     engine.dispose()
     add_model(home / "models.toml", ModelConfig(
         name="fake", kind="openai", base_url=f"http://127.0.0.1:{port}/v1", model="fake",
-        concurrency=concurrency, timeout=30, max_attempts=10, max_retry_wait=600))
+        concurrency=concurrency, timeout=30))  # retry settings: the defaults users get
 
 
 def run_span(home: Path, run_id: int) -> float:
@@ -157,12 +164,18 @@ def scenarios(quick: bool) -> list[dict]:
                              latency=0.2))
     runs.append(dict(questions=m, rounds=n, concurrency=50, schedule="question", latency=0.2,
                      cap=10, retry_after=0.2))
+    # the provider admits fewer calls than the model's concurrency: 429 + Retry-After above
+    for cap, c in ((8, 10), (40, 50)):
+        runs.append(dict(questions=m, rounds=n, concurrency=c, schedule="question", latency=0.2,
+                         cap=cap, retry_after=0.2))
     runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.2,
                      error_rate=0.02))
     runs.append(dict(questions=m, rounds=n, concurrency=10, schedule="question", latency=0.0))
     if not quick:
         runs.append(dict(questions=1000, rounds=100, concurrency=50, schedule="question",
                          latency=0.0))
+    # reference for the cap-40 case: no cap, C=40 (what the limiter should converge to)
+    runs.append(dict(questions=m, rounds=n, concurrency=40, schedule="question", latency=0.2))
     return runs
 
 

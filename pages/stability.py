@@ -98,19 +98,30 @@ def start_form(datasets: list[Any]) -> None:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
-def _report(db_url: str, run_id: int, state: tuple[str, int]) -> dict[str, Any]:
-    """The run's report, cached per `_shared.run_state`."""
+def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str) -> dict[str, Any]:
+    """The run's report under a failure policy, cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
 
-    return stability_report(_shared.engine(), run_id)
+    return stability_report(_shared.engine(), run_id, failure_policy=policy)  # type: ignore[arg-type]
 
 
-def _csv(run_id: int, lang: str) -> bytes:
+def _csv(run_id: int, lang: str, policy: str) -> bytes:
     from evalcore.report.stability import write_run_csv
 
     buffer = io.StringIO(newline="")
-    write_run_csv(_shared.engine(), run_id, buffer, lang=lang)
+    write_run_csv(_shared.engine(), run_id, buffer, lang=lang, failure_policy=policy)  # type: ignore[arg-type]
     return buffer.getvalue().encode("utf-8")
+
+
+def failure_policy() -> str:
+    """The toggle for rounds without a verdict: left out (default) or wrong (the seed rule)."""
+    as_wrong = st.toggle(
+        "Count rounds without a verdict as wrong (the method's seed rule)",
+        key="stability.errors_as_wrong",
+        help="A round has no verdict when its model call or judge call still failed after "
+             "all retries. Off: success rates are over the answered rounds and the errored "
+             "rounds are shown next to them. On: they count as wrong answers (failure = 0).")
+    return "as_wrong" if as_wrong else "exclude"
 
 
 def distribution_cards(report: dict[str, Any]) -> None:
@@ -127,6 +138,15 @@ def distribution_cards(report: dict[str, Any]) -> None:
             f'<div style="font-size:0.8em">{row.correct}/{n} right</div>'
             f'<div style="font-size:1.4em;font-weight:600">{row.count}</div>'
             f'<div style="font-size:0.8em">{row.percent:.1f}%</div></div>')
+    incomplete = report["distribution"].get("incomplete", 0)
+    if incomplete:  # questions with rounds without a verdict sit in no bin (policy exclude)
+        cards.append(
+            '<div style="background:#bdbdbd;border-radius:6px;padding:6px 10px;'
+            'min-width:92px;color:#111">'
+            '<div style="font-size:0.8em">incomplete</div>'
+            f'<div style="font-size:1.4em;font-weight:600">{incomplete}</div>'
+            f'<div style="font-size:0.8em">{report["distribution"]["incomplete_percent"]:.1f}%'
+            '</div></div>')
     st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
                 unsafe_allow_html=True)
 
@@ -218,9 +238,27 @@ def rejudge_passes_view(run_id: int) -> None:
             key="stability.rejudge_detail")
 
 
+def errored_summary(summary: dict[str, Any]) -> None:
+    """Which rule the figures use for rounds without a verdict, and how many there are."""
+    errored = summary.get("errored_rounds", 0)
+    if not errored:
+        return
+    text = (f"{errored} rounds in {summary['questions_with_errors']} questions have no verdict "
+            f"(model or judge error after all retries): {summary['failure_policy_note']}.")
+    if summary["failure_policy"] == "exclude":
+        text += (f" {summary['incomplete_questions']} questions are incomplete and shown "
+                 "apart from the 0..N bins.")
+    st.warning(text)
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
 def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads."""
-    report = _shared.cached_report(_report, run_id)
+    policy = failure_policy()
+    report = _shared.cached_report(_report, run_id, policy)
     if report is None:
         return
     summary = report["summary"]
@@ -233,8 +271,8 @@ def results(run_id: int, status: str) -> None:
     cols = st.columns(6)
     cols[0].metric("Questions", total)
     cols[1].metric("Rounds N", n)
-    cols[2].metric("Mean success rate", f"{summary['mean']:.1%}")
-    cols[3].metric("Std of rates", f"{summary['std']:.3f}")
+    cols[2].metric("Mean success rate", _percent(summary["mean"]))
+    cols[3].metric("Std of rates", "n/a" if summary["std"] is None else f"{summary['std']:.3f}")
     cols[4].metric("Rounds without verdict", summary["errored_rounds"])
     cols[5].metric("Same answer (mean share)", f"{report['consistency']['mean_top_share']:.1%}",
                    help="Share of rounds giving a question's most common answer: a stability "
@@ -249,6 +287,7 @@ def results(run_id: int, status: str) -> None:
                 + reliability_line(reliability) + ".")
         (st.warning if reliability["flip_rate"] is None else st.caption)(text)
         rejudge_passes_view(run_id)
+    errored_summary(summary)
     if status == "done":
         rejudge_form(run_id)
 
@@ -267,8 +306,13 @@ def results(run_id: int, status: str) -> None:
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
     st.dataframe(table, hide_index=True, key="stability.table", column_config={
-        "success_rate": st.column_config.ProgressColumn("success rate", format="percent",
-                                                        min_value=0.0, max_value=1.0),
+        "answered": st.column_config.NumberColumn("answered", help="Rounds with a verdict"),
+        "errored": st.column_config.NumberColumn(
+            "errored", help="Rounds without a verdict (model or judge error after all retries)"),
+        "success_rate": st.column_config.ProgressColumn(
+            "success rate", format="percent", min_value=0.0, max_value=1.0,
+            help="Over the answered rounds" if policy == "exclude"
+            else "Over all N rounds; errored rounds count as wrong"),
         "ci_low": st.column_config.NumberColumn("CI low", format="%.3f"),
         "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
         "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
@@ -278,10 +322,10 @@ def results(run_id: int, status: str) -> None:
 
     st.markdown("#### Downloads")
     a, b, c = st.columns(3)
-    a.download_button("CSV (中文表头)", lambda: _csv(run_id, "zh"),
+    a.download_button("CSV (中文表头)", lambda: _csv(run_id, "zh", policy),
                       file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
                       key="stability.csv_zh")
-    b.download_button("CSV (English headers)", lambda: _csv(run_id, "en"),
+    b.download_button("CSV (English headers)", lambda: _csv(run_id, "en", policy),
                       file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
                       key="stability.csv_en")
     c.download_button("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),

@@ -12,6 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("runs", type=int, nargs="+", metavar="RUN",
                    help="run ids (2 to 8, same kind; the first is the baseline)")
     p.add_argument("--top", type=int, default=10, help="most changed questions to list (default 10)")
+    p.add_argument("--errors-as-wrong", action="store_true",
+                   help="count rounds without a verdict as wrong (default for stability "
+                        "runs: leave them out, rates over answered rounds)")
     p.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     p.set_defaults(func=_compare)
 
@@ -23,7 +26,8 @@ def _compare(args: argparse.Namespace) -> int:
     from evalcore.report.compare_runs import compare_runs
 
     engine, _ = engine_and_settings()
-    result = compare_runs(engine, args.runs)
+    result = compare_runs(engine, args.runs,
+                          failure_policy="as_wrong" if args.errors_as_wrong else None)
     pair = None
     if result["kind"] == "stability" and len(args.runs) == 2:
         pair = compare_stability(engine, args.runs[0], args.runs[1], top=args.top)
@@ -76,7 +80,8 @@ def print_runs(result: dict[str, Any], top: int) -> None:
     print(f"{len(differing)} shared items differ between runs"
           + (f"; first {min(top, len(differing))}:" if differing else ""))
     for q in differing[:max(top, 0)]:
-        rates = "  ".join(f"{rid}:{rate:.2f}" for rid, rate in q["rates"].items())
+        rates = "  ".join(f"{rid}:{'-' if rate is None else f'{rate:.2f}'}"
+                          for rid, rate in q["rates"].items())
         print(f"  item {q['item_id']}: {rates}")
 
 

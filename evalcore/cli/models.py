@@ -30,6 +30,7 @@ def _add(args: argparse.Namespace) -> int:
         ("api_key_env", "api_key_env"),
         ("concurrency", "concurrency"),
         ("rpm", "rpm"),
+        ("rate_limit_wait", "rate_limit_wait"),
         ("timeout", "timeout"),
         ("temperature", "temperature"),
         ("max_tokens", "max_tokens"),
@@ -128,6 +129,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add.add_argument("--concurrency", type=int)
     add.add_argument("--rpm", type=int, help="requests per minute, 0 = no limit")
+    add.add_argument("--rate-limit-wait", dest="rate_limit_wait", type=float,
+                     help="total seconds a call may wait on HTTP 429 answers (default 600)")
     add.add_argument("--timeout", type=float, help="seconds per HTTP attempt")
     add.add_argument("--temperature", type=float)
     add.add_argument("--max-tokens", dest="max_tokens", type=int)

@@ -22,6 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--csv", help="write the per-question CSV here")
     p.add_argument("--csv-lang", choices=("zh", "en"), default="zh", help="CSV header language")
     p.add_argument("--json", help="write the stability JSON here")
+    p.add_argument("--errors-as-wrong", action="store_true",
+                   help="count rounds without a verdict (model or judge error after all "
+                        "retries) as wrong answers, the method's seed rule; by default they "
+                        "are left out and each rate is over the answered rounds")
     p.add_argument("--rejudge", metavar="MODEL",
                    help="after the run, re-judge a sample of answers with this judge model "
                         "to measure the judge's own noise (flip rate, Cohen's kappa)")
@@ -58,13 +62,14 @@ def _stability(args: argparse.Namespace) -> int:
         return 0
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
-    report = stability_report(engine, run_id,
+    policy = "as_wrong" if args.errors_as_wrong else "exclude"
+    report = stability_report(engine, run_id, failure_policy=policy,
                               timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)
     if args.csv:
-        write_run_csv(engine, run_id, args.csv, lang=args.csv_lang)
+        write_run_csv(engine, run_id, args.csv, lang=args.csv_lang, failure_policy=policy)
     return 0 if status == "done" else 1
 
 
@@ -83,12 +88,18 @@ def _print_summary(report: dict, status: str) -> None:
     dist = report["distribution"]
     summary = report["summary"]
     n = report["repetition_count"]
+    mean = "n/a" if summary["mean"] is None else f"{summary['mean']:.3f} (std {summary['std']:.3f})"
     print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
-          f"mean success {summary['mean']:.3f} (std {summary['std']:.3f})")
+          f"mean success {mean}")
+    print(f"rounds without a verdict: {summary['errored_rounds']} "
+          f"({summary['questions_with_errors']} questions): {summary['failure_policy_note']}")
     print("correct count distribution:")
     for k in range(n, -1, -1):
         count = dist["distribution_counts"][str(k)]
         print(f"  {k:>3}/{n}: {count:>5}  ({dist['distribution_percent'][str(k)]:.1f}%)")
+    if dist["incomplete"]:
+        print(f"  incomplete: {dist['incomplete']:>5}  ({dist['incomplete_percent']:.1f}%)"
+              " (rounds without a verdict)")
     print("classes: " + ", ".join(f"{k}={v}" for k, v in summary["classes"].items()))
     print("risk: " + ", ".join(f"{k}={v}" for k, v in summary["risk"].items()))
     rel = report.get("judge_reliability")

@@ -5,22 +5,33 @@ CLI can import this at start-up.
 
 Rules (the method's, made precise):
 
-- A question's rate is `correct / n_rounds`. A round that did not produce a verdict
-  (model error, judge failure, round not finished: `None` or missing from the list)
-  counts as wrong, as the method scores judge failures 0. `answered` reports how many
-  rounds did produce a verdict, so errors stay visible instead of looking like failures.
+- A round that did not produce a verdict (model error after all retries, judge failure,
+  round not run: `None` or missing from the list) is never silently a wrong answer. The
+  failure policy decides, and the report names it:
+  `exclude` (default): a question's rate is `correct / answered`, over the rounds that
+  have a verdict; Wilson interval, class and risk use the same `answered` trials. A
+  question with no verdict at all has no rate (None) and is counted as `unanswered`.
+  `as_wrong` (the method's seed rule, failure = 0): the rate is `correct / n_rounds`.
+  Either way every question reports `answered` and `errored` (= n_rounds - answered).
+- The 0..N distribution counts the questions whose N rounds all have a verdict (under
+  `as_wrong`: every question). Under `exclude` a question with errored rounds cannot sit
+  in a bin "right j times out of N", so it is counted once as `incomplete` instead; the
+  bins and `incomplete` add up to all questions (percentages too). Its rate over the
+  answered rounds still enters the mean, variance, classes and risk.
 - Classes on the rate r: perfect r = 1; high 0.8 <= r < 1; unstable 0.5 <= r < 0.8;
   severe 0 < r < 0.5; failed r = 0. Decided on integers (5c >= 4n, 2c >= n), so no
   floating-point rounding can move a question across a boundary.
 - Risk levels: high_risk r < 0.5; critical 0.5 <= r < 0.8; trusted r >= 0.8 (includes
   perfect); perfect r = 1. Trusted and perfect overlap on purpose: the method reports both.
 - Mean and variance of the per-question rates are over the population of questions
-  evaluated (variance with ddof=0, numpy's default): these questions are the whole
+  evaluated that have a rate (variance with ddof=0, numpy's default): these questions are the whole
   set under test, not a sample of a larger one.
 - pass@k = 1 - C(n-c, k) / C(n, k): the unbiased chance that at least one of k answers
   drawn without replacement from the n is right (Chen et al. 2021, "Codex" paper).
   pass^k = C(c, k) / C(n, k): the chance that all k drawn are right (tau-bench). Both
   are computed with exact integers and one final division, then averaged over questions.
+  A question enters pass@k / pass^k with its own trials (n = answered under `exclude`)
+  when it has at least k of them; a k no question reaches is None.
 """
 from __future__ import annotations
 
@@ -40,9 +51,18 @@ CLASSES: tuple[StabilityClass, ...] = ("perfect", "high", "unstable", "severe", 
 RISK_LEVELS: tuple[str, ...] = ("high_risk", "critical", "trusted", "perfect")
 MAX_ROUNDS = 100
 """The method asks each question 1 to 100 times."""
+FailurePolicy = Literal["exclude", "as_wrong"]
+FAILURE_POLICIES: tuple[FailurePolicy, ...] = ("exclude", "as_wrong")
+POLICY_NOTES: dict[str, str] = {
+    "exclude": "rounds without a verdict (model or judge error) are left out: each "
+               "question's success rate is over its answered rounds",
+    "as_wrong": "rounds without a verdict (model or judge error) count as wrong answers "
+                "(the method's seed rule, failure = 0)",
+}
+"""What each failure policy means, in the words the report and the page show."""
 
 Verdict = Union[bool, int, None]
-"""1/True right, 0/False wrong, None no verdict (error); counted as wrong."""
+"""1/True right, 0/False wrong, None no verdict (error): see the failure policy."""
 VerdictRows = Union[Sequence[Sequence[Verdict]], Mapping[Any, Sequence[Verdict]], Any]
 """Per-question verdict lists: a list of lists, a 2-D array, or a mapping item_idx -> list."""
 
@@ -119,6 +139,14 @@ def _check_nck(n: int, c: int, k: int) -> None:
         raise MetricInputError(f"pass@k needs 1 <= k <= n and 0 <= c <= n; got n={n} c={c} k={k}.")
 
 
+def check_policy(failure_policy: str) -> FailurePolicy:
+    """The policy if known, else a `MetricInputError` naming the choices."""
+    if failure_policy not in FAILURE_POLICIES:
+        raise MetricInputError(f"failure_policy must be one of {', '.join(FAILURE_POLICIES)}; "
+                               f"got {failure_policy!r}.")
+    return failure_policy  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class QuestionStability:
     """One question's verdicts summarised."""
@@ -129,16 +157,29 @@ class QuestionStability:
     answered: int
     """Rounds that produced a verdict (right or wrong); n_rounds - answered were errors."""
     n_rounds: int
-    success_rate: float
-    ci_low: float
-    ci_high: float
-    stability_class: StabilityClass
+    success_rate: Optional[float]
+    """correct / trials; None when the question has no trials (no verdict under `exclude`)."""
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    stability_class: Optional[StabilityClass]
+    failure_policy: FailurePolicy = "exclude"
+
+    @property
+    def errored(self) -> int:
+        """Rounds without a verdict (model or judge error, or not run)."""
+        return self.n_rounds - self.answered
+
+    @property
+    def trials(self) -> int:
+        """The rounds the rate is over: answered ones (`exclude`) or all N (`as_wrong`)."""
+        return self.answered if self.failure_policy == "exclude" else self.n_rounds
 
     def to_json_dict(self) -> dict[str, Any]:
         """The numeric fields of one `stability_results` entry (the lead adds the text)."""
         return {
             "correct_count": self.correct_count,
             "answered": self.answered,
+            "errored": self.errored,
             "success_rate": self.success_rate,
             "ci_low": self.ci_low,
             "ci_high": self.ci_high,
@@ -147,9 +188,11 @@ class QuestionStability:
 
 
 def question_stability(verdicts: Sequence[Verdict], n_rounds: int, key: Any = None,
-                       confidence: float = 0.95) -> QuestionStability:
-    """Summarise one question's verdicts; missing or None rounds count as wrong."""
+                       confidence: float = 0.95,
+                       failure_policy: FailurePolicy = "exclude") -> QuestionStability:
+    """Summarise one question's verdicts; rounds without a verdict per `failure_policy`."""
     _check_rounds(n_rounds)
+    check_policy(failure_policy)
     values = list(verdicts)
     if len(values) > n_rounds:
         raise MetricInputError(
@@ -164,11 +207,17 @@ def question_stability(verdicts: Sequence[Verdict], n_rounds: int, key: Any = No
                 f"question {key!r} round {pos + 1}: verdict {value!r} is not 0, 1 or None.")
         answered += 1
         correct += int(value)
-    low, high = wilson_interval(correct, n_rounds, confidence)
+    trials = answered if failure_policy == "exclude" else n_rounds
+    if trials == 0:
+        return QuestionStability(key=key, correct_count=0, answered=0, n_rounds=n_rounds,
+                                 success_rate=None, ci_low=None, ci_high=None,
+                                 stability_class=None, failure_policy=failure_policy)
+    low, high = wilson_interval(correct, trials, confidence)
     return QuestionStability(key=key, correct_count=correct, answered=answered,
-                             n_rounds=n_rounds, success_rate=correct / n_rounds,
+                             n_rounds=n_rounds, success_rate=correct / trials,
                              ci_low=low, ci_high=high,
-                             stability_class=classify(correct, n_rounds))
+                             stability_class=classify(correct, trials),
+                             failure_policy=failure_policy)
 
 
 def _check_rounds(n_rounds: int) -> None:
@@ -186,20 +235,28 @@ class StabilitySummary:
     n_rounds: int
     questions: list[QuestionStability]
     distribution_counts: dict[str, int]
-    """Questions right exactly j times, keyed "0".."N"."""
+    """Questions right exactly j times out of N judged rounds, keyed "0".."N"."""
     distribution_percent: dict[str, float]
-    mean: float
-    """Mean of the per-question success rates."""
-    variance: float
+    """Of all questions (the bins and `incomplete` add up to 100)."""
+    mean: Optional[float]
+    """Mean of the per-question success rates (None: no question has a rate)."""
+    variance: Optional[float]
     """Population variance (ddof=0) of the per-question success rates."""
     classes: dict[str, int]
     risk: dict[str, int]
-    pass_at_k: dict[str, float]
-    """pass@k averaged over questions, keyed "1".."N"."""
-    pass_hat_k: dict[str, float]
-    """pass^k averaged over questions, keyed "1".."N"."""
+    pass_at_k: dict[str, Optional[float]]
+    """pass@k averaged over questions with at least k trials, keyed "1".."N"."""
+    pass_hat_k: dict[str, Optional[float]]
+    """pass^k averaged over questions with at least k trials, keyed "1".."N"."""
     errored_rounds: int = 0
-    """Rounds without a verdict over all questions (counted as wrong)."""
+    """Rounds without a verdict over all questions."""
+    failure_policy: FailurePolicy = "exclude"
+    incomplete: int = 0
+    """Questions outside the 0..N bins: some rounds without a verdict (`exclude` only)."""
+    unanswered: int = 0
+    """Questions without a single verdict: no rate, no class (`exclude` only)."""
+    questions_with_errors: int = 0
+    """Questions with at least one round without a verdict (under either policy)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -208,10 +265,13 @@ class StabilitySummary:
 
     def distribution_json(self) -> dict[str, Any]:
         """The `distribution` block of the stability JSON."""
+        total = self.total_questions
         return {
             "distribution_counts": dict(self.distribution_counts),
             "distribution_percent": dict(self.distribution_percent),
-            "total_questions": self.total_questions,
+            "incomplete": self.incomplete,
+            "incomplete_percent": 100.0 * self.incomplete / total if total else 0.0,
+            "total_questions": total,
             "repetition_count": self.n_rounds,
         }
 
@@ -220,10 +280,15 @@ class StabilitySummary:
         return {
             "mean": self.mean,
             "variance": self.variance,
-            "std": math.sqrt(self.variance),
+            "std": None if self.variance is None else math.sqrt(self.variance),
             "classes": dict(self.classes),
             "risk": {name: self.risk[name] for name in RISK_LEVELS},
+            "failure_policy": self.failure_policy,
+            "failure_policy_note": POLICY_NOTES[self.failure_policy],
             "errored_rounds": self.errored_rounds,
+            "questions_with_errors": self.questions_with_errors,
+            "incomplete_questions": self.incomplete,
+            "unanswered_questions": self.unanswered,
             "pass_at_k": dict(self.pass_at_k),
             "pass_hat_k": dict(self.pass_hat_k),
         }
@@ -252,14 +317,23 @@ class StabilitySummary:
 
 
 def round_json(round_no: int, answer: Optional[str], correct: Optional[bool],
-               score: Optional[float] = None, reason: Optional[str] = None) -> dict[str, Any]:
-    """One entry of a question's `rounds` list; a missing verdict is written as correct=false.
+               score: Optional[float] = None, reason: Optional[str] = None,
+               errored: bool = False, failure_policy: FailurePolicy = "as_wrong"
+               ) -> dict[str, Any]:
+    """One entry of a question's `rounds` list.
 
-    `score` defaults to the 0/1 verdict, the value the method counts.
+    `score` defaults to the 0/1 verdict, the value the method counts. A round without a
+    verdict (`errored`, or `correct` None) is written correct=false, score 0 under
+    `as_wrong`, and correct=null, score=null under `exclude`; `errored` says which it is.
     """
-    verdict = bool(correct)
+    errored = errored or correct is None
+    if errored and failure_policy == "exclude":
+        return {"round": round_no, "answer": answer, "correct": None, "score": None,
+                "reason": reason, "errored": True}
+    verdict = bool(correct) and not errored
     return {"round": round_no, "answer": answer, "correct": verdict,
-            "score": float(verdict) if score is None else score, "reason": reason}
+            "score": float(verdict) if score is None or errored else score, "reason": reason,
+            "errored": errored}
 
 
 def _rows_with_keys(rows: VerdictRows) -> list[tuple[Any, Sequence[Verdict]]]:
@@ -273,60 +347,92 @@ def _rows_with_keys(rows: VerdictRows) -> list[tuple[Any, Sequence[Verdict]]]:
     return list(enumerate(rows))
 
 
-def stability_summary(rows: VerdictRows, n_rounds: int,
-                      confidence: float = 0.95) -> StabilitySummary:
+def stability_summary(rows: VerdictRows, n_rounds: int, confidence: float = 0.95,
+                      failure_policy: FailurePolicy = "exclude") -> StabilitySummary:
     """Summarise a stability run: the single entry point for pages, CLI and reports.
 
     Args:
         rows: per question, its verdicts in round order (1/0/True/False/None); a
             list of lists, a 2-D array (questions x rounds) or a mapping item_idx -> list.
-            Lists shorter than `n_rounds` (rounds errored or not run) count the missing
-            rounds as wrong.
+            Lists shorter than `n_rounds` (rounds errored or not run) miss those rounds.
         n_rounds: N, the rounds each question was meant to get (1..100).
         confidence: level of the per-question Wilson intervals.
+        failure_policy: `exclude` (rates over answered rounds) or `as_wrong` (a round
+            without a verdict is wrong, the seed's rule); see the module doc.
     """
     _check_rounds(n_rounds)
+    check_policy(failure_policy)
     keyed = _rows_with_keys(rows)
     if not keyed:
         raise MetricInputError(
             "no questions to summarise: the run has no judged answers yet. "
             "Wait for the run to finish some calls, or check that it has items.")
-    questions = [question_stability(v, n_rounds, key, confidence) for key, v in keyed]
+    questions = [question_stability(v, n_rounds, key, confidence, failure_policy)
+                 for key, v in keyed]
     return summarise_questions(questions, n_rounds)
 
 
+def _mean_over(groups: Counter[tuple[int, int]], value: Callable[[int, int], float]
+               ) -> Optional[float]:
+    """Mean of value(trials, correct) over the questions counted in `groups` (None if none)."""
+    total = sum(groups.values())
+    if not total:
+        return None
+    return math.fsum(n_q * value(t, c) for (t, c), n_q in groups.items()) / total
+
+
 def summarise_questions(questions: Sequence[QuestionStability], n_rounds: int) -> StabilitySummary:
-    """The run-level figures from per-question results (all with the same `n_rounds`)."""
+    """The run-level figures from per-question results (same `n_rounds` and failure policy)."""
     _check_rounds(n_rounds)
     if not questions:
         raise MetricInputError("no questions to summarise (empty input).")
+    policy = questions[0].failure_policy
     counts = [0] * (n_rounds + 1)
     classes = dict.fromkeys(CLASSES, 0)
     risk = dict.fromkeys(RISK_LEVELS, 0)
-    errored = 0
+    groups: Counter[tuple[int, int]] = Counter()
+    """(trials, correct) -> questions: every figure below depends only on these pairs, so
+    the cost is O(N^2) per distinct pair, whatever the question count."""
+    errored = incomplete = unanswered = with_errors = 0
     for q in questions:
         if q.n_rounds != n_rounds:
             raise MetricInputError(f"question {q.key!r} has n_rounds={q.n_rounds}, expected {n_rounds}.")
-        counts[q.correct_count] += 1
-        classes[q.stability_class] += 1
-        for level in risk_levels(q.correct_count, n_rounds):
+        if q.failure_policy != policy:
+            raise MetricInputError(f"question {q.key!r} uses failure_policy={q.failure_policy!r}, "
+                                   f"the others {policy!r}; summarise them with one policy.")
+        errored += q.errored
+        with_errors += q.errored > 0
+        trials = q.trials
+        if trials == 0:
+            unanswered += 1
+            incomplete += 1
+            continue
+        groups[(trials, q.correct_count)] += 1
+        classes[classify(q.correct_count, trials)] += 1
+        for level in risk_levels(q.correct_count, trials):
             risk[level] += 1
-        errored += n_rounds - q.answered
+        if trials == n_rounds:
+            counts[q.correct_count] += 1
+        else:
+            incomplete += 1
     total = len(questions)
-    # Everything below depends only on the distribution: O(N^2), whatever the question count.
-    mean = math.fsum(n_j * j for j, n_j in enumerate(counts)) / n_rounds / total
-    variance = math.fsum(n_j * (j / n_rounds - mean) ** 2 for j, n_j in enumerate(counts)) / total
-    pass_k = {str(k): math.fsum(n_j * pass_at_k(n_rounds, j, k) for j, n_j in enumerate(counts)
-                                if n_j) / total for k in range(1, n_rounds + 1)}
-    hat_k = {str(k): math.fsum(n_j * pass_hat_k(n_rounds, j, k) for j, n_j in enumerate(counts)
-                               if n_j) / total for k in range(1, n_rounds + 1)}
+    mean = _mean_over(groups, lambda t, c: c / t)
+    variance = (None if mean is None
+                else _mean_over(groups, lambda t, c: (c / t - mean) ** 2))
+    pass_k: dict[str, Optional[float]] = {}
+    hat_k: dict[str, Optional[float]] = {}
+    for k in range(1, n_rounds + 1):
+        eligible = Counter({tc: n_q for tc, n_q in groups.items() if tc[0] >= k})
+        pass_k[str(k)] = _mean_over(eligible, lambda t, c: pass_at_k(t, c, k))
+        hat_k[str(k)] = _mean_over(eligible, lambda t, c: pass_hat_k(t, c, k))
     return StabilitySummary(
         n_rounds=n_rounds,
         questions=list(questions),
         distribution_counts={str(j): n_j for j, n_j in enumerate(counts)},
         distribution_percent={str(j): 100.0 * n_j / total for j, n_j in enumerate(counts)},
         mean=mean, variance=variance, classes=classes, risk=risk,
-        pass_at_k=pass_k, pass_hat_k=hat_k, errored_rounds=errored)
+        pass_at_k=pass_k, pass_hat_k=hat_k, errored_rounds=errored, failure_policy=policy,
+        incomplete=incomplete, unanswered=unanswered, questions_with_errors=with_errors)
 
 
 # --------------------------------------------------------------------------- consistency

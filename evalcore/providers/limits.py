@@ -1,18 +1,26 @@
 """How many calls a model may have in flight, and how many it may start per minute.
 
-`AdaptiveLimiter` is AIMD (as TCP congestion control): the limit starts at the configured
-`ModelConfig.concurrency`; a 429 halves it (never below 1), at most once per "round"
-(429s from calls that started before the last cut are echoes of the same overload and
-do not cut again); every success adds `1/limit`, so the limit climbs back by about one
-per round of successes until it reaches the configured maximum. A provider whose real
-cap is below our setting thus costs some time and retries, never answers.
+`AdaptiveLimiter` is AIMD (as TCP congestion control), tuned for providers that cap the
+calls they serve at once and answer 429 above the cap. The limit starts at the configured
+`ModelConfig.concurrency`.
 
-Halving on every probe would leave a provider with a fixed cap a quarter idle (the
-sawtooth between cap/2 and cap). So the limiter remembers the limit that last
-overloaded (the ceiling): an overload again near that ceiling, after at least half a
-round of successes, means the cap has not moved, and the limit steps just below it
-(minus one) instead of halving. An overload that comes fast, or far from the ceiling,
-still halves, so a cap that drops is followed quickly.
+Decrease, by the overshoot: a 429 means the provider already serves its cap, so the
+calls we have in flight are at least one too many. The first 429 of a burst sets the
+limit to the calls in flight minus one; every further 429 of the same burst (a call that
+started before the burst's first cut) takes one more slot off: after a burst the limit
+sits at what the provider admitted. A burst never cuts below half the limit it started
+from (the "multiplicative" bound, so a flood of 429s from a rate limit rather than a
+concurrency cap halves the limit per burst, as AIMD does). Halving on the first 429
+instead, as plain AIMD does, left a provider that admits 40 of our 50 calls running at
+25 for most of a run (the limit climbs back by one per round).
+
+Increase, slowly near a known cap: every success adds `1/limit` (about one slot per
+round of answers) while calls are waiting for a slot (a limit nobody waits for is not
+what holds a run back, so it does not grow: RFC 7661's "application-limited"). A 429
+again within one slot of the limit that last overloaded (the ceiling) means the cap has not moved: each
+such repeat halves the growth rate (up to `MAX_PROBE_SLOWDOWN`), so the limit probes the
+cap less and less often instead of costing a rejected call every round. Growing past the
+ceiling without a 429 means the cap rose: the growth rate is reset.
 
 `RateLimiter` wraps `aiolimiter.AsyncLimiter` (a leaky bucket) for `ModelConfig.rpm`.
 Only this module and `retry.py` wait or count on the provider path.
@@ -32,9 +40,9 @@ log = logging.getLogger(__name__)
 MIN_LIMIT = 1.0
 """The limit never falls below one call in flight."""
 DECREASE_FACTOR = 0.5
-"""Multiplicative decrease on overload (a 429)."""
-NEAR_CEILING = 0.8
-"""An overload at or above this share of the last overloading limit is 'near the ceiling'."""
+"""One burst of 429s cuts the limit to no less than this share of where it started."""
+MAX_PROBE_SLOWDOWN = 16
+"""A cap hit again and again is probed at most this many times less often than once a round."""
 RATE_WINDOW = 10.0
 """Seconds over which the requests-per-minute budget is spread."""
 
@@ -66,9 +74,12 @@ class AdaptiveLimiter:
         self.in_flight = 0
         self.max_in_flight = 0
         self.decreases = 0
+        """Bursts of 429s (each lowers the limit once or more)."""
         self.ceiling: float | None = None
-        """The limit at the last overload: where the provider's cap seems to be."""
-        self._successes_since_cut = 0
+        """The limit when the last burst of 429s began: where the provider's cap seems to be."""
+        self.slowdown = 1
+        """Growth is divided by this: doubled each time the same ceiling is hit again."""
+        self._burst_floor = MIN_LIMIT
         self._last_decrease = float("-inf")
         self._clock = clock
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
@@ -122,30 +133,41 @@ class AdaptiveLimiter:
         return _Slot(self)
 
     def on_overload(self, permit: Permit | None = None) -> bool:
-        """A 429: cut the limit unless this call started before the last cut. Returns True if cut.
+        """A 429 for the call holding `permit` (still in flight). Returns True if a new burst began.
 
-        Near the remembered ceiling, after half a round of successes, the cut is one
-        slot (the cap has not moved); otherwise the limit halves.
+        A new burst (the call started after the last one began) sets the limit to the
+        calls in flight minus one; a 429 of the current burst takes one more slot off;
+        neither goes below half the limit the burst started from (see the module doc).
         """
-        if permit is not None and permit.started <= self._last_decrease:
-            return False
+        echo = permit is not None and permit.started <= self._last_decrease
         old = self.limit
-        settled = (self.ceiling is not None and old >= self.ceiling * NEAR_CEILING
-                   and self._successes_since_cut >= old / 2)
-        self.limit = max(MIN_LIMIT, old - 1.0 if settled else old * DECREASE_FACTOR)
+        if echo:
+            self.limit = max(self._burst_floor, old - 1.0)
+            log.debug("model %s: 429 in the same burst: concurrency %.1f -> %.1f",
+                      self.name, old, self.limit)
+            return False
+        if self.ceiling is not None and abs(old - self.ceiling) <= 1.0:
+            self.slowdown = min(MAX_PROBE_SLOWDOWN, self.slowdown * 2)  # same cap again
+        else:
+            self.slowdown = 1  # a cap never seen, or first contact: probe at the normal pace
         self.ceiling = old
-        self._successes_since_cut = 0
+        self._burst_floor = max(MIN_LIMIT, old * DECREASE_FACTOR)
+        in_flight = float(self.in_flight) if permit is not None else old
+        self.limit = max(self._burst_floor, min(old, in_flight) - 1.0)
         self._last_decrease = self._clock()
         self.decreases += 1
-        log.debug("model %s overloaded: concurrency %.1f -> %.1f", self.name, old, self.limit)
+        log.debug("model %s overloaded: concurrency %.1f -> %.1f (probing 1/%d as fast)",
+                  self.name, old, self.limit, self.slowdown)
         return True
 
     def on_success(self) -> None:
-        """A success: grow the limit by 1/limit (about +1 per round), up to the maximum."""
-        self._successes_since_cut += 1
-        if self.limit < self.max_limit:
-            self.limit = min(self.max_limit, self.limit + 1.0 / self.limit)
-            self._wake()
+        """A success: while calls wait for a slot, grow the limit by 1/(limit x slowdown)."""
+        if self.limit >= self.max_limit or not self._waiters:
+            return
+        self.limit = min(self.max_limit, self.limit + 1.0 / (self.limit * self.slowdown))
+        if self.ceiling is not None and self.limit > self.ceiling + 1.0:
+            self.slowdown = 1  # grown past the old cap without a 429: the cap rose
+        self._wake()
 
 
 class _Slot:

@@ -11,7 +11,12 @@ Ladder (after `openai-python`'s `_should_retry`):
    422, ...) is final, because asking again cannot fix the request;
 3. transport trouble is retried: timeouts, refused or reset connections, a server that
    hung up, a truncated body;
-4. a 200 whose body cannot be parsed (`MalformedReplyError`) is retried, but at most
+4. a 429 is the provider saying "later", not "no": it has its own budget, a total
+   wait of `rate_limit_wait` seconds (minutes by default), and does not use up the
+   attempts meant for real failures (5xx, timeouts), so a run against a provider that
+   admits fewer calls than our concurrency loses no answer while `limits.py` lowers the
+   concurrency to what it admits;
+5. a 200 whose body cannot be parsed (`MalformedReplyError`) is retried, but at most
    `MAX_MALFORMED_RETRIES` times per call: a proxy hiccup heals on a retry, a server that
    always answers garbage would only burn the budget.
 """
@@ -39,12 +44,17 @@ MAX_RETRY_AFTER = 60.0
 """Seconds; a longer Retry-After from the server is clipped to this."""
 RETRY_AFTER_JITTER = 0.1
 """Fraction added at random on top of Retry-After so a crowd told "1 s" does not return at once."""
+RATE_LIMIT_WAIT = 600.0
+"""Seconds a call may spend waiting on 429s in total (`ModelConfig.rate_limit_wait`)."""
 MAX_MALFORMED_RETRIES = 2
 """Retries allowed for 200 replies with an unparseable body, per call."""
 ERROR_TEXT_LIMIT = 300
 """Characters of provider error text kept in `ChatReply.error`."""
 
-RetryKind = Literal["ok", "status", "transport", "timeout", "malformed", "header", "final"]
+RetryKind = Literal[
+    "ok", "status", "rate_limited", "transport", "timeout", "malformed", "header", "final"
+]
+"""Why an attempt ended; "rate_limited" (a 429) is budgeted apart from the others."""
 
 
 class MalformedReplyError(ValueError):
@@ -140,7 +150,8 @@ def should_retry(
     if forced is not None and forced.strip().lower() in {"true", "false"}:
         retry = forced.strip().lower() == "true"
         log.debug("retry decided by x-should-retry=%s (status %s)", forced, status)
-        return RetryDecision(retry, f"server sent x-should-retry: {forced}", "header", retry_after)
+        kind: RetryKind = "rate_limited" if retry and status == 429 else "header"
+        return RetryDecision(retry, f"server sent x-should-retry: {forced}", kind, retry_after)
     if exc is not None:
         retry, kind, reason = _is_retryable_exception(exc)
         if status is not None:
@@ -151,6 +162,8 @@ def should_retry(
         return RetryDecision(True, "no response", "transport", retry_after)
     if 200 <= status < 300:
         return RetryDecision(False, f"HTTP {status}", "ok", retry_after)
+    if status == 429:
+        return RetryDecision(True, "HTTP 429", "rate_limited", retry_after)
     if status in RETRYABLE_STATUSES or status >= 500:
         log.debug("retrying status %s", status)
         return RetryDecision(True, f"HTTP {status}", "status", retry_after)
@@ -183,8 +196,10 @@ def backoff(
 class RetryBudget:
     """Counts one call's attempts, retries of malformed replies and time spent waiting.
 
-    `next_wait()` returns the seconds to sleep before the next attempt, or None when the
-    call must stop (not retryable, out of attempts, or the wait would pass `max_wait`).
+    Two budgets: failures (5xx, timeouts, resets, ...) may use `max_attempts` attempts and
+    `max_wait` seconds of waiting; 429s do not count there and may wait `rate_limit_wait`
+    seconds in total. `next_wait()` returns the seconds to sleep before the next attempt,
+    or None when the call must stop (not retryable, or a budget is spent).
     """
 
     def __init__(
@@ -192,21 +207,26 @@ class RetryBudget:
         max_attempts: int,
         max_wait: float,
         *,
+        rate_limit_wait: float = RATE_LIMIT_WAIT,
         rng: Callable[[], float] = random.random,
         base: float = BACKOFF_BASE,
         cap: float = BACKOFF_CAP,
     ) -> None:
         self.max_attempts = max_attempts
         self.max_wait = max_wait
+        self.rate_limit_wait = rate_limit_wait
         self.attempts = 0
         self.retries = 0
         self.malformed = 0
         self.waited = 0.0
+        self.rate_limited = 0
+        """Attempts that ended in a 429 (not counted against `max_attempts`)."""
+        self.rate_waited = 0.0
         self.stop_reason = ""
         self._rng, self._base, self._cap = rng, base, cap
 
     def start_attempt(self) -> int:
-        """Count an attempt; returns its number (1-based)."""
+        """Count an attempt; returns its number (1-based, 429s included)."""
         self.attempts += 1
         return self.attempts
 
@@ -215,8 +235,13 @@ class RetryBudget:
         if not decision.retry:
             self.stop_reason = "not retryable"
             return None
-        if self.attempts >= self.max_attempts:
-            self.stop_reason = f"gave up after {self.attempts} attempts"
+        if decision.kind == "rate_limited":
+            return self._rate_limited_wait(decision)
+        failures = self.attempts - self.rate_limited
+        if failures >= self.max_attempts:
+            self.stop_reason = f"gave up after {failures} attempts"
+            if self.rate_limited:
+                self.stop_reason += f" (not counting {self.rate_limited} answers of HTTP 429)"
             return None
         if decision.kind == "malformed":
             if self.malformed >= MAX_MALFORMED_RETRIES:
@@ -224,7 +249,7 @@ class RetryBudget:
                 return None
             self.malformed += 1
         wait = backoff(
-            self.retries + 1, decision.retry_after, base=self._base, cap=self._cap, rng=self._rng
+            failures, decision.retry_after, base=self._base, cap=self._cap, rng=self._rng
         )
         if self.waited + wait > self.max_wait:
             self.stop_reason = (
@@ -234,6 +259,23 @@ class RetryBudget:
             return None
         self.retries += 1
         self.waited += wait
+        return wait
+
+    def _rate_limited_wait(self, decision: RetryDecision) -> float | None:
+        """A 429: the server's Retry-After (or backoff), within `rate_limit_wait` in total."""
+        self.rate_limited += 1
+        wait = backoff(
+            self.rate_limited, decision.retry_after, base=self._base, cap=self._cap, rng=self._rng
+        )
+        if self.rate_waited + wait > self.rate_limit_wait:
+            self.stop_reason = (
+                f"still rate limited after {self.rate_limited} answers of HTTP 429 and "
+                f"{self.rate_waited:.0f}s of waiting (rate_limit_wait={self.rate_limit_wait:g}s): "
+                "raise the model's rate_limit_wait or lower its concurrency/rpm"
+            )
+            return None
+        self.retries += 1
+        self.rate_waited += wait
         return wait
 
     async def sleep(self, seconds: float) -> None:

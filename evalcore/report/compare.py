@@ -431,6 +431,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
     pairs = []
     for key in matched:
         (idx_a, ra), (idx_b, rb) = keyed_a[key], keyed_b[key]
+        if ra["success_rate"] is None or rb["success_rate"] is None:
+            continue  # no verdict in one run (failure policy `exclude`): nothing to compare
         rate_a, rate_b = float(ra["success_rate"]), float(rb["success_rate"])
         pairs.append({"item_id": item_ids.get(idx_a), "item_a": idx_a, "item_b": idx_b,
                       "question": ra.get("question"), "standard_answer": ra.get("standard_answer"),
@@ -440,7 +442,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
                      key=lambda p: (-abs(p["delta"]), p["item_a"]))[:max(top, 0)]
     return {
         "a": a, "b": b,
-        "delta": {k: b[k] - a[k] for k in ("mean", "std")},
+        "delta": {k: None if a[k] is None or b[k] is None else b[k] - a[k]
+                  for k in ("mean", "std")},  # None: a run without a single verdict
         "distribution": _distribution_rows(a, b),
         "pass_k": _pass_k_rows(a, b),
         "join": {"by": by, "matched": len(pairs), "only_a": len(keyed_a) - len(pairs),

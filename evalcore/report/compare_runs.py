@@ -5,6 +5,9 @@
   guessed. Runs of different kinds, or with no item in common, are refused by name.
 - Each run's headline figures (`run_figures`) come with intervals; the comparison adds
   each run's accuracy on the shared items only (Wilson for one round, else bootstrap).
+  Rounds without a verdict follow the failure policy (`run_figures.RunOutcomes`:
+  stability runs leave them out, as their report does); an item with no rate in one run
+  is not paired.
 - Every "A is better than B" comes from a paired test on the shared items' success
   rates: `compare.paired_test` (Wilcoxon signed-rank, the project's one implementation),
   for every pair of runs. A finding is stated only when p < `ALPHA`; otherwise the
@@ -57,8 +60,8 @@ def pair_finding(test: Mapping[str, Any], a: int, b: int, alpha: float = ALPHA) 
             f"mean change {abs(test['mean_delta']):.3f} on {test['n_pairs']} shared items)")
 
 
-def compare_runs(engine: Engine, run_ids: Sequence[int], *,
-                 alpha: float = ALPHA) -> dict[str, Any]:
+def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA,
+                 failure_policy: Optional[str] = None) -> dict[str, Any]:
     """Compare 2-8 runs of one kind. Keys: kind, runs (headline figures per run), alignment
     (shared items, per run: its items and the shared-with-others it lacks), shared
     (per run: accuracy on the shared items with its interval), tests (every pair: the
@@ -67,7 +70,7 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
     (fairness: violations one run has and no other has), questions (per shared item:
     rates per run and whether they differ)."""
     ids = _check_ids(run_ids)
-    outcomes = [load_outcomes(engine, i) for i in ids]
+    outcomes = [load_outcomes(engine, i, failure_policy) for i in ids]
     _refuse_kinds(outcomes)
     item_sets = [set(o.verdicts) for o in outcomes]
     shared = sorted(set.intersection(*item_sets))
@@ -82,23 +85,27 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *,
     tests = []
     for oa, ob in combinations(outcomes, 2):
         a, b = int(oa.run.id), int(ob.run.id)
-        test = (paired_test(rates[a], rates[b]) if verdicts_exist else
-                {"p_value": None, "reason": "the runs have no right/wrong verdicts"})
+        # an item without a rate in either run (no answered round) is not paired
+        pairs = [(ra, rb) for ra, rb in zip(rates[a], rates[b]) if ra is not None
+                 and rb is not None]
+        test = (paired_test([p[0] for p in pairs], [p[1] for p in pairs]) if verdicts_exist
+                else {"p_value": None, "reason": "the runs have no right/wrong verdicts"})
         tests.append({"a": a, "b": b, "test": test, "finding": pair_finding(test, a, b, alpha),
                       "significant": test["p_value"] is not None and test["p_value"] < alpha})
     shared_figures = []
     for o in outcomes:
-        r = rates[o.run.id]
+        r = [x for x in rates[o.run.id] if x is not None]
         shared_figures.append({"run_id": int(o.run.id),
-                               "accuracy": sum(r) / len(r) if verdicts_exist else None,
+                               "accuracy": sum(r) / len(r) if verdicts_exist and r else None,
                                "interval": (rate_interval(r, int(o.run.rounds or 1))
-                                            if verdicts_exist else None)})
+                                            if verdicts_exist and r else None)})
     questions = [{"item_id": item, "rates": {o.run.id: rates[o.run.id][n] for o in outcomes},
                   "differs": len({rates[o.run.id][n] for o in outcomes}) > 1}
                  for n, item in enumerate(shared)]
+    policy = {o.run.id: o.failure_policy for o in outcomes}
     figures = [run_figures(engine, int(o.run.id), o) for o in outcomes]
     return {
-        "kind": kind, "alpha": alpha,
+        "kind": kind, "alpha": alpha, "failure_policy": policy,
         "runs": figures,
         "gate_deltas": gate_deltas(figures),
         "violations_only_in": _violations_only_in(figures),

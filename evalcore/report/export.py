@@ -1,18 +1,23 @@
 """The stability CSV in the method's layout, written as a stream.
 
 One line per question: number, question, reference answer, type, then per round k its
-answer, score and reason, then correct count and success rate. Choices made:
+answer, score and reason, then answered and errored round counts, correct count and
+success rate. Choices made:
 
 - Streamed: calls are consumed one question at a time (`itertools.groupby` on item_idx),
   so a 100,000-call run never sits in memory; input must be ordered by item, then round
   (what `store.queries.iter_calls` yields). Rounds inside one item may come in any order.
 - The question number is the item's 0-based `item_idx`, the same key as the JSON's
   `stability_results` and the database, so rows can be joined back.
-- Score columns hold the 0/1 verdict the method counts (1 only when `correct` is true;
-  an errored round scores 0), so correct count = sum of the score columns. A round with
-  no call at all (not run) leaves its three cells empty and counts as wrong.
-- Success rate is a number in [0, 1] (correct / n_rounds, 4 decimals), not a "80%" text,
-  so spreadsheets can sort and average it.
+- Score columns hold the 0/1 verdict the method counts (1 only when `correct` is true),
+  so correct count = sum of the score columns. A round without a verdict (its call or
+  its judge failed: `error`, `judge_error` or `errored` set, or `correct` None) follows
+  the failure policy: `exclude` leaves its score empty (the reason says what failed),
+  `as_wrong` (the seed's rule) scores it 0. A round with no call at all (not run)
+  leaves its three cells empty. Both kinds count in the errored rounds column.
+- Success rate is a number in [0, 1] (4 decimals), not a "80%" text, so spreadsheets
+  can sort and average it: correct / answered rounds under `exclude` (empty when no
+  round has a verdict), correct / n_rounds under `as_wrong`.
 - UTF-8 with a BOM so Excel opens Chinese text correctly.
 - Formula injection: a text cell starting with = + - @ tab or CR gets a leading
   apostrophe (OWASP "CSV injection"). Plain numbers such as "-3" or "+2.5" are left as
@@ -30,15 +35,17 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, TextIO, Union
 
 from evalcore.errors import EvalcoreError
+from evalcore.metrics.stability import FAILURE_POLICIES, FailurePolicy
 
 Lang = Literal["zh", "en"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _HEADERS = {
     "zh": ("题目编号", "问题", "标准答案", "类型", "第{k}轮_答案", "第{k}轮_评分", "第{k}轮_理由",
-           "正确次数", "成功率"),
+           "作答轮数", "出错轮数", "正确次数", "成功率"),
     "en": ("question_id", "question", "reference_answer", "type", "round_{k}_answer",
-           "round_{k}_score", "round_{k}_reason", "correct_count", "success_rate"),
+           "round_{k}_score", "round_{k}_reason", "answered_rounds", "errored_rounds",
+           "correct_count", "success_rate"),
 }
 
 
@@ -59,11 +66,11 @@ def header(n_rounds: int, lang: Lang = "zh") -> list[str]:
     """Column names for a run of `n_rounds` rounds."""
     if lang not in _HEADERS:
         raise ExportInputError(f"lang must be 'zh' or 'en', got {lang!r}.")
-    qid, question, ref, typ, ans, score, reason, count, rate = _HEADERS[lang]
+    qid, question, ref, typ, ans, score, reason, answered, errored, count, rate = _HEADERS[lang]
     cols = [qid, question, ref, typ]
     for k in range(1, n_rounds + 1):
         cols += [ans.format(k=k), score.format(k=k), reason.format(k=k)]
-    return cols + [count, rate]
+    return cols + [answered, errored, count, rate]
 
 
 def _field(row: Any, name: str, default: Any = None) -> Any:
@@ -72,9 +79,17 @@ def _field(row: Any, name: str, default: Any = None) -> Any:
     return getattr(row, name, default)
 
 
-def _question_line(item_idx: Any, calls: Iterator[Any], n_rounds: int) -> list[Any]:
-    rounds: list[Optional[tuple[Any, int, Any]]] = [None] * n_rounds
+def _no_verdict(call: Any) -> bool:
+    """The round's answer or judge call failed (or no verdict was stored)."""
+    return (_field(call, "correct") is None or bool(_field(call, "errored"))
+            or bool(_field(call, "error")) or bool(_field(call, "judge_error")))
+
+
+def _question_line(item_idx: Any, calls: Iterator[Any], n_rounds: int,
+                   failure_policy: FailurePolicy) -> list[Any]:
+    rounds: list[Optional[tuple[Any, Optional[int], Any]]] = [None] * n_rounds
     first = None
+    answered = correct = 0
     for call in calls:
         first = first if first is not None else call
         rnd = _field(call, "round")
@@ -85,20 +100,30 @@ def _question_line(item_idx: Any, calls: Iterator[Any], n_rounds: int) -> list[A
         if rounds[rnd - 1] is not None:
             raise ExportInputError(f"item {item_idx}: round {rnd} appears twice; pass only "
                                    "answer-stage calls, one per item and round.")
-        verdict = 1 if _field(call, "correct") is True else 0
+        verdict: Optional[int] = 1 if _field(call, "correct") is True else 0
+        if _no_verdict(call):
+            verdict = None if failure_policy == "exclude" else 0
+        else:
+            answered += 1
+            correct += verdict
         rounds[rnd - 1] = (_field(call, "answer"), verdict, _field(call, "reason"))
-    correct = sum(r[1] for r in rounds if r is not None)
+    trials = answered if failure_policy == "exclude" else n_rounds
     line: list[Any] = [item_idx, _field(first, "question"), _field(first, "reference"),
                        _field(first, "task_type")]
     for r in rounds:
         line += ["", "", ""] if r is None else [r[0], r[1], r[2]]
-    line += [correct, round(correct / n_rounds, 4)]
+    line += [answered, n_rounds - answered, correct,
+             round(correct / trials, 4) if trials else None]
     return [safe_cell("" if v is None else v) for v in line]
 
 
-def _write(rows: Iterable[Any], n_rounds: int, out: TextIO, lang: Lang) -> int:
+def _write(rows: Iterable[Any], n_rounds: int, out: TextIO, lang: Lang,
+           failure_policy: FailurePolicy) -> int:
     if not isinstance(n_rounds, int) or n_rounds < 1:
         raise ExportInputError(f"n_rounds must be a positive integer, got {n_rounds!r}.")
+    if failure_policy not in FAILURE_POLICIES:
+        raise ExportInputError(f"failure_policy must be one of {', '.join(FAILURE_POLICIES)}, "
+                               f"got {failure_policy!r}.")
     writer = csv.writer(out)
     writer.writerow(header(n_rounds, lang))
     written = 0
@@ -109,13 +134,14 @@ def _write(rows: Iterable[Any], n_rounds: int, out: TextIO, lang: Lang) -> int:
                 f"calls are not ordered by item: item {item_idx} comes after item {previous}. "
                 "Order them by item, then round (store.queries.iter_calls does).")
         previous = item_idx
-        writer.writerow(_question_line(item_idx, calls, n_rounds))
+        writer.writerow(_question_line(item_idx, calls, n_rounds, failure_policy))
         written += 1
     return written
 
 
 def write_stability_csv(rows: Iterable[Any], n_rounds: int,
-                        out: Union[TextIO, str, PathLike[str]], lang: Lang = "zh") -> int:
+                        out: Union[TextIO, str, PathLike[str]], lang: Lang = "zh",
+                        failure_policy: FailurePolicy = "exclude") -> int:
     """Write the stability CSV; returns the number of questions written.
 
     Args:
@@ -125,16 +151,18 @@ def write_stability_csv(rows: Iterable[Any], n_rounds: int,
         out: a path (written UTF-8 with BOM) or an open text stream (the BOM is written
             to it; open files with newline="").
         lang: "zh" or "en" headers.
+        failure_policy: "exclude" or "as_wrong": how a round without a verdict counts.
     """
     if isinstance(out, (str, PathLike)):
         with Path(out).open("w", encoding="utf-8-sig", newline="") as fh:
-            return _write(rows, n_rounds, fh, lang)
+            return _write(rows, n_rounds, fh, lang, failure_policy)
     out.write("\ufeff")
-    return _write(rows, n_rounds, out, lang)
+    return _write(rows, n_rounds, out, lang, failure_policy)
 
 
-def csv_bytes(rows: Iterable[Any], n_rounds: int, lang: Lang = "zh") -> bytes:
+def csv_bytes(rows: Iterable[Any], n_rounds: int, lang: Lang = "zh",
+              failure_policy: FailurePolicy = "exclude") -> bytes:
     """The same CSV as bytes (UTF-8 with BOM) for a download button; holds the file in memory."""
     buffer = io.StringIO(newline="")
-    write_stability_csv(rows, n_rounds, buffer, lang)
+    write_stability_csv(rows, n_rounds, buffer, lang, failure_policy)
     return buffer.getvalue().encode("utf-8")

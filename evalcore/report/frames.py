@@ -24,7 +24,7 @@ SORT_KEYS: dict[str, str] = {
 """Orders the questions table offers, with a label for a select box."""
 
 QUESTION_COLUMNS = ("item", "question", "standard_answer", "type", "correct_count", "answered",
-                    "success_rate", "ci_low", "ci_high", "ci_width", "class",
+                    "errored", "success_rate", "ci_low", "ci_high", "ci_width", "class",
                     "distinct_answers", "same_answer_share")
 
 
@@ -53,6 +53,10 @@ def distribution_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["correct", "count", "percent", "colour"])
 
 
+def _number(value: Any) -> float:
+    return float("nan") if value is None else float(value)
+
+
 def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
                     ) -> pd.DataFrame:
     """One row per question with its rate and Wilson interval, in a useful reading order.
@@ -70,13 +74,17 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
         raise FrameInputError(f"cannot sort questions by {sort_by!r}; choose one of "
                               f"{', '.join(SORT_KEYS)}.")
     rows = []
+    nan = float("nan")  # a question without a verdict has no rate (failure policy `exclude`)
     for item, res in _results(report).items():
-        low, high = float(res["ci_low"]), float(res["ci_high"])
+        low, high = _number(res["ci_low"]), _number(res["ci_high"])
         rows.append({"item": item, "question": res.get("question"),
                      "standard_answer": res.get("standard_answer"), "type": res.get("type"),
                      "correct_count": int(res["correct_count"]), "answered": int(res["answered"]),
-                     "success_rate": float(res["success_rate"]), "ci_low": low, "ci_high": high,
-                     "ci_width": round(high - low, 12), "class": res["class"],
+                     "errored": int(res.get("errored", int(report["repetition_count"])
+                                            - int(res["answered"]))),
+                     "success_rate": _number(res["success_rate"]), "ci_low": low, "ci_high": high,
+                     "ci_width": nan if low != low else round(high - low, 12),
+                     "class": res["class"],
                      "distinct_answers": res.get("consistency", {}).get("distinct"),
                      "same_answer_share": res.get("consistency", {}).get("top_share")})
     frame = pd.DataFrame(rows, columns=list(QUESTION_COLUMNS))
@@ -107,7 +115,9 @@ def rounds_frame(report: Mapping[str, Any], item: int) -> pd.DataFrame:
             rows.append({"round": rnd, "verdict": "not run", "answer": None, "score": None,
                          "reason": None})
         else:
-            rows.append({"round": rnd, "verdict": "right" if r.get("correct") else "wrong",
+            verdict = ("error" if r.get("errored")
+                       else "right" if r.get("correct") else "wrong")
+            rows.append({"round": rnd, "verdict": verdict,
                          "answer": r.get("answer"), "score": r.get("score"),
                          "reason": r.get("reason")})
     return pd.DataFrame(rows, columns=["round", "verdict", "answer", "score", "reason"])

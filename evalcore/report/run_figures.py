@@ -6,11 +6,13 @@ text) into per-item verdict lists; `run_figures` turns them into a flat `metrics
 plus an `intervals` dict:
 
 - accuracy / mean_success_rate: the mean of per-item success rates (robustness: the
-  clean items). Interval: Wilson when each item was asked once (a plain proportion),
+  clean items). Rounds without a verdict follow the failure policy (`RunOutcomes`):
+  stability runs leave them out (rates over answered rounds), as the stability report
+  does; robustness and fairness count them wrong, as theirs do. Interval: Wilson when each item was asked once (a plain proportion),
   else a percentile bootstrap over items (rounds of one item are not independent, so a
   Wilson interval on all rounds pooled would be too narrow).
-- perfect_share, flaky_share (stability): items right in every round / right in some
-  but not all rounds; Wilson intervals on the item counts.
+- perfect_share, flaky_share (stability): items right in all N rounds / right in some
+  but not all of their answered rounds, over the items with a rate; Wilson intervals.
 - accuracy_attacked, pdr_<level>, flips (robustness): from the run's attack pairs, via
   `metrics.robustness.robustness_summary`; bootstrap over pairs (paired resampling).
 - fairness: the fairness report's `gate_metrics`, its score and level.
@@ -47,13 +49,29 @@ class RunOutcomes:
     latency_sum: float = 0.0
     latency_n: int = 0
 
-    def rate(self, item_id: int) -> float:
-        """Success rate of one item: right rounds / the run's rounds (missing = wrong)."""
-        rounds = max(int(self.run.rounds or 1), 1)
-        return sum(1 for v in self.verdicts.get(item_id, ()) if v) / rounds
+    failure_policy: str = "as_wrong"
+    """How rounds without a verdict count (`metrics.stability` FailurePolicy): stability
+    runs default to `exclude` (rates over answered rounds), the project's rule; robustness
+    and fairness to `as_wrong`, as their own reports count them."""
+
+    def rate(self, item_id: int) -> Optional[float]:
+        """Success rate of one item: right / answered rounds (`exclude`; None when none was
+        answered) or right / the run's rounds (`as_wrong`)."""
+        verdicts = self.verdicts.get(item_id, ())
+        right = sum(1 for v in verdicts if v)
+        if self.failure_policy == "exclude":
+            answered = sum(1 for v in verdicts if v is not None)
+            return right / answered if answered else None
+        return right / max(int(self.run.rounds or 1), 1)
 
 
-def load_outcomes(engine: Engine, run_id: int) -> RunOutcomes:
+def default_policy(kind: str) -> str:
+    """`exclude` for stability runs (the project's default), `as_wrong` otherwise."""
+    return "exclude" if kind == "stability" else "as_wrong"
+
+
+def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = None
+                  ) -> RunOutcomes:
     """Read a run's calls (verdict columns only) into `RunOutcomes`.
 
     Usage totals and, for a run scored by rules, the verdicts are counted in SQL (one row
@@ -69,7 +87,7 @@ def load_outcomes(engine: Engine, run_id: int) -> RunOutcomes:
 
     run = queries.get_run(engine, run_id)
     rounds = max(int(run.rounds or 1), 1)
-    out = RunOutcomes(run=run)
+    out = RunOutcomes(run=run, failure_policy=failure_policy or default_policy(run.kind))
     in_run = and_(Call.run_id == run_id, Call.round >= 1, Call.round <= rounds)
     answers = and_(in_run, Call.stage == "answer")
     usage = (select(Call.model, func.count(), func.coalesce(func.sum(Call.prompt_tokens), 0),
@@ -213,15 +231,22 @@ def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, A
     """Perfect and flaky shares, errored rounds; returns the distribution (questions
     right j of N times, j = 0..N)."""
     rounds = metrics["rounds"]
-    counts = [sum(1 for v in vs if v) for vs in out.verdicts.values()]
-    n = len(counts)
-    perfect = sum(1 for c in counts if c == rounds)
-    flaky = sum(1 for c in counts if 0 < c < rounds)
+    exclude = out.failure_policy == "exclude"
+    # (right, trials): answered rounds under `exclude` (questions without one have no
+    # rate and are left out), all N under `as_wrong`
+    tallies = [(sum(1 for v in vs if v), sum(1 for v in vs if v is not None) if exclude
+                else rounds) for vs in out.verdicts.values()]
+    tallies = [(right, trials) for right, trials in tallies if trials]
+    n = len(tallies)
+    perfect = sum(1 for right, _ in tallies if right == rounds)
+    flaky = sum(1 for right, trials in tallies if 0 < right < trials)
     metrics.update(perfect_share=perfect / n if n else None,
                    flaky_share=flaky / n if n else None,
-                   errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None))
+                   errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None),
+                   failure_policy=out.failure_policy)
     intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
-    return [sum(1 for c in counts if c == j) for j in range(rounds + 1)]
+    complete = [right for right, trials in tallies if trials == rounds]  # the 0..N bins
+    return [sum(1 for c in complete if c == j) for j in range(rounds + 1)]
 
 
 def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]) -> list:
@@ -278,12 +303,12 @@ def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
                                         for v in report["violations"]})
 
 
-def run_figures(engine: Engine, run_id: int,
-                outcomes: Optional[RunOutcomes] = None) -> dict[str, Any]:
+def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = None,
+                failure_policy: Optional[str] = None) -> dict[str, Any]:
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
     None = not measured), `intervals` ({metric: {low, high, method}}) and, for stability
     runs, `distribution` (questions right j of N times, j = 0..N)."""
-    out = outcomes or load_outcomes(engine, run_id)
+    out = outcomes or load_outcomes(engine, run_id, failure_policy)
     run = out.run
     metrics = _common(out)
     intervals: dict[str, Any] = {}
@@ -298,8 +323,9 @@ def run_figures(engine: Engine, run_id: int,
             _fairness(engine, run_id, metrics)
         except Exception as exc:  # noqa: BLE001 - a run without answers still lists
             metrics["fairness_error"] = str(exc)
-    rates = [out.rate(i) for i in rated
-             if any(v is not None for v in out.verdicts.get(i, ())) or run.kind == "stability"]
+    rates = [r for r in (out.rate(i) for i in rated
+                         if any(v is not None for v in out.verdicts.get(i, ()))
+                         or run.kind == "stability") if r is not None]
     has_verdicts = run.kind != "fairness" or any(
         v is not None for vs in out.verdicts.values() for v in vs)
     metrics["accuracy"] = sum(rates) / len(rates) if rates and has_verdicts else None

@@ -1,8 +1,11 @@
 """A stored stability run as the method reports it: verdict rows, the JSON, the CSV.
 
 A round's verdict is its judge call when the run had a judge model, else the answer
-call's rules score. Everything streams from the store ordered by item then round, so
-exports of 100,000-call runs do not sit in memory.
+call's rules score. A round whose answer call or judge call failed (after all retries)
+has no verdict: the failure policy (`exclude`, the default, or `as_wrong`, the seed's
+failure = 0; see `metrics.stability`) decides how it counts, and the JSON and CSV say
+which was used and how many rounds it concerned. Everything streams from the store
+ordered by item then round, so exports of 100,000-call runs do not sit in memory.
 """
 from __future__ import annotations
 
@@ -11,11 +14,13 @@ from typing import Any, Iterator, Optional, TextIO
 
 from sqlalchemy.engine import Engine
 
+from evalcore.metrics.stability import FailurePolicy
 
 
 def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
     """One dict per (item, round): item_id, item_idx, question, reference, task_type, round,
-    answer, extracted, score, correct, reason, error, judge_error; ordered by item then round."""
+    answer, extracted, score, correct, reason, error, judge_error, errored (no verdict: the
+    answer or the judge call failed); ordered by item then round."""
     from evalcore.store import queries
 
     rows = queries.iter_call_rows(engine, run_id)
@@ -30,12 +35,17 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
                 if row["error"] or (row["reason"] or "").startswith("judge error"):
                     merged["judge_error"] = row["error"] or row["reason"]
         if merged is not None:
+            merged["errored"] = bool(merged["error"] or merged["judge_error"])
             yield merged
 
 
-def stability_report(engine: Engine, run_id: int,
-                     timing: Optional[dict[str, Any]] = None) -> dict[str, Any]:
-    """The stability JSON of a run: ids, distribution, per-question results, summary, timing."""
+def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
+                     failure_policy: FailurePolicy = "exclude") -> dict[str, Any]:
+    """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
+
+    `failure_policy`: how rounds without a verdict count (see the module doc); the
+    report names it at the top and in `summary`.
+    """
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
     from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
@@ -56,12 +66,13 @@ def stability_report(engine: Engine, run_id: int,
             verdicts[idx] = [None] * run.rounds
             answers[idx] = [None] * run.rounds
         items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
-                                               row["score"], row["reason"]))
-        verdicts[idx][row["round"] - 1] = row["correct"]
+                                               row["score"], row["reason"], row["errored"],
+                                               failure_policy))
+        verdicts[idx][row["round"] - 1] = None if row["errored"] else row["correct"]
         answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
-    summary = stability_summary(verdicts, run.rounds)
+    summary = stability_summary(verdicts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_summary(rules_reasons)
     consistency = consistency_summary(list(answers.values()))
     for idx, figures in zip(answers, consistency["questions"]):
@@ -77,6 +88,7 @@ def stability_report(engine: Engine, run_id: int,
         "judge_model": None if run.judge == "rules" else run.judge,
         "judge": run.judge,
         "repetition_count": run.rounds,
+        "failure_policy": failure_policy,
         **summary.to_json_dict(items),
         "consistency": {"mean_distinct": consistency["mean_distinct"],
                         "mean_top_share": consistency["mean_top_share"]},
@@ -90,10 +102,12 @@ def stability_report(engine: Engine, run_id: int,
     }
 
 
-def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh") -> int:
+def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh",
+                  failure_policy: FailurePolicy = "exclude") -> int:
     """Stream a run's CSV in the method's layout; returns the number of questions written."""
     from evalcore.report.export import write_stability_csv
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
-    return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang)  # type: ignore[arg-type]
+    return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang,  # type: ignore[arg-type]
+                               failure_policy=failure_policy)

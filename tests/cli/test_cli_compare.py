@@ -36,6 +36,9 @@ def test_compare_json_matches_direct_computation(runs, capsys):
     assert full["kind"] == "stability" and full["alignment"]["shared"] == len(A)
     assert full["tests"][0]["test"]["p_value"] == pytest.approx(
         scipy_paired_p(rates(A), rates(B)))
+    assert set(full["failure_policy"].values()) == {"exclude"}
+    assert main(["compare", str(run_a), str(run_b), "--json", "--errors-as-wrong"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["failure_policy"].values()) == {"as_wrong"}
     result = full["stability_pair"]
     assert result["a"]["run_id"] == run_a and result["b"]["model"] == "m-b"
     assert result["a"]["mean"] == pytest.approx(sum(rates(A)) / len(A))

@@ -197,16 +197,105 @@ def test_array_mapping_and_lists_give_the_same_summary() -> None:
     assert list(from_map.results_json()) == [str(k) for k in keys]
 
 
-def test_errored_and_missing_rounds_count_as_wrong_but_are_reported() -> None:
-    summary = stability_summary({7: [1, None, 1], 9: [1], 12: [None, None, None]}, n_rounds=3)
+def test_as_wrong_counts_errored_and_missing_rounds_as_wrong_and_reports_them() -> None:
+    summary = stability_summary({7: [1, None, 1], 9: [1], 12: [None, None, None]}, n_rounds=3,
+                                failure_policy="as_wrong")
     by_key = {q.key: q for q in summary.questions}
-    assert (by_key[7].correct_count, by_key[7].answered) == (2, 2)
+    assert (by_key[7].correct_count, by_key[7].answered, by_key[7].errored) == (2, 2, 1)
     assert (by_key[9].correct_count, by_key[9].answered) == (1, 1)
     assert (by_key[12].correct_count, by_key[12].answered) == (0, 0)
     assert by_key[9].success_rate == pytest.approx(1 / 3)
     assert by_key[12].stability_class == "failed"
     assert summary.errored_rounds == 1 + 2 + 3
-    assert summary.summary_json()["errored_rounds"] == 6
+    assert summary.distribution_counts == {"0": 1, "1": 1, "2": 1, "3": 0}
+    assert (summary.incomplete, summary.unanswered, summary.questions_with_errors) == (0, 0, 3)
+    doc = summary.summary_json()
+    assert doc["errored_rounds"] == 6 and doc["failure_policy"] == "as_wrong"
+    assert "seed" in doc["failure_policy_note"]
+
+
+def test_exclude_rates_over_answered_rounds_and_keeps_errored_out_of_the_bins() -> None:
+    summary = stability_summary({7: [1, None, 1], 9: [1], 12: [None, None, None], 13: [0, 1, 1]},
+                                n_rounds=3)
+    by_key = {q.key: q for q in summary.questions}
+    assert summary.failure_policy == "exclude"
+    assert (by_key[7].success_rate, by_key[7].stability_class) == (1.0, "perfect")
+    assert (by_key[9].success_rate, by_key[9].errored) == (1.0, 2)
+    assert by_key[12].success_rate is None and by_key[12].stability_class is None
+    assert by_key[12].ci_low is None and by_key[12].to_json_dict()["class"] is None
+    # only question 13 has all 3 rounds judged: it alone sits in a bin
+    assert summary.distribution_counts == {"0": 0, "1": 0, "2": 1, "3": 0}
+    assert (summary.incomplete, summary.unanswered, summary.questions_with_errors) == (3, 1, 3)
+    assert sum(summary.distribution_percent.values()) + 100 * 3 / 4 == pytest.approx(100)
+    assert summary.distribution_json()["incomplete_percent"] == 75.0
+    # figures over the three questions that have a rate
+    assert summary.mean == pytest.approx(np.mean([1.0, 1.0, 2 / 3]))
+    assert summary.variance == pytest.approx(np.var([1.0, 1.0, 2 / 3]))
+    assert summary.classes == {"perfect": 2, "high": 0, "unstable": 1, "severe": 0, "failed": 0}
+    # pass@k over the questions with at least k answered rounds
+    assert summary.pass_at_k["1"] == pytest.approx(np.mean([1, 1, 2 / 3]))
+    assert summary.pass_hat_k["2"] == pytest.approx(np.mean([1, comb(2, 2) / comb(3, 2)]))
+    assert summary.pass_hat_k["3"] == 0.0  # question 13 alone, 2 of 3 right
+
+
+def test_exclude_with_no_verdict_at_all_has_no_rate() -> None:
+    summary = stability_summary([[None, None], [None]], 2)
+    assert summary.mean is None and summary.variance is None
+    assert summary.summary_json()["std"] is None
+    assert set(summary.pass_at_k.values()) == {None}
+    assert summary.unanswered == 2 and sum(summary.classes.values()) == 0
+    json.dumps(summary.to_json_dict(), allow_nan=False)
+
+
+def test_unknown_failure_policy_is_refused() -> None:
+    with pytest.raises(MetricInputError, match="exclude, as_wrong"):
+        stability_summary([[1]], 1, failure_policy="ignore")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("seed,questions,rounds", [(11, 60, 10), (12, 25, 7), (13, 30, 100)])
+def test_exclude_matches_numpy_and_scipy_with_random_errors(seed: int, questions: int,
+                                                            rounds: int) -> None:
+    matrix = random_matrix(seed, questions, rounds).astype(object)
+    rng = np.random.default_rng(seed)
+    matrix[rng.random(matrix.shape) < 0.1] = None  # about one round in ten errored
+    matrix[0, :] = None  # and one question never answered
+    summary = stability_summary(matrix.tolist(), rounds)
+    answered = np.array([sum(v is not None for v in row) for row in matrix])
+    correct = np.array([sum(v for v in row if v is not None) for row in matrix])
+    has_rate = answered > 0
+    rates = correct[has_rate] / answered[has_rate]
+
+    assert summary.mean == pytest.approx(float(np.mean(rates)), abs=1e-12)
+    assert summary.variance == pytest.approx(float(np.var(rates, ddof=0)), abs=1e-12)
+    complete = answered == rounds
+    hist = np.bincount(correct[complete].astype(int), minlength=rounds + 1)
+    assert summary.distribution_counts == {str(j): int(v) for j, v in enumerate(hist)}
+    assert summary.incomplete == int(np.sum(~complete))
+    assert summary.errored_rounds == int(rounds * questions - answered.sum())
+    assert summary.classes == {
+        "perfect": int(np.sum(rates == 1)),
+        "high": int(np.sum((rates >= 0.8) & (rates < 1))),
+        "unstable": int(np.sum((rates >= 0.5) & (rates < 0.8))),
+        "severe": int(np.sum((rates > 0) & (rates < 0.5))),
+        "failed": int(np.sum(rates == 0)),
+    }
+    assert summary.risk["trusted"] == int(np.sum(rates >= 0.8))
+    for k in (1, 2, rounds):
+        eligible = answered >= k
+        n, c = answered[eligible], correct[eligible]
+        if not eligible.any():
+            assert summary.pass_at_k[str(k)] is None
+            continue
+        at = np.mean(1.0 - comb(n - c, k) / comb(n, k))
+        hat = np.mean(comb(c, k) / comb(n, k))
+        assert summary.pass_at_k[str(k)] == pytest.approx(float(at), rel=1e-9, abs=1e-12)
+        assert summary.pass_hat_k[str(k)] == pytest.approx(float(hat), rel=1e-9, abs=1e-12)
+    for q, a, c in zip(summary.questions, answered, correct):
+        if a == 0:
+            assert q.success_rate is None
+            continue
+        ci = binomtest(int(c), int(a)).proportion_ci(method="wilson")
+        assert (q.ci_low, q.ci_high) == pytest.approx((float(ci.low), float(ci.high)), abs=1e-12)
 
 
 @pytest.mark.parametrize("rounds", [1, 100])
@@ -269,15 +358,21 @@ def test_json_shape_and_round_trip() -> None:
     assert entry["correct_count"] == int(matrix[2].sum())
     assert entry["class"] in CLASSES
     assert entry["rounds"][0] == {"round": 1, "answer": "ans0", "correct": bool(matrix[2, 0]),
-                                  "score": float(matrix[2, 0]), "reason": "ok"}
+                                  "score": float(matrix[2, 0]), "reason": "ok",
+                                  "errored": False}
     assert sum(r["score"] for r in entry["rounds"]) == entry["correct_count"]
     assert set(doc["summary"]) >= {"mean", "variance", "classes", "risk", "pass_at_k", "pass_hat_k"}
     assert doc["summary"]["risk"]["trusted"] == int(np.sum(matrix.mean(axis=1) >= 0.8))
 
 
-def test_round_json_scores_a_missing_verdict_as_zero() -> None:
-    assert round_json(3, None, None, None, "timeout") == {
-        "round": 3, "answer": None, "correct": False, "score": 0.0, "reason": "timeout"}
+def test_round_json_writes_a_missing_verdict_per_policy() -> None:
+    assert round_json(3, None, None, None, "timeout", failure_policy="as_wrong") == {
+        "round": 3, "answer": None, "correct": False, "score": 0.0, "reason": "timeout",
+        "errored": True}
+    assert round_json(3, "x", False, 0.0, "judge error", errored=True,
+                      failure_policy="exclude") == {
+        "round": 3, "answer": "x", "correct": None, "score": None, "reason": "judge error",
+        "errored": True}
 
 
 def test_question_stability_alone() -> None:

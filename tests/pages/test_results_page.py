@@ -158,7 +158,8 @@ def test_compare_runs_side_by_side(page_env, engine):
     run_b = seed_run(engine, ds, B, 3, model="m-b")
     at = open_page("Compare")
     assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
-    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     table = table_with(at, "shared_accuracy")
     assert list(table["run_id"]) == [run_a, run_b]
@@ -195,7 +196,8 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     assert charts == ["results.compare_intervals", "results.compare_overlay",
                       "results.compare_hist", "results.compare_scatter"]
     changed = table_with(at, "item_a")
-    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
@@ -246,7 +248,8 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     seed_run(engine, ds, B, 3, model="m-b")
     at = open_page("Leaderboard")
     board = table_with(at, "fairness_level")
-    rate = {pos: sum(1 for v in row if v == 1) / 3 for pos, row in A.items()}
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     expected = {"m-a": sum(rate.values()) / 5, "m-b": sum(rate_b.values()) / 5}
     assert dict(zip(board["model"], board["accuracy"])) == pytest.approx(expected)

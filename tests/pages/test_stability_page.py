@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.helpers import add_fake_model, run_page, values, wait_finished, wait_jobs
@@ -22,14 +23,15 @@ def open_page() -> AppTest:
     return run_page(PAGE)
 
 
-def stored_run(engine) -> int:
-    """A finished stability run written straight to the store (no model server needed)."""
+def stored_run(engine, pattern: dict = PATTERN) -> int:
+    """A finished stability run written straight to the store (no model server needed);
+    a None verdict is a call that failed after its retries."""
     from evalcore.dataset import import_dataset, load_items
     from evalcore.store import queries
     from evalcore.store.tables import utcnow
 
     dataset = import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
-    items = load_items(engine, dataset.id, limit=len(PATTERN))
+    items = load_items(engine, dataset.id, limit=len(pattern))
     start = utcnow() - timedelta(seconds=30)
     calls = len(items) * ROUNDS
     run = queries.create_run(engine, kind="stability", dataset_id=dataset.id, model="fake",
@@ -38,9 +40,11 @@ def stored_run(engine) -> int:
                              config={"item_ids": [i.id for i in items]})
     queries.record_calls(engine, [
         {"run_id": run.id, "item_id": item.id, "round": r + 1, "stage": "answer",
-         "model": "fake", "prompt": item.question, "answer": f"=cmd answer {pos}.{r + 1}",
-         "correct": bool(v), "score": float(v), "reason": f"reason {pos}.{r + 1}"}
-        for pos, item in enumerate(items) for r, v in enumerate(PATTERN[pos])])
+         "model": "fake", "prompt": item.question,
+         "answer": None if v is None else f"=cmd answer {pos}.{r + 1}",
+         "correct": bool(v), "score": float(bool(v)), "reason": f"reason {pos}.{r + 1}",
+         "error": "HTTP 500 (gave up after 6 attempts)" if v is None else None}
+        for pos, item in enumerate(items) for r, v in enumerate(pattern[pos])])
     return int(run.id)
 
 
@@ -181,6 +185,25 @@ def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env,
     assert stored_run_again.model == "fake"
     at = open_page()
     assert at.selectbox(key="stability.model").value == "fake"
+
+
+def test_errored_rounds_are_shown_and_the_seed_rule_is_a_toggle(page_env, engine):
+    stored_run(engine, {**PATTERN, 0: [1, 1, None]})  # item 0: 2 right, 1 failed call
+    at = open_page()
+    assert not at.exception
+    warning = " ".join(values(at, "warning"))
+    assert "1 rounds in 1 questions have no verdict" in warning and "left out" in warning
+    cards = "".join(t for t in values(at, "markdown") if "right</div>" in t)
+    assert "incomplete" in cards
+    table = next(df.value for df in at.dataframe if "ci_width" in df.value.columns)
+    row = table.set_index("item").loc[0]
+    assert (row["answered"], row["errored"], row["success_rate"]) == (2, 1, 1.0)
+
+    at.toggle(key="stability.errors_as_wrong").set_value(True).run()
+    assert not at.exception
+    assert "count as wrong answers" in " ".join(values(at, "warning"))
+    table = next(df.value for df in at.dataframe if "ci_width" in df.value.columns)
+    assert table.set_index("item").loc[0, "success_rate"] == pytest.approx(2 / 3)
 
 
 def test_more_than_20_rounds_show_class_cards_and_the_full_table(page_env, engine):

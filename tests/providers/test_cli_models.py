@@ -39,6 +39,8 @@ def test_add_list_remove(settings, capsys, monkeypatch):
                 "3",
                 "--rpm",
                 "120",
+                "--rate-limit-wait",
+                "900",
                 "--temperature",
                 "0",
             ]
@@ -48,6 +50,7 @@ def test_add_list_remove(settings, capsys, monkeypatch):
     models = load_models(settings.models_path)
     assert set(models) == {"local", "remote"}
     assert models["remote"].rpm == 120 and models["remote"].temperature == 0.0
+    assert models["remote"].rate_limit_wait == 900.0
     assert "sk-cli-secret" not in settings.models_path.read_text()
     capsys.readouterr()
     assert run(["models", "list", "--json"]) == 0

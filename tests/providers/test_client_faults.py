@@ -91,9 +91,12 @@ def test_cap_below_concurrency_costs_time_never_answers(server):
     # once the provider lifts its cap, the limit grows back to the configured 8
     server.reconfigure(cap=0, latency=0.0)
 
-    async def recover():
-        for _ in range(60):
-            await client.chat(ChatRequest.user("more"))
+    async def recover():  # 8 callers, so calls wait for a slot and the limit has reason to grow
+        async def caller():
+            for _ in range(40):
+                await client.chat(ChatRequest.user("more"))
+
+        await asyncio.gather(*(caller() for _ in range(8)))
         await close_clients()
 
     asyncio.run(recover())

@@ -17,30 +17,94 @@ class Clock:
         return self.now
 
 
-def test_overload_halves_once_per_round_then_grows_back():
+def waiting(lim: AdaptiveLimiter, n: int = 1) -> asyncio.AbstractEventLoop:
+    """Make `n` calls wait for a slot (growth needs someone waiting); returns the loop to close."""
+    loop = asyncio.new_event_loop()
+    for _ in range(n):
+        fut = loop.create_future()
+        fut.set_result(None)  # already handed a slot: _wake skips it, the queue is not empty
+        lim._waiters.append(fut)
+    return loop
+
+
+def burst(lim: AdaptiveLimiter, clock: Clock, in_flight: int, rejected: int) -> list[bool]:
+    """`in_flight` calls started at clock.now; `rejected` of them come back 429 a moment later
+    (each releases its slot after reporting, as the client does)."""
+    permits = [Permit(clock.now) for _ in range(in_flight)]
+    lim.in_flight = in_flight
+    clock.now += 0.01
+    cuts = []
+    for permit in permits[:rejected]:
+        cuts.append(lim.on_overload(permit))
+        lim.in_flight -= 1
+    return cuts
+
+
+def test_a_burst_of_429s_cuts_by_the_overshoot_to_what_the_provider_admitted():
     clock = Clock()
-    lim = AdaptiveLimiter(8, clock=clock)
-    old = [Permit(clock.now) for _ in range(4)]  # calls in flight before the overload
+    lim = AdaptiveLimiter(50, clock=clock)
+    cuts = burst(lim, clock, in_flight=50, rejected=10)  # the provider admits 40
+    assert cuts == [True] + [False] * 9  # one burst: one decrease, the rest are its echoes
+    assert lim.limit == 40 and lim.decreases == 1 and lim.ceiling == 50
+
+
+def test_a_burst_never_cuts_below_half():
+    clock = Clock()
+    lim = AdaptiveLimiter(50, clock=clock)
+    burst(lim, clock, in_flight=50, rejected=45)  # a rate limit: nearly everything is 429
+    assert lim.limit == 25
+    clock.now += 1
+    burst(lim, clock, in_flight=25, rejected=25)  # the next burst halves again
+    assert lim.limit == 12.5 and lim.decreases == 2
+
+
+def test_a_429_with_few_calls_in_flight_cuts_to_them():
+    clock = Clock()
+    lim = AdaptiveLimiter(20, clock=clock)
+    lim.in_flight = 14  # the provider is full although we send fewer than our limit
     clock.now = 1.0
-    assert lim.on_overload(old[0]) is True
-    assert lim.limit == 4
-    # echoes from calls started before the cut do not cut again
-    assert [lim.on_overload(p) for p in old[1:]] == [False, False, False]
-    assert lim.limit == 4
-    clock.now = 2.0
-    assert lim.on_overload(Permit(1.5)) is True  # a new round of overload
-    assert lim.limit == 2
-    for _ in range(200):
-        lim.on_success()
-    assert lim.limit == 8  # additive increase back to, and not past, the maximum
+    assert lim.on_overload(Permit(0.5)) is True
+    assert lim.limit == 13
 
 
-def test_additive_increase_is_about_one_per_round():
+def test_growth_about_one_per_round_only_while_calls_wait():
     lim = AdaptiveLimiter(10)
     lim.limit = 4.0
     for _ in range(4):
         lim.on_success()
+    assert lim.limit == 4.0  # nobody waits for a slot: the limit is not what holds us back
+    loop = waiting(lim)
+    for _ in range(4):
+        lim.on_success()
     assert 4.8 < lim.limit < 5.1
+    for _ in range(200):
+        lim.on_success()
+    assert lim.limit == 10  # and not past the maximum
+    loop.close()
+
+
+def test_a_cap_hit_again_is_probed_less_often_until_the_cap_rises():
+    clock = Clock()
+    lim = AdaptiveLimiter(50, clock=clock)
+    loop = waiting(lim)
+    burst(lim, clock, in_flight=50, rejected=10)
+    rounds_between_probes = []
+    for _ in range(5):
+        successes = 0
+        while lim.effective <= 40:  # grow until one more call than the cap is in flight
+            lim.on_success()
+            successes += 1
+        rounds_between_probes.append(round(successes / 40))
+        clock.now += 1
+        burst(lim, clock, in_flight=41, rejected=1)
+        assert lim.limit == 40
+    assert rounds_between_probes == [1, 1, 2, 4, 8]
+    for _ in range(10_000):  # the provider lifted its cap: growth past the ceiling
+        lim.on_success()
+        if lim.limit > 43:
+            break
+    assert lim.slowdown == 1 and lim.limit > 43
+    loop.close()
 
 
 def test_never_below_one():
@@ -48,7 +112,7 @@ def test_never_below_one():
     lim = AdaptiveLimiter(3, clock=clock)
     for step in range(10):
         clock.now = float(step + 1)
-        lim.on_overload(Permit(clock.now - 0.5))
+        burst(lim, clock, in_flight=lim.effective, rejected=lim.effective)
     assert lim.limit == 1.0 and lim.effective == 1
 
 
@@ -120,33 +184,3 @@ def test_cancelled_waiters_do_not_leak_or_block_slots():
         return second_got_it, third_waits, lim.in_flight, len(lim._waiters)
 
     assert asyncio.run(main()) == (True, True, 0, 0)
-
-
-def test_overload_again_near_the_ceiling_steps_down_one_instead_of_halving():
-    clock = Clock()
-    lim = AdaptiveLimiter(50, clock=clock)
-    clock.now = 1.0
-    lim.on_overload(Permit(0.5))  # first overload: no ceiling yet, halve
-    assert (lim.limit, lim.ceiling) == (25, 50)
-    lim.limit = 11.0  # grown back near a provider cap of 10 ...
-    lim.ceiling = 12.0
-    for _ in range(6):  # ... with half a round of successes since the cut
-        lim.on_success()
-    before = lim.limit
-    clock.now = 2.0
-    assert lim.on_overload(Permit(1.5)) is True
-    assert lim.limit == before - 1 and lim.ceiling == before
-
-
-def test_fast_repeat_overload_still_halves_so_a_dropping_cap_is_followed():
-    clock = Clock()
-    lim = AdaptiveLimiter(20, clock=clock)
-    lim.limit, lim.ceiling = 10.0, 10.5
-    for _ in range(5):
-        lim.on_success()
-    clock.now = 1.0
-    lim.on_overload(Permit(0.5))  # near the ceiling after successes: one step
-    stepped = lim.limit
-    clock.now = 2.0
-    lim.on_overload(Permit(1.5))  # again at once, no successes: the cap fell, halve
-    assert lim.limit == stepped * 0.5

@@ -130,3 +130,47 @@ def test_budget_never_retries_final():
     budget.start_attempt()
     assert budget.next_wait(RetryDecision(False, "HTTP 401")) is None
     assert BACKOFF_CAP == 30.0
+
+
+def test_429_is_rate_limited_kind_also_when_the_header_says_retry():
+    assert should_retry(429, {"Retry-After": "2"}).kind == "rate_limited"
+    assert should_retry(429, {"x-should-retry": "true"}).kind == "rate_limited"
+    assert not should_retry(429, {"x-should-retry": "false"}).retry
+
+
+def test_429s_do_not_use_up_the_attempts_for_real_failures():
+    budget = RetryBudget(3, 1000, rate_limit_wait=600, rng=lambda: 0.0)
+    rate_limited = should_retry(429, {"Retry-After": "1"})
+    for _ in range(50):  # far more 429s than max_attempts: each waits the server's 1 s
+        budget.start_attempt()
+        assert budget.next_wait(rate_limited) == 1.0
+    waits = []
+    while True:  # then real failures still get their 3 attempts
+        budget.start_attempt()
+        wait = budget.next_wait(should_retry(503, {}))
+        if wait is None:
+            break
+        waits.append(wait)
+    assert len(waits) == 2 and budget.attempts == 53 and budget.rate_limited == 50
+    assert "3 attempts (not counting 50 answers of HTTP 429)" in budget.stop_reason
+
+
+def test_429s_stop_when_their_total_wait_would_pass_rate_limit_wait():
+    budget = RetryBudget(6, 120, rate_limit_wait=10, rng=lambda: 0.0)
+    decision = should_retry(429, {"Retry-After": "3"})
+    waits = []
+    while budget.start_attempt() and (wait := budget.next_wait(decision)) is not None:
+        waits.append(wait)
+    assert waits == [3.0, 3.0, 3.0] and budget.rate_waited == 9.0
+    assert "rate_limit_wait=10s" in budget.stop_reason and "concurrency" in budget.stop_reason
+
+
+def test_429_without_retry_after_backs_off_exponentially_on_its_own_count():
+    budget = RetryBudget(6, 120, rate_limit_wait=600, rng=lambda: 1.0)
+    budget.start_attempt()
+    assert budget.next_wait(should_retry(500, {})) == 0.5  # first real failure
+    waits = []
+    for _ in range(4):
+        budget.start_attempt()
+        waits.append(budget.next_wait(should_retry(429, {})))
+    assert waits == [0.5, 1.0, 2.0, 4.0]

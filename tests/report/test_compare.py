@@ -29,7 +29,8 @@ B = {0: [1, 1, 1, 1], 1: [1, 1, 1, 1], 2: [0, 1, 0, 0], 3: [0, 0, 0, 0], 4: [1, 
 
 
 def rate(verdicts: list) -> float:
-    return sum(1 for v in verdicts if v == 1) / N
+    """Over the answered rounds: the reports' default failure policy (`exclude`)."""
+    return sum(1 for v in verdicts if v == 1) / sum(1 for v in verdicts if v is not None)
 
 
 @pytest.fixture()

@@ -199,6 +199,10 @@ def test_judged_runs_use_the_judge_verdicts_except_failed_answers(engine):
          "answer": "v", "correct": p == 1, "score": float(p == 1)}
         for p in (0, 1) for r in (1, 2)])
     metrics = run_figures(engine, run)["metrics"]
-    assert metrics["mean_success_rate"] == pytest.approx((0 + 0.5) / 2)
+    # stability leaves the round without a verdict out: item 1 is right 1 of 1 answered
+    assert metrics["failure_policy"] == "exclude"
+    assert metrics["mean_success_rate"] == pytest.approx((0 + 1.0) / 2)
     assert metrics["errored_rounds"] == 1 and metrics["errors"] == 1
+    as_wrong = run_figures(engine, run, failure_policy="as_wrong")["metrics"]
+    assert as_wrong["mean_success_rate"] == pytest.approx((0 + 0.5) / 2)  # 1 of 2 rounds
     assert metrics["calls"] == 8

@@ -30,7 +30,7 @@ def make_report(verdicts: dict, n: int) -> dict:
                  "rounds": [{"round": r + 1, "answer": f"a{i}.{r + 1}", "correct": bool(v),
                              "score": float(bool(v)), "reason": f"why {i}.{r + 1}"}
                             for r, v in enumerate(row)]} for i, row in verdicts.items()}
-    summary = stability_summary(verdicts, n)
+    summary = stability_summary(verdicts, n, failure_policy="as_wrong")  # the seed rule
     return {"run_id": 1, "status": "done", "model": "m", "judge_model": None,
             "repetition_count": n, **summary.to_json_dict(items), "timing": {}}
 

@@ -7,7 +7,7 @@ import pytest
 from scipy.stats import binomtest
 
 from evalcore.errors import EvalcoreError
-from evalcore.metrics.stability import stability_summary
+from evalcore.metrics.stability import round_json, stability_summary
 from evalcore.report import frames
 from evalcore.report.figures import GREEN, LIGHT_GREEN, RED, YELLOW
 
@@ -24,12 +24,12 @@ VERDICTS = {  # item -> per round; rounds missing at the end were never run
 }
 
 
-def make_report(verdicts: dict, n: int) -> dict:
+def make_report(verdicts: dict, n: int, failure_policy: str = "as_wrong") -> dict:
     items = {i: {"question": f"Q{i}?", "standard_answer": str(i), "type": "math",
-                 "rounds": [{"round": r + 1, "answer": f"a{i}.{r + 1}", "correct": v == 1,
-                             "score": float(v == 1), "reason": f"why {i}.{r + 1}"}
+                 "rounds": [round_json(r + 1, f"a{i}.{r + 1}", None if v is None else v == 1,
+                                       None, f"why {i}.{r + 1}", failure_policy=failure_policy)
                             for r, v in enumerate(row)]} for i, row in verdicts.items()}
-    summary = stability_summary(verdicts, n)
+    summary = stability_summary(verdicts, n, failure_policy=failure_policy)
     return {"run_id": 3, "status": "done", "model": "m", "judge_model": None,
             "repetition_count": n, **summary.to_json_dict(items), "timing": {}}
 
@@ -90,7 +90,7 @@ def test_questions_frame_rejects_an_unknown_order(report):
 def test_rounds_frame_lists_every_round_including_not_run(report):
     rows = frames.rounds_frame(report, 6)
     assert list(rows["round"]) == [1, 2, 3, 4]
-    assert list(rows["verdict"]) == ["right", "wrong", "not run", "not run"]
+    assert list(rows["verdict"]) == ["right", "error", "not run", "not run"]
     assert rows.loc[0, "answer"] == "a6.1" and rows.loc[0, "reason"] == "why 6.1"
     full = frames.rounds_frame(report, 1)
     assert list(full["score"]) == [1.0, 0.0, 1.0, 1.0]
@@ -109,3 +109,14 @@ def test_pass_k_and_counts_frames(report):
     assert risk["trusted"] == risk["perfect"] == 1  # trusted includes perfect
     with pytest.raises(EvalcoreError):
         frames.counts_frame(report, "nope")  # type: ignore[arg-type]
+
+
+def test_excluded_errors_show_next_to_the_rate_and_as_error_rounds():
+    report = make_report({0: [1, None, 0, 1], 1: [None, None, None, None], 2: [1, 1, 1, 1]},
+                         N, failure_policy="exclude")
+    table = frames.questions_frame(report, sort_by="success_rate").set_index("item")
+    assert table.loc[0, "success_rate"] == pytest.approx(2 / 3)  # over the 3 answered rounds
+    assert (table.loc[0, "answered"], table.loc[0, "errored"]) == (3, 1)
+    assert table.loc[1, "errored"] == 4 and table.loc[1, "success_rate"] != table.loc[1, "success_rate"]
+    assert list(frames.questions_frame(report)["item"]) == [0, 2, 1]  # no rate: last
+    assert list(frames.rounds_frame(report, 0)["verdict"]) == ["right", "error", "wrong", "right"]

@@ -46,11 +46,12 @@ def test_headers_in_both_languages() -> None:
     assert header(2, "zh") == [
         "题目编号", "问题", "标准答案", "类型",
         "第1轮_答案", "第1轮_评分", "第1轮_理由", "第2轮_答案", "第2轮_评分", "第2轮_理由",
-        "正确次数", "成功率"]
+        "作答轮数", "出错轮数", "正确次数", "成功率"]
     assert header(1, "en") == [
         "question_id", "question", "reference_answer", "type",
-        "round_1_answer", "round_1_score", "round_1_reason", "correct_count", "success_rate"]
-    assert len(header(100)) == 4 + 3 * 100 + 2
+        "round_1_answer", "round_1_score", "round_1_reason", "answered_rounds",
+        "errored_rounds", "correct_count", "success_rate"]
+    assert len(header(100)) == 4 + 3 * 100 + 4
     with pytest.raises(ExportInputError, match="lang"):
         header(2, "fr")  # type: ignore[arg-type]
 
@@ -87,20 +88,38 @@ def test_objects_work_like_dicts_and_english_headers() -> None:
     assert read_back(as_dicts)[0][0] == "question_id"
 
 
-def test_missing_and_errored_rounds(tmp_path: Path) -> None:
-    calls = [
-        {"item_idx": 4, "question": "Q", "reference": "1", "task_type": "math", "round": 3,
-         "answer": "1", "correct": True, "reason": "ok"},
-        {"item_idx": 4, "question": "Q", "reference": "1", "task_type": "math", "round": 1,
-         "answer": None, "correct": None, "reason": "timeout after 3 attempts"},
-    ]
-    row = read_back(csv_bytes(calls, 4))[1]
+ERRORED = [
+    {"item_idx": 4, "question": "Q", "reference": "1", "task_type": "math", "round": 3,
+     "answer": "1", "correct": True, "reason": "ok", "error": None},
+    {"item_idx": 4, "question": "Q", "reference": "1", "task_type": "math", "round": 1,
+     "answer": None, "correct": False, "reason": "model error: timed out",
+     "error": "timed out after 60s (gave up after 6 attempts)"},
+    {"item_idx": 4, "question": "Q", "reference": "1", "task_type": "math", "round": 4,
+     "answer": "2", "correct": False, "reason": "wrong", "error": None},
+]
+
+
+def test_errored_rounds_are_left_out_by_default(tmp_path: Path) -> None:
+    row = read_back(csv_bytes(ERRORED, 4))[1]
     assert row[:4] == ["4", "Q", "1", "math"]
-    assert row[4:7] == ["", "0", "timeout after 3 attempts"]  # errored round scores 0
+    assert row[4:7] == ["", "", "model error: timed out"]  # no verdict: no score
     assert row[7:10] == ["", "", ""]  # round 2 never ran
     assert row[10:13] == ["1", "1", "ok"]
-    assert row[13:16] == ["", "", ""]
-    assert row[-2:] == ["1", "0.25"]
+    assert row[13:16] == ["2", "0", "wrong"]
+    assert row[-4:] == ["2", "2", "1", "0.5"]  # answered, errored, correct, 1 of 2 answered
+
+
+def test_errored_rounds_as_wrong_is_the_seed_rule(tmp_path: Path) -> None:
+    row = read_back(csv_bytes(ERRORED, 4, failure_policy="as_wrong"))[1]
+    assert row[4:7] == ["", "0", "model error: timed out"]  # errored round scores 0
+    assert row[-4:] == ["2", "2", "1", "0.25"]
+    with pytest.raises(ExportInputError, match="exclude, as_wrong"):
+        csv_bytes(ERRORED, 4, failure_policy="ignore")  # type: ignore[arg-type]
+
+
+def test_no_verdict_at_all_leaves_the_rate_empty() -> None:
+    row = read_back(csv_bytes(ERRORED[1:2], 2))[1]
+    assert row[-4:] == ["0", "2", "0", ""]
 
 
 @pytest.mark.parametrize("value,expected", [

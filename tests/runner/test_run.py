@@ -111,10 +111,13 @@ def test_judge_model_verdicts_are_pipelined_and_judge_errors_counted(engine, set
     assert all(c.score is None for c in calls if c.stage == "answer")
     from evalcore.report.stability import stability_report
 
-    report = stability_report(engine, run_id)
+    report = stability_report(engine, run_id, failure_policy="as_wrong")  # the seed rule
     assert report["judge_model"] == "judge"
     assert report["timing"]["judge_errors"] == 2 and report["timing"]["errors"] == 0
     assert report["distribution"]["distribution_counts"] == {"0": 1, "1": 0, "2": 5}
+    default = stability_report(engine, run_id)  # judge errors are no verdict, not wrong
+    assert default["distribution"]["distribution_counts"] == {"0": 0, "1": 0, "2": 5}
+    assert default["distribution"]["incomplete"] == default["summary"]["unanswered_questions"] == 1
     first = report["stability_results"]["0"]["rounds"][0]
     assert first["correct"] is False and first["reason"].startswith("judge error")
 

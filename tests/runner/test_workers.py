@@ -81,7 +81,8 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
     with FaultServer(FaultConfig(latency=0.05)) as server:
         add_model(settings, server, concurrency=24)  # 4 slots for each of the 6 runs
         run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=4)
-        workers = [start_worker(settings, url, f"w{n}", "--jobs", "2") for n in range(3)]
+        # room to spare (9 slots, 6 runs): the survivors can take the orphans at once
+        workers = [start_worker(settings, url, f"w{n}", "--jobs", "3") for n in range(3)]
         try:
             def victim():  # a worker holding a run that has stored some calls
                 for job in jobs.list_jobs(engine, status=["running"]):
