@@ -11,12 +11,13 @@ VENV_PY := .venv/bin/python
 PORT ?= 8501
 PYTEST_ARGS ?=
 
-.PHONY: help run test venv venv-dev system data setup setup-dev clean clean-data
+.PHONY: help run test team-demo venv venv-dev system data setup setup-dev clean clean-data
 
 help:
 	@echo "make run   - install (once) and start the app on http://localhost:$(PORT)"
 	@echo "make test  - install (once, incl. apt packages as root) and run the tests"
 	@echo "             (PYTEST_ARGS='-m \"not browser\"' to pass pytest options)"
+	@echo "make team-demo - PostgreSQL + OIDC provider + two app replicas on loopback"
 	@echo "make clean - remove .venv, caches and the offline language data"
 
 venv:
@@ -43,6 +44,9 @@ run: setup
 
 test: setup-dev
 	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+
+team-demo: setup-dev
+	bash scripts/team_demo.sh
 
 clean:
 	rm -rf .venv .pytest_cache .evalcore-data

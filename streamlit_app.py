@@ -1,16 +1,18 @@
 """The app's entry point: it only routes. Each page lives in `pages/`; the sidebar is shared.
 
 Run with `streamlit run streamlit_app.py`. Once `st.navigation` runs, Streamlit no longer
-auto-discovers `pages/`, so every page is listed here (later issues add Stability,
-Attacks, Fairness and Results).
+auto-discovers `pages/`, so every page is listed here. In team mode (EVALCORE_AUTH) the
+sign-in gate runs first; admins also get the Team page (users, roles, audit log).
 """
 from __future__ import annotations
 
 import streamlit as st
 
 from pages._shared import sidebar
+from pages._signin import gate
 
 st.set_page_config(page_title="evalcore", layout="wide")
+actor = gate()  # team mode: the sign-in page (or what is misconfigured) until signed in
 
 PAGES = {
     "Start": [st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)],
@@ -24,6 +26,10 @@ PAGES = {
                  st.Page("pages/fairness.py", title="Fairness", icon=":material/balance:")],
     "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
 }
+
+if actor.team and actor.role == "admin":
+    PAGES["Results"].append(st.Page("pages/_team.py", title="Team", icon=":material/group:",
+                                        url_path="team"))
 
 page = st.navigation(PAGES)
 sidebar()

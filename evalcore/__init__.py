@@ -42,6 +42,7 @@ _EXPORTS = {
     "Question": "evalcore.dataset.records",
     "Score": "evalcore.scorers.base",
     "create_attack_set": "evalcore.perturb.sets", "import_attack_set": "evalcore.perturb.sets",
+    "make_attack_set": "evalcore.perturb.sets", "generate_attack_items": "evalcore.perturb.sets",
     "start_robustness": "evalcore.runner.robustness",
     "create_robustness_run": "evalcore.runner.robustness",
     "robustness_report": "evalcore.report.robustness",

@@ -1,7 +1,8 @@
 """Typed settings, read once from the environment and passed down.
 
 `EVALCORE_HOME` (default `./.evalcore`) holds the SQLite database and `models.toml`;
-`EVALCORE_DB_URL` overrides the database and `EVALCORE_MODELS` the model file.
+`EVALCORE_DB_URL` overrides the database and `EVALCORE_MODELS` the model file
+(`database`, the default on PostgreSQL, keeps models in the database for a team).
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -17,7 +19,9 @@ class Settings:
 
     home: Path
     db_url: str
-    models_path: Path
+    models_path: Any
+    """A models.toml Path, or the database's list (`evalcore.model_store.ModelsInDatabase`,
+    the default on PostgreSQL); `providers.registry` accepts either."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -36,6 +40,9 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     home = Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
     db_url = env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}"
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
+    from evalcore.model_store import models_location  # light: no SQLAlchemy here
+
+    models_path = models_location(db_url, env.get("EVALCORE_MODELS"), models_path)
     return Settings(home=home, db_url=db_url, models_path=models_path)
 
 

@@ -84,9 +84,41 @@ def local_model_line() -> str:
     return f"running at {status['url']} ({model}, since {since})"
 
 
+def actor() -> Any:
+    """The acting user of this session (`evalcore.auth.Actor`; the local admin-equivalent
+    user unless EVALCORE_AUTH turns team mode on)."""
+    from pages._signin import current_actor
+
+    return current_actor()
+
+
+def why_not(permission: str) -> str | None:
+    """None if this session's user may do it, else why not (a disabled button's help)."""
+    from evalcore.auth import why_not as _why_not
+
+    return _why_not(actor(), permission)
+
+
+def allowed_button(label: str, permission: str, *, disabled: bool = False,
+                   help: str | None = None, form: bool = False, **kwargs: Any) -> bool:
+    """A button this session's role may lack `permission` for: then disabled, saying why
+    (evalcore refuses the action anyway; this only spares the click)."""
+    denied = why_not(permission)
+    button = st.form_submit_button if form else st.button
+    clicked = button(label, disabled=disabled or denied is not None, help=denied or help,
+                     **kwargs)
+    if denied:
+        st.caption(denied)
+    return bool(clicked)
+
+
 def sidebar() -> None:
-    """The sidebar every page shows: which database is in use and the local model's state."""
+    """The sidebar every page shows: who is signed in, which database is in use and the
+    local model's state."""
+    from pages._signin import sidebar_identity
+
     with st.sidebar:
+        sidebar_identity()
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
@@ -131,10 +163,11 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     _waiting_line(eng, run_id, p["status"])
     if p["cancel_requested"]:
         st.caption("Cancel requested: the run stops after the calls in flight.")
-    elif st.button("Cancel run", key=f"{key}.cancel"):
-        from evalcore.runner.start import cancel_run
+    elif st.button("Cancel run", key=f"{key}.cancel", disabled=why_not("run") is not None,
+                   help=why_not("run")):
+        from evalcore import actions
 
-        cancel_run(eng, run_id)
+        actions.cancel_run(actor(), eng, run_id)
         st.toast(f"Cancelling run #{run_id}")
 
 
@@ -170,8 +203,11 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
         st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
     elif job.status == "queued":
         st.caption("Waiting for a worker.")
-    if not finished and not job.cancel_requested and st.button("Cancel", key=f"{key}.cancel_job"):
-        jobs.cancel_job(engine(), job_id)
+    if not finished and not job.cancel_requested and allowed_button(
+            "Cancel", "run", key=f"{key}.cancel_job"):
+        from evalcore import actions
+
+        actions.cancel_job(actor(), engine(), job_id)
         st.toast(f"Cancelling job #{job_id}")
 
 

@@ -97,7 +97,12 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
              "word: replacements, min_similarity; sentence: pivot language; all: "
              "threshold (least question similarity), similarity (false skips it)")
     name = st.text_input("Attack set name (optional)", key="attacks.name")
-    if st.button("Generate attack set", type="primary", key="attacks.generate"):
+    similarity = st.checkbox(
+        "Check meaning with e5 similarity", value=True, key="attacks.similarity",
+        help="Flags attacked questions whose e5 similarity to the original is below the "
+             "threshold (low_similarity). Off: faster, the other checks still run.")
+    if _shared.allowed_button("Generate attack set", "attack", type="primary",
+                              key="attacks.generate"):
         try:
             params = json.loads(params_text or "{}")
         except json.JSONDecodeError as exc:
@@ -106,11 +111,13 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         if not isinstance(params, dict):
             st.error("Parameters must be a JSON object, e.g. {}")
             return
-        from evalcore.runner.attack import create_attack_job
+        if not similarity:
+            params["similarity"] = False
+        from evalcore import actions
 
-        _shared.queue_job(lambda: create_attack_job(
-            _shared.engine(), dataset=int(dataset_id), level=level, seed=int(seed),
-            params=params, translator=translator, name=name.strip() or None,
+        _shared.queue_job(lambda: actions.queue_attack(
+            _shared.actor(), _shared.engine(), dataset=int(dataset_id), level=level,
+            seed=int(seed), params=params, translator=translator, name=name.strip() or None,
             created_by=reviewer, limit=int(limit) or None), JOB)
 
 
@@ -165,20 +172,22 @@ def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = ""
     and when. An edit (text from the widget under `edit_key`) is re-checked by the service;
     its result is noted on the card.
     """
-    from evalcore.perturb.review import edit_attack_item, set_review
+    from evalcore import actions
 
-    eng = _shared.engine()
+    eng, actor = _shared.engine(), _shared.actor()
     try:
         if edit_key:
-            saved = edit_attack_item(eng, item_id, st.session_state.get(edit_key, ""),
-                                     reviewer=reviewer, expected_status=seen,
-                                     approve=status == "approved")
+            saved = actions.edit_attack_item(actor, eng, item_id,
+                                             st.session_state.get(edit_key, ""),
+                                             reviewer=reviewer, expected_status=seen,
+                                             approve=status == "approved")
             sim = "-" if saved.similarity is None else f"{saved.similarity:.3f}"
             text = (f"Edit saved and re-checked: similarity {sim}, flags "
                     f"{', '.join(saved.flags) or 'none'}; now {saved.status}.")
             note = ("info", text)
         else:
-            set_review(eng, item_id, status, reviewer=reviewer, expected_status=seen)
+            actions.set_review(actor, eng, item_id, status, reviewer=reviewer,
+                               expected_status=seen)
             note = None
     except EvalcoreError as exc:
         note = ("warning", str(exc))
@@ -239,7 +248,7 @@ def item_card(item: Any, position: int, reviewer: str) -> None:
 
 def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
     """Approve every pending item without flags, after a confirmation."""
-    from evalcore.perturb.review import approve_unflagged
+    from evalcore import actions
 
     candidates = int(progress["unflagged_pending"])
     if not st.session_state.get(CONFIRM_BULK):
@@ -253,7 +262,8 @@ def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
     yes, no, _ = st.columns([1, 1, 4])
     if yes.button("Confirm bulk approve", key="attacks.bulk_confirm", type="primary",
                   disabled=not reviewer):
-        count = approve_unflagged(_shared.engine(), set_id, reviewer=reviewer)
+        count = actions.approve_unflagged(_shared.actor(), _shared.engine(), set_id,
+                                          reviewer=reviewer)
         st.session_state[CONFIRM_BULK] = False
         st.toast(f"Approved {count} items")
         st.rerun()
@@ -322,7 +332,13 @@ def _csv(set_id: int) -> bytes:
 
 
 def reviewer_input() -> str:
-    """The reviewer's name; kept in the session under REVIEWER across pages."""
+    """The reviewer's name; kept in the session under REVIEWER across pages. In team mode
+    it is the signed-in identity (no typing), and empty for a role that may not review."""
+    actor = _shared.actor()
+    if actor.team:
+        denied = _shared.why_not("review")
+        st.caption(f"Reviewing: {denied}" if denied else f"Reviewing as **{actor.label}**")
+        return "" if denied else actor.label
     name = st.text_input("Your name (recorded with each review)",
                          value=st.session_state.get(REVIEWER, ""), key="attacks.reviewer_input")
     st.session_state[REVIEWER] = name.strip()
@@ -347,7 +363,7 @@ def main() -> None:
     attack_set = set_picker(sets, datasets)
     if attack_set is None:
         return
-    if not reviewer:
+    if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
     st.download_button("Export CSV", lambda: _csv(int(attack_set.id)),
                        file_name=f"attack_set_{attack_set.id}.csv", mime="text/csv",

@@ -15,18 +15,17 @@ import streamlit as st
 from evalcore.dataset import (
     TASK_TYPES,
     ParsedDataset,
-    delete_dataset,
     detect_format,
     guess_mapping,
     list_datasets,
     list_formats,
     parse_dataset,
     read_table,
-    store_parsed,
     suggest_mapping,
 )
+from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
-from evalcore.errors import DatasetError, DuplicateDatasetError
+from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
 from pages import _shared
 
 PREVIEW_ROWS = 20
@@ -131,11 +130,11 @@ def preview(parsed: ParsedDataset) -> None:
 def _store(parsed: ParsedDataset, name: str, token: str, allow_duplicate: bool) -> None:
     """Store and remember the outcome for this file (the duplicate warning must survive reruns)."""
     try:
-        dataset = store_parsed(_shared.engine(), parsed, name=name,
-                               allow_duplicate=allow_duplicate)
+        dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed, name=name,
+                                       allow_duplicate=allow_duplicate)
     except DuplicateDatasetError as exc:
         outcome = ("duplicate", str(exc))
-    except DatasetError as exc:
+    except EvalcoreError as exc:  # a bad file, or a role that may not import
         outcome = ("error", str(exc))
     else:
         outcome = ("done", f"Imported '{dataset.name}': {dataset.item_count} items.")
@@ -208,7 +207,11 @@ def import_panel(filename: str, data: bytes) -> None:
     preview(parsed)
 
     name = st.text_input("Dataset name", key="datasets.name")
-    clicked = st.button("Import", key="datasets.import", type="primary")
+    denied = _shared.why_not("import")
+    clicked = st.button("Import", key="datasets.import", type="primary",
+                        disabled=denied is not None, help=denied)
+    if denied:
+        st.caption(denied)
     box = st.empty()
     if clicked:
         _store(parsed, name, token, allow_duplicate=False)
@@ -224,8 +227,8 @@ def _ask_delete() -> None:
 def _confirm_delete(name: str) -> None:
     st.session_state.pop("datasets.confirm_delete", None)
     try:
-        delete_dataset(_shared.engine(), name)
-    except DatasetError as exc:
+        actions.delete_dataset(_shared.actor(), _shared.engine(), name)
+    except EvalcoreError as exc:
         st.session_state["datasets.delete_result"] = ("error", str(exc))
     else:
         st.session_state["datasets.delete_result"] = ("done", f"Deleted dataset '{name}'.")
@@ -258,6 +261,10 @@ def stored_datasets() -> None:
                    on_click=_confirm_delete, args=(pending,))
         no.button("Cancel", key="datasets.delete_cancel", on_click=_cancel_delete)
         return
+    denied = _shared.why_not("delete")
+    if denied:
+        st.caption(f"Deleting datasets: {denied}")
+        return
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     target = left.selectbox("Dataset to delete", [d.name for d in datasets], index=None,
                             placeholder="Choose a dataset", key="datasets.delete_target")
@@ -268,7 +275,7 @@ def stored_datasets() -> None:
 def _dataset_table(datasets: list[Any]) -> None:
     rows = [{"name": d.name, "format": d.format, "task type": d.task_type,
              "language": d.language, "items": d.item_count, "created": d.created_at,
-             "source file": d.source_file} for d in datasets]
+             "source file": d.source_file, "imported by": d.created_by} for d in datasets]
     st.dataframe(rows, hide_index=True,
                  column_config={"created": st.column_config.DatetimeColumn(
                      format="YYYY-MM-DD HH:mm")})

@@ -128,11 +128,12 @@ def suite_builder() -> None:
                            key="fairness.toml")
     name = st.text_input("Suite name", value=f"fairness-{generator}-{lang}",
                          key=f"fairness.suite_name.{generator}.{lang}")
-    if st.button("Save suite", type="primary", key="fairness.save"):
-        from evalcore.perturb.counterfactual import save_suite
+    if _shared.allowed_button("Save suite", "import", type="primary", key="fairness.save"):
+        from evalcore import actions
 
         try:
-            dataset = save_suite(_shared.engine(), parsed, name.strip() or None)
+            dataset = actions.save_suite(_shared.actor(), _shared.engine(), parsed,
+                                         name.strip() or None)
         except EvalcoreError as exc:
             st.error(f"Could not save the suite: {exc}")
             return
@@ -144,7 +145,7 @@ def suite_builder() -> None:
 
 def bias_importer() -> None:
     """Import a BBQ (JSONL) or CBBQ (CSV) file as a bias suite."""
-    from evalcore.dataset import import_dataset
+    from evalcore import actions
 
     st.caption("BBQ and CBBQ are multiple-choice bias benchmarks: each is scored with its "
                "paper's bias score for ambiguous and disambiguated contexts, next to accuracy.")
@@ -154,10 +155,12 @@ def bias_importer() -> None:
     fmt = left.selectbox("Format", ["bbq", "cbbq"], key="fairness.bias_format")
     name = right.text_input("Dataset name", key="fairness.bias_name",
                             value=(upload.name.rsplit(".", 1)[0] if upload else ""))
-    if st.button("Import", key="fairness.bias_import", disabled=upload is None):
+    if _shared.allowed_button("Import", "import", key="fairness.bias_import",
+                              disabled=upload is None):
         try:
-            dataset = import_dataset(_shared.engine(), upload.getvalue(), filename=upload.name,
-                                     name=name.strip() or upload.name, format=fmt)
+            dataset = actions.import_dataset(_shared.actor(), _shared.engine(),
+                                             upload.getvalue(), filename=upload.name,
+                                             name=name.strip() or upload.name, format=fmt)
         except EvalcoreError as exc:
             st.error(f"Could not import {upload.name}: {exc}")
             return
@@ -170,7 +173,7 @@ def bias_importer() -> None:
 
 def start_form(suites: list[Any]) -> None:
     """Suite, model, samples and temperature; the button stores the new run id."""
-    from evalcore.fairness import start_fairness_run
+    from evalcore import actions
 
     if not suites:
         st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
@@ -203,9 +206,10 @@ def start_form(suites: list[Any]) -> None:
         st.warning("With temperature 0 every sample gives the same answer.")
     items = int(limit) or n_items
     st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
-    if st.button("Start run", type="primary", key="fairness.start"):
-        _shared.start_and_show("fairness", lambda: start_fairness_run(
-            _shared.engine(), suite=by_id[suite_id].name, model=model, samples=int(samples),
+    if _shared.allowed_button("Start run", "run", type="primary", key="fairness.start"):
+        _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
+            _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
+            samples=int(samples),
             temperature=float(temperature), models_path=models_path, created_by="page",
             name=name.strip(), limit=int(limit) or None))
 
@@ -310,7 +314,7 @@ def attribute_block(report: dict[str, Any]) -> None:
 def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     """A judge model's ratings beside the word lists: how far they agree, and a form to
     have a judge rate the answers (stored with the run; rated answers are skipped)."""
-    from evalcore.runner.judge_analysis import create_judge_analysis_job
+    from evalcore import actions
 
     judged = report.get("judge_analysis")
     st.markdown("#### Judge model")
@@ -337,12 +341,12 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     with st.form(key="fairness.judge_form"):
         judge = st.selectbox("Judge model", models, key="fairness.judge_model", index=None,
                              placeholder="Choose the judge model")
-        go = st.form_submit_button("Rate the answers with the judge")
+        go = _shared.allowed_button("Rate the answers with the judge", "run", form=True)
     if go and judge is None:
         st.error("Choose the judge model first: one that can rate answers.")
-    elif go and _shared.queue_job(lambda: create_judge_analysis_job(
-            _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
-            created_by="app"), key) is not None:
+    elif go and _shared.queue_job(lambda: actions.queue_judge_analysis(
+            _shared.actor(), _shared.engine(), run_id, str(judge),
+            _shared.settings().models_path), key) is not None:
         st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive
 
 

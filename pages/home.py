@@ -45,15 +45,17 @@ def counts() -> dict[str, str]:
 
 def demo() -> None:
     """One click: the bundled sample, 3 rounds on the local model, shown on Stability."""
-    from evalcore.demo import DEMO_ROUNDS, start_demo
+    from evalcore.demo import DEMO_ROUNDS
 
     st.markdown("#### Try it")
     st.caption(f"Imports a bundled sample of 10 Chinese maths problems and asks the embedded "
                f"SmolLM2 model each one {DEMO_ROUNDS} times (about half a minute on a laptop, "
                "no key, no internet). The run appears on the Stability page.")
-    if st.button("Run the demo", type="primary", key="home.demo"):
-        run_id = _shared.start_and_show("stability", lambda: start_demo(
-            _shared.engine(), _shared.settings().models_path, created_by="app"))
+    if _shared.allowed_button("Run the demo", "run", type="primary", key="home.demo"):
+        from evalcore import actions
+
+        run_id = _shared.start_and_show("stability", lambda: actions.start_demo(
+            _shared.actor(), _shared.engine(), _shared.settings().models_path))
         if run_id is not None:
             st.switch_page("pages/stability.py")
 

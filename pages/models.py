@@ -16,13 +16,8 @@ from evalcore.errors import EvalcoreError, ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.client import test_connection
 from evalcore.providers.local import HEALTH_TIMEOUT, LocalServer, start_local, stop_local
-from evalcore.providers.registry import (
-    add_model,
-    load_models,
-    remove_model,
-    update_model,
-    validate_model,
-)
+from evalcore import actions
+from evalcore.providers.registry import load_models, validate_model
 from pages import _shared
 
 NEW = "(new model)"
@@ -80,10 +75,12 @@ def _save() -> None:
             if not name:
                 raise ModelConfigError("give the model a name (it is how runs refer to it)")
             entry = {k: v for k, v in values.items() if v not in (None, "")}
-            add_model(path, validate_model(entry, name, path))
+            actions.add_model(_shared.actor(), _shared.engine(), path,
+                              validate_model(entry, name, path))
         else:
-            update_model(path, name, **{k: (None if v == "" else v) for k, v in values.items()})
-    except ModelConfigError as exc:
+            actions.update_model(_shared.actor(), _shared.engine(), path, name,
+                                 **{k: (None if v == "" else v) for k, v in values.items()})
+    except EvalcoreError as exc:  # invalid settings, or a role that may not edit models
         _say("error", str(exc))
         return
     _say("success", f"Saved model '{name}' to {path}.")
@@ -144,7 +141,7 @@ def connection_test(config: ModelConfig) -> None:
     """Send one short prompt on the shared background loop; show latency and reply or error."""
     from evalcore.runner.background import get_runner
 
-    if st.button("Test connection", key="models.test"):
+    if _shared.allowed_button("Test connection", "run", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:
                 reply = get_runner().call(test_connection(config), timeout=_test_timeout(config))
@@ -174,8 +171,8 @@ def _ask_delete() -> None:
 def _confirm_delete(name: str) -> None:
     st.session_state.pop("models.confirm_delete", None)
     try:
-        remove_model(_path(), name)
-    except ModelConfigError as exc:
+        actions.remove_model(_shared.actor(), _shared.engine(), _path(), name)
+    except EvalcoreError as exc:
         _say("error", str(exc))
         return
     _say("success", f"Removed model '{name}'.")
@@ -224,9 +221,12 @@ def local_panel(models: dict[str, ModelConfig]) -> None:
     pick = st.selectbox("Local model", names, key="models.local_target")
     running = LocalServer.instance().running
     left, right = st.columns(2)
-    left.button("Start", key="models.local_start", disabled=running, on_click=_start_local,
-                args=(models[pick or names[0]],), help="Loads the GGUF (a few seconds for SmolLM2)")
-    right.button("Stop", key="models.local_stop", disabled=not running, on_click=_stop_local)
+    may_start, may_stop = _shared.why_not("run"), _shared.why_not("models")
+    left.button("Start", key="models.local_start", disabled=running or may_start is not None,
+                on_click=_start_local, args=(models[pick or names[0]],),
+                help=may_start or "Loads the GGUF (a few seconds for SmolLM2)")
+    right.button("Stop", key="models.local_stop", disabled=not running or may_stop is not None,
+                 on_click=_stop_local, help=may_stop)
 
 
 def main() -> None:
@@ -245,10 +245,15 @@ def main() -> None:
     if st.session_state.get("models.selected") not in names:
         st.session_state["models.selected"] = NEW
     selected = st.selectbox("Model", names, key="models.selected")
+    denied = _shared.why_not("models")
     if selected != NEW:
         connection_test(models[selected])
-        delete_controls(selected)
-    editor(models, selected)
+        if denied is None:
+            delete_controls(selected)
+    if denied is None:
+        editor(models, selected)
+    else:
+        st.caption(f"Adding, editing and deleting models: {denied}")
     st.divider()
     local_panel(models)
 

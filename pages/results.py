@@ -70,9 +70,13 @@ def browser() -> int | None:
 
 
 def _cancel(run_id: int) -> None:
-    from evalcore.runner.start import cancel_run
+    from evalcore import actions
 
-    cancel_run(_shared.engine(), run_id)
+    try:
+        actions.cancel_run(_shared.actor(), _shared.engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[NOTICE] = ("error", f"Cannot cancel run #{run_id}: {exc}")
+        return
     message = f"Cancelling run #{run_id}: it stops after the calls in flight."
     st.session_state[NOTICE] = ("info", message)
 
@@ -80,10 +84,10 @@ def _cancel(run_id: int) -> None:
 def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
     run's state changed since the button was drawn. The run goes back to the queue."""
-    from evalcore.runner.start import resume_run
+    from evalcore import actions
 
     try:
-        resume_run(_shared.engine(), run_id)
+        actions.resume_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
@@ -92,10 +96,10 @@ def _resume(run_id: int) -> None:
 
 
 def _retry_failed(run_id: int) -> None:
-    from evalcore.runner.start import retry_failed
+    from evalcore import actions
 
     try:
-        moved, _ = retry_failed(_shared.engine(), run_id)
+        moved, _ = actions.retry_failed(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot retry run #{run_id}: {exc}")
         return
@@ -104,8 +108,10 @@ def _retry_failed(run_id: int) -> None:
 
 
 def _delete(run_id: int) -> None:
+    from evalcore import actions
+
     try:
-        queries.delete_run(_shared.engine(), run_id)
+        actions.delete_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
         return
@@ -125,22 +131,28 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            cols[0].button("Cancel run", key="results.cancel", on_click=_cancel, args=(run_id,))
+            with cols[0]:
+                _shared.allowed_button("Cancel run", "run", key="results.cancel",
+                                       on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
             st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
-        cols[1].button("Resume run", key="results.resume", on_click=_resume, args=(run_id,),
-                       help="Continue where the run stopped; stored calls are never sent "
-                            "again.")
+        with cols[1]:
+            _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
+                                   args=(run_id,), help="Continue where the run stopped; "
+                                                        "stored calls are never sent again.")
     if status in queries.FINISHED:
         if details["progress"]["errors"]:
-            cols[2].button("Retry failed calls", key="results.retry_failed",
-                           on_click=_retry_failed, args=(run_id,),
-                           help="Send only the calls that failed again; the failed attempts "
-                                "stay on record.")
-        cols[3].button("Delete run", key="results.delete", on_click=_delete, args=(run_id,),
-                       help="Delete the run and its calls (its dataset stays).")
+            with cols[2]:
+                _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
+                                       on_click=_retry_failed, args=(run_id,),
+                                       help="Send only the calls that failed again; the "
+                                            "failed attempts stay on record.")
+        with cols[3]:
+            _shared.allowed_button("Delete run", "delete", key="results.delete",
+                                   on_click=_delete, args=(run_id,),
+                                   help="Delete the run and its calls (its dataset stays).")
 
 
 def _status_body(run_id: int, was_live: bool) -> None:
@@ -316,9 +328,9 @@ def run_view(run_id: int) -> None:
 
 
 def _requeue(job_id: int) -> None:
-    from evalcore.store.jobs import requeue_job
+    from evalcore import actions
 
-    requeue_job(_shared.engine(), job_id)
+    actions.requeue_job(_shared.actor(), _shared.engine(), job_id)
     st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
 
 
@@ -351,8 +363,10 @@ def queue_view() -> None:
         picked = left.selectbox("Queue again", [j.id for j in stuck], key="results.requeue_pick",
                                 format_func=lambda i: next(f"#{j.id} {j.label} ({j.status})"
                                                            for j in stuck if j.id == i))
-        right.button("Queue again", key="results.requeue", on_click=_requeue, args=(picked,),
-                     help="Runs are resumed from their own view (Runs tab).")
+        with right:
+            _shared.allowed_button("Queue again", "run", key="results.requeue",
+                                   on_click=_requeue, args=(picked,),
+                                   help="Runs are resumed from their own view (Runs tab).")
 
 
 # ------------------------------------------------------------------ page

@@ -28,8 +28,8 @@ def _set_label(s: Any, approved: int) -> str:
 
 def start_form(datasets: list[Any], sets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
+    from evalcore import actions
     from evalcore.perturb.review import review_progress
-    from evalcore.runner.robustness import start_robustness
 
     if not sets:
         st.info("No attack sets yet: generate and review one on the Attacks page first.")
@@ -66,10 +66,11 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     st.caption(f"{pairs} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
-    if st.button("Start robustness run", type="primary", key="robustness.start",
-                 disabled=not chosen):
-        _shared.start_and_show("robustness", lambda: start_robustness(
-            eng, attack_set_ids=[int(i) for i in chosen], model=model, rounds=int(rounds),
+    if _shared.allowed_button("Start robustness run", "run", type="primary",
+                              key="robustness.start", disabled=not chosen):
+        _shared.start_and_show("robustness", lambda: actions.start_robustness(
+            _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
+            rounds=int(rounds),
             models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
             name=name.strip(), created_by=st.session_state.get("attacks.reviewer", "")))
 

@@ -46,8 +46,8 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
+    from evalcore import actions
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import start_run
 
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
@@ -86,12 +86,13 @@ def start_form(datasets: list[Any]) -> None:
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
     _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
-    if st.button("Start run", type="primary", key="stability.start"):
+    if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
                        limit=int(limit) or None, name=name.strip())
         _shared.start_and_show("stability",
-                               lambda: start_run(_shared.engine(), spec, models_path))
+                               lambda: actions.start_run(_shared.actor(), _shared.engine(),
+                                                         spec, models_path))
 
 
 # ------------------------------------------------------------------ results
@@ -187,7 +188,7 @@ def rejudge_form(run_id: int) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
     its judgements stored with the run as they come."""
-    from evalcore.runner.rejudge import create_rejudge_job
+    from evalcore import actions
 
     with st.expander("Judge reliability: re-judge a sample of answers"):
         key = f"stability.rejudge_job.{run_id}"
@@ -205,12 +206,13 @@ def rejudge_form(run_id: int) -> None:
                                        key="stability.rejudge_sample")
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
-            go = st.form_submit_button("Re-judge")
+            go = _shared.allowed_button("Re-judge", "run", form=True)
         if go and judge is None:
             st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
-        elif go and _shared.queue_job(lambda: create_rejudge_job(
-                _shared.engine(), run_id, str(judge), models_path=_shared.settings().models_path,
-                sample=int(sample), passes=int(passes), created_by="app"), key) is not None:
+        elif go and _shared.queue_job(lambda: actions.queue_rejudge(
+                _shared.actor(), _shared.engine(), run_id, str(judge),
+                _shared.settings().models_path, sample=int(sample), passes=int(passes)),
+                key) is not None:
             st.rerun()  # draw the job's live panel
 
 

@@ -78,13 +78,13 @@ def test_every_lazy_dataset_name_resolves():
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "config", "resources", "dataset.records", "dataset.language", "lazy"),
-    ("providers", "prompt", "scorers", "metrics", "store"),
-    ("dataset",),
+    ("errors", "resources", "dataset.records", "dataset.language", "lazy"),
+    ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store", "masking"),
+    ("dataset", "auth"),
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds", "demo", "cli", "__main__", "__init__"),
+    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__"),
 ]
 
 

@@ -12,7 +12,7 @@ import sys
 from typing import Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
-                   "attacks", "robustness", "worker", "jobs")
+                   "attacks", "robustness", "worker", "jobs", "users", "audit")
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 

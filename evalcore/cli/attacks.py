@@ -5,10 +5,9 @@ import argparse
 import sys
 
 
-def _reviewer(args: argparse.Namespace) -> str:
-    import getpass
-
-    return args.reviewer or f"cli:{getpass.getuser()}"
+def _reviewer(args: argparse.Namespace) -> str | None:
+    """--reviewer (single-user mode); in team mode the actor's identity is recorded instead."""
+    return args.reviewer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,10 +20,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--translator", help="sentence level: llm:MODEL or google")
     p.add_argument("--name", help="attack set name (default DATASET-LEVEL-sSEED)")
     p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--no-similarity", action="store_true",
+                   help="skip the e5 similarity of original and attacked question (no "
+                        "low_similarity flags; the other checks still run)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_attack)
 
-    p = sub.add_parser("attacks", help="attack sets: list, show, import, approve, reject, "
+    p = sub.add_parser("attacks", help="attack sets: list, resume, show, import, approve, reject, "
                                        "export, delete")
     cmds = p.add_subparsers(dest="attacks_command", required=True, metavar="ACTION")
 
@@ -32,6 +34,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--dataset", help="only sets of this source dataset")
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=_list)
+
+    q = cmds.add_parser("resume", help="finish generating a set whose generation stopped")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--json", action="store_true")
+    q.set_defaults(func=_resume)
 
     q = cmds.add_parser("show", help="lineage, review progress and items of a set")
     q.add_argument("id", help="attack set id or name")
@@ -65,14 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--unflagged", action="store_true", help="every pending item without flags")
     q.add_argument("--item", type=int, action="append", default=[],
                    help="an attack item id (repeat); approves flagged items too")
-    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_approve)
 
     q = cmds.add_parser("reject", help="reject attack items by id")
     q.add_argument("id", help="attack set id or name")
     q.add_argument("--item", type=int, action="append", required=True)
     q.add_argument("--note", help="why")
-    q.add_argument("--reviewer", help="your name (default cli:$USER)")
+    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
     q.set_defaults(func=_reject)
 
     q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")
@@ -87,24 +94,66 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import cli_user, engine_and_settings, print_json
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+
+    engine, _ = engine_and_settings()
+    params = {"similarity": False} if args.no_similarity else None
+    job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
+                                  level=args.level, seed=args.seed, params=params,
+                                  translator=args.translator, name=args.name, limit=args.limit)
+    return _generate(engine, job_id, args.json)
+
+
+def _resume(args: argparse.Namespace) -> int:
+    """Generation is a job: queue the set's job again (or make one) and execute it here."""
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.perturb.sets import get_attack_set
+    from evalcore.runner.attack import attack_set_job
+
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    job_id = attack_set_job(engine, int(attack_set.id))
+    actions.requeue_job(acting_user(engine), engine, job_id)
+    return _generate(engine, job_id, args.json)
+
+
+def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
+    """Execute the generation job here with a tqdm bar on stderr, then print the set."""
+    from tqdm import tqdm
+
+    from evalcore.cli.common import print_json
     from evalcore.perturb.sets import attack_set_info, get_attack_set
-    from evalcore.runner.attack import create_attack_job
     from evalcore.runner.start import run_job_here
     from evalcore.store.jobs import get_job
 
-    engine, _ = engine_and_settings()
-    job_id = create_attack_job(engine, dataset=args.dataset, level=args.level, seed=args.seed,
-                               translator=args.translator, name=args.name, limit=args.limit,
-                               created_by=cli_user())
-    if run_job_here(engine, job_id) != "done":
-        job = get_job(engine, job_id)
-        print(f"error: the attack did not finish ({job.status}): {job.error}", file=sys.stderr)
+    job = get_job(engine, job_id)
+    bar = tqdm(desc=f"attack set {job.attack_set_id}", unit="item", file=sys.stderr,
+               dynamic_ncols=True, disable=None)
+
+    def update(done: int, total: int) -> None:
+        bar.total, bar.n = total, done
+        bar.refresh()
+
+    try:
+        status = run_job_here(engine, job_id, on_progress=update)
+    except BaseException:  # Ctrl-C, SIGTERM: what is stored stays
+        bar.close()
+        print(f"generation of attack set {job.attack_set_id} stopped; the stored batches are "
+              f"kept: `attacks resume {job.attack_set_id}` continues", file=sys.stderr)
+        raise
+    bar.close()
+    job = get_job(engine, job_id)
+    if status != "done":
+        print(f"error: generation of attack set {job.attack_set_id} {job.status}"
+              f"{': ' + job.error if job.error else ''}; the stored batches are kept: "
+              f"`attacks resume {job.attack_set_id}` continues", file=sys.stderr)
         return 2
-    attack_set = get_attack_set(engine, get_job(engine, job_id).result["attack_set_id"])
+    attack_set = get_attack_set(engine, int(job.attack_set_id))
     info = attack_set_info(engine, attack_set)
     review = info["review"]
-    if args.json:
+    if as_json:
         print_json({"id": info["id"], "name": info["name"], "level": info["level"],
                     "items": info["items"], "flagged": review["flagged"],
                     "flags": review["flags"], "dataset_id": info["dataset_id"]})
@@ -173,17 +222,17 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    import getpass
-
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info, import_attack_set
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
+    from evalcore.perturb.sets import attack_set_info
 
     engine, _ = engine_and_settings()
-    attack_set = import_attack_set(engine, args.path, name=args.name, level=args.level,
-                                   source_dataset=args.source_dataset, check=not args.no_check,
-                                   similarity=not args.no_similarity,
-                                   allow_duplicate=args.allow_duplicate,
-                                   created_by=f"cli:{getpass.getuser()}")
+    attack_set = actions.import_attack_set(acting_user(engine), engine, args.path,
+                                           name=args.name, level=args.level,
+                                           source_dataset=args.source_dataset,
+                                           check=not args.no_check,
+                                           similarity=not args.no_similarity,
+                                           allow_duplicate=args.allow_duplicate)
     info = attack_set_info(engine, attack_set)
     if args.json:
         print_json(info)
@@ -195,21 +244,24 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.review import approve, approve_unflagged, review_progress
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.perturb.review import review_progress
     from evalcore.perturb.sets import AttackSetError, get_attack_set
 
     engine, _ = engine_and_settings()
+    actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
     if not args.unflagged and not args.item:
         raise AttackSetError("say what to approve: --unflagged (every pending item without "
                              "flags) or --item ID (repeatable)")
     count = 0
     if args.unflagged:
-        count += approve_unflagged(engine, int(attack_set.id), reviewer=_reviewer(args))
+        count += actions.approve_unflagged(actor, engine, int(attack_set.id),
+                                           reviewer=_reviewer(args))
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        approve(engine, item_id, reviewer=_reviewer(args))
+        actions.set_review(actor, engine, item_id, "approved", reviewer=_reviewer(args))
         count += 1
     r = review_progress(engine, int(attack_set.id))
     print(f"approved {count} item(s); set {attack_set.id}: {r['approved']} approved, "
@@ -226,15 +278,17 @@ def _check_in_set(engine, item_id: int, set_id: int) -> None:
 
 
 def _reject(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.review import reject
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.perturb.sets import get_attack_set
 
     engine, _ = engine_and_settings()
+    actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        reject(engine, item_id, reviewer=_reviewer(args), note=args.note)
+        actions.set_review(actor, engine, item_id, "rejected", reviewer=_reviewer(args),
+                           note=args.note)
     print(f"rejected {len(args.item)} item(s) of set {attack_set.id}")
     return 0
 
@@ -252,10 +306,10 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.sets import delete_attack_set
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    gone = delete_attack_set(engine, args.id)
+    gone = actions.delete_attack_set(acting_user(engine), engine, args.id)
     print(f"deleted attack set {gone.id} '{gone.name}' and its derived dataset")
     return 0

@@ -21,13 +21,6 @@ def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports
     return get_engine(settings.db_url), settings
 
 
-def cli_user() -> str:
-    """Who acts, as the CLI knows it: `cli:<OS user>`."""
-    import getpass
-
-    return f"cli:{getpass.getuser()}"
-
-
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")
@@ -73,3 +66,11 @@ def run_with_progress(engine: Any, run_id: int, *, force: bool = False) -> str:
         return run_in_foreground(engine, run_id, on_progress=update, force=force)
     finally:
         bar.close()
+
+
+def acting_user(engine: Any) -> Any:
+    """The CLI's `Actor`: EVALCORE_USER or the OS user (single-user mode: may do
+    everything; team mode: the role stored for that email)."""
+    from evalcore.auth import auth_config, cli_actor
+
+    return cli_actor(engine, auth_config())

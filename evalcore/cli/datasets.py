@@ -78,10 +78,14 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from evalcore.dataset import dataset_info, import_dataset
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+    from evalcore.dataset import dataset_info
 
-    dataset = import_dataset(_engine(), args.path, name=args.name, format=args.format,
-                             mapping=_mapping(args.mapping), allow_duplicate=args.allow_duplicate)
+    engine = _engine()
+    dataset = actions.import_dataset(acting_user(engine), engine, args.path, name=args.name,
+                                     format=args.format, mapping=_mapping(args.mapping),
+                                     allow_duplicate=args.allow_duplicate)
     info = dataset_info(dataset)
     if args.json:
         print_json(info)
@@ -133,9 +137,11 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore.dataset import delete_dataset
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
 
-    dataset = delete_dataset(_engine(), args.name)
+    engine = _engine()
+    dataset = actions.delete_dataset(acting_user(engine), engine, args.name)
     print(f"deleted '{dataset.name}' (id {dataset.id}, {dataset.item_count} items)")
     return 0
 

@@ -48,7 +48,9 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     from pathlib import Path
 
     from evalcore.dataset import list_datasets
-    from evalcore.perturb.counterfactual import generate_suite, save_suite
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+    from evalcore.perturb.counterfactual import generate_suite
 
     if args.suite:
         return args.suite
@@ -62,7 +64,7 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     names = {d.name for d in list_datasets(engine)}
     name = base if base not in names else next(
         f"{base}-{k}" for k in range(2, 10_000) if f"{base}-{k}" not in names)
-    dataset = save_suite(engine, parsed, name)
+    dataset = actions.save_suite(acting_user(engine), engine, parsed, name)
     print(f"generated suite {dataset.name!r}: {dataset.item_count} prompts, "
           f"{parsed.meta['pairs']} pairs", flush=True)
     return dataset.name
@@ -71,17 +73,17 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
 def _fairness(args: argparse.Namespace) -> int:
     import time
 
-    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
-    from evalcore.fairness import create_fairness_run, fairness_report
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
+    from evalcore.fairness import fairness_report
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
     suite = _suite_name(engine, args)
-    run_id = create_fairness_run(engine, suite=suite, model=args.model, samples=args.samples,
-                                 temperature=args.temperature,
-                                 models_path=settings.models_path, name=args.name,
-                                 limit=args.limit, concurrency=args.concurrency,
-                                 created_by=cli_user())
+    run_id = actions.create_fairness_run(
+        acting_user(engine), engine, suite=suite, model=args.model, samples=args.samples,
+        temperature=args.temperature, models_path=settings.models_path, name=args.name,
+        limit=args.limit, concurrency=args.concurrency)
     if not args.detach:
         print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
     status = detach_or_run(args, engine, run_id)
@@ -98,13 +100,13 @@ def _fairness(args: argparse.Namespace) -> int:
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
-    from evalcore.cli.common import cli_user
-    from evalcore.runner.judge_analysis import create_judge_analysis_job
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
     from evalcore.runner.start import run_job_here
     from evalcore.store.jobs import get_job
 
-    job_id = create_judge_analysis_job(engine, run_id, judge, models_path=settings.models_path,
-                                       created_by=cli_user())
+    job_id = actions.queue_judge_analysis(acting_user(engine), engine, run_id, judge,
+                                          settings.models_path)
     run_job_here(engine, job_id)
     counts = get_job(engine, job_id).result
     print(f"judge {judge}: rated {counts['rated']} answers, {counts['errors']} without a "

@@ -60,20 +60,20 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _requeue(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.store.jobs import requeue_job
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    requeue_job(engine, args.job_id)
+    actions.requeue_job(acting_user(engine), engine, args.job_id)
     print(f"job {args.job_id}: queued")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.store.jobs import cancel_job
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    print(f"job {args.job_id}: " + ("cancel requested" if cancel_job(engine, args.job_id)
-                                    else "already finished"))
+    done = actions.cancel_job(acting_user(engine), engine, args.job_id)
+    print(f"job {args.job_id}: " + ("cancel requested" if done else "already finished"))
     return 0

@@ -1,4 +1,5 @@
-"""`python -m evalcore models add|list|test|remove`: manage models.toml from a shell.
+"""`python -m evalcore models add|list|test|remove|import|export`: manage the model list
+(models.toml, or the database in team mode) from a shell.
 
 Calls the same functions as the pages (`providers.registry`, `providers.client.test_connection`);
 providers are imported inside the handlers so `--help` stays fast.
@@ -19,8 +20,10 @@ def _models_path(args: argparse.Namespace):
 
 
 def _add(args: argparse.Namespace) -> int:
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.errors import ModelConfigError
-    from evalcore.providers.registry import add_model, validate_model
+    from evalcore.providers.registry import validate_model
 
     path = _models_path(args)
     entry: dict[str, Any] = {"kind": args.kind}
@@ -45,7 +48,9 @@ def _add(args: argparse.Namespace) -> int:
             "--api-key-env takes the NAME of an environment variable "
             "(e.g. OPENAI_API_KEY), not the key itself"
         )
-    config = add_model(path, validate_model(entry, args.name, path))
+    engine, _ = engine_and_settings()
+    config = actions.add_model(acting_user(engine), engine, path,
+                               validate_model(entry, args.name, path))
     print(f"added model '{config.name}' ({config.kind}) to {path}")
     return 0
 
@@ -100,11 +105,34 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from evalcore.providers.registry import remove_model
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     path = _models_path(args)
-    remove_model(path, args.name)
+    engine, _ = engine_and_settings()
+    actions.remove_model(acting_user(engine), engine, path, args.name)
     print(f"removed model '{args.name}' from {path}")
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+
+    path = _models_path(args)
+    engine, _ = engine_and_settings()
+    names = actions.import_models(acting_user(engine), engine, path, args.file,
+                                  replace=args.replace)
+    print(f"imported {len(names)} model(s) into {path}: {', '.join(names)}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from evalcore.providers.registry import export_models
+
+    path = _models_path(args)
+    names = export_models(path, args.file)
+    print(f"exported {len(names)} model(s) from {path} to {args.file}")
     return 0
 
 
@@ -150,3 +178,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     remove = sub.add_parser("remove", help="delete a model from models.toml")
     remove.add_argument("name")
     remove.set_defaults(func=_remove)
+
+    imp = sub.add_parser("import", help="copy the models of a TOML file into the model list "
+                                        "(the database in team mode)")
+    imp.add_argument("file", help="a models.toml")
+    imp.add_argument("--replace", action="store_true", help="overwrite models of the same name")
+    imp.set_defaults(func=_import)
+
+    exp = sub.add_parser("export", help="write the model list to a TOML file")
+    exp.add_argument("file")
+    exp.set_defaults(func=_export)

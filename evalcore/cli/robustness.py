@@ -26,16 +26,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
     from evalcore.report.robustness import robustness_report
-    from evalcore.runner.robustness import create_robustness_run
 
     engine, settings = engine_and_settings()
-    run_id = create_robustness_run(
-        engine, attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
+    run_id = actions.create_robustness_run(
+        acting_user(engine), engine, attack_set_ids=args.attack_sets, dataset=args.dataset,
+        model=args.model,
         rounds=args.rounds, models_path=settings.models_path, judge=args.judge,
         prompt_style=args.prompt, concurrency=args.concurrency, temperature=args.temperature,
-        name=args.name, created_by=cli_user())
+        name=args.name)
     if not args.detach:
         print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
               f"{', '.join(args.attack_sets)}", flush=True)

@@ -87,25 +87,27 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json, run_with_progress
-    from evalcore.runner.start import resume_run
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json, run_with_progress
 
     engine, _ = engine_and_settings()
+    actor = acting_user(engine)
     if args.detach:
-        resume_run(engine, args.run_id)
+        actions.resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})
         return 0
+    actions.resume_run(actor, engine, args.run_id, force=args.force, queue=False)
     status = run_with_progress(engine, args.run_id, force=args.force)
     print(f"run {args.run_id}: {status}")
     return 0 if status == "done" else 1
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json, run_with_progress
-    from evalcore.runner.start import retry_failed
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json, run_with_progress
 
     engine, _ = engine_and_settings()
-    moved, _job = retry_failed(engine, args.run_id)
+    moved, _job = actions.retry_failed(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: {moved} failed call(s) will be sent again", flush=True)
     if args.detach:
         print_json({"run_id": args.run_id})
@@ -116,20 +118,20 @@ def _retry_failed(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.store import queries
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    run = queries.delete_run(engine, args.run_id)
+    run = actions.delete_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id} ({run.kind}, {run.model}) deleted with its calls")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.runner.start import cancel_run
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
 
     engine, _ = engine_and_settings()
-    cancel_run(engine, args.run_id)
+    actions.cancel_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: cancel requested")
     return 0

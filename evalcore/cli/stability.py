@@ -41,10 +41,10 @@ def _stability(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from evalcore.cli.common import cli_user, detach_or_run, engine_and_settings, write_json
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
     from evalcore.report.stability import stability_report, write_run_csv
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
@@ -52,9 +52,8 @@ def _stability(args: argparse.Namespace) -> int:
     spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
                    judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
                    template=template, limit=args.limit, concurrency=args.concurrency,
-                   temperature=args.temperature, name=args.name,
-                   created_by=cli_user())
-    run_id = create_run(engine, spec, settings.models_path)
+                   temperature=args.temperature, name=args.name)
+    run_id = actions.create_run(acting_user(engine), engine, spec, settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
     status = detach_or_run(args, engine, run_id)
@@ -74,13 +73,13 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-    from evalcore.cli.common import cli_user
-    from evalcore.runner.rejudge import create_rejudge_job
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
     from evalcore.runner.start import run_job_here
 
-    job_id = create_rejudge_job(engine, run_id, args.rejudge, models_path=settings.models_path,
-                                sample=args.rejudge_sample, passes=args.rejudge_passes,
-                                created_by=cli_user())
+    job_id = actions.queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
+                                   settings.models_path, sample=args.rejudge_sample,
+                                   passes=args.rejudge_passes)
     run_job_here(engine, job_id)
 
 

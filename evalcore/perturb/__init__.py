@@ -4,7 +4,7 @@ check that an attacked question keeps its numbers, options, entities and answer 
 Rooms: `tokens.py` (segmentation, protected tokens), `lexicon.py` + `data/lexicon.toml`
 (word lists), `char.py`, `word.py`, `sentence.py` (translators), `guard.py` (flags,
 similarity), `attack.py` (one entry point per batch or item). Importing this package is
-light: jieba, synonyms, NLTK and the e5 model load on first use.
+light: jieba, the word vectors, NLTK and the e5 model load on first use.
 """
 from evalcore.perturb.attack import (
     COMMON_PARAMS,

@@ -1,4 +1,5 @@
-"""Word lists for the attacks (noise, stop words, units, antonyms), read from data/lexicon.toml.
+"""Word lists for the attacks (noise, stop words, units, antonyms, domain terms) from
+data/lexicon.toml, and the words no swap may bring in from data/blocklist.toml.
 
 The lists are data so a reviewer can extend them without touching the algorithms. Loaded
 once per process.
@@ -8,10 +9,12 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 LEXICON_PATH = Path(__file__).with_name("data") / "lexicon.toml"
+BLOCKLIST_PATH = Path(__file__).with_name("data") / "blocklist.toml"
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,29 @@ class Lexicon:
     en_antonyms: frozenset[tuple[str, str]]
     en_avoid: frozenset[tuple[str, str]]
     option_patterns: tuple[re.Pattern[str], ...]
+    zh_terms: frozenset[str] = frozenset()
+    zh_name_suffixes: frozenset[str] = frozenset()
+    en_terms: frozenset[str] = frozenset()
+    zh_block_chars: frozenset[str] = frozenset()
+    zh_block_words: tuple[str, ...] = ()
+    en_block: frozenset[str] = frozenset()
+    zh_paraphrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Reviewed replacements, word -> candidates (they may replace stop words)."""
+    en_paraphrases: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    """(lemma, part of speech) -> replacement lemmas."""
+    zh_quantifier_chars: frozenset[str] = frozenset()
+    zh_avoid: frozenset[tuple[str, str]] = frozenset()
+
+    def is_zh_term(self, word: str) -> bool:
+        """A maths/science term, or a word holding one (最小公倍数, 年利率)."""
+        return word in self.zh_terms or any(len(t) > 1 and t in word for t in self.zh_terms)
+
+    def blocked(self, candidate: str, language: str) -> bool:
+        """A candidate no swap may introduce (offensive or sexual vocabulary)."""
+        if language == "zh":
+            return bool(set(candidate) & self.zh_block_chars) or any(
+                w in candidate for w in self.zh_block_words)
+        return candidate.lower() in self.en_block
 
     def is_antonym(self, a: str, b: str) -> bool:
         """True when `a` and `b` are listed antonyms (either language, either order)."""
@@ -62,9 +88,10 @@ def _pairs(rows: list[list[str]]) -> frozenset[tuple[str, str]]:
 
 
 @functools.lru_cache(maxsize=1)
-def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
-    """Parse the TOML file once."""
+def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) -> Lexicon:
+    """Parse the TOML files once."""
     data = tomllib.loads(path.read_text(encoding="utf-8"))
+    block = tomllib.loads(blocklist.read_text(encoding="utf-8"))
     zh, en = data["zh"], data["en"]
     return Lexicon(
         zh_noise=tuple(zh["noise_particles"]) + tuple(zh["noise_punct"]),
@@ -81,4 +108,21 @@ def load_lexicon(path: Path = LEXICON_PATH) -> Lexicon:
         en_antonyms=_pairs(en["antonyms"]),
         en_avoid=frozenset((a.lower(), b.lower()) for a, b in en.get("avoid", [])),
         option_patterns=tuple(re.compile(p) for p in data["options"]["label_patterns"]),
+        zh_terms=frozenset(zh.get("terms", [])),
+        zh_name_suffixes=frozenset(zh.get("name_suffixes", [])),
+        en_terms=frozenset(w.lower() for w in en.get("terms", [])),
+        zh_block_chars=frozenset(block["zh"]["chars"]),
+        zh_block_words=tuple(block["zh"]["words"]),
+        en_block=frozenset(w.lower() for w in block["en"]["words"]),
+        zh_quantifier_chars=frozenset(zh.get("quantifier_chars", [])),
+        zh_avoid=frozenset((a, b) for a, b in zh.get("avoid", [])),
+        zh_paraphrases=_table([(a, b) for a, b in zh.get("paraphrases", [])]),
+        en_paraphrases=_table([((a, pos), b) for a, b, pos in en.get("paraphrases", [])]),
     )
+
+
+def _table(rows: list[tuple[Any, str]]) -> dict[Any, tuple[str, ...]]:
+    out: dict[Any, list[str]] = {}
+    for key, value in rows:
+        out.setdefault(key, []).append(value)
+    return {k: tuple(v) for k, v in out.items()}

@@ -1,6 +1,6 @@
 """Attack sets: attacked copies of a dataset with their lineage, stored for review and runs.
 
-An attack set is stored in ONE transaction as three things:
+An attack set is stored as three things:
 
 - an `AttackSet` row: source dataset, level (char, word, sentence), origin (generated or
   imported), seed and parameters (the lineage);
@@ -9,6 +9,12 @@ An attack set is stored in ONE transaction as three things:
   clean item's reference, choices, task type and language and meta["original_item_id"];
   so runs ask attacked questions like any other item;
 - one `AttackItem` per question (status pending, the engine's checks and flags).
+
+Generated sets are written incrementally so a job can be killed and resumed:
+`create_attack_set` validates and stores the set with an empty derived dataset, then
+`generate_attack_items` attacks and stores the items in batches (`BATCH_SIZE`), each in its
+own transaction, skipping source items the set already holds (unique per set). An imported
+set is stored in one transaction.
 
 Importing the method's attacked CSVs (`*_under{character,word,sentence}attack.csv`):
 the file is parsed by `evalcore.dataset.parse_dataset` (formats "<base>_attacked"), then
@@ -87,8 +93,8 @@ def check_many(pairs: Sequence[tuple["Question", str]], *, similarity: bool = Tr
                ) -> list[tuple[Optional[float], list[str]]]:
     """`check_attack` for many (clean question, attacked text) pairs, embeddings in one batch.
 
-    Without `similarity` no embedding is computed (about 25 s per 500 pairs on 2 cores) and
-    "low_similarity" is never flagged; the other checks still run.
+    Without `similarity` no embedding is computed (the slow part: see bench/attack_bench.py)
+    and "low_similarity" is never flagged; the other checks still run.
     """
     from evalcore.scorers.text import embedding_cosine_batch
 
@@ -103,6 +109,132 @@ def check_many(pairs: Sequence[tuple["Question", str]], *, similarity: bool = Tr
 
 # --------------------------------------------------------------------------- create
 
+BATCH_SIZE = 50
+"""Items attacked and stored per transaction: a killed generation loses at most one batch
+of work, and the next `generate_attack_items` continues after the last stored batch."""
+
+Fence = Callable[[Any], None]
+"""Called with the SQLAlchemy connection inside each batch's write transaction, before
+anything is written; raising aborts (rolls back) that batch. The job engine checks its
+lease's fencing token here, so a worker whose lease was taken over cannot write."""
+
+
+def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
+                      seed: int = 0, params: Optional[dict[str, Any]] = None,
+                      translator: Optional[str] = None, name: Optional[str] = None,
+                      created_by: str = "", limit: Optional[int] = None) -> int:
+    """Validate the request and store the (empty) attack set; returns its id.
+
+    The row and its empty derived dataset are written at once, so a job can point at the
+    set before any item exists; `generate_attack_items` fills it in. `translator` is a
+    spec ("llm:MODEL", "google"), kept in the lineage for the sentence level.
+    """
+    from sqlalchemy import func
+    from sqlmodel import select
+
+    from evalcore.dataset import get_dataset
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet, Dataset, Item
+
+    level = normalize_level(level)
+    resolved = _resolved(level, params)  # unknown params fail here, before any work
+    if translator is not None and not isinstance(translator, str):
+        raise AttackSetError("give the translator as a spec ('llm:MODEL' or 'google') so the "
+                             "set's lineage can name it")
+    if level == "sentence" and not translator:
+        raise AttackSetError("the sentence attack needs a translator: --translator llm:MODEL "
+                             "(a model from `models list`) or google")
+    if limit is not None and limit < 1:
+        raise AttackSetError(f"limit must be at least 1 (got {limit})")
+    source = get_dataset(engine, dataset)
+    with session_scope(engine) as session:
+        count = session.exec(select(func.count(Item.id))
+                             .where(Item.dataset_id == source.id)).one()
+        total = min(count, limit) if limit is not None else count
+        if not total:
+            raise AttackSetError(f"dataset {source.name!r} has no items to attack")
+        set_name = _set_name(session, name, source.name, level, seed)
+        lineage = {"params": dict(params or {}), "resolved": resolved,
+                   "translator": translator, "limit": limit, "total": total}
+        attack_set = AttackSet(name=set_name, source_dataset_id=source.id, level=level,
+                               origin="generated", seed=seed, params=lineage,
+                               created_by=created_by, item_count=0)
+        session.add(attack_set)
+        session.flush()
+        meta = {"lineage": _lineage(attack_set, source), "attack_level": level}
+        derived = Dataset(name=_free_name(session, f"attack:{set_name}", Dataset),
+                          format=_derived_format(source.format), task_type=source.task_type,
+                          language=source.language, source_file="", sha256="",
+                          item_count=0, meta=meta)
+        session.add(derived)
+        session.flush()
+        attack_set.dataset_id = derived.id
+        session.add(attack_set)
+        return int(attack_set.id)
+
+
+async def generate_attack_items_async(engine: "Engine", set_id: int, *,
+                                      on_progress: Optional[Callable[[int, int], None]] = None,
+                                      fence: Optional[Fence] = None, translator: Any = None,
+                                      models_path: Optional[Path] = None,
+                                      batch_size: int = BATCH_SIZE) -> "AttackSet":
+    """Attack the set's source items not stored yet, `batch_size` per transaction.
+
+    Source items already in the set are skipped, so a killed generation continues where
+    it stopped, with no item lost or stored twice (each item's attack is seeded by its own
+    index, so the result is the same as one uninterrupted pass). `on_progress(done,
+    total)` follows each stored batch (done counts earlier batches too); an exception it
+    raises stops the generation after that batch. `translator` overrides the lineage's
+    spec with a translator object (tests, pages holding one).
+    """
+    from evalcore.dataset import load_items
+    from evalcore.dataset.records import Question
+
+    attack_set = await asyncio.to_thread(get_attack_set, engine, set_id)
+    if attack_set.origin != "generated":
+        raise AttackSetError(f"attack set '{attack_set.name}' was imported; there is nothing "
+                             "to generate")
+    lineage = attack_set.params or {}
+    items = await asyncio.to_thread(load_items, engine, int(attack_set.source_dataset_id),
+                                    lineage.get("limit"))
+    stored = await asyncio.to_thread(_stored_sources, engine, int(attack_set.id))
+    todo = [item for item in items if item.id not in stored]
+    total, done = len(items), len(items) - len(todo)
+    if on_progress:
+        on_progress(done, total)
+    if todo and translator is None and lineage.get("translator"):
+        if models_path is None:
+            from evalcore.config import load_settings
+
+            models_path = load_settings().models_path
+        translator = engine_fn("make_translator")(lineage["translator"], models_path=models_path)
+    attack = engine_fn("attack_questions")
+    for start in range(0, len(todo), max(1, batch_size)):
+        batch = todo[start:start + max(1, batch_size)]
+        results = await attack([Question.model_validate(item) for item in batch],
+                               attack_set.level, seed=attack_set.seed or 0,
+                               params=lineage.get("params"), translator=translator)
+        if len(results) != len(batch):
+            raise AttackSetError(f"the {attack_set.level} attack returned {len(results)} "
+                                 f"results for {len(batch)} questions of set "
+                                 f"'{attack_set.name}'")
+        rows = [_row_from_result(item, result) for item, result in zip(batch, results)]
+        await asyncio.to_thread(_append, engine, int(attack_set.id), rows, fence)
+        done += len(batch)
+        if on_progress:
+            on_progress(done, total)
+    return await asyncio.to_thread(get_attack_set, engine, int(attack_set.id))
+
+
+def generate_attack_items(engine: "Engine", set_id: int, *,
+                          on_progress: Optional[Callable[[int, int], None]] = None,
+                          fence: Optional[Fence] = None, **kwargs: Any) -> "AttackSet":
+    """`generate_attack_items_async` from synchronous code (a worker, the CLI)."""
+    from evalcore.providers.client import run_closing_clients
+
+    return run_closing_clients(generate_attack_items_async(
+        engine, set_id, on_progress=on_progress, fence=fence, **kwargs))
+
 
 async def generate_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
                               seed: int = 0, params: Optional[dict[str, Any]] = None,
@@ -110,50 +242,87 @@ async def generate_attack_set(engine: "Engine", *, dataset: Union[str, int], lev
                               name: Optional[str] = None, created_by: str = "",
                               limit: Optional[int] = None,
                               on_progress: Optional[Callable[..., None]] = None) -> "AttackSet":
-    """Attack every item of `dataset` (the first `limit`) and store the set; call on a loop.
+    """`create_attack_set` then `generate_attack_items_async`, on a running loop (pages).
 
     `translator` is a spec ("llm:MODEL", "google") or a translator object (sentence level).
     """
-    from evalcore.dataset import get_dataset, load_items
-    from evalcore.dataset.records import Question
-
-    level = normalize_level(level)
-    resolved = _resolved(level, params)  # unknown params fail here, before any work
-    source = get_dataset(engine, dataset)
-    items = await asyncio.to_thread(load_items, engine, int(source.id), limit)
-    if not items:
-        raise AttackSetError(f"dataset {source.name!r} has no items to attack")
-    translator_spec = translator if isinstance(translator, str) else None
-    if isinstance(translator, str):
-        if models_path is None:
-            from evalcore.config import load_settings
-
-            models_path = load_settings().models_path
-        translator = engine_fn("make_translator")(translator, models_path=models_path)
-    questions = [Question.model_validate(item) for item in items]
-    attack = engine_fn("attack_questions")
-    results = await attack(questions, level, seed=seed, params=params, translator=translator,
-                           on_progress=on_progress)
-    if len(results) != len(items):
-        raise AttackSetError(f"the {level} attack returned {len(results)} results for "
-                             f"{len(items)} questions of {source.name!r}")
-    lineage = {"params": dict(params or {}), "resolved": resolved,
-               "translator": translator_spec, "limit": limit}
-    rows = [_row_from_result(item, result) for item, result in zip(items, results)]
-    return await asyncio.to_thread(
-        _store, engine, source=source, rows=rows, level=level, origin="generated", seed=seed,
-        params=lineage, name=name, created_by=created_by, fmt=None, sha256=None, meta=None)
+    spec = translator if isinstance(translator, str) or translator is None else None
+    if level == "sentence" and translator is not None and spec is None:
+        spec = getattr(translator, "name", "") or type(translator).__name__
+    set_id = await asyncio.to_thread(
+        create_attack_set, engine, dataset=dataset, level=level, seed=seed, params=params,
+        translator=spec, name=name, created_by=created_by, limit=limit)
+    return await generate_attack_items_async(
+        engine, set_id, on_progress=on_progress, models_path=models_path,
+        translator=None if isinstance(translator, str) else translator)
 
 
-def create_attack_set(engine: "Engine", **kwargs: Any) -> "AttackSet":
-    """`generate_attack_set` from synchronous code (the CLI): runs its own event loop.
-
-    Pages run the coroutine on the background runner instead
-    (`get_runner().call(generate_attack_set(...), timeout)`).
-    """
+def make_attack_set(engine: "Engine", **kwargs: Any) -> "AttackSet":
+    """`generate_attack_set` from synchronous code (the CLI): runs its own event loop."""
     from evalcore.providers.client import run_closing_clients
 
     return run_closing_clients(generate_attack_set(engine, **kwargs))
+
+
+def attack_set_complete(attack_set: "AttackSet") -> bool:
+    """Whether every item of a generated set is stored (imported sets always are)."""
+    total = (attack_set.params or {}).get("total")
+    return attack_set.origin != "generated" or total is None or attack_set.item_count >= total
+
+
+def _stored_sources(engine: "Engine", set_id: int) -> set[int]:
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem
+
+    with session_scope(engine, write=False) as session:
+        return set(session.exec(select(AttackItem.source_item_id)
+                                .where(AttackItem.attack_set_id == set_id)))
+
+
+def _append(engine: "Engine", set_id: int, rows: list[dict[str, Any]],
+            fence: Optional[Fence]) -> None:
+    """One batch: derived items, attack items and the counts, in one transaction."""
+    from sqlalchemy import update
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet, Dataset
+
+    with session_scope(engine) as session:
+        if fence is not None:
+            fence(session.connection())
+        attack_set = session.get(AttackSet, set_id)
+        if attack_set is None or attack_set.dataset_id is None:
+            raise AttackSetError(f"attack set {set_id} was deleted while it was generated")
+        level = attack_set.level
+        _insert_items(session, int(attack_set.dataset_id), [_derived_question(r, level)
+                                                             for r in rows])
+        _insert_attack_items(session, attack_set, attack_set.dataset_id, rows)
+        session.execute(update(AttackSet).where(AttackSet.id == set_id)
+                        .values(item_count=AttackSet.item_count + len(rows)))
+        session.execute(update(Dataset).where(Dataset.id == attack_set.dataset_id)
+                        .values(item_count=Dataset.item_count + len(rows)))
+
+
+def _derived_question(row: dict[str, Any], level: str) -> "Question":
+    from evalcore.dataset.records import Question
+
+    src = row["source"]
+    return Question(idx=row.get("idx", src.idx), question=row["attacked"],
+                    reference=src.reference, choices=src.choices, task_type=src.task_type,
+                    language=src.language, meta=_derived_meta(row, level))
+
+
+def _derived_format(source_format: str) -> str:
+    return source_format if source_format.endswith("_attacked") else f"{source_format}_attacked"
+
+
+def _lineage(attack_set: "AttackSet", source: Any) -> dict[str, Any]:
+    return {"attack_set": attack_set.id, "attack_set_name": attack_set.name,
+            "source_dataset_id": source.id, "source_dataset": source.name,
+            "level": attack_set.level, "origin": attack_set.origin, "seed": attack_set.seed,
+            "params": attack_set.params}
 
 
 def _resolved(level: str, params: Optional[dict[str, Any]]) -> dict[str, Any]:
@@ -313,7 +482,7 @@ def _store(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]
            clean_name: str = "") -> "AttackSet":
     """Write the clean dataset (if new), the attack set, the derived dataset, its items and
     the attack items: all or nothing."""
-    from evalcore.dataset.records import ParsedDataset, Question
+    from evalcore.dataset.records import ParsedDataset
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AttackSet, Dataset
 
@@ -347,26 +516,20 @@ def _store(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]
                                item_count=len(rows))
         session.add(attack_set)
         session.flush()
-        lineage = {"attack_set": attack_set.id, "attack_set_name": set_name,
-                   "source_dataset_id": source.id, "source_dataset": source.name,
-                   "level": level, "origin": origin, "seed": seed, "params": params}
-        derived_format = fmt or (source.format if source.format.endswith("_attacked")
-                                 else f"{source.format}_attacked")
-        questions = [Question(idx=r.get("idx", r["source"].idx), question=r["attacked"],
-                              reference=r["source"].reference, choices=r["source"].choices,
-                              task_type=r["source"].task_type, language=r["source"].language,
-                              meta=_derived_meta(r, level)) for r in rows]
+        questions = [_derived_question(r, level) for r in rows]
         text = json.dumps([q.question for q in questions], ensure_ascii=False)
-        derived = ParsedDataset(format=derived_format, task_type=source.task_type,
+        derived = ParsedDataset(format=fmt or _derived_format(source.format),
+                                task_type=source.task_type,
                                 language=source.language, questions=questions,
                                 source_file=(parsed.source_file if parsed else ""),
                                 sha256=sha256 or hashlib.sha256(text.encode()).hexdigest(),
-                                meta={**(meta or {}), "lineage": lineage, "attack_level": level})
+                                meta={**(meta or {}), "lineage": _lineage(attack_set, source),
+                                      "attack_level": level})
         dataset = _insert_dataset(session, derived, _free_name(session, f"attack:{set_name}",
                                                                Dataset))
         attack_set.dataset_id = dataset.id
         session.add(attack_set)
-        _insert_attack_items(session, attack_set, dataset, rows)
+        _insert_attack_items(session, attack_set, int(dataset.id), rows)
         session.flush()
         session.refresh(attack_set)
     return attack_set
@@ -382,23 +545,31 @@ def _derived_meta(row: dict[str, Any], level: str) -> dict[str, Any]:
 
 
 def _insert_dataset(session: "Session", parsed: "ParsedDataset", name: str) -> "Dataset":
-    from sqlalchemy import insert
-
-    from evalcore.store.tables import Dataset, Item
+    from evalcore.store.tables import Dataset
 
     dataset = Dataset(name=name, format=parsed.format, task_type=parsed.task_type,
                       language=parsed.language, source_file=parsed.source_file,
                       sha256=parsed.sha256, item_count=len(parsed.questions), meta=parsed.meta)
     session.add(dataset)
     session.flush()
-    session.execute(insert(Item), [
-        {"dataset_id": dataset.id, "idx": q.idx, "question": q.question, "reference": q.reference,
-         "choices": q.choices, "task_type": q.task_type, "language": q.language, "meta": q.meta}
-        for q in parsed.questions])
+    _insert_items(session, int(dataset.id), parsed.questions)
     return dataset
 
 
-def _insert_attack_items(session: "Session", attack_set: "AttackSet", dataset: "Dataset",
+def _insert_items(session: "Session", dataset_id: int, questions: Sequence["Question"]) -> None:
+    from sqlalchemy import insert
+
+    from evalcore.store.tables import Item
+
+    if not questions:
+        return
+    session.execute(insert(Item), [
+        {"dataset_id": dataset_id, "idx": q.idx, "question": q.question, "reference": q.reference,
+         "choices": q.choices, "task_type": q.task_type, "language": q.language, "meta": q.meta}
+        for q in questions])
+
+
+def _insert_attack_items(session: "Session", attack_set: "AttackSet", dataset_id: int,
                          rows: list[dict[str, Any]]) -> None:
     from sqlalchemy import insert
     from sqlmodel import select
@@ -406,7 +577,7 @@ def _insert_attack_items(session: "Session", attack_set: "AttackSet", dataset: "
     from evalcore.store.tables import AttackItem, Item
 
     by_idx = {idx: item_id for idx, item_id in
-              session.exec(select(Item.idx, Item.id).where(Item.dataset_id == dataset.id))}
+              session.exec(select(Item.idx, Item.id).where(Item.dataset_id == dataset_id))}
     session.execute(insert(AttackItem), [
         {"attack_set_id": attack_set.id, "source_item_id": r["source"].id,
          "attacked_item_id": by_idx[r.get("idx", r["source"].idx)],
@@ -524,8 +695,17 @@ def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackS
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AttackItem, Call, Dataset, Item, ReviewEvent
 
+    from evalcore.store.jobs import lease_alive, list_jobs
+    from evalcore.store.tables import Job
+
     attack_set = get_attack_set(engine, id_or_name)
+    generating = [j for j in list_jobs(engine, kind="attack", limit=1000)
+                  if j.attack_set_id == attack_set.id and lease_alive(j)]
+    if generating:
+        raise AttackSetError(f"attack set '{attack_set.name}' is being generated by "
+                             f"{generating[0].owner}; cancel job {generating[0].id} first")
     with session_scope(engine) as session:
+        session.execute(delete(Job).where(Job.attack_set_id == attack_set.id))
         used = session.exec(select(Call.run_id).join(Item, Item.id == Call.item_id)
                             .where(Item.dataset_id == attack_set.dataset_id).distinct()).all()
         if used:

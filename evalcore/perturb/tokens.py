@@ -4,7 +4,9 @@ Chinese goes through jieba (words + part-of-speech flags, HMM off: fast and stab
 English through a regex (whitespace is kept as tokens so that joining the tokens gives the
 text back exactly). Numbers are cut out before jieba sees the text, so "9.1/7" or "80%"
 stay one token. Protected: numbers and Chinese numerals, maths operators, units and measure
-words, option labels (and glued options), named entities, words of the reference answer.
+words (and any word right after a number), option labels (and glued options), named
+entities (and a word before a name suffix: 光明 in 光明剧院), quoted titles (《》, quotes),
+maths/science terms, words of the reference answer.
 
 A private `jieba.Tokenizer` is used: importing `synonyms` swaps jieba's global dictionary,
 and the same question must segment the same way whether or not it was loaded.
@@ -41,7 +43,7 @@ class Token:
     """jieba part of speech (Chinese) or "" (English)."""
     protect: str = ""
     """Why no attack may change it ("number", "unit", "label", "options", "entity",
-    "reference", "op"), or "" when it is free."""
+    "title", "term", "reference", "op"), or "" when it is free."""
     stop: bool = False
     """A function word: free for noise and typos, never replaced by a synonym."""
 
@@ -135,11 +137,42 @@ def _segment_en(text: str) -> list[Token]:
     return tokens
 
 
+_QUOTES = re.compile(r"《[^》]*》|「[^」]*」|“[^”]*”|\"[^\"\n]*\"|『[^』]*』")
+"""Quoted titles and quotations: 《book》, “a name”, "a quote" are kept as written."""
+
+
+@functools.lru_cache(maxsize=1)
+def _zh_terms() -> re.Pattern[str]:
+    """Every maths/science term of the lexicon, longest first."""
+    terms = sorted(load_lexicon().zh_terms, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, terms)) or "(?!)")
+
+
+def _next_word(tokens: list[Token], i: int) -> Token | None:
+    for tok in tokens[i + 1:]:
+        if tok.kind != "space":
+            return tok
+    return None
+
+
+def _after_number(tokens: list[Token], i: int) -> bool:
+    for tok in reversed(tokens[:i]):
+        if tok.kind != "space":
+            return tok.kind == "number"
+    return False
+
+
+def _en_term(low: str, terms: frozenset[str]) -> bool:
+    return low in terms or low[:-1] in terms or (low.endswith("es") and low[:-2] in terms)
+
+
 def _mark(tokens: list[Token], text: str, language: Language, reference: frozenset[str]) -> None:
     lex = load_lexicon()
     labels, region = option_spans(text)
+    quoted = [m.span() for m in _QUOTES.finditer(text)]
+    terms = [m.span() for m in _zh_terms().finditer(text)] if language == "zh" else []
     start = 0
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
         end = start + len(tok.text)
         low = tok.text.lower()
         if region and end > region[0]:
@@ -150,11 +183,22 @@ def _mark(tokens: list[Token], text: str, language: Language, reference: frozens
             tok.protect = "number"
         elif tok.kind == "op":
             tok.protect = "op"
+        elif tok.kind == "word" and any(s < end and start < e for s, e in quoted):
+            tok.protect = "title"
+        elif tok.kind == "word" and any(s < end and start < e for s, e in terms):
+            tok.protect = "term"  # 最小 of 最小公倍数, however jieba cut it
+        elif tok.kind == "word" and _after_number(tokens, i):
+            tok.protect = "unit"  # 45分, 3 dozen: whatever counts the number
         elif language == "zh" and tok.kind == "word":
+            nxt = _next_word(tokens, i)
             if tok.text in lex.zh_units or tok.flag == "q":
                 tok.protect = "unit"
             elif tok.flag in ZH_ENTITY_FLAGS:
                 tok.protect = "entity"
+            elif nxt is not None and nxt.text in lex.zh_name_suffixes:
+                tok.protect = "entity"  # 光明 in 光明剧院
+            elif lex.is_zh_term(tok.text):
+                tok.protect = "term"
             elif tok.text in reference:
                 tok.protect = "reference"
             tok.stop = tok.text in lex.zh_stop
@@ -165,6 +209,8 @@ def _mark(tokens: list[Token], text: str, language: Language, reference: frozens
                 tok.protect = "unit"
             elif tok.text[0].isupper() and tok.text != "I":
                 tok.protect = "entity"  # names, and sentence starts: not worth the risk
+            elif _en_term(low, lex.en_terms):
+                tok.protect = "term"
             elif low in reference:
                 tok.protect = "reference"
             tok.stop = low in lex.en_stop

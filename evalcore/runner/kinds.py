@@ -63,6 +63,8 @@ class ProgressPump:
 
     def __call__(self, done: int, total: int, *_: Any) -> None:
         self.latest = (int(done), int(total))
+        if self.ctx.on_progress is not None:
+            self.ctx.on_progress(*self.latest)
 
     async def _pump(self) -> None:
         sent = None

@@ -29,6 +29,7 @@ class Dataset(SQLModel, table=True):
     sha256: str = Field(default="", index=True, description="content hash, to notice re-imports")
     item_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
+    created_by: str = Field(default="", description="who imported it (migration 0006)")
     meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
@@ -248,3 +249,46 @@ class RunItem(SQLModel, table=True):
     item_id: int = Field(foreign_key="item.id", index=True)
     prompt: Optional[str] = Field(default=None, sa_column=Column(Text))
     """The prompt as sent (None for runs made before prompts were stored here)."""
+# ------------------------------------------------------------------ team mode (migration 0006)
+
+
+class AppUser(SQLModel, table=True):
+    """A person who signed in (or was added by an admin) and their role (evalcore.auth.roles)."""
+
+    __tablename__ = "app_user"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    email: str = Field(unique=True, description="lower-cased; the identity every action carries")
+    name: str = ""
+    role: str = Field(description="viewer, evaluator, reviewer or admin")
+    created_at: datetime = Field(default_factory=utcnow)
+    last_seen: Optional[datetime] = None
+
+
+class AuditEvent(SQLModel, table=True):
+    """One state change: who did what to which object, kept for good (evalcore.auth.audit)."""
+
+    __tablename__ = "audit_event"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    at: datetime = Field(default_factory=utcnow, index=True)
+    actor: str = Field(index=True)
+    action: str = Field(description="e.g. run.start, dataset.delete, review.approve")
+    object_type: str = ""
+    object_id: str = ""
+    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class ModelEntry(SQLModel, table=True):
+    """One model of the shared registry (team mode): the models.toml table as JSON.
+
+    Keys stay the NAMES of environment variables, resolved where the call is made.
+    """
+
+    __tablename__ = "model_entry"
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    name: str = Field(unique=True)
+    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    updated_by: str = ""
+    updated_at: datetime = Field(default_factory=utcnow)

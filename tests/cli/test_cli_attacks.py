@@ -124,3 +124,38 @@ def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["levels"]["word"]["mcnemar"]["p_value"] == pytest.approx(0.25)
     assert len(report["flips"]["right_to_wrong"]) == 3
+
+
+def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):
+    import evalcore.perturb.sets as sets
+
+    code, out, err = run("attack", "--dataset", apples, "--level", "char",
+                         "--no-similarity", "--json")
+    assert code == 0, err
+    assert fake_engine[-1]["params"] == {"similarity": False}
+    made = json.loads(out)
+
+    original = sets.generate_attack_items_async
+
+    async def stop_after_one_batch(engine, set_id, **kwargs):
+        def progress(done, total):
+            if done >= 2:
+                raise KeyboardInterrupt
+        return await original(engine, set_id, **{**kwargs, "on_progress": progress,
+                                                 "batch_size": 2})
+
+    set_id = sets.create_attack_set(cli_engine(), dataset=apples, level="word", name="w")
+    monkeypatch.setattr(sets, "generate_attack_items_async", stop_after_one_batch)
+    code, _, err = run("attacks", "resume", "w")
+    assert code == 130 and "`attacks resume " in err  # Ctrl-C after the first batch
+    assert sets.get_attack_set(cli_engine(), "w").item_count == 2
+    monkeypatch.setattr(sets, "generate_attack_items_async", original)
+    code, out, err = run("attacks", "resume", "w", "--json")
+    assert code == 0, err
+    assert json.loads(out)["items"] == 4 and made["id"] != set_id
+
+
+def cli_engine():
+    from evalcore.cli.common import engine_and_settings
+
+    return engine_and_settings()[0]

@@ -10,7 +10,7 @@ from evalcore.perturb.review import list_attack_items, review_progress
 from evalcore.perturb.sets import (
     AttackSetError,
     attack_set_info,
-    create_attack_set,
+    make_attack_set,
     delete_attack_set,
     get_attack_set,
     import_attack_set,
@@ -36,7 +36,7 @@ def test_create_stores_lineage_derived_dataset_and_pending_items(engine, math_da
                                                                  fake_engine):
     from evalcore.dataset import get_dataset
 
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word", seed=7,
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word", seed=7,
                                    params={"min_similarity": 0.6}, created_by="ann")
     assert fake_engine == [{"n": 4, "level": "word", "seed": 7, "params": {"min_similarity": 0.6}}]
     assert (attack_set.name, attack_set.level, attack_set.origin, attack_set.seed,
@@ -66,20 +66,20 @@ def test_create_stores_lineage_derived_dataset_and_pending_items(engine, math_da
     assert rows[0].pairs == [["How many", "What number of"]]
     assert rows[1].similarity == pytest.approx(0.94)
 
-    again = create_attack_set(engine, dataset=math_dataset, level="word", seed=7)
+    again = make_attack_set(engine, dataset=math_dataset, level="word", seed=7)
     assert again.name == "apples-word-s7-2"
     with pytest.raises(AttackSetError, match="already exists"):
-        create_attack_set(engine, dataset=math_dataset, level="word", name=again.name)
+        make_attack_set(engine, dataset=math_dataset, level="word", name=again.name)
     assert [s.id for s in list_attack_sets(engine, math_dataset)] == [attack_set.id, again.id]
     assert get_attack_set(engine, "apples-word-s7").id == attack_set.id
     with pytest.raises(AttackSetError, match="known: .*apples-word-s7"):
         get_attack_set(engine, "nope")
     with pytest.raises(AttackSetError, match="unknown attack level"):
-        create_attack_set(engine, dataset=math_dataset, level="paragraph")
+        make_attack_set(engine, dataset=math_dataset, level="paragraph")
 
 
 def test_limit_and_info(engine, math_dataset, fake_engine):
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="char", limit=2)
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="char", limit=2)
     info = attack_set_info(engine, attack_set)
     assert (info["items"], info["level"], info["source_dataset"]) == (2, "char", "apples")
     assert info["review"]["total"] == 2 and info["review"]["pending"] == 2
@@ -160,7 +160,7 @@ def test_delete_attack_set(engine, math_dataset, fake_engine):
 
     from evalcore.perturb.review import approve_unflagged, review_log
 
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     assert approve_unflagged(engine, attack_set.id, reviewer="ann") > 0  # history to delete too
     delete_attack_set(engine, attack_set.id)
     assert list_attack_sets(engine) == [] and len(list_datasets(engine)) == 1
@@ -192,7 +192,82 @@ def test_real_engine_char_attack(engine, math_dataset):
     import evalcore.perturb as perturb
 
     require(hasattr(perturb, "attack_questions"), "the perturbation engine is not ready")
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="char", seed=1, limit=2)
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="char", seed=1, limit=2)
     rows = list_attack_items(engine, attack_set.id)
     assert len(rows) == 2 and all(r.attacked for r in rows)
     assert all(r.similarity is None or 0 <= r.similarity <= 1.0001 for r in rows)
+
+
+class Stop(Exception):
+    pass
+
+
+def test_generation_resumes_after_a_stop_with_every_item_once(engine, math_dataset,
+                                                              fake_engine):
+    from evalcore.dataset import get_dataset
+    from evalcore.perturb.sets import (
+        attack_set_complete,
+        create_attack_set,
+        generate_attack_items,
+    )
+
+    set_id = create_attack_set(engine, dataset=math_dataset, level="word", seed=2)
+    empty = get_attack_set(engine, set_id)
+    assert (empty.item_count, empty.params["total"], attack_set_complete(empty)) == (0, 4, False)
+    seen: list[tuple[int, int]] = []
+
+    def stop_after_first_batch(done, total):
+        seen.append((done, total))
+        if done >= 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        generate_attack_items(engine, set_id, on_progress=stop_after_first_batch, batch_size=2)
+    assert seen == [(0, 4), (2, 4)]
+    assert len(list_attack_items(engine, set_id)) == 2
+    assert get_attack_set(engine, set_id).item_count == 2
+
+    progress: list[tuple[int, int]] = []
+    done = generate_attack_items(engine, set_id, on_progress=lambda d, t: progress.append((d, t)),
+                                 batch_size=2)
+    assert progress == [(2, 4), (4, 4)]  # the first batch is not attacked again
+    assert [c["n"] for c in fake_engine] == [2, 2]
+    clean = items_of(engine, done.source_dataset_id)
+    rows = list_attack_items(engine, set_id)
+    assert sorted(r.source_item_id for r in rows) == [c.id for c in clean]  # each exactly once
+    attacked = items_of(engine, done.dataset_id)
+    assert [a.question for a in attacked] == [fake_attack(c, "word", 2).attacked for c in clean]
+    assert done.item_count == 4 and get_dataset(engine, done.dataset_id).item_count == 4
+    assert attack_set_complete(done)
+    generate_attack_items(engine, set_id)  # nothing left: no call, no duplicate
+    assert len(fake_engine) == 2 and len(list_attack_items(engine, set_id)) == 4
+
+
+def test_a_fence_that_raises_writes_nothing(engine, math_dataset, fake_engine):
+    from evalcore.perturb.sets import create_attack_set, generate_attack_items
+
+    set_id = create_attack_set(engine, dataset=math_dataset, level="char")
+    calls = []
+
+    def fence(connection):
+        calls.append(connection)
+        if len(calls) == 2:
+            raise Stop("lease taken over")
+
+    with pytest.raises(Stop):
+        generate_attack_items(engine, set_id, fence=fence, batch_size=3)
+    assert len(list_attack_items(engine, set_id)) == 3  # first batch kept, second rolled back
+    assert get_attack_set(engine, set_id).item_count == 3
+    assert hasattr(calls[0], "execute")  # the batch transaction's connection
+    generate_attack_items(engine, set_id, batch_size=3)
+    assert len(list_attack_items(engine, set_id)) == 4
+
+
+def test_create_validates_before_storing(engine, math_dataset):
+    from evalcore.perturb.sets import create_attack_set
+
+    with pytest.raises(AttackSetError, match="needs a translator"):
+        create_attack_set(engine, dataset=math_dataset, level="sentence")
+    with pytest.raises(Exception, match="unknown word attack param"):
+        create_attack_set(engine, dataset=math_dataset, level="word", params={"nope": 1})
+    assert list_attack_sets(engine) == []

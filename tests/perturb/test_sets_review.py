@@ -18,13 +18,13 @@ from evalcore.perturb.review import (
     review_progress,
     set_review,
 )
-from evalcore.perturb.sets import AttackSetError, create_attack_set
+from evalcore.perturb.sets import AttackSetError, make_attack_set
 from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
 
 
 @pytest.fixture()
 def attack_set(engine, math_dataset, fake_engine):
-    return create_attack_set(engine, dataset=math_dataset, level="word")
+    return make_attack_set(engine, dataset=math_dataset, level="word")
 
 
 def test_actions_record_reviewer_and_time(engine, attack_set):

@@ -5,7 +5,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.perturb.review import approve, edit_attack_item, list_attack_items
-from evalcore.perturb.sets import create_attack_set
+from evalcore.perturb.sets import make_attack_set
 from evalcore.report.robustness import robustness_report, text_diff
 from evalcore.runner.robustness import create_robustness_run
 from evalcore.store import queries
@@ -32,7 +32,7 @@ def record(engine, run_id, item_id, rnd, stage, correct, answer="x", error=None)
 
 def test_judge_verdicts_win_and_missing_rounds_count_wrong(engine, settings, math_dataset,
                                                            fake_engine, model):
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     items = list_attack_items(engine, attack_set.id)
     for item in items[:2]:
         approve(engine, item.id, reviewer="ann")
@@ -65,7 +65,7 @@ def test_judge_verdicts_win_and_missing_rounds_count_wrong(engine, settings, mat
 
 
 def test_edit_after_the_run_is_marked(engine, settings, math_dataset, fake_engine, model):
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     item = list_attack_items(engine, attack_set.id)[0]
     approve(engine, item.id, reviewer="ann")
     run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,

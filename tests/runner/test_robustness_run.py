@@ -7,7 +7,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.perturb.review import approve, approve_unflagged, list_attack_items, reject
-from evalcore.perturb.sets import create_attack_set
+from evalcore.perturb.sets import make_attack_set
 from evalcore.report.robustness import robustness_report
 from evalcore.runner.robustness import create_robustness_run
 from evalcore.runner.start import run_in_foreground
@@ -47,7 +47,7 @@ def by_hand_mcnemar(b: int, c: int) -> float:
 def test_robustness_run_reports_drop_flips_and_mcnemar(engine, settings, math_dataset,
                                                        fake_engine, server):
     add_model(settings, server)
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     items = list_attack_items(engine, attack_set.id)
     assert approve_unflagged(engine, attack_set.id, reviewer="ann") == 3  # item 2 is flagged
     run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model="fake",
@@ -90,7 +90,7 @@ def test_robustness_run_needs_approved_items_from_one_dataset(engine, settings, 
     from tests.perturb.attack_set_helpers import write_math_csv
 
     add_model(settings, server)
-    attack_set = create_attack_set(engine, dataset=math_dataset, level="word")
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     with pytest.raises(RunError, match="has no approved items; review it first"):
         create_robustness_run(engine, attack_set_ids=[attack_set.id], model="fake", rounds=1,
                               models_path=settings.models_path)
@@ -101,7 +101,7 @@ def test_robustness_run_needs_approved_items_from_one_dataset(engine, settings, 
                               models_path=settings.models_path)
     import_dataset(engine, write_math_csv(tmp_path / "other.csv", QUESTIONS[:2]), name="other",
                    allow_duplicate=True)
-    other = create_attack_set(engine, dataset="other", level="char")
+    other = make_attack_set(engine, dataset="other", level="char")
     approve_unflagged(engine, other.id, reviewer="ann")
     with pytest.raises(RunError, match="different datasets"):
         create_robustness_run(engine, attack_set_ids=[attack_set.id, other.id], model="fake",
@@ -124,7 +124,7 @@ def test_local_model_math23k_word_level(engine, settings, shared_datasets):
                    name="math23k")
     add(settings.models_path, ModelConfig(name="local-small", kind="local", concurrency=2,
                                           threads=1, n_ctx=1024, max_tokens=24, timeout=120.0))
-    attack_set = create_attack_set(engine, dataset="math23k", level="word", seed=0, limit=3)
+    attack_set = make_attack_set(engine, dataset="math23k", level="word", seed=0, limit=3)
     for item in list_attack_items(engine, attack_set.id):
         approve(engine, item.id, reviewer="ann")  # explicit: flagged ones too
     try:

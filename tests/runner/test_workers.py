@@ -191,3 +191,44 @@ def test_a_killed_rejudge_pass_is_taken_over_with_no_judgement_lost_or_repeated(
     assert len(stored) == len(units) == 60
     job = jobs.get_job(engine, job_id)
     assert job.attempts == 2 and job.result["reliability"]["answers"] == 20
+
+
+def test_a_killed_attack_generation_is_taken_over_with_every_item_stored_once(db, settings):
+    """A worker generating a 500-item attack set is killed with SIGKILL; another worker
+    takes the job over and the set ends with each source item attacked exactly once."""
+    from sqlalchemy import func, select
+
+    from evalcore.perturb.sets import get_attack_set
+    from evalcore.runner.attack import create_attack_job
+    from evalcore.store.tables import AttackItem
+    from tests.conftest import SHARED_DATASETS, require
+
+    engine, url = db
+    require(SHARED_DATASETS.is_dir(), "shared datasets missing")
+    from evalcore.dataset import import_dataset
+
+    import_dataset(engine, SHARED_DATASETS / "trusted-evaluation" / "CODAHtest.csv",
+                   name="codah")
+    job_id = create_attack_job(engine, dataset="codah", level="char", seed=3,
+                               params={"similarity": False})
+    set_id = int(jobs.get_job(engine, job_id).attack_set_id)
+    first = start_worker(settings, url, "first")
+    second = None
+    try:
+        wait_for(lambda: get_attack_set(engine, set_id).item_count >= 50, 120,
+                 "a first batch stored")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        assert get_attack_set(engine, set_id).item_count < 500, "killed too late"
+        second = start_worker(settings, url, "second")
+        wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 120,
+                 "the generation to finish after takeover")
+    finally:
+        stop_all([first] + ([second] if second else []))
+    with engine.connect() as conn:
+        sources = conn.execute(select(AttackItem.source_item_id, func.count())
+                               .where(AttackItem.attack_set_id == set_id)
+                               .group_by(AttackItem.source_item_id)).all()
+    assert len(sources) == 500 and all(n == 1 for _, n in sources)
+    assert get_attack_set(engine, set_id).item_count == 500
+    assert jobs.get_job(engine, job_id).attempts == 2

@@ -6,7 +6,7 @@ import threading
 
 from evalcore.perturb.review import (ReviewConflictError, approve, list_attack_items, reject,
                                      review_log, set_review)
-from evalcore.perturb.sets import create_attack_set, delete_attack_set
+from evalcore.perturb.sets import make_attack_set, delete_attack_set
 from tests.perturb.attack_set_helpers import fake_engine, write_math_csv  # noqa: F401
 
 
@@ -14,7 +14,7 @@ def test_a_race_leaves_one_winner_and_one_event(store, fake_engine, tmp_path):
     from evalcore.dataset import import_dataset
 
     import_dataset(store, write_math_csv(tmp_path / "apples.csv"), name="apples")
-    attack_set = create_attack_set(store, dataset="apples", level="word")
+    attack_set = make_attack_set(store, dataset="apples", level="word")
     item = list_attack_items(store, attack_set.id)[0]
     barrier = threading.Barrier(2)
     outcomes: list[str] = []

@@ -1,0 +1,58 @@
+"""Team-mode settings from the environment: how people sign in, who the first admins are,
+which role an unknown user gets. Read per call (cheap), so tests can set variables."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from evalcore.errors import EvalcoreError
+
+MODES = ("none", "oidc", "header")
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """`EVALCORE_AUTH` and friends; `mode == "none"` is single-user, today's behaviour."""
+
+    mode: str = "none"
+    admins: frozenset[str] = field(default_factory=frozenset)
+    """EVALCORE_ADMINS: emails that are always admin (the first admin comes from here)."""
+    default_role: str = "viewer"
+    """EVALCORE_DEFAULT_ROLE: the role of someone who signs in for the first time."""
+    user_header: str = "X-Forwarded-Email"
+    """EVALCORE_USER_HEADER: the trusted header the proxy sets to the user's email (header mode)."""
+    name_header: str = "X-Forwarded-User"
+    """EVALCORE_NAME_HEADER: the header with a display name (optional)."""
+    secret_header: str = "X-Evalcore-Proxy-Secret"
+    """EVALCORE_SECRET_HEADER: the header that must carry EVALCORE_HEADER_SECRET."""
+    header_secret: str = ""
+    """EVALCORE_HEADER_SECRET: shared with the proxy; without it header mode refuses everyone."""
+
+    @property
+    def team(self) -> bool:
+        """Whether people sign in (oidc or header) rather than one local user."""
+        return self.mode != "none"
+
+
+def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
+    """Build the config from `env` (default os.environ); a bad value names the variable."""
+    from evalcore.auth.roles import check_role
+
+    env = os.environ if env is None else env
+    mode = (env.get("EVALCORE_AUTH") or "none").strip().lower()
+    if mode not in MODES:
+        raise EvalcoreError(f"EVALCORE_AUTH={mode!r} is not a sign-in mode; use one of "
+                            f"{', '.join(MODES)}")
+    admins = frozenset(e.strip().lower() for e in (env.get("EVALCORE_ADMINS") or "").split(",")
+                       if e.strip())
+    try:
+        default_role = check_role(env.get("EVALCORE_DEFAULT_ROLE") or "viewer")
+    except EvalcoreError as exc:
+        raise EvalcoreError(f"EVALCORE_DEFAULT_ROLE: {exc}") from None
+    return AuthConfig(
+        mode=mode, admins=admins, default_role=default_role,
+        user_header=env.get("EVALCORE_USER_HEADER") or AuthConfig.user_header,
+        name_header=env.get("EVALCORE_NAME_HEADER") or AuthConfig.name_header,
+        secret_header=env.get("EVALCORE_SECRET_HEADER") or AuthConfig.secret_header,
+        header_secret=env.get("EVALCORE_HEADER_SECRET") or "")

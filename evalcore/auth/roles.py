@@ -1,0 +1,73 @@
+"""Roles and what each may do: viewer < evaluator < reviewer < admin, each with the
+permissions of the ones below it. Checked in evalcore's functions that change state
+(`evalcore.actions`), not only by the pages hiding buttons."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from evalcore.errors import EvalcoreError
+
+if TYPE_CHECKING:
+    from evalcore.auth.identity import Actor
+
+ROLES: tuple[str, ...] = ("viewer", "evaluator", "reviewer", "admin")
+"""Lowest first: a role may do everything the roles before it may."""
+
+PERMISSIONS: dict[str, tuple[str, str]] = {
+    "read": ("viewer", "read runs, datasets and reports"),
+    "export": ("viewer", "export results"),
+    "run": ("evaluator", "start, cancel or resume runs"),
+    "import": ("evaluator", "import datasets or attack sets"),
+    "attack": ("evaluator", "generate attack sets"),
+    "review": ("reviewer", "review attacked questions"),
+    "models": ("admin", "add, edit or delete models"),
+    "users": ("admin", "add users or change roles"),
+    "delete": ("admin", "delete datasets or attack sets"),
+    "baseline": ("admin", "change gate baselines"),
+}
+"""permission -> (the lowest role that has it, what it allows, for messages)."""
+
+
+class PermissionDenied(EvalcoreError):
+    """The actor's role is below what the action needs; the message names the role needed."""
+
+
+def check_role(role: str) -> str:
+    """`role` lower-cased if it is one of ROLES, else an error listing the valid ones."""
+    value = (role or "").strip().lower()
+    if value not in ROLES:
+        raise EvalcoreError(f"unknown role {role!r}; valid roles: {', '.join(ROLES)}")
+    return value
+
+
+def role_needed(permission: str) -> str:
+    """The lowest role that has `permission`."""
+    if permission not in PERMISSIONS:
+        raise ValueError(f"unknown permission {permission!r}; known: {', '.join(PERMISSIONS)}")
+    return PERMISSIONS[permission][0]
+
+
+def allows(role: str, permission: str) -> bool:
+    """Whether `role` has `permission` (an unknown role has none)."""
+    if role not in ROLES:
+        return False
+    return ROLES.index(role) >= ROLES.index(role_needed(permission))
+
+
+def require(actor: "Actor", permission: str) -> None:
+    """Raise PermissionDenied unless `actor`'s role has `permission`."""
+    if allows(actor.role, permission):
+        return
+    needed = role_needed(permission)
+    raise PermissionDenied(
+        f"{actor.label} (role {actor.role}) may not {PERMISSIONS[permission][1]}: that needs "
+        f"role {needed} or higher; an admin can grant it with "
+        f"`python -m evalcore users set-role {actor.email or actor.label} {needed}`")
+
+
+def why_not(actor: "Actor", permission: str) -> str | None:
+    """None if `actor` may do it, else a one-line reason for a disabled button."""
+    if allows(actor.role, permission):
+        return None
+    return (f"Your role ({actor.role}) may not {PERMISSIONS[permission][1]}; "
+            f"ask an admin for role {role_needed(permission)}.")

@@ -1,0 +1,76 @@
+"""The shared model registry of team mode: models in the database (table `model_entry`),
+so every app replica and worker sees the same list and the Models page edits it for everyone.
+
+`ModelsInDatabase` stands where a models.toml path stands (`Settings.models_path`), and
+`providers.registry` reads and writes through it; rows hold the same tables as the TOML
+file (keys stay the NAMES of environment variables, resolved where a call is made).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+DATABASE = "database"
+"""`EVALCORE_MODELS=database` keeps the models in the database (the default on PostgreSQL)."""
+
+
+@dataclass(frozen=True)
+class ModelsInDatabase:
+    """The model list of the database at `db_url`."""
+
+    db_url: str
+
+    def __str__(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        url = make_url(self.db_url).render_as_string(hide_password=True)
+        return f"the database's model list ({url})"
+
+    def exists(self) -> bool:
+        """Whether any model was stored (an empty list means the built-in defaults)."""
+        return bool(self.tables())
+
+    def _engine(self) -> Any:
+        from evalcore.store.db import get_engine
+
+        return get_engine(self.db_url)
+
+    def tables(self) -> dict[str, dict[str, Any]]:
+        """Every stored model's settings, by name."""
+        from sqlmodel import select
+
+        from evalcore.store.db import reader, session_scope
+        from evalcore.store.tables import ModelEntry
+
+        with session_scope(reader(self._engine()), write=False) as session:
+            return {row.name: dict(row.config)
+                    for row in session.exec(select(ModelEntry).order_by(ModelEntry.name))}
+
+    def save(self, tables: dict[str, dict[str, Any]], editor: str = "") -> None:
+        """Make the stored list equal `tables` in one transaction: changed rows are
+        updated (with who and when), new ones inserted, missing ones deleted."""
+        from sqlmodel import select
+
+        from evalcore.store.db import session_scope
+        from evalcore.store.tables import ModelEntry, utcnow
+
+        with session_scope(self._engine()) as session:
+            rows = {row.name: row for row in session.exec(select(ModelEntry))}
+            for name, row in rows.items():
+                if name not in tables:
+                    session.delete(row)
+            for name, config in tables.items():
+                row = rows.get(name)
+                if row is None:
+                    session.add(ModelEntry(name=name, config=config, updated_by=editor))
+                elif row.config != config:
+                    row.config, row.updated_by, row.updated_at = config, editor, utcnow()
+                    session.add(row)
+
+
+def models_location(db_url: str, models_env: str | None, default_file: Any) -> Any:
+    """Where the model list lives: `EVALCORE_MODELS` names a file or `database`; unset,
+    PostgreSQL (team mode) means the database and SQLite the file under EVALCORE_HOME."""
+    if models_env == DATABASE or (not models_env and db_url.startswith("postgresql")):
+        return ModelsInDatabase(db_url)
+    return default_file

@@ -1,0 +1,181 @@
+"""Who is using the app: sign-in for team mode, and the current `Actor` for every page.
+
+`EVALCORE_AUTH=none` (default): one local user who may do everything, as before.
+`oidc`: Streamlit's st.login with the provider in .streamlit/secrets.toml [auth].
+`header`: the user header a trusted reverse proxy sets, honoured only when the proxy's
+shared secret header matches. What decides lives in `evalcore.auth`; this draws.
+"""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+import streamlit as st
+
+if TYPE_CHECKING:
+    from evalcore.auth import Actor
+
+ACTOR = "auth.actor"  # the signed-in Actor (team mode), once per browser session
+ROLE_READ = "auth.role_read_at"  # when the role was last read from the database
+ROLE_TTL_S = 2.0
+"""A role change applies within this many seconds (a page draws many buttons; each asks)."""
+
+
+class NotSignedIn(Exception):
+    """No trusted identity yet (the reason is shown on the sign-in page)."""
+
+
+def _config() -> Any:
+    from evalcore.auth import auth_config
+
+    return auth_config()
+
+
+def _engine() -> Any:
+    from pages import _shared
+
+    return _shared.engine()
+
+
+def _identity(config: Any) -> tuple[str, str]:
+    from evalcore.auth import header_identity, oidc_identity
+
+    if config.mode == "header":
+        return header_identity(dict(st.context.headers), config)
+    user = st.user.to_dict()
+    if not user.get("is_logged_in"):
+        raise NotSignedIn("not signed in")
+    return oidc_identity(user)
+
+
+def current_actor() -> "Actor":
+    """The acting user of this session; raises (SignInError, NotSignedIn) without one.
+
+    A first sign-in is recorded (app_user, last_seen, audit) once per session; later the
+    role is re-read at most every ROLE_TTL_S, so a role change applies within seconds.
+    """
+    from evalcore.auth import local_actor, signed_in_actor
+    from evalcore.auth.identity import Actor
+    from evalcore.auth.users import role_of
+
+    config = _config()
+    if not config.team:
+        return local_actor()
+    email, name = _identity(config)  # every run: a header session must still carry the secret
+    known: Actor | None = st.session_state.get(ACTOR)
+    now = time.monotonic()
+    if known is None or known.email != email:
+        from evalcore.auth import audit
+
+        known = signed_in_actor(_engine(), email, name, config)
+        audit.record(_engine(), known, "user.sign_in", "user", email, {"via": config.mode})
+    elif now - st.session_state.get(ROLE_READ, 0.0) > ROLE_TTL_S:
+        known = Actor(email=known.email, name=known.name, role=role_of(_engine(), email, config),
+                      team=True)
+    else:
+        return known
+    st.session_state[ACTOR], st.session_state[ROLE_READ] = known, now
+    return known
+
+
+def _oidc_setup_problems() -> list[str]:
+    from evalcore.auth.oidc import config_problems, metadata_url
+
+    try:
+        auth = st.secrets.to_dict().get("auth")
+    except FileNotFoundError:  # no secrets.toml at all
+        auth = None
+    except (OSError, ValueError) as exc:
+        return [f"`.streamlit/secrets.toml` cannot be read: {exc}"]
+    problems = config_problems(auth)
+    if not problems and auth:
+        problem = _provider_problem(metadata_url(auth) or "")
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def _redirect_warning() -> None:
+    """A redirect_uri for another host than the one opened: said, but not blocking (people
+    who opened the server by IP still get signed in on its name)."""
+    from evalcore.auth.oidc import redirect_problem
+
+    auth = st.secrets.to_dict().get("auth") or {}
+    problem = redirect_problem(str(auth.get("redirect_uri", "")), _page_url(), _server_port())
+    if problem:
+        st.warning(problem)
+
+
+def _page_url() -> str:
+    """The URL the browser opened (behind a proxy: the public one), or '' if unknown."""
+    try:
+        return str(st.context.url or "")
+    except Exception:  # noqa: BLE001 - older Streamlit or no browser (AppTest)
+        return ""
+
+
+def _server_port() -> int:
+    return int(st.get_option("server.port"))
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def _provider_problem(url: str) -> str | None:
+    from evalcore.auth.oidc import provider_problem
+
+    return provider_problem(url) if url else None
+
+
+def _sign_in_page(config: Any, reason: str) -> None:
+    """What a visitor without a trusted identity sees instead of the app."""
+    st.title("evalcore")
+    if config.mode == "header":
+        st.error(f"Access refused: {reason}")
+        st.caption("This server is in header mode (EVALCORE_AUTH=header): open it through "
+                   "the company's sign-in proxy, not its own port.")
+        return
+    problems = _oidc_setup_problems()
+    if problems:
+        st.error("Sign-in is not configured correctly, so nobody can sign in yet:")
+        st.markdown("\n".join(f"- {p}" for p in problems))
+        st.caption("For the server's operator: see docs/secrets.example.toml and the README's "
+                   "'Deploy for a team' section; restart the app after fixing secrets.toml.")
+        return
+    _redirect_warning()
+    st.write("Sign in with your company account to use evalcore.")
+    if st.button("Sign in", type="primary", key="auth.login"):
+        from evalcore.auth.oidc import provider_name
+
+        st.login(provider_name(st.secrets.to_dict()["auth"]) or None)
+
+
+def gate() -> "Actor":
+    """The session's actor, or the sign-in (or misconfiguration) page and a stop."""
+    from evalcore.auth import SignInError
+    from evalcore.errors import EvalcoreError
+
+    try:
+        config = _config()
+    except EvalcoreError as exc:
+        st.error(f"evalcore is misconfigured: {exc}")
+        st.stop()
+    try:
+        return current_actor()
+    except (SignInError, NotSignedIn) as exc:
+        _sign_in_page(config, str(exc))
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop raises
+
+
+def sidebar_identity() -> None:
+    """Who is signed in, their role and a sign-out button (team mode only)."""
+    config = _config()
+    if not config.team:
+        return
+    actor = st.session_state.get(ACTOR)
+    if actor is None:
+        return
+    st.caption("Signed in as")
+    st.markdown(f"**{actor.name}** ({actor.email}) · role **{actor.role}**")
+    if config.mode == "oidc" and st.button("Sign out", key="auth.logout"):
+        st.session_state.pop(ACTOR, None)
+        st.logout()

@@ -1,0 +1,182 @@
+"""Every state-changing public function refuses a role below its permission, before doing
+anything; allowed actions are attributed to the actor and land in the audit log."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from evalcore import actions
+from evalcore.auth import ROLES, PermissionDenied, audit, local_actor
+from evalcore.auth.roles import role_needed
+from tests.auth.conftest import team_actor
+from tests.perturb.attack_set_helpers import fake_engine, write_math_csv  # noqa: F401
+
+
+def _spec():  # type: ignore[no-untyped-def]
+    from evalcore.runner.plan import RunSpec
+
+    return RunSpec(kind="stability", dataset="ds", model="local")
+
+
+def _model():  # type: ignore[no-untyped-def]
+    from evalcore.providers.base import ModelConfig
+
+    return ModelConfig(name="m", kind="openai", base_url="http://127.0.0.1:9", model="x")
+
+
+def _sync(coro_fn: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda *a, **k: asyncio.run(coro_fn(*a, **k))
+
+
+# (function, permission, arguments after (actor, engine)); `p` is the models path.
+CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
+    ("import_dataset", "import", lambda p: ((b"q,a\n1,2\n",), {"filename": "x.csv"})),
+    ("store_parsed", "import", lambda p: ((None,), {})),
+    ("save_suite", "import", lambda p: ((None,), {})),
+    ("delete_dataset", "delete", lambda p: (("ds",), {})),
+    ("create_run", "run", lambda p: ((_spec(), p), {})),
+    ("start_run", "run", lambda p: ((_spec(), p), {})),
+    ("create_robustness_run", "run", lambda p: ((), {"attack_set_ids": [1], "model": "local",
+                                                     "rounds": 1, "models_path": p})),
+    ("start_robustness", "run", lambda p: ((), {"attack_set_ids": [1], "model": "local",
+                                                "rounds": 1, "models_path": p})),
+    ("create_fairness_run", "run", lambda p: ((), {"suite": "s", "model": "local",
+                                                   "models_path": p})),
+    ("start_fairness_run", "run", lambda p: ((), {"suite": "s", "model": "local",
+                                                  "models_path": p})),
+    ("cancel_run", "run", lambda p: ((1,), {})),
+    ("resume_run", "run", lambda p: ((1,), {})),
+    ("retry_failed", "run", lambda p: ((1,), {})),
+    ("delete_run", "delete", lambda p: ((1,), {})),
+    ("queue_rejudge", "run", lambda p: ((1, "local", p), {})),
+    ("queue_judge_analysis", "run", lambda p: ((1, "local", p), {})),
+    ("cancel_job", "run", lambda p: ((1,), {})),
+    ("requeue_job", "run", lambda p: ((1,), {})),
+    ("start_demo", "run", lambda p: ((p,), {})),
+    ("queue_attack", "attack", lambda p: ((), {"dataset": "ds", "level": "char"})),
+    ("import_attack_set", "import", lambda p: ((b"",), {"filename": "a.csv"})),
+    ("delete_attack_set", "delete", lambda p: ((1,), {})),
+    ("set_review", "review", lambda p: ((1, "approved"), {})),
+    ("edit_attack_item", "review", lambda p: ((1, "text"), {})),
+    ("approve_unflagged", "review", lambda p: ((1,), {})),
+    ("add_model", "models", lambda p: ((p, _model()), {})),
+    ("update_model", "models", lambda p: ((p, "local"), {"concurrency": 3})),
+    ("remove_model", "models", lambda p: ((p, "local"), {})),
+    ("import_models", "models", lambda p: ((p, p), {})),
+    ("add_user", "users", lambda p: (("x@example.com", "viewer"), {})),
+    ("set_role", "users", lambda p: (("x@example.com", "admin"), {})),
+]
+ASYNC: set[str] = set()
+
+
+def test_the_table_covers_every_public_function_of_actions() -> None:
+    import inspect
+
+    public = {name for name, fn in inspect.getmembers(actions, inspect.isfunction)
+              if not name.startswith("_") and fn.__module__ == actions.__name__}
+    assert public == {name for name, _, _ in CALLS}
+
+
+@pytest.mark.parametrize("name,permission,args", CALLS, ids=[c[0] for c in CALLS])
+def test_roles_below_the_permission_are_refused_and_nothing_happens(
+        name: str, permission: str, args: Any, engine, settings) -> None:
+    fn = getattr(actions, name)
+    fn = _sync(fn) if name in ASYNC else fn
+    positional, keywords = args(settings.models_path)
+    below = ROLES[:ROLES.index(role_needed(permission))]
+    assert below or permission in ("read", "export")
+    for role in below:
+        with pytest.raises(PermissionDenied, match=f"role {role_needed(permission)} or higher"):
+            fn(team_actor(role), engine, *positional, **keywords)
+    # Nothing happened, but each refused attempt is on record.
+    events = audit.list_events(engine)
+    assert sorted(e.actor for e in events) == sorted(f"{role}@example.com" for role in below)
+    assert {(e.action, e.detail["permission"]) for e in events} <= {
+        (f"denied.{name}", permission), (f"denied.{_inner(name)}", permission)}
+    assert not settings.models_path.exists()
+
+
+def _inner(name: str) -> str:
+    """The name a refused attempt is recorded under (the action's own check)."""
+    return {"queue_attack": "generate_attack_set", "queue_rejudge": "rejudge",
+            "queue_judge_analysis": "judge_analysis"}.get(name, name)
+
+
+def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_path: Path) -> None:
+    from evalcore.dataset import get_dataset
+    from evalcore.store import queries
+
+    alice = team_actor("evaluator", "alice@x.com")
+    ds = actions.import_dataset(alice, engine, write_math_csv(tmp_path / "m.csv"), name="sums",
+                                format="math23k")
+    assert ds.created_by == "alice@x.com"
+    assert get_dataset(engine, "sums").created_by == "alice@x.com"
+    spec = _spec().model_copy(update={"dataset": "sums", "created_by": "typed name"})
+    run_id = actions.create_run(alice, engine, spec, settings.models_path)
+    assert queries.get_run(engine, run_id).created_by == "alice@x.com"
+    actions.cancel_run(alice, engine, run_id)
+    with pytest.raises(PermissionDenied):
+        actions.delete_dataset(alice, engine, "sums")
+    events = [(e.actor, e.action, e.object_id) for e in audit.list_events(engine)]
+    assert events == [("alice@x.com", "denied.delete_dataset", "sums"),
+                      ("alice@x.com", "run.cancel", str(run_id)),
+                      ("alice@x.com", "run.start", str(run_id)),
+                      ("alice@x.com", "dataset.import", str(ds.id))]
+    other = actions.import_dataset(alice, engine,
+                                   write_math_csv(tmp_path / "o.csv", rows=[("x?", 1)]),
+                                   name="other", format="math23k")
+    actions.delete_dataset(team_actor("admin", "root@x.com"), engine, "other")
+    last = audit.list_events(engine, limit=1)[0]
+    assert (last.actor, last.action, last.object_id) == ("root@x.com", "dataset.delete",
+                                                         str(other.id))
+
+
+def test_single_user_mode_keeps_todays_names(engine, settings, tmp_path: Path) -> None:
+    from evalcore.store import queries
+
+    actions.import_dataset(local_actor(), engine, write_math_csv(tmp_path / "m.csv"), name="s",
+                           format="math23k")
+    spec = _spec().model_copy(update={"dataset": "s", "created_by": "page"})
+    run_id = actions.create_run(local_actor(), engine, spec, settings.models_path)
+    assert queries.get_run(engine, run_id).created_by == "page"
+    assert audit.list_events(engine)[0].actor == "local"
+
+
+def test_team_reviewer_identity_replaces_the_typed_reviewer(
+        engine, settings, tmp_path: Path, fake_engine) -> None:  # noqa: F811
+    from evalcore.perturb.review import list_attack_items, review_log
+
+    alice = team_actor("evaluator", "alice@x.com")
+    carol = team_actor("reviewer", "carol@x.com")
+    actions.import_dataset(alice, engine, write_math_csv(tmp_path / "m.csv"), name="maths",
+                           format="math23k")
+    from evalcore.perturb.sets import get_attack_set
+    from evalcore.runner.start import run_job_here
+    from evalcore.store.jobs import get_job
+
+    job_id = actions.queue_attack(alice, engine, dataset="maths", level="word",
+                                  created_by="someone")
+    assert get_job(engine, job_id).created_by == "alice@x.com"
+    assert run_job_here(engine, job_id) == "done"  # a worker generates the set
+    attack_set = get_attack_set(engine, get_job(engine, job_id).result["attack_set_id"])
+    assert attack_set.created_by == "alice@x.com"
+    item = list_attack_items(engine, int(attack_set.id))[0]
+    with pytest.raises(PermissionDenied, match="role reviewer or higher"):
+        actions.set_review(alice, engine, int(item.id), "approved")
+    actions.set_review(carol, engine, int(item.id), "approved", reviewer="mallory")
+    assert actions.approve_unflagged(carol, engine, int(attack_set.id)) >= 1
+    assert {e["reviewer"] for e in review_log(engine, int(attack_set.id))} == {"carol@x.com"}
+    assert [e.action for e in audit.list_events(engine, actor="carol@x.com")] == [
+        "review.approve_unflagged", "review.approved"]
+
+
+def test_role_change_is_audited_with_before_and_after(engine) -> None:
+    root = team_actor("admin", "root@x.com")
+    actions.add_user(root, engine, "bob@x.com", "viewer")
+    actions.set_role(root, engine, "bob@x.com", "evaluator")
+    last = audit.list_events(engine, limit=1)[0]
+    assert (last.action, last.object_id, last.detail["previous"], last.detail["role"]) == (
+        "user.set_role", "bob@x.com", "viewer", "evaluator")

@@ -1,0 +1,60 @@
+"""Finding who is acting: header mode (trusted proxy + shared secret), OIDC claims, the CLI."""
+from __future__ import annotations
+
+import pytest
+
+from evalcore.auth import SignInError, cli_actor, header_identity, local_actor, oidc_identity
+from evalcore.auth.config import auth_config
+
+SECRET = "s3cret-from-the-proxy"
+
+
+def _header_cfg(**extra: str):  # type: ignore[no-untyped-def]
+    return auth_config({"EVALCORE_AUTH": "header", "EVALCORE_HEADER_SECRET": SECRET, **extra})
+
+
+def test_header_mode_trusts_the_user_header_only_with_the_shared_secret() -> None:
+    cfg = _header_cfg()
+    good = {"X-Forwarded-Email": "Alice@Example.com", "X-Evalcore-Proxy-Secret": SECRET,
+            "X-Forwarded-User": "Alice"}
+    assert header_identity(good, cfg) == ("alice@example.com", "Alice")
+    # Header names are case-insensitive (proxies and Streamlit lower-case them).
+    assert header_identity({k.lower(): v for k, v in good.items()}, cfg)[0] == "alice@example.com"
+    with pytest.raises(SignInError, match="did not come through the trusted proxy"):
+        header_identity({"X-Forwarded-Email": "alice@example.com"}, cfg)
+    with pytest.raises(SignInError, match="did not come through the trusted proxy"):
+        header_identity({**good, "X-Evalcore-Proxy-Secret": "guess"}, cfg)
+    with pytest.raises(SignInError, match="sent no X-Forwarded-Email"):
+        header_identity({"X-Evalcore-Proxy-Secret": SECRET}, cfg)
+
+
+def test_header_mode_without_a_configured_secret_refuses_everyone() -> None:
+    cfg = auth_config({"EVALCORE_AUTH": "header"})
+    with pytest.raises(SignInError, match="needs EVALCORE_HEADER_SECRET"):
+        header_identity({"X-Forwarded-Email": "a@x.com", "X-Evalcore-Proxy-Secret": ""}, cfg)
+
+
+def test_header_names_are_configurable() -> None:
+    cfg = _header_cfg(EVALCORE_USER_HEADER="X-Auth-Request-Email",
+                      EVALCORE_SECRET_HEADER="X-Proxy-Key")
+    assert header_identity({"x-auth-request-email": "c@x.com", "x-proxy-key": SECRET},
+                           cfg)[0] == "c@x.com"
+
+
+def test_oidc_claims_need_an_email() -> None:
+    assert oidc_identity({"email": "Carol@X.com", "name": "Carol"}) == ("carol@x.com", "Carol")
+    assert oidc_identity({"email": "d@x.com"}) == ("d@x.com", "d@x.com")
+    with pytest.raises(SignInError, match="email"):
+        oidc_identity({"name": "no mail", "is_logged_in": True})
+
+
+def test_single_user_mode_keeps_typed_names_and_team_mode_records_the_identity() -> None:
+    local = local_actor()
+    assert local.role == "admin" and local.attribution("frank") == "frank"
+    assert local.attribution("") == "local"
+    cli = cli_actor(None, auth_config({}), env={"EVALCORE_USER": ""})
+    assert cli.label.startswith("cli:") and cli.role == "admin"
+    team = cli_actor(None, auth_config({"EVALCORE_AUTH": "oidc"}),
+                     env={"EVALCORE_USER": "Bob@X.com"})
+    assert team.email == "bob@x.com" and team.role == "viewer"
+    assert team.attribution("somebody else") == "bob@x.com"

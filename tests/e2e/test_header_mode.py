@@ -1,0 +1,72 @@
+"""Header mode on a real server: the user header is honoured only with the proxy's shared
+secret (Playwright sends the headers a reverse proxy would, on every request and the
+websocket); without it, or with a wrong one, the app shows only the refusal."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import REPO_ROOT, require
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy
+
+pytestmark = pytest.mark.browser
+SECRET = "only-the-proxy-knows-this"
+
+
+@pytest.fixture(scope="module")
+def header_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("header-app")
+    port = _free_port()
+    env = dict(os.environ, EVALCORE_HOME=str(tmp / "home"), EVALCORE_AUTH="header",
+               EVALCORE_HEADER_SECRET=SECRET, EVALCORE_ADMINS="root@example.com")
+    for key in ("EVALCORE_DB_URL", "EVALCORE_MODELS"):
+        env.pop(key, None)
+    log = tmp / "streamlit.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+           "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out,
+                                stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("headers, signed_in", [
+    ({"X-Forwarded-Email": "root@example.com", "X-Evalcore-Proxy-Secret": SECRET}, True),
+    ({"X-Forwarded-Email": "root@example.com"}, False),
+    ({"X-Forwarded-Email": "root@example.com", "X-Evalcore-Proxy-Secret": "guess"}, False),
+], ids=["through-the-proxy", "no-secret", "wrong-secret"])
+def test_user_header_counts_only_with_the_shared_secret(header_app: str, headers: dict,
+                                                        signed_in: bool) -> None:
+    require(CHROMIUM.is_file(), f"{CHROMIUM} missing: apt-get install chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(extra_http_headers=headers).new_page()
+            page.set_default_timeout(60_000)
+            page.goto(header_app)
+            if signed_in:
+                expect(page.get_by_role("heading", name="Datasets", exact=True)).to_be_visible()
+                expect(page.get_by_text("role admin")).to_be_visible()
+            else:
+                expect(page.get_by_text("Access refused")).to_be_visible()
+                expect(page.get_by_text("did not come through the trusted proxy")).to_be_visible()
+                expect(page.get_by_role("heading", name="Datasets", exact=True)).to_have_count(0)
+        finally:
+            browser.close()
