@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages._shared import sidebar
+from pages._shared import guarded, sidebar
 from pages._signin import gate
 
 st.set_page_config(page_title="evalcore", layout="wide")
@@ -32,5 +32,4 @@ if actor.team and actor.role == "admin":
                                         url_path="team"))
 
 page = st.navigation(PAGES)
-sidebar()
-page.run()
+guarded(lambda: (sidebar(), page.run()))

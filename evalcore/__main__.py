@@ -10,6 +10,11 @@ if __name__ == "__main__":
     # of SQLAlchemy, pydantic and aiohttp modules (~0.2 s, a tenth of a short CI run's
     # overhead): flush what is buffered and leave.
     logging.shutdown()
-    sys.stdout.flush()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError as exc:  # the reader left (`| head -1`) after the last write
+        from evalcore.cli import report_error
+
+        code = report_error(exc)
     sys.stderr.flush()
     os._exit(code)

@@ -2,7 +2,10 @@
 
 `EVALCORE_HOME` (default `./.evalcore`) holds the SQLite database and `models.toml`;
 `EVALCORE_DB_URL` overrides the database and `EVALCORE_MODELS` the model file
-(`database`, the default on PostgreSQL, keeps models in the database for a team).
+(`database`, the default on PostgreSQL, keeps models in the database for a team). A database
+URL is checked here, once: SQLite or PostgreSQL (`postgres://` and `postgresql://` are
+read as `postgresql+psycopg://`, the driver evalcore ships with); anything else is a
+`SettingsError` that says what to write instead.
 """
 from __future__ import annotations
 
@@ -11,6 +14,36 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from evalcore.errors import SettingsError
+
+DB_URL_HELP = ("expected sqlite:///path/to/evalcore.db or "
+               "postgresql://USER@HOST:5432/DBNAME")
+_PG_ALIASES = ("postgres://", "postgresql://", "postgres+psycopg://")
+
+
+def normalize_db_url(url: str) -> str:
+    """`url` as SQLAlchemy wants it, or a SettingsError (never echoing a password)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    url = url.strip()
+    for alias in _PG_ALIASES:
+        if url.startswith(alias):
+            url = "postgresql+psycopg://" + url[len(alias):]
+            break
+    try:
+        parsed = make_url(url)
+    except (ArgumentError, ValueError):
+        raise SettingsError(f"EVALCORE_DB_URL is not a database URL ({DB_URL_HELP})") from None
+    backend = parsed.get_backend_name()
+    if backend not in ("sqlite", "postgresql"):
+        raise SettingsError(f"EVALCORE_DB_URL: database '{backend}' is not supported; "
+                            f"evalcore stores runs in SQLite or PostgreSQL ({DB_URL_HELP})")
+    if backend == "postgresql" and parsed.get_driver_name() != "psycopg":
+        raise SettingsError(f"EVALCORE_DB_URL: driver '{parsed.get_driver_name()}' is not "
+                            "installed; use postgresql://... (psycopg 3)")
+    return url
 
 
 @dataclass(frozen=True)
@@ -38,7 +71,7 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build settings from `env` (default: `os.environ`) without caching."""
     env = dict(os.environ if env is None else env)
     home = Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
-    db_url = env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}"
+    db_url = normalize_db_url(env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}")
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
     from evalcore.model_store import models_location  # light: no SQLAlchemy here
 

@@ -20,3 +20,7 @@ class ModelConfigError(EvalcoreError):
 
 class RunError(EvalcoreError):
     """A run cannot be started, resumed or found."""
+
+
+class SettingsError(EvalcoreError):
+    """A setting (environment variable, flag, database URL) is wrong; says what to write."""

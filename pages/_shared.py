@@ -23,6 +23,30 @@ SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 """Small bundled files for trying the app without data of one's own."""
 
 
+def error_line(exc: BaseException) -> str:
+    """The one line the CLI prints for an expected failure (`evalcore.error_text.describe_error`);
+    a bug (no description) is raised again so it is not hidden."""
+    from evalcore.error_text import describe_error
+
+    message = describe_error(exc)
+    if message is None:
+        raise exc
+    return message
+
+
+def show_error(exc: BaseException, prefix: str = "") -> None:
+    """`st.error` with the CLI's message for `exc` (settings, database, validation ...)."""
+    st.error(prefix + error_line(exc))
+
+
+def guarded(draw: Callable[[], Any]) -> None:
+    """Run `draw` (the router's page); an expected failure is shown, not a traceback."""
+    try:
+        draw()
+    except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
+        show_error(exc)
+
+
 def settings() -> Settings:
     """The process-wide settings (environment read once by evalcore)."""
     return load_settings()
@@ -286,7 +310,7 @@ def model_names() -> list[str]:
     try:
         return sorted(load_models(settings().models_path))
     except EvalcoreError as exc:
-        st.error(str(exc))
+        show_error(exc)
         return []
 
 
@@ -306,12 +330,10 @@ def default_model_index(models: list[str]) -> int:
 def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
     """Start a run with `start()` and make it the one the page shows (the picker is drawn
     later this run); an error the user can act on is shown instead of raised."""
-    from evalcore.errors import EvalcoreError
-
     try:
         run_id = start()
-    except EvalcoreError as exc:
-        st.error(f"Could not start the run: {exc}")
+    except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
+        show_error(exc, "Could not start the run: ")
         return None
     st.session_state[f"{kind}.run_id"] = run_id
     st.session_state[f"{kind}.pick"] = run_id

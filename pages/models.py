@@ -24,7 +24,8 @@ NEW = "(new model)"
 FORM = "models.form."  # prefix of the editor's widget keys; the suffix is the ModelConfig field
 KINDS = ["openai", "ollama", "local"]
 FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm", "timeout",
-          "temperature", "top_p", "max_tokens", "seed", "gguf_path", "threads")
+          "temperature", "top_p", "max_tokens", "seed", "gguf_path", "threads", "deadline",
+          "max_reply_bytes", "api_key_header")
 # ^ editable ModelConfig fields besides `name` (the others keep their defaults)
 
 
@@ -59,7 +60,7 @@ def _fill_form(config: ModelConfig | None, selected: str) -> None:
     for field in FIELDS:
         value = getattr(base, field)
         st.session_state[FORM + field] = "" if value is None and field in (
-            "base_url", "model", "api_key_env", "gguf_path") else value
+            "base_url", "model", "api_key_env", "gguf_path", "api_key_header") else value
     st.session_state["models.form_for"] = selected
 
 
@@ -80,8 +81,8 @@ def _save() -> None:
         else:
             actions.update_model(_shared.actor(), _shared.engine(), path, name,
                                  **{k: (None if v == "" else v) for k, v in values.items()})
-    except EvalcoreError as exc:  # invalid settings, or a role that may not edit models
-        _say("error", str(exc))
+    except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
+        _say("error", _shared.error_line(exc))
         return
     _say("success", f"Saved model '{name}' to {path}.")
     state["models.selected"] = name
@@ -108,6 +109,16 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
         endpoint[1].text_input("API key environment variable", key=FORM + "api_key_env",
                                help="The NAME of the variable holding the key, e.g. "
                                     "OPENAI_API_KEY. The key itself is never stored.")
+        bounds = st.columns(3)
+        bounds[0].number_input("Deadline per call (s)", min_value=1.0, step=30.0,
+                               key=FORM + "deadline",
+                               help="Most seconds one call may take, retries and waits included")
+        bounds[1].number_input("Max reply bytes", min_value=1024, step=1_048_576,
+                               key=FORM + "max_reply_bytes",
+                               help="A longer reply is an error (never read whole)")
+        bounds[2].text_input("Key header (optional)", key=FORM + "api_key_header",
+                             help="Empty = 'Authorization: Bearer <key>'; e.g. api-key for "
+                                  "Azure OpenAI")
         limits = st.columns(3)
         limits[0].number_input("Concurrency", min_value=1, max_value=1000, step=1,
                                key=FORM + "concurrency", help="Most calls in flight at once")
@@ -172,8 +183,8 @@ def _confirm_delete(name: str) -> None:
     st.session_state.pop("models.confirm_delete", None)
     try:
         actions.remove_model(_shared.actor(), _shared.engine(), _path(), name)
-    except EvalcoreError as exc:
-        _say("error", str(exc))
+    except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
+        _say("error", _shared.error_line(exc))
         return
     _say("success", f"Removed model '{name}'.")
     st.session_state["models.selected"] = NEW

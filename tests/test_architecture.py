@@ -78,9 +78,9 @@ def test_every_lazy_dataset_name_resolves():
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "resources", "dataset.records", "dataset.language", "lazy"),
-    ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store", "masking"),
-    ("dataset", "auth"),
+    ("errors", "masking", "resources", "dataset.records", "dataset.language", "lazy"),
+    ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store"),
+    ("dataset", "auth", "error_text"),
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),

@@ -9,12 +9,31 @@ import argparse
 import gc
 import importlib
 import sys
-from typing import Sequence
+from typing import NoReturn, Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
                    "attacks", "robustness", "worker", "jobs", "users", "audit")
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+EXIT_CODES = """exit codes:
+  0    ok
+  1    a gate (`gate`, any kind of run) or a model test (`models test`) failed
+  2    usage or settings error: a bad flag or value, models.toml, EVALCORE_HOME,
+       EVALCORE_DB_URL, an unreachable or read-only database (one line on stderr;
+       --debug shows the traceback)
+  3    the run failed (every answer call failed) or its error share passed
+       --max-error-rate (stability, robustness, fairness)
+  130  interrupted (Ctrl-C)"""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse with usage errors as one line `error: ... (hint)` and exit code 2, like
+    every other settings error (sub-command parsers inherit the class)."""
+
+    def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse hook
+        self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -23,9 +42,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     argparse sets up ~150 options for all commands in ~20 ms (mostly gettext look-ups);
     a run needs only its own, so it starts that much sooner.
     """
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="python -m evalcore",
-        description="Evaluate LLMs: datasets, stability, robustness, fairness.")
+        description="Evaluate LLMs: datasets, stability, robustness, fairness.",
+        epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--debug", action="store_true",
+                        help="show the traceback of an error (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     names = (command,) if command in COMMAND_MODULES else COMMAND_MODULES
     for name in names:
@@ -39,19 +61,47 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
     `pause_gc` is for the `python -m evalcore` process only (see `preload`).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser(argv[0] if argv else None)
-    args = parser.parse_args(argv)
-    preload(getattr(args, "preload", ()), pause_gc=pause_gc)
-    from evalcore.errors import EvalcoreError
-
+    debug = "--debug" in argv
+    argv = [arg for arg in argv if arg != "--debug"]
     try:
+        args = build_parser(argv[0] if argv else None).parse_args(argv)
+        preload(getattr(args, "preload", ()), pause_gc=pause_gc)
         return int(args.func(args) or 0)
-    except EvalcoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return int(getattr(exc, "exit_code", 2))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - the one error boundary of the CLI
+        return report_error(exc, debug=debug)
+
+
+def report_error(exc: BaseException, *, debug: bool = False) -> int:
+    """Print an expected failure as one line `error: ... (hint)` and return exit code 2;
+    anything else (a bug) is raised again. `debug` prints the traceback first."""
+    from evalcore.error_text import describe_error
+
+    message = describe_error(exc)
+    if message is None:
+        raise exc
+    if isinstance(exc, BrokenPipeError):
+        _silence_stdout()
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"error: {message}", file=sys.stderr)
+    return int(getattr(exc, "exit_code", EXIT_USAGE))  # a released job says 143 (SIGTERM)
+
+
+def _silence_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the exit flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def preload(modules: Sequence[str], *, pause_gc: bool = False) -> None:

@@ -12,6 +12,30 @@ RUN_IMPORTS = ("evalcore.store.db", "evalcore.store.queries", "evalcore.runner.s
 starts, so the first requests do not wait for an import."""
 
 
+def bounded(low: float | None = None, high: float | None = None, kind: type = float) -> Any:
+    """An argparse `type=` that reads a number and refuses one outside [low, high]."""
+    import argparse
+
+    def read(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            span = (f"between {low:g} and {high:g}" if low is not None and high is not None
+                    else f">= {low:g}" if low is not None else f"<= {high:g}")
+            raise argparse.ArgumentTypeError(f"{text} is out of range: must be {span}")
+        return value
+
+    read.__name__ = kind.__name__  # argparse names the type in its messages
+    return read
+
+
+TEMPERATURE = bounded(0, 2)
+"""`--temperature`: 0-2, as every OpenAI-compatible endpoint accepts."""
+
+
 def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports stay lazy
     """The configured engine (schema up to date) and settings."""
     from evalcore.config import load_settings
@@ -74,3 +98,51 @@ def acting_user(engine: Any) -> Any:
     from evalcore.auth import auth_config, cli_actor
 
     return cli_actor(engine, auth_config())
+DEFAULT_MAX_ERROR_RATE = 0.1
+
+
+def add_exit_flags(parser: Any) -> None:
+    """`--max-error-rate` for the commands that execute a run (see `run_exit_code`)."""
+    parser.add_argument(
+        "--max-error-rate", type=bounded(0, 1), default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE",
+        help="exit with code 3 when more than this share of answer calls failed "
+             f"(default {DEFAULT_MAX_ERROR_RATE}; 1 = never)")
+
+
+def error_counts(engine: Any, run_id: int) -> tuple[int, int, int]:
+    """(answer calls, answer calls with an error, of those the provider's refusals)."""
+    from sqlalchemy import func, select
+
+    from evalcore.providers.base import REFUSAL
+    from evalcore.store.db import reader
+    from evalcore.store.tables import Call
+
+    query = select(func.count(), func.count(Call.error),
+                   func.count().filter(Call.error.like(f"{REFUSAL}%"))).where(
+        Call.run_id == run_id, Call.stage == "answer")
+    with reader(engine).connect() as conn:
+        calls, errors, refusals = conn.execute(query).one()
+    return int(calls), int(errors), int(refusals)
+
+
+def run_exit_code(engine: Any, run_id: int, status: str, max_error_rate: float) -> int:
+    """0 when the run is done with at most `max_error_rate` of its answer calls failed;
+    3 (with one line on stderr) when it failed or too many calls did; 130 if cancelled."""
+    from evalcore.cli import EXIT_OK, EXIT_RUN_FAILED
+    from evalcore.store import queries
+
+    if status == "cancelled":
+        return 130
+    if status != "done":
+        run = queries.get_run(engine, run_id)
+        print(f"error: run {run_id} {status}: {run.error or 'no error recorded'}",
+              file=sys.stderr)
+        return EXIT_RUN_FAILED
+    calls, errors, refusals = error_counts(engine, run_id)
+    share = errors / calls if calls else 0.0
+    if share > max_error_rate:
+        refused = f", {refusals} refused by the provider" if refusals else ""
+        print(f"error: run {run_id}: {errors} of {calls} answer calls failed ({share:.0%}"
+              f"{refused}), above --max-error-rate {max_error_rate:g}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    return EXIT_OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, add_detach
+from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--templates-dir", help="folder with edited <generator>.<lang>.toml files")
     p.add_argument("--model", required=True, help="model name (see `models list`)")
     p.add_argument("--samples", type=int, default=1, help="answers per variant (rounds), 1-100")
-    p.add_argument("--temperature", type=float,
+    p.add_argument("--temperature", type=TEMPERATURE,
                    help="sampling temperature (default: the model's; 0.7 when samples > 1)")
     p.add_argument("--threshold", type=float, default=7.0,
                    help="score >= this is a positive decision (default 7)")
@@ -32,6 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "word lists; reported with their agreement)")
     p.add_argument("--json", help="write the fairness JSON here")
     add_detach(p)
+    add_exit_flags(p)
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
     g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
@@ -74,7 +75,8 @@ def _fairness(args: argparse.Namespace) -> int:
     import time
 
     from evalcore import actions
-    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
+    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
+                                     run_exit_code, write_json)
     from evalcore.fairness import fairness_report
 
     started = time.perf_counter()
@@ -96,7 +98,7 @@ def _fairness(args: argparse.Namespace) -> int:
     print_summary(report)
     if args.json:
         write_json(args.json, report)
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, run_id, status, args.max_error_rate)
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001

@@ -36,7 +36,11 @@ def _add(args: argparse.Namespace) -> int:
         ("rate_limit_wait", "rate_limit_wait"),
         ("timeout", "timeout"),
         ("temperature", "temperature"),
+        ("top_p", "top_p"),
         ("max_tokens", "max_tokens"),
+        ("deadline", "deadline"),
+        ("max_reply_bytes", "max_reply_bytes"),
+        ("api_key_header", "api_key_header"),
         ("gguf", "gguf_path"),
         ("threads", "threads"),
     ):
@@ -147,7 +151,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument(
         "--base-url",
         dest="base_url",
-        help="e.g. https://api.openai.com/v1 (openai) or http://127.0.0.1:11434 (ollama)",
+        help="e.g. https://api.openai.com/v1 (openai) or http://127.0.0.1:11434 (ollama); "
+             "no key in it: use --api-key-env",
     )
     add.add_argument("--model", help="model id sent to the endpoint")
     add.add_argument(
@@ -160,8 +165,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--rate-limit-wait", dest="rate_limit_wait", type=float,
                      help="total seconds a call may wait on HTTP 429 answers (default 600)")
     add.add_argument("--timeout", type=float, help="seconds per HTTP attempt")
-    add.add_argument("--temperature", type=float)
-    add.add_argument("--max-tokens", dest="max_tokens", type=int)
+    add.add_argument("--temperature", type=float, help="0-2")
+    add.add_argument("--top-p", dest="top_p", type=float, help="0-1")
+    add.add_argument("--max-tokens", dest="max_tokens", type=int, help=">= 1")
+    add.add_argument("--deadline", type=float,
+                     help="seconds one call may take in all, retries and waits included "
+                          "(default 300)")
+    add.add_argument("--max-reply-bytes", dest="max_reply_bytes", type=int,
+                     help="largest reply read; larger is an error (default 1048576)")
+    add.add_argument("--api-key-header", dest="api_key_header", metavar="HEADER",
+                     help="send the key in this header instead of 'Authorization: Bearer' "
+                          "(e.g. api-key for Azure OpenAI)")
     add.add_argument("--gguf", help="local only: path of a GGUF file")
     add.add_argument("--threads", type=int, help="local only: CPU threads")
     add.set_defaults(func=_add)

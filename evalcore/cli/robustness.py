@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, add_detach
+from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,19 +15,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int, default=1, help="rounds per question, 1-100 (default 1)")
     p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
-    p.add_argument("--temperature", type=float, help="override the model's temperature")
+    p.add_argument("--temperature", type=TEMPERATURE, help="override the model's temperature")
     p.add_argument("--prompt", choices=("zero", "few"), default="zero", help="prompt style")
     p.add_argument("--name", default="", help="a label for the run")
     p.add_argument("--embeddings", action="store_true",
                    help="add the e5 cosine between clean and attacked answers (slower)")
     p.add_argument("--json", help="write the robustness JSON here")
     add_detach(p)
+    add_exit_flags(p)
     p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
 
 
 def _robustness(args: argparse.Namespace) -> int:
     from evalcore import actions
-    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
+    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
+                                     run_exit_code, write_json)
     from evalcore.report.robustness import robustness_report
 
     engine, settings = engine_and_settings()
@@ -47,7 +49,7 @@ def _robustness(args: argparse.Namespace) -> int:
     print_summary(report, status)
     if args.json:
         write_json(args.json, report)
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, run_id, status, args.max_error_rate)
 
 
 def _pct(value: float | None) -> str:

@@ -1,9 +1,9 @@
-"""`runs list | show | resume | cancel`."""
+"""`runs list | show | resume | export | cancel`."""
 from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, add_exit_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id", type=int)
     p.add_argument("--force", action="store_true",
                    help="resume even if another process seems to be running it")
+    add_exit_flags(p)
     p.set_defaults(func=_resume, preload=RUN_IMPORTS)
 
     p.add_argument("--detach", action="store_true",
@@ -34,7 +35,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                                              "(their earlier record is kept)")
     p.add_argument("run_id", type=int)
     p.add_argument("--detach", action="store_true", help="only queue it for a worker")
+    add_exit_flags(p)
     p.set_defaults(func=_retry_failed, preload=RUN_IMPORTS)
+
+    p = rsub.add_parser("export", help="write every call of a run to a JSON or CSV file "
+                                       "(streamed: any run size in bounded memory)")
+    p.add_argument("run_id", type=int)
+    p.add_argument("--json", metavar="FILE", help="the run and its calls as JSON")
+    p.add_argument("--csv", metavar="FILE", help="one row per call (UTF-8 with BOM)")
+    p.set_defaults(func=_export)
 
     p = rsub.add_parser("cancel", help="ask a run to stop after its calls in flight")
     p.add_argument("run_id", type=int)
@@ -88,7 +97,8 @@ def _show(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json, run_with_progress
+    from evalcore.cli.common import (acting_user, engine_and_settings, print_json,
+                                     run_exit_code, run_with_progress)
 
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
@@ -99,12 +109,13 @@ def _resume(args: argparse.Namespace) -> int:
     actions.resume_run(actor, engine, args.run_id, force=args.force, queue=False)
     status = run_with_progress(engine, args.run_id, force=args.force)
     print(f"run {args.run_id}: {status}")
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, args.run_id, status, args.max_error_rate)
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
     from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json, run_with_progress
+    from evalcore.cli.common import (acting_user, engine_and_settings, print_json,
+                                     run_exit_code, run_with_progress)
 
     engine, _ = engine_and_settings()
     moved, _job = actions.retry_failed(acting_user(engine), engine, args.run_id)
@@ -114,7 +125,30 @@ def _retry_failed(args: argparse.Namespace) -> int:
         return 0
     status = run_with_progress(engine, args.run_id)
     print(f"run {args.run_id}: {status}")
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, args.run_id, status, args.max_error_rate)
+
+
+def _export(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.errors import RunError
+    from evalcore.report.compare import write_calls_csv
+    from evalcore.report.export import write_json_rows
+    from evalcore.store import queries
+
+    if not (args.json or args.csv):
+        raise RunError("runs export: give --json FILE and/or --csv FILE")
+    engine, _ = engine_and_settings()
+    run = queries.get_run(engine, args.run_id)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            count = write_json_rows({"run": run_dict(run)}, "calls",
+                                    queries.iter_call_rows(engine, run.id), fh)
+        print(f"run {run.id}: {count} calls written to {args.json}")
+    if args.csv:
+        with open(args.csv, "w", encoding="utf-8", newline="") as fh:
+            count = write_calls_csv(engine, run.id, fh)
+        print(f"run {run.id}: {count} calls written to {args.csv}")
+    return 0
 
 
 def _delete(args: argparse.Namespace) -> int:

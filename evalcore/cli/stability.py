@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, add_detach
+from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,7 +14,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
     p.add_argument("--schedule", choices=("question", "round"), default="question")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
-    p.add_argument("--temperature", type=float, help="override the model's temperature")
+    p.add_argument("--temperature", type=TEMPERATURE, help="override the model's temperature")
     p.add_argument("--limit", type=int, help="only the first K items")
     p.add_argument("--prompt", choices=("zero", "few"), default="zero", help="prompt style")
     p.add_argument("--template", help="a file with a custom prompt template")
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
     add_detach(p)
+    add_exit_flags(p)
     p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
 
 
@@ -42,7 +43,8 @@ def _stability(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from evalcore import actions
-    from evalcore.cli.common import acting_user, detach_or_run, engine_and_settings, write_json
+    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
+                                     run_exit_code, write_json)
     from evalcore.report.stability import stability_report, write_run_csv
     from evalcore.runner.plan import RunSpec
 
@@ -69,7 +71,7 @@ def _stability(args: argparse.Namespace) -> int:
         write_json(args.json, report)
     if args.csv:
         write_run_csv(engine, run_id, args.csv, lang=args.csv_lang, failure_policy=policy)
-    return 0 if status == "done" else 1
+    return run_exit_code(engine, run_id, status, args.max_error_rate)
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001

@@ -1,20 +1,25 @@
-"""Parse a file into questions, then store it all or nothing.
+"""Parse a file into questions, then store it all or nothing, in bounded memory.
 
-Parsing checks every row before the database is touched; storing happens in ONE
-transaction (dataset row + bulk insert of items), so a bad row or a crash leaves no
-half-imported dataset behind.
+Rows are read as a stream (`readers.stream_table`), turned into questions one at a
+time, and inserted in batches of `BATCH_ROWS` inside ONE transaction (dataset row, item
+batches, then the dataset's counts), so a bad row or a crash leaves no half-imported
+dataset behind, and a 200,000-row CSV never sits in memory whole. On SQLite the import
+holds the write lock while it runs (a run's writes wait, up to the busy timeout).
 """
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
-from evalcore.dataset.language import majority_language, text_language
+from evalcore.dataset.language import text_language
 from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
-from evalcore.dataset.readers import Source, load_source, read_table, row_label, row_note, sha256_of
+from evalcore.dataset.readers import RowStream, Source, hash_stream, opener_of, stream_table
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.errors import DatasetError, DuplicateDatasetError
 
@@ -24,27 +29,85 @@ if TYPE_CHECKING:
     from evalcore.store.tables import Dataset
 
 MappingLike = Union[ColumnMapping, dict[str, Any], None]
+BATCH_ROWS = 2000
+"""Items per INSERT: large enough to be fast, small enough to keep memory flat."""
+Progress = Callable[[int], None]
+"""Called with the number of items stored so far, after each batch."""
 
 
-def parse_dataset(source: Source, filename: str | None = None, format: str = "auto",
-                  mapping: MappingLike = None) -> ParsedDataset:
-    """Read `source` and turn every row into a `Question`, or raise `DatasetError`.
+@dataclass
+class _Reading:
+    """A file being read: its rows, how to build questions from them, what to record."""
 
-    `format` is "auto" (recognise by columns), a name from `list_formats()`, or "mapped";
-    a `mapping` (model or dict) always wins over detection. With "auto", a file no format
-    recognises is read with the mapping its column names give when that guess is certain
-    (`question` + `answer`, `问题` + `答案` ...); `meta["mapping_guessed"]` then says so.
-    Errors name the file, the row (spreadsheet numbering for CSV/XLSX, line numbers for
-    JSONL), the column and the fix. Languages come from `dataset.language`.
-    """
-    data, name = load_source(source, filename)
-    df = read_table(data, name)
-    columns = [str(c) for c in df.columns]
+    stream: RowStream
+    sha256: str
+    format: str
+    task_type: str
+    build: Callable[[dict[str, str]], dict[str, Any]]
+    fixed_language: Optional[str]
+    kept: list[str]
+    level: Optional[str]
+    mapping: Optional[ColumnMapping]
+    guessed: bool
+    languages: Counter
+    undecided: list[int]
+    """Positions of questions with no language of their own ("3 + 5 = ?"): they take the
+    file's language (`language()`), known only once every row is read."""
+
+    def questions(self) -> Iterator[Question]:
+        """The rows as questions (languages counted as they go); a bad row raises
+        `DatasetError` naming the file, the row, the column and the fix."""
+        name = self.stream.name
+        for position, (number, row) in enumerate(self.stream.rows):
+            try:
+                built = self.build(row)
+            except CellError as exc:
+                raise DatasetError(f"{name} {self.stream.label(number)}, {exc} "
+                                   f"({self.stream.note()})") from None
+            meta = {c: row[c] for c in self.kept if c in row}
+            meta.update(built.get("meta") or {})
+            if self.level is not None:
+                meta["attack_level"] = self.level
+            language = self.fixed_language or text_language(built["question"])
+            if language is None:
+                self.undecided.append(position)
+            else:
+                self.languages[language] += 1
+            yield Question(
+                idx=position, question=built["question"], reference=built.get("reference"),
+                choices=built.get("choices") or [], task_type=self.task_type,
+                language=language or "en", meta=meta)
+
+    def meta(self) -> dict[str, Any]:
+        """What the dataset row records about the file (complete once rows are read)."""
+        meta: dict[str, Any] = {"encoding": self.stream.encoding,
+                                "columns": self.stream.columns,
+                                "languages": dict(self.languages)}
+        if self.stream.repairs:
+            meta["repairs"] = self.stream.repairs
+        if self.level is not None:
+            meta["attack_level"] = self.level
+        if self.mapping is not None:
+            meta["mapping"] = self.mapping.model_dump()
+            meta["mapping_guessed"] = self.guessed
+        return meta
+
+    def language(self) -> str:
+        """The file's language: that of most questions (ties go to Chinese, as in
+        `dataset.language`), English when none can tell."""
+        if not self.languages:
+            return "en"
+        return "zh" if self.languages["zh"] >= self.languages["en"] else "en"
+
+
+def _start_reading(source: Source, filename: str | None, format: str,
+                   mapping: MappingLike) -> _Reading:
+    opener, name = opener_of(source, filename)
+    stream = stream_table(source, filename)
+    columns = stream.columns
     given = mapping_from(mapping)
     spec, chosen = _choose(name, columns, format, given)
-
-    build: Callable[[dict[str, str]], dict[str, Any]]
-    if spec is not None:
+    if spec is not None:  # formats do not fix the language: every item is detected
         build, task_type, fixed_language = spec.build, spec.task_type, None
         kept = [c for c in columns if c not in spec.consumed]
     else:
@@ -54,42 +117,34 @@ def parse_dataset(source: Source, filename: str | None = None, format: str = "au
         used = set(chosen.used_columns())
         kept = chosen.meta if chosen.meta is not None else [c for c in columns if c not in used]
     level = attack_level(name) if spec is not None and spec.attacked else None
+    return _Reading(stream, hash_stream(opener), spec.name if spec else "mapped", task_type,
+                    build, fixed_language, kept, level, chosen, given is None, Counter(), [])
 
-    questions, undecided = [], []
-    for position, row in enumerate(df.to_dict("records")):
-        try:
-            built = build(row)
-        except CellError as exc:
-            raise DatasetError(f"{name} {row_label(df, position)}, {exc} "
-                               f"({row_note(df)})") from None
-        meta = {c: row[c] for c in kept if c in row}
-        meta.update(built.get("meta") or {})
-        if level is not None:
-            meta["attack_level"] = level
-        language = fixed_language or text_language(built["question"])
-        if language is None:
-            undecided.append(len(questions))
-        questions.append(Question(
-            idx=position, question=built["question"], reference=built.get("reference"),
-            choices=built.get("choices") or [], task_type=task_type,
-            language=language or "en", meta=meta))
-    dataset_language = fixed_language or majority_language(q.question for q in questions)
-    for i in undecided:  # "3 + 5 = ?" has no language of its own: it takes the file's
-        questions[i].language = dataset_language
 
-    languages = Counter(q.language for q in questions)
-    meta: dict[str, Any] = {"encoding": df.attrs.get("encoding"), "columns": columns,
-                            "languages": dict(languages)}
-    if df.attrs.get("repairs"):
-        meta["repairs"] = df.attrs["repairs"]
-    if level is not None:
-        meta["attack_level"] = level
-    if chosen is not None:
-        meta["mapping"] = chosen.model_dump()
-        meta["mapping_guessed"] = given is None
-    return ParsedDataset(format=spec.name if spec else "mapped", task_type=task_type,
-                         language=dataset_language, questions=questions,
-                         source_file=name, sha256=sha256_of(data), meta=meta)
+def parse_dataset(source: Source, filename: str | None = None, format: str = "auto",
+                  mapping: MappingLike = None) -> ParsedDataset:
+    """Read `source` and turn every row into a `Question`, or raise `DatasetError`.
+
+    `format` is "auto" (recognise by columns), a name from `list_formats()`, or "mapped";
+    a `mapping` (model or dict) always wins over detection. Errors name the file, the row
+    (spreadsheet numbering for CSV/XLSX, line numbers for JSONL), the column and the fix.
+    Holds every question (a preview); `import_dataset` streams instead.
+    """
+    reading = _start_reading(source, filename, format, mapping)
+    questions = list(reading.questions())
+    if not questions:
+        raise _no_rows(reading.stream.name)
+    for position in reading.undecided:
+        questions[position].language = reading.language()
+    return ParsedDataset(format=reading.format, task_type=reading.task_type,
+                         language=reading.language(), questions=questions,
+                         source_file=reading.stream.name, sha256=reading.sha256,
+                         meta=reading.meta())
+
+
+def _no_rows(name: str) -> DatasetError:
+    return DatasetError(f"{name}: no data rows found; the first row must be the column "
+                        "names and at least one row of data must follow")
 
 
 Choice = tuple[Optional[FormatSpec], Optional[ColumnMapping]]
@@ -131,61 +186,100 @@ def _choose(name: str, columns: list[str], format: str,
 
 def import_dataset(engine: "Engine", source: Source, *, filename: str | None = None,
                    name: str | None = None, format: str = "auto", mapping: MappingLike = None,
-                   allow_duplicate: bool = False) -> "Dataset":
-    """Parse `source` (a path, or bytes plus `filename`) and store it in one transaction.
+                   allow_duplicate: bool = False,
+                   on_progress: Optional[Progress] = None) -> "Dataset":
+    """Read `source` (a path, or bytes plus `filename`) and store it in one transaction,
+    row batch by row batch (bounded memory whatever the file's size).
 
     The name defaults to the file stem and must be unique. Importing the same bytes twice in
     the same format raises `DuplicateDatasetError` naming the earlier dataset unless
-    `allow_duplicate`.
+    `allow_duplicate`. `on_progress(items_stored)` is called after each batch.
     """
-    parsed = parse_dataset(source, filename, format=format, mapping=mapping)
-    return store_parsed(engine, parsed, name=name, allow_duplicate=allow_duplicate)
+    reading = _start_reading(source, filename, format, mapping)
+    header = {"format": reading.format, "task_type": reading.task_type,
+              "source_file": reading.stream.name, "sha256": reading.sha256}
+    return _store(engine, header, reading.questions(), finish=lambda: (
+        reading.language(), reading.meta(), reading.undecided), name=name,
+        allow_duplicate=allow_duplicate, on_progress=on_progress)
 
 
 def store_parsed(engine: "Engine", parsed: ParsedDataset, *, name: str | None = None,
-                 allow_duplicate: bool = False) -> "Dataset":
-    """Write a parsed dataset and all its items (bulk insert), or nothing at all."""
-    from sqlalchemy import insert
+                 allow_duplicate: bool = False,
+                 on_progress: Optional[Progress] = None) -> "Dataset":
+    """Write a parsed dataset and all its items (batched inserts), or nothing at all."""
+    header = {"format": parsed.format, "task_type": parsed.task_type,
+              "source_file": parsed.source_file, "sha256": parsed.sha256}
+    return _store(engine, header, parsed.questions,
+                  finish=lambda: (parsed.language, parsed.meta, []), name=name,
+                  allow_duplicate=allow_duplicate, on_progress=on_progress)
+
+
+def _batches(questions: Iterable[Question]) -> Iterator[list[Question]]:
+    it = iter(questions)
+    while batch := list(islice(it, BATCH_ROWS)):
+        yield batch
+
+
+def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Question], *,
+           finish: Callable[[], tuple[str, dict[str, Any], list[int]]], name: str | None,
+           allow_duplicate: bool, on_progress: Optional[Progress]) -> "Dataset":
+    """The dataset row, its items in batches, then its count, language and meta (known
+    once every row is read; items with no language of their own get the file's), all in
+    one transaction."""
+    from sqlalchemy import insert, update
     from sqlalchemy.exc import IntegrityError
     from sqlmodel import select
 
     from evalcore.store.db import session_scope
     from evalcore.store.tables import Dataset, Item
 
-    name = (name or Path(parsed.source_file).stem or "").strip()
+    source_file = header["source_file"]
+    name = (name or Path(source_file).stem or "").strip()
     if not name:
-        raise DatasetError(f"{parsed.source_file}: give the dataset a name")
+        raise DatasetError(f"{source_file}: give the dataset a name")
     try:
         with session_scope(engine) as session:
             if not allow_duplicate:
                 same = session.exec(select(Dataset).where(  # the same bytes read as another
-                    Dataset.sha256 == parsed.sha256,    # format (MC1 / MC2) are another dataset
-                    Dataset.format == parsed.format)).first()
+                    Dataset.sha256 == header["sha256"],   # format (MC1 / MC2) are another
+                    Dataset.format == header["format"])).first()
                 if same is not None:
                     raise DuplicateDatasetError(
-                        f"{parsed.source_file}: the same content was already imported as dataset "
+                        f"{source_file}: the same content was already imported as dataset "
                         f"'{same.name}' (id {same.id}, {same.created_at:%Y-%m-%d %H:%M}); use that "
                         "one, or import again with allow_duplicate (--allow-duplicate)")
             clash = session.exec(select(Dataset).where(Dataset.name == name)).first()
             if clash is not None:
-                raise DatasetError(_name_taken(name, clash.id, parsed.source_file))
-            dataset = Dataset(name=name, format=parsed.format, task_type=parsed.task_type,
-                              language=parsed.language, source_file=parsed.source_file,
-                              sha256=parsed.sha256, item_count=len(parsed.questions),
-                              meta=parsed.meta)
+                raise DatasetError(_name_taken(name, clash.id, source_file))
+            dataset = Dataset(name=name, language="", item_count=0, meta={}, **header)
             session.add(dataset)
             session.flush()
-            rows = [{"dataset_id": dataset.id, "idx": q.idx, "question": q.question,
+            count = 0
+            for batch in _batches(questions):
+                session.execute(insert(Item), [
+                    {"dataset_id": dataset.id, "idx": q.idx, "question": q.question,
                      "reference": q.reference, "choices": q.choices, "task_type": q.task_type,
-                     "language": q.language, "meta": q.meta} for q in parsed.questions]
-            session.execute(insert(Item), rows)
+                     "language": q.language, "meta": q.meta} for q in batch])
+                count += len(batch)
+                if on_progress is not None:
+                    on_progress(count)
+            if not count:
+                raise _no_rows(source_file)
+            dataset.language, dataset.meta, undecided = finish()
+            for start in range(0, len(undecided), 500):
+                session.execute(update(Item).where(
+                    Item.dataset_id == dataset.id,
+                    Item.idx.in_(undecided[start:start + 500]))  # type: ignore[attr-defined]
+                    .values(language=dataset.language))
+            dataset.item_count = count
+            session.add(dataset)
     except IntegrityError as exc:
         # Another process may have taken the name between our check and the insert.
         with session_scope(engine) as session:
             taken = session.exec(select(Dataset.id).where(Dataset.name == name)).first()
         if taken is None:
             raise
-        raise DatasetError(_name_taken(name, taken, parsed.source_file)) from exc
+        raise DatasetError(_name_taken(name, taken, source_file)) from exc
     return dataset
 
 

@@ -1,19 +1,29 @@
-"""Read CSV, JSONL, JSON and XLSX into a DataFrame of strings.
+"""Read CSV, JSONL, JSON and XLSX into a DataFrame of strings, or, for imports, as a
+stream of rows (`stream_table`).
 
 Every cell is read as text (`"0"` stays `"0"`, `"800.0"` stays `"800.0"`, blanks are `""`)
 because the formats decide what a cell means, not pandas. Each frame carries in
 `df.attrs` how to name its rows in error messages, so a user can find the row:
 spreadsheet numbering for CSV/XLSX (header = row 1), line numbers for JSONL, item numbers
 for JSON.
+
+`stream_table` reads CSV/TSV/TXT row by row from the file (or the uploaded bytes) with
+the `csv` module, never holding the file's text or a DataFrame, so a 67 MB import stays
+in bounded memory; `read_table` builds its CSV frames from the same stream, so both read
+a file the same way. XLSX, JSON and JSONL are read whole (a workbook or a JSON document
+has to be), then streamed.
 """
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
 import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import IO, TYPE_CHECKING, Any, Union
 
 from evalcore.errors import DatasetError
 
@@ -23,6 +33,11 @@ if TYPE_CHECKING:
 Source = Union[str, Path, bytes]
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json", ".xlsx", ".xlsm")
+CSV_SUFFIXES = (".csv", ".tsv", ".txt")
+CHUNK_BYTES = 1 << 20
+"""Bytes read at a time while hashing and checking the encoding of a file."""
+MAX_CELL_CHARS = 64 * 1024 * 1024
+"""Largest CSV cell read (the csv module's default, 128 KiB, is too small for long texts)."""
 
 _ROW_NOTES = {
     "row": "rows numbered as in a spreadsheet: the header is row 1",
@@ -71,6 +86,162 @@ def decode_text(data: bytes, filename: str) -> tuple[str, str]:
         raise DatasetError(f"{filename}: cannot tell the text encoding; save it as UTF-8 "
                            "(in Excel: 'CSV UTF-8 (comma delimited)')")
     return str(best), best.encoding
+
+
+Opener = Callable[[], IO[bytes]]
+
+
+def opener_of(source: Source, filename: str | None = None) -> tuple[Opener, str]:
+    """A function opening `source` as a binary stream (the file itself, never read
+    whole), and the file name."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        if not filename:
+            raise DatasetError("uploaded bytes need a file name (e.g. 'questions.csv') "
+                               "so the format can be recognised")
+        data = bytes(source)
+        return (lambda: io.BytesIO(data)), Path(filename).name
+    path = Path(source)
+    if not path.is_file():
+        raise DatasetError(f"{path}: file not found; check the path")
+    return (lambda: path.open("rb")), filename or path.name
+
+
+def _chunks(opener: Opener) -> Iterator[bytes]:
+    with opener() as fh:
+        while chunk := fh.read(CHUNK_BYTES):
+            yield chunk
+
+
+def hash_stream(opener: Opener) -> str:
+    """`sha256_of` the content, read in chunks."""
+    digest = hashlib.sha256()
+    for chunk in _chunks(opener):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _decodes(opener: Opener, encoding: str) -> bool:
+    decoder = codecs.getincrementaldecoder(encoding)()
+    try:
+        for chunk in _chunks(opener):
+            decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def detect_encoding(opener: Opener, filename: str) -> str:
+    """The encoding `decode_text` would pick, found without holding the text: a BOM,
+    else UTF-8, else GB18030 (each checked over the whole file), else a guess from the
+    first MiB."""
+    with opener() as fh:
+        head = fh.read(CHUNK_BYTES)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    if head.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    for encoding in ("utf-8", "gb18030"):
+        if _decodes(opener, encoding):
+            return encoding
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(head).best()
+    if best is None or best.encoding is None:
+        raise DatasetError(f"{filename}: cannot tell the text encoding; save it as UTF-8 "
+                           "(in Excel: 'CSV UTF-8 (comma delimited)')")
+    return best.encoding
+
+
+@dataclass
+class RowStream:
+    """A table read row by row: its columns, how to name rows, and the rows themselves
+    (user-visible row number, {column: cell text}), consumed once."""
+
+    name: str
+    columns: list[str]
+    encoding: str
+    unit: str
+    rows: Iterator[tuple[int, dict[str, str]]]
+    repairs: list[str] = field(default_factory=list)
+    """Notes about rows fixed while reading; complete once `rows` is consumed."""
+
+    def label(self, number: int) -> str:
+        """'row 17', 'line 5' or 'item 3'."""
+        return f"{self.unit} {number}"
+
+    def note(self) -> str:
+        """The numbering convention, for the end of an error message."""
+        return _ROW_NOTES[self.unit]
+
+
+def stream_table(source: Source, filename: str | None = None) -> RowStream:
+    """`read_table`'s rows one at a time (fully blank rows skipped); CSV files are
+    never held in memory whole."""
+    opener, name = opener_of(source, filename)
+    suffix = Path(name).suffix.lower()
+    if suffix in CSV_SUFFIXES:
+        return _stream_csv(opener, name, suffix)
+    df = read_table(opener().read(), name)
+    columns = [str(c) for c in df.columns]
+    numbers = df.attrs["row_numbers"]
+
+    def rows() -> Iterator[tuple[int, dict[str, str]]]:
+        for position, values in enumerate(df.itertuples(index=False, name=None)):
+            yield numbers[position], dict(zip(columns, values))
+
+    return RowStream(name, columns, df.attrs["encoding"], df.attrs["row_unit"], rows(),
+                     df.attrs.get("repairs") or [])
+
+
+def _stream_csv(opener: Opener, name: str, suffix: str) -> RowStream:
+    encoding = detect_encoding(opener, name)
+    csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
+    with opener() as raw:
+        first = io.TextIOWrapper(raw, encoding=encoding, newline="").readline()
+    if not first.strip():
+        raise DatasetError(f"{name}: the file is empty")
+    sep = _sniff_delimiter(first, suffix)
+    records = _csv_records(opener, encoding, sep, name)
+    header = [str(c).strip() for c in next(records)]
+    _check_header(header, name)
+    repairs: list[str] = []
+    return RowStream(name, header, encoding, "row",
+                     _csv_rows(records, header, sep, repairs), repairs)
+
+
+def _csv_records(opener: Opener, encoding: str, sep: str, name: str) -> Iterator[list[str]]:
+    with opener() as raw:
+        text = io.TextIOWrapper(raw, encoding=encoding, newline="")
+        try:
+            yield from csv.reader(text, delimiter=sep)
+        except csv.Error as exc:
+            raise DatasetError(f"{name}: the CSV is malformed ({exc}); check the quoting of "
+                               "cells that contain commas, quotes or line breaks") from None
+
+
+def _csv_rows(records: Iterator[list[str]], header: list[str], sep: str,
+              repairs: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Data rows with their spreadsheet numbers (header = row 1).
+
+    Real exports leave commas unquoted in the LAST column (free text such as an attacked
+    question): the overflow is joined back into that column, restoring the text exactly,
+    and every repair is noted (with its row) so the user can review it. Short rows are
+    padded with empty cells; blank rows are skipped (their numbers are kept).
+    """
+    width = len(header)
+    for number, fields in enumerate(records, start=2):
+        if not any(cell.strip() for cell in fields):
+            continue
+        if len(fields) > width:
+            cells = len(fields)
+            fields = fields[: width - 1] + [sep.join(fields[width - 1:])]
+            repairs.append(f"row {number}: {cells} cells for {width} columns; the extra "
+                           f"cells were joined into the last column '{header[-1]}' "
+                           f"(an unquoted comma): {fields[-1]!r}")
+        elif len(fields) < width:
+            fields = fields + [""] * (width - len(fields))
+        yield number, dict(zip(header, fields))
 
 
 def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
@@ -132,11 +303,15 @@ def column_name(raw: Any) -> str:
 
 
 def _check_columns(df: "pd.DataFrame", name: str) -> None:
-    blank = [i + 1 for i, c in enumerate(df.columns) if not c or c.startswith("Unnamed: ")]
-    dupes = sorted({c for c in df.columns if list(df.columns).count(c) > 1})
+    _check_header([str(c) for c in df.columns], name)
+
+
+def _check_header(columns: list[str], name: str) -> None:
+    blank = [i + 1 for i, c in enumerate(columns) if not c or c.startswith("Unnamed: ")]
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
     if dupes:
         raise DatasetError(f"{name}: column names repeat: {dupes}; give every column a unique name")
-    if blank and len(blank) == len(df.columns):
+    if blank and len(blank) == len(columns):
         raise DatasetError(f"{name}: the first row has no column names; add a header row")
 
 
@@ -152,47 +327,13 @@ def _sniff_delimiter(text: str, suffix: str) -> str:
 def _read_csv(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
     import pandas as pd
 
-    text, encoding = decode_text(data, name)
-    sep = _sniff_delimiter(text, Path(name).suffix.lower())
-    options: dict[str, Any] = dict(sep=sep, dtype=str, keep_default_na=False,
-                                   skip_blank_lines=False)
-    repairs: list[str] = []
-    try:
-        df = pd.read_csv(io.StringIO(text), **options)
-    except pd.errors.ParserError:
-        df = _read_csv_repairing(text, name, options, repairs)
-    except pd.errors.EmptyDataError:
-        raise DatasetError(f"{name}: the file is empty") from None
-    return df, "row", [i + 2 for i in range(len(df))], encoding, repairs
-
-
-def _read_csv_repairing(text: str, name: str, options: dict[str, Any],
-                        repairs: list[str]) -> Any:
-    """Re-read a CSV whose rows have more cells than the header.
-
-    Real exports leave commas unquoted in the LAST column (free text such as an attacked
-    question). Joining the overflow back into that column restores the text exactly;
-    every repair is noted (with its row) so the user can review it.
-    """
-    import pandas as pd
-
-    try:
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=options["sep"]))
-    except csv.Error as exc:
-        raise DatasetError(f"{name}: the CSV is malformed ({exc}); check the quoting of cells "
-                           "that contain commas, quotes or line breaks") from None
-    header, body = rows[0], rows[1:]
-    width, sep = len(header), options["sep"]
-    fixed = []
-    for number, fields in enumerate(body, start=2):
-        if len(fields) > width:
-            cells = len(fields)
-            fields = fields[: width - 1] + [sep.join(fields[width - 1:])]
-            repairs.append(f"row {number}: {cells} cells for {width} columns; the extra "
-                           f"cells were joined into the last column '{header[-1]}' "
-                           f"(an unquoted comma): {fields[-1]!r}")
-        fixed.append(fields + [""] * (width - len(fields)))
-    return pd.DataFrame(fixed, columns=header, dtype=str)
+    stream = _stream_csv(lambda: io.BytesIO(data), name, Path(name).suffix.lower())
+    numbers, rows = [], []
+    for number, row in stream.rows:
+        numbers.append(number)
+        rows.append(list(row.values()))
+    df = pd.DataFrame(rows, columns=stream.columns, dtype=str)
+    return df, "row", numbers, stream.encoding, stream.repairs
 
 
 def _read_xlsx(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:

@@ -7,11 +7,53 @@ it and goes on.
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 ProviderKind = Literal["openai", "ollama", "local"]
+REFUSAL = "provider refusal"
+"""Start of a call's error when the provider refused to answer (finish_reason
+`content_filter`, or a 400 whose error code is `content_filter`): reports count these
+apart from other errors (`is_refusal`)."""
+EMPTY_REPLY = "empty reply"
+"""A call's error when the model sent no text (`content: null` or "")."""
+DEFAULT_DEADLINE = 300.0
+DEFAULT_MAX_REPLY_BYTES = 1_048_576
+_KEY_PARAMS = re.compile(r"(api[-_]?key|key|token|access[-_]?token|secret|password|sig|"
+                         r"signature|auth)$", re.IGNORECASE)
+_HEADER_NAME = re.compile(r"^[A-Za-z0-9-]+$")
+
+
+def is_refusal(error: str | None) -> bool:
+    """True for a call the provider refused (see `REFUSAL`)."""
+    return bool(error) and error.startswith(REFUSAL)  # type: ignore[union-attr]
+
+
+def check_base_url(url: str) -> str:
+    """`url` if it is an http(s) URL with a host and no credentials; else a ValueError that
+    says what to fix (never echoing the URL, which may hold a key)."""
+    from urllib.parse import parse_qsl, urlsplit
+
+    if not url:
+        return url
+    try:
+        parts = urlsplit(url.strip())
+        parts.port  # noqa: B018 - raises on a bad port
+    except ValueError:
+        raise ValueError("base_url is not a URL; expected e.g. https://api.openai.com/v1") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("base_url must start with http:// or https:// and name a host, "
+                         "e.g. http://127.0.0.1:11434 or https://api.openai.com/v1")
+    if parts.username or parts.password or "@" in parts.netloc:
+        raise ValueError("base_url must not contain a user name or password: put the key in an "
+                         "environment variable and name it with --api-key-env (api_key_env)")
+    if any(_KEY_PARAMS.search(name) for name, _ in parse_qsl(parts.query, keep_blank_values=True)):
+        raise ValueError("base_url must not carry a key in its query string: put the key in an "
+                         "environment variable and name it with --api-key-env (api_key_env)")
+    return url.strip()
 
 
 class ModelConfig(BaseModel):
@@ -38,9 +80,9 @@ class ModelConfig(BaseModel):
     """Requests-per-minute limit; 0 = none."""
     timeout: float = Field(default=60.0, gt=0)
     """Seconds one HTTP attempt may take."""
-    temperature: Optional[float] = 0.7
-    top_p: Optional[float] = None
-    max_tokens: Optional[int] = 512
+    temperature: Optional[float] = Field(default=0.7, ge=0, le=2)
+    top_p: Optional[float] = Field(default=None, ge=0, le=1)
+    max_tokens: Optional[int] = Field(default=512, ge=1)
     seed: Optional[int] = None
     max_attempts: int = Field(default=6, ge=1, le=20)
     """Attempts per call, first one included."""
@@ -56,12 +98,37 @@ class ModelConfig(BaseModel):
     """`local` only: CPU threads for llama.cpp."""
     supports_json_schema: bool = True
     """Whether `response_format` json_schema may be sent (judges fall back to parsing)."""
+    # --- bounded cost and key header (hardening) ---
+    deadline: float = Field(default=DEFAULT_DEADLINE, gt=0)
+    """Seconds one call may take in all, every attempt and wait between attempts included;
+    a call past it is stored as an error saying so."""
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    """Largest reply body read; a larger one is an error naming its size (never buffered)."""
+    api_key_header: str = ""
+    """Header carrying the key: empty = `Authorization: Bearer <key>`; a name such as
+    `api-key` (Azure OpenAI) sends the bare key in that header."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url_ok(cls, value: str) -> str:
+        return check_base_url(value)
+
+    @field_validator("api_key_header")
+    @classmethod
+    def _header_ok(cls, value: str) -> str:
+        if value and not _HEADER_NAME.match(value):
+            raise ValueError("api_key_header must be a header name such as api-key")
+        return value
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
         import os
 
-        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        from evalcore.masking import register_secret
+
+        key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        register_secret(key)
+        return key
 
 
 class ChatRequest(BaseModel):

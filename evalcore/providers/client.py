@@ -7,7 +7,11 @@ configuration mistake the user must fix (e.g. a missing GGUF, a model without
 base_url) raises `ModelConfigError`: every call would fail the same way.
 
 The API key is read from the environment at call time, sent only as a header, and
-scrubbed from any error text.
+masked (`evalcore.masking`) in any text before it is cut short.
+
+Every call has a bounded cost: `deadline` seconds in all (attempts, waits for a slot
+and waits between attempts), each attempt's timeout shortened to what is left, and
+bodies read up to `max_reply_bytes` (never buffered whole).
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evalcore.errors import ModelConfigError
-from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
+from evalcore.masking import mask_text
+from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
 from evalcore.providers.limits import AdaptiveLimiter, RateLimiter
 from evalcore.providers.retry import (
     MalformedReplyError,
@@ -33,11 +38,13 @@ from evalcore.providers.retry import (
     truncate,
 )
 from evalcore.providers.wire import (
+    EmptyReplyError,
     ParsedReply,
+    RefusalError,
     WireRequest,
     apply_defaults,
     build_request,
-    error_text,
+    error_details,
     parse_reply,
 )
 
@@ -52,6 +59,8 @@ CONNECTOR_LIMIT_PER_HOST = 256
 DNS_CACHE_TTL = 300
 """Seconds a DNS answer is reused."""
 TEST_PROMPT = "Reply with the word OK"
+DEADLINE_GRACE = 0.25
+"""Seconds past the deadline a slot wait may last before the call is ended for it."""
 
 
 @dataclass
@@ -69,6 +78,33 @@ class ClientStats:
         return asdict(self)
 
 
+class ReplyTooLargeError(ValueError):
+    """A body longer than the model's `max_reply_bytes` (not retried: it would be again)."""
+
+
+_OWN_ERRORS = (ReplyTooLargeError, EmptyReplyError, RefusalError)
+"""Errors whose text is the whole story (no exception class name in front)."""
+
+
+async def read_limited(resp: aiohttp.ClientResponse, limit: int) -> bytes:
+    """The body, read in chunks up to `limit` bytes; a longer one raises
+    `ReplyTooLargeError` naming its size (the announced Content-Length, else the bytes
+    seen before stopping), so a 10 MB reply never sits in memory."""
+    announced = resp.content_length
+    if announced is not None and announced > limit:
+        raise ReplyTooLargeError(
+            f"reply of {announced:,} bytes is larger than max_reply_bytes={limit:,}")
+    chunks, size = [], 0
+    async for chunk in resp.content.iter_chunked(65_536):
+        size += len(chunk)
+        if size > limit:
+            raise ReplyTooLargeError(
+                f"reply of more than {limit:,} bytes (stopped reading at {size:,}): "
+                f"larger than max_reply_bytes={limit:,}")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 @dataclass
 class _Outcome:
     status: int | None = None
@@ -76,6 +112,7 @@ class _Outcome:
     parsed: ParsedReply | None = None
     exc: BaseException | None = None
     provider_text: str = ""
+    refused: bool = False
 
 
 def _make_session() -> aiohttp.ClientSession:
@@ -136,8 +173,7 @@ class ModelClient:
         return self.config.base_url
 
     def _redact(self, text: str) -> str:
-        key = self.config.api_key()
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        return mask_text(text, [self.config.api_key()] if self.config.api_key() else None)
 
     async def chat(self, request: ChatRequest) -> ChatReply:
         """Ask the model; the reply carries `error` instead of raising for provider trouble."""
@@ -149,37 +185,50 @@ class ModelClient:
         started: float | None = None  # from the first attempt: queueing for a slot is not latency
         wire = build_request(self.config, request, base_url, self.config.api_key())
         session = self._session or loop_session()
-        timeout = aiohttp.ClientTimeout(total=self.config.timeout)
         budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait,
                              rate_limit_wait=self.config.rate_limit_wait, rng=self._rng)
+        deadline = self.config.deadline
+        problem = ""
         while True:
             attempt = budget.start_attempt()
             self.stats.attempts += 1
-            async with self.rate, self.limiter.slot() as permit:
-                if started is None:
-                    started = time.perf_counter()
-                outcome = await self._attempt(session, wire, timeout)
-                if outcome.status == 429:
-                    self.stats.overloads += 1
-                    self.limiter.on_overload(permit)
-                elif outcome.parsed is not None:
-                    self.limiter.on_success()
+            left = deadline - (time.perf_counter() - started) if started is not None else deadline
+            try:
+                # the attempt's own timeout ends it first; this bounds the wait for a slot
+                grace = None if started is None else left + DEADLINE_GRACE
+                async with asyncio.timeout(grace), self.rate:
+                    async with self.limiter.slot() as permit:
+                        if started is None:
+                            started = time.perf_counter()
+                        left = deadline - (time.perf_counter() - started)
+                        if left <= 0:  # (aiohttp reads a total of 0 as "no timeout")
+                            raise TimeoutError
+                        timeout = aiohttp.ClientTimeout(total=min(self.config.timeout, left))
+                        outcome = await self._attempt(session, wire, timeout)
+                        if outcome.status == 429:
+                            self.stats.overloads += 1
+                            self.limiter.on_overload(permit)
+                        elif outcome.parsed is not None:
+                            self.limiter.on_success()
+            except TimeoutError:  # the deadline passed while waiting for a slot
+                return self._fail(self._past_deadline(attempt - 1, problem), started, attempt - 1)
             elapsed_ms = (time.perf_counter() - started) * 1000
             if outcome.parsed is not None:
+                outcome.parsed.text = self._redact(outcome.parsed.text)
                 return outcome.parsed.to_reply(latency_ms=elapsed_ms, attempts=attempt)
             decision = should_retry(outcome.status, outcome.headers, outcome.exc)
-            problem = self._describe(outcome, decision)
+            problem = self._describe(outcome, decision, timeout)
+            if outcome.refused or isinstance(outcome.exc, _OWN_ERRORS):
+                return self._fail(problem, started, attempt)
             wait = budget.next_wait(decision)
+            left = deadline - (time.perf_counter() - started)
+            if wait is not None and (wait >= left or left <= 0):
+                return self._fail(self._past_deadline(attempt, problem), started, attempt)
             if wait is None:
-                self.stats.errors += 1
-                log.debug(
-                    "model %s: call failed: %s (%s)", self.config.name, problem, budget.stop_reason
-                )
-                return ChatReply(
-                    error=self._redact(f"{problem} ({budget.stop_reason})"),
-                    latency_ms=elapsed_ms,
-                    attempts=attempt,
-                )
+                past = left <= 0.001 and outcome.exc is not None
+                text = self._past_deadline(attempt, problem) if past else (
+                    f"{problem} ({budget.stop_reason})")
+                return self._fail(text, started, attempt)
             self.stats.retries += 1
             log.debug(
                 "model %s: attempt %d failed (%s); retry in %.2fs",
@@ -190,13 +239,29 @@ class ModelClient:
             )
             await budget.sleep(wait)
 
-    def _describe(self, outcome: _Outcome, decision: RetryDecision) -> str:
+    def _past_deadline(self, attempts: int, problem: str) -> str:
+        last = f"; last: {problem}" if problem else ""
+        return (f"deadline of {self.config.deadline:g}s passed after {attempts} "
+                f"attempt(s){last}")
+
+    def _fail(self, text: str, started: float | None, attempts: int) -> ChatReply:
+        """The error reply of a call that ends here (text masked before it is stored)."""
+        self.stats.errors += 1
+        text = self._redact(text)
+        log.debug("model %s: call failed: %s", self.config.name, text)
+        elapsed = (time.perf_counter() - started) * 1000 if started is not None else 0.0
+        return ChatReply(error=text, latency_ms=elapsed, attempts=max(1, attempts))
+
+    def _describe(self, outcome: _Outcome, decision: RetryDecision,
+                  timeout: aiohttp.ClientTimeout) -> str:
         if outcome.status is not None and outcome.exc is None:
             text = f"HTTP {outcome.status}"
             return f"{text}: {outcome.provider_text}" if outcome.provider_text else text
         if isinstance(outcome.exc, (asyncio.TimeoutError, TimeoutError)):
-            return f"timed out after {self.config.timeout:g}s"
-        return truncate(decision.reason)
+            return f"timed out after {timeout.total:.3g}s"
+        if isinstance(outcome.exc, _OWN_ERRORS):
+            return truncate(self._redact(str(outcome.exc)))
+        return truncate(self._redact(decision.reason))
 
     async def _attempt(
         self, session: aiohttp.ClientSession, wire: WireRequest, timeout: aiohttp.ClientTimeout
@@ -207,16 +272,18 @@ class ModelClient:
             async with session.post(
                 wire.url, json=wire.json, headers=wire.headers, timeout=timeout
             ) as resp:
-                body = await resp.read()
+                body = await read_limited(resp, self.config.max_reply_bytes)
                 if 200 <= resp.status < 300:
                     try:
                         return _Outcome(resp.status, resp.headers, parse_reply(self.config, body))
-                    except MalformedReplyError as exc:
+                    except (MalformedReplyError, EmptyReplyError, RefusalError) as exc:
                         return _Outcome(resp.status, resp.headers, exc=exc)
-                return _Outcome(
-                    resp.status, resp.headers, provider_text=self._redact(error_text(body))
-                )
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+                text, code = error_details(self._redact(body.decode("utf-8", "replace")))
+                if code == "content_filter":
+                    text = f"{REFUSAL}: HTTP {resp.status} content_filter: {text}"
+                    return _Outcome(provider_text=text, refused=True, exc=RefusalError(text))
+                return _Outcome(resp.status, resp.headers, provider_text=text)
+        except (TimeoutError, aiohttp.ClientError, OSError, ReplyTooLargeError) as exc:
             return _Outcome(exc=exc)
 
     async def aclose(self) -> None:

@@ -60,7 +60,7 @@ def _validation_message(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "entry"
-        parts.append(f"{where}: {err['msg']}")
+        parts.append(f"{where}: {str(err['msg']).removeprefix('Value error, ')}")
     return "; ".join(parts)
 
 

@@ -9,7 +9,11 @@
   `prompt_eval_count` / `eval_count`.
 
 A 200 whose body is not the expected JSON raises `MalformedReplyError`, which
-`retry.should_retry()` treats as retryable (a little).
+`retry.should_retry()` treats as retryable (a little). A 200 that carries no text
+(`content: null` or "") raises `EmptyReplyError`; one the provider filtered
+(`finish_reason: content_filter`) raises `RefusalError`: neither is an answer, and
+neither is retried. Every body text that may end up in an error is masked
+(`evalcore.masking`) before it is cut short.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
+from evalcore.masking import mask_text
+from evalcore.providers.base import EMPTY_REPLY, REFUSAL, ChatReply, ChatRequest, ModelConfig
 from evalcore.providers.retry import MalformedReplyError, truncate
 
 __all__ = [
+    "EmptyReplyError",
     "MalformedReplyError",
+    "RefusalError",
     "ParsedReply",
     "WireRequest",
     "apply_defaults",
@@ -30,6 +37,14 @@ __all__ = [
     "error_text",
     "parse_reply",
 ]
+
+
+class EmptyReplyError(ValueError):
+    """A 200 with no answer text: an error, never an (empty) answer."""
+
+
+class RefusalError(ValueError):
+    """The provider refused to answer (content filter); its message starts with `REFUSAL`."""
 
 
 @dataclass
@@ -94,7 +109,10 @@ def build_request(
     if dialect(config) == "ollama":
         return WireRequest(f"{root}/api/chat", _ollama_body(config, request), headers)
     if api_key:
-        headers["Authorization"] = f"Bearer {api_key}"
+        if config.api_key_header:
+            headers[config.api_key_header] = api_key
+        else:
+            headers["Authorization"] = f"Bearer {api_key}"
     body: dict[str, Any] = {"model": config.model, "messages": request.messages}
     for name in ("temperature", "top_p", "max_tokens", "seed", "response_format"):
         value = getattr(request, name)
@@ -130,7 +148,8 @@ def _load(body: bytes | str) -> Any:
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
-        snippet = truncate(body.decode("utf-8", "replace") if isinstance(body, bytes) else body, 80)
+        text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+        snippet = truncate(mask_text(text), 80)
         raise MalformedReplyError(
             f"body is not JSON ({exc.__class__.__name__}): {snippet!r}"
         ) from None
@@ -147,8 +166,10 @@ def parse_reply(config: ModelConfig, body: bytes | str) -> ParsedReply:
         raise MalformedReplyError(f"expected a JSON object, got {type(data).__name__}")
     if dialect(config) == "ollama":
         message = data.get("message")
-        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+        content = message.get("content") if isinstance(message, dict) else 0
+        if content is not None and not isinstance(content, str):
             raise MalformedReplyError("ollama reply has no message.content")
+        _check_answer(content, data.get("done_reason"))
         return ParsedReply(
             message["content"],
             _int_or_none(data.get("prompt_eval_count")),
@@ -162,10 +183,9 @@ def parse_reply(config: ModelConfig, body: bytes | str) -> ParsedReply:
     if not isinstance(message, dict):
         raise MalformedReplyError("reply has no choices[0].message")
     content = message.get("content")
-    if content is None:
-        content = ""  # e.g. a refusal or tool call: an answer, just an empty one
-    if not isinstance(content, str):
+    if content is not None and not isinstance(content, str):
         raise MalformedReplyError(f"choices[0].message.content is {type(content).__name__}")
+    _check_answer(content, choices[0].get("finish_reason"), message.get("refusal"))
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ParsedReply(
         content,
@@ -175,19 +195,36 @@ def parse_reply(config: ModelConfig, body: bytes | str) -> ParsedReply:
     )
 
 
-def error_text(body: bytes | str) -> str:
-    """The provider's own error message from an error body (OpenAI or Ollama shape), truncated."""
-    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+def _check_answer(content: str | None, finish_reason: Any, refusal: Any = None) -> None:
+    """Raise for a 200 that is not an answer: filtered by the provider, or empty."""
+    if finish_reason == "content_filter" or (refusal and not content):
+        said = f": {truncate(mask_text(str(refusal)), 120)}" if refusal else ""
+        raise RefusalError(f"{REFUSAL}: finish_reason {finish_reason or 'refusal'}{said}")
+    if content is None or not content.strip():
+        raise EmptyReplyError(
+            f"{EMPTY_REPLY} (content {'null' if content is None else 'empty'}, "
+            f"finish_reason {finish_reason!r})")
+
+
+def error_details(body: bytes | str) -> tuple[str, str]:
+    """(message, code) of an error body (OpenAI or Ollama shape): the message masked, then
+    cut short; the code (e.g. `content_filter`) or ""."""
+    text = mask_text(body.decode("utf-8", "replace") if isinstance(body, bytes) else body)
     try:
         data = json.loads(text)
     except ValueError:
-        return truncate(text)
+        return truncate(text), ""
     if isinstance(data, dict):
         err = data.get("error")
         if isinstance(err, dict) and err.get("message"):
-            return truncate(str(err["message"]))
+            return truncate(str(err["message"])), str(err.get("code") or "")
         if isinstance(err, str):
-            return truncate(err)
+            return truncate(err), ""
         if isinstance(data.get("message"), str):
-            return truncate(data["message"])
-    return truncate(text)
+            return truncate(data["message"]), ""
+    return truncate(text), ""
+
+
+def error_text(body: bytes | str) -> str:
+    """The provider's own error message from an error body, masked and truncated."""
+    return error_details(body)[0]

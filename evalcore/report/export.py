@@ -160,6 +160,28 @@ def write_stability_csv(rows: Iterable[Any], n_rounds: int,
     return _write(rows, n_rounds, out, lang, failure_policy)
 
 
+def write_json_rows(head: Mapping[str, Any], key: str, rows: Iterable[Any],
+                    out: TextIO) -> int:
+    """`{**head, key: [row, ...]}` as JSON, one row at a time (UTF-8, Chinese left
+    readable): a run's calls are never held in memory as a list or as one string.
+    Returns the rows written."""
+    import json
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    out.write("{")
+    for name, value in head.items():
+        out.write(f"{dump(name)}: {dump(value)}, ")
+    out.write(f"{dump(key)}: [")
+    written = 0
+    for row in rows:
+        out.write(("," if written else "") + "\n  " + dump(row))
+        written += 1
+    out.write("\n]}\n")
+    return written
+
+
 def csv_bytes(rows: Iterable[Any], n_rounds: int, lang: Lang = "zh",
               failure_policy: FailurePolicy = "exclude") -> bytes:
     """The same CSV as bytes (UTF-8 with BOM) for a download button; holds the file in memory."""

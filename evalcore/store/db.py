@@ -7,7 +7,8 @@ that reads and then writes fails at once with "database is locked" when another 
 got in between, while IMMEDIATE takes the write lock up front and waits its turn (up to
 the busy timeout). Reads that never write go through `reader(engine)`, a plain `BEGIN`
 that neither blocks nor waits for writers; the queries module does that for its reads.
-PostgreSQL URLs (`postgresql+psycopg://`) work the same; the session time zone is UTC.
+PostgreSQL URLs (`postgresql+psycopg://`; `postgres://` and `postgresql://` are read as
+that) work the same; the session time zone is UTC.
 
 The schema is owned by Alembic (`evalcore/store/migrations/`), run programmatically by
 `init_db`; no alembic.ini is needed at runtime.
@@ -45,6 +46,9 @@ def is_memory_sqlite(url: str) -> bool:
 
 def make_engine(url: str, *, migrate: bool = True) -> Engine:
     """A new engine for `url`; with `migrate` (default) the schema is brought to head."""
+    from evalcore.config import normalize_db_url
+
+    url = normalize_db_url(url)
     if url.startswith("sqlite"):
         engine = _sqlite_engine(url)
     elif url.startswith("postgresql"):
@@ -68,7 +72,7 @@ def _sqlite_engine(url: str) -> Engine:
     else:
         path = url.split("///", 1)[-1].split("?", 1)[0]
         if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            _make_folder(Path(path).parent)
     engine = create_engine(url, **kwargs)
 
     @event.listens_for(engine, "connect")
@@ -89,6 +93,19 @@ def _sqlite_engine(url: str) -> Engine:
         conn.exec_driver_sql("BEGIN" if read else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _make_folder(folder: Path) -> None:
+    """Create the database's folder, or say which setting to fix."""
+    from evalcore.errors import SettingsError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SettingsError(
+            f"cannot create the database folder {folder}: {exc.strerror or exc} (set "
+            "EVALCORE_HOME to a writable folder, or EVALCORE_DB_URL to another database)"
+        ) from None
 
 
 def reader(engine: Engine) -> Engine:

@@ -5,12 +5,11 @@ The hot path of a run (`record_calls`, `add_progress`, `heartbeat`) is plain SQL
 statements: no ORM loading, atomic increments, and a unique unit (run, item, round,
 stage) that is written once even when a resumed run or a second process repeats it.
 
-Secrets never reach the database: run configs and call errors pass through
-`redact_secrets` first.
+Secrets never reach the database: run configs and errors, and calls' answers, reasons
+and errors pass through `redact_secrets` (`evalcore.masking`) first.
 """
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
@@ -21,6 +20,7 @@ from pydantic_core import PydanticUndefined
 from sqlmodel import Session
 
 from evalcore.errors import RunError
+from evalcore.masking import REDACTED, mask_text
 from evalcore.store.db import reader, session_scope
 from evalcore.store.tables import Call, Run, utcnow
 
@@ -33,31 +33,22 @@ _CALL_FIELDS = tuple(name for name in Call.model_fields if name != "id")
 
 # ------------------------------------------------------------------ secrets
 
-REDACTED = "***"
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|(api|auth|access|refresh)_?token|secret(_?key)?|"
                          r"password|passwd|authorization)$|^(key|token|bearer)$", re.IGNORECASE)
-_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD)$", re.IGNORECASE)
-_BEARER = re.compile(r"(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}")
-
-
-def _env_secrets() -> list[str]:
-    return [v for k, v in os.environ.items() if _SECRET_ENV.search(k) and len(v) >= 8]
+_MASKED_CALL_COLUMNS = ("error", "answer", "reason")
 
 
 def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
-    """`value` with API keys removed: keys named like secrets, bearer tokens, and any
-    value of an environment variable named *_API_KEY, *_TOKEN, *SECRET or *PASSWORD."""
-    secrets = _env_secrets() if secrets is None else secrets
+    """`value` with API keys removed: values under keys named like secrets, and in every
+    string what `evalcore.masking.mask_text` masks (configured keys and pieces of them,
+    credential patterns of any scheme)."""
     if isinstance(value, Mapping):
         return {k: REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) and v
                 else redact_secrets(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_secrets(v, secrets) for v in value]
     if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return _BEARER.sub(r"\1" + REDACTED, value)
+        return mask_text(value, secrets)
     return value
 
 
@@ -523,8 +514,9 @@ def _call_row(call: Call | Mapping[str, Any]) -> dict[str, Any]:
         missing = [name for name in _CALL_FIELDS if name not in row]
         if missing:
             raise KeyError(f"call row lacks required column(s) {missing}")
-    if row["error"]:
-        row["error"] = redact_secrets(row["error"])
+    for column in _MASKED_CALL_COLUMNS:
+        if row.get(column):
+            row[column] = mask_text(row[column])
     return row
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import collections
 import json
 import logging
@@ -38,8 +39,24 @@ log = logging.getLogger(__name__)
 Responder = Callable[[str, dict | None], str]
 """(last user message, JSON schema or None) -> the answer text."""
 
-FAULTS = ("ok", "429", "500", "401", "timeout", "reset", "malformed")
-"""Script entries; "401" echoes the Bearer token back, as some providers do, to test redaction."""
+FAULTS = ("ok", "429", "500", "401", "timeout", "reset", "malformed", "echo", "basic", "hang",
+          "big", "bigstream", "html", "empty", "null", "filter", "404")
+"""Script entries (or the `mode` of every request):
+
+- "401" echoes the Bearer token back, as some providers do, to test redaction;
+- "echo" answers 401 with the key (Bearer or a custom key header) after `echo_filler`
+  characters of filler, or, when `echo_filler` < 0, after (request number % 401) of them,
+  so a run of 401 calls tries every offset from 0 to 400 (a 300-character cut
+  falls inside the key for some);
+- "basic" the same, the key sent back in Basic form (`Basic base64(user:key)`, then
+  `base64(key)` alone);
+- "hang" (as "timeout") sleeps `hang` seconds before answering;
+- "big" a 200 of `big_bytes` with a Content-Length, "bigstream" the same chunked
+  (no length announced);
+- "html" a 200 text/html page; "empty" content ""; "null" content null; "filter"
+  content null with finish_reason content_filter; "404" model not found.
+"""
+FILLER_CYCLE = 401
 
 
 def schema_example(schema: dict[str, Any]) -> Any:
@@ -92,6 +109,12 @@ class FaultConfig:
     seed: int = 0
     script: list[str] = field(default_factory=list)
     """Faults for the first requests, in arrival order (each one of FAULTS)."""
+    mode: str = "ok"
+    """The fault of every request after the script when no rate picked one (one of FAULTS)."""
+    echo_filler: int = -1
+    """Filler characters before an echoed key; < 0 = cycle 0..400 with the request number."""
+    big_bytes: int = 10 * 1024 * 1024
+    """Size of a "big" / "bigstream" reply."""
     responder: Responder = default_responder
 
 
@@ -156,7 +179,7 @@ class FaultApp:
             if roll < rate:
                 return name
             roll -= rate
-        return "ok"
+        return cfg.mode
 
     async def _serve(self, request: web.Request, dialect: str) -> web.StreamResponse:
         body = await request.json()
@@ -198,8 +221,11 @@ class FaultApp:
         cfg = self.config
         if cfg.latency:
             await asyncio.sleep(cfg.latency)
-        if fault == "timeout":
+        if fault in ("timeout", "hang"):
             await asyncio.sleep(cfg.hang)
+        special = await self._misbehave(request, fault)
+        if special is not None:
+            return special
         if fault == "reset":
             if request.transport is not None:
                 request.transport.abort()
@@ -248,6 +274,59 @@ class FaultApp:
                 },
             }
         )
+
+    def _filler(self) -> str:
+        count = self.config.echo_filler
+        if count < 0:
+            count = (self.stats.requests - 1) % FILLER_CYCLE
+        return ("lorem ipsum " * (count // 12 + 1))[:count]
+
+    async def _misbehave(self, request: web.Request, fault: str) -> web.StreamResponse | None:
+        """The responses of the hardening faults (see FAULTS); None for the others."""
+        if fault in ("echo", "basic"):
+            auth = request.headers.get("Authorization", "")
+            key = auth.split(" ", 1)[1] if " " in auth else request.headers.get("api-key", "")
+            if fault == "basic":
+                both = base64.b64encode(f"evalcore:{key}".encode()).decode()
+                alone = base64.b64encode(key.encode()).decode()
+                key = f"Basic {both} (token {alone})"
+            message = f"{self._filler()}Incorrect API key provided: {key}"
+            return web.json_response({"error": {"message": message}}, status=401)
+        if fault == "404":
+            return web.json_response(
+                {"error": {"message": "The model does not exist", "code": "model_not_found"}},
+                status=404)
+        if fault == "html":
+            return web.Response(text="<html><body><h1>Welcome to nginx!</h1></body></html>",
+                                content_type="text/html")
+        if fault in ("big", "bigstream"):
+            return await self._big(request, fault == "bigstream")
+        if fault in ("empty", "null", "filter"):
+            content = "" if fault == "empty" else None
+            finish = "content_filter" if fault == "filter" else "stop"
+            return web.json_response({"choices": [{"index": 0, "finish_reason": finish,
+                                                    "message": {"role": "assistant",
+                                                                "content": content}}]})
+        return None
+
+    async def _big(self, request: web.Request, chunked: bool) -> web.StreamResponse:
+        """A valid reply of `big_bytes`, sent in 64 KiB pieces (never built whole)."""
+        size = self.config.big_bytes
+        head = b'{"choices": [{"index": 0, "finish_reason": "stop", "message": {"content": "'
+        tail = b'"}}]}'
+        fill = max(0, size - len(head) - len(tail))
+        resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+        if not chunked:
+            resp.content_length = len(head) + fill + len(tail)
+        await resp.prepare(request)
+        await resp.write(head)
+        piece = b"x" * 65_536
+        while fill > 0:
+            await resp.write(piece[:fill])
+            fill -= len(piece)
+        await resp.write(tail)
+        await resp.write_eof()
+        return resp
 
     async def openai(self, request: web.Request) -> web.StreamResponse:
         return await self._serve(request, "openai")
@@ -360,6 +439,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--malformed-rate", type=float, default=0.0)
     parser.add_argument("--hang", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--mode", choices=FAULTS, default="ok",
+                        help="what every request gets (see FAULTS)")
+    parser.add_argument("--echo-filler", type=int, default=-1)
+    parser.add_argument("--big-bytes", type=int, default=10 * 1024 * 1024)
     args = parser.parse_args(argv)
     config = FaultConfig(
         latency=args.latency,
@@ -371,6 +454,9 @@ def main(argv: list[str] | None = None) -> int:
         malformed_rate=args.malformed_rate,
         hang=args.hang,
         seed=args.seed,
+        mode=args.mode,
+        echo_filler=args.echo_filler,
+        big_bytes=args.big_bytes,
     )
     fault = FaultApp(config)
     logging.basicConfig(level=logging.INFO)

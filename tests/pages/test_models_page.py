@@ -165,3 +165,30 @@ def test_local_model_starts_and_stops_from_the_page(app, settings):
         assert any("State: stopped" in m.value for m in app.markdown)
     finally:
         stop_local()
+
+
+@pytest.mark.parametrize(("url", "expected"), [
+    ("127.0.0.1:9121/v1", "must start with http:// or https://"),
+    (f"http://user:{SECRET}@127.0.0.1:9/v1", "--api-key-env"),
+    (f"https://api.example.com/v1?api-key={SECRET}", "--api-key-env"),
+])
+def test_form_refuses_a_bad_base_url_with_one_message(app, settings, url, expected):
+    _open(app)
+    _fill(app, name="bad", base_url=url, model="m")
+    app.button(key="models.save").click().run()
+    assert not app.exception
+    shown = " ".join(e.value for e in app.error)
+    assert expected in shown and SECRET[:8] not in shown
+    assert not settings.models_path.exists()
+
+
+def test_a_bad_database_url_is_a_message_not_a_traceback(app, monkeypatch):
+    from evalcore.config import load_settings
+
+    monkeypatch.setenv("EVALCORE_DB_URL", "mysql://u:pw-secret-1@h/d")
+    load_settings.cache_clear()
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    shown = " ".join(e.value for e in app.error)
+    assert "'mysql' is not supported" in shown and "pw-secret-1" not in shown
+    load_settings.cache_clear()

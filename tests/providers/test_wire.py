@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.providers.base import ChatRequest, ModelConfig, is_refusal
 from evalcore.providers.wire import (
+    EmptyReplyError,
+    RefusalError,
     MalformedReplyError,
     apply_defaults,
     build_request,
@@ -133,9 +135,27 @@ def test_malformed_ollama():
         parse_reply(ollama_cfg(), b'{"done": true}')
 
 
-def test_null_content_is_an_empty_answer():
+@pytest.mark.parametrize("content", [None, "", "  \n"])
+def test_null_or_empty_content_is_an_error_not_an_answer(content):
+    body = json.dumps({"choices": [{"message": {"content": content}, "finish_reason": "stop"}]})
+    with pytest.raises(EmptyReplyError, match="^empty reply"):
+        parse_reply(openai_cfg(), body)
+    with pytest.raises(EmptyReplyError, match="^empty reply"):
+        parse_reply(ollama_cfg(), json.dumps({"message": {"content": content}, "done": True}))
+
+
+def test_content_filter_is_a_provider_refusal():
     body = b'{"choices": [{"message": {"content": null}, "finish_reason": "content_filter"}]}'
-    assert parse_reply(openai_cfg(), body).text == ""
+    with pytest.raises(RefusalError) as caught:
+        parse_reply(openai_cfg(), body)
+    assert is_refusal(str(caught.value))
+    assert not is_refusal("empty reply") and not is_refusal(None)
+
+
+def test_custom_key_header_sends_the_bare_key():
+    cfg = openai_cfg().model_copy(update={"api_key_header": "api-key"})
+    wire = build_request(cfg, ChatRequest.user("hi"), api_key="k-123456789")
+    assert wire.headers["api-key"] == "k-123456789" and "Authorization" not in wire.headers
 
 
 def test_error_text_shapes():

@@ -1,0 +1,79 @@
+"""One line for every expected failure: what went wrong and what to do, never a
+traceback, a password or a key. The CLI prints it (`error: ...`), pages show it."""
+from __future__ import annotations
+
+from evalcore.errors import EvalcoreError
+
+
+def _validation_text(exc: Exception) -> str:
+    """A pydantic ValidationError as `field: what is wrong; ...` (never the input value,
+    which may hold a key)."""
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False):  # type: ignore[attr-defined]
+        where = ".".join(str(p) for p in err["loc"]) or "value"
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {msg}")
+    return "invalid setting: " + "; ".join(parts) + " (see --help for allowed values)"
+
+
+def _db_target() -> str:
+    """host:port (or the file) of the configured database, never its password."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        from evalcore.config import load_settings
+
+        url = make_url(load_settings().db_url)
+    except Exception:  # noqa: BLE001 - only a hint; settings may be what failed
+        return "the database"
+    if url.get_backend_name() == "sqlite":
+        return f"the database file {url.database or ':memory:'}"
+    return f"the database at {url.host or 'localhost'}:{url.port or 5432}"
+
+
+def _database_text(exc: Exception) -> str:
+    orig = getattr(exc, "orig", None) or exc
+    first = (str(orig).strip().splitlines() or [type(orig).__name__])[0]
+    low = first.lower()
+    target = _db_target()
+    if "readonly" in low or "read-only" in low:
+        return (f"{target} is read-only ({first}) (make it writable, or set EVALCORE_DB_URL "
+                "to another database)")
+    if "unable to open database" in low:
+        return (f"cannot open {target} ({first}) (set EVALCORE_HOME to a writable folder, or "
+                "EVALCORE_DB_URL to another database)")
+    if "connection" in low or "could not" in low or "timeout" in low or "refused" in low:
+        return (f"cannot reach {target}: {first} (is the server running? check "
+                "EVALCORE_DB_URL)")
+    if "locked" in low:
+        return f"{target} is busy: {first} (another process holds it; try again)"
+    return f"database error on {target}: {first} (check EVALCORE_DB_URL)"
+
+
+def describe_error(exc: BaseException) -> str | None:
+    """One line `what went wrong (hint)` for a failure a user can fix, None for a bug.
+
+    The CLI prints it as `error: ...` with exit code 2; pages show it with `st.error`.
+    Masked (`evalcore.masking`), so no key or password reaches the screen.
+    """
+    from evalcore.masking import mask_text
+
+    text: str | None = None
+    module = type(exc).__module__ or ""
+    if isinstance(exc, EvalcoreError):
+        text = str(exc)
+    elif isinstance(exc, BrokenPipeError):
+        text = "the output was closed before everything was written (broken pipe)"
+    elif type(exc).__name__ == "ValidationError" and module.startswith("pydantic"):
+        text = _validation_text(exc)  # type: ignore[arg-type]
+    elif module.startswith(("sqlalchemy", "sqlite3", "psycopg")) and isinstance(exc, Exception):
+        text = _database_text(exc)
+    elif isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        text = (f"cannot use{where}: {exc.strerror or exc} (check the path and its "
+                "permissions; EVALCORE_HOME must be a writable folder)")
+    elif isinstance(exc, UnicodeDecodeError):
+        text = f"a file is not valid text: {exc} (save it as UTF-8)"
+    if text is None:
+        return None
+    return mask_text(" ".join(text.split()))

@@ -1,0 +1,180 @@
+"""The one place secrets are masked: every text bound for the store, a page, a log, an
+export or the terminal passes through `mask_text` (or `mask_value` for nested data).
+
+Masked, in this order:
+
+1. every configured secret (API keys read through `ModelConfig.api_key()` register
+   themselves; values of environment variables named `*_API_KEY`, `*_TOKEN`,
+   `*SECRET*`, `*PASSWORD`), **and any run of 8+ characters taken from one**, so a key
+   cut by a provider's own truncation or split across lines is still caught; the same
+   for the key's base64 form at each of the three alignments (what an echoed
+   `Authorization: Basic base64(user:key)` carries);
+2. credential patterns of any scheme, configured or not: `Bearer|Basic|Token|Digest
+   <token>`, `api-key:` / `x-api-key:` / `authorization:` headers, `key=`/`token=`-like
+   URL parameters, `user:password@` in URLs, `sk-...` style keys.
+
+Callers mask the whole text first and truncate afterwards: masking after a cut lets the
+part of a key before the cut escape.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import re
+import threading
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+REDACTED = "***"
+MIN_RUN = 8
+"""Shortest piece of a secret that is masked wherever it appears."""
+
+_SECRET_ENV = re.compile(r"(API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)", re.IGNORECASE)
+_TOKEN = r"[A-Za-z0-9._~+/=-]{8,}"
+_SCHEME = re.compile(r"\b(Bearer|Basic|Token|Digest)(\s+)(" + _TOKEN + ")", re.IGNORECASE)
+_HEADER = re.compile(
+    r"\b((?:x-)?api[-_]?key|x-goog-api-key|authorization|proxy-authorization|access[-_]token"
+    r"|auth[-_]token)(\"?\s*[:=]\s*[\"']?)(?!Bearer\b|Basic\b|Token\b|Digest\b)"
+    r"([^\s\"',;&]{4,})", re.IGNORECASE)
+_QUERY = re.compile(
+    r"([?&;](?:api[-_]?key|key|token|access[-_]?token|auth|sig|signature|secret|password|"
+    r"passwd|pwd|client[-_]secret|code)=)([^&\s\"'#]+)", re.IGNORECASE)
+_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/\s@:]*:[^/\s@]+@", re.IGNORECASE)
+_KEY_LIKE = re.compile(r"\b(?:sk|pk|rk)-(?:[a-z]+-)?[A-Za-z0-9_-]{16,}|\bAIza[0-9A-Za-z_-]{30,}")
+
+_registered: set[str] = set()
+_lock = threading.Lock()
+
+
+def register_secret(value: str) -> None:
+    """Mask `value` (and pieces of it) from now on in this process."""
+    if value and len(value) >= MIN_RUN and value not in _registered:
+        with _lock:
+            _registered.add(value)
+
+
+_env_cache: dict[str, Any] = {"size": -1, "names": ()}
+
+
+def env_secrets(env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """Values of environment variables whose names say they hold a secret.
+
+    For `os.environ` the matching names are re-listed only when the number of variables
+    changes (this runs for every stored answer); their values are read each time.
+    """
+    if env is None:
+        if _env_cache["size"] != len(os.environ):
+            _env_cache["names"] = tuple(k for k in os.environ if _SECRET_ENV.search(k))
+            _env_cache["size"] = len(os.environ)
+        values = (os.environ.get(name, "") for name in _env_cache["names"])
+        return frozenset(v for v in values if len(v) >= MIN_RUN)
+    return frozenset(v for k, v in env.items() if len(v) >= MIN_RUN and _SECRET_ENV.search(k))
+
+
+def known_secrets() -> frozenset[str]:
+    """Registered secrets plus the environment's."""
+    return env_secrets() | frozenset(_registered) if _registered else env_secrets()
+
+
+def _base64_forms(secret: str) -> list[str]:
+    """The base64 text `secret` becomes inside a longer encoded string, at each alignment:
+    the characters that depend on its neighbours are dropped, the rest are fixed."""
+    raw = secret.encode("utf-8")
+    forms = []
+    for pad in range(3):
+        encoded = base64.b64encode(b"\0" * pad + raw).decode("ascii").rstrip("=")
+        start = (pad * 4 + 2) // 3  # first char fully inside the secret
+        end = ((pad + len(raw)) * 4) // 3  # chars after this mix in what follows
+        forms.append(encoded[start:end])
+    return [form for form in forms if len(form) >= MIN_RUN]
+
+
+_ANCHOR = 4
+"""Every MIN_RUN-long piece of a secret holds one of its 4-character pieces that start at
+a multiple of 4: those are searched for, and only around a hit are pieces compared."""
+
+
+@lru_cache(maxsize=32)
+def _index(secrets: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(every MIN_RUN-character piece, the anchors) of every secret and its base64 forms."""
+    pieces: set[str] = set()
+    anchors: set[str] = set()
+    for secret in secrets:
+        for form in (secret, *_base64_forms(secret)):
+            pieces.update(form[i:i + MIN_RUN] for i in range(len(form) - MIN_RUN + 1))
+            anchors.update(form[i:i + _ANCHOR] for i in range(0, len(form) - _ANCHOR + 1, _ANCHOR))
+    return frozenset(pieces), tuple(sorted(anchors))
+
+
+def _mask_known(text: str, index: tuple[frozenset[str], tuple[str, ...]]) -> str:
+    pieces, anchors = index
+    spans: list[tuple[int, int]] = []
+    for anchor in anchors:
+        at = text.find(anchor)
+        while at != -1:
+            for start in range(max(0, at - _ANCHOR + 1), at + 1):
+                if text[start:start + MIN_RUN] in pieces:
+                    spans.append((start, start + MIN_RUN))
+            at = text.find(anchor, at + 1)
+    if not spans:
+        return text
+    spans.sort()
+    out, last, start, end = [], 0, *spans[0]
+    for s, e in spans[1:]:
+        if s <= end:
+            end = max(end, e)
+            continue
+        out += [text[last:start], REDACTED]
+        last, start, end = end, s, e
+    out += [text[last:start], REDACTED, text[end:]]
+    return "".join(out)
+
+
+def _scheme(match: re.Match[str]) -> str:
+    token = match.group(3)
+    if not (any(c.isdigit() for c in token) or len(token) >= 20 or token.endswith("=")):
+        return match.group(0)  # "Basic arithmetic": a word, not a credential
+    return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+def mask_text(text: str, secrets: Iterable[str] | None = None) -> str:
+    """`text` with secrets and credential patterns replaced by `***` (see the module doc).
+
+    Args:
+        text: any text; the whole of it (truncate afterwards, never before).
+        secrets: the secret values to mask; default `known_secrets()`.
+    """
+    if not text:
+        return text
+    found = known_secrets() if secrets is None else frozenset(s for s in secrets if s)
+    if found:
+        text = _mask_known(text, _index(found))
+    low = text.lower()  # a pattern runs only when a plain search finds its trigger
+    for pattern, replace, triggers in _PATTERNS:
+        if any(trigger in low for trigger in triggers):
+            text = pattern.sub(replace, text)
+            low = text.lower()
+    return text
+
+
+_PATTERNS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = (
+    (_USERINFO, r"\1" + REDACTED + "@", ("://",)),
+    (_SCHEME, _scheme, ("bearer", "basic", "token", "digest")),
+    (_HEADER, lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}",
+     ("apikey", "api-key", "api_key", "authorization", "token")),
+    (_QUERY, lambda m: f"{m.group(1)}{REDACTED}", ("=",)),
+    (_KEY_LIKE, REDACTED, ("sk-", "pk-", "rk-", "aiza")),
+)
+"""(pattern, replacement, lowercase substrings one of which a match must contain)."""
+
+
+def mask_value(value: Any, secrets: Iterable[str] | None = None) -> Any:
+    """`mask_text` applied to every string inside dicts, lists and tuples."""
+    if isinstance(value, str):
+        return mask_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {k: mask_value(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [mask_value(v, secrets) for v in value]
+    return value
