@@ -2,14 +2,13 @@
 
 The page only gathers input, calls evalcore and draws. The run list, a run's details
 and its raw calls come from `evalcore.report.compare`; exports from
-`evalcore.report.stability` and `compare.calls_csv_bytes`; the comparison of two
-stability runs from `compare.compare_stability`, drawn by `compare_figures`. The
+`evalcore.report.stability` and `compare.calls_csv_bytes`; the comparison of 2 to 8
+runs lives in `pages/_results_compare.py`. The
 database is the truth about a run: a live run's details re-read it every few seconds.
 Robustness and fairness runs have their reports on their own pages; this page links there.
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import streamlit as st
@@ -17,12 +16,13 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
 from evalcore.store import queries
-from pages import _shared
+from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PICK = "results.pick"  # the run picker's widget key
+TAB = "results.tab"  # the open tab (set it in session state to open another)
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
-MAX_RUNS = 1000  # newest runs listed
+PAGE_SIZE = 100  # runs per page of the list
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
 
 
@@ -36,29 +36,29 @@ def _run_label(row: Any) -> str:
 
 
 def browser() -> int | None:
-    """Filters, the runs table and a picker; returns the run chosen for details."""
-    from evalcore.dataset import list_datasets
-
+    """Filters, one page of the runs table and a picker; returns the run chosen for
+    details. Filtering and paging happen in SQL on the summary columns only."""
     eng = _shared.engine()
-    runs = queries.list_runs(eng, limit=MAX_RUNS)
-    if not runs:
+    options = compare.run_filter_options(eng)
+    if not options["kind"]:
         st.info("No runs yet: start one on the Stability page (or `python -m evalcore "
                 "stability`). Every run is saved here.")
         return None
-    frame = compare.runs_frame(runs, {ds.id: ds.name for ds in list_datasets(eng)})
-    cols = st.columns(len(FILTERS))
-    chosen = {column: cols[i].multiselect(label, sorted(set(frame[column])),
+    cols = st.columns(len(FILTERS) + 1)
+    chosen = {column: cols[i].multiselect(label, options[column],
                                           key=f"results.filter.{column}")
               for i, (column, label) in enumerate(FILTERS)}
-    shown = compare.filter_runs(frame, **chosen)
-    st.caption(f"{len(shown)} of {len(frame)} runs" + (f" (the newest {MAX_RUNS})"
-                                                        if len(frame) >= MAX_RUNS else ""))
+    page = int(cols[-1].number_input("Page", min_value=1, value=1, step=1, key="results.page"))
+    shown, total = compare.run_list(eng, **chosen, limit=PAGE_SIZE,
+                                    offset=(page - 1) * PAGE_SIZE)
+    pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
+    st.caption(f"{total} runs match; page {page} of {pages} ({len(shown)} shown, newest first)")
     st.dataframe(shown, hide_index=True, key="results.runs", column_config={
         "progress": st.column_config.ProgressColumn("progress", format="percent",
                                                     min_value=0.0, max_value=1.0),
         "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
     if shown.empty:
-        st.info("No run matches these filters.")
+        st.info("No run matches these filters" + (" on this page." if page > 1 else "."))
         return None
     labels = {int(row.id): _run_label(row) for row in shown.itertuples(index=False)}
     if st.session_state.get(PICK) not in labels:
@@ -265,6 +265,52 @@ def calls_view(run_id: int) -> None:
         "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
 
 
+GATE_EXAMPLES = {"stability": "gate.stability.example.toml",
+                 "robustness": "gate.robustness.example.toml"}
+
+
+@st.cache_data(max_entries=16, show_spinner="Checking the gate...")
+def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
+          state: tuple[str, int]) -> dict[str, Any]:
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import gate_any
+
+    return gate_any(_shared.engine(), run_id, load_gate_config(config_text),
+                    baseline_id=baseline_id).model_dump()
+
+
+def gate_view(run_id: int, kind: str) -> None:
+    """The CI gate's verdict for a stability or robustness run (fairness: its own page)."""
+    if kind not in GATE_EXAMPLES:
+        return
+    with st.expander("Quality gate", expanded=False):
+        runs = [r for r in queries.list_runs(_shared.engine(), kind=kind, limit=200)
+                if r.id != run_id and r.status == "done"]
+        labels = {None: "no baseline (absolute checks only)",
+                  **{int(r.id): f"#{r.id} · {r.model} · {r.created_at:%Y-%m-%d %H:%M}"
+                     for r in runs}}
+        baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
+                                key="results.gate_baseline")
+        example = _shared.PROJECT_ROOT / "data" / GATE_EXAMPLES[kind]
+        config_text = st.text_area("Gate config (TOML)", example.read_text(encoding="utf-8"),
+                                   height=240, key=f"results.gate_text.{kind}")
+        try:
+            verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text,
+                            _shared.run_state(run_id))
+        except EvalcoreError as exc:
+            st.error(f"Gate config not usable: {exc}")
+            return
+        failed = [c for c in verdict["checks"] if not c["passed"]]
+        if verdict["passed"]:
+            st.success(f"Gate PASSED ({len(verdict['checks'])} checks)")
+        else:
+            st.error(f"Gate FAILED ({len(failed)} of {len(verdict['checks'])} checks failed)")
+        st.dataframe(verdict["checks"], hide_index=True, key="results.gate_table")
+        st.code(f"python -m evalcore gate --run {run_id}"
+                + (f" --baseline {baseline}" if baseline is not None else "")
+                + " --config gate.toml", language="bash")
+
+
 def run_view(run_id: int) -> None:
     try:
         details = status_panel(run_id)
@@ -274,96 +320,8 @@ def run_view(run_id: int) -> None:
     settings_view(details)
     kind_link(details["kind"])
     downloads(run_id, details["kind"])
+    gate_view(run_id, details["kind"])
     calls_view(run_id)
-
-
-# ------------------------------------------------------------------ compare
-
-
-@st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
-def _comparison(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    """The comparison, cached per both runs' `_shared.run_state`."""
-    return compare.compare_stability(_shared.engine(), run_a, run_b)
-
-
-def summary_cards(result: dict[str, Any]) -> None:
-    """Run A and run B side by side; B's numbers carry their difference to A."""
-    a, b = result["a"], result["b"]
-    for col, letter, side in zip(st.columns(2), "AB", (a, b)):
-        with col.container(border=True):
-            st.markdown(f"**{letter}: run #{side['run_id']}** {side['name']}  \n"
-                        f"{side['model']} on {side['dataset'] or '?'} · judge {side['judge']} · "
-                        f"N = {side['repetition_count']} · {side['status']}")
-            cards = st.columns(4)
-            other = a if letter == "B" else None
-            cards[0].metric("Questions", side["questions"])
-            cards[1].metric("Mean success rate", f"{side['mean']:.1%}",
-                            delta=None if other is None else f"{side['mean'] - other['mean']:+.1%}")
-            cards[2].metric("Std of rates", f"{side['std']:.3f}",
-                            delta=None if other is None else f"{side['std'] - other['std']:+.3f}",
-                            delta_color="inverse")
-            n = side["repetition_count"]
-            cards[3].metric(f"pass^{n}", f"{side['pass_hat_k'][str(n)]:.1%}")
-
-
-def test_line(test: dict[str, Any], join: dict[str, Any]) -> None:
-    how = "the same items" if join["by"] == "item" else "identical question text"
-    st.caption(f"{join['matched']} questions matched on {how}; {join['only_a']} only in A, "
-               f"{join['only_b']} only in B.")
-    if test["p_value"] is None:
-        st.info(f"No paired test: {test['reason']}.")
-        return
-    st.markdown(
-        f"**Wilcoxon signed-rank test** (two-sided, per-question success rates, "
-        f"{test['n_changed']} of {test['n_pairs']} questions changed; unchanged ones are "
-        f"dropped): W = {test['statistic']:g}, p = {test['p_value']:.4g}. B better on "
-        f"{test['n_better_b']}, A better on {test['n_better_a']}; mean change "
-        f"{test['mean_delta']:+.3f}.")
-
-
-def compare_view() -> None:
-    """Pick two stability runs and see them side by side."""
-    from evalcore.report import compare_figures
-
-    runs = queries.list_runs(_shared.engine(), kind="stability", limit=MAX_RUNS)
-    if len(runs) < 2:
-        st.info("Comparing needs two stability runs; start them on the Stability page.")
-        return
-    labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} · N={r.rounds}"
-                          f" · {r.status} · {r.created_at:%Y-%m-%d %H:%M}") for r in runs}
-    ids = list(labels)
-    left, right = st.columns(2)
-    run_a = left.selectbox("Run A", ids, index=1, format_func=labels.get, key="results.compare_a")
-    run_b = right.selectbox("Run B", ids, index=0, format_func=labels.get, key="results.compare_b")
-    if run_a == run_b:
-        st.info("Pick two different runs.")
-        return
-    try:
-        result = _comparison(_shared.settings().db_url, run_a, run_b,
-                             (_shared.run_state(run_a), _shared.run_state(run_b)))
-    except EvalcoreError as exc:
-        st.warning(f"Cannot compare: {exc}")
-        return
-    summary_cards(result)
-    test_line(result["test"], result["join"])
-    st.plotly_chart(compare_figures.distributions_figure(result), key="results.compare_hist")
-    if result["questions"]:
-        st.plotly_chart(compare_figures.rates_scatter(result), key="results.compare_scatter")
-    with st.expander("Classes, risk levels and pass^k side by side"):
-        st.dataframe(compare.counts_frame(result), hide_index=True, key="results.compare_counts")
-        st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
-    st.markdown("#### Questions that changed most")
-    changed = compare.questions_frame(result, changed_only=True)
-    if changed.empty:
-        st.info("No matched question changed its success rate.")
-    else:
-        st.dataframe(changed, hide_index=True, key="results.compare_changed", column_config={
-            "question": st.column_config.TextColumn(width="large"),
-            "delta": st.column_config.NumberColumn("change (B - A)", format="%+.2f")})
-    st.download_button("Comparison JSON",
-                       json.dumps(result, ensure_ascii=False, indent=2, default=str),
-                       file_name=f"compare_run{run_a}_run{run_b}.json", mime="application/json",
-                       key="results.compare_json")
 
 
 # ------------------------------------------------------------------ the work queue
@@ -417,15 +375,23 @@ def queue_view() -> None:
 def main() -> None:
     _shared.page_setup("Results", "Every run saved: browse, export, and compare runs side "
                                   "by side.")
-    runs_tab, compare_tab, queue_tab = st.tabs(["Runs", "Compare", "Work queue"])
-    with runs_tab:
-        run_id = browser()
-        if run_id is not None:
-            run_view(run_id)
-    with compare_tab:
-        compare_view()
-    with queue_tab:
-        queue_view()
+    sections = {"Runs": runs_section, "Compare": _results_compare.compare_view,
+                "Leaderboard": _results_monitor.leaderboard_view,
+                "Trend": _results_monitor.trend_view,
+                "Trust report": _results_monitor.trust_view, "Work queue": queue_view}
+    # lazy tabs: only the open one runs (a trend over 1,000 runs must not be computed
+    # while the user browses the list)
+    tabs = st.tabs(list(sections), key=TAB, on_change="rerun")
+    for tab, draw in zip(tabs, sections.values()):
+        if tab.open:
+            with tab:
+                draw()
+
+
+def runs_section() -> None:
+    run_id = browser()
+    if run_id is not None:
+        run_view(run_id)
 
 
 main()

@@ -15,9 +15,9 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.report import figures, frames
+from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
-from pages import _shared
+from pages import _cost, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -85,6 +85,7 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
+    _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
     if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
@@ -125,8 +126,11 @@ def failure_policy() -> str:
 
 
 def distribution_cards(report: dict[str, Any]) -> None:
-    """One coloured card per bin, N correct down to 0 (the method's summary)."""
+    """One coloured card per bin, N correct down to 0 (the method's summary); one card
+    per stability class when N > 20 (`class_cards_view`)."""
     n = report["repetition_count"]
+    if stability_cards.grouped(report):
+        return class_cards_view(report)
     cards = []
     for row in frames.distribution_frame(report).itertuples(index=False):
         cards.append(
@@ -146,6 +150,21 @@ def distribution_cards(report: dict[str, Any]) -> None:
             '</div></div>')
     st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
                 unsafe_allow_html=True)
+
+
+def class_cards_view(report: dict[str, Any]) -> None:
+    """N > 20: a card per stability class (its bins' questions), the 0..N table below."""
+    cards = [f'<div style="background:{c["colour"]};border-radius:6px;padding:6px 10px;'
+             f'min-width:140px;color:#111"><div style="font-size:0.8em">{c["label"]}: '
+             f'{c["bins"][0]}-{c["bins"][1]} right</div>'
+             f'<div style="font-size:1.4em;font-weight:600">{c["count"]}</div>'
+             f'<div style="font-size:0.8em">{c["percent"]:.1f}%</div></div>'
+             for c in stability_cards.class_cards(report)]
+    st.markdown('<div style="display:flex;flex-wrap:wrap;gap:6px">' + "".join(cards) + "</div>",
+                unsafe_allow_html=True)
+    with st.expander(f"All {report['repetition_count'] + 1} bins (right j of N times)"):
+        st.dataframe(frames.distribution_frame(report).drop(columns=["colour"]),
+                     hide_index=True, key="stability.bins_table")
 
 
 def question_drilldown(report: dict[str, Any], table: Any) -> None:

@@ -14,10 +14,12 @@ from typing import NoReturn, Sequence
 COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
                    "attacks", "robustness", "worker", "jobs", "users", "audit")
 
+COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
+
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_CODES = """exit codes:
   0    ok
-  1    a gate (`fairness gate`) or a model test (`models test`) failed
+  1    a gate (`gate`, any kind of run) or a model test (`models test`) failed
   2    usage or settings error: a bad flag or value, models.toml, EVALCORE_HOME,
        EVALCORE_DB_URL, an unreachable or read-only database (one line on stderr;
        --debug shows the traceback)

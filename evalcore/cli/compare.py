@@ -1,4 +1,6 @@
-"""`compare RUN_A RUN_B`: two stability runs side by side, the paired test, what changed."""
+"""`compare RUN RUN [RUN ...]`: 2 to 8 runs of one kind side by side on their shared
+items, with intervals and a paired test for every pair; two stability runs also get the
+per-question detail (`compare.compare_stability`)."""
 from __future__ import annotations
 
 import argparse
@@ -6,10 +8,13 @@ from typing import Any
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="compare two stability runs side by side")
-    p.add_argument("run_a", type=int, help="run id A (the baseline)")
-    p.add_argument("run_b", type=int, help="run id B (compared against A)")
+    p = sub.add_parser("compare", help="compare 2 to 8 runs of one kind side by side")
+    p.add_argument("runs", type=int, nargs="+", metavar="RUN",
+                   help="run ids (2 to 8, same kind; the first is the baseline)")
     p.add_argument("--top", type=int, default=10, help="most changed questions to list (default 10)")
+    p.add_argument("--errors-as-wrong", action="store_true",
+                   help="count rounds without a verdict as wrong (default for stability "
+                        "runs: leave them out, rates over answered rounds)")
     p.add_argument("--json", action="store_true", help="print the whole comparison as JSON")
     p.set_defaults(func=_compare)
 
@@ -18,13 +23,66 @@ def _compare(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
     from evalcore.report.compare import compare_stability
 
+    from evalcore.report.compare_runs import compare_runs
+
     engine, _ = engine_and_settings()
-    result = compare_stability(engine, args.run_a, args.run_b, top=args.top)
+    result = compare_runs(engine, args.runs,
+                          failure_policy="as_wrong" if args.errors_as_wrong else None)
+    pair = None
+    if result["kind"] == "stability" and len(args.runs) == 2:
+        pair = compare_stability(engine, args.runs[0], args.runs[1], top=args.top)
+        result["stability_pair"] = pair
     if args.json:
         print_json(result)
-    else:
-        print_comparison(result)
+        return 0
+    print_runs(result, args.top)
+    if pair is not None:
+        print("\nstability detail (A = first run, B = second):")
+        print_comparison(pair)
     return 0
+
+
+_SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "errored_rounds",
+          "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
+          "errors", "tokens", "cost", "mean_latency_ms")
+
+
+def print_runs(result: dict[str, Any], top: int) -> None:
+    """The comparison of 2-8 runs as text: alignment, figures with intervals, findings."""
+    from evalcore.report.compare_runs import differing_questions
+    from evalcore.report.run_figures import interval_text
+
+    align = result["alignment"]
+    print(f"{result['kind']} runs aligned by {align['by']}: {align['shared']} shared items "
+          f"of {align['union']}")
+    for r in align["per_run"]:
+        note = f", lacks {r['lacks']} the others have" if r["lacks"] else ""
+        print(f"  run {r['run_id']}: {r['items']} items ({r['only_here']} not shared{note})")
+    for fig, shared in zip(result["runs"], result["shared"]):
+        run, metrics, intervals = fig["run"], fig["metrics"], fig["intervals"]
+        print(f"run {run['id']} {run['model']} ({run['status']}, N={run['rounds']}): "
+              f"accuracy on shared items {interval_text(shared['accuracy'], shared['interval'])}")
+        for key in _SHOWN:
+            value = metrics.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                print(f"    {key:<22} {value:,}")
+            elif value is not None:
+                print(f"    {key:<22} {interval_text(float(value), intervals.get(key))}")
+        for key in sorted(k for k in metrics if k.startswith("pdr_")):
+            print(f"    {key:<22} {interval_text(metrics[key], intervals.get(key))}")
+    print(f"paired tests (Wilcoxon signed-rank on shared items' success rates, "
+          f"alpha {result['alpha']}):")
+    for t in result["tests"]:
+        print(f"  {t['finding']}")
+    print(f"best: run {result['best']}" if result["best"] is not None else
+          "best: no run is significantly better than every other")
+    differing = differing_questions(result)
+    print(f"{len(differing)} shared items differ between runs"
+          + (f"; first {min(top, len(differing))}:" if differing else ""))
+    for q in differing[:max(top, 0)]:
+        rates = "  ".join(f"{rid}:{'-' if rate is None else f'{rate:.2f}'}"
+                          for rid, rate in q["rates"].items())
+        print(f"  item {q['item_id']}: {rates}")
 
 
 def _pct(value: Any) -> str:

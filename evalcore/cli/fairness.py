@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_exit_flags(p)
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
-    g = sub.add_parser("gate", help="check a fairness run against a gate config; exit 1 on fail")
+    g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
     g.add_argument("--run", type=int, required=True, help="the run to check")
     g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks")
     g.add_argument("--config", required=True, help="gate TOML (see data/gate.example.toml)")
@@ -157,11 +157,12 @@ def print_summary(report: dict) -> None:
 
 def _gate(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings
-    from evalcore.fairness import gate_run, load_gate_config
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import gate_any
 
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
-    result = gate_run(engine, args.run, config, baseline_id=args.baseline,
+    result = gate_any(engine, args.run, config, baseline_id=args.baseline,
                       threshold=args.threshold)
     for check in result.checks:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")

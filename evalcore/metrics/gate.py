@@ -1,4 +1,5 @@
-"""The fairness quality gate: absolute thresholds and regressions against a baseline run.
+"""The quality gate of every kind of run (fairness, stability, robustness): absolute
+thresholds and regressions against a baseline run.
 
 A gate config is TOML (see data/gate.example.toml)::
 
@@ -37,6 +38,23 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "judge_stereotype_disparity": "lower", "parse_rate": "higher",
 }
 """Gate-able metrics and whether lower or higher is better (for relative checks)."""
+STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
+    "mean_success_rate": "higher", "perfect_share": "higher", "flaky_share": "lower",
+    "errored_rounds": "lower",
+}
+"""Stability runs: keys of `report.run_figures`' metrics (gated by `report.gates`, which
+also says in each regression check which way is better: a higher-is-better metric
+regresses when it falls)."""
+ROBUSTNESS_METRICS: dict[str, Literal["lower", "higher"]] = {
+    "pdr": "lower", "pdr_char": "lower", "pdr_word": "lower", "pdr_sentence": "lower",
+    "flips_right_to_wrong": "lower", "accuracy_attacked": "higher",
+    "accuracy_attacked_char": "higher", "accuracy_attacked_word": "higher",
+    "accuracy_attacked_sentence": "higher",
+}
+"""Robustness runs (`report.run_figures`): PDR overall and per attack level, flips,
+accuracy under attack."""
+METRICS.update(STABILITY_METRICS)
+METRICS.update(ROBUSTNESS_METRICS)
 ALIASES = {"overall": "overall_score", "di": "disparate_impact",
            "toxicity": "toxicity_disparity", "stereotype": "stereotype_rate"}
 

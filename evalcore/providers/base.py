@@ -69,6 +69,11 @@ class ModelConfig(BaseModel):
     """Model id sent to the endpoint."""
     api_key_env: str = ""
     """NAME of the environment variable holding the API key (never the key)."""
+    # --- cost (reports, estimates, budgets) ---
+    price_in: Optional[float] = Field(default=None, ge=0)
+    """Price per million input (prompt) tokens, in your currency; None = unknown (no cost shown)."""
+    price_out: Optional[float] = Field(default=None, ge=0)
+    """Price per million output (completion) tokens; None = unknown."""
     concurrency: int = Field(default=4, ge=1, le=1000)
     """Most calls in flight at once for this model."""
     rpm: int = Field(default=0, ge=0)

@@ -117,6 +117,67 @@ def filter_runs(frame: pd.DataFrame, *, kind: Sequence[str] = (), status: Sequen
     return frame[mask].reset_index(drop=True)
 
 
+SUMMARY_RUN_COLUMNS = ("id", "kind", "status", "name", "model", "judge", "dataset_id", "rounds",
+                       "done", "total", "errors", "retries", "cancel_requested", "created_at",
+                       "started_at", "finished_at", "heartbeat_at")
+"""What the run list reads: never `config` (model snapshots, item id lists) or calls."""
+PAGE_SIZE = 100
+
+
+def _run_query(columns: Sequence[Any], *, kind: Sequence[str], status: Sequence[str],
+               model: Sequence[str], dataset: Sequence[str]) -> Any:
+    from sqlalchemy import select
+
+    from evalcore.store.tables import Dataset, Run
+
+    query = select(*columns).select_from(Run).outerjoin(Dataset, Dataset.id == Run.dataset_id)
+    for column, wanted in ((Run.kind, kind), (Run.status, status), (Run.model, model),
+                           (Dataset.name, dataset)):
+        if wanted:
+            query = query.where(column.in_(list(wanted)))  # type: ignore[union-attr]
+    return query
+
+
+def run_list(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] = (),
+             model: Sequence[str] = (), dataset: Sequence[str] = (), limit: int = PAGE_SIZE,
+             offset: int = 0, now: datetime | None = None) -> tuple[pd.DataFrame, int]:
+    """One page of the run list, newest first, filtered and paged in SQL, reading the
+    summary columns only; returns (`runs_frame` rows, runs matching the filters)."""
+    from types import SimpleNamespace
+
+    from sqlalchemy import func
+
+    from evalcore.store.db import reader
+    from evalcore.store.tables import Dataset, Run
+
+    filters = {"kind": kind, "status": status, "model": model, "dataset": dataset}
+    columns = [getattr(Run, c) for c in SUMMARY_RUN_COLUMNS]
+    query = (_run_query([*columns, Dataset.name.label("dataset_name")], **filters)
+             .order_by(Run.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))  # type: ignore[union-attr]
+    count = _run_query([func.count(Run.id)], **filters)
+    with reader(engine).connect() as conn:
+        rows = [SimpleNamespace(**row._mapping) for row in conn.execute(query)]
+        total = int(conn.execute(count).scalar_one())
+    names = {r.dataset_id: r.dataset_name for r in rows if r.dataset_name is not None}
+    return runs_frame(rows, names, now=now), total
+
+
+def run_filter_options(engine: Engine) -> dict[str, list[str]]:
+    """The distinct kinds, statuses, models and dataset names of stored runs (for filters)."""
+    from sqlalchemy import select
+
+    from evalcore.store.db import reader
+    from evalcore.store.tables import Dataset, Run
+
+    queries = {"kind": select(Run.kind).distinct(), "status": select(Run.status).distinct(),
+               "model": select(Run.model).distinct(),
+               "dataset": select(Dataset.name).where(
+                   Dataset.id.in_(select(Run.dataset_id).distinct()))}  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return {key: sorted(str(v) for (v,) in conn.execute(q) if v is not None)
+                for key, q in queries.items()}
+
+
 def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
     """What the details view shows: the run's settings (spec and model snapshots, which
     hold env var names, never keys), progress, timing, token usage and errors."""
@@ -203,15 +264,23 @@ def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,
 def calls_frame(engine: Engine, run_id: int, limit: int = 500, *,
                 errors_only: bool = False) -> pd.DataFrame:
     """The first `limit` calls of a run (prompt, answer, score, reason, latency, tokens,
-    error, attempts), optionally only those that ended in an error."""
+    error, attempts, and cost from the run's model prices; None without a price),
+    optionally only those that ended in an error."""
     import pandas as pd
 
     from evalcore.store import queries
 
-    queries.get_run(engine, run_id)  # RunError for an unknown run
+    from evalcore.metrics.cost import call_cost, prices_of
+
+    run = queries.get_run(engine, run_id)  # RunError for an unknown run
     rows = list(islice(iter_call_dicts(engine, run_id, errors_only=errors_only,
                                        batch=max(min(limit, 1000), 1)), max(limit, 0)))
-    return pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(CALL_COLUMNS))
+    models = (run.config or {}).get("models") or {}
+    frame["cost"] = [call_cost(r["prompt_tokens"], r["completion_tokens"],
+                               *prices_of(models.get(r["model"] or run.model, {})))
+                     for r in rows]
+    return frame
 
 
 def write_calls_csv(engine: Engine, run_id: int, out: TextIO) -> int:

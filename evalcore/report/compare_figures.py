@@ -4,13 +4,14 @@
 questions (the runs may have different question counts and N), bins coloured as in
 `figures.bin_colour`. `rates_scatter`: each matched question's success rate in run A
 against run B; rates are multiples of 1/N, so identical points are merged into one
-marker sized by how many questions it holds. Plotly is imported inside the functions.
+marker sized by how many questions it holds. `interval_figure`: any figures with
+their intervals as error bars (compare, leaderboard, trust report). Plotly is imported inside the functions.
 """
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 from evalcore.report.figures import bin_colour
 
@@ -76,4 +77,50 @@ def rates_scatter(comparison: Mapping[str, Any]) -> go.Figure:
                       yaxis_title=f"run B #{b['run_id']} ({b['model']})",
                       xaxis_range=[-0.05, 1.05], yaxis_range=[-0.05, 1.05], showlegend=False,
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return fig
+
+
+def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
+                    intervals: Sequence[Optional[Mapping[str, Any]]], title: str,
+                    axis: str = "rate") -> go.Figure:
+    """One point per label with its interval as an error bar (runs, models, levels).
+
+    An unmeasured value is left out; a value without an interval has no bar.
+    """
+    import plotly.graph_objects as go
+
+    shown = [(lab, v, i) for lab, v, i in zip(labels, values, intervals) if v is not None]
+    fig = go.Figure(go.Scatter(
+        x=[s[1] for s in shown], y=[s[0] for s in shown], mode="markers",
+        marker={"size": 11, "color": "#2c7fb8"},
+        error_x={"type": "data", "symmetric": False,
+                 "array": [(i["high"] - v) if i else 0 for _, v, i in shown],
+                 "arrayminus": [(v - i["low"]) if i else 0 for _, v, i in shown]},
+        hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title=f"{axis} (95% interval)",
+                      yaxis={"autorange": "reversed", "type": "category"},
+                      height=120 + 40 * len(shown), margin={"t": 50, "b": 40, "l": 10, "r": 10})
+    return fig
+
+
+def distributions_overlay(result: Mapping[str, Any]) -> go.Figure:
+    """2-8 stability runs: the share of questions right j of N times, one line per run,
+    x as the share of rounds (j / N) so runs with different N overlay."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    for run in result["runs"]:
+        counts = run.get("distribution") or []
+        n, total = len(counts) - 1, sum(counts) or 1
+        if n < 1:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[j / n for j in range(n + 1)], y=[100 * c / total for c in counts],
+            mode="lines+markers", name=f"run {run['run']['id']} · {run['run']['model']} (N={n})",
+            customdata=[[j, n, c] for j, c in enumerate(counts)],
+            hovertemplate="right %{customdata[0]} of %{customdata[1]}: %{y:.1f}% "
+                          "(%{customdata[2]} questions)<extra></extra>"))
+    fig.update_layout(title="Questions by share of correct rounds",
+                      xaxis_title="correct rounds / N", yaxis_title="% of questions",
+                      xaxis_tickformat=".0%", margin={"t": 50, "b": 40, "l": 40, "r": 10})
     return fig

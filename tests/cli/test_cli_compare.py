@@ -11,7 +11,7 @@ import pytest
 from scipy.stats import wilcoxon
 
 from evalcore.cli import main
-from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.fakes.stored_runs import scipy_paired_p, seed_dataset, seed_run
 
 REPO = Path(__file__).resolve().parents[2]
 QUESTIONS = [f"Is {i} even?" for i in range(5)]
@@ -32,7 +32,14 @@ def runs(engine):
 def test_compare_json_matches_direct_computation(runs, capsys):
     run_a, run_b = runs
     assert main(["compare", str(run_a), str(run_b), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    full = json.loads(capsys.readouterr().out)
+    assert full["kind"] == "stability" and full["alignment"]["shared"] == len(A)
+    assert full["tests"][0]["test"]["p_value"] == pytest.approx(
+        scipy_paired_p(rates(A), rates(B)))
+    assert set(full["failure_policy"].values()) == {"exclude"}
+    assert main(["compare", str(run_a), str(run_b), "--json", "--errors-as-wrong"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["failure_policy"].values()) == {"as_wrong"}
+    result = full["stability_pair"]
     assert result["a"]["run_id"] == run_a and result["b"]["model"] == "m-b"
     assert result["a"]["mean"] == pytest.approx(sum(rates(A)) / len(A))
     assert result["b"]["mean"] == pytest.approx(sum(rates(B)) / len(B))
@@ -63,14 +70,29 @@ def test_compare_errors_are_reported_with_exit_code_2(runs, engine, capsys):
     ds = seed_dataset(engine, "other", QUESTIONS[:1])
     fair = seed_run(engine, ds, {0: [1]}, 1, kind="fairness")
     assert main(["compare", str(run_a), str(fair)]) == 2
-    assert "fairness run" in capsys.readouterr().err
+    assert f"run {fair} is fairness" in capsys.readouterr().err
+    assert main(["compare", str(run_a)]) == 2
+    assert "2 to 8" in capsys.readouterr().err
+
+
+def test_compare_three_runs_text(runs, engine, capsys):
+    run_a, run_b = runs
+    ds = seed_dataset(engine, "evens-3", QUESTIONS)  # another dataset: no shared items
+    lone = seed_run(engine, ds, A, 2)
+    assert main(["compare", str(run_a), str(run_b), str(lone)]) == 2
+    assert "no item in common" in capsys.readouterr().err
+    third = seed_run(engine, 1, {0: [1, 1], 1: [1, 1]}, 2, model="m-c")
+    assert main(["compare", str(run_a), str(run_b), str(third)]) == 0
+    out = capsys.readouterr().out
+    assert "2 shared items of 5" in out and f"run {third}: 2 items" in out
+    assert out.count("between run") + out.count("better than run") + out.count("no test") >= 3
 
 
 def test_compare_is_a_registered_command_and_help_stays_fast():
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, "-m", "evalcore", "compare", "--help"], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0 and "RUN_A" in proc.stdout.upper()
+    assert proc.returncode == 0 and "RUN" in proc.stdout.upper()
     # importing the CLI module must not pull in pandas, scipy or SQLAlchemy
     code = ("import sys, evalcore.cli.compare; "
             "print([m for m in ('pandas', 'scipy', 'sqlalchemy', 'plotly') if m in sys.modules])")

@@ -67,3 +67,60 @@ def seed_run(engine, dataset_id: int, verdicts: Mapping[int, Sequence[int | None
         call["run_id"] = run.id
     queries.record_calls(engine, calls)
     return int(run.id)
+
+
+def seed_robustness_run(engine, questions: Sequence[str], clean: Mapping[int, Sequence[int]],
+                        attacked: Mapping[int, Sequence[int]], rounds: int, *,
+                        level: str = "char", model: str = "fake", name: str = "",
+                        dataset_ids: tuple[int, int] | None = None, status: str = "done"
+                        ) -> tuple[int, tuple[int, int]]:
+    """A robustness run over clean questions and their attacked copies at `level`: the
+    verdicts of position p are `clean[p]` and `attacked[p]`. The attack pairs are written
+    into the run's spec as the runner freezes them (attack item id = the position). Pass
+    `dataset_ids` (clean, attacked) from an earlier call to share the items; returns
+    (run id, dataset ids)."""
+    from evalcore.dataset import load_items
+    from evalcore.store import queries
+
+    if dataset_ids is None:
+        dataset_ids = (seed_dataset(engine, f"clean-{level}-{model}-{name}", questions),
+                       seed_dataset(engine, f"attacked-{level}-{model}-{name}",
+                                    [f"{q} (attacked)" for q in questions]))
+    clean_items, attacked_items = (load_items(engine, d) for d in dataset_ids)
+    verdicts = {**{c.idx: clean[c.idx] for c in clean_items if c.idx in clean},
+                **{len(questions) + a.idx: attacked[a.idx] for a in attacked_items
+                   if a.idx in attacked}}
+    run_id = seed_run(engine, dataset_ids[0], {p: v for p, v in verdicts.items()
+                                               if p < len(questions)},
+                      rounds, model=model, kind="robustness", status=status, name=name)
+    calls = [{"run_id": run_id, "item_id": a.id, "round": r + 1, "stage": "answer",
+              "model": model, "prompt": a.question, "answer": f"attacked {a.idx}",
+              "correct": bool(v), "score": float(v), "latency_ms": 12.0, "prompt_tokens": 6,
+              "completion_tokens": 3}
+             for a in attacked_items if a.idx in attacked for r, v in enumerate(attacked[a.idx])]
+    queries.record_calls(engine, calls)
+    run = queries.get_run(engine, run_id)
+    config = dict(run.config)
+    config["spec"] = {**config["spec"], "extra": {
+        "attack_set_ids": [0], "pairs": [[c.idx, c.id, a.id, 0, level]
+                                         for c, a in zip(clean_items, attacked_items)
+                                         if c.idx in clean and a.idx in attacked]}}
+    config["item_ids"] = config["item_ids"] + [a.id for a in attacked_items if a.idx in attacked]
+    queries.update_run(engine, run_id, config=config)
+    return run_id, dataset_ids
+
+
+def scipy_paired_p(rates_a: Sequence[float], rates_b: Sequence[float]) -> float:
+    """The paired test's p-value straight from scipy, by the documented rule of
+    `metrics.robustness.paired_rate_test`: unchanged pairs dropped, exact distribution
+    when at most 50 changed and no two |differences| tie, else the normal approximation."""
+    from fractions import Fraction
+
+    from scipy.stats import wilcoxon
+
+    diffs = [Fraction(b).limit_denominator(1000) - Fraction(a).limit_denominator(1000)
+             for a, b in zip(rates_a, rates_b)]
+    moved = [d for d in diffs if d != 0]
+    sizes = [abs(d) for d in moved]
+    method = "exact" if len(moved) <= 50 and len(set(sizes)) == len(sizes) else "approx"
+    return float(wilcoxon([float(d) for d in moved], method=method).pvalue)

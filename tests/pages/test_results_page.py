@@ -6,9 +6,10 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.fakes.stored_runs import scipy_paired_p, seed_dataset, seed_run
 from tests.pages.helpers import add_fake_model, run_page, values
 
 REPO = Path(__file__).resolve().parents[2]
@@ -18,8 +19,9 @@ A = {0: [1, 1, 1], 1: [1, 0, None], 2: [0, 0, 0], 3: [1, 1, 0], 4: [0, 0, 1]}
 B = {0: [1, 1, 1], 1: [1, 1, 1], 2: [0, 1, 0], 3: [0, 0, 0], 4: [1, 1, 1]}
 
 
-def open_page() -> AppTest:
-    return run_page(PAGE)
+def open_page(tab: str = "Runs") -> AppTest:
+    """The page with `tab` open (tabs are lazy: only the open one runs)."""
+    return run_page(PAGE, {"results.tab": tab})
 
 
 def table_with(at: AppTest, column: str):
@@ -29,10 +31,13 @@ def table_with(at: AppTest, column: str):
 def test_empty_database(page_env):
     at = open_page()
     assert [t.value for t in at.title] == ["Results"]
-    infos = values(at, "info")
-    assert any("No runs yet" in t for t in infos)
-    assert any("two stability runs" in t for t in infos)
+    assert any("No runs yet" in t for t in values(at, "info"))
     assert not at.dataframe and not at.get("plotly_chart")
+    at = open_page("Compare")
+    assert any("two stability runs" in t for t in values(at, "info"))
+    assert not any("No runs yet" in t for t in values(at, "info"))  # the Runs tab did not run
+    for tab in ("Leaderboard", "Trend", "Trust report", "Work queue"):
+        assert not open_page(tab).exception
 
 
 def test_runs_are_listed_filtered_and_detailed(page_env, engine):
@@ -146,30 +151,67 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
     assert (run.status, run.done, run.total) == ("done", 6, 6), run.error
 
 
-def test_compare_two_runs(page_env, engine):
+def test_compare_runs_side_by_side(page_env, engine):
+
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_a = seed_run(engine, ds, A, 3, model="m-a")
     run_b = seed_run(engine, ds, B, 3, model="m-b")
-    at = open_page()
-    assert at.selectbox(key="results.compare_a").value == run_a
-    assert at.selectbox(key="results.compare_b").value == run_b
-    assert len(at.get("plotly_chart")) == 2
-    changed = table_with(at, "delta")
+    at = open_page("Compare")
+    assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
+    rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
+    table = table_with(at, "shared_accuracy")
+    assert list(table["run_id"]) == [run_a, run_b]
+    assert table["shared_accuracy"].tolist() == [
+        sum(rate.values()) / len(A), sum(rate_b.values()) / len(B)]
+    p = scipy_paired_p([rate[i] for i in A], [rate_b[i] for i in A])
+    text = " ".join(values(at, "markdown"))
+    assert "Wilcoxon" in text and f"p = {p:.3g}" in text
+    assert "no significant difference" in text  # 5 questions cannot make a finding
+    differ = table_with(at, f"run {run_b}")
+    assert len(differ) == sum(1 for i in A if rate[i] != rate_b[i])
+    assert at.selectbox(key="results.compare_item").value == differ["item_id"].iloc[0]
+    assert not at.exception
+
+    third = seed_run(engine, ds, {0: [1, 1, 1], 1: [0, 0, 0]}, 3, model="m-c")
+    at = open_page("Compare")
+    assert at.multiselect(key="results.compare_runs").value == [run_b, third]  # newest two
+    at.multiselect(key="results.compare_runs").select(run_a).run()
+    assert not at.exception
+    assert any(f"run {third} lacks 3" in w and f"run {run_a} lacks" not in w
+               for w in values(at, "warning"))
+    assert len(table_with(at, "shared_accuracy")) == 3
+    at.multiselect(key="results.compare_runs").unselect(run_a).unselect(third).run()
+    assert any("two different runs" in t for t in values(at, "info"))
+    assert not at.exception
+
+
+def test_compare_two_stability_runs_in_detail(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    seed_run(engine, ds, A, 3, model="m-a")
+    seed_run(engine, ds, B, 3, model="m-b")
+    at = open_page("Compare")
+    charts = [c.key for c in at.get("plotly_chart")]  # only the open tab's
+    assert charts == ["results.compare_intervals", "results.compare_overlay",
+                      "results.compare_hist", "results.compare_scatter"]
+    changed = table_with(at, "item_a")
     rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
             for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
     assert list(changed["item_a"]) == moved
-    text = " ".join(values(at, "markdown"))
-    assert "Wilcoxon" in text and f"{len(moved)} of {len(A)} questions changed" in text
-    means = [m.value for m in at.metric if m.label == "Mean success rate"]
-    assert means[-2:] == [f"{sum(rate.values()) / len(A):.1%}",
-                          f"{sum(rate_b.values()) / len(B):.1%}"]
 
-    at.selectbox(key="results.compare_b").select(run_a).run()
-    assert any("two different runs" in t for t in values(at, "info"))
-    assert not at.exception
+
+def test_compare_view_escapes_texts(page_env, engine):
+    ds = seed_dataset(engine, "html", ["<img src=x onerror=alert(1)> 2+2?"])
+    seed_run(engine, ds, {0: [1]}, 1, answers={0: "<script>bad()</script>"})
+    seed_run(engine, ds, {0: [0]}, 1)
+    at = open_page("Compare")
+    shown = [h.proto.body for h in at.get("html")]
+    assert shown and "&lt;script&gt;" in shown[0] and "<script>" not in shown[0]
+    assert "&lt;img" in shown[0]
 
 
 def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
@@ -183,6 +225,51 @@ def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
     assert any("Stability" in str(link.proto.label) for link in links)
 
 
+def test_gate_verdict_for_a_stability_run(page_env, engine):
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    run_a = seed_run(engine, ds, A, 3, model="m-a")
+    at = open_page()
+    assert at.selectbox(key="results.pick").value == run_a
+    # A has a failed round and flaky questions: the example config fails it
+    assert any("Gate FAILED" in e for e in values(at, "error"))
+    text = "[absolute]\nmean_success_rate_min = 0.1\n"
+    at.text_area(key="results.gate_text.stability").set_value(text).run()
+    assert any("Gate PASSED (1 checks)" in s for s in values(at, "success"))
+    at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
+    assert any("names no known metric" in e for e in values(at, "error"))
+    assert not at.exception
+
+
+def test_leaderboard_trend_and_trust_report(page_env, engine):
+    from evalcore.report.trust import external_references
+
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    seed_run(engine, ds, A, 3, model="m-a")
+    seed_run(engine, ds, B, 3, model="m-b")
+    at = open_page("Leaderboard")
+    board = table_with(at, "fairness_level")
+    rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
+            for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
+    rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
+    expected = {"m-a": sum(rate.values()) / 5, "m-b": sum(rate_b.values()) / 5}
+    assert dict(zip(board["model"], board["accuracy"])) == pytest.approx(expected)
+    assert board["accuracy"].is_monotonic_decreasing  # best first
+    assert "accuracy_low" in board.columns
+    assert not any("regression" in df.value.columns for df in at.dataframe)  # lazy
+    trend = table_with(open_page("Trend"), "regression")
+    assert set(trend["model"]) == {"m-a", "m-b"} and trend["baseline"].all()
+    at = open_page("Trust report")
+    at.button(key="results.trust_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Trust report (HTML, opens offline)", "Trust report (PDF)"]
+    from pages import _results_monitor
+
+    page = _results_monitor._trust("x", "m-a", 0)
+    assert 'id="headline"' in page and external_references(page) == []
+    assert _results_monitor._pdf(page).startswith(b"%PDF")  # what the PDF button sends
+
+
 def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, monkeypatch):
     from evalcore.store import jobs
 
@@ -190,7 +277,7 @@ def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, m
     job_id = jobs.create_job(engine, "attack", label="char attack on <b>x</b>")
     claimed = jobs.claim_job(engine, "w1")
     jobs.finish_job(engine, jobs.Fence(job_id, claimed.token), "failed", error="boom")
-    at = open_page()
+    at = open_page("Work queue")
     assert not at.exception
     frame = next(df.value for df in at.dataframe if "worker" in df.value.columns)
     assert frame.loc[0, "status"] == "failed" and frame.loc[0, "error"] == "boom"

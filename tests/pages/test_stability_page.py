@@ -204,3 +204,36 @@ def test_errored_rounds_are_shown_and_the_seed_rule_is_a_toggle(page_env, engine
     assert "count as wrong answers" in " ".join(values(at, "warning"))
     table = next(df.value for df in at.dataframe if "ci_width" in df.value.columns)
     assert table.set_index("item").loc[0, "success_rate"] == pytest.approx(2 / 3)
+
+
+def test_more_than_20_rounds_show_class_cards_and_the_full_table(page_env, engine):
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    n = 25
+    ds = seed_dataset(engine, "many-rounds", ["a?", "b?", "c?"])
+    seed_run(engine, ds, {0: [1] * n, 1: [1] * 20 + [0] * 5, 2: [0] * n}, n)
+    at = open_page()
+    cards = "".join(t for t in values(at, "markdown") if "right</div>" in t)
+    assert "perfect (N of N): 25-25 right" in cards and "high (>= 80%): 20-24 right" in cards
+    assert f"0/{n} right" not in cards  # no card per bin
+    bins = next(df.value for df in at.dataframe if list(df.value.columns)[:2] == ["correct",
+                                                                                   "count"])
+    assert len(bins) == n + 1 and bins["count"].sum() == 3
+
+
+def test_start_form_shows_the_cost_estimate(page_env, engine):
+    from evalcore.dataset import import_dataset
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+
+    import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
+    add_fake_model(page_env)
+    at = open_page()
+    assert any("no cost estimate: set price_in" in c for c in values(at, "caption"))
+    add_model(page_env.models_path, ModelConfig(name="priced", base_url="http://127.0.0.1:9/v1",
+                                                model="p", price_in=1.0, price_out=2.0),
+              )
+    at = open_page()
+    at.selectbox(key="stability.model").select("priced").run()
+    assert any("estimated cost" in c for c in values(at, "caption"))
+    assert not at.exception

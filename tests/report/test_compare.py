@@ -252,7 +252,8 @@ def test_run_details_shows_settings_usage_and_no_keys(engine, two_runs, monkeypa
 def test_calls_frame_limit_columns_and_errors(engine, two_runs):
     _, run_a, _ = two_runs
     frame = compare.calls_frame(engine, run_a, limit=5)
-    assert list(frame.columns) == list(compare.CALL_COLUMNS)
+    assert list(frame.columns) == [*compare.CALL_COLUMNS, "cost"]
+    assert frame["cost"].isna().all()  # the fake model has no price
     assert len(frame) == 5
     assert list(frame["item_idx"]) == [0, 0, 0, 0, 1]
     assert list(frame["round"]) == [1, 2, 3, 4, 1]

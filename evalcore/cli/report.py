@@ -1,0 +1,54 @@
+"""`report --model NAME [--runs ID,...] --html PATH [--pdf PATH]`: the trust report."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+DEFAULT_GATES = {"fairness": "gate.example.toml", "stability": "gate.stability.example.toml",
+                 "robustness": "gate.robustness.example.toml"}
+"""Gate configs in data/ used when --gate is not given for a kind."""
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="one self-contained trust report (HTML, PDF) per model")
+    p.add_argument("--model", help="the model (its latest finished run of each kind and dataset)")
+    p.add_argument("--runs", default="", help="run ids instead (comma-separated)")
+    p.add_argument("--html", required=True, help="write the HTML report here")
+    p.add_argument("--pdf", help="also print it to this PDF (headless chromium)")
+    p.add_argument("--gate", action="append", default=[], metavar="KIND=TOML",
+                   help="gate config per kind (default: data/gate*.example.toml)")
+    p.set_defaults(func=_report)
+
+
+def gate_configs(pairs: list[str]) -> dict[str, str]:
+    """KIND=PATH options over the defaults in data/."""
+    from evalcore.errors import EvalcoreError
+
+    data = Path(__file__).resolve().parents[2] / "data"
+    configs = {k: str(data / v) for k, v in DEFAULT_GATES.items() if (data / v).is_file()}
+    for pair in pairs:
+        kind, sep, path = pair.partition("=")
+        if not sep or kind not in DEFAULT_GATES:
+            raise EvalcoreError(f"--gate {pair!r}: write KIND=PATH with KIND one of "
+                                f"{', '.join(DEFAULT_GATES)}")
+        configs[kind] = path
+    return configs
+
+
+def _report(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.cli.leaderboard import run_ids
+    from evalcore.errors import EvalcoreError
+    from evalcore.report.trust import trust_report_html, write_pdf
+
+    if not args.model and not args.runs:
+        raise EvalcoreError("give --model NAME or --runs ID,ID")
+    engine, _ = engine_and_settings()
+    text = trust_report_html(engine, model=args.model, runs=run_ids(args.runs),
+                             gates=gate_configs(args.gate))
+    Path(args.html).write_text(text, encoding="utf-8")
+    print(f"wrote {args.html} ({len(text.encode('utf-8')) / 1e6:.1f} MB, self-contained)")
+    if args.pdf:
+        write_pdf(Path(args.html), Path(args.pdf))
+        print(f"wrote {args.pdf}")
+    return 0

@@ -1,0 +1,61 @@
+"""The quality gate of a stored run of any kind, and of its baseline: what CI and the
+pages show (`python -m evalcore gate --run ID [--baseline ID] --config F`).
+
+Fairness runs are gated on their report's `gate_metrics`, stability and robustness runs
+on `run_figures`' metrics (see `metrics.gate` for the names). The run and its baseline
+must be of one kind; a run that did not finish fails a check of its own, since its
+figures cover only part of its items.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from sqlalchemy.engine import Engine
+
+from evalcore.metrics.gate import (
+    METRICS,
+    Check,
+    GateConfig,
+    GateError,
+    GateResult,
+    evaluate_gate,
+)
+
+
+def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[Any, dict]:
+    """(run row, flat metrics) of a run, whatever its kind."""
+    from evalcore.store import queries
+
+    run = queries.get_run(engine, run_id)
+    if run.kind == "fairness":
+        from evalcore.report.fairness import fairness_report
+
+        return run, fairness_report(engine, run_id, include_rows=False,
+                                    **fairness_options)["gate_metrics"]
+    from evalcore.report.run_figures import run_figures
+
+    return run, run_figures(engine, run_id)["metrics"]
+
+
+def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
+             baseline_id: Optional[int] = None, **fairness_options: Any) -> GateResult:
+    """The gate verdict of a run (and its baseline run): absolute, relative, status."""
+    run, metrics = gate_metrics(engine, run_id, **fairness_options)
+    base_run, baseline = (gate_metrics(engine, baseline_id, **fairness_options)
+                          if baseline_id is not None else (None, None))
+    if base_run is not None and base_run.kind != run.kind:
+        raise GateError(f"run {run.id} is a {run.kind} run but baseline {base_run.id} is a "
+                        f"{base_run.kind} run; pick a {run.kind} baseline")
+    result = evaluate_gate(metrics, config, baseline)
+    for check in result.checks:  # say which way each regression check counts
+        metric = check.name.removeprefix("regression:")
+        if check.name.startswith("regression:") and metric in METRICS:
+            check.detail += f" ({METRICS[metric]} is better)"
+    for which, row in (("run", run), ("baseline", base_run)):
+        if row is not None and row.status != "done":
+            result.checks.insert(0, Check(
+                name=f"{which}_status", value=None, threshold=None, passed=False,
+                detail=f"{which} {row.id} is {row.status}, not done; finish or resume it "
+                       "before gating"))
+    result.passed = all(c.passed for c in result.checks)
+    return result

@@ -1,0 +1,224 @@
+"""The trust report: one self-contained HTML page (and its PDF) per model or run set that
+puts stability, robustness and fairness together for a decision maker.
+
+Sections: headline figures with intervals, the distribution of correct rounds, the
+accuracy drop by attack level, the fairness level with its worst violations, the gate
+verdict, and what was run (datasets, N, judge, dates, who). Figures are plotly with
+plotly.js inlined once, so the file opens offline and requests nothing
+(`external_references` finds any src/href that would). Texts pass through Jinja2's
+autoescape (templates/trust.html). The PDF is Debian's headless chromium printing it.
+"""
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Optional
+
+from sqlalchemy.engine import Engine
+
+from evalcore.errors import EvalcoreError
+from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
+
+TEMPLATE = Path(__file__).with_name("templates") / "trust.html"
+CHROMIUM = "/usr/bin/chromium"
+HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "errored_rounds",
+            "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
+            "stereotype_rate", "violation_rate", "cost", "mean_latency_ms")
+KINDS = ("stability", "robustness", "fairness")
+
+
+class ReportError(EvalcoreError):
+    """A trust report cannot be built (no runs, chromium missing)."""
+
+
+def model_runs(engine: Engine, model: str) -> list[int]:
+    """The model's latest finished run of each kind and dataset (summary columns only)."""
+    from sqlalchemy import select
+
+    from evalcore.store.db import reader
+    from evalcore.store.tables import Run
+
+    query = (select(Run.id, Run.kind, Run.dataset_id).where(Run.model == model,
+                                                           Run.status == "done")
+             .order_by(Run.id.desc()))  # type: ignore[union-attr]
+    seen: dict[tuple[str, Any], int] = {}
+    with reader(engine).connect() as conn:
+        for run_id, kind, dataset_id in conn.execute(query):
+            if kind in KINDS:
+                seen.setdefault((kind, dataset_id), int(run_id))
+    if not seen:
+        raise ReportError(f"model {model!r} has no finished stability, robustness or fairness "
+                          "run; run one first or pass --runs")
+    return sorted(seen.values())
+
+
+def _dataset_names(engine: Engine, ids: set[int]) -> dict[int, str]:
+    from sqlalchemy import select
+
+    from evalcore.store.db import reader
+    from evalcore.store.tables import Dataset
+
+    with reader(engine).connect() as conn:
+        return {int(i): n for i, n in conn.execute(
+            select(Dataset.id, Dataset.name).where(Dataset.id.in_(ids)))}  # type: ignore[union-attr]
+
+
+def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    rows = []
+    for fig in figs:
+        m, iv = fig["metrics"], fig["intervals"]
+        names = list(HEADLINE) + sorted(k for k in m if k.startswith("pdr_"))
+        for name in dict.fromkeys(names):
+            value = m.get(name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                continue
+            text = (f"{value:,}" if isinstance(value, int) else
+                    f"{value:,.0f} ms" if name == "mean_latency_ms" else
+                    interval_text(float(value), iv.get(name)))
+            label = ("accuracy (clean items)" if name == "accuracy"
+                     and fig["run"]["kind"] == "robustness" else name)
+            rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
+                         "name": label, "text": text})
+    return rows
+
+
+def _figure_html(fig: Any, first: bool) -> str:
+    return fig.to_html(full_html=False, include_plotlyjs="inline" if first else False,
+                       config={"displaylogo": False, "displayModeBar": False})
+
+
+def _distribution(fig: Mapping[str, Any]) -> Any:
+    import plotly.graph_objects as go
+
+    from evalcore.report.figures import bin_colour
+
+    counts = fig["distribution"]
+    n = len(counts) - 1
+    total = sum(counts) or 1
+    out = go.Figure(go.Bar(x=list(range(n + 1)), y=[100 * c / total for c in counts],
+                           marker_color=[bin_colour(j, n) for j in range(n + 1)],
+                           customdata=counts,
+                           hovertemplate="right %{x} of " + str(n) + ": %{y:.1f}% "
+                                         "(%{customdata})<extra></extra>"))
+    out.update_layout(title=f"Run #{fig['run']['id']}: questions by correct rounds (N = {n})",
+                      xaxis_title="correct rounds", yaxis_title="% of questions", height=320,
+                      margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return out
+
+
+def _attack(figs: Sequence[Mapping[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
+    import plotly.graph_objects as go
+
+    rows, clean, attacked, labels = [], [], [], []
+    for fig in figs:
+        m, iv = fig["metrics"], fig["intervals"]
+        for level in m.get("levels", []):
+            labels.append(f"#{fig['run']['id']} {level}")
+            clean.append(m.get(f"accuracy_clean_{level}"))
+            attacked.append(m.get(f"accuracy_attacked_{level}"))
+            rows.append({"level": f"{level} (run #{fig['run']['id']})",
+                         "clean": interval_text(clean[-1], iv.get(f"accuracy_clean_{level}")),
+                         "attacked": interval_text(attacked[-1],
+                                                   iv.get(f"accuracy_attacked_{level}")),
+                         "pdr": interval_text(m.get(f"pdr_{level}"), iv.get(f"pdr_{level}"))})
+    out = go.Figure([go.Bar(name="clean", x=labels, y=clean, marker_color="#2c7fb8"),
+                     go.Bar(name="attacked", x=labels, y=attacked, marker_color="#d73027")])
+    out.update_layout(barmode="group", title="Accuracy clean vs attacked", height=340,
+                      yaxis_title="accuracy", yaxis_range=[0, 1],
+                      margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return out, rows
+
+
+def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
+           gates: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import gate_any
+
+    out = []
+    for fig in figs:
+        source = gates.get(fig["run"]["kind"])
+        if source is None:
+            continue
+        config = load_gate_config(source)
+        result = gate_any(engine, fig["run"]["id"], config)
+        out.append({"run_id": fig["run"]["id"], "source": Path(config.source).name,
+                    "passed": result.passed, "failed": [c.detail for c in result.failed()]})
+    return out
+
+
+def trust_report_html(engine: Engine, *, model: Optional[str] = None,
+                      runs: Sequence[int] = (), gates: Mapping[str, Any] | None = None,
+                      now: Optional[datetime] = None) -> str:
+    """The trust report of `model` (its latest finished runs) or of the given `runs`;
+    `gates` maps a kind to its gate config (path, TOML text or dict)."""
+    import jinja2
+
+    ids = list(runs) or (model_runs(engine, model) if model else [])
+    if not ids:
+        raise ReportError("a trust report needs a model or run ids")
+    figs = [run_figures(engine, int(i)) for i in ids]
+    names = _dataset_names(engine, {f["run"]["dataset_id"] for f in figs
+                                    if f["run"]["dataset_id"] is not None})
+    parts: list[str] = []
+
+    def embed(fig: Any) -> str:
+        parts.append(_figure_html(fig, first=not parts))
+        return parts[-1]
+
+    distribution = "".join(embed(_distribution(f)) for f in figs if f.get("distribution"))
+    robust = [f for f in figs if f["metrics"].get("levels")]
+    attack, attack_rows = (_attack(robust) if robust else (None, []))
+    fairness = [{"run_id": f["run"]["id"], "level": f["metrics"].get("fairness_level"),
+                 "score": interval_text(f["metrics"].get("fairness_score"), None, 1),
+                 "violations": f["metrics"].get("worst_violations") or []}
+                for f in figs if f["run"]["kind"] == "fairness"]
+    run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
+                 "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],
+                 "tokens": f["metrics"]["tokens"],
+                 "cost": "-" if f["metrics"]["cost"] is None else f"{f['metrics']['cost']:.4f}",
+                 "created_at": f"{f['run']['created_at']:%Y-%m-%d %H:%M}",
+                 "finished_at": (f"{f['run']['finished_at']:%Y-%m-%d %H:%M}"
+                                 if f["run"]["finished_at"] else "-")} for f in figs]
+    models = sorted({f["run"]["model"] for f in figs})
+    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
+    template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    return template.render(
+        title=model or ", ".join(models), generated=f"{(now or datetime.now(UTC)):%Y-%m-%d %H:%M} UTC",
+        resamples=RESAMPLES, headline=_headline(figs), distribution=distribution,
+        attack=embed(attack) if attack is not None else "", attack_rows=attack_rows,
+        fairness=fairness, gates=_gates(engine, figs, gates or {}), runs=run_rows)
+
+
+def external_references(html_text: str) -> list[str]:
+    """src/href attributes and CSS url()s of the page that point outside it (http, https
+    or protocol-relative): a self-contained report has none."""
+    import re
+
+    pattern = r"""(?:\b(?:src|href)\s*=\s*["']?|url\(\s*["']?)((?:https?:)?//[^"')\s>]+)"""
+    return re.findall(pattern, _markup_only(html_text), flags=re.IGNORECASE)
+
+
+def _markup_only(html_text: str) -> str:
+    """The page without the inside of <script> elements (plotly.js mentions URLs in its
+    code, e.g. the SVG namespace, which are no requests); the scripts' own src stays."""
+    import re
+
+    return re.sub(r"(<script\b[^>]*>).*?(</script>)", r"\1\2", html_text,
+                  flags=re.IGNORECASE | re.DOTALL)
+
+
+def write_pdf(html_path: Path, pdf_path: Path, chromium: str = CHROMIUM,
+              timeout: float = 180) -> Path:
+    """Print the HTML to PDF with Debian's headless chromium (no network needed)."""
+    if not Path(chromium).exists():
+        raise ReportError(f"{chromium} not found; install Debian's chromium "
+                          "(apt-get install chromium) or export only HTML")
+    cmd = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-pdf-header-footer",
+           f"--print-to-pdf={pdf_path}", Path(html_path).resolve().as_uri()]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
+    if proc.returncode != 0 or not Path(pdf_path).is_file():
+        raise ReportError(f"chromium could not print {html_path} (exit {proc.returncode}): "
+                          f"{proc.stderr.strip()[-300:]}")
+    return Path(pdf_path)

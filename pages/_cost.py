@@ -1,0 +1,33 @@
+"""The cost estimate a start form shows before a run (`evalcore.report.cost`)."""
+from __future__ import annotations
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from pages import _shared
+
+
+def estimate_caption(dataset: int | str, model: str, judge: str, rounds: int,
+                     limit: int | None) -> None:
+    """'Estimated cost ...' from the dataset's prompt lengths and the model prices; says
+    how to get one when a model has no price."""
+    from evalcore.providers.registry import get_model
+    from evalcore.report.cost import estimate_run_cost
+
+    try:
+        path = _shared.settings().models_path
+        entry = get_model(path, model)
+        judge_entry = None if judge == "rules" else get_model(path, judge)
+        est = estimate_run_cost(_shared.engine(), dataset, entry, rounds, limit=limit,
+                                judge=judge_entry)
+    except EvalcoreError as exc:
+        st.caption(f"No cost estimate: {exc}")
+        return
+    tokens = f"~{est['prompt_tokens']:,} input + ~{est['completion_tokens']:,} output tokens"
+    if est["cost"] is None:
+        st.caption(f"{tokens}; no cost estimate: set price_in / price_out (per million "
+                   "tokens) for the model" + ("" if judge == "rules" else " and the judge")
+                   + " on the Models page.")
+    else:
+        st.caption(f"{tokens}: estimated cost {est['cost']:.4f} (prices per million tokens "
+                   "from the model entry; answers assumed ~256 tokens).")

@@ -1,0 +1,173 @@
+"""The Results page's compare tab: 2 to 8 runs of one kind side by side, the paired
+findings, a per-question view, and (for exactly two stability runs) the detailed
+stability comparison. Input is gathered here; every figure comes from
+`evalcore.report.compare_runs` / `compare` and is drawn by `compare_figures`.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.report import compare
+from evalcore.store import queries
+from pages import _shared
+
+KINDS = ("stability", "robustness", "fairness")
+MAX_LISTED = 1000
+
+
+@st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
+def _many(db_url: str, run_ids: tuple[int, ...], state: tuple) -> dict[str, Any]:
+    """The comparison, cached per the runs' `_shared.run_state`."""
+    from evalcore.report.compare_runs import compare_runs
+
+    return compare_runs(_shared.engine(), list(run_ids))
+
+
+@st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
+def _pair(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
+    return compare.compare_stability(_shared.engine(), run_a, run_b)
+
+
+def pick_runs() -> list[int]:
+    """Kind, then 2-8 runs of it (the two newest preselected)."""
+    kind = st.radio("Kind", KINDS, horizontal=True, key="results.compare_kind")
+    runs = queries.list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
+    if len(runs) < 2:
+        st.info(f"Comparing needs two {kind} runs; start them on the {kind.title()} page.")
+        return []
+    labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} · N={r.rounds}"
+                          f" · {r.status} · {r.created_at:%Y-%m-%d %H:%M}") for r in runs}
+    ids = list(labels)
+    chosen = st.multiselect("Runs to compare (2 to 8; the first is the baseline)", ids,
+                            default=[ids[1], ids[0]], format_func=labels.get, max_selections=8,
+                            key="results.compare_runs")
+    if len(chosen) < 2:
+        st.info("Pick two different runs.")
+        return []
+    return [int(i) for i in chosen]
+
+
+def alignment_note(result: dict[str, Any]) -> None:
+    align = result["alignment"]
+    st.caption(f"Aligned by {align['by']}: {align['shared']} items in every run, "
+               f"{align['union']} in any.")
+    lacking = [r for r in align["per_run"] if r["lacks"]]
+    if lacking:
+        st.warning("Some runs lack items the others have: " + "; ".join(
+            f"run {r['run_id']} lacks {r['lacks']}" for r in lacking)
+            + ". Figures on shared items use only the items in every run.")
+
+
+def findings(result: dict[str, Any]) -> None:
+    """Every pair's paired-test finding; the best run only when it beats every other."""
+    st.markdown(f"**Paired tests** (Wilcoxon signed-rank on the shared items' success "
+                f"rates, two-sided, alpha {result['alpha']}):")
+    for t in result["tests"]:
+        st.markdown(f"- {t['finding']}")
+    if result["best"] is not None:
+        st.success(f"Run {result['best']} is significantly better than every other run.")
+    else:
+        st.info("No run is significantly better than every other.")
+
+
+def kind_extras(result: dict[str, Any]) -> None:
+    """Gate metric changes against the first run; fairness violations found in one run only."""
+    worse = [d for d in result["gate_deltas"] if d["worse"] and d["delta"]]
+    with st.expander(f"Gate metrics against run {result['runs'][0]['run']['id']} "
+                     f"({len(worse)} worse)"):
+        st.dataframe(result["gate_deltas"], hide_index=True, key="results.compare_deltas")
+    only = {k: v for k, v in result["violations_only_in"].items() if v}
+    for run_id, keys in only.items():
+        st.markdown(f"Violations only in run {run_id}: " + ", ".join(f"`{k}`" for k in keys))
+
+
+def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
+    """Pick a shared item (differing ones first) and see every run's answers to it."""
+    from evalcore.report.compare_runs import (
+        differing_questions,
+        question_view,
+        question_view_html,
+    )
+
+    differing = differing_questions(result)
+    st.markdown(f"#### Per question ({len(differing)} of {len(result['questions'])} shared "
+                "items differ)")
+    if differing:
+        st.dataframe([{"item_id": q["item_id"], **{f"run {k}": v for k, v in q["rates"].items()}}
+                      for q in differing], hide_index=True, key="results.compare_differ")
+    items = [q["item_id"] for q in differing] + [q["item_id"] for q in result["questions"]
+                                                 if not q["differs"]]
+    item = st.selectbox("Item", items, key="results.compare_item")
+    if item is None:
+        return
+    view = question_view(_shared.engine(), run_ids, int(item))
+    st.html(question_view_html(view))  # every text escaped in evalcore
+
+
+def stability_detail(run_a: int, run_b: int) -> None:
+    """Two stability runs: summary cards, distributions, the rate scatter, changes."""
+    from evalcore.report import compare_figures
+
+    result = _pair(_shared.settings().db_url, run_a, run_b,
+                   (_shared.run_state(run_a), _shared.run_state(run_b)))
+    a, b = result["a"], result["b"]
+    for col, letter, side in zip(st.columns(2), "AB", (a, b)):
+        with col.container(border=True):
+            st.markdown(f"**{letter}: run #{side['run_id']}** {side['model']} · "
+                        f"N = {side['repetition_count']} · {side['status']}")
+            cards = st.columns(3)
+            cards[0].metric("Questions", side["questions"])
+            cards[1].metric("Mean success rate", f"{side['mean']:.1%}")
+            cards[2].metric("Std of rates", f"{side['std']:.3f}")
+    st.plotly_chart(compare_figures.distributions_figure(result), key="results.compare_hist")
+    if result["questions"]:
+        st.plotly_chart(compare_figures.rates_scatter(result), key="results.compare_scatter")
+    with st.expander("Classes, risk levels and pass^k side by side"):
+        st.dataframe(compare.counts_frame(result), hide_index=True, key="results.compare_counts")
+        st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
+    changed = compare.questions_frame(result, changed_only=True)
+    if not changed.empty:
+        st.markdown("#### Questions that changed most")
+        st.dataframe(changed, hide_index=True, key="results.compare_changed", column_config={
+            "question": st.column_config.TextColumn(width="large"),
+            "delta": st.column_config.NumberColumn("change (B - A)", format="%+.2f")})
+
+
+def compare_view() -> None:
+    """Pick 2-8 runs of one kind and see them side by side."""
+    from evalcore.report import compare_figures
+    from evalcore.report.compare_runs import comparison_frame
+
+    run_ids = pick_runs()
+    if not run_ids:
+        return
+    try:
+        result = _many(_shared.settings().db_url, tuple(run_ids),
+                       tuple(_shared.run_state(i) for i in run_ids))
+    except EvalcoreError as exc:
+        st.warning(f"Cannot compare: {exc}")
+        return
+    alignment_note(result)
+    shared = result["shared"]
+    st.plotly_chart(compare_figures.interval_figure(
+        [f"run {s['run_id']} · {f['run']['model']}" for s, f in zip(shared, result["runs"])],
+        [s["accuracy"] for s in shared], [s["interval"] for s in shared],
+        "Success rate on the shared items"), key="results.compare_intervals")
+    findings(result)
+    if result["kind"] == "stability":
+        st.plotly_chart(compare_figures.distributions_overlay(result),
+                        key="results.compare_overlay")
+    st.dataframe(comparison_frame(result), hide_index=True, key="results.compare_table")
+    kind_extras(result)
+    question_picker(result, run_ids)
+    if result["kind"] == "stability" and len(run_ids) == 2:
+        with st.expander("Two stability runs in detail", expanded=False):
+            stability_detail(run_ids[0], run_ids[1])
+    st.download_button("Comparison JSON",
+                       json.dumps(result, ensure_ascii=False, indent=2, default=str),
+                       file_name=f"compare_{'_'.join(map(str, run_ids))}.json",
+                       mime="application/json", key="results.compare_json")

@@ -1,0 +1,170 @@
+"""The Results page's monitoring tabs: a dataset's leaderboard, a metric's trend over
+time, and the trust report download. Figures come from `evalcore.report.leaderboard`,
+`trend` and `trust`; this module only gathers input and draws.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from pages import _shared
+
+TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share",
+                 "errored_rounds", "accuracy_attacked", "pdr", "pdr_char", "pdr_word",
+                 "pdr_sentence", "flips_right_to_wrong", "overall_score", "spd", "eod",
+                 "stereotype_rate", "violation_rate")
+
+
+def _dataset_names() -> list[str]:
+    from evalcore.dataset import list_datasets
+
+    return [d.name for d in list_datasets(_shared.engine())]
+
+
+@st.cache_data(max_entries=8, show_spinner="Building the leaderboard...")
+def _board(db_url: str, dataset: str, state: int) -> dict[str, Any]:
+    from evalcore.report.leaderboard import leaderboard
+
+    return leaderboard(_shared.engine(), dataset)
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading the runs over time...")
+def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, state: int
+           ) -> dict[str, Any]:
+    from datetime import UTC, datetime, timedelta
+
+    from evalcore.report.trend import trend
+
+    since = datetime.now(UTC) - timedelta(days=days) if days else None
+    return trend(_shared.engine(), dataset, metric, gate=gate_text or None, since=since)
+
+
+def _state() -> int:
+    """Cache key: the newest run id and its call count change when anything is stored."""
+    from evalcore.store import queries
+
+    runs = queries.list_runs(_shared.engine(), limit=1)
+    return hash((runs[0].id, runs[0].status, queries.count_calls(_shared.engine(), runs[0].id))
+                ) if runs else 0
+
+
+def pick_dataset(key: str) -> str | None:
+    names = _dataset_names()
+    if not names:
+        st.info("No dataset yet: import one on the Datasets page.")
+        return None
+    return st.selectbox("Dataset or suite", names, key=key)
+
+
+def leaderboard_view() -> None:
+    """One row per model that ran on the dataset; click a column header to sort."""
+    from evalcore.report import compare_figures
+
+    dataset = pick_dataset("results.board_dataset")
+    if dataset is None:
+        return
+    try:
+        board = _board(_shared.settings().db_url, dataset, _state())
+    except EvalcoreError as exc:
+        st.warning(str(exc))
+        return
+    if not board["rows"]:
+        st.info(f"No finished run on {dataset} yet.")
+        return
+    rows = board["rows"]
+    st.plotly_chart(compare_figures.interval_figure(
+        [r["model"] for r in rows], [r["accuracy"] for r in rows],
+        [{"low": r["accuracy_low"], "high": r["accuracy_high"]}
+         if r["accuracy_low"] is not None else None for r in rows],
+        f"Accuracy on {dataset}"), key="results.board_figure")
+    table = [{**{k: v for k, v in r.items() if k != "runs"},
+              "runs": ", ".join(f"{k} #{v}" for k, v in r["runs"].items())} for r in rows]
+    st.dataframe(table, hide_index=True, key="results.board", column_config={
+        "cost": st.column_config.NumberColumn("cost", format="%.4f"),
+        "mean_latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
+    st.caption("Each model's latest finished run of each kind; `_low`/`_high` are 95% "
+               "intervals. Click a column header to sort. CLI: "
+               f"`python -m evalcore leaderboard --dataset {dataset}`")
+
+
+def trend_view() -> None:
+    """A metric over time per model with the baseline, gate verdicts and regressions."""
+    from evalcore.report.trend import trend_figure
+
+    dataset = pick_dataset("results.trend_dataset")
+    if dataset is None:
+        return
+    left, right = st.columns([2, 1])
+    metric = left.selectbox("Metric", TREND_METRICS, key="results.trend_metric")
+    days = int(right.number_input("Last days (0 = all)", min_value=0, value=0, step=1,
+                                  key="results.trend_days"))
+    gate_text = st.text_area("Gate config to mark verdicts (TOML, optional)", "",
+                             key="results.trend_gate", height=100)
+    try:
+        result = _trend(_shared.settings().db_url, dataset, metric, gate_text, days, _state())
+    except EvalcoreError as exc:
+        st.warning(str(exc))
+        return
+    if not result["series"]:
+        st.info(f"No finished run on {dataset} measures {metric}.")
+        return
+    st.plotly_chart(trend_figure(result), key="results.trend_figure")
+    rows = [{"model": model, **{k: p[k] for k in ("run_id", "created_at", "value", "low", "high",
+                                                   "baseline", "regression", "gate", "test")}}
+            for model, points in result["series"].items() for p in points]
+    flagged = [r for r in rows if r["regression"]]
+    if flagged:
+        st.error("Regression against the baseline (paired test significant): " + ", ".join(
+            f"run {r['run_id']} ({r['model']})" for r in flagged))
+    st.dataframe(rows, hide_index=True, key="results.trend_table")
+
+
+@st.cache_data(max_entries=4, show_spinner="Writing the trust report...")
+def _trust(db_url: str, model: str, state: int) -> str:
+    from evalcore.cli.report import gate_configs
+    from evalcore.report.trust import trust_report_html
+
+    return trust_report_html(_shared.engine(), model=model, gates=gate_configs([]))
+
+
+def trust_view() -> None:
+    """Build a model's trust report and offer it as one self-contained HTML file."""
+    from evalcore.store import queries
+
+    models = sorted({r.model for r in queries.list_runs(_shared.engine(), status="done",
+                                                        limit=1000)})
+    if not models:
+        st.info("No finished run yet.")
+        return
+    model = st.selectbox("Model", models, key="results.trust_model")
+    if not st.button("Build the trust report", key="results.trust_build"):
+        return
+    try:
+        page = _trust(_shared.settings().db_url, model, _state())
+    except EvalcoreError as exc:
+        st.warning(str(exc))
+        return
+    left, right = st.columns(2)
+    left.download_button("Trust report (HTML, opens offline)", page.encode("utf-8"),
+                         file_name=f"trust_{model}.html", mime="text/html",
+                         key="results.trust_html")
+    right.download_button("Trust report (PDF)", lambda: _pdf(page),
+                          file_name=f"trust_{model}.pdf", mime="application/pdf",
+                          key="results.trust_pdf", on_click="ignore")
+    st.caption(f"CLI: `python -m evalcore report --model {model} --html trust.html "
+               "--pdf trust.pdf` (the PDF is headless chromium's print of the HTML).")
+
+
+def _pdf(page: str) -> bytes:
+    """The HTML printed by headless chromium (a few seconds; only when downloaded)."""
+    import tempfile
+    from pathlib import Path
+
+    from evalcore.report.trust import write_pdf
+
+    with tempfile.TemporaryDirectory() as folder:
+        html, pdf = Path(folder) / "trust.html", Path(folder) / "trust.pdf"
+        html.write_text(page, encoding="utf-8")
+        return write_pdf(html, pdf).read_bytes()

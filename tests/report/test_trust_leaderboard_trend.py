@@ -1,0 +1,147 @@
+"""Leaderboard, trend and the trust report on stored runs with known verdicts."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalcore.cli import main
+from evalcore.report.leaderboard import leaderboard
+from evalcore.report.trend import trend, trend_figure
+from evalcore.report.trust import external_references, trust_report_html
+from tests.fakes.stored_runs import (
+    scipy_paired_p,
+    seed_dataset,
+    seed_robustness_run,
+    seed_run,
+)
+
+QUESTIONS = [f"What is {i} - 1?" for i in range(12)]
+OLD = {i: [1, 1] for i in range(12)}
+NEW = {i: [0, 0] if i < 10 else [1, 1] for i in range(12)}
+OTHER = {i: [1, 0] for i in range(12)}
+
+
+@pytest.fixture()
+def board(engine):
+    from evalcore.store import queries
+
+    ds = seed_dataset(engine, "minus", QUESTIONS)
+    old = seed_run(engine, ds, OLD, 2, model="m1")
+    new = seed_run(engine, ds, NEW, 2, model="m1")
+    other = seed_run(engine, ds, OTHER, 2, model="m2")
+    run = queries.get_run(engine, other)
+    models = dict(run.config["models"])
+    models["m2"] = {**models["m2"], "price_in": 2.0, "price_out": 10.0}
+    queries.update_run(engine, other, config={**run.config, "models": models})
+    return ds, old, new, other
+
+
+def test_leaderboard_latest_run_per_model_sorted_with_intervals(engine, board):
+    ds, old, new, other = board
+    result = leaderboard(engine, "minus")
+    assert [r["model"] for r in result["rows"]] == ["m2", "m1"]  # 0.5 beats m1's latest (1/6)
+    m2, m1 = result["rows"]
+    assert m1["runs"] == {"stability": new}
+    assert m1["accuracy"] == pytest.approx(2 / 12)
+    assert m2["flaky_share"] == pytest.approx(1.0) and m2["perfect_share"] == 0.0
+    assert m1["accuracy_low"] < 2 / 12 < m1["accuracy_high"]
+    assert m2["accuracy_low"] == m2["accuracy_high"] == 0.5  # every item at 0.5: no spread
+    calls = 24  # 12 items x 2 rounds, 5 prompt + 3 completion tokens each (stored_runs)
+    assert m2["tokens"] == calls * 8
+    assert m2["cost"] == pytest.approx((calls * 5 * 2.0 + calls * 3 * 10.0) / 1e6)
+    assert m1["cost"] is None  # no price in m1's snapshot: unknown, not free
+    pinned = leaderboard(engine, "minus", runs=[old])
+    assert {r["model"]: r["runs"]["stability"] for r in pinned["rows"]}["m1"] == old
+
+
+def test_leaderboard_cli(engine, board, capsys):
+    assert main(["leaderboard", "--dataset", "minus", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["model"] for r in data["rows"]] == ["m2", "m1"]
+    assert main(["leaderboard", "--dataset", "minus"]) == 0
+    out = capsys.readouterr().out
+    assert "1. m2" in out and "accuracy" in out and "[" in out
+    assert main(["leaderboard", "--dataset", "nope"]) == 2
+
+
+def test_trend_flags_a_regression_by_the_paired_test(engine, board):
+    ds, old, new, other = board
+    result = trend(engine, "minus", "accuracy", gate="[absolute]\naccuracy_min = 0.5\n"
+                                                    "[relative]\nmax_regression = 0.1\n")
+    points = result["series"]["m1"]
+    assert [p["run_id"] for p in points] == [old, new]
+    assert points[0]["baseline"] and not points[0]["regression"] and points[0]["gate"] is True
+    expected = scipy_paired_p([1.0] * 12, [sum(NEW[i]) / 2 for i in range(12)])
+    assert expected < 0.05
+    assert points[1]["regression"] and points[1]["gate"] is False
+    assert f"{expected:.3g}" in points[1]["test"]
+    assert result["series"]["m2"][0]["baseline"]
+    lower = trend(engine, "minus", "flaky_share", model="m1")
+    assert lower["better"] == "lower" and list(lower["series"]) == ["m1"]
+    assert not lower["series"]["m1"][1]["regression"]  # flaky share fell (0 -> 0)
+    assert len(trend_figure(result).data) == 2
+
+
+def test_trend_cli(engine, board, capsys):
+    assert main(["trend", "--dataset", "minus", "--metric", "accuracy"]) == 0
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "baseline" in out
+    assert main(["trend", "--dataset", "minus", "--metric", "accuracy", "--json"]) == 0
+    assert set(json.loads(capsys.readouterr().out)["series"]) == {"m1", "m2"}
+
+
+def test_trust_report_sections_and_no_external_urls(engine, board, tmp_path):
+    ds, old, new, other = board
+    clean = {i: [1, 1] for i in range(4)}
+    attacked = {0: [1, 1], 1: [0, 0], 2: [0, 1], 3: [1, 1]}
+    seed_robustness_run(engine, QUESTIONS[:4], clean, attacked, 2, model="m1", level="char")
+    page = trust_report_html(engine, model="m1", gates={
+        "stability": "[absolute]\nmean_success_rate_min = 0.9\n"})
+    for section in ('id="headline"', 'id="distribution"', 'id="robustness"', 'id="gate"',
+                    'id="what-was-run"'):
+        assert section in page
+    assert "Plotly" in page and external_references(page) == []
+    assert "FAILED" in page and "mean_success_rate" in page
+    assert f"<td>#{new}</td>" in page and f"<td>#{old}</td>" not in page  # latest run only
+    assert "accuracy_attacked" in page and "pdr_char" in page and "built-in" not in page
+    assert external_references('<img src="https://x.org/a.png">') == ["https://x.org/a.png"]
+    assert external_references("<div style=\"background:url('//cdn.x/y')\">") == ["//cdn.x/y"]
+
+
+def test_trust_report_cli_writes_html(engine, board, tmp_path, capsys):
+    out = tmp_path / "m1.html"
+    assert main(["report", "--model", "m1", "--html", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Trust report: m1" in text and external_references(text) == []
+    assert main(["report", "--model", "ghost", "--html", str(out)]) == 2
+    assert "no finished" in capsys.readouterr().err
+
+
+def test_trend_since_keeps_recent_runs(engine, board):
+    from datetime import UTC, datetime, timedelta
+
+    from evalcore.store import queries
+
+    ds, old, new, other = board
+    queries.update_run(engine, old, created_at=datetime.now(UTC) - timedelta(days=40))
+    recent = trend(engine, "minus", "accuracy", since=datetime.now(UTC) - timedelta(days=30))
+    assert [p["run_id"] for p in recent["series"]["m1"]] == [new]
+    assert recent["series"]["m1"][0]["baseline"]  # the oldest run left is the baseline
+    pinned = trend(engine, "minus", "accuracy", baseline=old,
+                   since=datetime.now(UTC) - timedelta(days=30))
+    assert [p["run_id"] for p in pinned["series"]["m1"]] == [old, new]
+    assert main(["trend", "--dataset", "minus", "--metric", "accuracy", "--days", "30"]) == 0
+
+
+def test_trust_report_pdf_through_headless_chromium(engine, board, tmp_path):
+    import os
+
+    from evalcore.report.trust import CHROMIUM
+    from tests.conftest import require
+
+    require(os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing: apt-get install chromium")
+    html, pdf = tmp_path / "m1.html", tmp_path / "m1.pdf"
+    assert main(["report", "--model", "m1", "--html", str(html), "--pdf", str(pdf)]) == 0
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF") and len(data) > 10_000
