@@ -2,7 +2,7 @@
 # The team deployment on loopback, for trying it and for the team browser tests:
 #   PostgreSQL (Debian's binaries, a throw-away cluster), a local OpenID Connect provider
 #   (oidc-provider-mock), a fake OpenAI-compatible model (tests/fakes/fault_server.py),
-#   `python -m evalcore worker` x2 when that command exists, and two app replicas.
+#   `python -m evalcore worker` x2, and two app replicas.
 # Users: admin@example.com (admin), alice@example.com (evaluator), bob@example.com
 # (viewer), carol@example.com (reviewer); the provider's page signs in whoever you pick.
 # Stop with Ctrl-C (everything started here is stopped, the data folder removed).
@@ -109,20 +109,18 @@ cli datasets import data/samples/math_zh_gbk.csv --name maths >/dev/null
 cli attack --dataset maths --level char --seed 1 --limit 5 --name maths-char >/dev/null
 log "users, model 'fake', dataset 'maths' and attack set 'maths-char' ready"
 
-# --- workers (the worker engine) or, until it exists, each app's background runner --
-if "$PY" -m evalcore worker --help >/dev/null 2>&1; then
-    for i in $(seq 1 "$WORKERS"); do
-        "$PY" -m evalcore worker >"$DEMO_DIR/worker-$i.log" 2>&1 &
-        PIDS+=($!)
-    done
-    log "$WORKERS workers started"
-else
-    log "no 'python -m evalcore worker' yet: each app replica runs its runs itself"
-fi
+# --- workers: they execute every run, re-judging and attack generation ---------------
+for i in $(seq 1 "$WORKERS"); do
+    "$PY" -m evalcore worker --name "demo-worker-$i" >"$DEMO_DIR/worker-$i.log" 2>&1 &
+    PIDS+=($!)
+done
+log "$WORKERS workers started"
 
 # --- two app replicas ---------------------------------------------------------------
 urls=()
 for port in $APP_PORTS; do
+    # the replicas only queue and read work: the workers above execute it
+    EVALCORE_EMBEDDED_WORKER=0 \
     "$PY" -m streamlit run streamlit_app.py --server.port "$port" --server.address 127.0.0.1 \
         --server.headless true --server.fileWatcherType none \
         --secrets.files "$DEMO_DIR/secrets.toml" \

@@ -62,11 +62,11 @@ def test_user_header_counts_only_with_the_shared_secret(header_app: str, headers
             page.set_default_timeout(60_000)
             page.goto(header_app)
             if signed_in:
-                expect(page.get_by_role("heading", name="Datasets", exact=True)).to_be_visible()
+                expect(page.get_by_role("button", name="Run the demo")).to_be_visible()  # Home
                 expect(page.get_by_text("role admin")).to_be_visible()
             else:
                 expect(page.get_by_text("Access refused")).to_be_visible()
                 expect(page.get_by_text("did not come through the trusted proxy")).to_be_visible()
-                expect(page.get_by_role("heading", name="Datasets", exact=True)).to_have_count(0)
+                expect(page.get_by_role("button", name="Run the demo")).to_have_count(0)
         finally:
             browser.close()

@@ -124,7 +124,7 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     bob.get_by_text("Start a new run").click()  # the form's expander (closed once runs exist)
     expect(bob.get_by_role("button", name="Start run")).to_be_disabled()
     expect(bob.get_by_role("button", name="Cancel run")).to_be_disabled()
-    bob.goto(demo["app2"])
+    bob.goto(f"{demo['app2']}/datasets")
     expect(bob.get_by_text("Deleting datasets: Your role (viewer)")).to_be_visible()
     expect(bob.get_by_role("button", name="Delete...")).to_have_count(0)
     monkeypatch.setenv("EVALCORE_AUTH", "oidc")
