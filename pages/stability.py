@@ -25,6 +25,9 @@ from pages import _cost, _shared
 # ------------------------------------------------------------------ start a run
 
 
+SCHEDULES = {"sequential": "sequential rounds per question", "question": "question-first order",
+             "round": "round-first order"}
+
 def _dataset_label(ds: Any) -> str:
     return f"{ds.name} ({ds.item_count} items, {ds.task_type}, {ds.language})"
 
@@ -72,10 +75,12 @@ def start_form(datasets: list[Any]) -> None:
     limit = right.number_input("Use only the first K items (0 = all)", min_value=0,
                                max_value=max(n_items, 0), value=0, step=1,
                                key=f"stability.limit.{dataset_id}")
-    schedule = right.radio("Schedule", ["question", "round"], horizontal=True,
-                           key="stability.schedule",
-                           format_func={"question": "question by question",
-                                        "round": "round by round"}.get)
+    schedule = right.radio("Schedule", list(SCHEDULES), key="stability.schedule",
+                           format_func=SCHEDULES.get, index=1,
+                           help="Sequential: the method's recommended scheme, a question's "
+                                "round k+1 only after round k came back. Question-first and "
+                                "round-first keep every slot busy but send several rounds of "
+                                "a question at once.")
     style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="stability.style",
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="stability.name")
@@ -85,6 +90,11 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
+    slots = _model_concurrency(model)
+    if schedule == "sequential" and slots and items < slots:
+        st.info(f"Sequential rounds keep at most {items} of the model's {slots} slots busy "
+                f"(one call per question at a time): the method's cost; the run takes at "
+                f"least {int(rounds)} x one call's latency.")
     _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
     if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
@@ -93,6 +103,15 @@ def start_form(datasets: list[Any]) -> None:
         _shared.start_and_show("stability",
                                lambda: actions.start_run(_shared.actor(), _shared.engine(),
                                                          spec, models_path))
+
+
+def _model_concurrency(name: str) -> int | None:
+    from evalcore.providers.registry import get_model
+
+    try:
+        return int(get_model(_shared.settings().models_path, name).concurrency)
+    except Exception:  # noqa: BLE001 - only a hint on the form
+        return None
 
 
 # ------------------------------------------------------------------ results

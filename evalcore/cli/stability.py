@@ -12,7 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, help="model name (see `models list`)")
     p.add_argument("--rounds", type=int, default=5, help="rounds per question, 1-100 (default 5)")
     p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
-    p.add_argument("--schedule", choices=("question", "round"), default="question")
+    p.add_argument("--schedule", choices=("sequential", "question", "round"), default="question",
+                   help="sequential: rounds per question in order, C questions at once (the "
+                        "method's scheme; idle slots when questions < C); question: "
+                        "question-first order; round: round-first order (default question)")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
     p.add_argument("--temperature", type=TEMPERATURE, help="override the model's temperature")
     p.add_argument("--limit", type=int, help="only the first K items")

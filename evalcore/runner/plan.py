@@ -9,7 +9,16 @@ from typing import Iterable, Iterator, Literal, Optional
 
 from pydantic import BaseModel, Field
 
-Schedule = Literal["question", "round"]
+Schedule = Literal["sequential", "question", "round"]
+"""How a run's (question, round) calls go out; all three keep every answer:
+
+- `sequential` (sequential rounds per question, the method's recommended scheme): C
+  questions in flight at once, and round k+1 of a question is sent only after round k's
+  answer came back. With fewer questions than slots, slots stay idle: the method's cost.
+- `question` (question-first order): one stream in question order; several rounds of a
+  question may be in flight together, so every slot stays busy.
+- `round` (round-first order): round 1 of every question first, then round 2 ...
+"""
 
 
 class RunSpec(BaseModel):
@@ -24,7 +33,7 @@ class RunSpec(BaseModel):
     judge: str = "rules"
     """`rules` (the task type's scorer) or the name of a judge model."""
     schedule: Schedule = "question"
-    """`question`: a question's rounds go out back to back; `round`: round 1 of every question first."""
+    """`sequential`, `question` or `round` (see `Schedule`)."""
     prompt_style: Literal["zero", "few"] = "zero"
     template: Optional[str] = None
     """A custom prompt template (placeholders as in evalcore.prompt); None = the task type's default."""
@@ -55,8 +64,23 @@ def plan_units(item_ids: Iterable[int], rounds: int, schedule: Schedule,
     tail of the run: `question` order only decides which calls go out first.
     """
     ids = list(item_ids)
-    if schedule == "question":
+    if schedule in ("question", "sequential"):
         pairs = ((i, r) for i in ids for r in range(1, rounds + 1))
     else:
         pairs = ((i, r) for r in range(1, rounds + 1) for i in ids)
     return (unit for unit in pairs if unit not in done)
+
+
+def by_question(units: Iterable[Unit]) -> Iterator[tuple[int, list[int]]]:
+    """(item_id, its rounds still to make, in order) from a question-ordered stream: what
+    a worker of the `sequential` schedule takes at once."""
+    current: Optional[int] = None
+    rounds: list[int] = []
+    for item_id, rnd in units:
+        if item_id != current and rounds:
+            yield current, rounds  # type: ignore[misc]
+            rounds = []
+        current = item_id
+        rounds.append(rnd)
+    if rounds:
+        yield current, rounds  # type: ignore[misc]

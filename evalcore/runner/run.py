@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
-from evalcore.runner.plan import RunSpec, Unit, plan_units
+from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units
 from evalcore.scorers.base import Score
 from evalcore.store.jobs import LeaseLost
 
@@ -65,6 +65,8 @@ class _Job:
     model: ModelConfig
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
+    questions_left: Iterator[tuple[int, list[int]]]
+    """The same units grouped by question (the `sequential` schedule's stream)."""
     capacity: int
     """The model's own concurrency (a run may ask for fewer or more slots): the budget
     that all runs on the model share, whatever each run asks for."""
@@ -143,6 +145,7 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     done = queries.done_units(engine, run.id)
     answered = {(item, rnd) for item, rnd, stage in done if stage == "answer"}
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
+    questions_left = by_question(units)  # shares `units`: a run uses one or the other
     queries.recount_progress(engine, run.id, judged=judge is not None)
     fields: dict[str, Any] = {"status": "running", "error": None, "heartbeat_at": _now(),
                               "started_at": run.started_at or _now(),
@@ -153,7 +156,7 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     queries.update_run(engine, run.id, **fields)
     return _Job(run_id=run.id, spec=spec, questions=questions, prompts=prompts, model=model,
                 judge=judge,
-                units=units, fence=fence, capacity=capacity)
+                units=units, questions_left=questions_left, fence=fence, capacity=capacity)
 
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
@@ -176,18 +179,30 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
         judge_slots = (await shares.enter_async_context(ctx.share(job.judge, "judge"))
                        if job.judge else None)
 
+        async def ask(item_id: int, rnd: int) -> bool:
+            """One answer call (and its hand-over to the judges); False to stop."""
+            if job.cancelled.is_set():
+                return False
+            if ctx.draining.is_set():  # the worker stops: this unit waits for the next
+                job.drained = True
+                return False
+            async with answer_slots:
+                to_judge = await _answer(job, answer_client, item_id, rnd,
+                                         judge_client is not None)
+            if to_judge is not None:
+                await judge_queue.put(to_judge)
+            return True
+
         async def answer_worker() -> None:
+            if job.spec.schedule == "sequential":  # a question's rounds, one after another
+                for item_id, rounds in job.questions_left:
+                    for rnd in rounds:
+                        if not await ask(item_id, rnd):
+                            return
+                return
             for item_id, rnd in job.units:
-                if job.cancelled.is_set():
+                if not await ask(item_id, rnd):
                     return
-                if ctx.draining.is_set():  # the worker stops: this unit waits for the next
-                    job.drained = True
-                    return
-                async with answer_slots:
-                    to_judge = await _answer(job, answer_client, item_id, rnd,
-                                             judge_client is not None)
-                if to_judge is not None:
-                    await judge_queue.put(to_judge)
 
         async def judge_worker() -> None:
             while True:

@@ -125,6 +125,10 @@ class FaultStats:
     max_in_flight: int = 0
     outcomes: collections.Counter = field(default_factory=collections.Counter)
     prompts: list[str] = field(default_factory=list)
+    same_prompt: collections.Counter = field(default_factory=collections.Counter)
+    """Calls in flight now per prompt text (a question's rounds share one)."""
+    max_same_prompt: int = 0
+    """The most calls with one prompt that were ever in flight together."""
 
 
 class FaultApp:
@@ -209,11 +213,15 @@ class FaultApp:
             self.stats.in_flight += 1
             self.stats.max_in_flight = max(self.stats.max_in_flight, self.stats.in_flight)
             self.stats.outcomes[fault] += 1
+            self.stats.same_prompt[prompt] += 1
+            self.stats.max_same_prompt = max(self.stats.max_same_prompt,
+                                             self.stats.same_prompt[prompt])
         try:
             return await self._answer(request, body, prompt, fault, dialect)
         finally:
             with self._lock:
                 self.stats.in_flight -= 1
+                self.stats.same_prompt[prompt] -= 1
 
     async def _answer(
         self, request: web.Request, body: dict, prompt: str, fault: str, dialect: str

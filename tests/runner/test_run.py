@@ -177,3 +177,30 @@ def test_a_rules_judged_run_on_items_without_references_is_refused(engine, setti
     with pytest.raises(RunError, match="2 of 2 items have no reference answer"):
         create_run(engine, RunSpec(dataset="open", model="local"), settings.models_path)
     assert queries.list_runs(engine) == []
+
+
+def test_sequential_schedule_sends_a_questions_rounds_one_after_another(engine, settings,
+                                                                        tmp_path):
+    """20 questions x 5 rounds at C=50 and 200 ms: never two calls of one question in
+    flight, at most 20 in flight in all, so the run takes at least 5 x 200 ms."""
+    import time
+
+    from evalcore.dataset import import_dataset
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    path = tmp_path / "twenty.csv"
+    path.write_text("question,answer\n" + "\n".join(f"What is {i} + {i}?,{2 * i}"
+                                                  for i in range(20)) + "\n")
+    import_dataset(engine, path, name="twenty")
+    with FaultServer(FaultConfig(latency=0.2)) as server:
+        add_model(settings, server, concurrency=50)
+        run_id = create_run(engine, RunSpec(dataset="twenty", model="fake", rounds=5,
+                                            schedule="sequential"), settings.models_path)
+        started = time.monotonic()
+        assert run_in_foreground(engine, run_id) == "done"
+        wall = time.monotonic() - started
+        stats = server.stats
+    assert stats.requests == 100 and queries.count_calls(engine, run_id) == 100
+    assert stats.max_same_prompt == 1
+    assert 2 <= stats.max_in_flight <= 20
+    assert wall >= 1.0
