@@ -50,14 +50,14 @@ class JobContext:
     {"status": "drained"} (the job is then released, not finished)."""
     on_progress: Optional[Callable[[Any], None]] = None
 
-    def share(self, model: Any, stage: str, capacity: Optional[int] = None) -> Any:
+    def share(self, model: Any, stage: str, want: Optional[int] = None) -> Any:
         """This job's share of `model`'s concurrency (a `ModelShare`; `async with`): it
-        wants `model.concurrency` slots of the model's `capacity` (its configured
-        concurrency, shared by every job on it)."""
+        wants `want` slots (default all) of the model's configured `concurrency`, which
+        every job on the model shares."""
         from evalcore.runner.budget import ModelShare
 
         return ModelShare(self.engine, model.name, f"job{self.fence.job_id}:{stage}",
-                          capacity=capacity or model.concurrency, want=model.concurrency)
+                          capacity=model.concurrency, want=want or model.concurrency)
 
     async def progress(self, done: int, total: int) -> bool:
         """Store progress (also renews the lease); returns whether a cancel was asked."""

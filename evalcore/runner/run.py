@@ -67,9 +67,10 @@ class _Job:
     units: Iterator[Unit]
     questions_left: Iterator[tuple[int, list[int]]]
     """The same units grouped by question (the `sequential` schedule's stream)."""
-    capacity: int
-    """The model's own concurrency (a run may ask for fewer or more slots): the budget
-    that all runs on the model share, whatever each run asks for."""
+    slots: int
+    """Calls in flight this run asks for (its --concurrency, else the model's); the model's
+    own `concurrency` stays the budget that every run on it shares (and the limit of the
+    process's client for it)."""
     fence: Any
     rows: list[dict[str, Any]] = field(default_factory=list)
     tally: _Tally = field(default_factory=_Tally)
@@ -129,9 +130,7 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     spec = RunSpec.model_validate(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
-    capacity = model.concurrency
-    if spec.concurrency:
-        model = model.model_copy(update={"concurrency": spec.concurrency})
+    slots = spec.concurrency or model.concurrency
     if spec.temperature is not None:
         model = model.model_copy(update={"temperature": spec.temperature})
     judge = models.get(spec.judge) if spec.judge != "rules" else None
@@ -156,7 +155,7 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     queries.update_run(engine, run.id, **fields)
     return _Job(run_id=run.id, spec=spec, questions=questions, prompts=prompts, model=model,
                 judge=judge,
-                units=units, questions_left=questions_left, fence=fence, capacity=capacity)
+                units=units, questions_left=questions_left, fence=fence, slots=slots)
 
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
@@ -175,7 +174,7 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
 
     async with AsyncExitStack() as shares:
         answer_slots = await shares.enter_async_context(
-            ctx.share(job.model, "answer", capacity=max(job.capacity, 1)))
+            ctx.share(job.model, "answer", want=job.slots))
         judge_slots = (await shares.enter_async_context(ctx.share(job.judge, "judge"))
                        if job.judge else None)
 
@@ -217,7 +216,7 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
         writer = asyncio.create_task(_writer(engine, job, stop, on_progress))
         judges = ([asyncio.create_task(judge_worker()) for _ in range(job.judge.concurrency)]
                   if job.judge else [])
-        answers = [asyncio.create_task(answer_worker()) for _ in range(job.model.concurrency)]
+        answers = [asyncio.create_task(answer_worker()) for _ in range(job.slots)]
         try:
             await asyncio.gather(*answers)
             if judges:

@@ -232,3 +232,23 @@ def test_a_killed_attack_generation_is_taken_over_with_every_item_stored_once(db
     assert len(sources) == 500 and all(n == 1 for _, n in sources)
     assert get_attack_set(engine, set_id).item_count == 500
     assert jobs.get_job(engine, job_id).attempts == 2
+
+
+def test_two_runs_in_one_worker_each_get_their_share_of_the_model(db, settings):
+    """One process, two runs asking 4 slots each of a model of concurrency 8: they run
+    side by side (8 in flight), not one after the other through one client's limit."""
+    from evalcore.runner.start import create_run
+
+    engine, url = db
+    with FaultServer(FaultConfig(latency=0.1)) as server:
+        add_model(settings, server, concurrency=8)
+        run_ids = [create_run(engine, RunSpec(dataset=tagged_dataset(engine, f"half{k}", 10),
+                                              model="fake", rounds=4, concurrency=4),
+                              settings.models_path) for k in range(2)]
+        worker = start_worker(settings, url, "both", "--jobs", "2")
+        try:
+            wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
+                     60, "both runs")
+        finally:
+            stop_all([worker])
+        assert server.stats.max_in_flight == 8
