@@ -364,3 +364,13 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
     except EvalcoreError as exc:
         st.info(f"No results yet: {exc}")
         return None
+
+
+def gate_headline(verdict: dict[str, Any]) -> None:
+    """PASSED / FAILED with the count of checks, as every gate panel shows it."""
+    checks = verdict["checks"]
+    failed = [c for c in checks if not c["passed"]]
+    if verdict["passed"]:
+        st.success(f"Gate PASSED ({len(checks)} checks)")
+    else:
+        st.error(f"Gate FAILED ({len(failed)} of {len(checks)} checks failed)")

@@ -459,11 +459,7 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {exc}")
         return
-    failed = [c for c in verdict["checks"] if not c["passed"]]
-    if verdict["passed"]:
-        st.success(f"Gate PASSED ({len(verdict['checks'])} checks)")
-    else:
-        st.error(f"Gate FAILED ({len(failed)} of {len(verdict['checks'])} checks failed)")
+    _shared.gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
                  column_config={"passed": st.column_config.CheckboxColumn("passed"),
                                 "detail": st.column_config.TextColumn(width="large")})

@@ -300,11 +300,7 @@ def gate_view(run_id: int, kind: str) -> None:
         except EvalcoreError as exc:
             st.error(f"Gate config not usable: {exc}")
             return
-        failed = [c for c in verdict["checks"] if not c["passed"]]
-        if verdict["passed"]:
-            st.success(f"Gate PASSED ({len(verdict['checks'])} checks)")
-        else:
-            st.error(f"Gate FAILED ({len(failed)} of {len(verdict['checks'])} checks failed)")
+        _shared.gate_headline(verdict)
         st.dataframe(verdict["checks"], hide_index=True, key="results.gate_table")
         st.code(f"python -m evalcore gate --run {run_id}"
                 + (f" --baseline {baseline}" if baseline is not None else "")

@@ -45,6 +45,19 @@ def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports
     return get_engine(settings.db_url), settings
 
 
+def print_rows(rows: list[Any], as_json: bool, to_dict: Any, line: Any, empty: str) -> int:
+    """A listing command's output: JSON of `to_dict(row)` each, or one `line(row)` each
+    (`empty` when there is none); returns exit code 0."""
+    if as_json:
+        print_json([to_dict(r) for r in rows])
+        return 0
+    if not rows:
+        print(empty)
+    for row in rows:
+        print(line(row))
+    return 0
+
+
 def print_json(data: Any) -> None:
     json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
     sys.stdout.write("\n")

@@ -34,20 +34,14 @@ def job_dict(job) -> dict:  # noqa: ANN001 - a store Job row
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.cli.common import engine_and_settings, print_rows
     from evalcore.store.jobs import list_jobs
 
     engine, _ = engine_and_settings()
-    jobs = list_jobs(engine, status=args.status or (), limit=args.limit)
-    if args.json:
-        print_json([job_dict(j) for j in jobs])
-        return 0
-    if not jobs:
-        print("no jobs yet")
-    for j in jobs:
-        print(f"{j.id:>5}  {j.kind:<15} {j.status:<10} try {j.attempts}  "
-              f"{j.owner or '-':<32} {j.label}")
-    return 0
+    return print_rows(list_jobs(engine, status=args.status or (), limit=args.limit), args.json,
+                      job_dict, lambda j: f"{j.id:>5}  {j.kind:<15} {j.status:<10} try "
+                                          f"{j.attempts}  {j.owner or '-':<32} {j.label}",
+                      "no jobs yet")
 
 
 def _show(args: argparse.Namespace) -> int:

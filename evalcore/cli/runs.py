@@ -64,20 +64,15 @@ def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.cli.common import engine_and_settings, print_rows
     from evalcore.store import queries
 
     engine, _ = engine_and_settings()
-    runs = queries.list_runs(engine, kind=args.kind, limit=args.limit)
-    if args.json:
-        print_json([run_dict(r) for r in runs])
-        return 0
-    if not runs:
-        print("no runs yet")
-    for r in runs:
-        print(f"{r.id:>5}  {r.kind:<11} {r.status:<10} {r.done:>6}/{r.total:<6} "
-              f"err={r.errors:<4} {r.model:<16} {r.created_at:%Y-%m-%d %H:%M}  {r.name}")
-    return 0
+    return print_rows(queries.list_runs(engine, kind=args.kind, limit=args.limit), args.json,
+                      run_dict, lambda r: f"{r.id:>5}  {r.kind:<11} {r.status:<10} "
+                                          f"{r.done:>6}/{r.total:<6} err={r.errors:<4} "
+                                          f"{r.model:<16} {r.created_at:%Y-%m-%d %H:%M}  {r.name}",
+                      "no runs yet")
 
 
 def _show(args: argparse.Namespace) -> int:

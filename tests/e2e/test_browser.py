@@ -15,6 +15,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -70,8 +71,16 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path) -> None:
 def app_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`streamlit run streamlit_app.py` on a free loopback port with a fresh EVALCORE_HOME."""
     tmp = tmp_path_factory.mktemp("browser-app")
+    with streamlit_server(tmp, {}) as url:
+        yield url
+
+
+@contextmanager
+def streamlit_server(tmp: Path, extra_env: dict[str, str]) -> Iterator[str]:
+    """The app on a free loopback port, EVALCORE_HOME under `tmp`, `extra_env` added;
+    yields its URL once healthy, stops it at the end."""
     port = _free_port()
-    env = dict(os.environ, EVALCORE_HOME=str(tmp / "home"))
+    env = dict(os.environ, EVALCORE_HOME=str(tmp / "home"), **extra_env)
     env.pop("EVALCORE_DB_URL", None)
     env.pop("EVALCORE_MODELS", None)
     log = tmp / "streamlit.log"

@@ -3,15 +3,12 @@ secret (Playwright sends the headers a reverse proxy would, on every request and
 websocket); without it, or with a wrong one, the app shows only the refusal."""
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import REPO_ROOT, require
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, _free_port, _wait_healthy
+from tests.conftest import require
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 
 pytestmark = pytest.mark.browser
 SECRET = "only-the-proxy-knows-this"
@@ -19,30 +16,10 @@ SECRET = "only-the-proxy-knows-this"
 
 @pytest.fixture(scope="module")
 def header_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("header-app")
-    port = _free_port()
-    env = dict(os.environ, EVALCORE_HOME=str(tmp / "home"), EVALCORE_AUTH="header",
-               EVALCORE_HEADER_SECRET=SECRET, EVALCORE_ADMINS="root@example.com")
-    for key in ("EVALCORE_DB_URL", "EVALCORE_MODELS"):
-        env.pop(key, None)
-    log = tmp / "streamlit.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
-           "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=out,
-                                stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(url, proc, log)
+    with streamlit_server(tmp_path_factory.mktemp("header-app"), {
+            "EVALCORE_AUTH": "header", "EVALCORE_HEADER_SECRET": SECRET,
+            "EVALCORE_ADMINS": "root@example.com"}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.mark.parametrize("headers, signed_in", [
