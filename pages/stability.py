@@ -84,6 +84,10 @@ def start_form(datasets: list[Any]) -> None:
     style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="stability.style",
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="stability.name")
+    budget = st.number_input("Budget (stop before the calls cost more; 0 = no limit)",
+                             min_value=0.0, value=0.0, step=1.0, key="stability.budget",
+                             help="Priced with the models' price_in / price_out per million "
+                                  "tokens; a stopped run resumes with a higher budget.")
     st.caption("Prompt preview (first item)")
     prompt_preview(dataset_id, style)
     items = int(limit) or n_items
@@ -99,7 +103,8 @@ def start_form(datasets: list[Any]) -> None:
     if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
         spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
                        rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
-                       limit=int(limit) or None, name=name.strip())
+                       limit=int(limit) or None, name=name.strip(),
+                       budget=float(budget) or None)
         _shared.start_and_show("stability",
                                lambda: actions.start_run(_shared.actor(), _shared.engine(),
                                                          spec, models_path))

@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id", type=int)
     p.add_argument("--force", action="store_true",
                    help="resume even if another process seems to be running it")
+    p.add_argument("--budget", type=float, metavar="COST",
+                   help="a new spending limit for the run (e.g. one that stopped at its budget)")
     add_exit_flags(p)
     p.set_defaults(func=_resume, preload=RUN_IMPORTS)
 
@@ -97,6 +99,10 @@ def _resume(args: argparse.Namespace) -> int:
 
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
+    if args.budget is not None:
+        from evalcore.runner.start import set_budget
+
+        set_budget(engine, args.run_id, args.budget)
     if args.detach:
         actions.resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})

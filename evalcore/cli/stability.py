@@ -57,7 +57,7 @@ def _stability(args: argparse.Namespace) -> int:
     spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
                    judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
                    template=template, limit=args.limit, concurrency=args.concurrency,
-                   temperature=args.temperature, name=args.name)
+                   temperature=args.temperature, name=args.name, budget=args.budget)
     run_id = actions.create_run(acting_user(engine), engine, spec, settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)

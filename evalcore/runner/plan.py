@@ -43,8 +43,11 @@ class RunSpec(BaseModel):
     """Use only these items (after `limit`)."""
     concurrency: Optional[int] = Field(default=None, ge=1, le=1000)
     """Override the model's concurrency for this run."""
-    temperature: Optional[float] = None
+    temperature: Optional[float] = Field(default=None, ge=0, le=2)
     """Override the model's temperature for this run."""
+    budget: Optional[float] = Field(default=None, gt=0)
+    """Stop the run (cancelled, resumable) before its calls would cost more than this
+    (in the currency of the models' `price_in` / `price_out`); None = no limit."""
     name: str = ""
     created_by: str = ""
     extra: dict = Field(default_factory=dict)

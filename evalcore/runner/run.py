@@ -77,6 +77,8 @@ class _Job:
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
     drained: bool = False
     """A unit was left for another worker because this one is stopping."""
+    budget: Any = None
+    """The run's spending limit (`runner.budget_guard.Budget`)."""
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -153,8 +155,11 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     # asked for from now on reaches the job row, which every flush reads
     fields["cancel_requested"] = False
     queries.update_run(engine, run.id, **fields)
-    return _Job(run_id=run.id, spec=spec, questions=questions, prompts=prompts, model=model,
-                judge=judge,
+    from evalcore.runner.budget_guard import run_budget
+
+    budget = run_budget(engine, run, spec.budget)
+    return _Job(budget=budget, run_id=run.id, spec=spec, questions=questions, prompts=prompts,
+                model=model, judge=judge,
                 units=units, questions_left=questions_left, fence=fence, slots=slots)
 
 
@@ -184,6 +189,9 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 return False
             if ctx.draining.is_set():  # the worker stops: this unit waits for the next
                 job.drained = True
+                return False
+            if not job.budget.allows(job.prompts[item_id], job.model):
+                job.cancelled.set()  # the next call would pass the run's budget
                 return False
             async with answer_slots:
                 to_judge = await _answer(job, answer_client, item_id, rnd,
@@ -234,6 +242,7 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
     status, error = "done", None
     if job.cancelled.is_set():
         status = "cancelled"
+        error = job.budget.reason() if job.budget.reached else None
     else:
         calls, failed, first = await asyncio.to_thread(queries.answer_outcome, engine, job.run_id)
         if calls and failed == calls:
@@ -248,6 +257,7 @@ async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
     """Ask one (item, round); returns what the judge must rate next, if anything."""
     question = job.questions[item_id]
     reply: ChatReply = await client.chat(ChatRequest.user(job.prompts[item_id]))
+    job.budget.add(reply, job.model)
     job.tally.retries += reply.attempts - 1
     if not reply.ok:
         score: Optional[Score] = Score(value=0.0, correct=False, reason=f"model error: {reply.error}")
@@ -272,6 +282,7 @@ async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) ->
     assert job.judge is not None
     request = judge_request(job.questions[item_id], answer, structured=job.judge.supports_json_schema)
     reply: ChatReply = await client.chat(request)
+    job.budget.add(reply, job.judge)
     job.tally.retries += reply.attempts - 1
     if reply.ok:
         score = parse_verdict(reply.text)

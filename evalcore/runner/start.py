@@ -253,3 +253,13 @@ def cancel_run(engine: Engine, run_id: int) -> None:
     job = jobs.run_job(engine, run_id)
     if job is not None:
         jobs.cancel_job(engine, int(job.id))
+
+
+def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:
+    """Change a run's spending limit (kept in its spec), e.g. before resuming a run that
+    stopped at its budget."""
+    from evalcore.store import queries
+
+    run = queries.get_run(engine, run_id)
+    spec = RunSpec.model_validate({**run.config["spec"], "budget": budget})
+    queries.update_run(engine, run_id, config={**run.config, "spec": spec.model_dump()})

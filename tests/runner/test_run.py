@@ -204,3 +204,24 @@ def test_sequential_schedule_sends_a_questions_rounds_one_after_another(engine, 
     assert stats.max_same_prompt == 1
     assert 2 <= stats.max_in_flight <= 20
     assert wall >= 1.0
+
+
+def test_a_run_stops_at_its_budget_and_resumes_with_a_higher_one(engine, settings, dataset,
+                                                                 server):
+    """Each call costs (prompt + completion tokens) x price: the run stops before passing
+    its budget, says so, and a resume with a higher budget finishes it."""
+    from evalcore.runner.start import set_budget
+
+    add_model(settings, server, concurrency=1, price_in=1000.0, price_out=1000.0, max_tokens=16)
+    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2, budget=0.5),
+                        settings.models_path)
+    assert run_in_foreground(engine, run_id) == "cancelled"
+    run = queries.get_run(engine, run_id)
+    assert "budget 0.5 reached" in run.error
+    stored = queries.count_calls(engine, run_id)
+    calls = queries.run_calls(engine, run_id)
+    spent = sum((c.prompt_tokens + c.completion_tokens) * 1000.0 for c in calls) / 1e6
+    assert 0 < stored < 12 and spent <= 0.5
+    set_budget(engine, run_id, None)
+    assert run_in_foreground(engine, run_id) == "done"
+    assert queries.count_calls(engine, run_id) == 12

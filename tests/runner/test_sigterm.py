@@ -1,0 +1,48 @@
+"""SIGTERM on a foreground CLI run (a CI timeout, `docker stop`): the calls that finished
+are stored, the run goes back to the queue at once (no lease to wait out), exit 143;
+`runs resume` then sends only the rest."""
+from __future__ import annotations
+
+import signal
+import time
+
+import pytest
+
+from evalcore.store import jobs, queries
+from tests.runner.conftest import add_model
+from tests.runner.test_kill9 import cli
+
+pytestmark = pytest.mark.integration
+
+
+def test_sigterm_releases_a_cli_run_and_resume_sends_only_the_rest(engine, settings, dataset,
+                                                                     server):
+    server.reconfigure(latency=0.1)
+    add_model(settings, server, concurrency=2)
+    total = 6 * 10
+    proc = cli(settings, "stability", "--dataset", dataset, "--model", "fake", "--rounds", "10")
+    deadline = time.monotonic() + 60
+    run_id = None
+    while time.monotonic() < deadline:
+        runs = queries.list_runs(engine)
+        if runs and (run_id := runs[0].id) and queries.count_calls(engine, run_id) >= 10:
+            break
+        time.sleep(0.05)
+    assert run_id is not None, "the CLI run never stored 10 calls"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 143, err
+    assert "released" in err and "Traceback" not in err
+    kept = queries.count_calls(engine, run_id)
+    assert 10 <= kept < total
+    assert server.stats.requests == kept  # the calls in flight landed and were stored
+    assert queries.get_run(engine, run_id).status == "queued"
+    job = jobs.run_job(engine, run_id)
+    assert job.status == "queued" and job.attempts == 0 and not jobs.lease_alive(job)
+
+    server.reset_stats()
+    resumed = cli(settings, "runs", "resume", str(run_id))  # no --force: nothing holds it
+    out, err = resumed.communicate(timeout=120)
+    assert resumed.returncode == 0, err
+    assert server.stats.requests == total - kept
+    assert queries.count_calls(engine, run_id) == total
