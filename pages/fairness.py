@@ -233,20 +233,29 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 
 def level_card(report: dict[str, Any]) -> None:
-    """The fairness level in its colour, with the score and what it is made of."""
+    """One run, one verdict: the default gate's, in its colour, with the failed checks; the
+    method's score as a secondary figure with its formula and blind spot."""
     import html
 
-    from evalcore.report.fairness_figures import LEVEL_COLOURS
-
     level, score = report.get("level"), report.get("score")
-    colour = LEVEL_COLOURS.get(level or "", "#ddd")
-    missing = report.get("overall", {}).get("missing") or []
-    note = f"not measured: {', '.join(missing)}" if missing else "SPD, EOD and AUC variance"
+    verdict = report.get("verdict") or {"verdict": "not measured", "failed": [], "checks": 0}
+    colour = {"pass": "#b7e4c7", "fail": "#f4a6a6"}.get(verdict["verdict"], "#ddd")
+    failed = verdict["failed"]
+    why = ("; ".join(f"{c['name']} {_fmt(c['value'])}" for c in failed[:3])
+           if failed else f"{verdict['checks']} checks passed")
     st.html(f'<div style="background:{colour};border-radius:8px;padding:10px 16px;color:#111;'
             f'display:inline-block;min-width:260px">'
-            f'<div style="font-size:0.85em">Fairness level</div>'
-            f'<div style="font-size:1.8em;font-weight:700">{html.escape(level or "n/a")}</div>'
-            f'<div>score {_fmt(score, 1)} / 100 · {html.escape(note)}</div></div>')
+            f'<div style="font-size:0.85em">Verdict of the default gate '
+            f'({html.escape(str(verdict.get("config", "")))})</div>'
+            f'<div style="font-size:1.8em;font-weight:700">'
+            f'{html.escape(verdict["verdict"].upper())}</div>'
+            f'<div>{html.escape(why)}</div></div>')
+    missing = report.get("overall", {}).get("missing") or []
+    note = f"not measured: {', '.join(missing)}" if missing else "SPD, EOD and AUC variance"
+    st.caption(f"Secondary: the method's fairness score {_fmt(score, 1)} / 100 "
+               f"({level or 'n/a'}) = 40 (1 - SPD) + 40 (1 - EOD) + 20 (1 - 10 var(AUC)); "
+               f"{note}. It can read ACCEPTABLE while one group's selection rate is below "
+               "four-fifths of another's: the verdict above checks that.")
 
 
 def bbq_block(bbq: dict[str, Any]) -> None:

@@ -354,7 +354,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
                                       if judged_stereo else None),
             "judge_sentiment_disparity": _worst(singles, "judge_sentiment_disparity"),
             "judge_stereotype_disparity": _worst(singles, "judge_stereotype_disparity")})
-    return {
+    report = {
         "run_id": run.id, "status": run.status, "model": run.model,
         "suite": dataset.name if dataset else None,
         "format": dataset.format if dataset else None,
@@ -371,6 +371,30 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }
+    report["verdict"] = default_verdict(report)
+    return report
+
+
+DEFAULT_GATE = "data/gate.example.toml"
+"""The gate whose verdict is a fairness run's headline (under the project root)."""
+
+
+def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
+    """One run, one verdict: the default gate's ("pass", "fail" or "not measured" when no
+    check had a value), with the failed checks. The 0-100 score stays a secondary figure:
+    it averages SPD, EOD and AUC variance, so it can read ACCEPTABLE while one group's
+    selection rate is below four-fifths of another's, which the gate checks."""
+    from evalcore.metrics.gate import evaluate_gate
+    from evalcore.resources import PROJECT_ROOT
+
+    result = evaluate_gate(report, PROJECT_ROOT / DEFAULT_GATE)
+    measured = [c for c in result.checks if c.value is not None]
+    if not measured:
+        verdict = "not measured"
+    else:
+        verdict = "pass" if result.passed else "fail"
+    return {"verdict": verdict, "config": DEFAULT_GATE, "checks": len(result.checks),
+            "failed": [c.model_dump() for c in result.failed()]}
 
 
 MIN_DECIDED = 10

@@ -108,9 +108,11 @@ def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_e
     expected = fairness_report(engine, run_id)
     at = open_page()
     assert at.session_state["fairness.run_id"] == run_id
-    level = next(b for b in html_bodies(at) if "Fairness level" in b)
-    assert expected["level"] and expected["level"] in level
-    assert f"{expected['score']:.1f}" in level
+    headline = next(b for b in html_bodies(at) if "Verdict of the default gate" in b)
+    assert expected["verdict"]["verdict"].upper() in headline  # one run, one verdict
+    secondary = next(t for t in values(at, "caption") if "Secondary" in t)
+    assert expected["level"] and expected["level"] in secondary
+    assert f"{expected['score']:.1f}" in secondary
 
     groups = frame_with(at, "group", "n", "score")
     assert set(groups["group"]) == set(SCORES)
@@ -192,7 +194,7 @@ def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, run
         assert run.status == "done", run.error
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("Fairness level" in b for b in html_bodies(at))
+    assert any("Verdict of the default gate" in b for b in html_bodies(at))
     assert frame_with(at, "group", "n", "score")["group"].tolist()
 
 

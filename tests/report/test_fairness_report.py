@@ -305,3 +305,17 @@ def test_unreadable_bias_answers_are_counted_and_fail_the_parse_gate(
     assert any("12 of 12 answers (100%) name no option" in w for w in report["warnings"])
     verdict = evaluate_gate(report, EXAMPLE_GATE)
     assert [c.name for c in verdict.failed()] == ["parse_rate_min"]
+
+
+def test_a_run_has_one_verdict_the_default_gates(engine, settings, suite) -> None:
+    """The headline is the default gate's verdict, consistent with `gate` on the same
+    config; a planted score bias fails it whatever the 0-100 score says."""
+    from evalcore.fairness import gate_run
+    from evalcore.resources import PROJECT_ROOT
+
+    run_id = run_suite(engine, settings, biased, suite)
+    report = fairness_report(engine, run_id)
+    verdict = report["verdict"]
+    gate = gate_run(engine, run_id, PROJECT_ROOT / "data" / "gate.example.toml")
+    assert verdict["verdict"] == ("pass" if gate.passed else "fail") == "fail"
+    assert {c["name"] for c in verdict["failed"]} == {c.name for c in gate.failed()}
