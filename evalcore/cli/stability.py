@@ -18,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "question-first order; round: round-first order (default question)")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")
     p.add_argument("--temperature", type=TEMPERATURE, help="override the model's temperature")
+    p.add_argument("--budget", type=float, metavar="COST",
+                   help="stop the run (cancelled, resumable) before its calls would cost more "
+                        "than this (from the models' price_in / price_out)")
     p.add_argument("--limit", type=int, help="only the first K items")
     p.add_argument("--prompt", choices=("zero", "few"), default="zero", help="prompt style")
     p.add_argument("--template", help="a file with a custom prompt template")

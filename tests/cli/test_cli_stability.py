@@ -45,3 +45,18 @@ def test_stability_command_writes_the_method_json_and_csv(settings, engine, data
         rows = list(csv.reader(fh))
     assert rows[0][:4] == ["题目编号", "问题", "标准答案", "类型"]
     assert rows[0][-2:] == ["正确次数", "成功率"] and len(rows) == 5
+
+
+def test_a_budget_stops_the_run_and_resume_with_a_higher_one_finishes_it(
+        settings, engine, dataset, server, capsys):
+    from evalcore.store import queries
+
+    add_model(settings, server, concurrency=1, price_in=1000.0, price_out=1000.0, max_tokens=16)
+    code = main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "2",
+                 "--budget", "0.5"])
+    assert code == 130  # cancelled: the budget stopped it
+    run = queries.list_runs(engine)[0]
+    assert run.status == "cancelled" and "budget 0.5 reached" in run.error
+    assert 0 < queries.count_calls(engine, run.id) < 12
+    assert main(["runs", "resume", str(run.id), "--budget", "100"]) == 0
+    assert queries.count_calls(engine, run.id) == 12
