@@ -21,7 +21,7 @@ Rules (the method's, made precise):
 - Classes on the rate r: perfect r = 1; high 0.8 <= r < 1; unstable 0.5 <= r < 0.8;
   severe 0 < r < 0.5; failed r = 0. Decided on integers (5c >= 4n, 2c >= n), so no
   floating-point rounding can move a question across a boundary.
-- Risk levels: high_risk r < 0.5; critical 0.5 <= r < 0.8; trusted r >= 0.8 (includes
+- Risk levels (the method's names): high_risk r < 0.5; borderline 0.5 <= r < 0.8; trusted r >= 0.8 (includes
   perfect); perfect r = 1. Trusted and perfect overlap on purpose: the method reports both.
 - Mean and variance of the per-question rates are over the population of questions
   evaluated that have a rate (variance with ddof=0, numpy's default): these questions are the whole
@@ -48,7 +48,7 @@ from evalcore.errors import EvalcoreError
 
 StabilityClass = Literal["perfect", "high", "unstable", "severe", "failed"]
 CLASSES: tuple[StabilityClass, ...] = ("perfect", "high", "unstable", "severe", "failed")
-RISK_LEVELS: tuple[str, ...] = ("high_risk", "critical", "trusted", "perfect")
+RISK_LEVELS: tuple[str, ...] = ("high_risk", "borderline", "trusted", "perfect")
 MAX_ROUNDS = 100
 """The method asks each question 1 to 100 times."""
 FailurePolicy = Literal["exclude", "as_wrong"]
@@ -117,7 +117,7 @@ def risk_levels(correct: int, n: int) -> tuple[str, ...]:
     if 2 * correct < n:
         return ("high_risk",)
     if 5 * correct < 4 * n:
-        return ("critical",)
+        return ("borderline",)
     return ("trusted", "perfect") if correct == n else ("trusted",)
 
 

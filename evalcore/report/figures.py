@@ -29,13 +29,13 @@ DARK_RED = "#a50026"
 CLASS_COLOURS: dict[str, str] = {"perfect": GREEN, "high": LIGHT_GREEN, "unstable": YELLOW,
                                  "severe": RED, "failed": DARK_RED}
 """Bar colour per stability class (severe and failed both read as red)."""
-RISK_COLOURS: dict[str, str] = {"high_risk": RED, "critical": YELLOW, "trusted": LIGHT_GREEN,
+RISK_COLOURS: dict[str, str] = {"high_risk": RED, "borderline": YELLOW, "trusted": LIGHT_GREEN,
                                 "perfect": GREEN}
 CLASS_LABELS: dict[str, str] = {"perfect": "perfect (100%)", "high": "high (>= 80%)",
                                 "unstable": "unstable (50-80%)", "severe": "severe (0-50%)",
                                 "failed": "failed (0%)"}
-RISK_LABELS: dict[str, str] = {"high_risk": "high risk (< 50%)", "critical": "critical (50-80%)",
-                               "trusted": "trusted (>= 80%)", "perfect": "perfect (100%)"}
+RISK_LABELS: dict[str, str] = {"high_risk": "high risk (< 50%)", "borderline": "borderline (50-80%)",
+                               "trusted": "trusted (>= 80%)", "perfect": "of which perfect (100%)"}
 
 
 def bin_colour(correct: int, n_rounds: int) -> str:
@@ -85,6 +85,7 @@ def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
                                  mode="lines+markers", line_color=colour,
                                  hovertemplate="k=%{x}: %{y:.3f}<extra>" + name + "</extra>"))
     fig.update_layout(title="pass^k and pass@k", xaxis_title="k", yaxis_title="probability",
+                      xaxis={"tickmode": "linear", "dtick": 1, "tick0": 1},
                       yaxis_range=[0, 1.02], legend={"orientation": "h", "y": -0.2},
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
     return fig
@@ -113,6 +114,29 @@ def class_figure(report: Mapping[str, Any]) -> go.Figure:
 
 
 def risk_figure(report: Mapping[str, Any]) -> go.Figure:
-    """Questions per risk level; trusted includes perfect, as the method reports both."""
-    return _count_bars(report["summary"]["risk"], RISK_LEVELS, RISK_COLOURS, RISK_LABELS,
-                       int(report["distribution"]["total_questions"]), "Risk levels")
+    """Questions per risk level (high risk, borderline, trusted: they add up to the
+    questions with a rate); the perfect ones are drawn inside the trusted bar, as the
+    method reports them: "trusted, of which perfect"."""
+    import plotly.graph_objects as go
+
+    risk = report["summary"]["risk"]
+    total = int(report["distribution"]["total_questions"])
+    levels = ("high_risk", "borderline", "trusted")
+    perfect = int(risk.get("perfect", 0))
+    below = [int(risk.get(name, 0)) - (perfect if name == "trusted" else 0) for name in levels]
+    labels = [RISK_LABELS[name] for name in levels]
+    fig = go.Figure()
+    fig.add_trace(go.Bar(
+        x=labels, y=below, marker_color=[RISK_COLOURS[n] for n in levels],
+        marker_line_color="#555", marker_line_width=0.5, name="",
+        customdata=[int(risk.get(n, 0)) for n in levels],
+        hovertemplate="%{x}: %{customdata} questions<extra></extra>"))
+    fig.add_trace(go.Bar(
+        x=[RISK_LABELS["trusted"]], y=[perfect], marker_color=RISK_COLOURS["perfect"],
+        marker_line_color="#555", marker_line_width=0.5, name=RISK_LABELS["perfect"],
+        text=[f"{perfect} perfect"], textposition="inside",
+        hovertemplate="of which perfect: %{y}<extra></extra>"))
+    fig.update_layout(title=f"Risk levels ({total} questions)", yaxis_title="questions",
+                      barmode="stack", showlegend=False,
+                      margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    return fig

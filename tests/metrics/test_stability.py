@@ -94,7 +94,7 @@ def test_risk_levels_boundaries() -> None:
             rate = Fraction(c, n)
             levels = set(risk_levels(c, n))
             assert ("high_risk" in levels) == (rate < Fraction(1, 2))
-            assert ("critical" in levels) == (Fraction(1, 2) <= rate < Fraction(4, 5))
+            assert ("borderline" in levels) == (Fraction(1, 2) <= rate < Fraction(4, 5))
             assert ("trusted" in levels) == (rate >= Fraction(4, 5))
             assert ("perfect" in levels) == (rate == 1)
 
@@ -166,7 +166,7 @@ def test_summary_matches_numpy_and_scipy(seed: int, questions: int, rounds: int)
     }
     assert summary.risk == {
         "high_risk": int(np.sum(rates < 0.5)),
-        "critical": int(np.sum((rates >= 0.5) & (rates < 0.8))),
+        "borderline": int(np.sum((rates >= 0.5) & (rates < 0.8))),
         "trusted": int(np.sum(rates >= 0.8)),
         "perfect": int(np.sum(rates == 1)),
     }
@@ -303,7 +303,7 @@ def test_all_right_and_all_wrong(rounds: int) -> None:
     right = stability_summary([[1] * rounds] * 4, rounds)
     assert right.mean == 1.0 and right.variance == 0.0
     assert right.classes["perfect"] == 4 and right.risk == {
-        "high_risk": 0, "critical": 0, "trusted": 4, "perfect": 4}
+        "high_risk": 0, "borderline": 0, "trusted": 4, "perfect": 4}
     assert right.distribution_counts[str(rounds)] == 4
     assert set(right.pass_at_k.values()) == {1.0} and set(right.pass_hat_k.values()) == {1.0}
 

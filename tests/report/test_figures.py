@@ -97,12 +97,21 @@ def test_class_figure_counts_each_class_once(report):
     assert list(bar.marker.color)[:3] == [GREEN, LIGHT_GREEN, YELLOW]
 
 
-def test_risk_figure_trusted_includes_perfect(report):
-    bar = figures.risk_figure(report).data[0]
+def test_risk_figure_bars_add_up_with_perfect_inside_trusted(report):
+    bars, perfect = figures.risk_figure(report).data
     counts = correct_counts()
     high_risk = counts[0] + counts[1] + counts[2]
-    assert list(bar.y) == [high_risk, counts[3], counts[4] + counts[5], counts[5]]
-    assert list(bar.marker.color) == [RED, YELLOW, LIGHT_GREEN, GREEN]
+    assert list(bars.y) == [high_risk, counts[3], counts[4]]  # trusted, not perfect
+    assert list(perfect.y) == [counts[5]] and perfect.x[0] == bars.x[2]  # stacked on it
+    assert sum(bars.y) + sum(perfect.y) == len(VERDICTS)
+    assert list(bars.marker.color) == [RED, YELLOW, LIGHT_GREEN]
+    assert perfect.marker.color == GREEN
+    assert figures.risk_figure(report).layout.barmode == "stack"
+
+
+def test_pass_k_figure_has_integer_ticks(report):
+    axis = figures.pass_k_figure(report).layout.xaxis
+    assert (axis.tickmode, axis.dtick) == ("linear", 1)
 
 
 def test_importing_figures_and_frames_loads_neither_plotly_nor_pandas():
