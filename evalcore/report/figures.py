@@ -121,7 +121,7 @@ def risk_figure(report: Mapping[str, Any]) -> go.Figure:
 
     risk = report["summary"]["risk"]
     total = int(report["distribution"]["total_questions"])
-    levels = ("high_risk", "borderline", "trusted")
+    levels = RISK_LEVELS[:3]  # high_risk, borderline, trusted (perfect is drawn inside)
     perfect = int(risk.get("perfect", 0))
     below = [int(risk.get(name, 0)) - (perfect if name == "trusted" else 0) for name in levels]
     labels = [RISK_LABELS[name] for name in levels]
