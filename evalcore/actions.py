@@ -57,26 +57,30 @@ def _imported_by(engine: "Engine", actor: Actor, dataset: Any) -> Any:
     return dataset
 
 
+def _import(actor: Actor, engine: "Engine", action: str, make: Callable[[], Any], *,
+            suite: bool = False) -> Any:
+    """Check the import permission, create the dataset with `make()`, stamp the importer
+    on it and record the import (with its file, or as a generated suite)."""
+    _check(engine, actor, "import", action)
+    dataset = _imported_by(engine, actor, make())
+    where = {"suite": True} if suite else {"file": dataset.source_file}
+    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
+            items=dataset.item_count, **where)
+    return dataset
+
+
 def import_dataset(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.import_dataset`, for evaluators and above."""
-    from evalcore.dataset import import_dataset as _import
+    from evalcore.dataset import import_dataset as _import_file
 
-    _check(engine, actor, "import", "import_dataset")
-    dataset = _imported_by(engine, actor, _import(engine, source, **kwargs))
-    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
-            items=dataset.item_count, file=dataset.source_file)
-    return dataset
+    return _import(actor, engine, "import_dataset", lambda: _import_file(engine, source, **kwargs))
 
 
 def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.store_parsed` (the Datasets page's import), for evaluators and above."""
     from evalcore.dataset import store_parsed as _store
 
-    _check(engine, actor, "import", "store_parsed")
-    dataset = _imported_by(engine, actor, _store(engine, parsed, **kwargs))
-    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
-            items=dataset.item_count, file=dataset.source_file)
-    return dataset
+    return _import(actor, engine, "store_parsed", lambda: _store(engine, parsed, **kwargs))
 
 
 def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] = None,
@@ -85,11 +89,8 @@ def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] 
     for evaluators and above."""
     from evalcore.perturb.counterfactual import save_suite as _save
 
-    _check(engine, actor, "import", "save_suite")
-    dataset = _imported_by(engine, actor, _save(engine, parsed, name, **kwargs))
-    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
-            items=dataset.item_count, suite=True)
-    return dataset
+    return _import(actor, engine, "save_suite", lambda: _save(engine, parsed, name, **kwargs),
+                   suite=True)
 
 
 def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) -> Any:

@@ -11,9 +11,12 @@ from evalcore.errors import RunError
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.run import RunProgress, model_snapshot
 
-STALE_AFTER_S = 2 * 15.0
-"""A queued or running run with no sign of life for this long (two job leases) has no
-worker: none is running, or its worker died and none has taken it over yet."""
+def stale_after_s() -> float:
+    """A queued or running run with no sign of life for two job leases has no worker: none
+    is running, or its worker died and none has taken it over yet."""
+    from evalcore.store.jobs import lease_seconds
+
+    return 2 * lease_seconds()
 
 
 def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
@@ -221,14 +224,14 @@ def _label(run: Any) -> str:
 
 def is_stale(run: Any, now: Optional[datetime] = None) -> bool:
     """Whether a queued or running run has shown no sign of life (heartbeat, else start,
-    else creation) for STALE_AFTER_S: pages say that no worker is executing it."""
+    else creation) for `stale_after_s()`: pages say that no worker is executing it."""
     if run.status not in ("queued", "running"):
         return False
     last = run.heartbeat_at or run.started_at or run.created_at
     if last.tzinfo is None:
         last = last.replace(tzinfo=timezone.utc)
     now = now or datetime.now(timezone.utc)
-    return (now - last).total_seconds() > STALE_AFTER_S
+    return (now - last).total_seconds() > stale_after_s()
 
 
 def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None:

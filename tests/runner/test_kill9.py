@@ -22,20 +22,26 @@ def cli(settings, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_killed_run_keeps_finished_calls_and_resume_completes_it(engine, settings, dataset,
-                                                                  server):
+def cli_run_under_way(engine, settings, dataset, server):  # noqa: ANN001, ANN201
+    """A 6 x 10-round CLI run at 100 ms a call, once it has stored 10 calls: (process, run id)."""
     server.reconfigure(latency=0.1)
     add_model(settings, server, concurrency=2)
-    total = 6 * 10
     proc = cli(settings, "stability", "--dataset", dataset, "--model", "fake", "--rounds", "10")
     deadline = time.monotonic() + 60
     run_id = None
     while time.monotonic() < deadline:
         runs = queries.list_runs(engine)
         if runs and (run_id := runs[0].id) and queries.count_calls(engine, run_id) >= 10:
-            break
+            return proc, run_id
         time.sleep(0.05)
-    assert run_id is not None, "the CLI run never stored 10 calls"
+    proc.kill()
+    pytest.fail("the CLI run never stored 10 calls")
+
+
+def test_killed_run_keeps_finished_calls_and_resume_completes_it(engine, settings, dataset,
+                                                                  server):
+    total = 6 * 10
+    proc, run_id = cli_run_under_way(engine, settings, dataset, server)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=10)
 

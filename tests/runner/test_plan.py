@@ -31,10 +31,10 @@ def test_a_run_is_stale_when_its_last_sign_of_life_is_old():
     from datetime import datetime, timedelta, timezone
     from types import SimpleNamespace
 
-    from evalcore.runner.start import STALE_AFTER_S, is_stale
+    from evalcore.runner.start import is_stale, stale_after_s
 
     now = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    old = (now - timedelta(seconds=STALE_AFTER_S + 1)).replace(tzinfo=None)
+    old = (now - timedelta(seconds=stale_after_s() + 1)).replace(tzinfo=None)
     fresh = now - timedelta(seconds=1)
 
     def run(status, heartbeat=None, started=None, created=old):

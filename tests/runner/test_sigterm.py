@@ -4,31 +4,19 @@ are stored, the run goes back to the queue at once (no lease to wait out), exit 
 from __future__ import annotations
 
 import signal
-import time
 
 import pytest
 
 from evalcore.store import jobs, queries
-from tests.runner.conftest import add_model
-from tests.runner.test_kill9 import cli
+from tests.runner.test_kill9 import cli, cli_run_under_way
 
 pytestmark = pytest.mark.integration
 
 
 def test_sigterm_releases_a_cli_run_and_resume_sends_only_the_rest(engine, settings, dataset,
                                                                      server):
-    server.reconfigure(latency=0.1)
-    add_model(settings, server, concurrency=2)
     total = 6 * 10
-    proc = cli(settings, "stability", "--dataset", dataset, "--model", "fake", "--rounds", "10")
-    deadline = time.monotonic() + 60
-    run_id = None
-    while time.monotonic() < deadline:
-        runs = queries.list_runs(engine)
-        if runs and (run_id := runs[0].id) and queries.count_calls(engine, run_id) >= 10:
-            break
-        time.sleep(0.05)
-    assert run_id is not None, "the CLI run never stored 10 calls"
+    proc, run_id = cli_run_under_way(engine, settings, dataset, server)
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 143, err
