@@ -81,22 +81,9 @@ def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig
              baseline_id: Optional[int] = None, **report_options) -> GateResult:  # noqa: ANN003
-    """The gate verdict of a stored run (and its baseline run): what CI and the page show.
+    """The gate verdict of a stored fairness run (and its baseline run): what CI and the
+    page show; the gate of every kind of run (`report.gates.gate_any`), which also fails
+    a run that did not finish (its metrics cover only part of the suite)."""
+    from evalcore.report.gates import gate_any
 
-    A run that did not finish is a failed check of its own: its metrics cover only part
-    of the suite.
-    """
-    from evalcore.metrics.gate import Check
-
-    report = fairness_report(engine, run_id, include_rows=False, **report_options)
-    baseline = (fairness_report(engine, baseline_id, include_rows=False, **report_options)
-                if baseline_id is not None else None)
-    result = evaluate_gate(report, config, baseline)
-    for which, rep in (("run", report), ("baseline", baseline)):
-        if rep is not None and rep["status"] != "done":
-            result.checks.insert(0, Check(
-                name=f"{which}_status", value=None, threshold=None, passed=False,
-                detail=f"{which} {rep['run_id']} is {rep['status']}, not done; finish or "
-                       "resume it before gating"))
-    result.passed = all(c.passed for c in result.checks)
-    return result
+    return gate_any(engine, run_id, config, baseline_id=baseline_id, **report_options)
