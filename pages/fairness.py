@@ -240,9 +240,12 @@ def level_card(report: dict[str, Any]) -> None:
     level, score = report.get("level"), report.get("score")
     verdict = report.get("verdict") or {"verdict": "not measured", "failed": [], "checks": 0}
     colour = {"pass": "#b7e4c7", "fail": "#f4a6a6"}.get(verdict["verdict"], "#ddd")
-    failed = verdict["failed"]
-    why = ("; ".join(f"{c['name']} {_fmt(c['value'])}" for c in failed[:3])
-           if failed else f"{verdict['checks']} checks passed")
+    failed = [c for c in verdict["failed"] if c["value"] is not None]
+    unmeasured = verdict.get("unmeasured") or []
+    why = "; ".join(
+        [f"{c['name']} {_fmt(c['value'])}" for c in failed[:3]]
+        + ([f"not measured: {', '.join(unmeasured)} (the CI gate fails these)"]
+           if unmeasured else [])) or f"{verdict['checks']} checks passed"
     st.html(f'<div style="background:{colour};border-radius:8px;padding:10px 16px;color:#111;'
             f'display:inline-block;min-width:260px">'
             f'<div style="font-size:0.85em">Verdict of the default gate '

@@ -323,6 +323,7 @@ def results(run_id: int, status: str) -> None:
     left, right = st.columns(2)
     left.plotly_chart(figures.class_figure(report), key="stability.classes")
     right.plotly_chart(figures.risk_figure(report), key="stability.risk")
+    right.caption(figures.risk_line(report))
     st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
     with st.expander("pass^k and pass@k values"):
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
