@@ -218,6 +218,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     job = jobs.get_job(engine(), job_id)
     finished = job.status in jobs.JOB_FINISHED
     if was_live and finished:
+        st.session_state[f"{key}.ended_seen.{job_id}"] = True
         st.rerun()  # once, when the job ends: draw what it made
     fraction = min(job.done / job.total, 1.0) if job.total else 0.0
     st.progress(fraction, text=f"{job.label}: {job.status}, {job.done} / {job.total or '?'}")
@@ -243,6 +244,12 @@ def job_panel(job_id: int, key: str) -> str:
 
     status = jobs.get_job(engine(), job_id).status
     live = status not in jobs.JOB_FINISHED
+    seen = f"{key}.ended_seen.{job_id}"
+    if not live and not st.session_state.get(seen):
+        # The job may have ended after this run drew what it made (a report above the
+        # panel): draw the page once more, so nothing on it predates the job's end.
+        st.session_state[seen] = True
+        st.rerun()
     st.fragment(run_every=REFRESH_S if live else None)(_job_body)(job_id, live, key)
     return status
 
