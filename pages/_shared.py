@@ -149,6 +149,31 @@ def sidebar() -> None:
         st.markdown(local_model_line())
 
 
+# ------------------------------------------------------------------ downloads
+
+
+@st.cache_data(max_entries=32, show_spinner="Preparing the download...")
+def _download_bytes(cache_key: tuple[Any, ...], _make: Callable[[], bytes]) -> bytes:
+    """`_make()` once per `cache_key` (not hashed: the key names what it builds)."""
+    return _make()
+
+
+def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], *,
+             file_name: str, mime: str, key: str, column: Any = None) -> None:
+    """A download button that never hangs.
+
+    Streamlit's deferred downloads (`data=callable`) get a new file id on every rerun and
+    drop the old one, and a download click reruns the page by default: a second quick
+    click then asks for a file that is gone (`MediaFileStorageError: Deferred file ...
+    not found`, the button waits forever). Here the bytes are built when the button is
+    drawn, cached under `cache_key` (the run, its `run_state` and the export), so a rerun
+    hands the same content the same URL, and a click does not rerun the page.
+    """
+    data = _download_bytes(cache_key, make)
+    (column or st).download_button(label, data, file_name=file_name, mime=mime, key=key,
+                                   on_click="ignore")
+
+
 # ------------------------------------------------------------------ run progress
 
 REFRESH_S = 2.0

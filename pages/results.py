@@ -225,21 +225,21 @@ def settings_view(details: dict[str, Any]) -> None:
 
 
 def downloads(run_id: int, kind: str) -> None:
-    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`)."""
+    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`); the
+    bytes are cached per run state, and a click never reruns the page (`_shared.download`)."""
     from evalcore.kinds import KINDS
 
     st.markdown("#### Export")
     exports = KINDS[kind].exports if kind in KINDS else ()
     cols = st.columns(1 + len(exports))
-    cols[0].download_button("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(),
-                                                                             run_id),
-                            file_name=f"run{run_id}_calls.csv", mime="text/csv",
-                            key="results.calls_csv")
+    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id))
+    _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
+                     (*state, "calls.csv"), file_name=f"run{run_id}_calls.csv",
+                     mime="text/csv", key="results.calls_csv", column=cols[0])
     for n, export in enumerate(exports, start=1):
-        cols[n].download_button(export.label,
-                                lambda e=export: e.make(_shared.engine(), run_id),
-                                file_name=export.filename.format(run=run_id), mime=export.mime,
-                                key=f"results.export.{n}")
+        _shared.download(export.label, lambda e=export: e.make(_shared.engine(), run_id),
+                         (*state, export.filename), file_name=export.filename.format(run=run_id),
+                         mime=export.mime, key=f"results.export.{n}", column=cols[n])
 
 
 def calls_view(run_id: int) -> None:
