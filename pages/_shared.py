@@ -169,9 +169,18 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
     drawn, cached under `cache_key` (the run, its `run_state` and the export), so a rerun
     hands the same content the same URL, and a click does not rerun the page.
     """
-    data = _download_bytes(cache_key, make)
-    (column or st).download_button(label, data, file_name=file_name, mime=mime, key=key,
-                                   on_click="ignore")
+    from evalcore.errors import EvalcoreError
+
+    target = column or st
+    try:
+        data = _download_bytes(cache_key, make)
+    except EvalcoreError as exc:  # nothing to export yet (no judged answer ...): say why
+        target.download_button(label, b"", file_name=file_name, mime=mime, key=key,
+                               disabled=True, help=f"Not available yet: {exc}",
+                               on_click="ignore")
+        return
+    target.download_button(label, data, file_name=file_name, mime=mime, key=key,
+                           on_click="ignore")
 
 
 # ------------------------------------------------------------------ run progress
@@ -181,12 +190,21 @@ REFRESH_S = 2.0
 
 
 def duration(seconds: float | None) -> str:
-    """'1h 05m' / '3m 07s' / '-' for an ETA or a run's length."""
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+    """'31 s' / '10 m 42 s' / '1 h 05 m' / '-' for an ETA or a run's length."""
+    from evalcore.report.timing import format_seconds
+
+    return format_seconds(seconds)
+
+
+STATUS_COLORS = {"done": "green", "running": "blue", "queued": "gray", "cancelled": "orange",
+                 "failed": "red"}
+
+
+def status_badge(status: str, stale: bool = False) -> None:
+    """The run's status as a coloured word on its own line (a metric card cuts
+    "cancelled" off in a narrow column)."""
+    label = f"{status} (no worker)" if stale else status
+    st.badge(label, color=STATUS_COLORS.get(status, "gray"))
 
 
 def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
@@ -203,7 +221,12 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     cols[1].metric(f"{unit.capitalize()}/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
     cols[2].metric("Errors", p["errors"])
     cols[3].metric("Retries", p["retries"])
-    cols[4].metric("ETA", "done" if finished else duration(p["eta"]))
+    if finished:  # an ended run has no ETA: its status says how it ended
+        with cols[4]:
+            st.caption("Status")
+            status_badge(p["status"])
+    else:
+        cols[4].metric("ETA", duration(p["eta"]))
     if finished:
         run = queries.get_run(eng, run_id)
         if run.error:

@@ -15,6 +15,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
+from evalcore.report.timing import timing_text
 from evalcore.store import queries
 from pages import _results_compare, _results_monitor, _shared
 
@@ -56,7 +57,9 @@ def browser() -> int | None:
     st.dataframe(shown, hide_index=True, key="results.runs", column_config={
         "progress": st.column_config.ProgressColumn("progress", format="percent",
                                                     min_value=0.0, max_value=1.0),
-        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
+        "duration_s": st.column_config.NumberColumn(
+            "elapsed (s)", format="%.1f", help="start to end, pauses included; the run's "
+                                              "details show its active time")})
     if shown.empty:
         st.info("No run matches these filters" + (" on this page." if page > 1 else "."))
         return None
@@ -162,20 +165,25 @@ def _status_body(run_id: int, was_live: bool) -> None:
     if live != was_live:
         st.rerun()  # the run ended or was resumed: redraw the page, (re)start refreshing
     st.progress(p["fraction"], text=f"{details['status']}: {p['done']} / {p['total']} units")
+    _shared.status_badge(details["status"], details["stale"])
     usage, timing = details["usage"], details["timing"]
-    cols = st.columns(6)
-    cols[0].metric("Status", details["status"])
-    cols[1].metric("Done", f"{p['done']} / {p['total']}")
-    cols[2].metric("Errors", p["errors"])
-    cols[3].metric("Retries", p["retries"])
-    cols[4].metric("Tokens", f"{usage['tokens']:,}")
-    cols[5].metric("Duration", _shared.duration(timing["duration_s"]))
-    st.caption(f"Calls stored: {usage['calls']} ({usage['errors']} with an error) · prompt "
+    active, elapsed = timing["active_s"], timing["duration_s"]
+    cols = st.columns(5)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric("Errors", p["errors"])
+    cols[2].metric("Retries", p["retries"])
+    cols[3].metric("Tokens", f"{usage['tokens']:,}")
+    cols[4].metric("Active time", _shared.duration(active if active is not None else elapsed),
+                   help="Time a call of the run was under way (pauses between a cancel "
+                        f"and a resume left out); elapsed {_shared.duration(elapsed)}.")
+    eta = p["eta"] if live else None  # an ended run has no ETA
+    st.caption(f"Time {timing_text(active, elapsed)} · calls stored: {usage['calls']} "
+               f"({usage['errors']} with an error) · prompt "
                f"tokens {usage['prompt_tokens']:,} · completion tokens "
                f"{usage['completion_tokens']:,} · mean latency "
                + ("-" if usage["mean_latency_ms"] is None else f"{usage['mean_latency_ms']:.0f} ms")
-               + (f" · calls/s {p['rate']:.1f}" if p["rate"] else "")
-               + (f" · ETA {_shared.duration(p['eta'])}" if p["eta"] is not None else ""))
+               + (f" · calls/s {p['rate']:.1f}" if p["rate"] and live else "")
+               + (f" · ETA {_shared.duration(eta)}" if eta is not None else ""))
     if details["error"]:
         st.error(f"Run #{run_id} {details['status']}: {details['error']}")
     actions(run_id, details)

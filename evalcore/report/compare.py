@@ -180,7 +180,9 @@ def run_filter_options(engine: Engine) -> dict[str, list[str]]:
 
 def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
     """What the details view shows: the run's settings (spec and model snapshots, which
-    hold env var names, never keys), progress, timing, token usage and errors."""
+    hold env var names, never keys), progress, timing (elapsed `duration_s`, and
+    `active_s` without the pauses, `report.timing`), token usage and errors."""
+    from evalcore.report.timing import active_seconds
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -205,7 +207,8 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
         "stale": is_stale(run, now),
         "timing": {"created_at": run.created_at, "started_at": run.started_at,
                    "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
-                   "duration_s": _duration_s(run, now)},
+                   "duration_s": _duration_s(run, now),
+                   "active_s": active_seconds(engine, run_id)},
         "usage": queries.call_stats(engine, run_id),
         "error": run.error,
     }
