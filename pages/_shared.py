@@ -97,15 +97,23 @@ def _route_through_app() -> None:
 
 
 def local_model_line() -> str:
-    """One line on the embedded llama.cpp model: running where, or stopped."""
+    """One line on the embedded llama.cpp model: starting (loading), running where, or
+    stopped."""
     from evalcore.providers.local import LocalServer
 
     status = LocalServer.instance().status()
+    if status["state"] == "starting":
+        since = datetime.fromtimestamp(status["loading_since"]).strftime("%H:%M:%S")
+        return f"starting: loading {Path(status['loading_path']).name} (since {since})"
     if not status["running"]:
         return "stopped (starts on first use, or from the Models page)"
     since = datetime.fromtimestamp(status["started_at"]).strftime("%H:%M:%S")
     model = Path(status["model_path"]).name or "?"
     return f"running at {status['url']} ({model}, since {since})"
+
+
+def _local_model_body() -> None:
+    st.markdown(local_model_line())
 
 
 def actor() -> Any:
@@ -146,7 +154,11 @@ def sidebar() -> None:
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
-        st.markdown(local_model_line())
+        from evalcore.providers.local import LocalServer
+
+        starting = LocalServer.instance().status()["state"] == "starting"
+        # while it loads, re-read every REFRESH_S so "starting" turns into "running"
+        st.fragment(run_every=REFRESH_S if starting else None)(_local_model_body)()
 
 
 # ------------------------------------------------------------------ downloads
@@ -194,6 +206,15 @@ def duration(seconds: float | None) -> str:
     from evalcore.report.timing import format_seconds
 
     return format_seconds(seconds)
+
+
+def change_delta(change: float | None, fmt: str = "{:+.1%}") -> str | None:
+    """A metric card's delta text; None (no arrow) when the change rounds to zero, so a
+    "+0.0%" is never drawn as a green rise."""
+    if change is None:
+        return None
+    text = fmt.format(change)
+    return None if fmt.format(0.0) in (text, text.replace("-", "+", 1)) else text
 
 
 STATUS_COLORS = {"done": "green", "running": "blue", "queued": "gray", "cancelled": "orange",
