@@ -197,10 +197,11 @@ def results(run_id: int) -> None:
     flips_section(report)
     st.markdown("#### Most fragile questions")
     fragile_section(report)
-    st.download_button("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
-                                                         default=str),
-                       file_name=f"robustness_run{run_id}.json", mime="application/json",
-                       key="robustness.json")
+    _shared.download("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                       default=str).encode("utf-8"),
+                     (_shared.settings().db_url, run_id, _shared.run_state(run_id), "json"),
+                     file_name=f"robustness_run{run_id}.json", mime="application/json",
+                     key="robustness.json")
 
 
 # ------------------------------------------------------------------ page

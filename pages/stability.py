@@ -348,15 +348,15 @@ def results(run_id: int, status: str) -> None:
 
     st.markdown("#### Downloads")
     a, b, c = st.columns(3)
-    a.download_button("CSV (中文表头)", lambda: _csv(run_id, "zh", policy),
-                      file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
-                      key="stability.csv_zh")
-    b.download_button("CSV (English headers)", lambda: _csv(run_id, "en", policy),
-                      file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
-                      key="stability.csv_en")
-    c.download_button("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
-                      file_name=f"stability_run{run_id}.json", mime="application/json",
-                      key="stability.json")
+    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id), policy)
+    for column, label, lang in ((a, "CSV (中文表头)", "zh"), (b, "CSV (English headers)", "en")):
+        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), (*state, lang),
+                         file_name=f"stability_run{run_id}_{lang}.csv", mime="text/csv",
+                         key=f"stability.csv_{lang}", column=column)
+    _shared.download("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                default=str).encode("utf-8"),
+                     (*state, "json"), file_name=f"stability_run{run_id}.json",
+                     mime="application/json", key="stability.json", column=c)
 
 
 # ------------------------------------------------------------------ page

@@ -27,7 +27,15 @@ pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
 DOWNLOAD_TIMEOUT_S = 20.0
 """Bound on the whole burst of downloads: a hung one fails the test instead of waiting."""
-CLICKED = ("Raw calls CSV", "Stability CSV (English headers)", "Stability JSON")
+DOWNLOADS = {  # page: (heading above the buttons, {button label: file name})
+    "results": ("Export", {"Raw calls CSV": "run{run}_calls.csv",
+                           "Stability CSV (English headers)": "stability_run{run}_en.csv",
+                           "Stability JSON": "stability_run{run}.json"}),
+    "stability": ("Downloads", {"CSV (中文表头)": "stability_run{run}_zh.csv",
+                                "CSV (English headers)": "stability_run{run}_en.csv",
+                                "JSON": "stability_run{run}.json"}),
+}
+"""The issue's three downloads (two CSVs, then the JSON) on each page that offers them."""
 PAGES = ("", "datasets", "models", "stability", "attacks", "robustness", "fairness",
          "results")
 
@@ -76,25 +84,28 @@ def _check_content(name: str, body: bytes) -> None:
         assert header.count(",") >= 2 and rows, f"{name}: {text[:200]!r}"
 
 
+@pytest.mark.parametrize("path", list(DOWNLOADS))
 def test_every_download_completes_when_clicked_three_times_quickly(chromium, results_app,
-                                                                   tmp_path: Path) -> None:
+                                                                   path: str) -> None:
     from playwright.sync_api import expect
 
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
     url, log, run_id = results_app
+    heading, clicked = DOWNLOADS[path]
     context = chromium.new_context(accept_downloads=True, viewport={"width": 1280,
                                                                     "height": 1000})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     downloads = []
     try:
-        page.goto(f"{url}/results")
-        expect(page.get_by_role("heading", name="Export")).to_be_visible()
+        page.goto(f"{url}/{path}")
+        expect(page.get_by_role("heading", name=heading)).to_be_visible()
         buttons = page.locator('[data-testid="stDownloadButton"] button')
         expect(buttons.first).to_be_enabled()
         labels = buttons.all_inner_texts()
-        # the issue's three: two CSVs, then the JSON (headless Chromium started no 11th
-        # download from one page in our tries, so the fourth export is left out)
-        chosen = [labels.index(name) for name in CLICKED]
+        # headless Chromium started no 11th download from one page in our tries, so three
+        # buttons (nine downloads) per page
+        chosen = [labels.index(label) for label in clicked]
         page.on("download", lambda d: downloads.append(d))
         deadline = time.monotonic() + DOWNLOAD_TIMEOUT_S
         for _ in range(3):  # one click after the other, waiting for nothing in between
@@ -107,8 +118,7 @@ def test_every_download_completes_when_clicked_three_times_quickly(chromium, res
             assert download.failure() is None, download.suggested_filename
             _check_content(download.suggested_filename,
                            Path(download.path()).read_bytes())
-        wanted = [f"run{run_id}_calls.csv", f"stability_run{run_id}_en.csv",
-                  f"stability_run{run_id}.json"]
+        wanted = [name.format(run=run_id) for name in clicked.values()]
         assert names == wanted * 3, names
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     finally:
@@ -122,6 +132,7 @@ def test_every_page_requests_only_the_app_itself(chromium, results_app) -> None:
     """Each page, loaded fresh, asks nothing of any host but the app's own loopback one."""
     from playwright.sync_api import expect
 
+    expect.set_options(timeout=UI_TIMEOUT_MS)
     url, _, _ = results_app
     context = chromium.new_context()
     requests: list[str] = []
