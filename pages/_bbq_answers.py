@@ -66,13 +66,11 @@ def _answer_card(row: dict[str, Any]) -> None:
         st.markdown(f"**Item {row['item_idx']}** · round {row['round']} · "
                     f"{row['category'] or 'no category'} · {row['context']} · "
                     f"{row['polarity']} question")
-        badges = st.columns([1, 1, 4])
-        with badges[0]:
+        with st.container(horizontal=True, vertical_alignment="center"):
             st.badge(row["outcome"], color=OUTCOME_COLORS[row["outcome"]])
-        with badges[1]:
             st.badge(row["bias"], color=BIAS_COLORS[row["bias"]])
-        picked = "nothing" if row["picked"] is None else f"option {row['picked']}"
-        badges[2].caption(f"Read: {picked} · how: {row['read_as']}")
+            picked = "nothing" if row["picked"] is None else f"option {row['picked']}"
+            st.caption(f"Read: {picked} · how: {row['read_as']}")
         st.html(_answer_html(row))
 
 

@@ -129,30 +129,30 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
-    cols = st.columns(4)
+    row = st.container(horizontal=True)
     if status not in queries.FINISHED and not stale:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            with cols[0]:
+            with row:
                 _shared.allowed_button("Cancel run", "run", key="results.cancel",
                                        on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
             st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
-        with cols[1]:
+        with row:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
                                    args=(run_id,), help="Continue where the run stopped; "
                                                         "stored calls are never sent again.")
     if status in queries.FINISHED:
         if details["progress"]["errors"]:
-            with cols[2]:
+            with row:
                 _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
                                        on_click=_retry_failed, args=(run_id,),
                                        help="Send only the calls that failed again; the "
                                             "failed attempts stay on record.")
-        with cols[3]:
+        with row:
             _shared.allowed_button("Delete run", "delete", key="results.delete",
                                    on_click=_delete, args=(run_id,),
                                    help="Delete the run and its calls (its dataset stays).")
@@ -239,15 +239,15 @@ def downloads(run_id: int, kind: str) -> None:
 
     st.markdown("#### Export")
     exports = KINDS[kind].exports if kind in KINDS else ()
-    cols = st.columns(1 + len(exports))
+    row = st.container(horizontal=True)  # each button as wide as its label, none cut off
     state = (_shared.settings().db_url, run_id, _shared.run_state(run_id))
     _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
                      (*state, "calls.csv"), file_name=f"run{run_id}_calls.csv",
-                     mime="text/csv", key="results.calls_csv", column=cols[0])
+                     mime="text/csv", key="results.calls_csv", column=row)
     for n, export in enumerate(exports, start=1):
         _shared.download(export.label, lambda e=export: e.make(_shared.engine(), run_id),
                          (*state, export.filename), file_name=export.filename.format(run=run_id),
-                         mime=export.mime, key=f"results.export.{n}", column=cols[n])
+                         mime=export.mime, key=f"results.export.{n}", column=row)
 
 
 def calls_view(run_id: int) -> None:

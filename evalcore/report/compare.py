@@ -63,20 +63,10 @@ class CompareError(RunError):
 # ------------------------------------------------------------------ the run list
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _duration_s(run: Any, now: datetime) -> float | None:
-    start = _aware(run.started_at)
-    if start is None:
-        return None
-    end = _aware(run.finished_at)
-    if end is None:
-        end = _aware(run.heartbeat_at) if run.status in ("done", "failed", "cancelled") else now
-    return max((end - start).total_seconds(), 0.0) if end else None
+    from evalcore.report.timing import elapsed_seconds
+
+    return elapsed_seconds(run, now)
 
 
 def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,

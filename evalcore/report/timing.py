@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -61,10 +61,26 @@ def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     return union_seconds(intervals) if intervals else None
 
 
+def elapsed_seconds(run: Any, now: Optional[datetime] = None) -> Optional[float]:
+    """Start to end (to now while live; to the last heartbeat for an ended run without an
+    end time), pauses included; None before the run started."""
+    if run.started_at is None:
+        return None
+    end = run.finished_at
+    if end is None:
+        end = run.heartbeat_at if run.status in ("done", "failed", "cancelled") else (
+            now or datetime.now(UTC))
+    if end is None:
+        return None
+    return max(_timestamp(end) - _timestamp(run.started_at), 0.0)
+
+
 def format_seconds(seconds: Optional[float]) -> str:
-    """'31 s' / '10 m 42 s' / '1 h 05 m'; '-' for no value."""
+    """'31 s' / '10 m 42 s' / '1 h 05 m' ('< 1 s' for a moment); '-' for no value."""
     if seconds is None:
         return "-"
+    if 0 < seconds < 0.5:
+        return "< 1 s"
     minutes, secs = divmod(round(seconds), 60)
     hours, minutes = divmod(minutes, 60)
     if hours:

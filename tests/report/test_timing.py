@@ -28,6 +28,7 @@ def test_union_matches_a_brute_force_count_on_random_intervals() -> None:
 def test_format_and_text() -> None:
     assert format_seconds(None) == "-"
     assert format_seconds(31.4) == "31 s"
+    assert format_seconds(0.02) == "< 1 s" and format_seconds(0) == "0 s"
     assert format_seconds(642) == "10 m 42 s"
     assert format_seconds(3900) == "1 h 05 m"
     assert timing_text(31, 642) == "active 31 s (elapsed 10 m 42 s)"
@@ -36,7 +37,7 @@ def test_format_and_text() -> None:
     assert paused(31, 642) and not paused(30, 33) and not paused(None, 5)
 
 
-def test_a_resumed_run_reports_its_active_time_beside_elapsed(engine) -> None:
+def test_a_resumed_run_reports_its_active_time_beside_elapsed(engine, capsys) -> None:
     """Two bursts of 10 s of calls, ten minutes apart: active 20 s, elapsed 10 m 30 s.
     Calls of a later re-judging pass do not count."""
     from evalcore.dataset import load_items
@@ -67,11 +68,20 @@ def test_a_resumed_run_reports_its_active_time_beside_elapsed(engine) -> None:
     calls.append(call(items[0], 1, end + timedelta(minutes=5), 60, stage="rejudge:1"))
     queries.record_calls(engine, calls)
 
+    import json
+
+    from evalcore.cli import main
+
     timing = run_details(engine, run.id)["timing"]
     assert timing["active_s"] == pytest.approx(20.0, abs=0.01)  # 2 x (2 calls x 5 s, 2 slots)
     assert timing["duration_s"] == pytest.approx(630.0, abs=1)
     assert timing_text(timing["active_s"], timing["duration_s"]) == (
         "active 20 s (elapsed 10 m 30 s)")
+    capsys.readouterr()
+    assert main(["runs", "show", str(run.id), "--json"]) == 0  # the CLI says the same
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["active_s"] == pytest.approx(20.0, abs=0.01)
+    assert shown["elapsed_s"] == pytest.approx(630.0, abs=1)
 
 
 def test_a_run_without_calls_has_no_active_time(engine) -> None:
