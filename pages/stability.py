@@ -299,10 +299,12 @@ def results(run_id: int, status: str) -> None:
     cols[1].metric("Rounds N", n)
     cols[2].metric("Mean success rate", _percent(summary["mean"]))
     cols[3].metric("Std of rates", "n/a" if summary["std"] is None else f"{summary['std']:.3f}")
-    cols[4].metric("Rounds without verdict", summary["errored_rounds"])
-    cols[5].metric("Same answer (mean share)", f"{report['consistency']['mean_top_share']:.1%}",
-                   help="Share of rounds giving a question's most common answer: a stability "
-                        "figure that needs no reference answer.")
+    # short labels: a six-card row cuts longer ones off; the help says the rest
+    cols[4].metric("No verdict", summary["errored_rounds"],
+                   help="Rounds without a verdict (model or judge error after all retries)")
+    cols[5].metric("Same answer", f"{report['consistency']['mean_top_share']:.1%}",
+                   help="Mean share of rounds giving a question's most common answer: a "
+                        "stability figure that needs no reference answer.")
     reliability = report.get("judge_reliability")
     if reliability:
         from evalcore.runner.rejudge import reliability_line
