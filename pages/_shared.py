@@ -164,7 +164,7 @@ def sidebar() -> None:
 # ------------------------------------------------------------------ downloads
 
 
-@st.cache_data(max_entries=32, show_spinner="Preparing the download...")
+@st.cache_data(max_entries=16, show_spinner="Preparing the download...")
 def _download_bytes(cache_key: tuple[Any, ...], _make: Callable[[], bytes]) -> bytes:
     """`_make()` once per `cache_key` (not hashed: the key names what it builds)."""
     return _make()
