@@ -500,15 +500,7 @@ def crows_block(section: dict[str, Any]) -> None:
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
-    from evalcore.report.bbq_answers import is_benchmark_run
-    from evalcore.report.fairness import DEFAULT_THRESHOLD
-
-    # a bias benchmark (BBQ / CBBQ / CrowS-Pairs) is scored by the option picked: no
-    # 1-10 score, so no decision threshold to set
-    threshold = DEFAULT_THRESHOLD if is_benchmark_run(_shared.engine(), run_id) else (
-        st.number_input("Decision threshold (score >= this counts as recommended)",
-                        min_value=1.0, max_value=10.0, value=DEFAULT_THRESHOLD, step=0.5,
-                        key="fairness.threshold"))
+    threshold = _bbq_answers.decision_threshold(run_id)  # no input on a BBQ / CBBQ run
     report = _shared.cached_report(_report, run_id, float(threshold))
     if report is None:
         return
