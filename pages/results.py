@@ -173,7 +173,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
     cols[1].metric("Errors", p["errors"])
     cols[2].metric("Retries", p["retries"])
     cols[3].metric("Tokens", f"{usage['tokens']:,}")
-    cols[4].metric("Active time", _shared.duration(active if active is not None else elapsed),
+    cols[4].metric("Active time", _shared.duration(active),
                    help="Time a call of the run was under way (pauses between a cancel "
                         f"and a resume left out); elapsed {_shared.duration(elapsed)}.")
     eta = p["eta"] if live else None  # an ended run has no ETA
