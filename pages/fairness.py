@@ -17,7 +17,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import queries
-from pages import _shared
+from pages import _bbq_answers, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -503,9 +503,7 @@ def crows_block(section: dict[str, Any]) -> None:
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
-    threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
-                                min_value=1.0, max_value=10.0, value=7.0, step=0.5,
-                                key="fairness.threshold")
+    threshold = _bbq_answers.decision_threshold(run_id)  # no input on a BBQ / CBBQ run
     report = _shared.cached_report(_report, run_id, float(threshold))
     if report is None:
         return
@@ -520,6 +518,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     cols[3].metric("Samples per variant", report["samples"])
     if report.get("bbq"):
         bbq_block(report["bbq"])
+        _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):
         crows_block(report["crows_pairs"])
     if report["attributes"]:
