@@ -382,11 +382,17 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
     given = get_dataset(engine, source_dataset) if source_dataset is not None else None
     clean, how = _find_clean(engine, parsed, base_format, given)
     stem = Path(parsed.source_file).stem or "attacked"
+    if not name:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
+        from evalcore.store.db import session_scope
+        from evalcore.store.tables import AttackSet
+
+        with session_scope(engine, write=False) as session:
+            name = _free_name(session, stem, AttackSet)
     params = {"source_file": parsed.source_file, "sha256": parsed.sha256,
               "format": parsed.format, "clean_link": how, "checked": check,
               "similarity_checked": check and similarity}
     return _store(engine, source=clean, rows=None, parsed=parsed, level=level, origin="imported",
-                  seed=None, params=params, name=name or stem, created_by=created_by,
+                  seed=None, params=params, name=name, created_by=created_by,
                   fmt=parsed.format, sha256=parsed.sha256, meta=parsed.meta,
                   check=check, similarity=similarity, clean_name=f"{stem}-clean")
 
