@@ -14,7 +14,9 @@ import streamlit as st
 
 from evalcore.dataset import (
     TASK_TYPES,
+    NameTakenError,
     ParsedDataset,
+    dataset_users,
     detect_format,
     guess_mapping,
     list_datasets,
@@ -29,6 +31,10 @@ from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
 from pages import _shared
 
 PREVIEW_ROWS = 20
+BROWSE_ROWS = 50  # stored items per page
+ANYWAY = "datasets.anyway"  # the file (token) whose content is stored already: offer "Import anyway"
+OUTCOME = "datasets.outcome"  # (token, kind, message) of the last import click, shown once
+BLOCKED = "datasets.blocked"  # a dataset whose deletion runs or attack sets refused
 UPLOAD_TYPES = [s.lstrip(".") for s in SUPPORTED_SUFFIXES]
 MAP = "datasets.map."  # prefix of the column-mapping widget keys
 
@@ -127,34 +133,38 @@ def preview(parsed: ParsedDataset) -> None:
                                "language"])
 
 
-def _store(parsed: ParsedDataset, name: str, token: str, allow_duplicate: bool) -> None:
-    """Store and remember the outcome for this file (the duplicate warning must survive reruns)."""
+def _store(parsed: ParsedDataset, token: str, allow_duplicate: bool) -> None:
+    """Button callback: store the file under the name in the field, and leave the outcome
+    in words of this page (the evalcore messages name CLI flags)."""
+    state = st.session_state
+    name = str(state.get("datasets.name", ""))
+    again = "Import anyway" if state.get(ANYWAY) == token else "Import"
     try:
         dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed, name=name,
                                        allow_duplicate=allow_duplicate)
     except DuplicateDatasetError as exc:
-        outcome = ("duplicate", str(exc))
+        state[ANYWAY] = token
+        existing = getattr(exc, "existing", None)
+        outcome = ("warning", f"This file's content was already imported as dataset "
+                              f"'{existing}'. Use that one, or store a second copy with "
+                              "Import anyway." if existing else str(exc))
+    except NameTakenError as exc:
+        outcome = ("warning", f"A dataset named '{exc.name}' already exists: rename this one "
+                              f"in the Dataset name field above and click {again} again, or "
+                              "delete the old one under Stored datasets.")
     except EvalcoreError as exc:  # a bad file, or a role that may not import
         outcome = ("error", str(exc))
     else:
-        outcome = ("done", f"Imported '{dataset.name}': {dataset.item_count} items.")
-    st.session_state["datasets.outcome"] = (token, *outcome)
+        state.pop(ANYWAY, None)
+        outcome = ("success", f"Imported '{dataset.name}': {dataset.item_count} items.")
+    state[OUTCOME] = (token, *outcome)
 
 
-def _show_outcome(box: Any, token: str) -> bool:
-    """Draw the last import outcome; True when the user asked to import a duplicate anyway."""
-    outcome = st.session_state.get("datasets.outcome")
-    if not outcome or outcome[0] != token:
-        return False
-    _, kind, message = outcome
-    if kind != "duplicate":
-        st.session_state.pop("datasets.outcome")  # shown once
-        (box.success if kind == "done" else box.error)(message)
-        return False
-    with box.container():
-        st.warning(message)
-        st.caption("Names are unique: give this copy another name above, then import anyway.")
-        return st.button("Import anyway", key="datasets.import_anyway")
+def _show_outcome(token: str) -> None:
+    """The last import click's outcome, once (the "Import anyway" offer stays meanwhile)."""
+    outcome = st.session_state.pop(OUTCOME, None)
+    if outcome and outcome[0] == token:
+        getattr(st, outcome[1])(outcome[2])
 
 
 def import_panel(filename: str, data: bytes) -> None:
@@ -163,10 +173,12 @@ def import_panel(filename: str, data: bytes) -> None:
     if st.session_state.get("datasets.token") != token:  # a new file: start from evalcore's guesses
         st.session_state["datasets.token"] = token
         st.session_state["datasets.format"] = "auto"
-        st.session_state.pop("datasets.outcome", None)
+        st.session_state.pop(OUTCOME, None)
         new_file = True
     else:
         new_file = False
+    if new_file:
+        st.session_state.pop(ANYWAY, None)
     if new_file or "datasets.name" not in st.session_state:
         st.session_state["datasets.name"] = Path(filename).stem
     try:
@@ -187,11 +199,15 @@ def import_panel(filename: str, data: bytes) -> None:
         guess = guess_mapping(columns)
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
-                       "`datasets import` uses this guess as it is; change it below if needed.")
+                       "The mapping below is prefilled with it; change it if needed.")
+        elif guess.mapping is not None:
+            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
+                    f"their names and prefilled below: {guess.describe()}; but "
+                    f"{guess.question_for_user()}. Check the mapping below.")
         else:
             st.info(f"No known format has these columns ({', '.join(columns)}) and "
-                    f"{guess.question_for_user()}. Map them below; the choices are prefilled "
-                    "with the best guess.")
+                    f"{guess.question_for_user()}: nothing could be guessed, choose the "
+                    "columns below.")
 
     mapping: dict[str, Any] | None = None
     if fmt == "mapped" or (fmt == "auto" and detected is None):
@@ -206,44 +222,107 @@ def import_panel(filename: str, data: bytes) -> None:
         return
     preview(parsed)
 
-    name = st.text_input("Dataset name", key="datasets.name")
+    st.text_input("Dataset name", key="datasets.name")
     denied = _shared.why_not("import")
-    clicked = st.button("Import", key="datasets.import", type="primary",
-                        disabled=denied is not None, help=denied)
+    left, right, _ = st.columns([1, 1, 3])
+    left.button("Import", key="datasets.import", type="primary", disabled=denied is not None,
+                help=denied, on_click=_store, args=(parsed, token, False))
+    if st.session_state.get(ANYWAY) == token:  # stays after a rename, until it is stored
+        right.button("Import anyway", key="datasets.import_anyway", disabled=denied is not None,
+                     on_click=_store, args=(parsed, token, True),
+                     help="Store a second copy of content that is already stored (dataset "
+                          "names are unique: give it its own name above)")
     if denied:
         st.caption(denied)
-    box = st.empty()
-    if clicked:
-        _store(parsed, name, token, allow_duplicate=False)
-    if _show_outcome(box, token):
-        _store(parsed, name, token, allow_duplicate=True)
-        _show_outcome(box, token)
+    _show_outcome(token)
 
 
 def _ask_delete() -> None:
     st.session_state["datasets.confirm_delete"] = st.session_state.get("datasets.delete_target")
 
 
+def _deleted(message: str) -> None:
+    """After a delete: the import messages about the old dataset are stale, so they go, and
+    the whole page is redrawn (not only the fragment)."""
+    state = st.session_state
+    for key in (OUTCOME, ANYWAY, BLOCKED):
+        state.pop(key, None)
+    state["datasets.delete_result"] = ("done", message)
+    state["datasets.redraw"] = True
+
+
 def _confirm_delete(name: str) -> None:
     st.session_state.pop("datasets.confirm_delete", None)
     try:
+        users = dataset_users(_shared.engine(), name)
+        if users["runs"] or users["attack_sets"]:  # the page offers the way out
+            st.session_state[BLOCKED] = name
+            return
         actions.delete_dataset(_shared.actor(), _shared.engine(), name)
     except EvalcoreError as exc:
         st.session_state["datasets.delete_result"] = ("error", str(exc))
     else:
-        st.session_state["datasets.delete_result"] = ("done", f"Deleted dataset '{name}'.")
+        _deleted(f"Deleted dataset '{name}'.")
+
+
+def _delete_with_runs(name: str) -> None:
+    try:
+        _, runs = actions.delete_dataset_and_runs(_shared.actor(), _shared.engine(), name)
+    except EvalcoreError as exc:
+        st.session_state["datasets.delete_result"] = ("error", str(exc))
+    else:
+        _deleted(f"Deleted {len(runs)} run(s) ({', '.join(map(str, runs))}) and dataset "
+                 f"'{name}'.")
 
 
 def _cancel_delete() -> None:
     st.session_state.pop("datasets.confirm_delete", None)
+    st.session_state.pop(BLOCKED, None)
+
+
+def blocked_panel(name: str) -> None:
+    """What keeps `name` from being deleted, and the way out (no CLI needed)."""
+    from evalcore.store.queries import get_run
+
+    try:
+        users = dataset_users(_shared.engine(), name)
+    except EvalcoreError:
+        st.session_state.pop(BLOCKED, None)
+        return
+    sets, runs = users["attack_sets"], users["runs"]
+    if sets:
+        st.warning(f"Dataset '{name}' has {len(sets)} attack set(s) ("
+                   + ", ".join(f"#{i} {n}" for i, n in sets[:10])
+                   + "): delete them on the Attacks page first.")
+        st.page_link("pages/attacks.py", label="Open the Attacks page",
+                     icon=":material/arrow_forward:")
+    if runs:
+        st.warning(f"Dataset '{name}' is used by {len(runs)} run(s): their results would lose "
+                   "their questions. Look at them on Results, or delete them with the dataset.")
+        rows = []
+        for run_id in runs[:100]:
+            run = get_run(_shared.engine(), run_id)
+            rows.append({"run": run.id, "kind": run.kind, "model": run.model,
+                         "status": run.status, "created": run.created_at})
+        st.dataframe(rows, hide_index=True, key="datasets.blocking_runs")
+        st.page_link("pages/results.py", label="Open the Results page",
+                     icon=":material/arrow_forward:")
+        if not sets:
+            _shared.allowed_button(f"Delete these {len(runs)} run(s) and dataset '{name}'",
+                                   "delete", key="datasets.delete_with_runs", type="primary",
+                                   on_click=_delete_with_runs, args=(name,))
+    st.button("Keep it", key="datasets.blocked_cancel", on_click=_cancel_delete)
 
 
 @st.fragment
 def stored_datasets() -> None:
     """The stored datasets, and deleting one after a confirmation (reruns only this part).
 
-    Buttons act in callbacks, which run before the fragment draws, so the table is never stale.
+    Buttons act in callbacks, which run before the fragment draws, so the table is never
+    stale; a delete redraws the whole page, so no message about the old dataset stays.
     """
+    if st.session_state.pop("datasets.redraw", False):
+        st.rerun(scope="app")
     st.subheader("Stored datasets")
     result = st.session_state.pop("datasets.delete_result", None)
     if result:
@@ -253,6 +332,10 @@ def stored_datasets() -> None:
         st.info("No datasets yet: upload a file or load a bundled sample above.")
         return
     _dataset_table(datasets)
+    blocked = st.session_state.get(BLOCKED)
+    if blocked:
+        blocked_panel(blocked)
+        return
     pending = st.session_state.get("datasets.confirm_delete")
     if pending:
         st.warning(f"Delete dataset '{pending}' and all its items? This cannot be undone.")
@@ -272,6 +355,42 @@ def stored_datasets() -> None:
                  on_click=_ask_delete)
 
 
+@st.fragment
+def browse_items() -> None:
+    """A stored dataset's items, a page at a time, searched in the database."""
+    from evalcore.store.queries import list_items
+
+    datasets = list_datasets(_shared.engine())
+    if not datasets:
+        return
+    st.subheader("Browse items")
+    by_id = {d.id: d for d in datasets}
+    left, middle, right = st.columns([2, 2, 1], vertical_alignment="bottom")
+    dataset_id = left.selectbox("Dataset", list(by_id), key="datasets.browse",
+                                format_func=lambda i: f"{by_id[i].name} ({by_id[i].item_count} "
+                                                      "items)")
+    search = middle.text_input("Search question, answer or id", key="datasets.browse_search",
+                               placeholder="a word, a number ...").strip()
+    page_key = f"datasets.browse_page.{dataset_id}.{search}"  # a new search starts at page 1
+    page = int(st.session_state.get(page_key, 1))
+    rows, total = list_items(_shared.engine(), int(dataset_id), search=search,
+                             offset=(page - 1) * BROWSE_ROWS, limit=BROWSE_ROWS)
+    pages = max(1, -(-total // BROWSE_ROWS))
+    right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1,
+                       key=page_key)
+    if not rows:
+        st.info(f"No item of '{by_id[dataset_id].name}' contains '{search}'." if search
+                else "This dataset has no items.")
+        return
+    first = (page - 1) * BROWSE_ROWS + 1
+    matching = f"{total} of {by_id[dataset_id].item_count} items match" if search else \
+        f"{total} items"
+    st.caption(f"{matching} · showing {first}-{first + len(rows) - 1}")
+    st.dataframe(rows, hide_index=True, key="datasets.browse_table",
+                 column_order=["number", "question", "reference", "choices", "task_type",
+                               "language"])
+
+
 def _dataset_table(datasets: list[Any]) -> None:
     rows = [{"name": d.name, "format": d.format, "task type": d.task_type,
              "language": d.language, "items": d.item_count, "created": d.created_at,
@@ -289,3 +408,4 @@ if source is not None:
     import_panel(*source)
 st.divider()
 stored_datasets()
+browse_items()
