@@ -22,15 +22,18 @@ LEVELS = {"char": "character (insert symbols)", "word": "word (synonym swaps)",
           "sentence": "sentence (back-translation)"}
 
 
-def _flash(kind: str, text: str) -> None:
-    st.session_state[FLASH] = (kind, text)
+def _flash(kind: str, text: str, link: tuple[str, str] | None = None) -> None:
+    st.session_state[FLASH] = (kind, text, link)
 
 
 def show_flash() -> None:
-    """The message an action left for this draw (shown once)."""
+    """The message an action left for this draw (shown once), with a page link if any."""
     flash = st.session_state.pop(FLASH, None)
     if flash:
-        getattr(st, flash[0])(flash[1])
+        kind, text, link = flash
+        getattr(st, kind)(text)
+        if link:
+            st.page_link(link[0], label=link[1], icon=":material/arrow_forward:")
 
 
 def import_form(datasets: list[Any], reviewer: str) -> None:
@@ -109,11 +112,17 @@ def _delete(set_id: int, name: str) -> None:
     """Confirmed: delete the set through evalcore.actions (admins; audited)."""
     from evalcore import actions
 
+    from evalcore.dataset import dataset_users
+    from evalcore.perturb.sets import get_attack_set
+
     try:
         actions.delete_attack_set(_shared.actor(), _shared.engine(), set_id)
     except EvalcoreError as exc:
         st.session_state.pop(CONFIRM_DELETE, None)
-        _flash("error", str(exc))
+        derived = get_attack_set(_shared.engine(), set_id).dataset_id
+        runs = dataset_users(_shared.engine(), int(derived))["runs"] if derived else []
+        _flash("error", str(exc), ("pages/results.py", f"Open Results to see or delete run(s) "
+                                   f"{', '.join(map(str, runs[:10]))}") if runs else None)
         return
     _forget_set(set_id)
     _flash("success", f"Deleted attack set #{set_id} '{name}' with its review log and its "

@@ -310,3 +310,23 @@ def test_deleting_a_set_asks_first_and_leaves_no_stale_state(page_env, engine, a
     assert any("No attack sets yet" in str(i.value) for i in at.info)
     at.run()  # the success message was shown once
     assert not any("Deleted attack set" in str(s.value) for s in at.success)
+
+
+def test_a_set_used_by_runs_is_not_deleted_and_the_page_points_to_them(app, engine,
+                                                                       attack_set):
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store import queries
+    from evalcore.store.tables import Call
+
+    item = items_by_position(engine, int(attack_set.id))[0]
+    run = queries.create_run(engine, kind="robustness", model="m", status="done")
+    queries.record_calls(engine, [Call(run_id=run.id, item_id=item.attacked_item_id, round=1)])
+    at = app.run()  # through the router: page links need st.navigation's pages
+    at.switch_page("pages/attacks.py").run()
+    at.button(key="attacks.delete").click().run()
+    at.button(key="attacks.delete_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(list_attack_sets(engine)) == 1
+    assert any(f"run(s) {run.id}" in str(e.value) for e in at.error)
+    links = [link.proto.label for link in at.get("page_link")]
+    assert any(f"Open Results to see or delete run(s) {run.id}" in label for label in links)
