@@ -41,6 +41,7 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
     `evalcore attacks import` does (same evalcore function, role-checked and audited)."""
     from evalcore import actions
     from evalcore.dataset.readers import SUPPORTED_SUFFIXES
+    from evalcore.perturb.sets import DuplicateAttackFileError
 
     upload = st.file_uploader(
         "Attacked file: the original columns plus attacked_question and attack_num (e.g. "
@@ -68,6 +69,11 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
                 _shared.actor(), _shared.engine(), upload.getvalue(), filename=upload.name,
                 name=name.strip() or None, level=level, source_dataset=source,
                 similarity=similarity, created_by=reviewer, allow_duplicate=again)
+    except DuplicateAttackFileError as exc:
+        st.error(f"{upload.name} was already imported as attack set #{exc.existing_id} "
+                 f"'{exc.existing}': review that one, or tick \"Import even if this file was "
+                 "imported before\" and import again.")
+        return
     except EvalcoreError as exc:
         st.error(str(exc))
         return

@@ -283,7 +283,9 @@ def test_an_attacked_file_is_imported_from_the_page(page_env, engine):
     assert [e.action for e in list_events(engine)][-1] == "attack_set.import"
     # the same file again is refused, with a way to import it anyway
     at.button(key="attacks.import").click().run()
-    assert any("already imported" in str(e.value) for e in at.error)
+    errors = [str(e.value) for e in at.error]
+    assert any("already imported as attack set #1" in e and "Import even if" in e
+               for e in errors) and not any("--" in e for e in errors), errors
     at.checkbox(key="attacks.import_again").check().run()
     at.button(key="attacks.import").click().run()
     assert not at.error, [e.value for e in at.error]
