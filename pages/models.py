@@ -86,7 +86,9 @@ def _save() -> None:
         return
     _say("success", f"Saved model '{name}' to {path}.")
     state["models.selected"] = name
-    state["models.form_for"] = name
+    # Set every field from what was stored: the browser redraws the form as "Edit <name>"
+    # (Name disabled) and shows only values the script set, so without this it is empty.
+    _fill_form(load_models(path).get(name), name)
 
 
 def editor(models: dict[str, ModelConfig], selected: str) -> None:

@@ -192,3 +192,22 @@ def test_a_bad_database_url_is_a_message_not_a_traceback(app, monkeypatch):
     shown = " ".join(e.value for e in app.error)
     assert "'mysql' is not supported" in shown and "pw-secret-1" not in shown
     load_settings.cache_clear()
+
+
+def _shown(widget) -> str:
+    """What the browser shows in a text input: the value the script set (`set_value`), else
+    the widget's default. AppTest's `.value` reads session state, which the browser does not
+    see when a form is redrawn, so the issue 16 bug (empty Name) only shows here."""
+    return widget.proto.value if widget.proto.set_value else widget.proto.default
+
+
+def test_after_saving_a_new_model_the_edit_form_shows_its_name_and_fields(app, settings):
+    _open(app)
+    _fill(app, name="remote", base_url="http://127.0.0.1:9/v1", model="gpt-test")
+    app.button(key="models.save").click().run()
+    assert not app.error, [e.value for e in app.error]
+    assert app.selectbox(key="models.selected").value == "remote"
+    assert any("Edit remote" in str(m.value) for m in app.markdown)
+    assert _shown(app.get_by_key("models.form.name")) == "remote"
+    assert _shown(app.get_by_key("models.form.model")) == "gpt-test"
+    assert _shown(app.get_by_key("models.form.base_url")) == "http://127.0.0.1:9/v1"
