@@ -94,11 +94,12 @@ def test_editing_a_model_updates_the_file(app, settings):
     _open(app)
     app.selectbox(key="models.selected").set_value("remote").run()
     assert app.get_by_key("models.form.concurrency").value == 2  # the form shows the model
-    _fill(app, concurrency=9, temperature=None)
+    _fill(app, concurrency=9, temperature=None, price_in=0.15, price_out=0.6)
     app.button(key="models.save").click().run()
     assert not app.error, [e.value for e in app.error]
     saved = load_models(settings.models_path)["remote"]
     assert saved.concurrency == 9 and saved.model == "m"
+    assert (saved.price_in, saved.price_out) == (0.15, 0.6)  # cost figures from the page
 
 
 def test_connection_to_a_closed_port_shows_the_error(app, settings):
