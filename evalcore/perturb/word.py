@@ -239,14 +239,19 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
         return None
     if len(options) == 1:
         return next(iter(options))
-    prev = prev.lower()
+    prev, next_ = prev.lower(), next_.lower()
+    nxt = set(lemminflect.getAllLemmas(next_)) if next_ else set()
     if prev in _DETERMINERS and "NOUN" in options:
-        nxt = set(lemminflect.getAllLemmas(next_.lower())) if next_ else set()
-        if "ADJ" in options and nxt == {"NOUN"}:
-            return "ADJ"
+        if "ADJ" in options and "NOUN" in nxt and next_ not in load_lexicon().en_stop:
+            return "ADJ"  # "my favorite board game", "the old man"
         return "NOUN" if "ADJ" not in options else None
     if prev in _VERB_CUES and "VERB" in options:
         return "VERB"
+    before = set(lemminflect.getAllLemmas(prev))
+    if options == {"NOUN", "VERB"} and "ADJ" in before and before <= {"ADJ", "NOUN"}:
+        return "NOUN"  # "old man": an adjective before a noun/verb form
+    if options == {"VERB", "ADJ"} and word.endswith("ed") and next_ in ("to", "a", "the"):
+        return "VERB"  # "wanted to", "needed a": a past tense with its object
     return None
 
 
@@ -371,6 +376,11 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     pos = en_pos(tok.text, prev, _neighbour(tokens, i, 1))
     if pos is None:
         return None, ()  # "store" may be a verb: no replacement is safe for both
+    import lemminflect
+
+    lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
+    if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
+        return None, ()  # "what happened to him" is not "what occurred to him"
     found = en_table_candidates(tok.text, pos)
     if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
         found = en_candidates(tok.text, pos)[:1]
@@ -390,33 +400,47 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
 
     `replacements=None` applies the method's rule (2 below 15 words, else one per 10);
     fewer are made when fewer words have a safe synonym (details["wanted"] tells).
+    Sites are single words (table, dictionaries) and listed phrases (phrases.py: "do
+    not" -> "don't"), visited in a seeded random order; a token is changed at most once.
     """
     from evalcore.perturb.char import edit_count
+    from evalcore.perturb.phrases import phrase_sites
 
     n_words = count_words(tokens, language)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
-    order = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
-    rng.shuffle(order)
+    sites: list[Any] = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
+    sites += phrase_sites(tokens, language)
+    rng.shuffle(sites)
     new_text: dict[int, str] = {}
     pairs: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
     chosen: dict[str, str] = {}
-    for i in order:
+    for site in sites:
         if len(pairs) >= wanted:
             break
-        tok = tokens[i]
-        if language == "zh":
-            found = zh_word_candidates(tok, min_similarity)
-            pos = tok.flag
+        if isinstance(site, int):
+            span, before = range(site, site + 1), tokens[site].text
+            if site in new_text:
+                continue
+            if language == "zh":
+                found = zh_word_candidates(tokens[site], min_similarity)
+                pos = tokens[site].flag
+            else:
+                pos, found = en_word_candidates(tokens, site)
+            if not found:
+                continue
+            cand, why = rng.choice(found[:TOP_CANDIDATES])
+            detail = {"pos": pos, ("score" if language == "zh" else "sense"): why}
         else:
-            pos, found = en_word_candidates(tokens, i)
-        if not found:
-            continue
-        cand, why = rng.choice(found[:TOP_CANDIDATES])
-        cand = chosen.setdefault(tok.text, cand)  # one replacement per word: the export's
-        new_text[i] = cand                         # synword_pairs dict keeps every pair
-        pairs.append((tok.text, cand))
-        info.append({"token": i, "pos": pos, "before": tok.text, "after": cand,
-                     ("score" if language == "zh" else "sense"): why})
+            span, before = range(site.start, site.end), site.before
+            if any(j in new_text for j in span):
+                continue
+            cand, detail = rng.choice(site.options), {"pos": "phrase", "kind": "phrase"}
+        cand = chosen.setdefault(before, cand)  # one replacement per word: the export's
+        for j in span:                           # synword_pairs dict keeps every pair
+            new_text[j] = ""
+        new_text[span[0]] = cand
+        pairs.append((before, cand))
+        info.append({"token": span[0], "before": before, "after": cand, **detail})
     text = "".join(new_text.get(i, t.text) for i, t in enumerate(tokens))
     return text, pairs, {"words": n_words, "wanted": wanted, "replacements": info}
