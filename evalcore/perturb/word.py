@@ -61,6 +61,8 @@ _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some", "any", "every", "each", "no", "another"])
 _VERB_CUES = frozenset(
     ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "he", "she", "not", "don't", "didn't", "doesn't", "won't", "never", "is", "are", "was", "were", "am", "be", "been", "has", "have", "had"])
+_BE = frozenset(["is", "are", "was", "were", "am", "be", "been", "being", "feel", "feels",
+                 "felt", "seem", "seems", "seemed", "become", "became", "very", "so", "too"])
 _SENSES = 2
 WORDNET_POS = ("NOUN", "ADJ", "ADV")
 """Parts of speech WordNet may replace. Verbs only come from the reviewed table: in the
@@ -245,6 +247,8 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
         if "ADJ" in options and "NOUN" in nxt and next_ not in load_lexicon().en_stop:
             return "ADJ"  # "my favorite board game", "the old man"
         return "NOUN" if "ADJ" not in options else None
+    if prev in _BE and "ADJ" in options and "VERB" not in options:
+        return "ADJ"  # "is illegal", "feel sick": a predicate adjective
     if prev in _VERB_CUES and "VERB" in options:
         return "VERB"
     before = set(lemminflect.getAllLemmas(prev))

@@ -139,3 +139,22 @@ def test_reference_words_are_protected(wordnet_ready):
         result = attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 3})
         assert re.search(r"\bcheap\b", result.attacked) and re.search(r"\bcar\b", result.attacked)
+
+
+def test_context_settles_the_part_of_speech():
+    from evalcore.perturb.word import en_pos
+
+    assert en_pos("favorite", "my", "board") == "ADJ"   # before a noun
+    assert en_pos("man", "old", "sat") == "NOUN"        # after an adjective
+    assert en_pos("wanted", "instructor", "to") == "VERB"
+    assert en_pos("illegal", "is", "in") == "ADJ"       # a predicate adjective
+    assert en_pos("store", "", "") is None              # still unsure: no swap
+
+
+def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(10):
+        result = attack_question(q("What happened to the ship after the storm?", idx=seed),
+                                 "word", seed=seed, params={**NO_SIM, "replacements": 4})
+        assert "happened to" in result.attacked  # never "occurred to"
