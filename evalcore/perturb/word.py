@@ -196,11 +196,14 @@ def _zh_eligible(tok: Token) -> bool:
 
 def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARITY
                        ) -> tuple[tuple[str, float], ...]:
-    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0),
-    then the dictionary's synonyms when the word is eligible for them."""
+    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0;
+    an entry "花/v" applies only where jieba tags the word so), then the dictionary's
+    synonyms when the word is eligible for them."""
     if tok.kind != "word" or tok.protect:
         return ()
-    table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
+    paraphrases = load_lexicon().zh_paraphrases
+    table = tuple((c, 1.0) for c in paraphrases.get(f"{tok.text}/{tok.flag}")
+                  or paraphrases.get(tok.text, ()))
     if table:
         return table
     # Only the closest dictionary synonym, and only when the word is the synonym's closest
@@ -246,6 +249,8 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
     if prev in _DETERMINERS and "NOUN" in options:
         if "ADJ" in options and "NOUN" in nxt and next_ not in load_lexicon().en_stop:
             return "ADJ"  # "my favorite board game", "the old man"
+        if "ADJ" in options and not nxt & {"NOUN", "ADJ"}:
+            return "NOUN"  # "the country." "a test in": nothing after it to describe
         return "NOUN" if "ADJ" not in options else None
     if prev in _BE and "ADJ" in options and "VERB" not in options:
         return "ADJ"  # "is illegal", "feel sick": a predicate adjective
