@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from evalcore.dataset.records import Question
 
 NO_SIM = {"similarity": False}
@@ -158,3 +160,18 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
         result = attack_question(q("What happened to the ship after the storm?", idx=seed),
                                  "word", seed=seed, params={**NO_SIM, "replacements": 4})
         assert "happened to" in result.attacked  # never "occurred to"
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("They started the smoker and went inside.", "started the smoker"),  # not "began"
+    ("She wound up the toy as soon as she got it.", "as soon as"),      # not "as shortly as"
+    ("She was originally from Ohio.", "originally from"),              # not "initially from"
+    ("The florist needed to find a new supplier.", "needed to"),        # not "required to"
+])
+def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert kept in result.attacked, result.attacked
