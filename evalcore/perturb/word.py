@@ -434,6 +434,9 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
             if language == "zh":
                 found = zh_word_candidates(tokens[site], min_similarity)
                 pos = tokens[site].flag
+                if before in load_lexicon().zh_before_noun and not (
+                        site + 1 < len(tokens) and tokens[site + 1].flag[:1] == "n"):
+                    continue  # 这个 -> 该 needs its noun: 该班, never a bare 该
             else:
                 pos, found = en_word_candidates(tokens, site)
             if not found:

@@ -175,3 +175,17 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
         result = attack_question(q(text, idx=seed), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 4})
         assert kept in result.attacked, result.attacked
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("倘若打碎一个，这个不但不给运费，而且要赔偿3元。", "这个不但"),  # 该 needs its noun
+    ("火车以每小时140千米的速度离开洛杉矶。", "离开洛杉矶"),          # 离去 takes no object
+    ("这些天中小林平均每天看书多少页？", "这些天"),                   # not 这批天
+])
+def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert kept in result.attacked, result.attacked
