@@ -253,6 +253,8 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
             return "NOUN"  # "the country." "a test in": nothing after it to describe
         return "NOUN" if "ADJ" not in options else None
     if prev in _BE and "ADJ" in options and "VERB" not in options:
+        if "ADV" in options and "ADJ" in nxt:
+            return None  # "is pretty ugly": an adverb before its adjective
         return "ADJ"  # "is illegal", "feel sick": a predicate adjective
     if prev in _VERB_CUES and "VERB" in options:
         return "VERB"

@@ -167,6 +167,8 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
     ("She wound up the toy as soon as she got it.", "as soon as"),      # not "as shortly as"
     ("She was originally from Ohio.", "originally from"),              # not "initially from"
     ("The florist needed to find a new supplier.", "needed to"),        # not "required to"
+    ("The dog eats a lot. The dog", "a lot"),                          # not "a pile"
+    ("She most recently lived in Ohio.", "most recently"),             # not "most lately"
 ])
 def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     from evalcore.perturb import attack_question
@@ -189,3 +191,10 @@ def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
         result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 4})
         assert kept in result.attacked, result.attacked
+
+
+def test_an_adverb_before_its_adjective_is_not_an_adjective():
+    from evalcore.perturb.word import en_pos
+
+    assert en_pos("pretty", "is", "ugly") is None  # "pretty ugly" is not "attractive ugly"
+    assert en_pos("sick", "feel", "") == "ADJ"
