@@ -47,6 +47,8 @@ class Lexicon:
     """(lemma, part of speech) -> replacement lemmas."""
     zh_quantifier_chars: frozenset[str] = frozenset()
     zh_avoid: frozenset[tuple[str, str]] = frozenset()
+    zh_not_before: frozenset[tuple[str, str]] = frozenset()
+    """(word, next token): the word is not replaced before it (男生 before 装)."""
     zh_before_noun: frozenset[str] = frozenset()
     """Table words replaced only before a noun (这个班 -> 该班)."""
     zh_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -127,6 +129,7 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         zh_paraphrases=_table([(a, b) for a, b in zh.get("paraphrases", [])]),
         en_paraphrases=_table([((a, pos), b) for a, b, pos in en.get("paraphrases", [])]),
         zh_before_noun=frozenset(zh.get("before_noun", [])),
+        zh_not_before=frozenset((a, b) for a, b in zh.get("not_before", [])),
         zh_phrases=_table([(a, b) for a, b in zh.get("phrases", [])]),
         en_not_before=frozenset((a, b) for a, b in en.get("not_before", [])),
         en_phrases=_table([(a.lower().replace("’", "'"), b) for a, b in en.get("phrases", [])]),

@@ -436,9 +436,11 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
             if language == "zh":
                 found = zh_word_candidates(tokens[site], min_similarity)
                 pos = tokens[site].flag
-                if before in load_lexicon().zh_before_noun and not (
-                        site + 1 < len(tokens) and tokens[site + 1].flag[:1] == "n"):
-                    continue  # 这个 -> 该 needs its noun: 该班, never a bare 该
+                nxt = tokens[site + 1] if site + 1 < len(tokens) else Token("", "space")
+                lex = load_lexicon()
+                if ((before in lex.zh_before_noun and nxt.flag[:1] != "n")
+                        or (before, nxt.text) in lex.zh_not_before):
+                    continue  # 这个 -> 该 needs its noun (该班); 男生装 is one word
             else:
                 pos, found = en_word_candidates(tokens, site)
             if not found:

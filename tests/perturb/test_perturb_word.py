@@ -183,6 +183,9 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     ("倘若打碎一个，这个不但不给运费，而且要赔偿3元。", "这个不但"),  # 该 needs its noun
     ("火车以每小时140千米的速度离开洛杉矶。", "离开洛杉矶"),          # 离去 takes no object
     ("这些天中小林平均每天看书多少页？", "这些天"),                   # not 这批天
+    ("买5件女生装和8件男生装的钱同样多，每件男生装39元。", "男生装"),  # one word
+    ("广源畜牧公司养的奶牛是奶羊的7倍。", "畜牧公司"),                # a company's name
+    ("其余的全部种西红柿。", "余的全部"),                             # never 剩下的的
 ])
 def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
     from evalcore.perturb import attack_question
