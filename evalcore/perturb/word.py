@@ -8,6 +8,11 @@ Candidates come from two places, then pass the same filters:
   the dictionaries leave alone; they may replace stop words;
 - the dictionaries below.
 
+Listed phrases are swapped as a whole (phrases.py: contractions both ways, reviewed
+multi-word paraphrases). A few context rules from the audits keep a word where its
+neighbour changes its sense (lexicon.toml `not_before`: "happened to", "as soon as";
+`before_noun`: 这个 -> 该 only before a noun).
+
 No candidate is a maths/science term, an offensive or sexual word (blocklist.toml), an
 antonym, or brings in a negation; protected tokens (numbers, the word after a number,
 quoted titles, names, terms, option labels, reference words: tokens.py) are never
@@ -403,6 +408,30 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
 # ---------------------------------------------------------------- attack
 
 
+def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
+    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装."""
+    lex = load_lexicon()
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "space")
+    word = tokens[i].text
+    return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
+                or (word, nxt.text) in lex.zh_not_before)
+
+
+def _word_choice(tokens: Sequence[Token], i: int, language: Language, rng: random.Random,
+                 min_similarity: float) -> tuple[str, dict[str, Any]] | None:
+    """A replacement for token `i` and what to record about it, or None."""
+    if language == "zh":
+        if not _zh_context_allows(tokens, i):
+            return None
+        pos, found = tokens[i].flag, zh_word_candidates(tokens[i], min_similarity)
+    else:
+        pos, found = en_word_candidates(tokens, i)
+    if not found:
+        return None
+    cand, why = rng.choice(found[:TOP_CANDIDATES])
+    return cand, {"pos": pos, ("score" if language == "zh" else "sense"): why}
+
+
 def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
                 replacements: int | None = None,
                 min_similarity: float = DEFAULT_MIN_SIMILARITY,
@@ -431,22 +460,11 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
             break
         if isinstance(site, int):
             span, before = range(site, site + 1), tokens[site].text
-            if site in new_text:
+            choice = None if site in new_text else _word_choice(tokens, site, language, rng,
+                                                                min_similarity)
+            if choice is None:
                 continue
-            if language == "zh":
-                found = zh_word_candidates(tokens[site], min_similarity)
-                pos = tokens[site].flag
-                nxt = tokens[site + 1] if site + 1 < len(tokens) else Token("", "space")
-                lex = load_lexicon()
-                if ((before in lex.zh_before_noun and nxt.flag[:1] != "n")
-                        or (before, nxt.text) in lex.zh_not_before):
-                    continue  # 这个 -> 该 needs its noun (该班); 男生装 is one word
-            else:
-                pos, found = en_word_candidates(tokens, site)
-            if not found:
-                continue
-            cand, why = rng.choice(found[:TOP_CANDIDATES])
-            detail = {"pos": pos, ("score" if language == "zh" else "sense"): why}
+            cand, detail = choice
         else:
             span, before = range(site.start, site.end), site.before
             if any(j in new_text for j in span):
