@@ -14,7 +14,6 @@ function phrase is not one. A contraction in 's is not expanded before a past pa
 """
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -41,7 +40,6 @@ def _norm(text: str) -> str:
     return text.lower().replace("’", "'")
 
 
-@functools.lru_cache(maxsize=2)
 def _table(language: Language) -> dict[str, tuple[str, ...]]:
     lex = load_lexicon()
     return lex.zh_phrases if language == "zh" else lex.en_phrases
