@@ -206,8 +206,29 @@ def _percentiles(values: list[float]) -> dict[str, float]:
             "max": round(max(values), 4)}
 
 
+def _flagged_share(values: list[float], threshold: float) -> float:
+    return round(sum(1 for v in values if v < threshold) / len(values), 3)
+
+
+def _garble(text: str, rng: random.Random, how: str, pool: list[str]) -> str:
+    """A garbled question: its characters (English: words) in random order ("shuffled"),
+    or every other one replaced by one drawn from other questions ("half replaced")."""
+    spaced = " " in text.strip()
+    parts = text.split() if spaced else list(text)
+    if how == "shuffled":
+        rng.shuffle(parts)
+    else:
+        parts = [rng.choice(pool) if i % 2 else p for i, p in enumerate(parts)]
+    return (" " if spaced else "").join(parts)
+
+
 def calibrate() -> None:
-    """e5 similarity of attacks against pairs of unrelated questions (the threshold)."""
+    """e5 similarity of attacks against unrelated and garbled questions (the threshold).
+
+    Each line gives percentiles and the share below the threshold (`low_similarity`):
+    attacks should be kept (share ~0), unrelated and garbled questions caught (share ~1).
+    """
+    from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD as threshold
     from evalcore.scorers.text import embedding_cosine_batch
 
     for name in ("Math23K", "CODAH"):
@@ -216,12 +237,22 @@ def calibrate() -> None:
             results, _ = _attack(questions, level, similarity=True)
             sims = [r.similarity for r in results if r.similarity is not None
                     and "unchanged" not in r.flags]
-            _emit(bench=f"{level} {name} e5 similarity", pairs=len(sims), **_percentiles(sims))
+            _emit(bench=f"{level} {name} e5 similarity", pairs=len(sims), threshold=threshold,
+                  below=_flagged_share(sims, threshold), **_percentiles(sims))
         others = questions[:]
         random.Random(0).shuffle(others)
         pairs = [(a.question, b.question) for a, b in zip(questions, others) if a.idx != b.idx]
         sims = embedding_cosine_batch([a for a, _ in pairs], [b for _, b in pairs])
-        _emit(bench=f"{name} unrelated pairs e5", pairs=len(pairs), **_percentiles(sims))
+        _emit(bench=f"{name} unrelated pairs e5", pairs=len(pairs), threshold=threshold,
+              below=_flagged_share(sims, threshold), **_percentiles(sims))
+        rng = random.Random(0)
+        originals = [q.question for q in questions]
+        pool = [p for t in originals for p in (t.split() if " " in t.strip() else t)]
+        for how in ("shuffled", "half replaced"):
+            sims = embedding_cosine_batch([_garble(t, rng, how, pool) for t in originals],
+                                          originals)
+            _emit(bench=f"{name} garbled ({how}) e5", pairs=len(sims), threshold=threshold,
+                  below=_flagged_share(sims, threshold), **_percentiles(sims))
 
 
 def main() -> None:
