@@ -263,8 +263,10 @@ class E5Numpy:
         np.exp(scores, out=scores)
         scores /= scores.sum(axis=-1, keepdims=True)
         ctx = (scores @ qkv[2]).transpose(0, 2, 1, 3).reshape(B * L, H)
-        x = _layernorm(x + (ctx @ ly["ao"].astype(np.float32) + ly["ao_b"]), *ly["aln"],
-                       self.eps)
+        attn = ctx @ ly["ao"].astype(np.float32)
+        attn += ly["ao_b"]
+        attn += x
+        x = _layernorm(attn, *ly["aln"], self.eps)
         out = np.empty_like(x)
         fi, fo = ly["fi"].astype(np.float32), ly["fo"].astype(np.float32)
         for start in range(0, len(x), FFN_ROWS):  # the 4x wider middle stays in cache
@@ -299,11 +301,15 @@ def _run_parallel(forward: Callable[[list[list[int]]], np.ndarray],
 
 
 def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    x = x - mean
-    var = np.mean(x * x, axis=-1, keepdims=True)
-    x *= 1.0 / np.sqrt(var + eps)
-    return x * w + b
+    """LayerNorm over the last axis, into a new array (`x` is left alone)."""
+    x = x - x.mean(axis=-1, keepdims=True)
+    var = np.einsum("ij,ij->i", x, x)[:, None]
+    var *= 1.0 / x.shape[-1]
+    var += eps
+    x *= 1.0 / np.sqrt(var)
+    x *= w
+    x += b
+    return x
 
 
 def _gelu(x: np.ndarray) -> None:
