@@ -187,7 +187,7 @@ def _import_through_ui(page, app_url: str, csv_path: Path, name: str) -> None:
     # in the DOM), so read the list through the delete picker, which offers every stored name.
     expect(page.get_by_text("No datasets yet")).to_have_count(0)
     expect(page.get_by_role("heading", name="Stored datasets")).to_be_visible()
-    expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(2)  # preview + stored
+    expect(page.locator('[data-testid="stDataFrame"]')).to_have_count(3)  # preview, stored, items
     picker = page.get_by_role("combobox", name="Dataset to delete")
     picker.click()
     picker.press("ArrowDown")  # opens the option list
