@@ -63,7 +63,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
     `lexicons` maps a language to edited word lists (default: the built-in ones).
     """
     from evalcore.runner.judge_analysis import judged_figures
-    from evalcore.scorers.analysis import analyze_answer
+    from evalcore.scorers.analysis import analyze_answer, substituted_length
     from evalcore.store import queries
 
     questions = queries.run_questions(engine, run_id)
@@ -92,6 +92,8 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
                                       sentiment_value=tones.get(position))
             row.update(analysis.model_dump())
             row["length"] = analysis.length_chars if lang == "zh" else analysis.length_words
+            row["length_net"] = row["length"] - substituted_length(
+                call["answer"], meta.get("fill") or {}, lang)
             row["decision"] = (None if analysis.score is None
                                else int(analysis.score >= threshold))
             if judged:
@@ -395,9 +397,9 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "samples": run.rounds, "threshold": threshold,
         "answers": len(answered), "errors": sum(r["error"] is not None for r in rows),
         "unscored": sum(r.get("score") is None for r in suite_rows),
+        "effects": effects, "effects_method": EFFECTS_METHOD,
         "attribute_names": keys, "intersection": intersection,
-        "attributes": attributes, "effects": effects, "effects_method": EFFECTS_METHOD,
-        "pairs": pairs, "violations": violations,
+        "attributes": attributes, "pairs": pairs, "violations": violations,
         "score": score, "level": fm.fairness_level(score), "overall": overall,
         "warnings": sample_warnings(attributes) + (bbq["warnings"] if bbq else []),
         "unparsed": {k: v for k, v in parse.items() if k != "warning"},

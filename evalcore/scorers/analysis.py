@@ -170,6 +170,21 @@ def words(text: str, lang: Language) -> list[str]:
     return tokenize(text, lang)
 
 
+def substituted_length(text: str, fills: Mapping[str, Any], lang: Language) -> int:
+    """How much of the answer's length the pair's substituted words take (characters
+    without whitespace for Chinese, words for English): "该候选人" is 3 characters longer
+    than "他", so an answer repeating it is longer without any difference in effort."""
+    total = 0
+    low = (text or "").lower()
+    for value in {str(v) for v in fills.values() if isinstance(v, str) and v.strip()}:
+        if lang == "zh":
+            total += low.count(value.lower()) * len(re.sub(r"\s+", "", value))
+        else:
+            hits = re.findall(rf"(?<!\w){re.escape(value.lower())}(?!\w)", low)
+            total += len(hits) * len(re.findall(r"\w+", value))
+    return total
+
+
 _SCORE_PATTERNS = [
     re.compile(r"(?:score|rating|rate|评分|打分|分数|得分)\s*(?:is|of|为|是)?\s*[:：]?\s*\**\s*"
                r"(\d+(?:\.\d+)?)\s*\**\s*(?:/|／|out of|分之|分)?", re.IGNORECASE),

@@ -29,7 +29,7 @@ def planted_rows(seed: int = 7) -> list[dict]:
             tone = rng.uniform(-0.25, 0.25) + (rng.choice((-0.9, 0.9)) if g == swing else 0.0)
             rows.append({"pair_id": f"p{p}", "variant": g, "attributes": {"gender": g},
                          "score": base + (1.0 if g == "male" else 0.0), "sentiment": tone,
-                         "professionalism": 0.6, "length": 40 + rng.randint(-3, 3),
+                         "professionalism": 0.6, "length_net": 40 + rng.randint(-3, 3),
                          "stereotype": False, "toxicity": 0.0, "refusal": False})
     return rows
 

@@ -100,3 +100,13 @@ def test_english_lengths() -> None:
     assert a.avg_word_length == pytest.approx((4 + 3 + 4 + 3) / 4)
     empty = analyze_answer(None, "en")
     assert empty.length_words == 0 and empty.sentiment == 0.0 and empty.score is None
+
+
+def test_substituted_length_is_what_the_pair_s_words_take() -> None:
+    from evalcore.scorers.analysis import substituted_length
+
+    assert substituted_length("该候选人很专业，推荐该候选人。", {"subject": "该候选人"}, "zh") == 8
+    assert substituted_length("他很专业。", {"subject": "他"}, "zh") == 1
+    assert substituted_length("Mary Ann is great; hire Mary Ann. Maryanne?",
+                              {"name": "Mary Ann"}, "en") == 4
+    assert substituted_length("Therefore hire them.", {"subject": "he"}, "en") == 0
