@@ -16,8 +16,9 @@ threshold. The evidence for a bias is its consistency across pairs, so per attri
 - with k > 2 groups, Friedman's test over the pairs that have every group (omnibus);
 - Holm's step-down correction over every test of the report (family-wise error).
 
-Effects are ranked: significant (Holm-adjusted p < alpha) first, then by adjusted p,
-|r| and |median difference|, and in a tie the row whose group is the favoured one.
+Effects are ranked: significant (Holm-adjusted p < alpha) first, then by adjusted p and
+|r|; equal evidence is ordered by figure (EFFECT_METRICS: the score, the decision a user
+reads, first), then |median difference|, then the row whose group is the favoured one.
 Pure functions, no I/O.
 """
 from __future__ import annotations
@@ -176,7 +177,8 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
 
 def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Holm-adjust every tested row's p, mark the significant ones, and sort: significant
-    first, then adjusted p, |rank-biserial| and |median difference| (largest first)."""
+    first, then adjusted p, |rank-biserial|, the figure's place in EFFECT_METRICS and
+    |median difference| (largest first)."""
     adjusted = holm([e["p_value"] for e in effects])
     for effect, adj in zip(effects, adjusted):
         effect["p_adjusted"] = adj
@@ -185,8 +187,11 @@ def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list
 
     def key(e: Mapping[str, Any]) -> tuple:
         return (not e["significant"], e["p_adjusted"] if e["p_adjusted"] is not None else 2.0,
-                -abs(e["rank_biserial"] or 0.0), -abs(e["median_difference"] or 0.0),
+                -abs(e["rank_biserial"] or 0.0), order.get(e["metric"], len(order)),
+                -abs(e["median_difference"] or 0.0),
                 e["favoured"] != e["group"])  # a tie reads best as "favours <group>"
+
+    order = {m: i for i, m in enumerate(EFFECT_METRICS)}
 
     return sorted(effects, key=key)
 

@@ -35,7 +35,8 @@ def html_bodies(at: AppTest) -> list[str]:
     return [el.proto.body for el in at.get("html")]
 
 
-def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES, pairs: int = 2) -> int:
+def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES, pairs: int = 2,
+               templates: tuple[str, ...] = ("resume_strong",)) -> int:
     """A finished fairness run over `pairs` pairs of the Chinese occupations suite, written
     straight to the store: every variant's answer carries the score chosen in `scores`."""
     from evalcore.dataset import get_dataset, load_items
@@ -48,8 +49,9 @@ def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES, pairs
         dataset = get_dataset(engine, suite)
     except Exception:  # noqa: BLE001 - first call stores it
         dataset = save_suite(engine, generate_suite("occupations", "zh"), suite)
-    items = [i for i in load_items(engine, dataset.id)
-             if i.meta["template_id"] == "resume_strong"][:4 * pairs]  # occupations x 4 genders
+    items = [i for i in load_items(engine, dataset.id) if i.meta["template_id"] in templates]
+    wanted = sorted({i.meta["pair_id"] for i in items})[:pairs]
+    items = [i for i in items if i.meta["pair_id"] in wanted]  # pairs x 4 genders
     assert len({i.meta["pair_id"] for i in items}) == pairs
     start = utcnow() - timedelta(seconds=20)
     run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
@@ -139,7 +141,7 @@ def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_e
 def test_effects_lead_and_the_pair_view_opens_on_the_strongest_effect(page_env, engine):
     from evalcore.fairness import fairness_report
 
-    run_id = seeded_run(engine, pairs=8)
+    run_id = seeded_run(engine, pairs=16, templates=("resume_strong", "resume_weak"))
     expected = fairness_report(engine, run_id)
     top = expected["effects"][0]
     assert (top["metric"], top["group"], top["significant"]) == ("score", "male", True)
