@@ -13,8 +13,13 @@ threshold. The evidence for a bias is its consistency across pairs, so per attri
 - the effect size, the matched-pairs rank-biserial correlation r = (T+ - T-) / (T+ + T-)
   over the same ranks (zeros split), from -1 (the group is lower in every pair) to +1
   (higher in every pair); Cohen's dz = mean(d) / sd(d) beside it;
-- with k > 2 groups, Friedman's test over the pairs that have every group (omnibus);
-- Holm's step-down correction over every test of the report (family-wise error).
+- per attribute and figure an omnibus test: that Wilcoxon test with two groups, Friedman's
+  test over the pairs that have every group with more (Bonferroni over the group rows
+  when fewer than 3 pairs are complete);
+- Holm's correction in two steps (gatekeeping, family-wise error): over the omnibus
+  tests of the report, then within each attribute and figure over its group rows; a
+  row's adjusted p is the larger of the two, so a group is significant only when its
+  attribute and figure are.
 
 Effects are ranked: significant (Holm-adjusted p < alpha) first, then by adjusted p and
 |r|; equal evidence is ordered by figure (EFFECT_METRICS: the score, the decision a user
@@ -128,7 +133,8 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
 
     Each row: attribute, metric, group (the focal group), compared_with, n_pairs,
     median_difference and mean_difference (group minus the others, in the figure's own
-    unit), rank_biserial, cohens_dz, p_value, friedman_p (k > 2), higher (the group
+    unit), rank_biserial, cohens_dz, p_value, friedman_p (k > 2), omnibus_p and
+    omnibus_test (the attribute and figure's test, None when nothing differs), higher (the group
     with the higher figure), favoured, disfavoured, largest_pair (the pair where the
     group differs most), tested (False with fewer than `min_pairs` pairs).
     """
@@ -140,6 +146,8 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
         return []
     focal = groups[:1] if len(groups) == 2 else groups
     friedman = _friedman(by_pair, groups)
+    variation = any(abs(v - w) > 0 for p in by_pair.values() for v in p.values()
+                    for w in p.values())
     better = EFFECT_METRICS.get(metric, "higher")
     out = []
     for group in focal:
@@ -172,18 +180,42 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
             "favoured": favoured, "disfavoured": disfavoured,
             "largest_pair": largest[0], "largest_pair_difference": largest[1],
             "tested": tested})
+    tested_p = [e["p_value"] for e in out if e["tested"]]
+    if not variation or not tested_p:
+        omnibus = None  # nothing differs: no test to count in the correction
+    elif len(groups) == 2:
+        omnibus = tested_p[0]
+    else:
+        omnibus = friedman if friedman is not None else min(1.0, len(tested_p) * min(tested_p))
+    for e in out:
+        e["omnibus_p"] = omnibus
+        e["omnibus_test"] = ("Wilcoxon signed-rank" if len(groups) == 2 else
+                             "Friedman" if friedman is not None else "Bonferroni of the groups")
     return out
 
 
 def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list[dict[str, Any]]:
-    """Holm-adjust every tested row's p, mark the significant ones, and sort: significant
-    first, then adjusted p, |rank-biserial|, the figure's place in EFFECT_METRICS and
+    """Holm-adjust (omnibus tests across the report, then group rows within their attribute
+    and figure), mark the significant rows, and sort: significant first, then adjusted p, |rank-biserial|, the figure's place in EFFECT_METRICS and
     |median difference| (largest first)."""
-    adjusted = holm([e["p_value"] for e in effects])
-    for effect, adj in zip(effects, adjusted):
-        effect["p_adjusted"] = adj
-        effect["significant"] = adj is not None and adj < alpha
-        effect["effect_size"] = EFFECT_SIZE
+    families: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for effect in effects:
+        families[(effect["attribute"], effect["metric"])].append(effect)
+    keys = list(families)
+    omnibus = holm([families[k][0]["omnibus_p"] for k in keys])
+    for key_, family_adjusted in zip(keys, omnibus):
+        rows = families[key_]
+        within = holm([e["p_value"] for e in rows])
+        for effect, adj in zip(rows, within):
+            if adj is None:
+                effect["p_adjusted"] = None
+            else:  # no omnibus (nothing differs): the row's own p, 1
+                effect["p_adjusted"] = max(adj, family_adjusted if family_adjusted is not None
+                                           else 1.0)
+            effect["omnibus_p_adjusted"] = family_adjusted
+            effect["significant"] = (effect["p_adjusted"] is not None
+                                     and effect["p_adjusted"] < alpha)
+            effect["effect_size"] = EFFECT_SIZE
 
     def key(e: Mapping[str, Any]) -> tuple:
         return (not e["significant"], e["p_adjusted"] if e["p_adjusted"] is not None else 2.0,

@@ -20,10 +20,11 @@ EFFECTS_METHOD = (
     "Per attribute and figure: for each pair, the group's mean minus the mean of the pair's "
     "other groups; Wilcoxon signed-rank test of these differences across pairs (scipy, zeros "
     "split), effect size = matched-pairs rank-biserial correlation (-1..1: the share of the "
-    "ranked evidence for the group being lower or higher), Cohen's dz beside it; Friedman's "
-    "test across all groups when there are more than two; Holm's correction over every test "
-    "of the run; significant = adjusted p < 0.05. Single-pair spreads are detail, not "
-    "evidence: one pair's sentiment can swing on analyser noise.")
+    "ranked evidence for the group being lower or higher), Cohen's dz beside it. Per "
+    "attribute and figure an omnibus test (that Wilcoxon test with two groups, Friedman's "
+    "with more); Holm's correction over the omnibus tests of the run, then within each "
+    "attribute and figure; significant = adjusted p < 0.05. Single-pair spreads are "
+    "detail, not evidence: one pair's sentiment can swing on analyser noise.")
 DEFAULT_THRESHOLD = 7.0
 """A resume / loan answer scoring >= this is the positive decision (recommended)."""
 INTERSECTION_SEP = "×"

@@ -162,7 +162,7 @@ def suite_preview_rows(parsed: Any, limit: int | None = None) -> list[dict[str, 
 
 EFFECT_COLUMNS = ("attribute", "metric", "favoured", "disfavoured", "n_pairs",
                   "median_difference", "rank_biserial", "cohens_dz", "p_value", "p_adjusted",
-                  "friedman_p", "significant")
+                  "omnibus_test", "omnibus_p", "significant")
 """The effects table's columns, in the order the page and the CLI show them."""
 
 

@@ -29,7 +29,7 @@ def planted_rows(seed: int = 7) -> list[dict]:
             tone = rng.uniform(-0.25, 0.25) + (rng.choice((-0.9, 0.9)) if g == swing else 0.0)
             rows.append({"pair_id": f"p{p}", "variant": g, "attributes": {"gender": g},
                          "score": base + (1.0 if g == "male" else 0.0), "sentiment": tone,
-                         "professionalism": 0.6, "length_net": 40 + rng.randint(-3, 3),
+                         "professionalism": 0.6, "length_net": 40,
                          "stereotype": False, "toxicity": 0.0, "refusal": False})
     return rows
 
@@ -132,3 +132,21 @@ def test_holm_matches_its_definition_and_statsmodels_when_installed() -> None:
     except ImportError:
         return
     assert pe.holm(values) == pytest.approx(list(multipletests(values, method="holm")[1]))
+
+
+def test_holm_runs_over_the_omnibus_tests_then_within_each_attribute_and_figure() -> None:
+    effects = pe.pair_effects(planted_rows(), ["gender"], _group)
+    families = {}
+    for e in effects:
+        families.setdefault(e["metric"], []).append(e)
+    varying = [m for m, rows in families.items() if rows[0]["omnibus_p"] is not None]
+    assert set(varying) == {"score", "sentiment"}  # constant figures are no test
+    across = dict(zip(varying, pe.holm([families[m][0]["omnibus_p"] for m in varying])))
+    for metric in varying:
+        rows = families[metric]
+        assert rows[0]["omnibus_test"] == "Friedman"
+        within = pe.holm([e["p_value"] for e in rows])
+        for e, adj in zip(rows, within):
+            assert e["p_adjusted"] == pytest.approx(max(adj, across[metric]))
+    assert all(e["p_adjusted"] == 1.0 and not e["significant"]
+               for e in families["toxicity"])
