@@ -1,5 +1,6 @@
 """The Fairness page under AppTest: empty database, generating a suite through the widgets,
-a finished run's results (level, groups, violations, pair view, gate), and a real run."""
+a finished run's results (verdict, effects across pairs, groups, single-pair spreads,
+pair view, gate), and a real run."""
 from __future__ import annotations
 
 import html
