@@ -134,9 +134,9 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
     Each row: attribute, metric, group (the focal group), compared_with, n_pairs,
     median_difference and mean_difference (group minus the others, in the figure's own
     unit), rank_biserial, cohens_dz, p_value, friedman_p (k > 2), omnibus_p and
-    omnibus_test (the attribute and figure's test, None when nothing differs), higher (the group
-    with the higher figure), favoured, disfavoured, largest_pair (the pair where the
-    group differs most), tested (False with fewer than `min_pairs` pairs).
+    omnibus_test (the attribute and figure's test; omnibus_p None when nothing differs),
+    higher (the group with the higher figure), favoured, disfavoured, largest_pair (the
+    pair where the group differs most), tested (False with fewer than `min_pairs` pairs).
     """
     import statistics
 
@@ -146,8 +146,7 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
         return []
     focal = groups[:1] if len(groups) == 2 else groups
     friedman = _friedman(by_pair, groups)
-    variation = any(abs(v - w) > 0 for p in by_pair.values() for v in p.values()
-                    for w in p.values())
+    variation = any(len({round(v, ROUND) for v in p.values()}) > 1 for p in by_pair.values())
     better = EFFECT_METRICS.get(metric, "higher")
     out = []
     for group in focal:
@@ -195,9 +194,10 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
 
 
 def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list[dict[str, Any]]:
-    """Holm-adjust (omnibus tests across the report, then group rows within their attribute
-    and figure), mark the significant rows, and sort: significant first, then adjusted p, |rank-biserial|, the figure's place in EFFECT_METRICS and
-    |median difference| (largest first)."""
+    """Holm-adjust (omnibus tests across the report, then group rows within their
+    attribute and figure), mark the significant rows, and sort: significant first, then
+    adjusted p, |rank-biserial|, the figure's place in EFFECT_METRICS and |median
+    difference| (largest first)."""
     families: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for effect in effects:
         families[(effect["attribute"], effect["metric"])].append(effect)
