@@ -362,6 +362,7 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
 def effects_block(report: dict[str, Any]) -> None:
     """What leads the results: effects that hold across pairs (a paired test per attribute
     and figure, its effect size, Holm-adjusted p), strongest first."""
+    from evalcore.report.fairness_figures import effects_figure
     from evalcore.report.fairness_view import effect_rows, effect_text, records_frame
 
     rows = effect_rows(report)
@@ -377,6 +378,7 @@ def effects_block(report: dict[str, Any]) -> None:
                    "(Holm-adjusted p >= 0.05 for every test).")
     st.dataframe(records_frame(rows), hide_index=True, key="fairness.effects",
                  column_config={"significant": st.column_config.CheckboxColumn("significant")})
+    st.plotly_chart(effects_figure(report), key="fairness.effects_chart")
     st.caption(report.get("effects_method", ""))
 
 
