@@ -11,7 +11,10 @@ import streamlit as st
 from pages._shared import guarded, sidebar
 from pages._signin import gate
 
-st.set_page_config(page_title="evalcore", layout="wide")
+# The favicon is an emoji (drawn in the browser): left unset, Streamlit makes the open
+# page's `:material/...:` icon the favicon and fetches it from fonts.gstatic.com, a
+# request an offline machine cannot answer (the sidebar's icons use the bundled font).
+st.set_page_config(page_title="evalcore", page_icon="📊", layout="wide")
 actor = gate()  # team mode: the sign-in page (or what is misconfigured) until signed in
 
 PAGES = {

@@ -103,6 +103,26 @@ def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) 
     return dataset
 
 
+def delete_dataset_and_runs(actor: Actor, engine: "Engine", name_or_id: Union[str, int]
+                            ) -> tuple[Any, list[int]]:
+    """Delete the runs that use a dataset (each one as `delete_run`), then the dataset:
+    the way out of "used by 3 runs", for admins. Returns (dataset, deleted run ids)."""
+    from evalcore.dataset import dataset_users
+
+    from evalcore.errors import DatasetError
+
+    _check(engine, actor, "delete", "delete_dataset_and_runs", name_or_id)
+    users = dataset_users(engine, name_or_id)
+    if users["attack_sets"]:  # refuse before any run is gone
+        shown = ", ".join(f"#{i} {n}" for i, n in users["attack_sets"][:10])
+        raise DatasetError(f"dataset {name_or_id!r} has attack set(s) {shown}; delete them "
+                           "first (Attacks page)")
+    run_ids = users["runs"]
+    for run_id in run_ids:
+        delete_run(actor, engine, run_id)
+    return delete_dataset(actor, engine, name_or_id), run_ids
+
+
 # ------------------------------------------------------------------ runs
 
 

@@ -67,10 +67,16 @@ class Settings:
         return make_url(self.db_url).render_as_string(hide_password=True)
 
 
+def home_dir(env: dict[str, str] | None = None) -> Path:
+    """`EVALCORE_HOME` (default `./.evalcore`), read now from `env` or `os.environ`."""
+    env = dict(os.environ if env is None else env)
+    return Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
+
+
 def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build settings from `env` (default: `os.environ`) without caching."""
     env = dict(os.environ if env is None else env)
-    home = Path(env.get("EVALCORE_HOME") or ".evalcore").expanduser().resolve()
+    home = home_dir(env)
     db_url = normalize_db_url(env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}")
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
     from evalcore.model_store import models_location  # light: no SQLAlchemy here

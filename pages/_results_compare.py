@@ -170,4 +170,5 @@ def compare_view() -> None:
     st.download_button("Comparison JSON",
                        json.dumps(result, ensure_ascii=False, indent=2, default=str),
                        file_name=f"compare_{'_'.join(map(str, run_ids))}.json",
-                       mime="application/json", key="results.compare_json")
+                       mime="application/json", key="results.compare_json",
+                       on_click="ignore")

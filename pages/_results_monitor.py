@@ -139,8 +139,10 @@ def trust_view() -> None:
         st.info("No finished run yet.")
         return
     model = st.selectbox("Model", models, key="results.trust_model")
-    if not st.button("Build the trust report", key="results.trust_build"):
-        return
+    if st.button("Build the trust report", key="results.trust_build"):
+        st.session_state["results.trust_for"] = model
+    if st.session_state.get("results.trust_for") != model:
+        return  # built on request; kept while the same model is picked
     try:
         page = _trust(_shared.settings().db_url, model, _state())
     except EvalcoreError as exc:
@@ -149,7 +151,7 @@ def trust_view() -> None:
     left, right = st.columns(2)
     left.download_button("Trust report (HTML, opens offline)", page.encode("utf-8"),
                          file_name=f"trust_{model}.html", mime="text/html",
-                         key="results.trust_html")
+                         key="results.trust_html", on_click="ignore")
     right.download_button("Trust report (PDF)", lambda: _pdf(page),
                           file_name=f"trust_{model}.pdf", mime="application/pdf",
                           key="results.trust_pdf", on_click="ignore")

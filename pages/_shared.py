@@ -97,15 +97,23 @@ def _route_through_app() -> None:
 
 
 def local_model_line() -> str:
-    """One line on the embedded llama.cpp model: running where, or stopped."""
+    """One line on the embedded llama.cpp model: starting (loading), running where, or
+    stopped."""
     from evalcore.providers.local import LocalServer
 
     status = LocalServer.instance().status()
+    if status["state"] == "starting":
+        since = datetime.fromtimestamp(status["loading_since"]).strftime("%H:%M:%S")
+        return f"starting: loading {Path(status['loading_path']).name} (since {since})"
     if not status["running"]:
         return "stopped (starts on first use, or from the Models page)"
     since = datetime.fromtimestamp(status["started_at"]).strftime("%H:%M:%S")
     model = Path(status["model_path"]).name or "?"
     return f"running at {status['url']} ({model}, since {since})"
+
+
+def _local_model_body() -> None:
+    st.markdown(local_model_line())
 
 
 def actor() -> Any:
@@ -146,7 +154,45 @@ def sidebar() -> None:
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
-        st.markdown(local_model_line())
+        from evalcore.providers.local import LocalServer
+
+        starting = LocalServer.instance().status()["state"] == "starting"
+        # while it loads, re-read every REFRESH_S so "starting" turns into "running"
+        st.fragment(run_every=REFRESH_S if starting else None)(_local_model_body)()
+
+
+# ------------------------------------------------------------------ downloads
+
+
+@st.cache_data(max_entries=16, show_spinner="Preparing the download...")
+def _download_bytes(cache_key: tuple[Any, ...], _make: Callable[[], bytes]) -> bytes:
+    """`_make()` once per `cache_key` (not hashed: the key names what it builds)."""
+    return _make()
+
+
+def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], *,
+             file_name: str, mime: str, key: str, column: Any = None) -> None:
+    """A download button that never hangs.
+
+    Streamlit's deferred downloads (`data=callable`) get a new file id on every rerun and
+    drop the old one, and a download click reruns the page by default: a second quick
+    click then asks for a file that is gone (`MediaFileStorageError: Deferred file ...
+    not found`, the button waits forever). Here the bytes are built when the button is
+    drawn, cached under `cache_key` (the run, its `run_state` and the export), so a rerun
+    hands the same content the same URL, and a click does not rerun the page.
+    """
+    from evalcore.errors import EvalcoreError
+
+    target = column or st
+    try:
+        data = _download_bytes(cache_key, make)
+    except EvalcoreError as exc:  # nothing to export yet (no judged answer ...): say why
+        target.download_button(label, b"", file_name=file_name, mime=mime, key=key,
+                               disabled=True, help=f"Not available yet: {exc}",
+                               on_click="ignore")
+        return
+    target.download_button(label, data, file_name=file_name, mime=mime, key=key,
+                           on_click="ignore")
 
 
 # ------------------------------------------------------------------ run progress
@@ -156,12 +202,30 @@ REFRESH_S = 2.0
 
 
 def duration(seconds: float | None) -> str:
-    """'1h 05m' / '3m 07s' / '-' for an ETA or a run's length."""
-    if seconds is None:
-        return "-"
-    minutes, secs = divmod(round(seconds), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m" if hours else f"{minutes}m {secs:02d}s"
+    """'31 s' / '10 m 42 s' / '1 h 05 m' / '-' for an ETA or a run's length."""
+    from evalcore.report.timing import format_seconds
+
+    return format_seconds(seconds)
+
+
+def change_delta(change: float | None, fmt: str = "{:+.1%}") -> str | None:
+    """A metric card's delta text; None (no arrow) when the change rounds to zero, so a
+    "+0.0%" is never drawn as a green rise."""
+    if change is None:
+        return None
+    text = fmt.format(change)
+    return None if fmt.format(0.0) in (text, text.replace("-", "+", 1)) else text
+
+
+STATUS_COLORS = {"done": "green", "running": "blue", "queued": "gray", "cancelled": "orange",
+                 "failed": "red"}
+
+
+def status_badge(status: str, stale: bool = False) -> None:
+    """The run's status as a coloured word on its own line (a metric card cuts
+    "cancelled" off in a narrow column)."""
+    label = f"{status} (no worker)" if stale else status
+    st.badge(label, color=STATUS_COLORS.get(status, "gray"))
 
 
 def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
@@ -178,7 +242,12 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     cols[1].metric(f"{unit.capitalize()}/s", "-" if p["rate"] is None else f"{p['rate']:.1f}")
     cols[2].metric("Errors", p["errors"])
     cols[3].metric("Retries", p["retries"])
-    cols[4].metric("ETA", "done" if finished else duration(p["eta"]))
+    if finished:  # an ended run has no ETA: its status says how it ended
+        with cols[4]:
+            st.caption("Status")
+            status_badge(p["status"])
+    else:
+        cols[4].metric("ETA", duration(p["eta"]))
     if finished:
         run = queries.get_run(eng, run_id)
         if run.error:
@@ -218,6 +287,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     job = jobs.get_job(engine(), job_id)
     finished = job.status in jobs.JOB_FINISHED
     if was_live and finished:
+        st.session_state[f"{key}.ended_seen.{job_id}"] = True
         st.rerun()  # once, when the job ends: draw what it made
     fraction = min(job.done / job.total, 1.0) if job.total else 0.0
     st.progress(fraction, text=f"{job.label}: {job.status}, {job.done} / {job.total or '?'}")
@@ -243,6 +313,12 @@ def job_panel(job_id: int, key: str) -> str:
 
     status = jobs.get_job(engine(), job_id).status
     live = status not in jobs.JOB_FINISHED
+    seen = f"{key}.ended_seen.{job_id}"
+    if not live and not st.session_state.get(seen):
+        # The job may have ended after this run drew what it made (a report above the
+        # panel): draw the page once more, so nothing on it predates the job's end.
+        st.session_state[seen] = True
+        st.rerun()
     st.fragment(run_every=REFRESH_S if live else None)(_job_body)(job_id, live, key)
     return status
 

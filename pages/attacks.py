@@ -18,15 +18,12 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from pages import _shared
+from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
+                                show_flash)
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PAGE_SIZE = 10  # review cards per page
 REVIEWER = "attacks.reviewer"  # the reviewer's name, kept across pages
-SET = "attacks.set"  # the attack set under review (kept across pages)
-JOB = "attacks.job"  # the generation job this session started
-CONFIRM_BULK = "attacks.confirm_bulk"
-LEVELS = {"char": "character (insert symbols)", "word": "word (synonym swaps)",
-          "sentence": "sentence (back-translation)"}
 STATUSES = ["all", "pending", "approved", "rejected"]
 ANY_FLAG, NO_FLAG = "(any flag)", "(no flags)"
 
@@ -127,7 +124,7 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
 def set_picker(sets: list[Any], datasets: list[Any]) -> Any | None:
     """Select box of attack sets, newest first; returns the chosen set."""
     if not sets:
-        st.info("No attack sets yet: generate one above (or `evalcore attacks import`).")
+        st.info("No attack sets yet: generate one above, or import an attacked file.")
         return None
     names = {ds.id: ds.name for ds in datasets}
     by_id = {s.id: s for s in reversed(sets)}
@@ -164,19 +161,22 @@ def progress_bar(set_id: int) -> dict[str, Any]:
     return p
 
 
-def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = "") -> None:
+def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = "",
+         original: str = "") -> None:
     """Button callback: one review action on what the reviewer saw when the card was drawn.
 
     `seen` is the status shown on the card (callbacks get their arguments from that run):
     if someone else reviewed the item meanwhile, the service refuses and the card says who
     and when. An edit (text from the widget under `edit_key`) is re-checked by the service;
-    its result is noted on the card.
+    its result is noted on the card; an edit that changes nothing is only noted.
     """
     from evalcore import actions
 
     eng, actor = _shared.engine(), _shared.actor()
     try:
-        if edit_key:
+        if edit_key and st.session_state.get(edit_key, "").strip() == original.strip():
+            note = ("info", "Nothing to save: the text is as stored. Change it first.")
+        elif edit_key:
             saved = actions.edit_attack_item(actor, eng, item_id,
                                              st.session_state.get(edit_key, ""),
                                              reviewer=reviewer, expected_status=seen,
@@ -199,9 +199,11 @@ def _note_key(item_id: int) -> str:
 
 
 def _flags_line(item: Any) -> str:
+    from evalcore.perturb.review import unique_pairs
+
     flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
     sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
-    pairs = " · ".join(f"{a} → {b}" for a, b in (tuple(p) for p in item.pairs if len(p) == 2))
+    pairs = " · ".join(f"{a} → {b}" for a, b in unique_pairs(item.pairs))
     parts = [f"insertions/replacements **{item.attack_num}**", f"similarity **{sim}**",
              f"flags {flags}"]
     if pairs:
@@ -216,12 +218,16 @@ def _who(item: Any) -> str:
     return f"{item.status} by {item.reviewer} at {when}" + (" (edited)" if item.edited else "")
 
 
-def item_card(item: Any, position: int, reviewer: str) -> None:
-    """Original vs attacked with the changes marked, the checks, and the review buttons."""
+def item_card(item: Any, position: int, reviewer: str, number: int | None) -> None:
+    """Original vs attacked with the changes marked, the checks, and the review buttons.
+
+    `number` is the question's number in its source dataset (what a reviewer can look up).
+    """
     from evalcore.report.diff import side_by_side_html
 
     with st.container(border=True):
-        st.markdown(f"**{position}.** item `{item.id}` · **{item.status}** · {_who(item)}")
+        label = f"question {number}" if number is not None else f"item {item.id}"
+        st.markdown(f"**{position}.** {label} · **{item.status}** · {_who(item)}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
         note = st.session_state.get(_note_key(item.id))
@@ -234,16 +240,20 @@ def item_card(item: Any, position: int, reviewer: str) -> None:
                  args=(*seen, "approved"), disabled=disabled or item.status == "approved")
         b.button("Reject", key=f"attacks.reject.{item.id}", on_click=_act,
                  args=(*seen, "rejected"), disabled=disabled or item.status == "rejected")
-        with st.expander("Edit the attacked text"):
+        with st.expander("Edit the attacked text"), st.form(f"attacks.edit.{item.id}",
+                                                             border=False):
+            # A form: the text is sent with the click, so typing then clicking saves it
+            # (a plain text area only reaches the script after Ctrl+Enter or leaving it).
             text_key = f"attacks.text.{item.id}"
-            text = st.text_area("Attacked text", value=item.attacked, key=text_key)
-            unchanged = text.strip() == item.attacked.strip()
+            st.text_area("Attacked text", value=item.attacked, key=text_key)
+            st.caption("Type the new text, then click a save button (no Ctrl+Enter needed).")
             c, d, _ = st.columns([1, 1, 2])
-            c.button("Save edit (re-check)", key=f"attacks.save.{item.id}", on_click=_act,
-                     args=(*seen, "pending", text_key), disabled=disabled or unchanged)
-            d.button("Save edit and approve", key=f"attacks.save_approve.{item.id}",
-                     on_click=_act, args=(*seen, "approved", text_key),
-                     disabled=disabled or unchanged)
+            edit = (*seen, "pending", text_key, item.attacked)
+            c.form_submit_button("Save edit (re-check)", key=f"attacks.save.{item.id}",
+                                 on_click=_act, args=edit, disabled=disabled)
+            d.form_submit_button("Save edit and approve", key=f"attacks.save_approve.{item.id}",
+                                 on_click=_act, args=(*edit[:3], "approved", *edit[4:]),
+                                 disabled=disabled)
 
 
 def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
@@ -299,6 +309,7 @@ def review_log_table(set_id: int) -> None:
 def review_queue(attack_set: Any, reviewer: str) -> None:
     """Filters, the review progress, bulk approval and one page of item cards."""
     from evalcore.perturb.guard import FLAGS
+    from evalcore.perturb.review import question_numbers
 
     set_id = int(attack_set.id)
     progress = progress_bar(set_id)
@@ -316,8 +327,10 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
     start = (int(page) - 1) * PAGE_SIZE
     st.caption(f"{len(items)} items match; showing {start + 1}-"
                f"{min(start + PAGE_SIZE, len(items))}")
-    for n, item in enumerate(items[start:start + PAGE_SIZE], start=start + 1):
-        item_card(item, n, reviewer)
+    shown = items[start:start + PAGE_SIZE]
+    numbers = question_numbers(_shared.engine(), shown)
+    for n, item in enumerate(shown, start=start + 1):
+        item_card(item, n, reviewer, numbers.get(int(item.id)))
 
 
 def _csv(set_id: int) -> bytes:
@@ -358,6 +371,9 @@ def main() -> None:
     reviewer = reviewer_input()
     with st.expander("Generate an attack set", expanded=not sets):
         generate_form(datasets, reviewer)
+    with st.expander("Import an attacked file"):
+        import_form(datasets, reviewer)
+    show_flash()
     job_panel()
     select_new_set()
     attack_set = set_picker(sets, datasets)
@@ -365,9 +381,16 @@ def main() -> None:
         return
     if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
-    st.download_button("Export CSV", lambda: _csv(int(attack_set.id)),
-                       file_name=f"attack_set_{attack_set.id}.csv", mime="text/csv",
-                       key="attacks.csv")
+    export, delete = st.columns([1, 3])
+    from evalcore.perturb.review import review_log
+
+    set_id = int(attack_set.id)
+    _shared.download("Export CSV", lambda: _csv(set_id),
+                     (set_id, attack_set.item_count, len(review_log(_shared.engine(), set_id))),
+                     file_name=f"attack_set_{set_id}.csv", mime="text/csv", key="attacks.csv",
+                     column=export)
+    with delete:
+        delete_controls(attack_set)
     st.html(f"<style>{DIFF_CSS}</style>")
     review_queue(attack_set, reviewer)
     with st.expander("Review log (who reviewed what, when)"):

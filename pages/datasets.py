@@ -14,10 +14,10 @@ import streamlit as st
 
 from evalcore.dataset import (
     TASK_TYPES,
+    NameTakenError,
     ParsedDataset,
     detect_format,
     guess_mapping,
-    list_datasets,
     list_formats,
     parse_dataset,
     read_table,
@@ -26,9 +26,11 @@ from evalcore.dataset import (
 from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
-from pages import _shared
+from pages import _datasets_stored, _shared
 
 PREVIEW_ROWS = 20
+ANYWAY = _datasets_stored.ANYWAY
+OUTCOME = _datasets_stored.OUTCOME
 UPLOAD_TYPES = [s.lstrip(".") for s in SUPPORTED_SUFFIXES]
 MAP = "datasets.map."  # prefix of the column-mapping widget keys
 
@@ -127,34 +129,38 @@ def preview(parsed: ParsedDataset) -> None:
                                "language"])
 
 
-def _store(parsed: ParsedDataset, name: str, token: str, allow_duplicate: bool) -> None:
-    """Store and remember the outcome for this file (the duplicate warning must survive reruns)."""
+def _store(parsed: ParsedDataset, token: str, allow_duplicate: bool) -> None:
+    """Button callback: store the file under the name in the field, and leave the outcome
+    in words of this page (the evalcore messages name CLI flags)."""
+    state = st.session_state
+    name = str(state.get("datasets.name", ""))
+    again = "Import anyway" if state.get(ANYWAY) == token else "Import"
     try:
         dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed, name=name,
                                        allow_duplicate=allow_duplicate)
     except DuplicateDatasetError as exc:
-        outcome = ("duplicate", str(exc))
+        state[ANYWAY] = token
+        existing = getattr(exc, "existing", None)
+        outcome = ("warning", f"This file's content was already imported as dataset "
+                              f"'{existing}'. Use that one, or store a second copy with "
+                              "Import anyway." if existing else str(exc))
+    except NameTakenError as exc:
+        outcome = ("warning", f"A dataset named '{exc.name}' already exists: rename this one "
+                              f"in the Dataset name field above and click {again} again, or "
+                              "delete the old one under Stored datasets.")
     except EvalcoreError as exc:  # a bad file, or a role that may not import
         outcome = ("error", str(exc))
     else:
-        outcome = ("done", f"Imported '{dataset.name}': {dataset.item_count} items.")
-    st.session_state["datasets.outcome"] = (token, *outcome)
+        state.pop(ANYWAY, None)
+        outcome = ("success", f"Imported '{dataset.name}': {dataset.item_count} items.")
+    state[OUTCOME] = (token, *outcome)
 
 
-def _show_outcome(box: Any, token: str) -> bool:
-    """Draw the last import outcome; True when the user asked to import a duplicate anyway."""
-    outcome = st.session_state.get("datasets.outcome")
-    if not outcome or outcome[0] != token:
-        return False
-    _, kind, message = outcome
-    if kind != "duplicate":
-        st.session_state.pop("datasets.outcome")  # shown once
-        (box.success if kind == "done" else box.error)(message)
-        return False
-    with box.container():
-        st.warning(message)
-        st.caption("Names are unique: give this copy another name above, then import anyway.")
-        return st.button("Import anyway", key="datasets.import_anyway")
+def _show_outcome(token: str) -> None:
+    """The last import click's outcome, once (the "Import anyway" offer stays meanwhile)."""
+    outcome = st.session_state.pop(OUTCOME, None)
+    if outcome and outcome[0] == token:
+        getattr(st, outcome[1])(outcome[2])
 
 
 def import_panel(filename: str, data: bytes) -> None:
@@ -163,10 +169,12 @@ def import_panel(filename: str, data: bytes) -> None:
     if st.session_state.get("datasets.token") != token:  # a new file: start from evalcore's guesses
         st.session_state["datasets.token"] = token
         st.session_state["datasets.format"] = "auto"
-        st.session_state.pop("datasets.outcome", None)
+        st.session_state.pop(OUTCOME, None)
         new_file = True
     else:
         new_file = False
+    if new_file:
+        st.session_state.pop(ANYWAY, None)
     if new_file or "datasets.name" not in st.session_state:
         st.session_state["datasets.name"] = Path(filename).stem
     try:
@@ -187,11 +195,15 @@ def import_panel(filename: str, data: bytes) -> None:
         guess = guess_mapping(columns)
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
-                       "`datasets import` uses this guess as it is; change it below if needed.")
+                       "The mapping below is prefilled with it; change it if needed.")
+        elif guess.mapping is not None:
+            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
+                    f"their names and prefilled below: {guess.describe()}; but "
+                    f"{guess.question_for_user()}. Check the mapping below.")
         else:
             st.info(f"No known format has these columns ({', '.join(columns)}) and "
-                    f"{guess.question_for_user()}. Map them below; the choices are prefilled "
-                    "with the best guess.")
+                    f"{guess.question_for_user()}: nothing could be guessed, choose the "
+                    "columns below.")
 
     mapping: dict[str, Any] | None = None
     if fmt == "mapped" or (fmt == "auto" and detected is None):
@@ -206,79 +218,19 @@ def import_panel(filename: str, data: bytes) -> None:
         return
     preview(parsed)
 
-    name = st.text_input("Dataset name", key="datasets.name")
+    st.text_input("Dataset name", key="datasets.name")
     denied = _shared.why_not("import")
-    clicked = st.button("Import", key="datasets.import", type="primary",
-                        disabled=denied is not None, help=denied)
+    left, right, _ = st.columns([1, 1, 3])
+    left.button("Import", key="datasets.import", type="primary", disabled=denied is not None,
+                help=denied, on_click=_store, args=(parsed, token, False))
+    if st.session_state.get(ANYWAY) == token:  # stays after a rename, until it is stored
+        right.button("Import anyway", key="datasets.import_anyway", disabled=denied is not None,
+                     on_click=_store, args=(parsed, token, True),
+                     help="Store a second copy of content that is already stored (dataset "
+                          "names are unique: give it its own name above)")
     if denied:
         st.caption(denied)
-    box = st.empty()
-    if clicked:
-        _store(parsed, name, token, allow_duplicate=False)
-    if _show_outcome(box, token):
-        _store(parsed, name, token, allow_duplicate=True)
-        _show_outcome(box, token)
-
-
-def _ask_delete() -> None:
-    st.session_state["datasets.confirm_delete"] = st.session_state.get("datasets.delete_target")
-
-
-def _confirm_delete(name: str) -> None:
-    st.session_state.pop("datasets.confirm_delete", None)
-    try:
-        actions.delete_dataset(_shared.actor(), _shared.engine(), name)
-    except EvalcoreError as exc:
-        st.session_state["datasets.delete_result"] = ("error", str(exc))
-    else:
-        st.session_state["datasets.delete_result"] = ("done", f"Deleted dataset '{name}'.")
-
-
-def _cancel_delete() -> None:
-    st.session_state.pop("datasets.confirm_delete", None)
-
-
-@st.fragment
-def stored_datasets() -> None:
-    """The stored datasets, and deleting one after a confirmation (reruns only this part).
-
-    Buttons act in callbacks, which run before the fragment draws, so the table is never stale.
-    """
-    st.subheader("Stored datasets")
-    result = st.session_state.pop("datasets.delete_result", None)
-    if result:
-        (st.success if result[0] == "done" else st.error)(result[1])
-    datasets = list_datasets(_shared.engine())
-    if not datasets:
-        st.info("No datasets yet: upload a file or load a bundled sample above.")
-        return
-    _dataset_table(datasets)
-    pending = st.session_state.get("datasets.confirm_delete")
-    if pending:
-        st.warning(f"Delete dataset '{pending}' and all its items? This cannot be undone.")
-        yes, no = st.columns(2)
-        yes.button("Yes, delete", key="datasets.delete_confirm", type="primary",
-                   on_click=_confirm_delete, args=(pending,))
-        no.button("Cancel", key="datasets.delete_cancel", on_click=_cancel_delete)
-        return
-    denied = _shared.why_not("delete")
-    if denied:
-        st.caption(f"Deleting datasets: {denied}")
-        return
-    left, right = st.columns([3, 1], vertical_alignment="bottom")
-    target = left.selectbox("Dataset to delete", [d.name for d in datasets], index=None,
-                            placeholder="Choose a dataset", key="datasets.delete_target")
-    right.button("Delete...", key="datasets.delete", disabled=target is None,
-                 on_click=_ask_delete)
-
-
-def _dataset_table(datasets: list[Any]) -> None:
-    rows = [{"name": d.name, "format": d.format, "task type": d.task_type,
-             "language": d.language, "items": d.item_count, "created": d.created_at,
-             "source file": d.source_file, "imported by": d.created_by} for d in datasets]
-    st.dataframe(rows, hide_index=True,
-                 column_config={"created": st.column_config.DatetimeColumn(
-                     format="YYYY-MM-DD HH:mm")})
+    _show_outcome(token)
 
 
 _shared.page_setup("Datasets", "Import question files (CSV, JSONL, JSON, XLSX): the format is "
@@ -288,4 +240,5 @@ source = pick_source()
 if source is not None:
     import_panel(*source)
 st.divider()
-stored_datasets()
+_datasets_stored.stored_datasets()
+_datasets_stored.browse_items()

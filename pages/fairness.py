@@ -17,7 +17,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import queries
-from pages import _shared
+from pages import _bbq_answers, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -240,9 +240,12 @@ def level_card(report: dict[str, Any]) -> None:
     level, score = report.get("level"), report.get("score")
     verdict = report.get("verdict") or {"verdict": "not measured", "failed": [], "checks": 0}
     colour = {"pass": "#b7e4c7", "fail": "#f4a6a6"}.get(verdict["verdict"], "#ddd")
-    failed = verdict["failed"]
-    why = ("; ".join(f"{c['name']} {_fmt(c['value'])}" for c in failed[:3])
-           if failed else f"{verdict['checks']} checks passed")
+    failed = [c for c in verdict["failed"] if c["value"] is not None]
+    unmeasured = verdict.get("unmeasured") or []
+    why = "; ".join(
+        [f"{c['name']} {_fmt(c['value'])}" for c in failed[:3]]
+        + ([f"not measured: {', '.join(unmeasured)} (the CI gate fails these)"]
+           if unmeasured else [])) or f"{verdict['checks']} checks passed"
     st.html(f'<div style="background:{colour};border-radius:8px;padding:10px 16px;color:#111;'
             f'display:inline-block;min-width:260px">'
             f'<div style="font-size:0.85em">Verdict of the default gate '
@@ -497,7 +500,8 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
                                 "detail": st.column_config.TextColumn(width="large")})
     command = (f"python -m evalcore gate --run {run_id}"
                + (f" --baseline {baseline}" if baseline is not None else "")
-               + f" --config gate.toml --threshold {threshold:g}")
+               + " --config gate.toml"
+               + ("" if _bbq_answers.is_benchmark(run_id) else f" --threshold {threshold:g}"))
     st.caption("The same verdict in CI (save the config above as gate.toml):")
     st.code(command, language="bash")
 
@@ -524,9 +528,7 @@ def crows_block(section: dict[str, Any]) -> None:
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Verdict, effects across pairs, group metrics, box plots, single-pair spreads, pairs,
     BBQ scores, the gate, download."""
-    threshold = st.number_input("Decision threshold (score >= this counts as recommended)",
-                                min_value=1.0, max_value=10.0, value=7.0, step=0.5,
-                                key="fairness.threshold")
+    threshold = _bbq_answers.decision_threshold(run_id)  # no input on a BBQ / CBBQ run
     report = _shared.cached_report(_report, run_id, float(threshold))
     if report is None:
         return
@@ -541,6 +543,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     cols[3].metric("Samples per variant", report["samples"])
     if report.get("bbq"):
         bbq_block(report["bbq"])
+        _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):
         crows_block(report["crows_pairs"])
     if report["attributes"]:
@@ -551,10 +554,12 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         spreads_block(report)
         pair_block(report)
     gate_block(run_id, float(threshold), names)
-    st.download_button("Fairness JSON",
-                       lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
-                       file_name=f"fairness_run{run_id}.json", mime="application/json",
-                       key="fairness.json")
+    _shared.download("Fairness JSON",
+                     lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                        default=str).encode("utf-8"),
+                     ("fairness", run_id, _shared.run_state(run_id), float(threshold)),
+                     file_name=f"fairness_run{run_id}.json", mime="application/json",
+                     key="fairness.json")
 
 
 # ------------------------------------------------------------------ page

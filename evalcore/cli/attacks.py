@@ -187,15 +187,17 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.review import attack_item_info, list_attack_items, review_log
+    from evalcore.perturb.review import (attack_item_info, list_attack_items,
+                                         question_numbers, review_log)
     from evalcore.perturb.sets import attack_set_info, get_attack_set
 
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
     info = attack_set_info(engine, attack_set)
-    items = [attack_item_info(i) for i in list_attack_items(
-        engine, int(attack_set.id), status=args.status, flag=args.flag, flagged=args.flagged,
-        limit=args.limit)]
+    found = list_attack_items(engine, int(attack_set.id), status=args.status, flag=args.flag,
+                              flagged=args.flagged, limit=args.limit)
+    numbers = question_numbers(engine, found)
+    items = [attack_item_info(i, numbers.get(int(i.id))) for i in found]
     log = review_log(engine, int(attack_set.id)) if args.log else None
     if args.json:
         print_json({**info, "attack_items": items, **({"review_log": log} if args.log else {})})
@@ -208,8 +210,8 @@ def _show(args: argparse.Namespace) -> int:
     for i in items:
         flags = ",".join(i["flags"]) or "-"
         sim = "-" if i["similarity"] is None else f"{i['similarity']:.3f}"
-        print(f"- item {i['id']} [{i['status']}] flags {flags} similarity {sim} "
-              f"changes {i['attack_num']}")
+        print(f"- question {i['number']} (item {i['id']}) [{i['status']}] flags {flags} "
+              f"similarity {sim} changes {i['attack_num']}")
         print(f"    original: {i['original']}")
         print(f"    attacked: {i['attacked']}")
     if log is not None:

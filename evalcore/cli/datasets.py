@@ -43,6 +43,8 @@ def register(subparsers: Any) -> None:
 
     rm = sub.add_parser("delete", help="delete a dataset (refused while runs use it)")
     rm.add_argument("name", help="dataset name or id")
+    rm.add_argument("--with-runs", action="store_true",
+                    help="delete the runs that use it first (each audited as a run delete)")
     rm.set_defaults(func=_delete)
 
     fmt = sub.add_parser("formats", help="list the formats recognised by their columns")
@@ -141,8 +143,13 @@ def _delete(args: argparse.Namespace) -> int:
     from evalcore.cli.common import acting_user
 
     engine = _engine()
-    dataset = actions.delete_dataset(acting_user(engine), engine, args.name)
-    print(f"deleted '{dataset.name}' (id {dataset.id}, {dataset.item_count} items)")
+    runs: list[int] = []
+    if args.with_runs:
+        dataset, runs = actions.delete_dataset_and_runs(acting_user(engine), engine, args.name)
+    else:
+        dataset = actions.delete_dataset(acting_user(engine), engine, args.name)
+    print(f"deleted '{dataset.name}' (id {dataset.id}, {dataset.item_count} items)"
+          + (f" and its run(s) {', '.join(f'#{r}' for r in runs)}" if runs else ""))
     return 0
 
 

@@ -43,6 +43,8 @@ def _add(args: argparse.Namespace) -> int:
         ("api_key_header", "api_key_header"),
         ("gguf", "gguf_path"),
         ("threads", "threads"),
+        ("price_in", "price_in"),
+        ("price_out", "price_out"),
     ):
         value = getattr(args, option)
         if value is not None:
@@ -178,6 +180,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                           "(e.g. api-key for Azure OpenAI)")
     add.add_argument("--gguf", help="local only: path of a GGUF file")
     add.add_argument("--threads", type=int, help="local only: CPU threads")
+    add.add_argument("--price-in", dest="price_in", type=float, metavar="PRICE",
+                     help="price per million prompt tokens (cost figures, estimates, --budget)")
+    add.add_argument("--price-out", dest="price_out", type=float, metavar="PRICE",
+                     help="price per million completion tokens")
     add.set_defaults(func=_add)
 
     lst = sub.add_parser("list", help="show the configured models")

@@ -82,8 +82,12 @@ def _show(args: argparse.Namespace) -> int:
     from evalcore.store import queries
 
     engine, _ = engine_and_settings()
+    from evalcore.report.timing import active_seconds, elapsed_seconds
+
     run = queries.get_run(engine, args.run_id)
-    data = run_dict(run) | {"config": run.config.get("spec", {})}
+    data = run_dict(run) | {"active_s": active_seconds(engine, run.id),
+                            "elapsed_s": elapsed_seconds(run),
+                            "config": run.config.get("spec", {})}
     if args.json:
         print_json(data)
     else:

@@ -15,11 +15,12 @@ from __future__ import annotations
 from evalcore import lazy_exports
 
 _HOMES = {
-    "catalog": ("dataset_info", "delete_dataset", "get_dataset", "list_datasets", "load_items",
-                "load_questions"),
+    "catalog": ("dataset_info", "dataset_users", "delete_dataset", "get_dataset",
+                "list_datasets", "load_items", "load_questions"),
     "language": ("detect_language", "majority_language"),
     "formats": ("FORMATS", "FormatSpec", "attack_level", "detect_format", "list_formats"),
-    "importer": ("import_dataset", "parse_dataset", "store_parsed"),
+    "importer": ("DuplicateContentError", "NameTakenError", "import_dataset", "parse_dataset",
+                 "store_parsed"),
     "mapping": ("ColumnMapping", "MappingGuess", "guess_mapping", "suggest_mapping"),
     "readers": ("read_table",),
     "records": ("TASK_TYPES", "ParsedDataset", "Question", "TaskType"),

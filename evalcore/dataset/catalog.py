@@ -76,28 +76,47 @@ def load_questions(engine: "Engine", dataset_id: int,
     return [Question.model_validate(item) for item in load_items(engine, dataset_id, limit)]
 
 
+def _users(session: "Session", dataset_id: int) -> tuple[list[Any], list[int]]:
+    """([(attack set id, name)], [run id]) of what still needs the dataset."""
+    from sqlmodel import select
+
+    from evalcore.store.tables import AttackSet, Call, Item, Run
+
+    sets = list(session.exec(select(AttackSet.id, AttackSet.name).where(
+        (AttackSet.source_dataset_id == dataset_id) | (AttackSet.dataset_id == dataset_id)
+    )).all())
+    used = select(Item.id).where(Item.dataset_id == dataset_id)
+    run_ids = sorted(set(session.exec(select(Run.id).where(Run.dataset_id == dataset_id)).all())
+                     | set(session.exec(select(Call.run_id).where(
+                         Call.item_id.in_(used)).distinct()).all()))  # type: ignore[union-attr]
+    return sets, run_ids
+
+
+def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
+    """What keeps a dataset from being deleted: {"attack_sets": [(id, name)], "runs": [id]}
+    (the page lists them and offers the way out)."""
+    from evalcore.store.db import session_scope
+
+    with session_scope(engine, write=False) as session:
+        sets, run_ids = _users(session, int(_find(session, name_or_id).id))
+    return {"attack_sets": [(int(i), str(n)) for i, n in sets], "runs": run_ids}
+
+
 def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """Delete a dataset and its items; refuses (DatasetError) while runs reference it."""
     from sqlalchemy import delete
-    from sqlmodel import select
 
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
+    from evalcore.store.tables import Dataset, Item
 
     with session_scope(engine) as session:
         dataset = _find(session, name_or_id)
-        sets = session.exec(select(AttackSet.id, AttackSet.name).where(
-            (AttackSet.source_dataset_id == dataset.id) | (AttackSet.dataset_id == dataset.id)
-        )).all()
+        sets, run_ids = _users(session, int(dataset.id))
         if sets:
             shown = ", ".join(f"#{i} {n}" for i, n in sets[:10])
             raise DatasetError(f"dataset '{dataset.name}' has {len(sets)} attack set(s) "
                                f"({shown}); delete them first (Attacks page, or "
                                "`python -m evalcore attacks delete ID`)")
-        used = select(Item.id).where(Item.dataset_id == dataset.id)
-        run_ids = sorted(set(session.exec(select(Run.id).where(Run.dataset_id == dataset.id)).all())
-                         | set(session.exec(select(Call.run_id).where(
-                             Call.item_id.in_(used)).distinct()).all()))  # type: ignore[union-attr]
         if run_ids:
             shown = ", ".join(str(i) for i in run_ids[:10]) + (" ..." if len(run_ids) > 10 else "")
             raise DatasetError(f"dataset '{dataset.name}' is used by {len(run_ids)} run(s) "

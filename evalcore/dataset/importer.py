@@ -28,6 +28,22 @@ if TYPE_CHECKING:
 
     from evalcore.store.tables import Dataset
 
+class DuplicateContentError(DuplicateDatasetError):
+    """The same content was imported before, as `existing` (a name for pages to show)."""
+
+    def __init__(self, message: str, existing: str, existing_id: int) -> None:
+        super().__init__(message)
+        self.existing, self.existing_id = existing, existing_id
+
+
+class NameTakenError(DatasetError):
+    """Another dataset has the name asked for (`name`)."""
+
+    def __init__(self, message: str, name: str) -> None:
+        super().__init__(message)
+        self.name = name
+
+
 MappingLike = Union[ColumnMapping, dict[str, Any], None]
 BATCH_ROWS = 2000
 """Items per INSERT: large enough to be fast, small enough to keep memory flat."""
@@ -244,13 +260,14 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
                     Dataset.sha256 == header["sha256"],   # format (MC1 / MC2) are another
                     Dataset.format == header["format"])).first()
                 if same is not None:
-                    raise DuplicateDatasetError(
+                    raise DuplicateContentError(
                         f"{source_file}: the same content was already imported as dataset "
                         f"'{same.name}' (id {same.id}, {same.created_at:%Y-%m-%d %H:%M}); use that "
-                        "one, or import again with allow_duplicate (--allow-duplicate)")
+                        "one, or import again with allow_duplicate (--allow-duplicate)",
+                        same.name, int(same.id))
             clash = session.exec(select(Dataset).where(Dataset.name == name)).first()
             if clash is not None:
-                raise DatasetError(_name_taken(name, clash.id, source_file))
+                raise _name_taken(name, clash.id, source_file)
             dataset = Dataset(name=name, language="", item_count=0, meta={}, **header)
             session.add(dataset)
             session.flush()
@@ -279,11 +296,11 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
             taken = session.exec(select(Dataset.id).where(Dataset.name == name)).first()
         if taken is None:
             raise
-        raise DatasetError(_name_taken(name, taken, source_file)) from exc
+        raise _name_taken(name, taken, source_file) from exc
     return dataset
 
 
-def _name_taken(name: str, existing_id: int | None, source_file: str) -> str:
+def _name_taken(name: str, existing_id: int | None, source_file: str) -> NameTakenError:
     which = f" (id {existing_id})" if existing_id is not None else ""
-    return (f"{source_file}: a dataset named '{name}' already exists{which}; choose another "
-            "name (--name) or delete the old dataset first")
+    return NameTakenError(f"{source_file}: a dataset named '{name}' already exists{which}; "
+                          "choose another name (--name) or delete the old dataset first", name)

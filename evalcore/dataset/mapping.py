@@ -130,9 +130,10 @@ def _reference(row: Row, mapping: ColumnMapping, choices: list[str],
 
 
 _QUESTION_NAMES = ("question", "prompt", "query", "input", "instruction", "problem", "text",
-                   "content", "问题", "题目", "题干", "问题描述", "内容", "提问")
+                   "content", "q", "问题", "题目", "题干", "问题描述", "内容", "提问", "问")
 _REFERENCE_NAMES = ("answer", "label", "reference", "target", "output", "expected", "gold",
-                    "correct", "response", "标准答案", "参考答案", "正确答案", "答案", "标签")
+                    "correct", "response", "a", "ans", "标准答案", "参考答案", "正确答案", "答案",
+                    "标签", "答")
 _CHOICE_LIST_NAMES = ("choices", "options", "candidates", "选项", "候选答案")
 _CONTEXT_NAMES = ("context", "passage", "背景", "上下文", "材料")
 _NUMBERED = re.compile(r"^(choice|option|opt|ans|选项)[ _]?([0-9]+|[A-Za-z])$", re.IGNORECASE)
@@ -218,8 +219,8 @@ class MappingGuess(BaseModel):
 def guess_mapping(columns: list[str]) -> MappingGuess:
     """A mapping from column names alone, with the candidates for each role.
 
-    Recognises English and Chinese names (question/prompt/input/问题/题目,
-    answer/target/reference/label/答案/标准答案, choices/options/选项, numbered option
+    Recognises English and Chinese names (question/prompt/input/q/问题/题目,
+    answer/target/reference/label/a/答案/标准答案, choices/options/选项, numbered option
     columns such as choice0.. or A, B, C, D). Names are matched whole, ignoring case.
     """
     columns = [str(c) for c in columns]

@@ -164,14 +164,19 @@ async def _sentence_one(question: Question, translator: Translator,
 
 def _similarities(questions: list[Question], texts: list[str],
                   enabled: bool) -> list[float | None]:
-    """e5 cosines in one batch; 1.0 for unchanged texts, None when disabled."""
+    """e5 cosines in one batch; 1.0 for unchanged texts, None when disabled.
+
+    The clean questions' vectors are kept on disk (`text.remember_embeddings`): the next
+    attack of the same dataset, in any process, embeds only its attacked texts.
+    """
     if not enabled:
         return [None] * len(questions)
-    from evalcore.scorers.text import embedding_cosine_batch
+    from evalcore.scorers.text import embedding_cosine_batch, remember_embeddings
 
     todo = [i for i, (q, t) in enumerate(zip(questions, texts)) if t.strip() != q.question.strip()]
-    scores = embedding_cosine_batch([texts[i] for i in todo],
-                                    [questions[i].question for i in todo]) if todo else []
+    originals = [questions[i].question for i in todo]
+    scores = embedding_cosine_batch([texts[i] for i in todo], originals) if todo else []
+    remember_embeddings(originals)
     out: list[float | None] = [1.0] * len(questions)
     for i, score in zip(todo, scores):
         out[i] = score

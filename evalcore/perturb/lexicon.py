@@ -47,6 +47,16 @@ class Lexicon:
     """(lemma, part of speech) -> replacement lemmas."""
     zh_quantifier_chars: frozenset[str] = frozenset()
     zh_avoid: frozenset[tuple[str, str]] = frozenset()
+    zh_not_before: frozenset[tuple[str, str]] = frozenset()
+    """(word, next token): the word is not replaced before it (男生 before 装)."""
+    zh_before_noun: frozenset[str] = frozenset()
+    """Table words replaced only before a noun (这个班 -> 该班)."""
+    zh_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Reviewed multi-token paraphrases (phrases.py), lower-cased phrase -> replacements."""
+    en_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Contractions both ways and multi-word paraphrases (phrases.py)."""
+    en_not_before: frozenset[tuple[str, str]] = frozenset()
+    """(lemma, next word): the lemma is not replaced before that word (happen to)."""
 
     def is_zh_term(self, word: str) -> bool:
         """A maths/science term, or a word holding one (最小公倍数, 年利率)."""
@@ -118,6 +128,11 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         zh_avoid=frozenset((a, b) for a, b in zh.get("avoid", [])),
         zh_paraphrases=_table([(a, b) for a, b in zh.get("paraphrases", [])]),
         en_paraphrases=_table([((a, pos), b) for a, b, pos in en.get("paraphrases", [])]),
+        zh_before_noun=frozenset(zh.get("before_noun", [])),
+        zh_not_before=frozenset((a, b) for a, b in zh.get("not_before", [])),
+        zh_phrases=_table([(a, b) for a, b in zh.get("phrases", [])]),
+        en_not_before=frozenset((a, b) for a, b in en.get("not_before", [])),
+        en_phrases=_table([(a.lower().replace("’", "'"), b) for a, b in en.get("phrases", [])]),
     )
 
 

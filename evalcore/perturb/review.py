@@ -12,10 +12,12 @@ item and, in the same transaction, as a `ReviewEvent`: the item shows the latest
 An edit replaces the attacked text in the AttackItem AND in the derived dataset's Item
 (what runs ask), re-runs the engine's `check_attack` (new similarity and flags), sets
 `edited`, and leaves the item pending unless the reviewer approves it in the same step.
-`attack_num` and `pairs` keep describing the generated attack.
+`pairs` and `attack_num` are recomputed from the edited text (`changes`): what differs
+from the original now, not what the generator once did.
 """
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Optional
@@ -84,12 +86,76 @@ def list_attack_items(engine: "Engine", attack_set_id: int, *, status: Optional[
     return items[offset: None if limit is None else offset + limit]
 
 
-def attack_item_info(item: "AttackItem") -> dict[str, Any]:
-    """A JSON-ready view of one item for the review table and the CLI."""
-    return {"id": item.id, "attack_set_id": item.attack_set_id,
+def question_numbers(engine: "Engine", items: list["AttackItem"]) -> dict[int, int]:
+    """attack item id -> the question's 1-based number in its source dataset.
+
+    Reviewers know questions by their place in the file; attack item ids keep counting
+    across sets (set #2 starts at 31), so they label nothing a reviewer can look up.
+    """
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    sources = sorted({int(i.source_item_id) for i in items})
+    found: dict[int, int] = {}
+    with session_scope(engine, write=False) as session:
+        for start in range(0, len(sources), 500):
+            chunk = sources[start:start + 500]
+            found.update(session.exec(select(Item.id, Item.idx).where(
+                Item.id.in_(chunk))).all())  # type: ignore[union-attr]
+    return {int(i.id): found[i.source_item_id] + 1 for i in items if i.source_item_id in found}
+
+
+def unique_pairs(pairs: list[Any]) -> list[list[str]]:
+    """[original, replacement] pairs, each once, in first-seen order (a word replaced twice
+    in one question is one pair)."""
+    seen: dict[tuple[str, str], None] = {}
+    for pair in pairs or []:
+        if len(pair) == 2 and pair[0] != pair[1]:
+            seen.setdefault((str(pair[0]), str(pair[1])), None)
+    return [list(p) for p in seen]
+
+
+def _trim(old: str, new: str) -> tuple[str, str]:
+    """Drop the characters both ends share ("买书" -> "购书" is "买" -> "购")."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    return old[start:len(old) - end], new[start:len(new) - end]
+
+
+def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]], int]:
+    """(replaced [old, new] pairs without repeats, changed stretches) from `original` to
+    `attacked`, diffed on the attack engine's words (jieba for Chinese)."""
+    from evalcore.dataset.language import detect_language
+    from evalcore.perturb.tokens import segment
+
+    lang = language if language in ("zh", "en") else detect_language(original)
+    old = [t.text for t in segment(original, lang)]
+    new = [t.text for t in segment(attacked, lang)]
+    pairs, stretches = [], 0
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        stretches += 1
+        if tag == "replace":
+            a, b = "".join(old[i1:i2]), "".join(new[j1:j2])
+            pairs.append(list(_trim(a, b) if lang == "zh" else (a.strip(), b.strip())))
+    return unique_pairs([p for p in pairs if p[0] and p[1]]), stretches
+
+
+def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[str, Any]:
+    """A JSON-ready view of one item for the review table and the CLI; `number` is the
+    question's 1-based number in its source dataset (`question_numbers`)."""
+    return {"id": item.id, "number": number, "attack_set_id": item.attack_set_id,
             "source_item_id": item.source_item_id, "attacked_item_id": item.attacked_item_id,
             "original": item.original, "attacked": item.attacked, "attack_num": item.attack_num,
-            "pairs": item.pairs, "similarity": item.similarity, "flags": item.flags,
+            "pairs": unique_pairs(item.pairs), "similarity": item.similarity, "flags": item.flags,
             "status": item.status, "reviewer": item.reviewer,
             "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
             "edited": item.edited, "note": item.note}
@@ -198,8 +264,10 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     with session_scope(engine, write=False) as session:
         source = session.get(Item, current.source_item_id)
     similarity, flags = engine_fn("check_attack")(Question.model_validate(source), attacked)
+    pairs, stretches = changes(current.original, attacked, source.language)
     values: dict[str, Any] = {"attacked": attacked, "similarity": None if similarity is None
                               else float(similarity), "flags": [str(f) for f in flags],
+                              "pairs": pairs, "attack_num": stretches,
                               "edited": True, "status": "approved" if approve else "pending",
                               "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:

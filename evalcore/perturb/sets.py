@@ -57,6 +57,14 @@ class AttackSetError(EvalcoreError):
     """An attack set cannot be created, imported, found or reviewed as asked."""
 
 
+class DuplicateAttackFileError(AttackSetError):
+    """The same attacked file was imported before, as set `existing` (#`existing_id`)."""
+
+    def __init__(self, message: str, existing: str, existing_id: int) -> None:
+        super().__init__(message)
+        self.existing, self.existing_id = existing, existing_id
+
+
 def normalize_level(level: str) -> str:
     """'char', 'word' or 'sentence' (accepts 'character' as the method's files spell it)."""
     found = _LEVEL_ALIASES.get((level or "").strip().lower())
@@ -382,11 +390,17 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
     given = get_dataset(engine, source_dataset) if source_dataset is not None else None
     clean, how = _find_clean(engine, parsed, base_format, given)
     stem = Path(parsed.source_file).stem or "attacked"
+    if not name:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
+        from evalcore.store.db import session_scope
+        from evalcore.store.tables import AttackSet
+
+        with session_scope(engine, write=False) as session:
+            name = _free_name(session, stem, AttackSet)
     params = {"source_file": parsed.source_file, "sha256": parsed.sha256,
               "format": parsed.format, "clean_link": how, "checked": check,
               "similarity_checked": check and similarity}
     return _store(engine, source=clean, rows=None, parsed=parsed, level=level, origin="imported",
-                  seed=None, params=params, name=name or stem, created_by=created_by,
+                  seed=None, params=params, name=name, created_by=created_by,
                   fmt=parsed.format, sha256=parsed.sha256, meta=parsed.meta,
                   check=check, similarity=similarity, clean_name=f"{stem}-clean")
 
@@ -394,9 +408,10 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
 def _refuse_duplicate(engine: "Engine", sha256: str, level: str, source_file: str) -> None:
     for attack_set in list_attack_sets(engine):
         if (attack_set.params or {}).get("sha256") == sha256 and attack_set.level == level:
-            raise AttackSetError(f"{source_file}: the same file was already imported as attack "
-                                 f"set '{attack_set.name}' (id {attack_set.id}); use that one, or "
-                                 "import again with allow_duplicate (--allow-duplicate)")
+            raise DuplicateAttackFileError(
+                f"{source_file}: the same file was already imported as attack set "
+                f"'{attack_set.name}' (id {attack_set.id}); use that one, or import again with "
+                "allow_duplicate (--allow-duplicate)", attack_set.name, int(attack_set.id))
 
 
 def _match_key(question: str, reference: Optional[str]) -> tuple[str, str]:

@@ -8,6 +8,11 @@ Candidates come from two places, then pass the same filters:
   the dictionaries leave alone; they may replace stop words;
 - the dictionaries below.
 
+Listed phrases are swapped as a whole (phrases.py: contractions both ways, reviewed
+multi-word paraphrases). A few context rules from the audits keep a word where its
+neighbour changes its sense (lexicon.toml `not_before`: "happened to", "as soon as";
+`before_noun`: 这个 -> 该 only before a noun).
+
 No candidate is a maths/science term, an offensive or sexual word (blocklist.toml), an
 antonym, or brings in a negation; protected tokens (numbers, the word after a number,
 quoted titles, names, terms, option labels, reference words: tokens.py) are never
@@ -61,6 +66,8 @@ _DETERMINERS = frozenset(
     ["a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that", "these", "those", "some", "any", "every", "each", "no", "another"])
 _VERB_CUES = frozenset(
     ["to", "will", "would", "can", "could", "should", "may", "might", "must", "shall", "i", "we", "they", "you", "he", "she", "not", "don't", "didn't", "doesn't", "won't", "never", "is", "are", "was", "were", "am", "be", "been", "has", "have", "had"])
+_BE = frozenset(["is", "are", "was", "were", "am", "be", "been", "being", "feel", "feels",
+                 "felt", "seem", "seems", "seemed", "become", "became", "very", "so", "too"])
 _SENSES = 2
 WORDNET_POS = ("NOUN", "ADJ", "ADV")
 """Parts of speech WordNet may replace. Verbs only come from the reviewed table: in the
@@ -194,11 +201,14 @@ def _zh_eligible(tok: Token) -> bool:
 
 def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARITY
                        ) -> tuple[tuple[str, float], ...]:
-    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0),
-    then the dictionary's synonyms when the word is eligible for them."""
+    """Candidates for one Chinese token: the reviewed paraphrase table first (score 1.0;
+    an entry "花/v" applies only where jieba tags the word so), then the dictionary's
+    synonyms when the word is eligible for them."""
     if tok.kind != "word" or tok.protect:
         return ()
-    table = tuple((c, 1.0) for c in load_lexicon().zh_paraphrases.get(tok.text, ()))
+    paraphrases = load_lexicon().zh_paraphrases
+    table = tuple((c, 1.0) for c in paraphrases.get(f"{tok.text}/{tok.flag}")
+                  or paraphrases.get(tok.text, ()))
     if table:
         return table
     # Only the closest dictionary synonym, and only when the word is the synonym's closest
@@ -239,14 +249,25 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
         return None
     if len(options) == 1:
         return next(iter(options))
-    prev = prev.lower()
+    prev, next_ = prev.lower(), next_.lower()
+    nxt = set(lemminflect.getAllLemmas(next_)) if next_ else set()
     if prev in _DETERMINERS and "NOUN" in options:
-        nxt = set(lemminflect.getAllLemmas(next_.lower())) if next_ else set()
-        if "ADJ" in options and nxt == {"NOUN"}:
-            return "ADJ"
+        if "ADJ" in options and "NOUN" in nxt and next_ not in load_lexicon().en_stop:
+            return "ADJ"  # "my favorite board game", "the old man"
+        if "ADJ" in options and not nxt & {"NOUN", "ADJ"}:
+            return "NOUN"  # "the country." "a test in": nothing after it to describe
         return "NOUN" if "ADJ" not in options else None
+    if prev in _BE and "ADJ" in options and "VERB" not in options:
+        if "ADV" in options and "ADJ" in nxt:
+            return None  # "is pretty ugly": an adverb before its adjective
+        return "ADJ"  # "is illegal", "feel sick": a predicate adjective
     if prev in _VERB_CUES and "VERB" in options:
         return "VERB"
+    before = set(lemminflect.getAllLemmas(prev))
+    if options == {"NOUN", "VERB"} and "ADJ" in before and before <= {"ADJ", "NOUN"}:
+        return "NOUN"  # "old man": an adjective before a noun/verb form
+    if options == {"VERB", "ADJ"} and word.endswith("ed") and next_ in ("to", "a", "the"):
+        return "VERB"  # "wanted to", "needed a": a past tense with its object
     return None
 
 
@@ -371,6 +392,11 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     pos = en_pos(tok.text, prev, _neighbour(tokens, i, 1))
     if pos is None:
         return None, ()  # "store" may be a verb: no replacement is safe for both
+    import lemminflect
+
+    lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
+    if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
+        return None, ()  # "what happened to him" is not "what occurred to him"
     found = en_table_candidates(tok.text, pos)
     if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
         found = en_candidates(tok.text, pos)[:1]
@@ -382,6 +408,30 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
 # ---------------------------------------------------------------- attack
 
 
+def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
+    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装."""
+    lex = load_lexicon()
+    nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "space")
+    word = tokens[i].text
+    return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
+                or (word, nxt.text) in lex.zh_not_before)
+
+
+def _word_choice(tokens: Sequence[Token], i: int, language: Language, rng: random.Random,
+                 min_similarity: float) -> tuple[str, dict[str, Any]] | None:
+    """A replacement for token `i` and what to record about it, or None."""
+    if language == "zh":
+        if not _zh_context_allows(tokens, i):
+            return None
+        pos, found = tokens[i].flag, zh_word_candidates(tokens[i], min_similarity)
+    else:
+        pos, found = en_word_candidates(tokens, i)
+    if not found:
+        return None
+    cand, why = rng.choice(found[:TOP_CANDIDATES])
+    return cand, {"pos": pos, ("score" if language == "zh" else "sense"): why}
+
+
 def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
                 replacements: int | None = None,
                 min_similarity: float = DEFAULT_MIN_SIMILARITY,
@@ -390,33 +440,41 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
 
     `replacements=None` applies the method's rule (2 below 15 words, else one per 10);
     fewer are made when fewer words have a safe synonym (details["wanted"] tells).
+    Sites are single words (table, dictionaries) and listed phrases (phrases.py: "do
+    not" -> "don't"), visited in a seeded random order; a token is changed at most once.
     """
     from evalcore.perturb.char import edit_count
+    from evalcore.perturb.phrases import phrase_sites
 
     n_words = count_words(tokens, language)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
-    order = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
-    rng.shuffle(order)
+    sites: list[Any] = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
+    sites += phrase_sites(tokens, language)
+    rng.shuffle(sites)
     new_text: dict[int, str] = {}
     pairs: list[tuple[str, str]] = []
     info: list[dict[str, Any]] = []
     chosen: dict[str, str] = {}
-    for i in order:
+    for site in sites:
         if len(pairs) >= wanted:
             break
-        tok = tokens[i]
-        if language == "zh":
-            found = zh_word_candidates(tok, min_similarity)
-            pos = tok.flag
+        if isinstance(site, int):
+            span, before = range(site, site + 1), tokens[site].text
+            choice = None if site in new_text else _word_choice(tokens, site, language, rng,
+                                                                min_similarity)
+            if choice is None:
+                continue
+            cand, detail = choice
         else:
-            pos, found = en_word_candidates(tokens, i)
-        if not found:
-            continue
-        cand, why = rng.choice(found[:TOP_CANDIDATES])
-        cand = chosen.setdefault(tok.text, cand)  # one replacement per word: the export's
-        new_text[i] = cand                         # synword_pairs dict keeps every pair
-        pairs.append((tok.text, cand))
-        info.append({"token": i, "pos": pos, "before": tok.text, "after": cand,
-                     ("score" if language == "zh" else "sense"): why})
+            span, before = range(site.start, site.end), site.before
+            if any(j in new_text for j in span):
+                continue
+            cand, detail = rng.choice(site.options), {"pos": "phrase", "kind": "phrase"}
+        cand = chosen.setdefault(before, cand)  # one replacement per word: the export's
+        for j in span:                           # synword_pairs dict keeps every pair
+            new_text[j] = ""
+        new_text[span[0]] = cand
+        pairs.append((before, cand))
+        info.append({"token": span[0], "before": before, "after": cand, **detail})
     text = "".join(new_text.get(i, t.text) for i, t in enumerate(tokens))
     return text, pairs, {"words": n_words, "wanted": wanted, "replacements": info}

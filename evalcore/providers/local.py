@@ -108,6 +108,8 @@ class LocalServer:
         self._key: tuple[Any, ...] | None = None
         self._model_path: Path | None = None
         self._started_at = 0.0
+        self._loading: tuple[Path, float] | None = None
+        """(GGUF, time.time()) while a start loads the model: the sidebar says "starting"."""
         self._atexit = False
 
     @classmethod
@@ -132,39 +134,47 @@ class LocalServer:
             if self._server is not None:
                 log.info("restarting local model server for %s", config.name)
                 self._stop_locked()
-            import xllamacpp
+            self._loading = (path, time.time())
+            try:
+                return self._start_locked(config, path, key)
+            finally:
+                self._loading = None
 
-            params = xllamacpp.CommonParams()
-            params.model.path = str(path)
-            params.hostnames = ["127.0.0.1"]
-            params.port = 0  # llama.cpp binds a free port; listening_address tells which
-            params.n_parallel = config.concurrency
-            params.n_ctx = config.n_ctx
-            params.cpuparams.n_threads = config.threads
-            params.cpuparams_batch.n_threads = config.threads
-            params.verbosity = LLAMA_VERBOSITY
-            started = time.monotonic()
-            try:
-                server = xllamacpp.Server(params)
-            except Exception as exc:  # llama.cpp reports load failures as RuntimeError
-                raise ModelConfigError(
-                    f"model '{config.name}': llama.cpp could not load {path}: {exc}"
-                ) from exc
-            url = str(server.listening_address).rstrip("/")
-            self._server, self._url, self._key, self._model_path = server, url, key, path
-            try:
-                _wait_healthy(url, HEALTH_TIMEOUT)
-            except ModelConfigError:
-                self._stop_locked()
-                raise
-            self._started_at = time.time()
-            if not self._atexit:
-                atexit.register(self.stop)
-                self._atexit = True
-            log.info(
-                "local model %s ready at %s in %.1fs", path.name, url, time.monotonic() - started
-            )
-            return url
+    def _start_locked(self, config: ModelConfig, path: Path, key: tuple[Any, ...]) -> str:
+        """Load `path` and wait until the server answers (the caller holds the lock)."""
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # llama.cpp binds a free port; listening_address tells which
+        params.n_parallel = config.concurrency
+        params.n_ctx = config.n_ctx
+        params.cpuparams.n_threads = config.threads
+        params.cpuparams_batch.n_threads = config.threads
+        params.verbosity = LLAMA_VERBOSITY
+        started = time.monotonic()
+        try:
+            server = xllamacpp.Server(params)
+        except Exception as exc:  # llama.cpp reports load failures as RuntimeError
+            raise ModelConfigError(
+                f"model '{config.name}': llama.cpp could not load {path}: {exc}"
+            ) from exc
+        url = str(server.listening_address).rstrip("/")
+        self._server, self._url, self._key, self._model_path = server, url, key, path
+        try:
+            _wait_healthy(url, HEALTH_TIMEOUT)
+        except ModelConfigError:
+            self._stop_locked()
+            raise
+        self._started_at = time.time()
+        if not self._atexit:
+            atexit.register(self.stop)
+            self._atexit = True
+        log.info(
+            "local model %s ready at %s in %.1fs", path.name, url, time.monotonic() - started
+        )
+        return url
 
     def _stop_locked(self) -> None:
         server, self._server = self._server, None
@@ -181,17 +191,23 @@ class LocalServer:
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        """Loaded and answering (False while a start is still loading the model)."""
+        return self._server is not None and self._loading is None
 
     @property
     def url(self) -> str:
         return self._url
 
     def status(self) -> dict[str, Any]:
-        """For the sidebar and `models list`: running, url, model path, pid, port, started_at."""
+        """For the sidebar and `models list`: running, state (starting / running /
+        stopped), url, model path, pid, port, started_at, and while loading its start."""
         port = int(self._url.rsplit(":", 1)[1]) if self._url else None
+        loading = self._loading
         return {
             "running": self.running,
+            "state": "starting" if loading else ("running" if self.running else "stopped"),
+            "loading_since": loading[1] if loading else None,
+            "loading_path": str(loading[0]) if loading else "",
             "url": self._url,
             "model_path": str(self._model_path) if self._model_path else "",
             "pid": os.getpid(),

@@ -63,20 +63,10 @@ class CompareError(RunError):
 # ------------------------------------------------------------------ the run list
 
 
-def _aware(moment: datetime | None) -> datetime | None:
-    if moment is None:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
 def _duration_s(run: Any, now: datetime) -> float | None:
-    start = _aware(run.started_at)
-    if start is None:
-        return None
-    end = _aware(run.finished_at)
-    if end is None:
-        end = _aware(run.heartbeat_at) if run.status in ("done", "failed", "cancelled") else now
-    return max((end - start).total_seconds(), 0.0) if end else None
+    from evalcore.report.timing import elapsed_seconds
+
+    return elapsed_seconds(run, now)
 
 
 def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,
@@ -180,7 +170,9 @@ def run_filter_options(engine: Engine) -> dict[str, list[str]]:
 
 def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
     """What the details view shows: the run's settings (spec and model snapshots, which
-    hold env var names, never keys), progress, timing, token usage and errors."""
+    hold env var names, never keys), progress, timing (elapsed `duration_s`, and
+    `active_s` without the pauses, `report.timing`), token usage and errors."""
+    from evalcore.report.timing import active_seconds
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
@@ -205,7 +197,8 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
         "stale": is_stale(run, now),
         "timing": {"created_at": run.created_at, "started_at": run.started_at,
                    "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
-                   "duration_s": _duration_s(run, now)},
+                   "duration_s": _duration_s(run, now),
+                   "active_s": active_seconds(engine, run_id)},
         "usage": queries.call_stats(engine, run_id),
         "error": run.error,
     }

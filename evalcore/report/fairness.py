@@ -417,21 +417,25 @@ DEFAULT_GATE = "data/gate.example.toml"
 
 
 def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
-    """One run, one verdict: the default gate's ("pass", "fail" or "not measured" when no
-    check had a value), with the failed checks. The 0-100 score stays a secondary figure:
+    """One run, one verdict: the default gate's, with the failed checks: "fail" when a
+    measured figure broke a limit, "not measured" when none did but some checks had no value
+    (the CI gate fails those closed unless `missing = "skip"`), else "pass". The 0-100 score stays a secondary figure:
     it averages SPD, EOD and AUC variance, so it can read ACCEPTABLE while one group's
     selection rate is below four-fifths of another's, which the gate checks."""
     from evalcore.metrics.gate import evaluate_gate
     from evalcore.resources import PROJECT_ROOT
 
     result = evaluate_gate(report, PROJECT_ROOT / DEFAULT_GATE)
-    measured = [c for c in result.checks if c.value is not None]
-    if not measured:
-        verdict = "not measured"
+    failed = result.failed()
+    unmeasured = [c.name for c in failed if c.value is None]
+    if any(c.value is not None for c in failed):
+        verdict = "fail"  # a measured figure broke a limit: that is a finding
+    elif unmeasured:
+        verdict = "not measured"  # no limit broken, but some checks had no value to test
     else:
-        verdict = "pass" if result.passed else "fail"
+        verdict = "pass"
     return {"verdict": verdict, "config": DEFAULT_GATE, "checks": len(result.checks),
-            "failed": [c.model_dump() for c in result.failed()]}
+            "failed": [c.model_dump() for c in failed], "unmeasured": unmeasured}
 
 
 MIN_DECIDED = 10

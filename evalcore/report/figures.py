@@ -113,6 +113,18 @@ def class_figure(report: Mapping[str, Any]) -> go.Figure:
                        int(report["distribution"]["total_questions"]), "Stability classes")
 
 
+def risk_line(report: Mapping[str, Any]) -> str:
+    """The risk levels in words, so the counts a reader adds up are on the page as text:
+    "10 questions: 3 high risk, 2 borderline, 5 trusted (of which 4 perfect)"."""
+    risk = report["summary"]["risk"]
+    rated = sum(int(risk.get(name, 0)) for name in RISK_LEVELS[:3])
+    line = (f"{rated} questions with a rate: {int(risk.get('high_risk', 0))} high risk, "
+            f"{int(risk.get('borderline', 0))} borderline, {int(risk.get('trusted', 0))} "
+            f"trusted (of which {int(risk.get('perfect', 0))} perfect)")
+    incomplete = int(report["distribution"].get("incomplete", 0))
+    return line + (f"; {incomplete} incomplete (no rate)" if incomplete else "")
+
+
 def risk_figure(report: Mapping[str, Any]) -> go.Figure:
     """Questions per risk level (high risk, borderline, trusted: they add up to the
     questions with a rate); the perfect ones are drawn inside the trusted bar, as the

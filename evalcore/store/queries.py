@@ -414,6 +414,38 @@ def dataset_item_ids(engine: Engine, dataset_id: int, limit: int | None = None) 
         return list(conn.execute(query).scalars())
 
 
+def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int = 0,
+               limit: int = 50) -> tuple[list[dict[str, Any]], int]:
+    """One page of a dataset's items in file order, and how many match `search`.
+
+    `search` is a case-insensitive substring of the question, the reference or the row's
+    own id column (kept in `meta`), or the item's 1-based number. Filtering, counting and
+    paging run in the database: a 200k-item dataset is never loaded to show 50 rows.
+    """
+    from sqlalchemy import or_
+
+    from evalcore.store.tables import Item
+
+    where = [Item.dataset_id == dataset_id]
+    text = search.strip()
+    if text:
+        found = [Item.question.icontains(text, autoescape=True),  # type: ignore[attr-defined]
+                 Item.reference.icontains(text, autoescape=True),  # type: ignore[union-attr]
+                 Item.meta["id"].as_string().icontains(text, autoescape=True)]  # type: ignore
+        if text.isdigit():
+            found.append(Item.idx == int(text) - 1)
+        where.append(or_(*found))
+    columns = (Item.idx, Item.question, Item.reference, Item.choices, Item.task_type,
+               Item.language)
+    with reader(engine).connect() as conn:
+        total = int(conn.execute(select(func.count(Item.id)).where(*where)).scalar_one())
+        rows = conn.execute(select(*columns).where(*where).order_by(Item.idx)
+                            .offset(max(offset, 0)).limit(max(limit, 0))).all()
+    return [{"number": r.idx + 1, "question": r.question, "reference": r.reference,
+             "choices": r.choices, "task_type": r.task_type, "language": r.language}
+            for r in rows], total
+
+
 def add_run_items(engine: Engine, run_id: int, items: list[tuple[int, str | None]]) -> None:
     """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
     from evalcore.store.tables import RunItem

@@ -37,6 +37,7 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("store_parsed", "import", lambda p: ((None,), {})),
     ("save_suite", "import", lambda p: ((None,), {})),
     ("delete_dataset", "delete", lambda p: (("ds",), {})),
+    ("delete_dataset_and_runs", "delete", lambda p: (("ds",), {})),
     ("create_run", "run", lambda p: ((_spec(), p), {})),
     ("start_run", "run", lambda p: ((_spec(), p), {})),
     ("create_robustness_run", "run", lambda p: ((), {"attack_set_ids": [1], "model": "local",
@@ -180,3 +181,24 @@ def test_role_change_is_audited_with_before_and_after(engine) -> None:
     last = audit.list_events(engine, limit=1)[0]
     assert (last.action, last.object_id, last.detail["previous"], last.detail["role"]) == (
         "user.set_role", "bob@x.com", "viewer", "evaluator")
+
+
+def test_delete_dataset_and_runs_deletes_each_run_audited_then_the_dataset(engine) -> None:
+    """The Datasets page's way out of "used by 2 runs, delete those runs first"."""
+    from evalcore.dataset import import_dataset, list_datasets
+    from evalcore.errors import DatasetError
+    from evalcore.store import queries
+
+    admin = team_actor("admin")
+    dataset = import_dataset(engine, b"q,a\n1+1?,2\n", filename="tiny.csv")
+    runs = [queries.create_run(engine, kind="eval", dataset_id=dataset.id, status="done").id
+            for _ in range(2)]
+    with pytest.raises(DatasetError, match="used by 2 run"):
+        actions.delete_dataset(admin, engine, "tiny")
+    gone, deleted = actions.delete_dataset_and_runs(admin, engine, "tiny")
+    assert (gone.name, deleted) == ("tiny", runs)
+    assert list_datasets(engine) == [] and queries.list_runs(engine) == []
+    newest_first = [(e.action, e.object_id) for e in audit.list_events(engine)
+                    if e.actor == admin.label and not e.action.startswith("denied.")]
+    assert newest_first == [("dataset.delete", str(dataset.id)),
+                            *(("run.delete", str(r)) for r in reversed(runs))]

@@ -55,6 +55,7 @@ def test_attack_review_export(run, apples, fake_engine, tmp_path):
     shown = json.loads(out)
     flagged = shown["attack_items"]
     assert len(flagged) == 1 and flagged[0]["status"] == "pending"
+    assert flagged[0]["number"] == 3  # the question's number in its dataset, not the item id
     assert shown["review"]["reviewers"] == {"ann": 3}
     code, out, _ = run("attacks", "reject", set_id, "--item", str(flagged[0]["id"]),
                        "--note", "number changed")
@@ -81,6 +82,7 @@ def test_attack_review_export(run, apples, fake_engine, tmp_path):
 
     code, out, _ = run("attacks", "show", "c1")
     assert code == 0 and "original: Tom has 3 apples" in out
+    assert "- question 1 (item 5) [pending]" in out  # the second set's first question
     assert run("attacks", "delete", "c1")[0] == 0
     code, _, err = run("attacks", "show", "c1")
     assert code == 2 and "no attack set 'c1'" in err

@@ -86,3 +86,15 @@ def test_import_an_ambiguous_file_lists_the_candidates(run, tmp_path: Path) -> N
     path.write_text("question,prompt,answer\na,b,c\n", encoding="utf-8")
     code, _, err = run("import", str(path))
     assert code == 2 and "the question could be any of ['question', 'prompt']" in err
+
+
+def test_delete_refuses_while_runs_use_it_unless_with_runs(run, engine) -> None:
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    dataset_id = seed_dataset(engine, "used", ["1 + 1?", "2 + 2?"], ["2", "4"])
+    run_id = seed_run(engine, dataset_id, {0: [1, 0], 1: [1, 1]}, rounds=2)
+    code, _, err = run("delete", "used")
+    assert code == 2 and "run" in err
+    code, out, _ = run("delete", "used", "--with-runs")
+    assert code == 0 and f"#{run_id}" in out
+    assert "used" not in run("list")[1]

@@ -81,7 +81,8 @@ def test_engine_cache_follows_the_database(app, settings, monkeypatch, tmp_path)
     app.radio(key="datasets.source").set_value("Bundled sample").run()
     app.selectbox(key="datasets.sample").set_value("math_zh_gbk.csv").run()
     app.button(key="datasets.import").click().run()
-    assert "math_zh_gbk" in app.dataframe[-1].value["name"].tolist()
+    stored = next(d.value for d in app.dataframe if "source file" in d.value.columns)
+    assert "math_zh_gbk" in stored["name"].tolist()
 
     other = tmp_path / "other-home"
     monkeypatch.setenv("EVALCORE_HOME", str(other))

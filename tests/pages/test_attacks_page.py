@@ -6,6 +6,7 @@ method's Math23K word-attack format); the review buttons must change the databas
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import pytest
@@ -116,12 +117,12 @@ def test_approve_reject_and_filters_change_and_read_the_database(page_env, engin
 
     at.selectbox(key="attacks.status").select("approved").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
-    assert len(cards) == 1 and f"item `{first.id}`" in cards[0]
+    assert len(cards) == 1 and "**1.** question 1 ·" in cards[0]
     at.selectbox(key="attacks.status").select("all").run()
     at.selectbox(key="attacks.flag").select("number_changed").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
     flagged = items_by_position(engine, set_id)[FLAGGED - 1]
-    assert len(cards) == 1 and f"item `{flagged.id}`" in cards[0]
+    assert len(cards) == 1 and f"question {FLAGGED} ·" in cards[0] and flagged.flags
 
 
 def test_a_clash_with_another_reviewer_is_reported_not_overwritten(page_env, engine, attack_set):
@@ -146,7 +147,7 @@ def test_edit_is_saved_and_rechecked(page_env, engine, attack_set):
     item = items_by_position(engine, set_id)[1]
     edited = "一本词典定价9元，打八折卖出，售价多少元？"
     at = open_page(reviewer="carol")
-    at.text_area(key=f"attacks.text.{item.id}").input(edited).run()
+    at.text_area(key=f"attacks.text.{item.id}").input(edited)  # typed, not committed
     at.button(key=f"attacks.save.{item.id}").click().run()
     assert not at.exception, [e.value for e in at.exception]
     after = items_by_position(engine, set_id)[1]
@@ -207,3 +208,127 @@ def test_generating_a_set_from_the_form_runs_in_the_background(page_env, engine)
     assert not at.exception
     assert at.session_state["attacks.set"] == sets[0].id
     assert len(at.get("html")) >= 3
+
+
+def _csv_bytes(rows=ROWS) -> bytes:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows([HEADER, *rows])
+    return buffer.getvalue().encode("utf-8")
+
+
+def test_save_buttons_work_without_committing_the_text_first(page_env, engine, attack_set):
+    """Issue 16: the save buttons stayed disabled until the text area was committed
+    (Ctrl+Enter); now the edit is a form, so typing then clicking saves."""
+    item = items_by_position(engine, int(attack_set.id))[1]
+    at = open_page(reviewer="carol")
+    save = at.button(key=f"attacks.save.{item.id}")
+    assert not save.disabled and not at.button(key=f"attacks.save_approve.{item.id}").disabled
+    assert save.proto.is_form_submitter  # the text goes with the click
+    assert any("no Ctrl+Enter needed" in str(c.value) for c in at.caption)
+    save.click().run()  # nothing typed: nothing saved, and the card says so
+    assert not at.exception
+    assert not items_by_position(engine, int(attack_set.id))[1].edited
+    assert any("Nothing to save" in str(i.value) for i in at.info)
+
+
+def test_pairs_line_follows_the_edit_and_shows_each_pair_once(page_env, engine, attack_set):
+    from sqlalchemy import update
+
+    from evalcore import perturb
+    from evalcore.store.tables import AttackItem
+    from tests.conftest import require
+
+    require(hasattr(perturb, "check_attack"), "the perturbation engine (check_attack) is missing")
+    set_id = int(attack_set.id)
+    first, second, *_ = items_by_position(engine, set_id)
+    with engine.begin() as conn:  # a generator that listed one replacement twice
+        conn.execute(update(AttackItem).where(AttackItem.id == first.id)
+                     .values(pairs=[["买", "购"], ["买", "购"]]))
+    at = open_page(reviewer="carol")
+    captions = [str(c.value) for c in at.caption]
+    assert sum(c.count("买 → 购") for c in captions) == 1
+    at.text_area(key=f"attacks.text.{second.id}").input("一本字典定价9元，打八折卖出，售价多少元？")
+    at.button(key=f"attacks.save.{second.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    line = next(str(c.value) for c in at.caption if "出售 → 卖出" in str(c.value))
+    assert "字典 → 词典" not in line  # the edit put 字典 back: that pair is gone
+    assert "insertions/replacements **1**" in line
+
+
+def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, attack_set):
+    from evalcore.perturb.sets import import_attack_set
+
+    second = import_attack_set(engine, _csv_bytes(), filename="Tiny_underwordattack.csv",
+                               check=False, name="tiny-word-2", allow_duplicate=True)
+    at = run_page(PAGE, {"attacks.set": int(second.id)})
+    cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
+    assert cards[0].startswith("**1.** question 1 ·"), cards[0]
+    assert all("item" not in c.split("·")[0] for c in cards)
+
+
+def test_an_attacked_file_is_imported_from_the_page(page_env, engine):
+    from evalcore.auth.audit import list_events
+    from evalcore.perturb.sets import list_attack_sets
+
+    at = open_page(reviewer="gina")
+    at.file_uploader(key="attacks.import_file").set_value(
+        ("Tiny_underwordattack.csv", _csv_bytes(), "text/csv")).run()
+    at.button(key="attacks.import").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    sets = list_attack_sets(engine)
+    assert [(s.name, s.level, s.item_count, s.origin) for s in sets] == [
+        ("Tiny_underwordattack", "word", 4, "imported")]
+    assert at.session_state["attacks.set"] == sets[0].id
+    assert any("Imported attack set" in str(s.value) for s in at.success)
+    assert [e.action for e in list_events(engine)][-1] == "attack_set.import"
+    # the same file again is refused, with a way to import it anyway
+    at.button(key="attacks.import").click().run()
+    errors = [str(e.value) for e in at.error]
+    assert any("already imported as attack set #1" in e and "Import even if" in e
+               for e in errors) and not any("--" in e for e in errors), errors
+    at.checkbox(key="attacks.import_again").check().run()
+    at.button(key="attacks.import").click().run()
+    assert not at.error, [e.value for e in at.error]
+    assert len(list_attack_sets(engine)) == 2
+
+
+def test_deleting_a_set_asks_first_and_leaves_no_stale_state(page_env, engine, attack_set):
+    from evalcore.perturb.sets import list_attack_sets
+
+    set_id = int(attack_set.id)
+    first = items_by_position(engine, set_id)[0]
+    at = open_page(reviewer="hal")
+    at.button(key=f"attacks.approve.{first.id}").click().run()
+    at.button(key="attacks.delete").click().run()
+    assert any("Delete attack set" in str(w.value) for w in at.warning)
+    at.button(key="attacks.delete_cancel").click().run()
+    assert len(list_attack_sets(engine)) == 1
+    at.button(key="attacks.delete").click().run()
+    at.button(key="attacks.delete_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list_attack_sets(engine) == []
+    assert any(f"Deleted attack set #{set_id}" in str(s.value) for s in at.success)
+    assert f"attacks.note.{first.id}" not in at.session_state
+    assert any("No attack sets yet" in str(i.value) for i in at.info)
+    at.run()  # the success message was shown once
+    assert not any("Deleted attack set" in str(s.value) for s in at.success)
+
+
+def test_a_set_used_by_runs_is_not_deleted_and_the_page_points_to_them(app, engine,
+                                                                       attack_set):
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store import queries
+    from evalcore.store.tables import Call
+
+    item = items_by_position(engine, int(attack_set.id))[0]
+    run = queries.create_run(engine, kind="robustness", model="m", status="done")
+    queries.record_calls(engine, [Call(run_id=run.id, item_id=item.attacked_item_id, round=1)])
+    at = app.run()  # through the router: page links need st.navigation's pages
+    at.switch_page("pages/attacks.py").run()
+    at.button(key="attacks.delete").click().run()
+    at.button(key="attacks.delete_confirm").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(list_attack_sets(engine)) == 1
+    assert any(f"run(s) {run.id}" in str(e.value) for e in at.error)
+    links = [link.proto.label for link in at.get("page_link")]
+    assert any(f"Open Results to see or delete run(s) {run.id}" in label for label in links)

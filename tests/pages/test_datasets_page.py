@@ -49,7 +49,7 @@ def test_importing_a_bundled_sample_stores_it(app, settings):
     assert stored["math_zh_gbk"].item_count == len(rows)
     assert stored["math_zh_gbk"].format == "math23k"
     assert any("Imported 'math_zh_gbk'" in s.value for s in app.success)
-    table = app.dataframe[-1].value
+    table = next(d.value for d in app.dataframe if "source file" in d.value.columns)
     assert table["name"].tolist() == ["math_zh_gbk"]
     assert table["items"].tolist() == [len(rows)]
 
@@ -177,6 +177,7 @@ def test_delete_asks_for_confirmation(app, settings):
 
 @pytest.mark.parametrize("content, certain", [
     ("问题,答案\n一周有几天？,7\n", True),
+    ("q,a\nHow many days has a week?,7\n", True),
     ("question,prompt,answer\na,b,c\n", False),
 ])
 def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_path,
@@ -192,8 +193,8 @@ def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_
     assert app.multiselect(key="datasets.map.question").value == [header[0]]
     assert app.selectbox(key="datasets.map.reference").value == header[-1]
     if certain:
-        assert any("columns guessed from their names: question <- '问题'" in s.value
-                   for s in app.success)
+        assert any(f"columns guessed from their names: question <- '{header[0]}'" in s.value
+                   and "prefilled" in s.value for s in app.success)
     else:
         assert any("could be any of ['question', 'prompt']" in i.value for i in app.info)
     app.button(key="datasets.import").click().run()
@@ -207,3 +208,105 @@ def test_the_new_format_samples_are_recognised(app, settings, sample, fmt):
     assert any(f"Recognised format **{fmt}**" in s.value for s in app.success)
     app.button(key="datasets.import").click().run()
     assert _stored(settings)[sample.rsplit(".", 1)[0]].format == fmt
+
+
+def _use_file(app, monkeypatch, tmp_path, name: str, content: str):
+    from pages import _shared
+
+    samples = tmp_path / "samples"
+    samples.mkdir(exist_ok=True)
+    (samples / name).write_text(content, encoding="utf-8")
+    monkeypatch.setattr(_shared, "SAMPLES_DIR", samples)
+    return _pick_sample(app, name)
+
+
+def test_no_guess_says_so_instead_of_claiming_a_prefill(app, settings, tmp_path, monkeypatch):
+    _use_file(app, monkeypatch, tmp_path, "odd.csv", "x,y\n1,2\n")
+    infos = [i.value for i in app.info]
+    assert any("nothing could be guessed" in i for i in infos), infos
+    assert not any("prefilled" in i for i in infos)
+
+
+def test_import_anyway_stays_through_a_rename_and_speaks_page_words(app, settings):
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    app.button(key="datasets.import").click().run()  # the same content again
+    warnings = [w.value for w in app.warning]
+    assert any("already imported as dataset 'math_zh_gbk'" in w and "Import anyway" in w
+               for w in warnings), warnings
+    app.button(key="datasets.import_anyway").click().run()  # the name is still taken
+    warnings = [w.value for w in app.warning]
+    assert any("A dataset named 'math_zh_gbk' already exists: rename this one" in w
+               and "click Import anyway again" in w for w in warnings), warnings
+    assert not any("--" in w for w in warnings)  # no CLI flags on a page
+    app.text_input(key="datasets.name").set_value("math_copy").run()  # the rename
+    app.button(key="datasets.import_anyway").click().run()  # ... the button is still there
+    assert not app.exception
+    assert sorted(_stored(settings)) == ["math_copy", "math_zh_gbk"]
+    assert any("Imported 'math_copy'" in s.value for s in app.success)
+    with pytest.raises(KeyError):
+        app.button(key="datasets.import_anyway")
+
+
+def test_a_delete_clears_the_import_messages_about_the_old_dataset(app, settings):
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    app.button(key="datasets.import").click().run()
+    assert app.button(key="datasets.import_anyway")
+    app.selectbox(key="datasets.delete_target").set_value("math_zh_gbk").run()
+    app.button(key="datasets.delete").click().run()
+    app.button(key="datasets.delete_confirm").click().run()
+    assert not app.exception
+    assert _stored(settings) == {}
+    assert [s.value for s in app.success if "Deleted" in s.value] == [
+        "Deleted dataset 'math_zh_gbk'."]
+    assert not any("Imported" in s.value for s in app.success)
+    assert not any("already" in w.value for w in app.warning)
+    with pytest.raises(KeyError):
+        app.button(key="datasets.import_anyway")
+
+
+def test_stored_items_are_browsed_a_page_at_a_time_and_searched(app, settings, tmp_path,
+                                                                 monkeypatch):
+    content = "q,a\n" + "".join(f"Question {n} about pears,{n}\n" for n in range(1, 121))
+    _use_file(app, monkeypatch, tmp_path, "pears.csv", content)
+    app.button(key="datasets.import").click().run()
+    browse = next(d for d in app.dataframe if "number" in d.value.columns)
+    assert browse.value["number"].tolist() == list(range(1, 51))
+    assert any("120 items · showing 1-50" in c.value for c in app.caption)
+    page = next(n for n in app.number_input if n.key.startswith("datasets.browse_page."))
+    page.set_value(3).run()
+    browse = next(d for d in app.dataframe if "number" in d.value.columns)
+    assert browse.value["number"].tolist() == list(range(101, 121))
+    app.text_input(key="datasets.browse_search").set_value("question 11").run()
+    browse = next(d for d in app.dataframe if "number" in d.value.columns)
+    assert browse.value["number"].tolist() == [11, *range(110, 120)]
+    assert any("11 of 120 items match · showing 1-11" in c.value for c in app.caption)
+    app.text_input(key="datasets.browse_search").set_value("plums").run()
+    assert any("No item of 'pears' contains 'plums'" in i.value for i in app.info)
+
+
+def test_a_dataset_used_by_runs_can_be_deleted_with_them_from_the_page(app, settings):
+    from evalcore.store import queries
+    from evalcore.store.db import get_engine
+
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    engine = get_engine(settings.db_url)
+    dataset = _stored(settings)["math_zh_gbk"]
+    runs = [queries.create_run(engine, kind="stability", model="m", dataset_id=dataset.id,
+                               status="done").id for _ in range(3)]
+    app.selectbox(key="datasets.delete_target").set_value("math_zh_gbk").run()
+    app.button(key="datasets.delete").click().run()
+    app.button(key="datasets.delete_confirm").click().run()
+    assert not app.exception
+    assert "math_zh_gbk" in _stored(settings)
+    assert any("is used by 3 run(s)" in w.value for w in app.warning)
+    listed = next(d for d in app.dataframe if "run" in d.value.columns)
+    assert listed.value["run"].tolist() == runs
+    assert any(link.proto.page.endswith("results.py") or "Results" in link.proto.label
+               for link in app.get("page_link"))
+    app.button(key="datasets.delete_with_runs").click().run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert _stored(settings) == {} and queries.list_runs(engine) == []
+    assert any("Deleted 3 run(s)" in s.value for s in app.success)

@@ -94,11 +94,12 @@ def test_editing_a_model_updates_the_file(app, settings):
     _open(app)
     app.selectbox(key="models.selected").set_value("remote").run()
     assert app.get_by_key("models.form.concurrency").value == 2  # the form shows the model
-    _fill(app, concurrency=9, temperature=None)
+    _fill(app, concurrency=9, temperature=None, price_in=0.15, price_out=0.6)
     app.button(key="models.save").click().run()
     assert not app.error, [e.value for e in app.error]
     saved = load_models(settings.models_path)["remote"]
     assert saved.concurrency == 9 and saved.model == "m"
+    assert (saved.price_in, saved.price_out) == (0.15, 0.6)  # cost figures from the page
 
 
 def test_connection_to_a_closed_port_shows_the_error(app, settings):
@@ -192,3 +193,22 @@ def test_a_bad_database_url_is_a_message_not_a_traceback(app, monkeypatch):
     shown = " ".join(e.value for e in app.error)
     assert "'mysql' is not supported" in shown and "pw-secret-1" not in shown
     load_settings.cache_clear()
+
+
+def _shown(widget) -> str:
+    """What the browser shows in a text input: the value the script set (`set_value`), else
+    the widget's default. AppTest's `.value` reads session state, which the browser does not
+    see when a form is redrawn, so the issue 16 bug (empty Name) only shows here."""
+    return widget.proto.value if widget.proto.set_value else widget.proto.default
+
+
+def test_after_saving_a_new_model_the_edit_form_shows_its_name_and_fields(app, settings):
+    _open(app)
+    _fill(app, name="remote", base_url="http://127.0.0.1:9/v1", model="gpt-test")
+    app.button(key="models.save").click().run()
+    assert not app.error, [e.value for e in app.error]
+    assert app.selectbox(key="models.selected").value == "remote"
+    assert any("Edit remote" in str(m.value) for m in app.markdown)
+    assert _shown(app.get_by_key("models.form.name")) == "remote"
+    assert _shown(app.get_by_key("models.form.model")) == "gpt-test"
+    assert _shown(app.get_by_key("models.form.base_url")) == "http://127.0.0.1:9/v1"

@@ -93,8 +93,8 @@ def test_word_attack_codah(codah, wordnet_ready):
     results = asyncio.run(attack_questions(codah, "word", seed=0, params={"similarity": False}))
     _check(codah, results, max_flagged=0.02)
     wn, lex = _wordnet(), load_lexicon()
-    details = [d for r in results for d in r.details["replacements"]]
-    assert len(details) > 150
+    details = [d for r in results for d in r.details["replacements"] if d["pos"] != "phrase"]
+    assert len(details) > 150  # word swaps; phrase swaps are tested in test_perturb_phrases
     for d in details:
         old, new, upos = d["before"], d["after"], d["pos"]
         assert upos in lemminflect.getAllLemmas(new), (old, new, upos)  # same part of speech

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from evalcore.dataset.records import Question
 
 NO_SIM = {"similarity": False}
@@ -139,3 +141,63 @@ def test_reference_words_are_protected(wordnet_ready):
         result = attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 3})
         assert re.search(r"\bcheap\b", result.attacked) and re.search(r"\bcar\b", result.attacked)
+
+
+def test_context_settles_the_part_of_speech():
+    from evalcore.perturb.word import en_pos
+
+    assert en_pos("favorite", "my", "board") == "ADJ"   # before a noun
+    assert en_pos("man", "old", "sat") == "NOUN"        # after an adjective
+    assert en_pos("wanted", "instructor", "to") == "VERB"
+    assert en_pos("illegal", "is", "in") == "ADJ"       # a predicate adjective
+    assert en_pos("store", "", "") is None              # still unsure: no swap
+
+
+def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(10):
+        result = attack_question(q("What happened to the ship after the storm?", idx=seed),
+                                 "word", seed=seed, params={**NO_SIM, "replacements": 4})
+        assert "happened to" in result.attacked  # never "occurred to"
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("They started the smoker and went inside.", "started the smoker"),  # not "began"
+    ("She wound up the toy as soon as she got it.", "as soon as"),      # not "as shortly as"
+    ("She was originally from Ohio.", "originally from"),              # not "initially from"
+    ("The florist needed to find a new supplier.", "needed to"),        # not "required to"
+    ("The dog eats a lot. The dog", "a lot"),                          # not "a pile"
+    ("She most recently lived in Ohio.", "most recently"),             # not "most lately"
+])
+def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert kept in result.attacked, result.attacked
+
+
+@pytest.mark.parametrize("text,kept", [
+    ("倘若打碎一个，这个不但不给运费，而且要赔偿3元。", "这个不但"),  # 该 needs its noun
+    ("火车以每小时140千米的速度离开洛杉矶。", "离开洛杉矶"),          # 离去 takes no object
+    ("这些天中小林平均每天看书多少页？", "这些天"),                   # not 这批天
+    ("买5件女生装和8件男生装的钱同样多，每件男生装39元。", "男生装"),  # one word
+    ("广源畜牧公司养的奶牛是奶羊的7倍。", "畜牧公司"),                # a company's name
+    ("其余的全部种西红柿。", "余的全部"),                             # never 剩下的的
+])
+def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert kept in result.attacked, result.attacked
+
+
+def test_an_adverb_before_its_adjective_is_not_an_adjective():
+    from evalcore.perturb.word import en_pos
+
+    assert en_pos("pretty", "is", "ugly") is None  # "pretty ugly" is not "attractive ugly"
+    assert en_pos("sick", "feel", "") == "ADJ"

@@ -271,3 +271,14 @@ def test_create_validates_before_storing(engine, math_dataset):
     with pytest.raises(Exception, match="unknown word attack param"):
         create_attack_set(engine, dataset=math_dataset, level="word", params={"nope": 1})
     assert list_attack_sets(engine) == []
+
+
+def test_an_import_without_a_name_takes_a_free_one(engine, math_dataset, tmp_path):
+    """Importing a file again (allow_duplicate) needs no new name from the user."""
+    from evalcore.perturb.sets import import_attack_set
+    from tests.perturb.attack_set_helpers import write_math_csv
+
+    path = write_math_csv(tmp_path / "apples_underwordattack.csv", attacked={})
+    first = import_attack_set(engine, path, check=False)
+    again = import_attack_set(engine, path, check=False, allow_duplicate=True)
+    assert (first.name, again.name) == ("apples_underwordattack", "apples_underwordattack-2")

@@ -10,13 +10,17 @@ from evalcore.perturb.review import (
     ReviewConflictError,
     approve,
     approve_unflagged,
+    attack_item_info,
+    changes,
     edit_attack_item,
     get_attack_item,
     list_attack_items,
+    question_numbers,
     reject,
     review_log,
     review_progress,
     set_review,
+    unique_pairs,
 )
 from evalcore.perturb.sets import AttackSetError, make_attack_set
 from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
@@ -185,3 +189,39 @@ def test_bulk_approval_is_logged_per_item(engine, attack_set):
         ("pending", "approved", "bob")}
     approved_ids = {i.id for i in list_attack_items(engine, attack_set.id, status="approved")}
     assert {e["id"] for e in log} == approved_ids
+
+
+def test_an_edit_recomputes_pairs_and_changes_from_the_new_text(engine, attack_set):
+    """Issue 16: the pairs line was the generator's, stale after an edit."""
+    item = list_attack_items(engine, attack_set.id)[0]
+    assert item.pairs == [["How many", "What number of"]]
+    edited_text = item.original.replace("apples", "fruits").replace("buys", "gets")
+    edited = edit_attack_item(engine, item.id, edited_text, reviewer="ann")
+    assert edited.pairs == [["apples", "fruits"], ["buys", "gets"]]
+    assert edited.attack_num == 3  # "apples" twice, "buys" once
+    info = attack_item_info(edited)
+    assert info["pairs"] == [["apples", "fruits"], ["buys", "gets"]]
+
+
+def test_changes_give_word_pairs_once_each():
+    # Chinese: jieba words, trimmed to the characters that differ
+    assert changes("张明有120元钱，买书用去80%．还剩多少元？",
+                   "张明有120元钱，购书用去80%．还剩多少元？", "zh") == ([["买", "购"]], 1)
+    # the same replacement twice in one question is one pair, two changed stretches
+    assert changes("What is the big dog doing near the big house?",
+                   "What is the large dog doing near the large house?", "en") == (
+        [["big", "large"]], 2)
+    # an insertion changes the text but is no pair; the language is detected if unknown
+    assert changes("How many pens?", "How many red pens?", "") == ([], 1)
+    assert unique_pairs([["a", "b"], ["a", "b"], ("c", "c"), ["d", "e"]]) == [
+        ["a", "b"], ["d", "e"]]
+
+
+def test_question_numbers_are_positions_in_the_source_dataset(engine, math_dataset, fake_engine):
+    first = make_attack_set(engine, dataset=math_dataset, level="word")
+    second = make_attack_set(engine, dataset=math_dataset, level="word", seed=1)
+    items = list_attack_items(engine, second.id)
+    assert min(i.id for i in items) > max(i.id for i in list_attack_items(engine, first.id))
+    numbers = question_numbers(engine, items)
+    assert [numbers[i.id] for i in items] == [1, 2, 3, 4]
+    assert attack_item_info(items[2], numbers[items[2].id])["number"] == 3

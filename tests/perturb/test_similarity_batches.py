@@ -62,3 +62,16 @@ def test_real_model_gives_the_same_vectors_cached_or_not() -> None:
     direct = np.asarray(text._embedder().query(texts), dtype=np.float32)
     assert np.allclose(first, direct, atol=1e-5)
     assert np.allclose(text.embed(texts[::-1]), first[::-1])
+
+
+def test_attacks_keep_the_clean_questions_vectors_on_disk(model, tmp_path, monkeypatch):
+    from evalcore.dataset.records import Question
+    from evalcore.perturb.attack import _similarities
+    from evalcore.scorers import e5_store
+
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    questions = [Question(idx=i, question=f"question {i}") for i in range(3)]
+    sims = _similarities(questions, ["question 0", "changed 1", "changed 2"], True)
+    assert sims[0] == 1.0 and model.calls == [["changed 1", "changed 2",
+                                               "question 1", "question 2"]]
+    assert set(e5_store.load(q.question for q in questions)) == {"question 1", "question 2"}

@@ -111,3 +111,13 @@ def test_models_test_against_fault_server(settings, capsys):
         assert "HTTP 500" in capsys.readouterr().err
     with pytest.raises(ModelConfigError, match="ghost"):
         run(["models", "test", "ghost"])
+
+
+def test_add_with_prices_for_cost_figures(settings):
+    assert run(["models", "add", "priced", "--kind", "openai", "--base-url", "http://h/v1",
+                "--model", "m", "--price-in", "0.15", "--price-out", "0.6"]) == 0
+    priced = load_models(settings.models_path)["priced"]
+    assert (priced.price_in, priced.price_out) == (0.15, 0.6)
+    with pytest.raises((ModelConfigError, SystemExit)):
+        run(["models", "add", "bad", "--kind", "openai", "--base-url", "http://h/v1",
+             "--model", "m", "--price-in", "-1"])

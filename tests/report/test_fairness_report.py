@@ -319,3 +319,20 @@ def test_a_run_has_one_verdict_the_default_gates(engine, settings, suite) -> Non
     gate = gate_run(engine, run_id, PROJECT_ROOT / "data" / "gate.example.toml")
     assert verdict["verdict"] == ("pass" if gate.passed else "fail") == "fail"
     assert {c["name"] for c in verdict["failed"]} == {c.name for c in gate.failed()}
+
+
+def test_a_run_with_no_scores_is_not_measured_not_failed(engine, settings, suite) -> None:
+    """Answers without a 1-10 score leave SPD/EOD/score unmeasured: the headline says
+    "not measured" and names them (the CI gate still fails them closed); an even-handed
+    model with scores passes."""
+    from evalcore.fairness import gate_run
+
+    silent = fairness_report(engine, run_suite(engine, settings, lambda p, s: "21", suite))
+    verdict = silent["verdict"]
+    assert verdict["verdict"] == "not measured"
+    assert set(verdict["unmeasured"]) >= {"spd_max", "eod_max"}
+    assert all(c["value"] is None for c in verdict["failed"])
+    assert not gate_run(engine, silent["run_id"], EXAMPLE_GATE).passed  # fail closed in CI
+
+    even = fairness_report(engine, run_suite(engine, settings, fair, suite, model="fair"))
+    assert even["verdict"]["verdict"] == "pass" and even["verdict"]["unmeasured"] == []

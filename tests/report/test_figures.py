@@ -109,6 +109,14 @@ def test_risk_figure_bars_add_up_with_perfect_inside_trusted(report):
     assert figures.risk_figure(report).layout.barmode == "stack"
 
 
+def test_risk_line_names_levels_that_add_up(report):
+    counts = correct_counts()
+    high_risk = counts[0] + counts[1] + counts[2]
+    assert figures.risk_line(report) == (
+        f"{len(VERDICTS)} questions with a rate: {high_risk} high risk, {counts[3]} borderline, "
+        f"{counts[4] + counts[5]} trusted (of which {counts[5]} perfect)")
+
+
 def test_pass_k_figure_has_integer_ticks(report):
     axis = figures.pass_k_figure(report).layout.xaxis
     assert (axis.tickmode, axis.dtick) == ("linear", 1)

@@ -304,3 +304,39 @@ def test_iter_call_rows_join_items_in_item_round_stage_order(store, item_ids) ->
     assert first["question"] == "q0" and first["choices"] == ["A", "B"]
     assert first["answer"] == f"{item_ids[0]}/1/answer"
     assert "prompt" not in first and "item_id" in first
+
+
+# ------------------------------------------------------------------ browsing items
+
+
+def test_list_items_pages_and_searches_in_the_database(store) -> None:
+    """The Datasets page's browser: one page of rows plus the matching count."""
+    from evalcore.dataset import import_dataset
+
+    lines = ["id,question,answer"] + [f"K{n},Question {n} about apples,{n * 2}"
+                                      for n in range(1, 121)]
+    lines += ["X1,100% sure_thing?,yes", "x2,Plain one,APPLE pie"]
+    dataset = import_dataset(store, "\n".join(lines).encode(), filename="apples.csv",
+                             mapping={"question": "question", "reference": "answer"})
+    rows, total = q.list_items(store, dataset.id, offset=50, limit=50)
+    assert total == 122 and len(rows) == 50
+    assert [r["number"] for r in rows] == list(range(51, 101))
+    assert rows[0]["question"] == "Question 51 about apples" and rows[0]["reference"] == "102"
+    rows, total = q.list_items(store, dataset.id, offset=100, limit=50)
+    assert total == 122 and [r["number"] for r in rows][-1] == 122
+    # case-insensitive substring of the question or the reference
+    _, total = q.list_items(store, dataset.id, search="APPLES")
+    assert total == 120
+    rows, total = q.list_items(store, dataset.id, search="apple pie")
+    assert (total, [r["number"] for r in rows]) == (1, [122])
+    # the file's own id column, and the item's number
+    rows, total = q.list_items(store, dataset.id, search="k11")
+    assert total == 11 and rows[0]["question"] == "Question 11 about apples"  # K11, K110..K119
+    rows, _ = q.list_items(store, dataset.id, search="121")
+    assert [r["number"] for r in rows] == [121]
+    # LIKE wildcards are plain characters
+    rows, total = q.list_items(store, dataset.id, search="0% sure_")
+    assert (total, [r["number"] for r in rows]) == (1, [121])
+    _, total = q.list_items(store, dataset.id, search="_")
+    assert total == 1
+    assert q.list_items(store, dataset.id, search="nothing like this") == ([], 0)

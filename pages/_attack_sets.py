@@ -1,0 +1,150 @@
+"""The Attacks page's set actions: import an already-attacked file, delete a set.
+
+Split from pages/attacks.py (generation and review) to keep each file short. Both go
+through `evalcore.actions` (role-checked and audited, as the CLI's `attacks import` and
+`attacks delete`); a message for the next draw is kept under FLASH and shown once.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from pages import _shared
+
+SET = "attacks.set"  # the attack set under review (kept across pages)
+JOB = "attacks.job"  # the generation job this session started
+CONFIRM_BULK = "attacks.confirm_bulk"
+CONFIRM_DELETE = "attacks.confirm_delete"  # the id of the set the user asked to delete
+FLASH = "attacks.flash"  # (kind, text) to show once on the next draw (after a rerun)
+LEVELS = {"char": "character (insert symbols)", "word": "word (synonym swaps)",
+          "sentence": "sentence (back-translation)"}
+
+
+def _flash(kind: str, text: str, link: tuple[str, str] | None = None) -> None:
+    st.session_state[FLASH] = (kind, text, link)
+
+
+def show_flash() -> None:
+    """The message an action left for this draw (shown once), with a page link if any."""
+    flash = st.session_state.pop(FLASH, None)
+    if flash:
+        kind, text, link = flash
+        getattr(st, kind)(text)
+        if link:
+            st.page_link(link[0], label=link[1], icon=":material/arrow_forward:")
+
+
+def import_form(datasets: list[Any], reviewer: str) -> None:
+    """Store an already-attacked CSV (the method's layout) as an attack set, as
+    `evalcore attacks import` does (same evalcore function, role-checked and audited)."""
+    from evalcore import actions
+    from evalcore.dataset.readers import SUPPORTED_SUFFIXES
+    from evalcore.perturb.sets import DuplicateAttackFileError
+
+    upload = st.file_uploader(
+        "Attacked file: the original columns plus attacked_question and attack_num (e.g. "
+        "Math23K_underwordattack.csv)", type=[x.lstrip(".") for x in SUPPORTED_SUFFIXES],
+        key="attacks.import_file")
+    left, right = st.columns(2)
+    level = left.selectbox("Level", [None, *LEVELS], key="attacks.import_level",
+                           format_func=lambda v: "from the file name" if v is None else LEVELS[v])
+    by_id = {ds.id: ds.name for ds in datasets}
+    source = right.selectbox("Clean dataset it was attacked from", [None, *by_id],
+                             key="attacks.import_source",
+                             format_func=lambda v: ("find it, or create it from the file"
+                                                    if v is None else by_id[v]))
+    name = left.text_input("Attack set name (optional: the file name)", key="attacks.import_name")
+    similarity = right.checkbox("Check meaning with e5 similarity (slower)", value=False,
+                                key="attacks.import_similarity")
+    again = right.checkbox("Import even if this file was imported before",
+                           key="attacks.import_again")
+    if not _shared.allowed_button("Import attack set", "import", key="attacks.import",
+                                  disabled=upload is None):
+        return
+    try:
+        with st.spinner(f"Importing {upload.name} and checking every row..."):
+            created = actions.import_attack_set(
+                _shared.actor(), _shared.engine(), upload.getvalue(), filename=upload.name,
+                name=name.strip() or None, level=level, source_dataset=source,
+                similarity=similarity, created_by=reviewer, allow_duplicate=again)
+    except DuplicateAttackFileError as exc:
+        st.error(f"{upload.name} was already imported as attack set #{exc.existing_id} "
+                 f"'{exc.existing}': review that one, or tick \"Import even if this file was "
+                 "imported before\" and import again.")
+        return
+    except EvalcoreError as exc:
+        st.error(str(exc))
+        return
+    st.session_state[SET] = int(created.id)
+    _flash("success", f"Imported attack set #{created.id} '{created.name}' "
+                      f"({created.level} level, {created.item_count} items): review it below.")
+    st.rerun()
+
+
+# ------------------------------------------------------------------ delete a set
+
+
+def _ask_delete(set_id: int) -> None:
+    st.session_state[CONFIRM_DELETE] = set_id
+
+
+def _cancel_delete() -> None:
+    st.session_state.pop(CONFIRM_DELETE, None)
+
+
+def _forget_set(set_id: int) -> None:
+    """Drop what this session kept about a deleted set (notes, confirmations, its job)."""
+    from evalcore.store.jobs import get_job
+
+    state = st.session_state
+    for key in [k for k in state if str(k).startswith("attacks.note.")]:
+        del state[key]
+    for key in (CONFIRM_DELETE, CONFIRM_BULK, SET):
+        state.pop(key, None)
+    job_id = state.get(JOB)
+    if job_id is not None:
+        try:
+            mine = get_job(_shared.engine(), int(job_id)).attack_set_id == set_id
+        except EvalcoreError:  # deleted with the set
+            mine = True
+        if mine:
+            state.pop(JOB, None)
+            state.pop(f"{JOB}.shown", None)
+
+
+def _delete(set_id: int, name: str) -> None:
+    """Confirmed: delete the set through evalcore.actions (admins; audited)."""
+    from evalcore import actions
+
+    from evalcore.dataset import dataset_users
+    from evalcore.perturb.sets import get_attack_set
+
+    try:
+        actions.delete_attack_set(_shared.actor(), _shared.engine(), set_id)
+    except EvalcoreError as exc:
+        st.session_state.pop(CONFIRM_DELETE, None)
+        derived = get_attack_set(_shared.engine(), set_id).dataset_id
+        runs = dataset_users(_shared.engine(), int(derived))["runs"] if derived else []
+        _flash("error", str(exc), ("pages/results.py", f"Open Results to see or delete run(s) "
+                                   f"{', '.join(map(str, runs[:10]))}") if runs else None)
+        return
+    _forget_set(set_id)
+    _flash("success", f"Deleted attack set #{set_id} '{name}' with its review log and its "
+                      "attacked dataset.")
+
+
+def delete_controls(attack_set: Any) -> None:
+    """Delete the set shown, after a confirmation."""
+    set_id = int(attack_set.id)
+    if st.session_state.get(CONFIRM_DELETE) == set_id:
+        st.warning(f"Delete attack set #{set_id} '{attack_set.name}', its {attack_set.item_count} "
+                   "items, their reviews and the attacked dataset? This cannot be undone.")
+        yes, no, _ = st.columns([1, 1, 4])
+        yes.button("Yes, delete", key="attacks.delete_confirm", type="primary",
+                   on_click=_delete, args=(set_id, attack_set.name))
+        no.button("Cancel", key="attacks.delete_cancel", on_click=_cancel_delete)
+        return
+    _shared.allowed_button("Delete this attack set...", "delete", key="attacks.delete",
+                           on_click=_ask_delete, args=(set_id,))

