@@ -70,3 +70,14 @@ def test_the_planted_score_bias_leads_and_sentiment_noise_does_not(engine, tmp_p
     result = evaluate_gate(report, config)
     (check,) = result.checks
     assert not result.passed and check.name == "significant_effects_max" and check.value >= 1
+
+
+def test_the_trust_report_shows_the_verdict_and_the_strongest_effect(engine) -> None:
+    from evalcore.report.trust import trust_report_html
+
+    run_id = biased_run(engine)
+    page = trust_report_html(engine, runs=[run_id])
+    fairness = page[page.index('id="fairness"'):]
+    assert "verdict <b>FAIL</b>" in fairness or "verdict <b>NOT MEASURED</b>" in fairness
+    row = fairness[fairness.index("<td>gender</td><td>score</td>"):]
+    assert row.startswith("<td>gender</td><td>score</td><td>male</td>")
