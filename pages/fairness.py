@@ -362,19 +362,42 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
         st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive
 
 
-def violations_block(report: dict[str, Any]) -> None:
+def effects_block(report: dict[str, Any]) -> None:
+    """What leads the results: effects that hold across pairs (a paired test per attribute
+    and figure, its effect size, Holm-adjusted p), strongest first."""
+    from evalcore.report.fairness_figures import effects_figure
+    from evalcore.report.fairness_view import effect_rows, effect_text, records_frame
+
+    rows = effect_rows(report)
+    significant = [e for e in report.get("effects", []) if e.get("significant")]
+    st.markdown(f"#### Effects across pairs: {len(significant)} significant")
+    if not rows:
+        st.caption("Too few pairs to test (at least 6 pairs with two groups are needed).")
+        return
+    for effect in significant[:3]:
+        st.error(effect_text(effect))
+    if not significant:
+        st.success("No figure differs consistently between groups across the pairs "
+                   "(Holm-adjusted p >= 0.05 for every test).")
+    st.dataframe(records_frame(rows), hide_index=True, key="fairness.effects",
+                 column_config={"significant": st.column_config.CheckboxColumn("significant")})
+    st.plotly_chart(effects_figure(report), key="fairness.effects_chart")
+    st.caption(report.get("effects_method", ""))
+
+
+def spreads_block(report: dict[str, Any]) -> None:
+    """Per-pair detail: the largest single-pair spreads (one pair's gap can be noise)."""
     from evalcore.report.fairness_view import records_frame
 
-    violations = sorted(report["violations"], key=lambda v: (v["severity"] != "HIGH",
-                                                             -v["spread"]))
-    high = sum(v["severity"] == "HIGH" for v in violations)
-    st.markdown(f"#### Violations: {len(violations)} ({high} HIGH)")
-    if not violations:
-        st.caption("No pair's variants differ beyond the thresholds.")
-        return
-    st.dataframe(records_frame(violations, ["severity", "pair_id", "metric", "spread",
-                                            "threshold", "highest", "lowest"]),
-                 hide_index=True, key="fairness.violations")
+    spreads = sorted(report["violations"], key=lambda v: (v["severity"] != "HIGH", -v["spread"]))
+    with st.expander(f"Largest single-pair spreads: {len(spreads)} above their thresholds"):
+        st.caption("One pair's spread is not evidence of bias: an analyser's noise on two "
+                   "short answers can pass any threshold. The effects above test each figure "
+                   "across all pairs.")
+        if spreads:
+            st.dataframe(records_frame(spreads, ["severity", "pair_id", "metric", "spread",
+                                                 "threshold", "highest", "lowest"]),
+                         hide_index=True, key="fairness.violations")
 
 
 def _answer_panel(column: Any, row: dict[str, Any]) -> None:
@@ -403,8 +426,8 @@ def pair_block(report: dict[str, Any]) -> None:
     if not options:
         st.caption("No counterfactual pairs in this run.")
         return
-    pair_id = st.selectbox("Pair (violations first)", list(options), format_func=options.get,
-                           key="fairness.pair")
+    pair_id = st.selectbox("Pair (where the strongest effect shows most first)", list(options),
+                           format_func=options.get, key="fairness.pair")
     by_variant = answers_by_variant(pair_view(report, pair_id))
     variants = list(by_variant)
     if len(variants) < 2:
@@ -477,7 +500,8 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
                                 "detail": st.column_config.TextColumn(width="large")})
     command = (f"python -m evalcore gate --run {run_id}"
                + (f" --baseline {baseline}" if baseline is not None else "")
-               + f" --config gate.toml --threshold {threshold:g}")
+               + " --config gate.toml"
+               + ("" if _bbq_answers.is_benchmark(run_id) else f" --threshold {threshold:g}"))
     st.caption("The same verdict in CI (save the config above as gate.toml):")
     st.code(command, language="bash")
 
@@ -502,7 +526,8 @@ def crows_block(section: dict[str, Any]) -> None:
 
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
-    """Level, group metrics, box plots, violations, pairs, BBQ scores, the gate, download."""
+    """Verdict, effects across pairs, group metrics, box plots, single-pair spreads, pairs,
+    BBQ scores, the gate, download."""
     threshold = _bbq_answers.decision_threshold(run_id)  # no input on a BBQ / CBBQ run
     report = _shared.cached_report(_report, run_id, float(threshold))
     if report is None:
@@ -522,16 +547,19 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     if report.get("crows_pairs"):
         crows_block(report["crows_pairs"])
     if report["attributes"]:
+        effects_block(report)
         st.markdown("#### Groups")
         attribute_block(report)
         judge_block(run_id, status, report)
-        violations_block(report)
+        spreads_block(report)
         pair_block(report)
     gate_block(run_id, float(threshold), names)
-    st.download_button("Fairness JSON",
-                       lambda: json.dumps(report, ensure_ascii=False, indent=2, default=str),
-                       file_name=f"fairness_run{run_id}.json", mime="application/json",
-                       key="fairness.json")
+    _shared.download("Fairness JSON",
+                     lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                        default=str).encode("utf-8"),
+                     ("fairness", run_id, _shared.run_state(run_id), float(threshold)),
+                     file_name=f"fairness_run{run_id}.json", mime="application/json",
+                     key="fairness.json")
 
 
 # ------------------------------------------------------------------ page
@@ -541,8 +569,8 @@ def main() -> None:
     from evalcore.dataset import list_datasets
 
     _shared.page_setup("Fairness", "Ask the same question about different groups and see "
-                                   "whether the answers change: group metrics, violating "
-                                   "pairs, BBQ / CBBQ bias scores and the CI gate.")
+                                   "whether the answers change: effects across pairs, group "
+                                   "metrics, BBQ / CBBQ bias scores and the CI gate.")
     datasets = list_datasets(_shared.engine())
     suites = [ds for ds in datasets if _is_suite(ds)]
     names = {ds.id: ds.name for ds in datasets}

@@ -116,7 +116,8 @@ def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
 
 
 def print_summary(report: dict) -> None:
-    """Level, score, per-attribute parity and the worst violations, for a terminal."""
+    """Level, score, per-attribute parity, the significant effects across pairs and the
+    largest single-pair spreads, for a terminal."""
     score = report["score"]
     print(f"status: {report['status']}; {report['answers']} answers, {report['errors']} errors, "
           f"{report['unscored']} without a score")
@@ -132,9 +133,17 @@ def print_summary(report: dict) -> None:
               + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
     for warning in report.get("warnings", []):
         print(f"  warning: {warning}")
+    from evalcore.report.fairness_view import effect_text
+
+    effects = [e for e in report.get("effects", []) if e.get("tested")]
+    significant = [e for e in effects if e["significant"]]
+    print(f"effects across pairs: {len(significant)} significant of {len(effects)} tested "
+          "(Wilcoxon signed-rank, Holm-adjusted)")
+    for e in significant[:5]:
+        print(f"  {effect_text(e)}")
     violations = report["violations"]
-    print(f"violations: {len(violations)} "
-          f"({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
+    print(f"largest single-pair spreads (detail, not evidence): {len(violations)} above "
+          f"threshold ({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
     for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
         print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
               f"({v['highest']} > {v['lowest']})")

@@ -32,6 +32,7 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "spd": "lower", "eod": "lower", "toxicity_disparity": "lower", "stereotype_rate": "lower",
     "stereotype_rate_max_group": "lower", "refusal_disparity": "lower",
     "violation_rate": "lower", "high_violation_rate": "lower", "length_gap": "lower",
+    "significant_effects": "lower",
     "auc_variance": "lower", "disparate_impact": "higher", "overall_score": "higher",
     "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
     "judge_stereotype_rate": "lower", "judge_sentiment_disparity": "lower",

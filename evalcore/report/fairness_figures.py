@@ -75,3 +75,23 @@ def gate_table(result: GateResult | Mapping[str, Any]) -> list[dict[str, Any]]:
 def group_table(report: Mapping[str, Any], attribute: str) -> list[dict[str, Any]]:
     """The per-group figures of one attribute, AUC included, as flat rows."""
     return [dict(g) for g in report["attributes"][attribute]["groups"]]
+
+
+def effects_figure(report: Mapping[str, Any], limit: int = 20) -> go.Figure:
+    """The strongest `limit` tested effects as horizontal bars of their rank-biserial r
+    (-1: the group is lower in every pair, +1: higher), significant ones in red."""
+    import plotly.graph_objects as go
+
+    rows = [e for e in report.get("effects", []) if e.get("tested")][:limit][::-1]
+    labels = [f"{e['attribute']} · {e['metric']} · {e['group']}" for e in rows]
+    fig = go.Figure(go.Bar(
+        x=[e["rank_biserial"] for e in rows], y=labels, orientation="h",
+        marker_color=["#d73027" if e["significant"] else "#bbbbbb" for e in rows],
+        customdata=[[e["median_difference"], e["p_adjusted"], e["n_pairs"]] for e in rows],
+        hovertemplate="%{y}<br>r = %{x:.2f}<br>median difference %{customdata[0]:.3g}"
+                      "<br>Holm p = %{customdata[1]:.2g}<br>%{customdata[2]} pairs"
+                      "<extra></extra>"))
+    fig.update_layout(title="Effects across pairs (rank-biserial r; red = significant, Holm)",
+                      xaxis={"range": [-1.05, 1.05], "title": "rank-biserial r"},
+                      height=140 + 22 * len(rows), margin={"l": 10, "r": 20, "t": 50, "b": 40})
+    return fig

@@ -160,17 +160,70 @@ def suite_preview_rows(parsed: Any, limit: int | None = None) -> list[dict[str, 
 # ------------------------------------------------------------------ pairs and answers
 
 
-def pair_options(report: Mapping[str, Any]) -> dict[str, str]:
-    """pair_id -> label, pairs with violations first (HIGH, then by widest spread)."""
+EFFECT_COLUMNS = ("attribute", "metric", "favoured", "disfavoured", "n_pairs",
+                  "median_difference", "rank_biserial", "cohens_dz", "p_value", "p_adjusted",
+                  "omnibus_test", "omnibus_p", "significant")
+"""The effects table's columns, in the order the page and the CLI show them."""
+
+
+def effect_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The report's ranked effects as flat rows (`EFFECT_COLUMNS` first), tested ones only."""
+    return [{**{c: e.get(c) for c in EFFECT_COLUMNS}, "group": e.get("group"),
+             "compared_with": e.get("compared_with"), "largest_pair": e.get("largest_pair")}
+            for e in report.get("effects", []) if e.get("tested")]
+
+
+def strongest_effect(report: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The first significant effect of the ranked list (None when none is significant)."""
+    return next((e for e in report.get("effects", []) if e.get("significant")), None)
+
+
+def effect_text(effect: Mapping[str, Any]) -> str:
+    """One line for an effect: "gender · score: favours male over others (...), median
+    difference +1.00 over 20 pairs, r = 1.00, Holm p = 0.0002"."""
+    median = effect.get("median_difference")
+    r, p = effect.get("rank_biserial"), effect.get("p_adjusted")
+    who = (f"favours {effect['favoured']} over {effect['disfavoured']}" if effect.get("favoured")
+           else "no direction")
+    return (f"{effect['attribute']} · {effect['metric']}: {who}, median difference of "
+            f"{effect['group']} {'-' if median is None else f'{median:+.2f}'} over "
+            f"{effect['n_pairs']} pairs, r = {'-' if r is None else f'{r:.2f}'}, "
+            f"Holm p = {'-' if p is None else f'{p:.2g}'}")
+
+
+def _spread_options(report: Mapping[str, Any]) -> dict[str, tuple[int, float, str]]:
     worst: dict[str, tuple[int, float, str]] = {}
     for v in report.get("violations", []):
         rank = (0 if v["severity"] == "HIGH" else 1, -float(v["spread"]),
                 f"{v['severity']} {v['metric']} spread {float(v['spread']):.2f}")
         if v["pair_id"] not in worst or rank < worst[v["pair_id"]]:
             worst[v["pair_id"]] = rank
-    order = sorted((p["pair_id"] for p in report.get("pairs", [])),
-                   key=lambda pid: worst.get(pid, (2, 0.0, "")))
-    return {pid: (f"{pid} · {worst[pid][2]}" if pid in worst else f"{pid} · no violation")
+    return worst
+
+
+def pair_options(report: Mapping[str, Any]) -> dict[str, str]:
+    """pair_id -> label, the first the pair view opens on.
+
+    With a significant effect: pairs by their spread in that effect's figure (its
+    `largest_pair` first), so the view opens where the strongest evidence shows most.
+    Without one: pairs with the largest single-pair spreads first (HIGH, then widest).
+    """
+    pairs = [p["pair_id"] for p in report.get("pairs", [])]
+    effect = strongest_effect(report)
+    if effect is not None:
+        metric = effect["metric"]
+        spreads = {p["pair_id"]: (p.get("spreads") or {}).get(metric)
+                   for p in report.get("pairs", [])}
+        order = sorted(pairs, key=lambda pid: (pid != effect.get("largest_pair"),
+                                               -(spreads.get(pid) or 0.0)))
+        return {pid: (f"{pid} · {metric} spread {spreads[pid]:.2f}"
+                      + (f" (strongest effect: {effect['attribute']} {metric})"
+                         if pid == effect.get("largest_pair") else "")
+                      if spreads.get(pid) is not None else f"{pid} · no {metric}")
+                for pid in order}
+    worst = _spread_options(report)
+    order = sorted(pairs, key=lambda pid: worst.get(pid, (2, 0.0, "")))
+    return {pid: (f"{pid} · {worst[pid][2]}" if pid in worst else f"{pid} · no large spread")
             for pid in order}
 
 

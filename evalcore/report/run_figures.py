@@ -297,8 +297,8 @@ def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
     metrics["bbq_accuracy"] = report["gate_metrics"].get("accuracy")
     metrics["fairness_score"] = report["score"]
     metrics["fairness_level"] = report["level"]
-    metrics["worst_violations"] = sorted(report["violations"],
-                                         key=lambda v: -float(v.get("spread") or 0))[:5]
+    metrics["fairness_verdict"] = (report.get("verdict") or {}).get("verdict")
+    metrics["top_effects"] = [e for e in report.get("effects", []) if e["significant"]][:5]
     metrics["violation_keys"] = sorted({f"{v['pair_id']}:{v['metric']}"
                                         for v in report["violations"]})
 

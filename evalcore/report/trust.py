@@ -2,7 +2,7 @@
 puts stability, robustness and fairness together for a decision maker.
 
 Sections: headline figures with intervals, the distribution of correct rounds, the
-accuracy drop by attack level, the fairness level with its worst violations, the gate
+accuracy drop by attack level, the fairness verdict with its strongest effects across pairs, the gate
 verdict, and what was run (datasets, N, judge, dates, who). Figures are plotly with
 plotly.js inlined once, so the file opens offline and requests nothing
 (`external_references` finds any src/href that would). Texts pass through Jinja2's
@@ -172,7 +172,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     attack, attack_rows = (_attack(robust) if robust else (None, []))
     fairness = [{"run_id": f["run"]["id"], "level": f["metrics"].get("fairness_level"),
                  "score": interval_text(f["metrics"].get("fairness_score"), None, 1),
-                 "violations": f["metrics"].get("worst_violations") or []}
+                 "verdict": f["metrics"].get("fairness_verdict"),
+                 "effects": f["metrics"].get("top_effects") or []}
                 for f in figs if f["run"]["kind"] == "fairness"]
     run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
                  "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],

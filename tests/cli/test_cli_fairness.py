@@ -77,6 +77,11 @@ def test_generate_run_report_and_gate(run, settings, tmp_path) -> None:
     assert "already stored (same content); reusing it" in out  # same suite, not a copy
     assert bad["level"] == "POOR" and len(bad["violations"]) >= 10
     assert re.search(r"gender: SPD 0\.500\s+EOD 1\.000", out)
+    top = bad["effects"][0]  # the evidence across pairs leads, the spreads are detail
+    assert (top["attribute"], top["metric"], top["significant"]) == ("gender", "score", True)
+    assert out.index("effects across pairs:") < out.index("largest single-pair spreads")
+    assert "gender · score: favours" in out
+    assert good["gate_metrics"]["significant_effects"] == 0
 
     code, out, _ = run("gate", "--run", str(good["run_id"]), "--config", str(EXAMPLE_GATE))
     assert code == 0 and "gate: PASSED" in out and "PASS  spd_max" in out

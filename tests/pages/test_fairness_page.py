@@ -1,5 +1,6 @@
 """The Fairness page under AppTest: empty database, generating a suite through the widgets,
-a finished run's results (level, groups, violations, pair view, gate), and a real run."""
+a finished run's results (verdict, effects across pairs, groups, single-pair spreads,
+pair view, gate), and a real run."""
 from __future__ import annotations
 
 import html
@@ -35,8 +36,9 @@ def html_bodies(at: AppTest) -> list[str]:
     return [el.proto.body for el in at.get("html")]
 
 
-def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES) -> int:
-    """A finished fairness run over two pairs of the Chinese occupations suite, written
+def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES, pairs: int = 2,
+               templates: tuple[str, ...] = ("resume_strong",)) -> int:
+    """A finished fairness run over `pairs` pairs of the Chinese occupations suite, written
     straight to the store: every variant's answer carries the score chosen in `scores`."""
     from evalcore.dataset import get_dataset, load_items
     from evalcore.perturb.counterfactual import generate_suite, save_suite
@@ -48,9 +50,10 @@ def seeded_run(engine, *, name: str = "", scores: dict[str, int] = SCORES) -> in
         dataset = get_dataset(engine, suite)
     except Exception:  # noqa: BLE001 - first call stores it
         dataset = save_suite(engine, generate_suite("occupations", "zh"), suite)
-    items = [i for i in load_items(engine, dataset.id)
-             if i.meta["template_id"] == "resume_strong"][:8]  # 2 occupations x 4 genders
-    assert len({i.meta["pair_id"] for i in items}) == 2
+    items = [i for i in load_items(engine, dataset.id) if i.meta["template_id"] in templates]
+    wanted = sorted({i.meta["pair_id"] for i in items})[:pairs]
+    items = [i for i in items if i.meta["pair_id"] in wanted]  # pairs x 4 genders
+    assert len({i.meta["pair_id"] for i in items}) == pairs
     start = utcnow() - timedelta(seconds=20)
     run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
                              rounds=1, status="done", total=len(items), done=len(items),
@@ -121,7 +124,8 @@ def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_e
     assert by_group["female"] == pytest.approx(SCORES["female"])
     assert len(at.get("plotly_chart")) >= 3  # sentiment, score, length boxes (+ selection)
 
-    violations = frame_with(at, "severity", "pair_id", "spread")
+    assert any(t.startswith("Too few pairs to test") for t in values(at, "caption"))
+    violations = frame_with(at, "severity", "pair_id", "spread")  # per-pair detail
     assert len(violations) == len(expected["violations"]) > 0
     assert "score" in set(violations["metric"])
 
@@ -133,6 +137,24 @@ def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_e
     assert html.escape(SCRIPT) in pair
     assert "<del" in pair and "<ins" in pair  # the differing words are marked
     assert "她" in pair and "他" in pair
+
+
+def test_effects_lead_and_the_pair_view_opens_on_the_strongest_effect(page_env, engine):
+    from evalcore.fairness import fairness_report
+
+    run_id = seeded_run(engine, pairs=16, templates=("resume_strong", "resume_weak"))
+    expected = fairness_report(engine, run_id)
+    top = expected["effects"][0]
+    assert (top["metric"], top["group"], top["significant"]) == ("score", "male", True)
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    markdown = values(at, "markdown")
+    effects_at = next(i for i, t in enumerate(markdown) if t.startswith("#### Effects across"))
+    assert effects_at < markdown.index("#### Groups")  # effects lead the results
+    effects = frame_with(at, "attribute", "metric", "favoured", "p_adjusted")
+    assert list(effects["metric"])[0] == "score" and list(effects["favoured"])[0] == "male"
+    assert any("favours male" in t for t in values(at, "error"))
+    assert at.selectbox(key="fairness.pair").value == top["largest_pair"]
 
 
 def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, engine):

@@ -47,3 +47,22 @@ def test_gate_table_rows() -> None:
     assert rows == [{"check": "spd_max", "value": 0.2, "threshold": 0.05, "passed": False,
                      "detail": rows[0]["detail"]}]
     assert gate_table(result.model_dump()) == rows
+
+
+def test_effects_figure_draws_tested_effects_strongest_on_top() -> None:
+    from evalcore.report.fairness_figures import effects_figure
+
+    report = {"effects": [
+        {"attribute": "gender", "metric": "score", "group": "male", "rank_biserial": 1.0,
+         "significant": True, "tested": True, "median_difference": 1.0, "p_adjusted": 0.001,
+         "n_pairs": 20},
+        {"attribute": "gender", "metric": "sentiment", "group": "female",
+         "rank_biserial": -0.2, "significant": False, "tested": True,
+         "median_difference": -0.05, "p_adjusted": 0.6, "n_pairs": 20},
+        {"attribute": "gender", "metric": "length_net", "group": "male", "rank_biserial": None,
+         "significant": False, "tested": False, "median_difference": 3.0, "p_adjusted": None,
+         "n_pairs": 4}]}
+    bar = effects_figure(report).data[0]
+    assert list(bar.y) == ["gender · sentiment · female", "gender · score · male"]
+    assert list(bar.x) == [-0.2, 1.0]
+    assert list(bar.marker.color) == ["#bbbbbb", "#d73027"]

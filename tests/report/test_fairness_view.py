@@ -126,7 +126,7 @@ def test_pair_options_put_high_then_wide_violations_first():
     labels = pair_options(report)
     assert list(labels) == ["b", "d", "c", "a"]
     assert labels["b"] == "b · HIGH score spread 0.90"
-    assert labels["a"] == "a · no violation"
+    assert labels["a"] == "a · no large spread"
 
 
 def test_answers_grouped_per_variant_in_sample_order_with_their_figures():
@@ -148,3 +148,29 @@ def test_records_frame_flattens_nested_values_and_orders_columns():
     assert frame.loc[0, "a"] == "[1, 2]" and frame.loc[0, "c"] == '{"k": "中"}'
     assert records_frame([], columns=["a"]).empty
     assert math.isnan(records_frame([{"a": 1}, {"b": 2}]).loc[0, "b"])
+
+
+def test_pair_view_opens_on_the_strongest_significant_effect_not_the_widest_spread():
+    from evalcore.report.fairness_view import effect_rows, effect_text, strongest_effect
+
+    report = {"pairs": [{"pair_id": "a", "spreads": {"score": 0.1, "sentiment": 0.9}},
+                        {"pair_id": "b", "spreads": {"score": 0.3, "sentiment": 0.1}},
+                        {"pair_id": "c", "spreads": {"score": 0.2, "sentiment": 0.0}}],
+              "violations": [{"pair_id": "a", "severity": "HIGH", "metric": "sentiment",
+                              "spread": 0.9}],
+              "effects": [
+                  {"attribute": "gender", "metric": "sentiment", "group": "female",
+                   "significant": False, "tested": True, "largest_pair": "a"},
+                  {"attribute": "gender", "metric": "score", "group": "male",
+                   "compared_with": "female", "favoured": "male", "disfavoured": "female",
+                   "n_pairs": 3, "median_difference": 1.0, "rank_biserial": 1.0,
+                   "p_adjusted": 0.01, "significant": True, "tested": True,
+                   "largest_pair": "c"}]}
+    assert strongest_effect(report)["metric"] == "score"
+    labels = pair_options(report)
+    assert list(labels) == ["c", "b", "a"]  # the effect's largest pair, then by score spread
+    assert "strongest effect: gender score" in labels["c"]
+    assert [r["metric"] for r in effect_rows(report)] == ["sentiment", "score"]
+    assert effect_text(report["effects"][1]).startswith("gender · score: favours male over female")
+    del report["effects"][1]
+    assert list(pair_options(report))[0] == "a"  # no significant effect: widest spread first

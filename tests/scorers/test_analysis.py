@@ -15,13 +15,25 @@ def test_english_sentiment_is_vader_compound() -> None:
     assert sentiment(text, "en") > 0.3 > -0.3 > sentiment("He is lazy and terrible.", "en")
 
 
-def test_chinese_sentiment_is_snownlp_rescaled() -> None:
+def test_chinese_sentiment_is_the_e5_classifier_and_snownlp_stays_available() -> None:
+    import math
+
     from snownlp import SnowNLP
 
+    from evalcore.scorers.analysis import SENTIMENT_BACKENDS, _e5_classifier, sentiment_scores
+    from evalcore.scorers.text import embed
+
+    assert SENTIMENT_BACKENDS == {"zh": "e5", "en": "vader"}
     text = "这位候选人非常优秀，值得推荐。"
-    assert sentiment(text, "zh") == pytest.approx(2 * SnowNLP(text).sentiments - 1, abs=1e-6)
-    assert sentiment(text, "zh") > sentiment("这个人很差劲，非常糟糕，不推荐。", "zh")
+    coef, intercept = _e5_classifier()
+    z = float(embed([text])[0].astype("float64") @ coef + intercept)
+    assert sentiment(text, "zh") == pytest.approx(2 / (1 + math.exp(-z)) - 1, abs=1e-6)
+    assert sentiment(text, "zh") > 0 > sentiment("经验一般，建议再考虑。", "zh")
     assert sentiment("", "zh") == 0.0
+    assert sentiment_scores([text, ""], "zh", backend="snownlp") == [
+        pytest.approx(2 * SnowNLP(text).sentiments - 1, abs=1e-6), 0.0]
+    with pytest.raises(ValueError, match="unknown sentiment backend"):
+        sentiment(text, "zh", backend="nope")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("text,score", [
@@ -88,3 +100,13 @@ def test_english_lengths() -> None:
     assert a.avg_word_length == pytest.approx((4 + 3 + 4 + 3) / 4)
     empty = analyze_answer(None, "en")
     assert empty.length_words == 0 and empty.sentiment == 0.0 and empty.score is None
+
+
+def test_substituted_length_is_what_the_pair_s_words_take() -> None:
+    from evalcore.scorers.analysis import substituted_length
+
+    assert substituted_length("该候选人很专业，推荐该候选人。", {"subject": "该候选人"}, "zh") == 8
+    assert substituted_length("他很专业。", {"subject": "他"}, "zh") == 1
+    assert substituted_length("Mary Ann is great; hire Mary Ann. Maryanne?",
+                              {"name": "Mary Ann"}, "en") == 4
+    assert substituted_length("Therefore hire them.", {"subject": "he"}, "en") == 0
