@@ -3,7 +3,8 @@
 Home -> Datasets (upload a question/answer CSV) -> Models (add two endpoints through the
 form) -> Stability (a run; risk levels that add up to the questions) -> re-judge with a
 model that cannot judge (every failed judgement counted, no agreement figure) -> Fairness
-(a counterfactual suite on a model that scores men higher: one verdict, FAIL) -> Results
+(a counterfactual suite on a model that scores men higher: one verdict, FAIL, and the
+score effect leads) -> Results
 (cancel a long run, resume it, watch it finish without reloading; the three downloads).
 
 The models are fault servers on 127.0.0.1 in this process; the app is `streamlit run`
@@ -72,6 +73,21 @@ def _pick(page, label: str, option: str) -> None:
         except Exception:  # noqa: BLE001 - the list closed under a rerun: try again
             page.keyboard.press("Escape")
     page.get_by_role("option", name=option, exact=True).click()
+
+
+def _idle(page) -> None:
+    """Wait until the app is not running a script (Streamlit's status widget is gone)."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
+
+
+def _open_expander(page, label: str) -> None:
+    """Open the expander `label` if it is closed (its <details> has no `open`)."""
+    _idle(page)
+    details = page.locator("details", has=page.locator("summary", has_text=label)).first
+    if details.get_attribute("open") is None:
+        details.locator("summary").click()
+    _idle(page)
 
 
 def _add_model(page, url: str, name: str, base_url: str) -> None:
@@ -171,9 +187,7 @@ def _journey(page, journey: dict) -> None:
     page.goto(f"{url}/fairness")
     page.get_by_role("button", name="Save suite").click()
     expect(page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts"))).to_be_visible()
-    model_box = page.get_by_role("combobox", name="Model")
-    if not model_box.is_visible():
-        page.get_by_text("Start a new run").click()
+    _open_expander(page, "Start a new run")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
     card = main.get_by_text("Verdict of the default gate").locator("..")
@@ -181,10 +195,14 @@ def _journey(page, journey: dict) -> None:
     verdict_text = card.inner_text()
     assert re.search(r"\bFAIL\b", verdict_text) and "PASS" not in verdict_text, verdict_text
     assert main.get_by_text("Verdict of the default gate").count() == 1  # one verdict
+    # The planted bias leads the effects across pairs (not one pair's sentiment spread).
+    lead = main.get_by_text(re.compile(r"^gender · \w+: favours")).first
+    expect(lead).to_be_visible()
+    assert lead.inner_text().startswith("gender · score: favours male"), lead.inner_text()
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
     page.goto(f"{url}/stability")
-    page.get_by_text("Start a new run").click()
+    _open_expander(page, "Start a new run")
     _pick(page, "Model", "mock")
     rounds = page.get_by_label("Rounds N (each question is asked N times)")
     rounds.fill("100")
