@@ -409,12 +409,14 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
 
 
 def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
-    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装."""
+    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装;
+    把 after 每 is a measure word (每把椅子)."""
     lex = load_lexicon()
     nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "space")
+    prev = tokens[i - 1].text if i > 0 else ""
     word = tokens[i].text
     return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
-                or (word, nxt.text) in lex.zh_not_before)
+                or (word, nxt.text) in lex.zh_not_before or (prev, word) in lex.zh_not_after)
 
 
 def _word_choice(tokens: Sequence[Token], i: int, language: Language, rng: random.Random,
