@@ -167,8 +167,10 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
     ("She wound up the toy as soon as she got it.", "as soon as"),      # not "as shortly as"
     ("She was originally from Ohio.", "originally from"),              # not "initially from"
     ("The florist needed to find a new supplier.", "needed to"),        # not "required to"
-    ("The dog eats a lot. The dog", "a lot"),                          # not "a pile"
     ("She most recently lived in Ohio.", "most recently"),             # not "most lately"
+    ("Can you get addicted after trying it once?", "trying it"),        # not "attempting"
+    ("The forest is on fire. The forest", "forest is"),                 # not "woods is"
+    ("This singer achieved fame as a solo artist.", "achieved fame"),   # not "accomplished"
 ])
 def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     from evalcore.perturb import attack_question
@@ -186,6 +188,11 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     ("买5件女生装和8件男生装的钱同样多，每件男生装39元。", "男生装"),  # one word
     ("广源畜牧公司养的奶牛是奶羊的7倍。", "畜牧公司"),                # a company's name
     ("其余的全部种西红柿。", "余的全部"),                             # never 剩下的的
+    ("每把椅子85元，买5把椅子一共多少元？", "每把椅子"),              # 把 the measure word
+    ("3.14与268的和乘7等于多少？", "的和"),                          # the sum, never 的与
+    ("语文优秀的有28人，数学优秀的有25人。", "语文优秀"),              # a grade, not 优异
+    ("一批钢材第一次用去20%，还剩下3吨。", "钢材"),                   # not 钢铁
+    ("麦当劳叔叔准备送出玩具58个。", "麦当劳叔叔"),                   # a name, not 大叔
 ])
 def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
     from evalcore.perturb import attack_question
@@ -201,3 +208,28 @@ def test_an_adverb_before_its_adjective_is_not_an_adjective():
 
     assert en_pos("pretty", "is", "ugly") is None  # "pretty ugly" is not "attractive ugly"
     assert en_pos("sick", "feel", "") == "ADJ"
+
+
+def test_table_entries_apply_only_under_their_tag(zh_synonyms_ready):
+    """把/p -> 将 where it marks the object, never after 每 (每把椅子: a measure word)."""
+    from evalcore.perturb.tokens import segment
+    from evalcore.perturb.word import _zh_context_allows, zh_word_candidates
+
+    tokens = segment("要把这些水果分装在箱里，每把椅子85元。", "zh")
+    found = {i: zh_word_candidates(t) for i, t in enumerate(tokens) if t.text == "把"}
+    first, second = sorted(found)
+    assert [c for c, _ in found[first]] == ["将"] and _zh_context_allows(tokens, first)
+    assert not _zh_context_allows(tokens, second)  # after 每 it is a measure word
+
+
+def test_a_lot_is_never_a_pile(wordnet_ready):
+    """Round 8 rejected "a lot" -> "a pile"; the phrase "a great deal" is what replaces it."""
+    from evalcore.perturb import attack_question
+
+    seen = set()
+    for seed in range(8):
+        result = attack_question(q("The dog eats a lot. The dog", idx=seed), "word",
+                                 seed=seed, params={**NO_SIM, "replacements": 4})
+        assert "pile" not in result.attacked and "heap" not in result.attacked
+        seen.add(result.attacked)
+    assert any("a great deal" in text for text in seen)
