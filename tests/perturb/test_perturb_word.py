@@ -171,6 +171,9 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
     ("Can you get addicted after trying it once?", "trying it"),        # not "attempting"
     ("The forest is on fire. The forest", "forest is"),                 # not "woods is"
     ("This singer achieved fame as a solo artist.", "achieved fame"),   # not "accomplished"
+    ("The artist was almost finished with his statue.", "finished with"),  # not "completed"
+    ("Runners are gathered near the starting line.", "starting line"),    # not "beginning"
+    ("Our family sat down together at the table.", "family"),            # not "household"
 ])
 def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     from evalcore.perturb import attack_question
@@ -193,6 +196,9 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     ("语文优秀的有28人，数学优秀的有25人。", "语文优秀"),              # a grade, not 优异
     ("一批钢材第一次用去20%，还剩下3吨。", "钢材"),                   # not 钢铁
     ("麦当劳叔叔准备送出玩具58个。", "麦当劳叔叔"),                   # a name, not 大叔
+    ("运动员的体重比两人的体重和还要重多少千克？", "体重和还要重"),    # the sum; even heavier
+    ("某地出租车收费标准为：起步价为6元。", "收费标准"),               # not 规格
+    ("甲乙两辆汽车分别从南京和上海同时出发。", "分别"),                 # respectively, not 各自
 ])
 def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
     from evalcore.perturb import attack_question
@@ -233,3 +239,16 @@ def test_a_lot_is_never_a_pile(wordnet_ready):
         assert "pile" not in result.attacked and "heap" not in result.attacked
         seen.add(result.attacked)
     assert any("a great deal" in text for text in seen)
+
+
+@pytest.mark.parametrize("text,never", [
+    ("经过4分两人在体育场门口会面了。", "会见"),    # 见面 is fine, 会见 is a formal audience
+    ("某地出租车收费标准为：起步价为6元。", "规格"),
+])
+def test_rejected_chinese_candidates_never_appear(text, never, zh_synonyms_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert never not in result.attacked, result.attacked
