@@ -174,6 +174,8 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
     ("The artist was almost finished with his statue.", "finished with"),  # not "completed"
     ("Runners are gathered near the starting line.", "starting line"),    # not "beginning"
     ("Our family sat down together at the table.", "family"),            # not "household"
+    ("An audience is unhappy with the comedian.", "unhappy with"),        # not "sad with"
+    ("An important result about polynomials.", "result about"),          # not "effect"
 ])
 def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     from evalcore.perturb import attack_question
@@ -199,6 +201,8 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     ("运动员的体重比两人的体重和还要重多少千克？", "体重和还要重"),    # the sum; even heavier
     ("某地出租车收费标准为：起步价为6元。", "收费标准"),               # not 规格
     ("甲乙两辆汽车分别从南京和上海同时出发。", "分别"),                 # respectively, not 各自
+    ("用500平方米种豆角，剩余部分的40%种黄瓜，其余的全部种西红柿。", "其余"),  # not 剩余
+    ("小张的劳动生产技术不断提高。", "生产技术"),                       # not 出产技术
 ])
 def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
     from evalcore.perturb import attack_question
@@ -252,3 +256,18 @@ def test_rejected_chinese_candidates_never_appear(text, never, zh_synonyms_ready
         result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 4})
         assert never not in result.attacked, result.attacked
+
+
+def test_a_past_form_after_be_or_have_is_inflected_as_a_participle(wordnet_ready):
+    """Round 11: "was later proved" -> "was later showed" (the past tense) was wrong."""
+    from evalcore.perturb.tokens import segment
+    from evalcore.perturb.word import en_word_candidates
+
+    def first(text: str, word: str) -> str:
+        tokens = segment(text, "en")
+        return en_word_candidates(tokens, [t.text for t in tokens].index(word))[1][0][0]
+
+    assert first("The report was later proved to involve aliens.", "proved") == "shown"
+    assert first("He had decided to leave.", "decided") == "chosen"
+    assert first("He decided to leave.", "decided") == "chose"
+    assert first("She was happy and decided to go.", "decided") == "chose"
