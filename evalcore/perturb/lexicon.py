@@ -49,6 +49,8 @@ class Lexicon:
     zh_avoid: frozenset[tuple[str, str]] = frozenset()
     zh_not_before: frozenset[tuple[str, str]] = frozenset()
     """(word, next token): the word is not replaced before it (男生 before 装)."""
+    zh_not_after: frozenset[tuple[str, str]] = frozenset()
+    """(previous token, word): the word is not replaced after it (每把椅子, 的和)."""
     zh_before_noun: frozenset[str] = frozenset()
     """Table words replaced only before a noun (这个班 -> 该班)."""
     zh_phrases: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -130,6 +132,7 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         en_paraphrases=_table([((a, pos), b) for a, b, pos in en.get("paraphrases", [])]),
         zh_before_noun=frozenset(zh.get("before_noun", [])),
         zh_not_before=frozenset((a, b) for a, b in zh.get("not_before", [])),
+        zh_not_after=frozenset((a, b) for a, b in zh.get("not_after", [])),
         zh_phrases=_table([(a, b) for a, b in zh.get("phrases", [])]),
         en_not_before=frozenset((a, b) for a, b in en.get("not_before", [])),
         en_phrases=_table([(a.lower().replace("’", "'"), b) for a, b in en.get("phrases", [])]),

@@ -353,20 +353,46 @@ def _en_eligible(tok: Token) -> bool:
 
 
 @functools.lru_cache(maxsize=50_000)
-def en_table_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
-    """Reviewed paraphrases of `word` used as `upos` (lexicon.toml), inflected like it."""
+def en_table_candidates(word: str, upos: str, participle: bool = False
+                        ) -> tuple[tuple[str, str], ...]:
+    """Reviewed paraphrases of `word` used as `upos` (lexicon.toml), inflected like it.
+
+    `participle`: a past form after be/have is a participle ("was later proved" -> "was
+    later shown", never "showed"; "had decided" -> "had chosen")."""
     import lemminflect
 
     lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
     tag = _penn_tag(word, lemmas[0], upos) if lemmas else None
     if tag is None:
         return ()
+    if participle and tag == "VBD":
+        tag = "VBN"
     out: list[tuple[str, str]] = []
     for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
         forms = lemminflect.getInflection(cand, tag=tag)
         if forms and forms[0].lower() != word.lower() and forms[0] not in [c for c, _ in out]:
             out.append((forms[0], "table"))
     return tuple(out)
+
+
+_AUXILIARIES = frozenset(["is", "are", "was", "were", "be", "been", "being", "am", "has",
+                          "have", "had", "having", "get", "gets", "got"])
+_BETWEEN = frozenset(["not", "never", "later", "already", "just", "also", "still", "then",
+                      "once", "ever", "since", "recently", "finally", "eventually"])
+
+
+def _after_auxiliary(tokens: Sequence[Token], i: int) -> bool:
+    """A be/have form right before the word, or before one adverb in between ("was
+    later proved", "had not decided")."""
+    import lemminflect
+
+    before = [t.text.lower() for t in tokens[:i] if t.kind == "word"][-2:][::-1]
+    for n, low in enumerate(before):
+        if low in _AUXILIARIES:
+            return True
+        if n or not (low in _BETWEEN or set(lemminflect.getAllLemmas(low)) == {"ADV"}):
+            return False
+    return False
 
 
 def _in_compound(tokens: Sequence[Token], i: int) -> bool:
@@ -397,7 +423,7 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
     if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
         return None, ()  # "what happened to him" is not "what occurred to him"
-    found = en_table_candidates(tok.text, pos)
+    found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
     if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
         found = en_candidates(tok.text, pos)[:1]
     if prev.lower() in ("a", "an"):  # "a individual": keep the article right
@@ -409,12 +435,14 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
 
 
 def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
-    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装."""
+    """这个 -> 该 needs its noun (该班, never a bare 该); 男生 before 装 is part of 男生装;
+    把 after 每 is a measure word (每把椅子)."""
     lex = load_lexicon()
     nxt = tokens[i + 1] if i + 1 < len(tokens) else Token("", "space")
+    prev = tokens[i - 1].text if i > 0 else ""
     word = tokens[i].text
     return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
-                or (word, nxt.text) in lex.zh_not_before)
+                or (word, nxt.text) in lex.zh_not_before or (prev, word) in lex.zh_not_after)
 
 
 def _word_choice(tokens: Sequence[Token], i: int, language: Language, rng: random.Random,

@@ -15,6 +15,15 @@ def _sites(text: str, language: str = "en", reference: tuple[str, ...] = ()) -> 
                                                        language)}
 
 
+def test_round_9_function_phrases():
+    """Second swaps for short sentences: reviewed function phrases, the longest first."""
+    assert _sites("The woman is now drying the dog.") == {"is now": ("is currently",)}
+    assert _sites("The dog eats a lot of food.") == {"a lot of": ("lots of",)}
+    assert _sites("He fell asleep and then woke up.") == {
+        "fell asleep": ("dozed off",), "and then": ("and after that",), "woke up": ("awoke",)}
+    assert _sites("Yes, I would.") == {}  # a contraction needs a word after it
+
+
 def test_contractions_both_ways_keep_case_and_apostrophe():
     assert _sites("The dog does not like it. Don't go!") == {
         "does not": ("doesn't",), "Don't": ("Do not",)}

@@ -167,8 +167,15 @@ def test_a_word_is_kept_before_the_word_that_changes_its_sense(wordnet_ready):
     ("She wound up the toy as soon as she got it.", "as soon as"),      # not "as shortly as"
     ("She was originally from Ohio.", "originally from"),              # not "initially from"
     ("The florist needed to find a new supplier.", "needed to"),        # not "required to"
-    ("The dog eats a lot. The dog", "a lot"),                          # not "a pile"
     ("She most recently lived in Ohio.", "most recently"),             # not "most lately"
+    ("Can you get addicted after trying it once?", "trying it"),        # not "attempting"
+    ("The forest is on fire. The forest", "forest is"),                 # not "woods is"
+    ("This singer achieved fame as a solo artist.", "achieved fame"),   # not "accomplished"
+    ("The artist was almost finished with his statue.", "finished with"),  # not "completed"
+    ("Runners are gathered near the starting line.", "starting line"),    # not "beginning"
+    ("Our family sat down together at the table.", "family"),            # not "household"
+    ("An audience is unhappy with the comedian.", "unhappy with"),        # not "sad with"
+    ("An important result about polynomials.", "result about"),          # not "effect"
 ])
 def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     from evalcore.perturb import attack_question
@@ -186,6 +193,16 @@ def test_audit_rejections_stay_out_in_english(text, kept, wordnet_ready):
     ("买5件女生装和8件男生装的钱同样多，每件男生装39元。", "男生装"),  # one word
     ("广源畜牧公司养的奶牛是奶羊的7倍。", "畜牧公司"),                # a company's name
     ("其余的全部种西红柿。", "余的全部"),                             # never 剩下的的
+    ("每把椅子85元，买5把椅子一共多少元？", "每把椅子"),              # 把 the measure word
+    ("3.14与268的和乘7等于多少？", "的和"),                          # the sum, never 的与
+    ("语文优秀的有28人，数学优秀的有25人。", "语文优秀"),              # a grade, not 优异
+    ("一批钢材第一次用去20%，还剩下3吨。", "钢材"),                   # not 钢铁
+    ("麦当劳叔叔准备送出玩具58个。", "麦当劳叔叔"),                   # a name, not 大叔
+    ("运动员的体重比两人的体重和还要重多少千克？", "体重和还要重"),    # the sum; even heavier
+    ("某地出租车收费标准为：起步价为6元。", "收费标准"),               # not 规格
+    ("甲乙两辆汽车分别从南京和上海同时出发。", "分别"),                 # respectively, not 各自
+    ("用500平方米种豆角，剩余部分的40%种黄瓜，其余的全部种西红柿。", "其余"),  # not 剩余
+    ("小张的劳动生产技术不断提高。", "生产技术"),                       # not 出产技术
 ])
 def test_audit_rejections_stay_out_in_chinese(text, kept, zh_synonyms_ready):
     from evalcore.perturb import attack_question
@@ -201,3 +218,56 @@ def test_an_adverb_before_its_adjective_is_not_an_adjective():
 
     assert en_pos("pretty", "is", "ugly") is None  # "pretty ugly" is not "attractive ugly"
     assert en_pos("sick", "feel", "") == "ADJ"
+
+
+def test_table_entries_apply_only_under_their_tag(zh_synonyms_ready):
+    """把/p -> 将 where it marks the object, never after 每 (每把椅子: a measure word)."""
+    from evalcore.perturb.tokens import segment
+    from evalcore.perturb.word import _zh_context_allows, zh_word_candidates
+
+    tokens = segment("要把这些水果分装在箱里，每把椅子85元。", "zh")
+    found = {i: zh_word_candidates(t) for i, t in enumerate(tokens) if t.text == "把"}
+    first, second = sorted(found)
+    assert [c for c, _ in found[first]] == ["将"] and _zh_context_allows(tokens, first)
+    assert not _zh_context_allows(tokens, second)  # after 每 it is a measure word
+
+
+def test_a_lot_is_never_a_pile(wordnet_ready):
+    """Round 8 rejected "a lot" -> "a pile"; the phrase "a great deal" is what replaces it."""
+    from evalcore.perturb import attack_question
+
+    seen = set()
+    for seed in range(8):
+        result = attack_question(q("The dog eats a lot. The dog", idx=seed), "word",
+                                 seed=seed, params={**NO_SIM, "replacements": 4})
+        assert "pile" not in result.attacked and "heap" not in result.attacked
+        seen.add(result.attacked)
+    assert any("a great deal" in text for text in seen)
+
+
+@pytest.mark.parametrize("text,never", [
+    ("经过4分两人在体育场门口会面了。", "会见"),    # 见面 is fine, 会见 is a formal audience
+    ("某地出租车收费标准为：起步价为6元。", "规格"),
+])
+def test_rejected_chinese_candidates_never_appear(text, never, zh_synonyms_ready):
+    from evalcore.perturb import attack_question
+
+    for seed in range(8):
+        result = attack_question(q(text, idx=seed, task_type="math"), "word", seed=seed,
+                                 params={**NO_SIM, "replacements": 4})
+        assert never not in result.attacked, result.attacked
+
+
+def test_a_past_form_after_be_or_have_is_inflected_as_a_participle(wordnet_ready):
+    """Round 11: "was later proved" -> "was later showed" (the past tense) was wrong."""
+    from evalcore.perturb.tokens import segment
+    from evalcore.perturb.word import en_word_candidates
+
+    def first(text: str, word: str) -> str:
+        tokens = segment(text, "en")
+        return en_word_candidates(tokens, [t.text for t in tokens].index(word))[1][0][0]
+
+    assert first("The report was later proved to involve aliens.", "proved") == "shown"
+    assert first("He had decided to leave.", "decided") == "chosen"
+    assert first("He decided to leave.", "decided") == "chose"
+    assert first("She was happy and decided to go.", "decided") == "chose"
