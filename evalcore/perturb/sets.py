@@ -150,8 +150,8 @@ def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
         raise AttackSetError("give the translator as a spec ('llm:MODEL' or 'google') so the "
                              "set's lineage can name it")
     if level == "sentence" and not translator:
-        raise AttackSetError("the sentence attack needs a translator: --translator llm:MODEL "
-                             "(a model from `models list`) or google")
+        raise AttackSetError("the sentence attack needs a translator: 'llm:MODEL' (one of "
+                             "your models back-translates) or 'google' (online)")
     if limit is not None and limit < 1:
         raise AttackSetError(f"limit must be at least 1 (got {limit})")
     source = get_dataset(engine, dataset)
@@ -640,7 +640,7 @@ def _set_name(session: "Session", name: Optional[str], dataset_name: str, level:
         clash = session.exec(select(AttackSet.id).where(AttackSet.name == name)).first()
         if clash is not None:
             raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
-                                 "choose another name (--name)")
+                                 "choose another name")
         return name
     base = f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
     return _free_name(session, base, AttackSet)

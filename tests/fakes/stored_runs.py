@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
+from pathlib import Path
 
 MAPPING = {"question": "question", "reference": "answer", "task_type": "math",
            "language": "en"}
@@ -124,3 +125,30 @@ def scipy_paired_p(rates_a: Sequence[float], rates_b: Sequence[float]) -> float:
     sizes = [abs(d) for d in moved]
     method = "exact" if len(moved) <= 50 and len(set(sizes)) == len(sizes) else "approx"
     return float(wilcoxon([float(d) for d in moved], method=method).pvalue)
+
+
+def seed_bbq_run(engine, shared: Path, replies: Sequence[str], n: int = 12,
+                 extracted: Mapping[int, str] | None = None) -> int:
+    """A finished fairness run over the first `n` shared BBQ Physical_appearance items,
+    answers cycling through `replies`; `extracted` stores an option for some positions
+    (as the scorer does). Skips the test when the shared file is missing."""
+    from evalcore.dataset import import_dataset, load_items
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+    from tests.conftest import require
+
+    source = shared / "bbq" / "Physical_appearance.jsonl"
+    require(source.is_file(), f"{source} not found")
+    head = b"".join(source.read_bytes().splitlines(keepends=True)[:n])
+    dataset = import_dataset(engine, head, filename="bbq_head.jsonl", name="bbq-head",
+                             format="bbq")
+    items = load_items(engine, dataset.id)
+    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
+                             rounds=1, status="done", total=len(items), done=len(items),
+                             finished_at=utcnow(), config={"item_ids": [i.id for i in items]})
+    queries.record_calls(engine, [
+        {"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer", "model": "fake",
+         "prompt": item.question, "answer": replies[k % len(replies)],
+         "extracted": (extracted or {}).get(k)}
+        for k, item in enumerate(items)])
+    return int(run.id)

@@ -222,24 +222,12 @@ def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, run
 
 def test_a_bbq_run_shows_bias_scores_for_both_contexts_beside_accuracy(page_env, engine,
                                                                        shared_datasets):
-    from evalcore.dataset import import_dataset, load_items
     from evalcore.fairness import fairness_report
-    from evalcore.store import queries
-    from evalcore.store.tables import utcnow
+    from tests.fakes.stored_runs import seed_bbq_run
 
-    source = shared_datasets / "bbq" / "Physical_appearance.jsonl"
-    require_file(source)
-    head = b"".join(source.read_bytes().splitlines(keepends=True)[:12])
-    dataset = import_dataset(engine, head, filename="bbq_head.jsonl", name="bbq-head",
-                             format="bbq")
-    items = load_items(engine, dataset.id)
-    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
-                             rounds=1, status="done", total=len(items), done=len(items),
-                             finished_at=utcnow(), config={"item_ids": [i.id for i in items]})
-    queries.record_calls(engine, [  # always the third option: right only sometimes
-        {"run_id": run.id, "item_id": i.id, "round": 1, "stage": "answer", "model": "fake",
-         "prompt": i.question, "answer": "The answer is 2"} for i in items])
-    bbq = fairness_report(engine, run.id)["bbq"]
+    # always the third option: right only sometimes
+    run_id = seed_bbq_run(engine, shared_datasets, ["The answer is 2"])
+    bbq = fairness_report(engine, run_id)["bbq"]
     assert bbq["accuracy"] is not None and 0 < bbq["accuracy"] < 1
 
     at = open_page()
@@ -251,13 +239,11 @@ def test_a_bbq_run_shows_bias_scores_for_both_contexts_beside_accuracy(page_env,
     contexts = frame_with(at, "context", "accuracy", "bias_score")
     assert list(contexts["context"]) == ["ambiguous", "disambiguated"]
     assert not at.get("plotly_chart")  # no counterfactual groups in a BBQ run
-    assert at.selectbox(key="fairness.suite").value == dataset.id  # offered as a suite
+    from evalcore.store import queries
 
+    dataset_id = queries.get_run(engine, run_id).dataset_id
+    assert at.selectbox(key="fairness.suite").value == dataset_id  # offered as a suite
 
-def require_file(path: Path) -> None:
-    from tests.conftest import require
-
-    require(path.is_file(), f"{path} not found")
 
 
 def test_a_judge_model_rates_the_answers_from_the_page(page_env, engine, runner_clients):

@@ -23,26 +23,9 @@ REPLIES = ["The answer is 2", "I think it's the slim guy.", "Hmm, hard to say.",
 def bbq_run(engine, shared: Path, n: int = 12, extracted: dict[int, str] | None = None) -> int:
     """A finished run over the first `n` BBQ Physical_appearance items, replies cycling
     through REPLIES; `extracted` stores an option for some positions (as the scorer does)."""
-    from evalcore.dataset import import_dataset, load_items
-    from evalcore.store import queries
-    from evalcore.store.tables import utcnow
-    from tests.conftest import require
+    from tests.fakes.stored_runs import seed_bbq_run
 
-    source = shared / "bbq" / "Physical_appearance.jsonl"
-    require(source.is_file(), f"{source} not found")
-    head = b"".join(source.read_bytes().splitlines(keepends=True)[:n])
-    dataset = import_dataset(engine, head, filename="bbq_head.jsonl", name="bbq-head",
-                             format="bbq")
-    items = load_items(engine, dataset.id)
-    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
-                             rounds=1, status="done", total=len(items), done=len(items),
-                             finished_at=utcnow(), config={"item_ids": [i.id for i in items]})
-    queries.record_calls(engine, [
-        {"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer", "model": "fake",
-         "prompt": item.question, "answer": REPLIES[k % len(REPLIES)],
-         "extracted": (extracted or {}).get(k)}
-        for k, item in enumerate(items)])
-    return int(run.id)
+    return seed_bbq_run(engine, shared, REPLIES, n, extracted)
 
 
 def test_each_answer_says_what_was_picked_how_and_what_it_counts_as(engine, shared_datasets):
