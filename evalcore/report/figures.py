@@ -48,6 +48,21 @@ def _rounds(report: Mapping[str, Any]) -> int:
     return int(report["repetition_count"])
 
 
+def count_axis(fig: go.Figure, largest: int, ticks: int = 8) -> go.Figure:
+    """Whole-number ticks on the y axis of a chart of counts (no "2.5 questions"): the
+    smallest step of 1, 2, 5, 10, 20, 50 ... that keeps at most `ticks` ticks."""
+    scale, step = 1, 1
+    while largest / step > ticks:
+        for factor in (1, 2, 5):
+            step = factor * scale
+            if largest / step <= ticks:
+                break
+        else:
+            scale *= 10
+    fig.update_yaxes(tickmode="linear", tick0=0, dtick=step, rangemode="tozero")
+    return fig
+
+
 def distribution_figure(report: Mapping[str, Any]) -> go.Figure:
     """Bar chart of how many questions were right 0, 1, ..., N times, coloured per bin."""
     import plotly.graph_objects as go
@@ -65,7 +80,7 @@ def distribution_figure(report: Mapping[str, Any]) -> go.Figure:
                       xaxis_title="correct rounds", yaxis_title="questions",
                       bargap=0.1, showlegend=False, margin={"t": 50, "b": 40, "l": 40, "r": 10})
     fig.update_xaxes(range=[-0.5, n + 0.5], dtick=1 if n <= 20 else None)
-    return fig
+    return count_axis(fig, max(counts, default=0))
 
 
 def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
@@ -104,7 +119,7 @@ def _count_bars(counts: Mapping[str, int], order: tuple[str, ...], colours: Mapp
         hovertemplate="%{x}: %{y} questions (%{customdata:.1f}%)<extra></extra>"))
     fig.update_layout(title=title, yaxis_title="questions", showlegend=False,
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
-    return fig
+    return count_axis(fig, max(values, default=0))
 
 
 def class_figure(report: Mapping[str, Any]) -> go.Figure:
@@ -151,4 +166,4 @@ def risk_figure(report: Mapping[str, Any]) -> go.Figure:
     fig.update_layout(title=f"Risk levels ({total} questions)", yaxis_title="questions",
                       barmode="stack", showlegend=False,
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
-    return fig
+    return count_axis(fig, max(int(risk.get(n, 0)) for n in levels))

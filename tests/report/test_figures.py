@@ -130,3 +130,19 @@ def test_importing_figures_and_frames_loads_neither_plotly_nor_pandas():
             "print(sorted(m for m in ('plotly', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("largest,step", [(0, 1), (3, 1), (8, 1), (9, 2), (17, 5), (81, 20),
+                                          (1000, 200)])
+def test_count_axes_have_whole_number_ticks(largest, step):
+    import plotly.graph_objects as go
+
+    axis = figures.count_axis(go.Figure(), largest).layout.yaxis
+    assert (axis.tickmode, axis.tick0, axis.dtick) == ("linear", 0, step)
+    assert largest / step <= 8
+
+
+def test_question_count_charts_use_whole_number_ticks(report):
+    for fig in (figures.distribution_figure(report), figures.class_figure(report),
+                figures.risk_figure(report)):
+        assert float(fig.layout.yaxis.dtick).is_integer(), fig.layout.title.text
