@@ -66,8 +66,13 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     st.caption(f"{pairs} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
+    empty = [i for i in chosen if not approved[i]]
+    if empty:
+        st.warning("No approved item yet in " + ", ".join(
+            f"#{i}" for i in empty) + ": approve attacked questions on the Attacks page, "
+            "or leave these sets out.")
     if _shared.allowed_button("Start robustness run", "run", type="primary",
-                              key="robustness.start", disabled=not chosen):
+                              key="robustness.start", disabled=not chosen or bool(empty)):
         _shared.start_and_show("robustness", lambda: actions.start_robustness(
             _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
             rounds=int(rounds),

@@ -41,8 +41,8 @@ def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
         approved = [a for a in approved if a.attacked_item_id is not None]
         if not approved:
             raise RunError(f"attack set '{attack_set.name}' (id {attack_set.id}) has no approved "
-                           "items; review it first (`attacks approve ID --unflagged` approves "
-                           "the unflagged ones)")
+                           "items; review it first (Attacks page, or `attacks approve "
+                           f"{attack_set.id} --unflagged` for its unflagged ones)")
         pairs += [[a.id, a.source_item_id, a.attacked_item_id, attack_set.id, attack_set.level,
                    a.attacked] for a in approved]
     return get_dataset(engine, sources.pop()), pairs

@@ -149,3 +149,18 @@ def test_starting_a_run_through_the_widgets_runs_clean_and_attacked(page_env, en
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert "Accuracy clean" in metrics(at)
+
+
+def test_a_set_with_nothing_approved_cannot_start_and_says_where_to_review(page_env, engine,
+                                                                           tmp_path):
+    from evalcore.perturb.sets import import_attack_set
+
+    path = tmp_path / "Unreviewed_underwordattack.csv"
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows([HEADER, *ROWS])
+    set_id = import_attack_set(engine, path, check=False, name="unreviewed").id
+    at = open_page()
+    picker = next(m for m in at.multiselect if m.label.startswith("Attack sets"))
+    picker.set_value([set_id]).run()
+    assert any(f"#{set_id}" in w.value and "Attacks page" in w.value for w in at.warning)
+    assert at.button(key="robustness.start").disabled
