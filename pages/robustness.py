@@ -131,7 +131,7 @@ def level_cards(report: dict[str, Any]) -> None:
 
 def flips_section(report: dict[str, Any]) -> None:
     """The questions that flipped, right -> wrong and wrong -> right."""
-    columns = ["level", "item_idx", "original", "attacked", "reference", "clean_rate",
+    columns = ["level", "question", "original", "attacked", "reference", "clean_rate",
                "attacked_rate", "clean_answers", "attacked_answers"]
     r2w, w2r = report["flips"]["right_to_wrong"], report["flips"]["wrong_to_right"]
     tabs = st.tabs([f"Right → wrong ({len(r2w)})", f"Wrong → right ({len(w2r)})"])

@@ -145,7 +145,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                             > run.created_at.replace(tzinfo=None))
         rows.append({
             "attack_item_id": attack_item_id, "attack_set_id": set_id, "level": level,
-            "item_idx": question.idx, "clean_item_id": clean_id, "attacked_item_id": attacked_id,
+            "item_idx": question.idx, "question": question.idx + 1,
+            "clean_item_id": clean_id, "attacked_item_id": attacked_id,
             "original": original, "attacked": attacked,
             "asked_attacked": asked[0] if asked else questions[attacked_id].question,
             "reference": question.reference, "task_type": question.task_type,
@@ -192,7 +193,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "fragile": [{**r, "diff": text_diff(r["original"], r["attacked"])}
                     for r in fragile[:fragile_limit]],
         "questions": [{k: r[k] for k in ("attack_item_id", "attack_set_id", "level", "item_idx",
-                                         "clean_rate", "attacked_rate", "drop", "flip")}
+                                         "question", "clean_rate", "attacked_rate", "drop", "flip")}
                       for r in rows],
         "timing": {"calls": stats["calls"], "errors": stats["errors"], "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"]},
@@ -200,7 +201,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
 
 
 def _flip_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: row[k] for k in ("attack_item_id", "level", "item_idx", "original", "attacked",
+    return {k: row[k] for k in ("attack_item_id", "level", "item_idx", "question", "original",
+                                "attacked",
                                 "reference", "clean_answers", "attacked_answers",
                                 "clean_rate", "attacked_rate")}
 

@@ -120,8 +120,10 @@ def fragile_rows(report: Mapping[str, Any], top: int = 10,
 
 
 def fragile_label(row: Mapping[str, Any]) -> str:
-    """How a fragile question is named in charts and pickers: level and item position."""
-    return f"{row.get('level', '')} #{row.get('item_idx', row.get('attack_item_id', '?'))}"
+    """How a fragile question is named in charts and pickers: level and the question's
+    number in its dataset (1-based, as the Attacks page's cards)."""
+    number = row.get("question") or (row["item_idx"] + 1 if "item_idx" in row else None)
+    return f"{row.get('level', '')} · question {number if number is not None else '?'}"
 
 
 def _short(text: Any, limit: int = 80) -> str:
@@ -162,7 +164,8 @@ def fragile_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([{
-        "level": r["level"], "item": r["item_idx"], "original": r["original"],
+        "level": r["level"], "question": r.get("question", r["item_idx"] + 1),
+        "original": r["original"],
         "attacked": r["attacked"], "reference": r.get("reference"),
         "clean_rate": r["clean_rate"], "attacked_rate": r["attacked_rate"], "drop": r["drop"],
         "flip": r.get("flip") or "",
