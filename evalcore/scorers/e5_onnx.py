@@ -103,8 +103,11 @@ def _build_apart(weights: Path, target: Path) -> None:
     import subprocess
     import sys
 
+    root = str(Path(__file__).resolve().parents[2])  # evalcore importable from any cwd
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}
     done = subprocess.run([sys.executable, "-m", __name__, str(weights), str(target)],
-                          capture_output=True, text=True, check=False)
+                          capture_output=True, text=True, check=False, env=env)
     if done.returncode or not target.exists():
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         raise RuntimeError(f"building the e5 int8 graph {target} failed: {' '.join(tail)}")
