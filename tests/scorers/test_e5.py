@@ -143,12 +143,24 @@ def test_remembered_texts_skip_the_model(tmp_path, monkeypatch) -> None:
     text.remember_embeddings(["小明有5个苹果。"])
     monkeypatch.setattr(text, "_cache", type(text._cache)())  # a new process
 
-    class NoModel:
-        def query(self, texts):
-            raise AssertionError(f"model called for {texts}")
+    def query(self, texts):
+        raise AssertionError(f"model called for {texts}")
 
-    monkeypatch.setattr(text, "_embedder", lambda: NoModel())
+    same_engine = type(type(text._embedder()).__name__, (), {"query": query})
+    monkeypatch.setattr(text, "_embedder", lambda: same_engine())
     assert text.embed(["小明有5个苹果。"]).shape == (1, 384)
+
+
+def test_engines_keep_their_vectors_apart(tmp_path, monkeypatch) -> None:
+    """int8 and float vectors differ by rounding: one engine never reads the other's."""
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    for name in ("E5Onnx", "E5Numpy"):
+        engine = type(name, (), {})
+        monkeypatch.setattr(text, "_embedder", lambda engine=engine: engine())
+        assert e5_store.load(["a"]) == {}  # nothing from the other engine
+        e5_store.save({"a": np.full(384, len(name), dtype=np.float32)})
+        assert e5_store.load(["a"])["a"][0] == len(name)
+    assert len(list(tmp_path.glob("e5-cache-*.sqlite"))) == 2
 
 
 def test_unwritable_store_only_warns(tmp_path, monkeypatch, caplog) -> None:
