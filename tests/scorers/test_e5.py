@@ -171,3 +171,15 @@ def test_unwritable_store_only_warns(tmp_path, monkeypatch, caplog) -> None:
     e5_store.save({"a": np.zeros(384, dtype=np.float32)})
     assert e5_store.load(["a"]) == {}
     assert "e5 vector store unavailable" in caplog.text
+
+
+def test_store_lookup_needs_no_model_load(tmp_path, monkeypatch, restore_embedder) -> None:
+    """The engine's name comes from the settings until a model is loaded, and it is the
+    name the loaded model then gives: a stored-only lookup costs no model load."""
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    monkeypatch.setenv(text.ENGINE_ENV, "numpy")
+    _fresh_embedder(monkeypatch)
+    assert text.engine_name() == "e5numpy"
+    assert text._embedder.cache_info().currsize == 0  # nothing loaded to say so
+    assert e5_store.load(["a"]) == {} and text._embedder.cache_info().currsize == 0
+    assert text.engine_name() == type(text._embedder()).__name__.lower()
