@@ -382,11 +382,11 @@ def main() -> None:
     if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
     export, delete = st.columns([1, 3])
-    from evalcore.perturb.review import review_log
+    from evalcore.perturb.review import review_version
 
     set_id = int(attack_set.id)
     _shared.download("Export CSV", lambda: _csv(set_id),
-                     (set_id, attack_set.item_count, len(review_log(_shared.engine(), set_id))),
+                     (set_id, attack_set.item_count, review_version(_shared.engine(), set_id)),
                      file_name=f"attack_set_{set_id}.csv", mime="text/csv", key="attacks.csv",
                      column=export)
     with delete:

@@ -329,6 +329,21 @@ def review_progress(engine: "Engine", attack_set_id: int) -> dict[str, Any]:
             "last_reviewed_at": last.isoformat() if last else None}
 
 
+def review_version(engine: "Engine", attack_set_id: int) -> tuple[int, int]:
+    """(review actions, newest action's id) of a set in one aggregate query: it changes with
+    every approval, rejection or edit, so it keys anything built from the set's reviews."""
+    from sqlalchemy import func, select
+
+    from evalcore.store.db import reader
+    from evalcore.store.tables import ReviewEvent
+
+    query = (select(func.count(), func.coalesce(func.max(ReviewEvent.id), 0))
+             .where(ReviewEvent.attack_set_id == attack_set_id))
+    with reader(engine).connect() as conn:
+        count, newest = conn.execute(query).one()
+    return int(count), int(newest)
+
+
 def review_log(engine: "Engine", attack_set_id: int,
                limit: Optional[int] = None) -> list[dict[str, Any]]:
     """Who did what and when: every review action on the set, newest first.

@@ -153,10 +153,16 @@ def test_exported_file_reimports_as_an_attack_set(engine, attack_set, tmp_path):
 
 
 def test_the_log_keeps_every_action_not_only_the_latest(engine, attack_set):
+    from evalcore.perturb.review import review_version
+
     item = list_attack_items(engine, attack_set.id)[0]
+    assert review_version(engine, attack_set.id) == (0, 0)
     approve(engine, item.id, reviewer="ann", note="looks fine")
     reject(engine, item.id, reviewer="bob", note="changes the answer")
+    after_reject = review_version(engine, attack_set.id)
     edit_attack_item(engine, item.id, item.attacked + " please", reviewer="cy")
+    assert after_reject[0] == 2 and review_version(engine, attack_set.id)[0] == 3
+    assert review_version(engine, attack_set.id)[1] > after_reject[1]  # every action moves it
     log = review_log(engine, attack_set.id)
     assert [(e["reviewer"], e["previous_status"], e["status"], e["edited"]) for e in log] == [
         ("cy", "rejected", "pending", True),
