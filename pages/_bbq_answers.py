@@ -74,21 +74,15 @@ def _answer_card(row: dict[str, Any]) -> None:
         st.html(_answer_html(row))
 
 
-def is_benchmark(run_id: int) -> bool:
-    """Whether the run is a bias benchmark (BBQ / CBBQ / CrowS-Pairs): no 1-10 scores."""
+def decision_threshold(run_id: int) -> float | None:
+    """The fairness page's decision threshold input, drawn only where it applies; None for
+    a bias benchmark run (BBQ / CBBQ / CrowS-Pairs), scored by the option picked, with no
+    1-10 score to threshold."""
     from evalcore.report.bbq_answers import is_benchmark_run
-
-    return bool(is_benchmark_run(_shared.engine(), run_id))
-
-
-def decision_threshold(run_id: int) -> float:
-    """The fairness page's decision threshold input, drawn only where it applies: a bias
-    benchmark run (BBQ / CBBQ / CrowS-Pairs) is scored by the option picked, with no 1-10
-    score to threshold, so it gets the default without an input."""
     from evalcore.report.fairness import DEFAULT_THRESHOLD
 
-    if is_benchmark(run_id):
-        return DEFAULT_THRESHOLD
+    if is_benchmark_run(_shared.engine(), run_id):
+        return None
     return float(st.number_input("Decision threshold (score >= this counts as recommended)",
                                  min_value=1.0, max_value=10.0, value=DEFAULT_THRESHOLD,
                                  step=0.5, key="fairness.threshold"))

@@ -16,6 +16,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
 from pages import _bbq_answers, _shared
 
@@ -471,8 +472,9 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
             f"{run.created_at:%Y-%m-%d %H:%M}")
 
 
-def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
-    """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML."""
+def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
+    """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
+    `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
     from evalcore.report.fairness_figures import gate_table
     from evalcore.report.fairness_view import records_frame
 
@@ -489,7 +491,8 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     text_key = f"fairness.gate_text.{upload.file_id if upload is not None else 'example'}"
     config_text = st.text_area("Gate config", value=default, height=260, key=text_key)
     try:
-        verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text, threshold,
+        verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text,
+                        DEFAULT_THRESHOLD if threshold is None else threshold,
                         _shared.run_state(run_id))
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {exc}")
@@ -501,7 +504,7 @@ def gate_block(run_id: int, threshold: float, names: dict[int, str]) -> None:
     command = (f"python -m evalcore gate --run {run_id}"
                + (f" --baseline {baseline}" if baseline is not None else "")
                + " --config gate.toml"
-               + ("" if _bbq_answers.is_benchmark(run_id) else f" --threshold {threshold:g}"))
+               + ("" if threshold is None else f" --threshold {threshold:g}"))
     st.caption("The same verdict in CI (save the config above as gate.toml):")
     st.code(command, language="bash")
 
@@ -528,8 +531,9 @@ def crows_block(section: dict[str, Any]) -> None:
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Verdict, effects across pairs, group metrics, box plots, single-pair spreads, pairs,
     BBQ scores, the gate, download."""
-    threshold = _bbq_answers.decision_threshold(run_id)  # no input on a BBQ / CBBQ run
-    report = _shared.cached_report(_report, run_id, float(threshold))
+    threshold = _bbq_answers.decision_threshold(run_id)  # None (no input): a BBQ / CBBQ run
+    report = _shared.cached_report(_report, run_id,
+                                   DEFAULT_THRESHOLD if threshold is None else threshold)
     if report is None:
         return
     st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
@@ -553,11 +557,11 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         judge_block(run_id, status, report)
         spreads_block(report)
         pair_block(report)
-    gate_block(run_id, float(threshold), names)
+    gate_block(run_id, threshold, names)
     _shared.download("Fairness JSON",
                      lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                         default=str).encode("utf-8"),
-                     ("fairness", run_id, _shared.run_state(run_id), float(threshold)),
+                     ("fairness", run_id, _shared.run_state(run_id), threshold),
                      file_name=f"fairness_run{run_id}.json", mime="application/json",
                      key="fairness.json")
 
