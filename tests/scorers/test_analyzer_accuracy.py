@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import require
+
 from evalcore.scorers import analyzer_eval as ae
 
 SENTIMENT_FLOORS = {"answers_zh": 0.9, "answers_en": 0.85, "flipkart": 0.85}
@@ -21,8 +23,8 @@ def _results(methods, datasets, limit=None):
 def test_default_sentiment_backends_stay_above_their_floors(dataset) -> None:
     from evalcore.scorers.analysis import SENTIMENT_BACKENDS
 
-    if dataset == "flipkart" and not ae.FLIPKART.exists():
-        pytest.skip(f"{ae.FLIPKART} is not here")
+    if dataset == "flipkart":
+        require(ae.FLIPKART.exists(), f"{ae.FLIPKART} is not here")
     method = SENTIMENT_BACKENDS["zh" if dataset.endswith("_zh") else "en"]
     limit = 25 if method == "e5" else 40  # e5 embeds each text: ~50 ms on a quiet machine
     result = _results([method], [dataset], limit=limit)[(method, dataset)]
