@@ -122,8 +122,7 @@ def fragile_rows(report: Mapping[str, Any], top: int = 10,
 def fragile_label(row: Mapping[str, Any]) -> str:
     """How a fragile question is named in charts and pickers: level and the question's
     number in its dataset (1-based, as the Attacks page's cards)."""
-    number = row.get("question") or (row["item_idx"] + 1 if "item_idx" in row else None)
-    return f"{row.get('level', '')} · question {number if number is not None else '?'}"
+    return f"{row['level']} · question {row['question']}"
 
 
 def _short(text: Any, limit: int = 80) -> str:
@@ -164,7 +163,7 @@ def fragile_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     import pandas as pd
 
     return pd.DataFrame([{
-        "level": r["level"], "question": r.get("question", r["item_idx"] + 1),
+        "level": r["level"], "question": r["question"],
         "original": r["original"],
         "attacked": r["attacked"], "reference": r.get("reference"),
         "clean_rate": r["clean_rate"], "attacked_rate": r["attacked_rate"], "drop": r["drop"],
