@@ -32,7 +32,8 @@ def _report() -> dict:
         for n, o in enumerate(outcomes):
             if o.drop > 0:
                 fragile.append({"attack_item_id": 10 * len(fragile) + n, "level": level,
-                                "item_idx": n, "question": n + 1, "original": f"<b>q{n}</b>", "attacked": "x",
+                                "item_idx": n, "question": n + 1,
+                                "original": f"<b>q{n}</b>", "attacked": "x",
                                 "drop": o.drop, "clean_rate": o.clean_rate,
                                 "attacked_rate": o.attacked_rate})
     fragile.sort(key=lambda r: -r["drop"])
