@@ -123,10 +123,10 @@ def trend_view() -> None:
 
 @st.cache_data(max_entries=4, show_spinner="Writing the trust report...")
 def _trust(db_url: str, model: str, state: int) -> str:
-    from evalcore.cli.report import gate_configs
+    from evalcore.report.gates import default_gate_configs
     from evalcore.report.trust import trust_report_html
 
-    return trust_report_html(_shared.engine(), model=model, gates=gate_configs([]))
+    return trust_report_html(_shared.engine(), model=model, gates=default_gate_configs())
 
 
 def trust_view() -> None:

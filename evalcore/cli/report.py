@@ -4,10 +4,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-DEFAULT_GATES = {"fairness": "gate.example.toml", "stability": "gate.stability.example.toml",
-                 "robustness": "gate.robustness.example.toml"}
-"""Gate configs in data/ used when --gate is not given for a kind."""
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="one self-contained trust report (HTML, PDF) per model")
@@ -23,9 +19,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def gate_configs(pairs: list[str]) -> dict[str, str]:
     """KIND=PATH options over the defaults in data/."""
     from evalcore.errors import EvalcoreError
+    from evalcore.report.gates import DEFAULT_GATES, default_gate_configs
 
-    data = Path(__file__).resolve().parents[2] / "data"
-    configs = {k: str(data / v) for k, v in DEFAULT_GATES.items() if (data / v).is_file()}
+    configs = default_gate_configs()
     for pair in pairs:
         kind, sep, path = pair.partition("=")
         if not sep or kind not in DEFAULT_GATES:

@@ -15,6 +15,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.metrics import fairness as fm
 from evalcore.metrics.pair_effects import pair_effects
+from evalcore.report.gates import DEFAULT_GATES
 
 EFFECTS_METHOD = (
     "Per attribute and figure: for each pair, the group's mean minus the mean of the pair's "
@@ -412,7 +413,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     return report
 
 
-DEFAULT_GATE = "data/gate.example.toml"
+DEFAULT_GATE = DEFAULT_GATES["fairness"]
 """The gate whose verdict is a fairness run's headline (under the project root)."""
 
 

@@ -21,6 +21,20 @@ from evalcore.metrics.gate import (
     evaluate_gate,
 )
 
+DEFAULT_GATES: dict[str, str] = {"fairness": "data/gate.example.toml",
+                                 "stability": "data/gate.stability.example.toml",
+                                 "robustness": "data/gate.robustness.example.toml"}
+"""The gate config of each kind (under the project root) when none is given: the fairness
+one is also the source of a fairness run's headline verdict."""
+
+
+def default_gate_configs() -> dict[str, str]:
+    """kind -> path of its default gate config, for the kinds whose file is there."""
+    from evalcore.resources import PROJECT_ROOT
+
+    return {kind: str(PROJECT_ROOT / path) for kind, path in DEFAULT_GATES.items()
+            if (PROJECT_ROOT / path).is_file()}
+
 
 def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[Any, dict]:
     """(run row, flat metrics) of a run, whatever its kind."""
