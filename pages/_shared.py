@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import streamlit as st
 
 from evalcore.config import Settings, load_settings
+from evalcore.report.timing import format_seconds
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -201,13 +202,6 @@ REFRESH_S = 2.0
 """Seconds between progress reads while a run is live."""
 
 
-def duration(seconds: float | None) -> str:
-    """'31 s' / '10 m 42 s' / '1 h 05 m' / '-' for an ETA or a run's length."""
-    from evalcore.report.timing import format_seconds
-
-    return format_seconds(seconds)
-
-
 def change_delta(change: float | None, fmt: str = "{:+.1%}") -> str | None:
     """A metric card's delta text; None (no arrow) when the change rounds to zero, so a
     "+0.0%" is never drawn as a green rise."""
@@ -247,7 +241,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
             st.caption("Status")
             status_badge(p["status"])
     else:
-        cols[4].metric("ETA", duration(p["eta"]))
+        cols[4].metric("ETA", format_seconds(p["eta"]))
     if finished:
         run = queries.get_run(eng, run_id)
         if run.error:

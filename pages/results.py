@@ -15,7 +15,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
-from evalcore.report.timing import timing_text
+from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
 from pages import _results_compare, _results_monitor, _shared
 
@@ -173,9 +173,9 @@ def _status_body(run_id: int, was_live: bool) -> None:
     cols[1].metric("Errors", p["errors"])
     cols[2].metric("Retries", p["retries"])
     cols[3].metric("Tokens", f"{usage['tokens']:,}")
-    cols[4].metric("Active time", _shared.duration(active),
+    cols[4].metric("Active time", format_seconds(active),
                    help="Time a call of the run was under way (pauses between a cancel "
-                        f"and a resume left out); elapsed {_shared.duration(elapsed)}.")
+                        f"and a resume left out); elapsed {format_seconds(elapsed)}.")
     eta = p["eta"] if live else None  # an ended run has no ETA
     st.caption(f"Time {timing_text(active, elapsed)} · calls stored: {usage['calls']} "
                f"({usage['errors']} with an error) · prompt "
@@ -183,7 +183,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
                f"{usage['completion_tokens']:,} · mean latency "
                + ("-" if usage["mean_latency_ms"] is None else f"{usage['mean_latency_ms']:.0f} ms")
                + (f" · calls/s {p['rate']:.1f}" if p["rate"] and live else "")
-               + (f" · ETA {_shared.duration(eta)}" if eta is not None else ""))
+               + (f" · ETA {format_seconds(eta)}" if eta is not None else ""))
     if details["error"]:
         st.error(f"Run #{run_id} {details['status']}: {details['error']}")
     actions(run_id, details)
