@@ -127,6 +127,8 @@ def main() -> None:
         _timed("list page, filtered (kind + model)", 1.0,
                lambda: compare.run_list(engine, kind=["stability"], model=["m1"]))
         _page_render()
+        _timed(f"run details of one {args.calls:,}-call run (a Results refresh, active time "
+               "included)", 0.5, lambda: compare.run_details(engine, big[0]))
         result = _timed(f"compare 4 runs x {args.calls:,} calls", 2.0,
                         lambda: compare_runs(engine, big), repeat=2)
         _emit(measure="compare result", shared=result["alignment"]["shared"],
