@@ -56,10 +56,6 @@ class Settings:
     """A models.toml Path, or the database's list (`evalcore.model_store.ModelsInDatabase`,
     the default on PostgreSQL); `providers.registry` accepts either."""
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.db_url.startswith("sqlite")
-
     def redacted_db_url(self) -> str:
         """The database URL with any password hidden, for the sidebar and logs."""
         from sqlalchemy.engine import make_url

@@ -288,11 +288,6 @@ def row_label(df: "pd.DataFrame", position: int) -> str:
     return f"{unit} {number}"
 
 
-def row_note(df: "pd.DataFrame") -> str:
-    """The numbering convention used by `row_label`, for the end of an error message."""
-    return _ROW_NOTES[df.attrs.get("row_unit", "row")]
-
-
 def column_name(raw: Any) -> str:
     """A header or JSON key as the formats see it: stripped, byte-order marks removed.
 

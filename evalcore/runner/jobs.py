@@ -69,10 +69,6 @@ class JobContext:
         return cancel
 
 
-class Stopping(Exception):
-    """The worker is shutting down: release the job instead of finishing it."""
-
-
 async def execute_job(engine: Engine, job: Job, worker: str, *,
                       stop: Optional[asyncio.Event] = None,
                       on_progress: Optional[Callable[[Any], None]] = None) -> str:

@@ -80,13 +80,6 @@ def load_lexicon(lang: Language, path: Path | str | None = None) -> dict[str, An
     return copy.deepcopy(_builtin_lexicon(lang))
 
 
-def dump_lexicon(lexicon: Mapping[str, Any]) -> str:
-    """A lexicon as TOML text (for a text area or a file)."""
-    import tomli_w
-
-    return tomli_w.dumps(dict(lexicon))
-
-
 def _find_terms(text: str, terms: list[str], lang: str) -> list[str]:
     """Distinct terms present: substring for Chinese, whole words/phrases for English."""
     low = text.lower()
