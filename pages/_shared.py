@@ -179,14 +179,15 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
     drop the old one, and a download click reruns the page by default: a second quick
     click then asks for a file that is gone (`MediaFileStorageError: Deferred file ...
     not found`, the button waits forever). Here the bytes are built when the button is
-    drawn, cached under `cache_key` (the run, its `run_state` and the export), so a rerun
+    drawn, cached under `cache_key` (the run, its `run_state` and the export's options;
+    the database and the button's `key` are added here), so a rerun
     hands the same content the same URL, and a click does not rerun the page.
     """
     from evalcore.errors import EvalcoreError
 
     target = column or st
-    try:
-        data = _download_bytes(cache_key, make)
+    try:  # the database and the button's key namespace every caller's cache key
+        data = _download_bytes((settings().db_url, key, *cache_key), make)
     except EvalcoreError as exc:  # nothing to export yet (no judged answer ...): say why
         target.download_button(label, b"", file_name=file_name, mime=mime, key=key,
                                disabled=True, help=f"Not available yet: {exc}",

@@ -561,7 +561,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     _shared.download("Fairness JSON",
                      lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                         default=str).encode("utf-8"),
-                     ("fairness", run_id, _shared.run_state(run_id), threshold),
+                     (run_id, _shared.run_state(run_id), threshold),
                      file_name=f"fairness_run{run_id}.json", mime="application/json",
                      key="fairness.json")
 

@@ -240,13 +240,13 @@ def downloads(run_id: int, kind: str) -> None:
     st.markdown("#### Export")
     exports = KINDS[kind].exports if kind in KINDS else ()
     row = st.container(horizontal=True)  # each button as wide as its label, none cut off
-    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id))
+    state = (run_id, _shared.run_state(run_id))
     _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
-                     (*state, "calls.csv"), file_name=f"run{run_id}_calls.csv",
+                     state, file_name=f"run{run_id}_calls.csv",
                      mime="text/csv", key="results.calls_csv", column=row)
     for n, export in enumerate(exports, start=1):
         _shared.download(export.label, lambda e=export: e.make(_shared.engine(), run_id),
-                         (*state, export.filename), file_name=export.filename.format(run=run_id),
+                         state, file_name=export.filename.format(run=run_id),
                          mime=export.mime, key=f"results.export.{n}", column=row)
 
 

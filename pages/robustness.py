@@ -204,7 +204,7 @@ def results(run_id: int) -> None:
     fragile_section(report)
     _shared.download("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                                        default=str).encode("utf-8"),
-                     (_shared.settings().db_url, run_id, _shared.run_state(run_id), "json"),
+                     (run_id, _shared.run_state(run_id)),
                      file_name=f"robustness_run{run_id}.json", mime="application/json",
                      key="robustness.json")
 

@@ -351,14 +351,14 @@ def results(run_id: int, status: str) -> None:
 
     st.markdown("#### Downloads")
     a, b, c = st.columns(3)
-    state = (_shared.settings().db_url, run_id, _shared.run_state(run_id), policy)
+    state = (run_id, _shared.run_state(run_id), policy)
     for column, label, lang in ((a, "CSV (中文表头)", "zh"), (b, "CSV (English headers)", "en")):
-        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), (*state, lang),
+        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), state,
                          file_name=f"stability_run{run_id}_{lang}.csv", mime="text/csv",
                          key=f"stability.csv_{lang}", column=column)
     _shared.download("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                                 default=str).encode("utf-8"),
-                     (*state, "json"), file_name=f"stability_run{run_id}.json",
+                     state, file_name=f"stability_run{run_id}.json",
                      mime="application/json", key="stability.json", column=c)
 
 
