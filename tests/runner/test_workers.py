@@ -20,6 +20,9 @@ from tests.runner.conftest import add_model, tagged_dataset
 pytestmark = pytest.mark.integration
 LEASE_S = 3.0
 TAKEOVER_SLACK_S = 10.0
+ROUNDS = 8
+"""Rounds of each run in the takeover test: 80 calls at 50 ms on 4 slots, a second at
+least, so the victim still has work when the kill lands."""
 
 
 def _env(settings, db_url: str) -> dict[str, str]:
@@ -79,15 +82,16 @@ def _queue_runs(engine, settings, count: int, questions: int, rounds: int,
 
 def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
     engine, url = db
+    calls = 10 * ROUNDS
     with FaultServer(FaultConfig(latency=0.05)) as server:
         add_model(settings, server, concurrency=24)  # 4 slots for each of the 6 runs
-        run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=4)
+        run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=ROUNDS)
         # room to spare (9 slots, 6 runs): the survivors can take the orphans at once
         workers = [start_worker(settings, url, f"w{n}", "--jobs", "3") for n in range(3)]
         try:
-            def victim():  # a worker holding a run that has stored some calls
+            def victim():  # a worker holding a run that has stored some calls, most to come
                 for job in jobs.list_jobs(engine, status=["running"]):
-                    if queries.count_calls(engine, job.run_id) >= 5:
+                    if 5 <= queries.count_calls(engine, job.run_id) <= calls // 3:
                         return job
                 return None
 
@@ -101,16 +105,22 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
             time.sleep(0.3)  # let the server read what the dead worker had already sent
             mark = len(server.stats.prompts)  # the dead worker sends nothing after this
             stored_at_kill = {r: queries.count_calls(engine, r) for r in lost}
+            # What the dead worker still held: a run of it may have ended between the
+            # choice of the victim and the kill (on a loaded machine), and is no orphan.
+            orphans = [j for j in jobs.list_jobs(engine, status=["running"])
+                       if j.owner == job.owner]
+            assert orphans, "the killed worker held no running job: nothing to take over"
             # The lease plus a poll is the takeover's cost (bench/workers_bench.py measures
             # it: 15.3 s for a 15 s lease); the slack here is for a 2-core CI machine where
             # three workers, PostgreSQL and the fault server share the CPU with pytest. Not
             # before half the lease: the lease is renewed every third of it, so an earlier
             # takeover would be a claim on a live lease.
-            taken = wait_for(lambda: (j := jobs.get_job(engine, job.id)).owner != job.owner
-                             and j.token > job.token and j, LEASE_S + TAKEOVER_SLACK_S,
-                             "the orphaned run to be taken over")
+            taken = wait_for(lambda: all((n := jobs.get_job(engine, o.id)).owner != o.owner
+                                         and n.token > o.token for o in orphans) and orphans,
+                             LEASE_S + TAKEOVER_SLACK_S, "the orphaned runs to be taken over")
             delay = time.monotonic() - killed_at
-            assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S and taken.attempts == 2
+            assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S
+            assert all(jobs.get_job(engine, o.id).attempts == 2 for o in taken)
             wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
                      120, "every run to finish")
         finally:
@@ -118,16 +128,16 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         prompts = list(server.stats.prompts)
     for k, run_id in enumerate(run_ids):
         run = queries.get_run(engine, run_id)
-        assert (run.done, run.total, run.errors) == (40, 40, 0)
-        assert queries.count_calls(engine, run_id) == 40
+        assert (run.done, run.total, run.errors) == (calls, calls, 0)
+        assert queries.count_calls(engine, run_id) == calls
         tag = f"[set{k}]"
         if run_id not in lost:
-            assert sum(tag in p for p in prompts) == 40, k  # not a call more
+            assert sum(tag in p for p in prompts) == calls, k  # not a call more
             continue
         # the takeover sends exactly what was not stored when the worker died (its calls in
         # flight, and those it had not flushed yet): no stored call is ever sent again
         after = sum(tag in p for p in prompts[mark:])
-        assert after == 40 - stored_at_kill[run_id], (k, after, stored_at_kill[run_id])
+        assert after == calls - stored_at_kill[run_id], (k, after, stored_at_kill[run_id])
 
 
 def test_sigterm_releases_the_job_and_another_worker_continues_within_2_s(db, settings):
