@@ -72,6 +72,15 @@ def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
     return run_with_progress(engine, run_id)
 
 
+def add_model_arg(parser: Any) -> None:
+    """`--model`, the embedded local model unless named: a first run needs no flag to learn."""
+    from evalcore.providers.registry import DEFAULT_MODEL
+
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        help=f"model name (see `models list`; default {DEFAULT_MODEL!r}, the "
+                             "embedded model)")
+
+
 def add_detach(parser: Any) -> None:
     parser.add_argument("--detach", action="store_true",
                         help='only queue the run for a worker and print {"run_id": N}')

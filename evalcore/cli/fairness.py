@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
+from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
+                                 add_model_arg)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "disability, income, intersection")
     p.add_argument("--lang", choices=("zh", "en"), default="en", help="language of --generate")
     p.add_argument("--templates-dir", help="folder with edited <generator>.<lang>.toml files")
-    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    add_model_arg(p)
     p.add_argument("--samples", type=int, default=1, help="answers per variant (rounds), 1-100")
     p.add_argument("--temperature", type=TEMPERATURE,
                    help="sampling temperature (default: the model's; 0.7 when samples > 1)")

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
+from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
+                                 add_model_arg)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -11,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--attack-set", required=True, action="append", dest="attack_sets",
                    help="attack set id or name (repeat for several levels)")
     p.add_argument("--dataset", help="the clean dataset (checked against the sets' source)")
-    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    add_model_arg(p)
     p.add_argument("--rounds", type=int, default=1, help="rounds per question, 1-100 (default 1)")
     p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
     p.add_argument("--concurrency", type=int, help="override the model's concurrency")

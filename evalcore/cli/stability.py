@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags
+from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
+                                 add_model_arg)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stability", help="run a stability evaluation (N rounds per question)")
     p.add_argument("--dataset", required=True, help="dataset name (see `datasets list`)")
-    p.add_argument("--model", required=True, help="model name (see `models list`)")
+    add_model_arg(p)
     p.add_argument("--rounds", type=int, default=5, help="rounds per question, 1-100 (default 5)")
     p.add_argument("--judge", default="rules", help="'rules' (default) or a judge model name")
     p.add_argument("--schedule", choices=("sequential", "question", "round"), default="question",
@@ -98,8 +99,10 @@ def _print_summary(report: dict, status: str) -> None:
     mean = "n/a" if summary["mean"] is None else f"{summary['mean']:.3f} (std {summary['std']:.3f})"
     print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
           f"mean success {mean}")
-    print(f"rounds without a verdict: {summary['errored_rounds']} "
-          f"({summary['questions_with_errors']} questions): {summary['failure_policy_note']}")
+    policy = summary["failure_policy_note"].removeprefix(
+        "rounds without a verdict (model or judge error) ")
+    print(f"rounds without a verdict (model or judge error): {summary['errored_rounds']} in "
+          f"{summary['questions_with_errors']} questions; they {policy}")
     print("correct count distribution:")
     for k in range(n, -1, -1):
         count = dist["distribution_counts"][str(k)]
