@@ -307,16 +307,17 @@ def queue_attack(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
     return job_id
 
 
-def import_attack_set(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -> Any:
-    """`perturb.sets.import_attack_set`, for evaluators and above."""
-    from evalcore.perturb.sets import import_attack_set as _import
+def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, **kwargs: Any) -> int:
+    """`runner.attack.create_import_job` (the file is checked now, imported by a worker),
+    for evaluators and above."""
+    from evalcore.runner.attack import create_import_job
 
     _check(engine, actor, "import", "import_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    attack_set = _import(engine, source, **kwargs)
-    _record(engine, actor, "attack_set.import", "attack_set", attack_set.id,
-            name=attack_set.name, items=attack_set.item_count)
-    return attack_set
+    job_id = create_import_job(engine, data, **kwargs)
+    _record(engine, actor, "attack_set.import", "job", job_id,
+            filename=kwargs.get("filename"), level=kwargs.get("level"))
+    return job_id
 
 
 def delete_attack_set(actor: Actor, engine: "Engine", id_or_name: Union[str, int]) -> Any:

@@ -14,7 +14,7 @@ from evalcore.errors import EvalcoreError
 from pages import _shared
 
 SET = "attacks.set"  # the attack set under review (kept across pages)
-JOB = "attacks.job"  # the generation job this session started
+JOB = "attacks.job"  # the generation or import job this session started
 CONFIRM_BULK = "attacks.confirm_bulk"
 CONFIRM_DELETE = "attacks.confirm_delete"  # the id of the set the user asked to delete
 FLASH = "attacks.flash"  # (kind, text) to show once on the next draw (after a rerun)
@@ -38,7 +38,8 @@ def show_flash() -> None:
 
 def import_form(datasets: list[Any], reviewer: str) -> None:
     """Store an already-attacked CSV (the method's layout) as an attack set, as
-    `evalcore attacks import` does (same evalcore function, role-checked and audited)."""
+    `evalcore attacks import` does: the file is checked at once, a worker imports it (the
+    checks and e5 similarity of every row) and the job panel follows it."""
     from evalcore import actions
     from evalcore.dataset.readers import SUPPORTED_SUFFIXES
     from evalcore.perturb.sets import DuplicateAttackFileError
@@ -64,11 +65,10 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
                                   disabled=upload is None):
         return
     try:
-        with st.spinner(f"Importing {upload.name} and checking every row..."):
-            created = actions.import_attack_set(
-                _shared.actor(), _shared.engine(), upload.getvalue(), filename=upload.name,
-                name=name.strip() or None, level=level, source_dataset=source,
-                similarity=similarity, created_by=reviewer, allow_duplicate=again)
+        job_id = actions.queue_attack_import(
+            _shared.actor(), _shared.engine(), upload.getvalue(), filename=upload.name,
+            name=name.strip() or None, level=level, source_dataset=source,
+            similarity=similarity, created_by=reviewer, allow_duplicate=again)
     except DuplicateAttackFileError as exc:
         st.error(f"{upload.name} was already imported as attack set #{exc.existing_id} "
                  f"'{exc.existing}': review that one, or tick \"Import even if this file was "
@@ -77,10 +77,8 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
     except EvalcoreError as exc:
         st.error(str(exc))
         return
-    st.session_state[SET] = int(created.id)
-    _flash("success", f"Imported attack set #{created.id} '{created.name}' "
-                      f"({created.level} level, {created.item_count} items): review it below.")
-    st.rerun()
+    st.session_state[JOB] = job_id
+    st.toast(f"Job #{job_id} queued: importing {upload.name}")
 
 
 # ------------------------------------------------------------------ delete a set

@@ -119,31 +119,38 @@ def _resume(args: argparse.Namespace) -> int:
     return _generate(engine, job_id, args.json)
 
 
-def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
-    """Execute the generation job here with a tqdm bar on stderr, then print the set."""
+def _execute(engine, job_id: int, desc: str, unit: str) -> str:  # noqa: ANN001
+    """Execute a job here with a tqdm bar on stderr; returns its status. Ctrl-C and
+    SIGTERM close the bar and propagate."""
     from tqdm import tqdm
 
-    from evalcore.cli.common import print_json
-    from evalcore.perturb.sets import attack_set_info, get_attack_set
     from evalcore.runner.start import run_job_here
-    from evalcore.store.jobs import get_job
 
-    job = get_job(engine, job_id)
-    bar = tqdm(desc=f"attack set {job.attack_set_id}", unit="item", file=sys.stderr,
-               dynamic_ncols=True, disable=None)
+    bar = tqdm(desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None)
 
     def update(done: int, total: int) -> None:
         bar.total, bar.n = total, done
         bar.refresh()
 
     try:
-        status = run_job_here(engine, job_id, on_progress=update)
-    except BaseException:  # Ctrl-C, SIGTERM: what is stored stays
+        return run_job_here(engine, job_id, on_progress=update)
+    finally:
         bar.close()
+
+
+def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
+    """Execute the generation job here with a progress bar, then print the set."""
+    from evalcore.cli.common import print_json
+    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.store.jobs import get_job
+
+    job = get_job(engine, job_id)
+    try:
+        status = _execute(engine, job_id, f"attack set {job.attack_set_id}", "item")
+    except BaseException:  # Ctrl-C, SIGTERM: what is stored stays
         print(f"generation of attack set {job.attack_set_id} stopped; the stored batches are "
               f"kept: `attacks resume {job.attack_set_id}` continues", file=sys.stderr)
         raise
-    bar.close()
     job = get_job(engine, job_id)
     if status != "done":
         print(f"error: generation of attack set {job.attack_set_id} {job.status}"
@@ -224,17 +231,35 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    """Importing is a job too: the file is checked, queued and imported here."""
+    from pathlib import Path
+
     from evalcore import actions
     from evalcore.cli.common import acting_user, engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info
+    from evalcore.errors import EvalcoreError
+    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.store.jobs import get_job
 
     engine, _ = engine_and_settings()
-    attack_set = actions.import_attack_set(acting_user(engine), engine, args.path,
-                                           name=args.name, level=args.level,
-                                           source_dataset=args.source_dataset,
-                                           check=not args.no_check,
-                                           similarity=not args.no_similarity,
-                                           allow_duplicate=args.allow_duplicate)
+    path = Path(args.path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EvalcoreError(f"{path}: cannot read the file ({exc.strerror or exc}); check the "
+                            "path") from exc
+    job_id = actions.queue_attack_import(acting_user(engine), engine, data, filename=path.name,
+                                         name=args.name, level=args.level,
+                                         source_dataset=args.source_dataset,
+                                         check=not args.no_check,
+                                         similarity=not args.no_similarity,
+                                         allow_duplicate=args.allow_duplicate)
+    status = _execute(engine, job_id, f"checking {path.name}", "row")
+    job = get_job(engine, job_id)
+    if status != "done":
+        print(f"error: import of {path.name} {job.status}"
+              f"{': ' + job.error if job.error else ''}; nothing was stored", file=sys.stderr)
+        return 2
+    attack_set = get_attack_set(engine, int(job.result["attack_set_id"]))
     info = attack_set_info(engine, attack_set)
     if args.json:
         print_json(info)

@@ -121,6 +121,9 @@ BATCH_SIZE = 50
 """Items attacked and stored per transaction: a killed generation loses at most one batch
 of work, and the next `generate_attack_items` continues after the last stored batch."""
 
+CHECK_BATCH = 200
+"""Imported rows checked (and embedded) per step: the progress an import job reports."""
+
 Fence = Callable[[Any], None]
 """Called with the SQLAlchemy connection inside each batch's write transaction, before
 anything is written; raising aborts (rolls back) that batch. The job engine checks its
@@ -363,13 +366,41 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
                       name: Optional[str] = None, level: Optional[str] = None,
                       source_dataset: Union[str, int, None] = None, check: bool = True,
                       similarity: bool = True, created_by: str = "",
-                      allow_duplicate: bool = False) -> "AttackSet":
+                      allow_duplicate: bool = False, fence: Optional[Fence] = None,
+                      on_progress: Optional[Callable[[int, int], None]] = None,
+                      job_id: Optional[int] = None) -> "AttackSet":
     """Import one of the method's attacked CSVs as an attack set (see the module docstring).
 
     `check` runs the engine's `check_attack` on every row (flags such as number_changed);
     `similarity` adds the e5 similarity of original and attacked question (and the
-    low_similarity flag), the slow part. Without `check` items carry no flags.
+    low_similarity flag), the slow part, reported to `on_progress(done, total)` as it goes.
+    Without `check` items carry no flags. All or nothing: one write transaction, which
+    `fence` (a job's lease check) guards; `job_id` is recorded in the set's params, so a
+    job that is taken over finds the set its first attempt may have stored.
     """
+    parsed, level, clean, how, name = plan_import(
+        engine, source, filename=filename, name=name, level=level,
+        source_dataset=source_dataset, allow_duplicate=allow_duplicate)
+    params = {"source_file": parsed.source_file, "sha256": parsed.sha256,
+              "format": parsed.format, "clean_link": how, "checked": check,
+              "similarity_checked": check and similarity,
+              **({"job_id": int(job_id)} if job_id is not None else {})}
+    stem = Path(parsed.source_file).stem or "attacked"
+    return _store(engine, source=clean, rows=None, parsed=parsed, level=level, origin="imported",
+                  seed=None, params=params, name=name, created_by=created_by,
+                  fmt=parsed.format, sha256=parsed.sha256, meta=parsed.meta,
+                  check=check, similarity=similarity, clean_name=f"{stem}-clean",
+                  fence=fence, on_progress=on_progress)
+
+
+def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None,
+                name: Optional[str] = None, level: Optional[str] = None,
+                source_dataset: Union[str, int, None] = None, allow_duplicate: bool = False
+                ) -> tuple["ParsedDataset", str, Any, str, str]:
+    """Everything an import decides before the slow checks, writing nothing: (the parsed
+    file, its level, the clean dataset (or the parsed one to create), how it was linked,
+    the set's name). Raises the errors a user can act on (not an attacked file, no level,
+    already imported, no matching clean dataset), so a page can refuse a file at once."""
     from evalcore.dataset import get_dataset, parse_dataset
     from evalcore.dataset.formats import FORMATS
 
@@ -396,13 +427,13 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
 
         with session_scope(engine, write=False) as session:
             name = _free_name(session, stem, AttackSet)
-    params = {"source_file": parsed.source_file, "sha256": parsed.sha256,
-              "format": parsed.format, "clean_link": how, "checked": check,
-              "similarity_checked": check and similarity}
-    return _store(engine, source=clean, rows=None, parsed=parsed, level=level, origin="imported",
-                  seed=None, params=params, name=name, created_by=created_by,
-                  fmt=parsed.format, sha256=parsed.sha256, meta=parsed.meta,
-                  check=check, similarity=similarity, clean_name=f"{stem}-clean")
+    return parsed, level, clean, how, name
+
+
+def set_of_job(engine: "Engine", job_id: int) -> Optional["AttackSet"]:
+    """The attack set an import job stored (params job_id), if any."""
+    return next((s for s in list_attack_sets(engine)
+                 if (s.params or {}).get("job_id") == int(job_id)), None)
 
 
 def _refuse_duplicate(engine: "Engine", sha256: str, level: str, source_file: str) -> None:
@@ -494,18 +525,25 @@ def _store(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]
            created_by: str, fmt: Optional[str], sha256: Optional[str],
            meta: Optional[dict[str, Any]], parsed: Optional["ParsedDataset"] = None,
            check: bool = False, similarity: bool = True,
-           clean_name: str = "") -> "AttackSet":
+           clean_name: str = "", fence: Optional[Fence] = None,
+           on_progress: Optional[Callable[[int, int], None]] = None) -> "AttackSet":
     """Write the clean dataset (if new), the attack set, the derived dataset, its items and
-    the attack items: all or nothing."""
+    the attack items: all or nothing (after `fence`, in one transaction)."""
     from evalcore.dataset.records import ParsedDataset
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AttackSet, Dataset
 
     checks: list[tuple[Optional[float], list[str]]] = []
     if parsed is not None and check:  # before the write transaction: embeddings take a while
-        checks = check_many([(q.model_copy(update={"question": q.meta["original_question"]}),
-                              q.question) for q in parsed.questions], similarity=similarity)
+        pairs = [(q.model_copy(update={"question": q.meta["original_question"]}), q.question)
+                 for q in parsed.questions]
+        for start in range(0, len(pairs), CHECK_BATCH):
+            checks += check_many(pairs[start:start + CHECK_BATCH], similarity=similarity)
+            if on_progress is not None:
+                on_progress(len(checks), len(pairs))
     with session_scope(engine) as session:
+        if fence is not None:
+            fence(session.connection())
         if isinstance(source, ParsedDataset):
             source = _insert_dataset(session, source, _free_name(session, clean_name, Dataset))
         if parsed is not None:

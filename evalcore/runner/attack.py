@@ -1,7 +1,13 @@
-"""Attack-set generation as a job: the set is validated and created (empty) when the job
-is queued, so pages can point at it at once; any worker then fills it in, one batch of
-items per fenced transaction (`perturb.sets.generate_attack_items_async`): a takeover
-continues with the items not stored yet, none lost or stored twice."""
+"""Attack sets as jobs.
+
+Generation: the set is validated and created (empty) when the job is queued, so pages
+can point at it at once; any worker then fills it in, one batch of items per fenced
+transaction (`perturb.sets.generate_attack_items_async`): a takeover continues with the
+items not stored yet, none lost or stored twice.
+
+Import of an attacked file: the file is checked when the job is queued and its bytes kept
+in the database (`store.uploads`), so a worker on any machine can import it; the import
+is one fenced transaction, found again by a takeover (`perturb.sets.set_of_job`)."""
 from __future__ import annotations
 
 from typing import Any, Optional, Union
@@ -70,3 +76,68 @@ async def attack_job(ctx: Any) -> dict[str, Any]:
             return {"status": "drained" if ctx.draining.is_set() else "cancelled",
                     "attack_set_id": set_id}
     return {"attack_set_id": set_id}
+
+
+# ------------------------------------------------------------------ importing a file
+
+
+def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optional[str] = None,
+                      level: Optional[str] = None,
+                      source_dataset: Union[str, int, None] = None, check: bool = True,
+                      similarity: bool = True, allow_duplicate: bool = False,
+                      created_by: str = "") -> int:
+    """Check an attacked file at once (format, level, an earlier import of it, its clean
+    dataset: `plan_import`, which raises what a user can act on), keep its bytes in the
+    database and queue its import; returns the job id. The checks of every row and their
+    e5 similarity, the slow part, run in the job."""
+    from evalcore.perturb.sets import plan_import
+    from evalcore.store import jobs
+    from evalcore.store.uploads import save_upload
+
+    parsed, level, _, _, name = plan_import(engine, data, filename=filename, name=name,
+                                            level=level, source_dataset=source_dataset,
+                                            allow_duplicate=allow_duplicate)
+    upload_id = save_upload(engine, data, filename, created_by)
+    params = {"upload_id": upload_id, "filename": filename, "name": name, "level": level,
+              "source_dataset": source_dataset, "check": check, "similarity": similarity,
+              "allow_duplicate": allow_duplicate, "created_by": created_by}
+    return jobs.create_job(engine, "attack_import", params=params, created_by=created_by,
+                           label=f"import of {filename} ({level} level)",
+                           total=len(parsed.questions) if check else 0)
+
+
+async def import_job(ctx: Any) -> dict[str, Any]:
+    """The job handler: import the uploaded file (all or nothing, fenced), then drop the
+    upload. A takeover first looks for the set an earlier attempt stored."""
+    import asyncio
+
+    from evalcore.perturb.sets import import_attack_set, set_of_job
+    from evalcore.runner.kinds import ProgressPump
+    from evalcore.store.jobs import hold
+    from evalcore.store.uploads import delete_upload, load_upload
+
+    engine, job_id, p = ctx.engine, int(ctx.job.id), dict(ctx.job.params)
+    stored = await asyncio.to_thread(set_of_job, engine, job_id)
+    if stored is None:
+        filename, data = await asyncio.to_thread(load_upload, engine, int(p["upload_id"]))
+        async with ProgressPump(ctx) as pump:
+            def progress(done: int, total: int) -> None:
+                pump(done, total)
+                if ctx.draining.is_set() or ctx.cancelled.is_set():
+                    raise _Stop()
+
+            try:
+                stored = await asyncio.to_thread(
+                    import_attack_set, engine, data, filename=filename, name=p.get("name"),
+                    level=p.get("level"), source_dataset=p.get("source_dataset"),
+                    check=bool(p.get("check", True)), similarity=bool(p.get("similarity", True)),
+                    created_by=str(p.get("created_by") or ""),
+                    allow_duplicate=bool(p.get("allow_duplicate")), job_id=job_id,
+                    fence=lambda conn: hold(conn, ctx.fence), on_progress=progress)
+            except _Stop:  # nothing was written: the import is one transaction
+                if ctx.draining.is_set():
+                    return {"status": "drained"}  # released: another worker imports it
+                await asyncio.to_thread(delete_upload, engine, int(p["upload_id"]))
+                return {"status": "cancelled"}
+    await asyncio.to_thread(delete_upload, engine, int(p["upload_id"]))
+    return {"attack_set_id": int(stored.id), "items": int(stored.item_count)}

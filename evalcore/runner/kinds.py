@@ -51,6 +51,14 @@ async def attack_job(ctx: JobContext) -> dict[str, Any]:
     return await work(ctx)
 
 
+@handler("attack_import")
+async def attack_import_job(ctx: JobContext) -> dict[str, Any]:
+    """Import an attacked file as an attack set (checks and e5 similarity of every row)."""
+    from evalcore.runner.attack import import_job as work
+
+    return await work(ctx)
+
+
 class ProgressPump:
     """Turns a synchronous `on_progress(done, total)` callback (called from any thread)
     into progress stored on the job about once a second, and the last figure when the
@@ -71,8 +79,8 @@ class ProgressPump:
     async def _send(self) -> None:
         latest = self.latest
         if latest is not None and latest != self.sent:
-            self.sent = latest
             await self.ctx.progress(*latest)
+            self.sent = latest  # only once stored: a send cancelled at the end is redone
 
     async def _pump(self) -> None:
         while True:

@@ -41,7 +41,7 @@ def lease_seconds() -> float:
         raise RunError(f"EVALCORE_LEASE_S={value!r} is not a number of seconds; "
                        f"unset it for the default {LEASE_S:.0f}") from None
 JOB_FINISHED = ("done", "failed", "cancelled")
-KINDS = ("run", "rejudge", "judge_analysis", "attack")
+KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import")
 """The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import JSON, Column, DateTime, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -192,7 +192,8 @@ class Job(SQLModel, table=True):
     """
 
     id: Optional[int] = Field(default=None, primary_key=True)
-    kind: str = Field(index=True, description="run, rejudge, judge_analysis, attack")
+    kind: str = Field(index=True,
+                      description="run, rejudge, judge_analysis, attack, attack_import")
     status: str = Field(default="queued", index=True,
                         description="queued, running, done, failed, cancelled")
     run_id: Optional[int] = Field(default=None, foreign_key="run.id", index=True)
@@ -292,3 +293,18 @@ class ModelEntry(SQLModel, table=True):
     config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     updated_by: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
+
+
+class Upload(SQLModel, table=True):
+    """A file a user handed in for a job to process (an attacked file to import): kept in
+    the database so a worker on any machine can read it, deleted when the job is done.
+    """
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    filename: str
+    sha256: str
+    size: int
+    data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    created_by: str = ""
+    created_at: datetime = Field(default_factory=utcnow,
+                                 sa_column=Column(DateTime(timezone=True), nullable=False))

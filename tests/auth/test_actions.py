@@ -58,7 +58,7 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("requeue_job", "run", lambda p: ((1,), {})),
     ("start_demo", "run", lambda p: ((p,), {})),
     ("queue_attack", "attack", lambda p: ((), {"dataset": "ds", "level": "char"})),
-    ("import_attack_set", "import", lambda p: ((b"",), {"filename": "a.csv"})),
+    ("queue_attack_import", "import", lambda p: ((b"",), {"filename": "a.csv"})),
     ("delete_attack_set", "delete", lambda p: ((1,), {})),
     ("set_review", "review", lambda p: ((1, "approved"), {})),
     ("edit_attack_item", "review", lambda p: ((1, "text"), {})),
@@ -103,6 +103,7 @@ def test_roles_below_the_permission_are_refused_and_nothing_happens(
 def _inner(name: str) -> str:
     """The name a refused attempt is recorded under (the action's own check)."""
     return {"queue_attack": "generate_attack_set", "queue_rejudge": "rejudge",
+            "queue_attack_import": "import_attack_set",
             "queue_judge_analysis": "judge_analysis"}.get(name, name)
 
 

@@ -267,28 +267,44 @@ def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, at
 
 
 def test_an_attacked_file_is_imported_from_the_page(page_env, engine):
+    """The page checks the file at once and queues its import; the app's worker imports
+    it (no spinner, no work in the page) and the page then opens the new set."""
     from evalcore.auth.audit import list_events
     from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store.jobs import list_jobs
+    from evalcore.store.tables import Upload
 
     at = open_page(reviewer="gina")
     at.file_uploader(key="attacks.import_file").set_value(
         ("Tiny_underwordattack.csv", _csv_bytes(), "text/csv")).run()
     at.button(key="attacks.import").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    jobs = wait_jobs(engine)
+    assert [(j.kind, j.status, j.created_by, j.done, j.total) for j in jobs] == [
+        ("attack_import", "done", "gina", 4, 4)]
     sets = list_attack_sets(engine)
     assert [(s.name, s.level, s.item_count, s.origin) for s in sets] == [
         ("Tiny_underwordattack", "word", 4, "imported")]
+    assert sets[0].params["job_id"] == jobs[0].id
+    with engine.connect() as conn:  # the file's bytes are gone with the job
+        assert conn.execute(Upload.__table__.select()).fetchall() == []
+    at.run()
+    assert not at.exception
     assert at.session_state["attacks.set"] == sets[0].id
-    assert any("Imported attack set" in str(s.value) for s in at.success)
+    assert any("import of Tiny_underwordattack.csv" in str(s.value) and "ready for review"
+               in str(s.value) for s in at.success)
     assert [e.action for e in list_events(engine)][-1] == "attack_set.import"
-    # the same file again is refused, with a way to import it anyway
+    assert "st.spinner" not in (REPO / "pages" / "_attack_sets.py").read_text()
+    # the same file again is refused at once, with a way to import it anyway
     at.button(key="attacks.import").click().run()
     errors = [str(e.value) for e in at.error]
     assert any("already imported as attack set #1" in e and "Import even if" in e
                for e in errors) and not any("--" in e for e in errors), errors
+    assert len(list_jobs(engine)) == 1  # nothing queued
     at.checkbox(key="attacks.import_again").check().run()
     at.button(key="attacks.import").click().run()
     assert not at.error, [e.value for e in at.error]
+    wait_jobs(engine)
     assert len(list_attack_sets(engine)) == 2
 
 
