@@ -339,15 +339,15 @@ def _requeue(job_id: int) -> None:
 
 
 def queue_view() -> None:
-    """Every job (runs, re-judging, judge analysis, attack generation): who executes it,
-    its attempts and error; a failed or cancelled one can be queued again."""
+    """Every job (runs, re-judging, judge analysis, attack generation and import): who
+    executes it, its attempts and error; a failed or cancelled one can be queued again."""
     import pandas as pd
 
     from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
 
     jobs = list_jobs(_shared.engine(), limit=200)
     if not jobs:
-        st.info("No jobs yet: starting a run, a re-judging pass or an attack generation "
+        st.info("No jobs yet: starting a run, a re-judging pass, an attack generation or import "
                 "queues one.")
         return
     live = sum(j.status not in JOB_FINISHED for j in jobs)
