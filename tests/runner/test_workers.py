@@ -258,6 +258,48 @@ def test_a_killed_attack_generation_is_taken_over_with_every_item_stored_once(db
     assert jobs.get_job(engine, job_id).attempts == 2
 
 
+def test_a_killed_import_is_taken_over_and_stores_the_file_once(db, settings):
+    """A worker importing the shared 500-row attacked Math23K file (e5 similarity on) is
+    killed with SIGKILL while it checks the rows; nothing of it is stored (one
+    transaction), and another worker imports the file once from the bytes in the database."""
+    import time
+
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.runner.attack import create_import_job
+    from evalcore.store.tables import Upload
+    from tests.conftest import SHARED_DATASETS, require
+
+    engine, url = db
+    path = SHARED_DATASETS / "trusted-evaluation" / "attacked" / "Math23K_underwordattack.csv"
+    require(path.is_file(), f"{path} missing")
+    job_id = create_import_job(engine, path.read_bytes(), filename=path.name)
+    first = start_worker(settings, url, "first")
+    second = None
+    try:
+        def busy():  # claimed 2 s ago: loading jieba and e5, or checking rows
+            job = jobs.get_job(engine, job_id)
+            return (job.status == "running" and job.started_at is not None
+                    and time.time() - job.started_at.timestamp() >= 2.0)
+
+        wait_for(busy, 60, "the import to be under way")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        assert list_attack_sets(engine) == [], "killed too late: the import had committed"
+        second = start_worker(settings, url, "second")
+        wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 180,
+                 "the import to finish after takeover")
+    finally:
+        stop_all([first] + ([second] if second else []))
+    (made,) = list_attack_sets(engine)
+    job = jobs.get_job(engine, job_id)
+    assert (made.item_count, made.params["job_id"], made.params["similarity_checked"]) == (
+        500, job_id, True)
+    assert (job.attempts, job.done, job.total, job.result["attack_set_id"]) == (
+        2, 500, 500, made.id)
+    with engine.connect() as conn:
+        assert conn.execute(Upload.__table__.select()).fetchall() == []
+
+
 def test_two_runs_in_one_worker_each_get_their_share_of_the_model(db, settings):
     """One process, two runs asking 4 slots each of a model of concurrency 8: they run
     side by side (8 in flight), not one after the other through one client's limit."""
