@@ -1,6 +1,7 @@
 """The app as a person uses it: real `streamlit run`, real Debian chromium via Playwright.
 
-Imports a small CSV through the Datasets page's file uploader and checks it is listed;
+Imports a small CSV through the Datasets page's file uploader and checks it is listed,
+and an attacked file through the Attacks page (a job the app's worker executes);
 the screenshot goes to tests/e2e/output/ (docs/screenshot.png, the README's, with
 EVALCORE_UPDATE_SCREENSHOT=1).
 Never runs `playwright install`: the browser is Debian's /usr/bin/chromium.
@@ -206,7 +207,46 @@ def _import_through_ui(page, app_url: str, csv_path: Path, name: str) -> None:
     expect(page.get_by_role("heading", name="Datasets", exact=True)).to_be_in_viewport()
     page.wait_for_timeout(500)  # let the data grids repaint at the new size
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
     assert SCREENSHOT.stat().st_size > 10_000
 
+
+
+ATTACKED_CSV = """id,question,segmented_text,equation,answer,attacked_question,attack_num,synword_pairs
+1,小红有18颗糖，分给3个同学，每人分到几颗？,,x=18/3,6,小红有18颗糖，分给3个同窗，每人分到几颗？,1,{'同学': '同窗'}
+2,一辆汽车每小时行驶60千米，4小时行驶多少千米？,,x=60*4,240,一辆汽车每小时行进60千米，4小时行进多少千米？,2,{'行驶': '行进'}
+3,一根绳子长15米，剪去它的40%，还剩多少米？,,x=15*(1-40%),9,一根绳子长15米，剪去它的40%，还剩下多少米？,1,{'还剩': '还剩下'}
+"""
+
+
+def test_import_an_attacked_file_through_the_attacks_page(browser, app_url: str,
+                                                          tmp_path: Path) -> None:
+    """The Attacks page queues the import (no spinner); the app's worker imports the file
+    and the page opens the new set for review once the job is done."""
+    from playwright.sync_api import expect
+
+    path = tmp_path / "Sweets_underwordattack.csv"
+    path.write_text(ATTACKED_CSV, encoding="utf-8")
+    page = browser.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    expect.set_options(timeout=UI_TIMEOUT_MS)
+    try:
+        page.goto(f"{app_url}/attacks", wait_until="domcontentloaded")
+        page.get_by_text("Import an attacked file", exact=True).click()
+        uploader = page.locator('[data-testid="stFileUploader"]')
+        expect(uploader).to_be_visible()
+        uploader.locator('input[type="file"]').set_input_files(str(path))
+        page.get_by_role("button", name="Import attack set").click()
+        expect(page.get_by_text("is ready for review below")).to_be_visible()
+        panel = "import of Sweets_underwordattack.csv (word level): done, 3 / 3"
+        expect(page.get_by_text(panel)).to_be_visible()  # the job panel, live from the DB
+        expect(page.get_by_text("question 1", exact=False).first).to_be_visible()
+        expect(page.get_by_text("同窗").first).to_be_visible()
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    except Exception:
+        failure = tmp_path / "failure.png"
+        page.screenshot(path=str(failure), full_page=True)
+        print(f"page text at failure (screenshot {failure}):\n{page.inner_text('body')[:3000]}")
+        raise
+    finally:
+        page.close()
