@@ -21,6 +21,13 @@ threshold. The evidence for a bias is its consistency across pairs, so per attri
   row's adjusted p is the larger of the two, so a group is significant only when its
   attribute and figure are.
 
+Intersections (a suite varying gender and age together) also get interaction rows: per
+pair, each cell's figure minus what its attributes alone predict (the additive model,
+m_gk - m_g. - m_.k + m_..), Wilcoxon's test of that residual across the pairs, and as
+the omnibus the smallest cell p times the number of cells (Bonferroni). A 2 x 2 table has
+one interaction (every cell's residual is the same up to its sign), so one row; "female x
+older lower than gender and age alone predict" is evidence the main effects cannot show.
+
 Effects are ranked: significant (Holm-adjusted p < alpha) first, then by adjusted p and
 |r|; equal evidence is ordered by figure (EFFECT_METRICS: the score, the decision a user
 reads, first), then |median difference|, then the row whose group is the favoured one.
@@ -193,6 +200,78 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
     return out
 
 
+def interaction_effects(rows: Sequence[Mapping[str, Any]], intersection: str, metric: str,
+                        group_of: Callable[[Mapping[str, Any]], Optional[str]], *,
+                        sep: str = "×", min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
+    """The interaction rows of a two-attribute intersection "a×b" and one figure
+    (unadjusted; `rank_effects` adjusts), shaped like `attribute_effects` rows with
+    kind "interaction": the group is a cell, the difference its additive-model residual.
+    Only pairs that have every cell count; more than two attributes are not tested."""
+    import statistics
+
+    names = intersection.split(sep)
+    by_pair = _pair_group_means(rows, metric, group_of)
+    cells = sorted({g for p in by_pair.values() for g in p})
+    split = {c: tuple(c.split(sep)) for c in cells}
+    if len(names) != 2 or any(len(v) != 2 for v in split.values()):
+        return []
+    first = sorted({a for a, _ in split.values()})
+    second = sorted({b for _, b in split.values()})
+    if len(first) < 2 or len(second) < 2:
+        return []
+    grid = [f"{a}{sep}{b}" for a in first for b in second]
+    residuals: dict[str, list[tuple[str, float]]] = {c: [] for c in grid}
+    for pid, means in by_pair.items():
+        if not all(c in means for c in grid):
+            continue
+        grand = math.fsum(means[c] for c in grid) / len(grid)
+        row_mean = {a: math.fsum(means[f"{a}{sep}{b}"] for b in second) / len(second)
+                    for a in first}
+        col_mean = {b: math.fsum(means[f"{a}{sep}{b}"] for a in first) / len(first)
+                    for b in second}
+        for a in first:
+            for b in second:
+                cell = f"{a}{sep}{b}"
+                residuals[cell].append(
+                    (pid, round(means[cell] - row_mean[a] - col_mean[b] + grand, ROUND)))
+    shown = grid[:1] if len(grid) == 4 else grid  # 2 x 2: one interaction, one row
+    better = EFFECT_METRICS.get(metric, "higher")
+    additive = f"what {names[0]} and {names[1]} alone predict"
+    out = []
+    for cell in shown:
+        values = [d for _, d in residuals[cell]]
+        tested = len(values) >= min_pairs
+        test = signed_rank(values) if tested else {"p_value": None, "rank_biserial": None}
+        median = statistics.median(values) if values else None
+        mean = statistics.fmean(values) if values else None
+        centre = median if median else mean
+        if centre is None or centre == 0:
+            higher = favoured = disfavoured = None
+        else:
+            higher = cell if centre > 0 else additive
+            lower = additive if centre > 0 else cell
+            favoured, disfavoured = (higher, lower) if better == "higher" else (lower, higher)
+        largest = max(residuals[cell], key=lambda x: abs(x[1]), default=(None, 0.0))
+        out.append({
+            "attribute": intersection, "metric": metric, "group": cell, "kind": "interaction",
+            "compared_with": additive, "n_pairs": len(values),
+            "median_difference": median, "mean_difference": mean,
+            "rank_biserial": test["rank_biserial"], "cohens_dz": cohens_dz(values),
+            "p_value": test["p_value"], "friedman_p": None, "higher": higher,
+            "favoured": favoured, "disfavoured": disfavoured,
+            "largest_pair": largest[0], "largest_pair_difference": largest[1],
+            "tested": tested})
+    tested_p = [e["p_value"] for e in out if e["tested"]]
+    varies = any(d != 0 for c in shown for _, d in residuals[c])
+    omnibus = min(1.0, len(tested_p) * min(tested_p)) if tested_p and varies else None
+    for e in out:
+        e["omnibus_p"] = omnibus
+        e["omnibus_test"] = ("interaction (additive-model residual), Wilcoxon signed-rank"
+                             if len(shown) == 1 else
+                             "interaction (additive-model residuals), Bonferroni of the cells")
+    return out
+
+
 def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list[dict[str, Any]]:
     """Holm-adjust (omnibus tests across the report, then group rows within their
     attribute and figure), mark the significant rows, and sort: significant first, then
@@ -231,15 +310,22 @@ def rank_effects(effects: list[dict[str, Any]], *, alpha: float = ALPHA) -> list
 def pair_effects(rows: Sequence[Mapping[str, Any]], attributes: Sequence[str],
                  group_of: Callable[[Mapping[str, Any], str], Optional[str]], *,
                  metrics: Sequence[str] = tuple(EFFECT_METRICS), alpha: float = ALPHA,
-                 min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
-    """Every attribute x figure effect of a run, Holm-adjusted together and ranked.
+                 min_pairs: int = MIN_PAIRS, intersections: Sequence[str] = ()
+                 ) -> list[dict[str, Any]]:
+    """Every attribute x figure effect of a run, and the interaction of each two-attribute
+    intersection ("gender×age_group"), Holm-adjusted together and ranked.
 
-    `group_of(row, attribute)` names the row's group (None: not in this attribute).
-    Figures no row has (a judge's, when no judge rated) are skipped.
+    `group_of(row, attribute)` names the row's group (None: not in this attribute; for an
+    intersection, its cell "female×older"). Figures no row has (a judge's, when no judge
+    rated) are skipped.
     """
     present = [m for m in metrics if any(r.get(m) is not None for r in rows)]
     effects = [e for attribute in attributes for metric in present
                for e in attribute_effects(rows, attribute, metric,
                                           lambda r, a=attribute: group_of(r, a),
                                           min_pairs=min_pairs)]
+    effects += [e for inter in intersections for metric in present
+                for e in interaction_effects(rows, inter, metric,
+                                             lambda r, a=inter: group_of(r, a),
+                                             min_pairs=min_pairs)]
     return rank_effects(effects, alpha=alpha)

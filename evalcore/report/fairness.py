@@ -330,7 +330,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     singles = [attributes[k] for k in keys]
     pairs, violations = fm.pair_spreads(suite_rows, thresholds=spread_thresholds,
                                         high=high_severity)
-    effects = pair_effects(suite_rows, keys, _group_of)
+    effects = pair_effects(suite_rows, keys, _group_of,
+                           intersections=[intersection] if intersection else ())
     spd, eod = _worst(singles, "spd"), _worst(singles, "eod")
     auc_var = _worst(singles, "auc_variance")
     score, overall = fm.overall_score(spd, eod, auc_var)

@@ -183,8 +183,13 @@ def effect_text(effect: Mapping[str, Any]) -> str:
     difference +1.00 over 20 pairs, r = 1.00, Holm p = 0.0002"."""
     median = effect.get("median_difference")
     r, p = effect.get("rank_biserial"), effect.get("p_adjusted")
-    who = (f"favours {effect['favoured']} over {effect['disfavoured']}" if effect.get("favoured")
-           else "no direction")
+    if effect.get("kind") == "interaction":
+        who = (f"{effect['group']} "
+               f"{'higher' if effect.get('higher') == effect['group'] else 'lower'} than "
+               f"{effect['compared_with']}" if effect.get("favoured") else "no interaction")
+    else:
+        who = (f"favours {effect['favoured']} over {effect['disfavoured']}"
+               if effect.get("favoured") else "no direction")
     return (f"{effect['attribute']} · {effect['metric']}: {who}, median difference of "
             f"{effect['group']} {'-' if median is None else f'{median:+.2f}'} over "
             f"{effect['n_pairs']} pairs, r = {'-' if r is None else f'{r:.2f}'}, "

@@ -150,3 +150,85 @@ def test_holm_runs_over_the_omnibus_tests_then_within_each_attribute_and_figure(
             assert e["p_adjusted"] == pytest.approx(max(adj, across[metric]))
     assert all(e["p_adjusted"] == 1.0 and not e["significant"]
                for e in families["toxicity"])
+
+
+# ------------------------------------------------------------------ intersections
+
+CELLS = [(g, a) for g in ("female", "male") for a in ("older", "young")]
+
+
+def _cell(row, attribute):
+    parts = [row["attributes"].get(a) for a in attribute.split("×")]
+    return None if None in parts else "×".join(parts)
+
+
+def intersection_rows(score, pairs: int = 12, seed: int = 5) -> list[dict]:
+    """`pairs` resumes x the 2 x 2 gender x age cells; `score(g, a, rng)` per answer."""
+    rng = random.Random(seed)
+    return [{"pair_id": f"p{p}", "attributes": {"gender": g, "age_group": a},
+             "score": score(g, a, rng), "sentiment": rng.uniform(-0.2, 0.2)}
+            for p in range(pairs) for g, a in CELLS]
+
+
+def _interaction(effects, metric="score"):
+    return [e for e in effects if e.get("kind") == "interaction" and e["metric"] == metric]
+
+
+def test_an_interaction_only_the_intersection_shows_is_found() -> None:
+    """Older women score 2 lower; men of any age and young women do not: the main
+    effects see part of it, the interaction names the cell."""
+    rows = intersection_rows(lambda g, a, rng: 7.0 + rng.uniform(-0.3, 0.3)
+                             - (2.0 if (g, a) == ("female", "older") else 0.0))
+    effects = pe.pair_effects(rows, ["gender", "age_group"], _cell,
+                              intersections=["gender×age_group"])
+    (row,) = _interaction(effects)
+    assert (row["attribute"], row["group"], row["n_pairs"]) == (
+        "gender×age_group", "female×older", 12)
+    assert row["significant"] and row["rank_biserial"] == pytest.approx(-1.0)
+    assert row["median_difference"] == pytest.approx(-0.5, abs=0.2)  # -2 / 4 per cell
+    assert row["disfavoured"] == "female×older"
+    from evalcore.report.fairness_view import effect_text
+
+    assert effect_text(row).startswith(
+        "gender×age_group · score: female×older lower than what gender and age_group "
+        "alone predict")
+
+
+def test_additive_effects_leave_no_interaction() -> None:
+    """Women 1 lower and older applicants 1 lower, exactly additive: both main effects,
+    no interaction (every residual 0: p 1, nothing to count in the correction)."""
+    rows = intersection_rows(lambda g, a, rng: 8.0 - (g == "female") - (a == "older"))
+    effects = pe.pair_effects(rows, ["gender", "age_group"], _cell,
+                              intersections=["gender×age_group"])
+    (row,) = _interaction(effects)
+    assert not row["significant"] and row["p_value"] == 1.0 and row["omnibus_p"] is None
+    assert {(e["attribute"], e["group"]) for e in effects
+            if e["significant"] and e["metric"] == "score"} == {
+        ("gender", "female"), ("age_group", "older")}
+
+
+def test_the_interaction_test_is_scipys_wilcoxon_of_the_contrast() -> None:
+    from scipy.stats import wilcoxon
+
+    rows = intersection_rows(lambda g, a, rng: rng.uniform(4, 9), pairs=15, seed=11)
+    (row,) = _interaction(pe.pair_effects(rows, [], _cell,
+                                          intersections=["gender×age_group"]))
+    by_pair: dict = {}
+    for r in rows:
+        by_pair.setdefault(r["pair_id"], {})[_cell(r, "gender×age_group")] = r["score"]
+    contrast = [(m["female×older"] - m["female×young"] - m["male×older"] + m["male×young"]) / 4
+                for m in by_pair.values()]
+    assert row["p_value"] == pytest.approx(
+        wilcoxon(contrast, zero_method="zsplit").pvalue, rel=1e-9)
+    assert row["omnibus_p"] == row["p_value"]
+
+
+def test_pairs_missing_a_cell_are_left_out_and_three_attributes_are_not_tested() -> None:
+    rows = intersection_rows(lambda g, a, rng: rng.uniform(4, 9), pairs=8)
+    rows = [r for r in rows if not (r["pair_id"] == "p0" and r["attributes"]["gender"] == "male"
+                                    and r["attributes"]["age_group"] == "young")]
+    (row,) = _interaction(pe.pair_effects(rows, [], _cell, intersections=["gender×age_group"]))
+    assert row["n_pairs"] == 7
+    three = [dict(r, attributes={**r["attributes"], "income": "low"}) for r in rows]
+    assert _interaction(pe.pair_effects(three, [], _cell,
+                                        intersections=["gender×age_group×income"])) == []

@@ -81,3 +81,43 @@ def test_the_trust_report_shows_the_verdict_and_the_strongest_effect(engine) -> 
     assert "verdict <b>FAIL</b>" in fairness or "verdict <b>NOT MEASURED</b>" in fairness
     row = fairness[fairness.index("<td>gender</td><td>score</td>"):]
     assert row.startswith("<td>gender</td><td>score</td><td>male</td>")
+
+
+def test_an_intersection_suite_reports_the_interaction(engine) -> None:
+    """The built-in gender x age suite, its 4 resumes each asked twice over (8 pairs); the
+    model scores older women 2 lower and everyone else alike. The report names the cell
+    as an interaction, beside the gender and age effects it drags along."""
+    from evalcore.dataset import load_items
+    from evalcore.fairness import fairness_report
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+    from evalcore.report.fairness_view import effect_text
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    suite = generate_suite("intersection", "en")
+    twice = [q.model_copy(update={"idx": k * 100 + q.idx, "meta": {
+        **q.meta, "pair_id": f"{q.meta['pair_id']}#{k}"}}) for k in (1, 2)
+        for q in suite.questions]
+    dataset = save_suite(engine, suite.model_copy(update={"questions": twice}), "ix-8")
+    items = load_items(engine, dataset.id)
+    run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
+                             rounds=1, status="done", total=len(items), done=len(items),
+                             started_at=utcnow() - timedelta(seconds=5), finished_at=utcnow(),
+                             config={"item_ids": [i.id for i in items]})
+    rng = random.Random(2)
+    answers = []
+    for item in items:
+        cell = (item.meta["attributes"]["gender"], item.meta["attributes"]["age_group"])
+        score = 8 - (2 if cell == ("female", "older") else 0) + rng.choice((0, 0, 1))
+        answers.append({"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer",
+                        "model": "fake", "prompt": item.question,
+                        "answer": f"Score: {score}/10. Recommended."})
+    queries.record_calls(engine, answers)
+    report = fairness_report(engine, int(run.id))
+    assert report["intersection"] == "gender×age_group"
+    (row,) = [e for e in report["effects"]
+              if e.get("kind") == "interaction" and e["metric"] == "score"]
+    assert (row["group"], row["n_pairs"], row["tested"]) == ("female×older", 8, True)
+    assert row["significant"] and row["disfavoured"] == "female×older"
+    assert "female×older lower than what gender and age_group alone predict" in effect_text(row)
+    assert report["gate_metrics"]["significant_effects"] >= 1
