@@ -141,3 +141,14 @@ def test_save_suite_stores_items_with_meta(engine) -> None:
     assert len(items) == len(parsed.questions)
     assert items[0].meta["pair_id"] == parsed.questions[0].meta["pair_id"]
     assert difflib.SequenceMatcher(None, items[0].question, items[1].question).ratio() > 0.9
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_intersection_suite_has_enough_pairs_to_test_its_effects(lang) -> None:
+    """Strong and weak resumes for 4 occupations: 8 pairs, above the 6 a paired test needs,
+    and both labels, so equal opportunity (EOD) is measured too."""
+    from evalcore.metrics.pair_effects import MIN_PAIRS
+
+    parsed = generate_suite("intersection", lang)
+    assert len({q.meta["pair_id"] for q in parsed.questions}) == 8 >= MIN_PAIRS
+    assert {q.meta["label"] for q in parsed.questions} == {0, 1}

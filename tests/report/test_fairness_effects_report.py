@@ -84,9 +84,9 @@ def test_the_trust_report_shows_the_verdict_and_the_strongest_effect(engine) -> 
 
 
 def test_an_intersection_suite_reports_the_interaction(engine) -> None:
-    """The built-in gender x age suite, its 4 resumes each asked twice over (8 pairs); the
-    model scores older women 2 lower and everyone else alike. The report names the cell
-    as an interaction, beside the gender and age effects it drags along."""
+    """The built-in gender x age suite (strong and weak resumes for 4 occupations: 8
+    pairs); the model scores older women 2 lower and everyone else alike. The report names
+    the cell as an interaction, beside the gender and age effects it drags along."""
     from evalcore.dataset import load_items
     from evalcore.fairness import fairness_report
     from evalcore.perturb.counterfactual import generate_suite, save_suite
@@ -94,11 +94,7 @@ def test_an_intersection_suite_reports_the_interaction(engine) -> None:
     from evalcore.store import queries
     from evalcore.store.tables import utcnow
 
-    suite = generate_suite("intersection", "en")
-    twice = [q.model_copy(update={"idx": k * 100 + q.idx, "meta": {
-        **q.meta, "pair_id": f"{q.meta['pair_id']}#{k}"}}) for k in (1, 2)
-        for q in suite.questions]
-    dataset = save_suite(engine, suite.model_copy(update={"questions": twice}), "ix-8")
+    dataset = save_suite(engine, generate_suite("intersection", "en"), "ix")
     items = load_items(engine, dataset.id)
     run = queries.create_run(engine, kind="fairness", dataset_id=dataset.id, model="fake",
                              rounds=1, status="done", total=len(items), done=len(items),
@@ -108,7 +104,8 @@ def test_an_intersection_suite_reports_the_interaction(engine) -> None:
     answers = []
     for item in items:
         cell = (item.meta["attributes"]["gender"], item.meta["attributes"]["age_group"])
-        score = 8 - (2 if cell == ("female", "older") else 0) + rng.choice((0, 0, 1))
+        base = 8 if item.meta["template_id"] == "resume_strong" else 3
+        score = base - (2 if cell == ("female", "older") else 0) + rng.choice((0, 0, 1))
         answers.append({"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer",
                         "model": "fake", "prompt": item.question,
                         "answer": f"Score: {score}/10. Recommended."})
