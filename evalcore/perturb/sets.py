@@ -421,11 +421,13 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
     given = get_dataset(engine, source_dataset) if source_dataset is not None else None
     clean, how = _find_clean(engine, parsed, base_format, given)
     stem = Path(parsed.source_file).stem or "attacked"
-    if not name:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
-        from evalcore.store.db import session_scope
-        from evalcore.store.tables import AttackSet
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackSet
 
-        with session_scope(engine, write=False) as session:
+    with session_scope(engine, write=False) as session:
+        if name:
+            _set_name(session, name, "", level, None)  # a name already taken is refused now
+        else:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
             name = _free_name(session, stem, AttackSet)
     return parsed, level, clean, how, name
 

@@ -94,10 +94,12 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
     from evalcore.store import jobs
     from evalcore.store.uploads import save_upload
 
-    parsed, level, _, _, name = plan_import(engine, data, filename=filename, name=name,
-                                            level=level, source_dataset=source_dataset,
-                                            allow_duplicate=allow_duplicate)
+    parsed, level, _, _, _ = plan_import(engine, data, filename=filename, name=name,
+                                         level=level, source_dataset=source_dataset,
+                                         allow_duplicate=allow_duplicate)
     upload_id = save_upload(engine, data, filename, created_by)
+    # The user's name (or none: the job picks a free one when it stores the set, so two
+    # imports queued together never ask for the same default name).
     params = {"upload_id": upload_id, "filename": filename, "name": name, "level": level,
               "source_dataset": source_dataset, "check": check, "similarity": similarity,
               "allow_duplicate": allow_duplicate, "created_by": created_by}

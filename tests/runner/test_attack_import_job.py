@@ -124,3 +124,20 @@ def test_a_cancelled_import_stores_nothing_and_drops_the_upload(engine, monkeypa
     assert run_job_here(engine, job_id, on_progress=slow) == "cancelled"
     assert list_attack_sets(engine) == [] and _count(engine, Dataset) == 0
     assert _count(engine, Upload) == 0
+
+
+def test_two_imports_queued_together_each_get_a_free_name(engine) -> None:
+    first = create_import_job(engine, _bytes(), filename=NAME, similarity=False)
+    second = create_import_job(engine, _bytes(), filename=NAME, similarity=False,
+                               allow_duplicate=True)
+    assert run_job_here(engine, first) == "done" and run_job_here(engine, second) == "done"
+    assert sorted(s.name for s in list_attack_sets(engine)) == [
+        "Apples_underwordattack", "Apples_underwordattack-2"]
+
+
+def test_a_name_already_taken_is_refused_before_anything_is_queued(engine) -> None:
+    run_job_here(engine, create_import_job(engine, _bytes(), filename=NAME, name="mine",
+                                           similarity=False))
+    with pytest.raises(AttackSetError, match="'mine' already exists"):
+        create_import_job(engine, _bytes(), filename=NAME, name="mine", allow_duplicate=True)
+    assert len(list_jobs(engine)) == 1
