@@ -57,8 +57,11 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
                              format_func=lambda v: ("find it, or create it from the file"
                                                     if v is None else by_id[v]))
     name = left.text_input("Attack set name (optional: the file name)", key="attacks.import_name")
-    similarity = right.checkbox("Check meaning with e5 similarity (slower)", value=False,
-                                key="attacks.import_similarity")
+    similarity = right.checkbox(
+        "Check meaning with e5 similarity", value=True, key="attacks.import_similarity",
+        help="Flags attacked questions whose e5 similarity to the original is below the "
+             "threshold (low_similarity), as a generated set is checked. The import runs "
+             "as a job, so the page stays free while it embeds.")
     again = right.checkbox("Import even if this file was imported before",
                            key="attacks.import_again")
     if not _shared.allowed_button("Import attack set", "import", key="attacks.import",

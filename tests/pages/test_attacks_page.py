@@ -285,7 +285,7 @@ def test_an_attacked_file_is_imported_from_the_page(page_env, engine):
     sets = list_attack_sets(engine)
     assert [(s.name, s.level, s.item_count, s.origin) for s in sets] == [
         ("Tiny_underwordattack", "word", 4, "imported")]
-    assert sets[0].params["job_id"] == jobs[0].id
+    assert sets[0].params["job_id"] == jobs[0].id and sets[0].params["similarity_checked"]
     with engine.connect() as conn:  # the file's bytes are gone with the job
         assert conn.execute(Upload.__table__.select()).fetchall() == []
     at.run()
