@@ -24,8 +24,11 @@ EFFECTS_METHOD = (
     "ranked evidence for the group being lower or higher), Cohen's dz beside it. Per "
     "attribute and figure an omnibus test (that Wilcoxon test with two groups, Friedman's "
     "with more); Holm's correction over the omnibus tests of the run, then within each "
-    "attribute and figure; significant = adjusted p < 0.05. Single-pair spreads are "
-    "detail, not evidence: one pair's sentiment can swing on analyser noise.")
+    "attribute and figure; significant = adjusted p < 0.05. A suite that varies two "
+    "attributes together also gets interaction rows: each cell (female×older) against what "
+    "its two attributes alone predict (the additive model's residual), tested the same way "
+    "across pairs. Single-pair spreads are detail, not evidence: one pair's sentiment can "
+    "swing on analyser noise.")
 DEFAULT_THRESHOLD = 7.0
 """A resume / loan answer scoring >= this is the positive decision (recommended)."""
 INTERSECTION_SEP = "×"
