@@ -133,6 +133,34 @@ def _friedman(by_pair: Mapping[str, Mapping[str, float]], groups: list[str]
     return float(friedmanchisquare(*columns).pvalue)
 
 
+def _tested_row(group: str, compared_with: str, diffs: list[tuple[str, float]],
+                better: str, min_pairs: int) -> dict[str, Any]:
+    """The test, size and direction of one row from its per-pair differences (pair, d):
+    Wilcoxon and r when there are `min_pairs`, the median and mean difference, which side
+    is higher and which is favoured (by the figure's direction), the pair that differs most."""
+    import statistics
+
+    values = [d for _, d in diffs]
+    tested = len(values) >= min_pairs
+    test = signed_rank(values) if tested else {"p_value": None, "rank_biserial": None}
+    median = statistics.median(values) if values else None
+    mean = statistics.fmean(values) if values else None
+    centre = median if median else mean  # median 0 with a consistent skew: use the mean
+    if centre is None or centre == 0:
+        higher = favoured = disfavoured = None
+    else:
+        higher = group if centre > 0 else compared_with
+        lower = compared_with if centre > 0 else group
+        favoured, disfavoured = (higher, lower) if better == "higher" else (lower, higher)
+    largest = max(diffs, key=lambda x: abs(x[1]), default=(None, 0.0))
+    return {"group": group, "compared_with": compared_with, "n_pairs": len(values),
+            "median_difference": median, "mean_difference": mean,
+            "rank_biserial": test["rank_biserial"], "cohens_dz": cohens_dz(values),
+            "p_value": test["p_value"], "higher": higher, "favoured": favoured,
+            "disfavoured": disfavoured, "largest_pair": largest[0],
+            "largest_pair_difference": largest[1], "tested": tested}
+
+
 def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric: str,
                       group_of: Callable[[Mapping[str, Any]], Optional[str]], *,
                       min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
@@ -145,7 +173,6 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
     higher (the group with the higher figure), favoured, disfavoured, largest_pair (the
     pair where the group differs most), tested (False with fewer than `min_pairs` pairs).
     """
-    import statistics
 
     by_pair = _pair_group_means(rows, metric, group_of)
     groups = sorted({g for p in by_pair.values() for g in p})
@@ -164,28 +191,8 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
                 diffs.append((pid, round(means[group] - math.fsum(others) / len(others), ROUND)))
         rest = [g for g in groups if g != group]
         rest_label = rest[0] if len(rest) == 1 else "others (" + ", ".join(rest) + ")"
-        values = [d for _, d in diffs]
-        tested = len(values) >= min_pairs
-        test = signed_rank(values) if tested else {"p_value": None, "rank_biserial": None}
-        median = statistics.median(values) if values else None
-        mean = statistics.fmean(values) if values else None
-        centre = median if median else mean  # median 0 with a consistent skew: use the mean
-        if centre is None or centre == 0:
-            higher = favoured = disfavoured = None
-        else:
-            higher = group if centre > 0 else rest_label
-            lower = rest_label if centre > 0 else group
-            favoured, disfavoured = (higher, lower) if better == "higher" else (lower, higher)
-        largest = max(diffs, key=lambda x: abs(x[1]), default=(None, 0.0))
-        out.append({
-            "attribute": attribute, "metric": metric, "group": group,
-            "compared_with": rest_label, "n_pairs": len(values),
-            "median_difference": median, "mean_difference": mean,
-            "rank_biserial": test["rank_biserial"], "cohens_dz": cohens_dz(values),
-            "p_value": test["p_value"], "friedman_p": friedman, "higher": higher,
-            "favoured": favoured, "disfavoured": disfavoured,
-            "largest_pair": largest[0], "largest_pair_difference": largest[1],
-            "tested": tested})
+        out.append({"attribute": attribute, "metric": metric, "friedman_p": friedman,
+                    **_tested_row(group, rest_label, diffs, better, min_pairs)})
     tested_p = [e["p_value"] for e in out if e["tested"]]
     if not variation or not tested_p:
         omnibus = None  # nothing differs: no test to count in the correction
@@ -207,7 +214,6 @@ def interaction_effects(rows: Sequence[Mapping[str, Any]], intersection: str, me
     (unadjusted; `rank_effects` adjusts), shaped like `attribute_effects` rows with
     kind "interaction": the group is a cell, the difference its additive-model residual.
     Only pairs that have every cell count; more than two attributes are not tested."""
-    import statistics
 
     names = intersection.split(sep)
     by_pair = _pair_group_means(rows, metric, group_of)
@@ -239,28 +245,9 @@ def interaction_effects(rows: Sequence[Mapping[str, Any]], intersection: str, me
     additive = f"what {names[0]} and {names[1]} alone predict"
     out = []
     for cell in shown:
-        values = [d for _, d in residuals[cell]]
-        tested = len(values) >= min_pairs
-        test = signed_rank(values) if tested else {"p_value": None, "rank_biserial": None}
-        median = statistics.median(values) if values else None
-        mean = statistics.fmean(values) if values else None
-        centre = median if median else mean
-        if centre is None or centre == 0:
-            higher = favoured = disfavoured = None
-        else:
-            higher = cell if centre > 0 else additive
-            lower = additive if centre > 0 else cell
-            favoured, disfavoured = (higher, lower) if better == "higher" else (lower, higher)
-        largest = max(residuals[cell], key=lambda x: abs(x[1]), default=(None, 0.0))
-        out.append({
-            "attribute": intersection, "metric": metric, "group": cell, "kind": "interaction",
-            "compared_with": additive, "n_pairs": len(values),
-            "median_difference": median, "mean_difference": mean,
-            "rank_biserial": test["rank_biserial"], "cohens_dz": cohens_dz(values),
-            "p_value": test["p_value"], "friedman_p": None, "higher": higher,
-            "favoured": favoured, "disfavoured": disfavoured,
-            "largest_pair": largest[0], "largest_pair_difference": largest[1],
-            "tested": tested})
+        out.append({"attribute": intersection, "metric": metric, "friedman_p": None,
+                    "kind": "interaction",
+                    **_tested_row(cell, additive, residuals[cell], better, min_pairs)})
     tested_p = [e["p_value"] for e in out if e["tested"]]
     varies = any(d != 0 for c in shown for _, d in residuals[c])
     omnibus = min(1.0, len(tested_p) * min(tested_p)) if tested_p and varies else None

@@ -19,6 +19,17 @@ class _Stop(Exception):
     """Raised from the progress callback to stop after the batch just stored."""
 
 
+def _stopping(pump: Any, ctx: Any) -> Any:
+    """A progress callback for synchronous work: feeds `pump`, and raises `_Stop` once the
+    job is cancelled or its worker is stopping, so the work ends at its next step."""
+    def progress(done: int, total: int) -> None:
+        pump(done, total)
+        if ctx.draining.is_set() or ctx.cancelled.is_set():
+            raise _Stop()
+
+    return progress
+
+
 def create_attack_job(engine: Engine, *, dataset: Union[str, int], level: str, seed: int = 0,
                       params: Optional[dict[str, Any]] = None, translator: Optional[str] = None,
                       name: Optional[str] = None, created_by: str = "",
@@ -64,13 +75,9 @@ async def attack_job(ctx: Any) -> dict[str, Any]:
     set_id = int(ctx.job.attack_set_id)
 
     async with ProgressPump(ctx) as pump:
-        def progress(done: int, total: int) -> None:
-            pump(done, total)
-            if ctx.draining.is_set() or ctx.cancelled.is_set():
-                raise _Stop()
-
         try:
-            await generate_attack_items_async(ctx.engine, set_id, on_progress=progress,
+            await generate_attack_items_async(ctx.engine, set_id,
+                                              on_progress=_stopping(pump, ctx),
                                               fence=lambda conn: hold(conn, ctx.fence))
         except _Stop:
             return {"status": "drained" if ctx.draining.is_set() else "cancelled",
@@ -123,11 +130,6 @@ async def import_job(ctx: Any) -> dict[str, Any]:
     if stored is None:
         filename, data = await asyncio.to_thread(load_upload, engine, int(p["upload_id"]))
         async with ProgressPump(ctx) as pump:
-            def progress(done: int, total: int) -> None:
-                pump(done, total)
-                if ctx.draining.is_set() or ctx.cancelled.is_set():
-                    raise _Stop()
-
             try:
                 stored = await asyncio.to_thread(
                     import_attack_set, engine, data, filename=filename, name=p.get("name"),
@@ -135,7 +137,8 @@ async def import_job(ctx: Any) -> dict[str, Any]:
                     check=bool(p.get("check", True)), similarity=bool(p.get("similarity", True)),
                     created_by=str(p.get("created_by") or ""),
                     allow_duplicate=bool(p.get("allow_duplicate")), job_id=job_id,
-                    fence=lambda conn: hold(conn, ctx.fence), on_progress=progress)
+                    fence=lambda conn: hold(conn, ctx.fence),
+                    on_progress=_stopping(pump, ctx))
             except _Stop:  # nothing was written: the import is one transaction
                 if ctx.draining.is_set():
                     return {"status": "drained"}  # released: another worker imports it

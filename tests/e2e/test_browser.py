@@ -142,15 +142,13 @@ def test_first_visit_straight_to_a_page_goes_through_the_router(browser, app_url
         page.close()
 
 
-def test_import_csv_through_datasets_page(browser, app_url: str, tmp_path: Path) -> None:
-    name = "codah-e2e"
-    csv_path = tmp_path / "codah_sample.csv"
-    csv_path.write_text(SAMPLE_CSV, encoding="utf-8")
-
+@contextmanager
+def open_page(browser, tmp_path: Path) -> Iterator:  # noqa: ANN001
+    """A new tab; on a failure its screenshot (tmp_path/failure.png) and text are kept."""
     page = browser.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     try:
-        _import_through_ui(page, app_url, csv_path, name)
+        yield page
     except Exception:
         failure = tmp_path / "failure.png"
         page.screenshot(path=str(failure), full_page=True)
@@ -158,6 +156,15 @@ def test_import_csv_through_datasets_page(browser, app_url: str, tmp_path: Path)
         raise
     finally:
         page.close()
+
+
+def test_import_csv_through_datasets_page(browser, app_url: str, tmp_path: Path) -> None:
+    name = "codah-e2e"
+    csv_path = tmp_path / "codah_sample.csv"
+    csv_path.write_text(SAMPLE_CSV, encoding="utf-8")
+
+    with open_page(browser, tmp_path) as page:
+        _import_through_ui(page, app_url, csv_path, name)
     assert SCREENSHOT.stat().st_size > 10_000
 
 
@@ -227,10 +234,8 @@ def test_import_an_attacked_file_through_the_attacks_page(browser, app_url: str,
 
     path = tmp_path / "Sweets_underwordattack.csv"
     path.write_text(ATTACKED_CSV, encoding="utf-8")
-    page = browser.new_page()
-    page.set_default_timeout(UI_TIMEOUT_MS)
     expect.set_options(timeout=UI_TIMEOUT_MS)
-    try:
+    with open_page(browser, tmp_path) as page:
         page.goto(f"{app_url}/attacks", wait_until="domcontentloaded")
         page.get_by_text("Import an attacked file", exact=True).click()
         uploader = page.locator('[data-testid="stFileUploader"]')
@@ -243,10 +248,3 @@ def test_import_an_attacked_file_through_the_attacks_page(browser, app_url: str,
         expect(page.get_by_text("question 1", exact=False).first).to_be_visible()
         expect(page.get_by_text("同窗").first).to_be_visible()
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
-    except Exception:
-        failure = tmp_path / "failure.png"
-        page.screenshot(path=str(failure), full_page=True)
-        print(f"page text at failure (screenshot {failure}):\n{page.inner_text('body')[:3000]}")
-        raise
-    finally:
-        page.close()
