@@ -99,20 +99,24 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
     e5 similarity, the slow part, run in the job."""
     from evalcore.perturb.sets import plan_import
     from evalcore.store import jobs
+    from evalcore.store.db import session_scope
     from evalcore.store.uploads import save_upload
 
     parsed, level, _, _, _ = plan_import(engine, data, filename=filename, name=name,
                                          level=level, source_dataset=source_dataset,
                                          allow_duplicate=allow_duplicate)
-    upload_id = save_upload(engine, data, filename, created_by)
-    # The user's name (or none: the job picks a free one when it stores the set, so two
-    # imports queued together never ask for the same default name).
-    params = {"upload_id": upload_id, "filename": filename, "name": name, "level": level,
-              "source_dataset": source_dataset, "check": check, "similarity": similarity,
-              "allow_duplicate": allow_duplicate, "created_by": created_by}
-    return jobs.create_job(engine, "attack_import", params=params, created_by=created_by,
-                           label=f"import of {filename} ({level} level)",
-                           total=len(parsed.questions) if check else 0)
+    with session_scope(engine) as session:  # the bytes and their job, both or neither
+        upload_id = save_upload(session, data, filename)
+        # The user's name (or none: the job picks a free one when it stores the set, so
+        # two imports queued together never ask for the same default name).
+        params = {"upload_id": upload_id, "filename": filename, "name": name,
+                  "level": level, "source_dataset": source_dataset, "check": check,
+                  "similarity": similarity, "allow_duplicate": allow_duplicate,
+                  "created_by": created_by}
+        return jobs.create_job(engine, "attack_import", params=params, created_by=created_by,
+                               label=f"import of {filename} ({level} level)",
+                               total=len(parsed.questions) if check else 0,
+                               conn=session.connection())
 
 
 async def import_job(ctx: Any) -> dict[str, Any]:

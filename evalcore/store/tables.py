@@ -302,9 +302,6 @@ class Upload(SQLModel, table=True):
 
     id: Optional[int] = Field(default=None, primary_key=True)
     filename: str
-    sha256: str
-    size: int
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
-    created_by: str = ""
     created_at: datetime = Field(default_factory=utcnow,
                                  sa_column=Column(DateTime(timezone=True), nullable=False))

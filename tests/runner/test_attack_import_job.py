@@ -141,3 +141,15 @@ def test_a_name_already_taken_is_refused_before_anything_is_queued(engine) -> No
     with pytest.raises(AttackSetError, match="'mine' already exists"):
         create_import_job(engine, _bytes(), filename=NAME, name="mine", allow_duplicate=True)
     assert len(list_jobs(engine)) == 1
+
+
+def test_the_bytes_are_stored_with_their_job_or_not_at_all(engine, monkeypatch) -> None:
+    from evalcore.store import jobs
+
+    def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        raise RuntimeError("the queue is unavailable")
+
+    monkeypatch.setattr(jobs, "create_job", refuse)
+    with pytest.raises(RuntimeError, match="unavailable"):
+        create_import_job(engine, _bytes(), filename=NAME)
+    assert _count(engine, Upload) == 0

@@ -22,10 +22,7 @@ def upgrade() -> None:
         "upload",
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("filename", sa.String(), nullable=False),
-        sa.Column("sha256", sa.String(), nullable=False),
-        sa.Column("size", sa.Integer(), nullable=False),
         sa.Column("data", sa.LargeBinary(), nullable=False),
-        sa.Column("created_by", sa.String(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
