@@ -232,31 +232,24 @@ def _show(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     """Importing is a job too: the file is checked, queued and imported here."""
-    from pathlib import Path
-
     from evalcore import actions
     from evalcore.cli.common import acting_user, engine_and_settings, print_json
-    from evalcore.errors import EvalcoreError
+    from evalcore.dataset.readers import load_source
     from evalcore.perturb.sets import attack_set_info, get_attack_set
     from evalcore.store.jobs import get_job
 
     engine, _ = engine_and_settings()
-    path = Path(args.path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise EvalcoreError(f"{path}: cannot read the file ({exc.strerror or exc}); check the "
-                            "path") from exc
-    job_id = actions.queue_attack_import(acting_user(engine), engine, data, filename=path.name,
+    data, filename = load_source(args.path)
+    job_id = actions.queue_attack_import(acting_user(engine), engine, data, filename=filename,
                                          name=args.name, level=args.level,
                                          source_dataset=args.source_dataset,
                                          check=not args.no_check,
                                          similarity=not args.no_similarity,
                                          allow_duplicate=args.allow_duplicate)
-    status = _execute(engine, job_id, f"checking {path.name}", "row")
+    status = _execute(engine, job_id, f"checking {filename}", "row")
     job = get_job(engine, job_id)
     if status != "done":
-        print(f"error: import of {path.name} {job.status}"
+        print(f"error: import of {filename} {job.status}"
               f"{': ' + job.error if job.error else ''}; nothing was stored", file=sys.stderr)
         return 2
     attack_set = get_attack_set(engine, int(job.result["attack_set_id"]))
