@@ -72,13 +72,10 @@ def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
     return run_with_progress(engine, run_id)
 
 
-DEFAULT_MODEL = "local"
-"""`providers.registry.DEFAULT_MODEL` (a test holds them equal), spelled out here: importing
-the providers package to build the parser would cost every command ~0.3 s."""
-
-
 def add_model_arg(parser: Any) -> None:
     """`--model`, the embedded local model unless named: a first run needs no flag to learn."""
+    from evalcore.config import DEFAULT_MODEL
+
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"model name (see `models list`; default {DEFAULT_MODEL!r}, the "
                              "embedded model)")

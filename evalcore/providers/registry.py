@@ -28,12 +28,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from evalcore.config import DEFAULT_MODEL
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.model_store import ModelsInDatabase
 
-DEFAULT_MODEL = "local"
-"""Name of the model used when none is chosen."""
 _FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 import pytest
 
 from evalcore.cli import build_parser
-from evalcore.cli.common import DEFAULT_MODEL as CLI_DEFAULT
 from evalcore.providers.registry import DEFAULT_MODEL
 
 
@@ -14,7 +13,7 @@ from evalcore.providers.registry import DEFAULT_MODEL
     ["fairness", "--suite", "s"],
 ])
 def test_run_commands_use_the_embedded_model_unless_named(argv):
-    assert build_parser().parse_args(argv).model == DEFAULT_MODEL == CLI_DEFAULT == "local"
+    assert build_parser().parse_args(argv).model == DEFAULT_MODEL == "local"
     assert build_parser().parse_args([*argv, "--model", "gpt"]).model == "gpt"
 
 
