@@ -93,16 +93,16 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 
 def _print_summary(report: dict, status: str) -> None:
+    from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
+
     dist = report["distribution"]
     summary = report["summary"]
     n = report["repetition_count"]
     mean = "n/a" if summary["mean"] is None else f"{summary['mean']:.3f} (std {summary['std']:.3f})"
     print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
           f"mean success {mean}")
-    policy = summary["failure_policy_note"].removeprefix(
-        "rounds without a verdict (model or judge error) ")
-    print(f"rounds without a verdict (model or judge error): {summary['errored_rounds']} in "
-          f"{summary['questions_with_errors']} questions; they {policy}")
+    print(f"{NO_VERDICT}: {summary['errored_rounds']} in {summary['questions_with_errors']} "
+          f"questions; they {POLICY_RULES[summary['failure_policy']]}")
     print("correct count distribution:")
     for k in range(n, -1, -1):
         count = dist["distribution_counts"][str(k)]

@@ -53,12 +53,14 @@ MAX_ROUNDS = 100
 """The method asks each question 1 to 100 times."""
 FailurePolicy = Literal["exclude", "as_wrong"]
 FAILURE_POLICIES: tuple[FailurePolicy, ...] = ("exclude", "as_wrong")
-POLICY_NOTES: dict[str, str] = {
-    "exclude": "rounds without a verdict (model or judge error) are left out: each "
-               "question's success rate is over its answered rounds",
-    "as_wrong": "rounds without a verdict (model or judge error) count as wrong answers "
-                "(the method's seed rule, failure = 0)",
+NO_VERDICT = "rounds without a verdict (model or judge error)"
+POLICY_RULES: dict[str, str] = {
+    "exclude": "are left out: each question's success rate is over its answered rounds",
+    "as_wrong": "count as wrong answers (the method's seed rule, failure = 0)",
 }
+"""What each failure policy does with the rounds without a verdict (the CLI's summary line
+puts their count in between)."""
+POLICY_NOTES: dict[str, str] = {k: f"{NO_VERDICT} {v}" for k, v in POLICY_RULES.items()}
 """What each failure policy means, in the words the report and the page show."""
 
 Verdict = Union[bool, int, None]

@@ -29,11 +29,12 @@ def test_a_failed_call_is_no_verdict_unless_errors_as_wrong(settings, engine, da
     assert (first["answered"], first["errored"]) == (1, 1)
     assert report["failure_policy"] == report["summary"]["failure_policy"] == (
         "as_wrong" if as_wrong else "exclude")
-    rule = report["summary"]["failure_policy_note"].removeprefix(
-        "rounds without a verdict (model or judge error) ")
+    rule = ("count as wrong answers (the method's seed rule, failure = 0)" if as_wrong else
+            "are left out: each question's success rate is over its answered rounds")
     assert ("rounds without a verdict (model or judge error): 1 in 1 questions; they "
             f"{rule}\n") in printed
-    assert rule.startswith("count as wrong" if as_wrong else "are left out")
+    assert report["summary"]["failure_policy_note"] == (
+        f"rounds without a verdict (model or judge error) {rule}")
     with out_csv.open(encoding="utf-8-sig") as fh:
         row = list(csv.DictReader(fh))[0]
     assert (row["answered_rounds"], row["errored_rounds"]) == ("1", "1")
