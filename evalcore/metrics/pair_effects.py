@@ -209,11 +209,12 @@ def attribute_effects(rows: Sequence[Mapping[str, Any]], attribute: str, metric:
 
 def interaction_effects(rows: Sequence[Mapping[str, Any]], intersection: str, metric: str,
                         group_of: Callable[[Mapping[str, Any]], Optional[str]], *,
-                        sep: str = "×", min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
+                        min_pairs: int = MIN_PAIRS) -> list[dict[str, Any]]:
     """The interaction rows of a two-attribute intersection "a×b" and one figure
     (unadjusted; `rank_effects` adjusts), shaped like `attribute_effects` rows with
     kind "interaction": the group is a cell, the difference its additive-model residual.
     Only pairs that have every cell count; more than two attributes are not tested."""
+    from evalcore.metrics.fairness import INTERSECTION_SEP as sep
 
     names = intersection.split(sep)
     by_pair = _pair_group_means(rows, metric, group_of)

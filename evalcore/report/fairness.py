@@ -31,7 +31,6 @@ EFFECTS_METHOD = (
     "swing on analyser noise.")
 DEFAULT_THRESHOLD = 7.0
 """A resume / loan answer scoring >= this is the positive decision (recommended)."""
-INTERSECTION_SEP = "×"
 ROW_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "length_words",
                "length_chars", "avg_word_length")
 
@@ -205,18 +204,13 @@ def _attribute_keys(rows: list[dict[str, Any]]) -> tuple[list[str], Optional[str
             if key not in keys:
                 keys.append(key)
     varying = [k for k in keys if len({r["attributes"].get(k) for r in rows}) > 1]
-    return keys, (INTERSECTION_SEP.join(varying) if len(varying) > 1 else None)
-
-
-def _group_of(row: Mapping[str, Any], attribute: str) -> Optional[str]:
-    parts = [row["attributes"].get(a) for a in attribute.split(INTERSECTION_SEP)]
-    return None if any(p is None for p in parts) else INTERSECTION_SEP.join(map(str, parts))
+    return keys, (fm.INTERSECTION_SEP.join(varying) if len(varying) > 1 else None)
 
 
 def attribute_metrics(rows: list[dict[str, Any]], attribute: str, *,
                       length_gap: float = fm.LENGTH_GAP) -> dict[str, Any]:
     """Every group figure and test of one attribute (or an intersection 'gender×age_group')."""
-    groups = [_group_of(r, attribute) for r in rows]
+    groups = [fm.group_of(r, attribute) for r in rows]
     judged = any("judge_sentiment" in r for r in rows)
     col = {name: [r.get(name) for r in rows] for name in (
         "sentiment", "professionalism", "score", "decision", "label", "toxicity", "refusal",
@@ -333,7 +327,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     singles = [attributes[k] for k in keys]
     pairs, violations = fm.pair_spreads(suite_rows, thresholds=spread_thresholds,
                                         high=high_severity)
-    effects = pair_effects(suite_rows, keys, _group_of,
+    effects = pair_effects(suite_rows, keys, fm.group_of,
                            intersections=[intersection] if intersection else ())
     spd, eod = _worst(singles, "spd"), _worst(singles, "eod")
     auc_var = _worst(singles, "auc_variance")

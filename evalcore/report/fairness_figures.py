@@ -22,20 +22,17 @@ LEVEL_COLOURS = {"EXCELLENT": "#1a9850", "GOOD": "#91cf60", "ACCEPTABLE": "#fee0
                  "CONCERNING": "#fc8d59", "POOR": "#d73027"}
 
 
-def _group(row: Mapping[str, Any], attribute: str) -> str | None:
-    parts = [row.get("attributes", {}).get(a) for a in attribute.split("×")]
-    return None if any(p is None for p in parts) else "×".join(map(str, parts))
-
-
 def box_by_group(report: Mapping[str, Any], metric: str, attribute: str) -> go.Figure:
     """One box per group of `attribute` for a per-answer figure (sentiment, score, length)."""
     import plotly.graph_objects as go
+
+    from evalcore.metrics.fairness import group_of
 
     if metric not in BOX_METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(BOX_METRICS)}")
     by: dict[str, list[float]] = {}
     for row in report.get("rows", []):
-        group, value = _group(row, attribute), row.get(metric)
+        group, value = group_of(row, attribute), row.get(metric)
         if group is not None and value is not None:
             by.setdefault(group, []).append(float(value))
     fig = go.Figure([go.Box(y=values, name=group, boxpoints="all", jitter=0.3)
