@@ -426,7 +426,7 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
 
     with session_scope(engine, write=False) as session:
         if name:
-            _set_name(session, name, "", level, None)  # a name already taken is refused now
+            _refuse_taken(session, name)  # refused now, not when the job stores the set
         else:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
             name = _free_name(session, stem, AttackSet)
     return parsed, level, clean, how, name
@@ -672,18 +672,25 @@ def _free_name(session: "Session", wanted: str, table: Any) -> str:
 
 def _set_name(session: "Session", name: Optional[str], dataset_name: str, level: str,
               seed: Optional[int]) -> str:
-    from sqlmodel import select
 
     from evalcore.store.tables import AttackSet
 
     if name:
-        clash = session.exec(select(AttackSet.id).where(AttackSet.name == name)).first()
-        if clash is not None:
-            raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
-                                 "choose another name")
+        _refuse_taken(session, name)
         return name
     base = f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
     return _free_name(session, base, AttackSet)
+
+
+def _refuse_taken(session: "Session", name: str) -> None:
+    from sqlmodel import select
+
+    from evalcore.store.tables import AttackSet
+
+    clash = session.exec(select(AttackSet.id).where(AttackSet.name == name)).first()
+    if clash is not None:
+        raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
+                             "choose another name")
 
 
 # --------------------------------------------------------------------------- read
