@@ -10,6 +10,8 @@ PYTHON ?=
 VENV_PY := .venv/bin/python
 PORT ?= 8501
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test` (auto: one per core; 0 runs everything in one process)
+TEST_WORKERS ?= auto
 
 .PHONY: help run test team-demo venv venv-dev system data setup setup-dev clean clean-data
 
@@ -43,7 +45,7 @@ run: setup
 	bash scripts/run_app.sh $(PORT)
 
 test: setup-dev
-	$(VENV_PY) -m pytest $(PYTEST_ARGS)
+	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 team-demo: setup-dev
 	bash scripts/team_demo.sh

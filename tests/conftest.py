@@ -11,6 +11,26 @@ SHARED_DATASETS = (REPO_ROOT / ".." / "shared" / "datasets").resolve()
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist each worker gets its own default EVALCORE_HOME, so no two workers
+    share a SQLite file or a cache (tests that need a home still make their own)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        import tempfile
+
+        home = Path(tempfile.mkdtemp(prefix=f"evalcore-{worker}-"))
+        os.environ["EVALCORE_HOME"] = str(home / "home")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `serial` (kills, takeovers, leases measured in seconds) share one xdist
+    group: with `--dist loadgroup` they run one after another on one worker, beside the
+    rest of the suite on the others, never beside each other."""
+    for item in items:
+        if item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.xdist_group("serial"))
+
+
 def require(condition: bool, why: str) -> None:
     """Skip locally when `condition` is false; fail under CI=true."""
     if condition:

@@ -19,7 +19,7 @@ from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.fakes.postgres import free_port
 from tests.runner.conftest import add_model, tagged_dataset
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 LEASE_S = 3.0
 
 

@@ -13,7 +13,7 @@ from evalcore.store import queries
 from tests.conftest import REPO_ROOT
 from tests.runner.conftest import add_model
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 
 def cli(settings, *args: str) -> subprocess.Popen:

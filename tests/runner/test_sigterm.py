@@ -10,7 +10,7 @@ import pytest
 from evalcore.store import jobs, queries
 from tests.runner.test_kill9 import cli, cli_run_under_way
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
 
 def test_sigterm_releases_a_cli_run_and_resume_sends_only_the_rest(engine, settings, dataset,

@@ -17,7 +17,7 @@ from tests.conftest import REPO_ROOT
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, tagged_dataset
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
 LEASE_S = 3.0
 TAKEOVER_SLACK_S = 10.0
 ROUNDS = 8
