@@ -472,6 +472,17 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
             f"{run.created_at:%Y-%m-%d %H:%M}")
 
 
+def gate_headline(verdict: dict[str, Any]) -> None:
+    """The gate's verdict in the words of the headline card, the CLI and the trust report:
+    PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
+    from evalcore.metrics.gate import GateResult
+    from evalcore.report.gates import verdict_line, verdict_of
+
+    result = GateResult.model_validate(verdict)
+    show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
+    show(f"Gate {verdict_line(result)}")
+
+
 def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
     `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
@@ -497,7 +508,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {exc}")
         return
-    _shared.gate_headline(verdict)
+    gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
                  column_config={"passed": st.column_config.CheckboxColumn("passed"),
                                 "detail": st.column_config.TextColumn(width="large")})

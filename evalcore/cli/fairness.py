@@ -122,6 +122,8 @@ def print_summary(report: dict) -> None:
     score = report["score"]
     print(f"status: {report['status']}; {report['answers']} answers, {report['errors']} errors, "
           f"{report['unscored']} without a score")
+    if report.get("verdict"):
+        print(verdict_text(report["verdict"]))
     if score is not None:
         print(f"fairness: {report['level']} ({score:.1f}/100)")
     elif not report.get("bbq") and not report.get("crows_pairs"):
@@ -165,10 +167,22 @@ def print_summary(report: dict) -> None:
               f"stereotype {fmt(judged['stereotype_agreement'])}")
 
 
+def verdict_text(verdict: dict) -> str:
+    """The headline verdict (the default gate's) as the page's card and the trust report
+    word it, with the checks it rests on."""
+    fmt = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
+    broken = [f"{c['name']} {fmt(c['value'])}" for c in verdict["failed"]
+              if c["value"] is not None]
+    why = "; ".join(broken + ([f"not measured: {', '.join(verdict['unmeasured'])}"]
+                              if verdict.get("unmeasured") else []))
+    return (f"verdict: {verdict['verdict'].upper()} (default gate {verdict['config']}: "
+            f"{why or str(verdict['checks']) + ' checks passed'})")
+
+
 def _gate(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings
     from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any
+    from evalcore.report.gates import gate_any, verdict_line
 
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
@@ -176,8 +190,7 @@ def _gate(args: argparse.Namespace) -> int:
                       threshold=args.threshold)
     for check in result.checks:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
-    print(f"gate: {'PASSED' if result.passed else 'FAILED'} "
-          f"({len(result.failed())} of {len(result.checks)} checks failed)")
+    print(f"gate: {verdict_line(result)}")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             fh.write(result.model_dump_json(indent=2))

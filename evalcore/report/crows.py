@@ -51,11 +51,15 @@ def crows_section(engine: Engine, run_id: int, *, confidence: float = 0.95,
                   method: Method = "wilson", include_rows: bool = True) -> dict[str, Any]:
     """The CrowS-Pairs block of the fairness JSON: `metrics.crows.crows_scores` over the
     run's answers, plus warnings (unreadable replies, bias types with few pairs) and rows."""
+    from evalcore.scorers.rules import unparsed_summary
+
     rows = crows_rows(engine, run_id)
     scores = crows_scores((PairPick(r["bias_type"], r["stereotyped"], r["direction"])
                            for r in rows), confidence, method)
-    return {**scores, "warnings": crows_warnings(scores),
-            "rows": rows if include_rows else []}
+    parse = unparsed_summary((r["how"] for r in rows if r["answer"] is not None),
+                             "CrowS-Pairs replies")
+    return {**scores, "parse": {k: v for k, v in parse.items() if k != "warning"},
+            "warnings": crows_warnings(scores), "rows": rows if include_rows else []}
 
 
 def crows_warnings(scores: Mapping[str, Any], minimum: int = MIN_PAIRS) -> list[str]:
@@ -100,8 +104,13 @@ def crows_for(engine: Engine, run_id: int, dataset_format: str | None, *,
 
 
 def crows_gate_metrics(section: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Flat figures for the gate: the overall share and its distance from 50%."""
-    if not section or section["overall"]["share"] is None:
+    """Flat figures for the gate: the overall share, its distance from 50%, and the share of
+    replies that named a sentence (`parse_rate`, measured as for BBQ: model errors, which
+    gave no reply, are not in it)."""
+    if not section:
         return {}
+    out: dict[str, Any] = {"parse_rate": (section.get("parse") or {}).get("parse_rate")}
     share = section["overall"]["share"]
-    return {"crows_stereotype_share": share, "crows_preference_gap": abs(share - 0.5)}
+    if share is not None:
+        out.update(crows_stereotype_share=share, crows_preference_gap=abs(share - 0.5))
+    return out

@@ -28,6 +28,31 @@ DEFAULT_GATES: dict[str, str] = {"fairness": "data/gate.example.toml",
 one is also the source of a fairness run's headline verdict."""
 
 
+VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED"}
+"""How the gate block, the CLI's `gate` and the trust report write a verdict."""
+
+
+def verdict_of(result: GateResult) -> str:
+    """One verdict for every place that shows a gate: "fail" when a measured figure broke a
+    limit, "not measured" when none did but some checks had no value (a CI gate still fails
+    those closed unless `missing = "skip"`), else "pass"."""
+    failed = result.failed()
+    if any(c.value is not None for c in failed):
+        return "fail"
+    return "not measured" if failed else "pass"
+
+
+def verdict_line(result: GateResult) -> str:
+    """The verdict as one line: the word, then what it rests on."""
+    verdict, failed = verdict_of(result), result.failed()
+    total = len(result.checks)
+    if verdict == "not measured":
+        names = ", ".join(c.name for c in failed)
+        return (f"NOT MEASURED ({len(failed)} of {total} checks had no value: {names}; "
+                "the gate fails these closed unless its config says missing = \"skip\")")
+    return f"{VERDICT_WORDS[verdict]} ({len(failed)} of {total} checks failed)"
+
+
 def default_gate_configs() -> dict[str, str]:
     """kind -> path of its default gate config, for the kinds whose file is there."""
     from evalcore.resources import PROJECT_ROOT
