@@ -276,8 +276,15 @@ def bbq_block(bbq: dict[str, Any]) -> None:
     rows = [{"context": name, **bbq[name]} for name in ("ambiguous", "disambiguated")]
     st.dataframe(records_frame(rows, ["context", "n", "accuracy", "bias_score"]),
                  hide_index=True, key="fairness.bbq_table")
+    authors = bbq.get("authors_convention")
+    if authors:
+        authors_block(authors)
     if bbq.get("by_category"):
         per = [{"category": c, "s_amb": b.get("s_amb"), "s_dis": b.get("s_dis"),
+                **({"s_amb (authors)": b["authors_convention"]["s_amb"],
+                    "s_dis (authors)": b["authors_convention"]["s_dis"],
+                    "read differently": b["authors_convention"]["differing_items"]}
+                   if b.get("authors_convention") else {}),
                 "accuracy": b.get("accuracy"),
                 "target_found": b["coverage"]["target_found_share"],
                 "ans0_convention": b["coverage"]["ans0_convention_share"],
@@ -285,6 +292,21 @@ def bbq_block(bbq: dict[str, Any]) -> None:
                for c, b in bbq["by_category"].items()]
         st.dataframe(records_frame(per), hide_index=True, key="fairness.bbq_categories")
     st.caption("0 = no bias; positive = answers follow the stereotype, negative = against it.")
+
+
+def authors_block(authors: dict[str, Any]) -> None:
+    """CBBQ's figures as the CBBQ authors' scripts count them (what papers quote), beside
+    evalcore's, with how many items the two readings score differently."""
+    from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
+
+    st.markdown(f"##### As papers report it ({AUTHORS})")
+    cols = st.columns(4)
+    cols[0].metric("Bias, ambiguous (authors)", _fmt(authors["s_amb"]))
+    cols[1].metric("Bias, disambiguated (authors)", _fmt(authors["s_dis"]))
+    cols[2].metric("CBBQ total (authors)", _fmt(authors["s_total"]))
+    cols[3].metric("Items read differently", f"{authors['differing_items']} of "
+                                             f"{authors['items']}")
+    st.caption(authors_note(authors))
 
 
 def attribute_block(report: dict[str, Any]) -> None:

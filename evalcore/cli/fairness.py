@@ -153,8 +153,13 @@ def print_summary(report: dict) -> None:
     bbq = report.get("bbq")
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     if bbq:
+        from evalcore.report.fairness_benchmarks import benchmark_lines
+
+        total = f", total {fmt(bbq['s_total'])}" if bbq.get("s_total") is not None else ""
         print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
-              f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
+              f"{fmt(bbq['s_dis'])}{total}, accuracy {fmt(bbq['accuracy'])}")
+        for line in benchmark_lines(report):
+            print(line)
     if report.get("crows_pairs"):
         from evalcore.report.crows import crows_lines
         print("\n".join(crows_lines(report["crows_pairs"])))

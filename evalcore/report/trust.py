@@ -175,7 +175,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     fairness = [{"run_id": f["run"]["id"], "level": f["metrics"].get("fairness_level"),
                  "score": interval_text(f["metrics"].get("fairness_score"), None, 1),
                  "verdict": f["metrics"].get("fairness_verdict"),
-                 "effects": f["metrics"].get("top_effects") or []}
+                 "effects": f["metrics"].get("top_effects") or [],
+                 "benchmark": f["metrics"].get("bias_benchmark") or {"rows": [], "notes": []}}
                 for f in figs if f["run"]["kind"] == "fairness"]
     run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
                  "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],
