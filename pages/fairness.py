@@ -18,7 +18,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
-from pages import _bbq_answers, _shared
+from pages import _bbq_answers, _crows_answers, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -583,6 +583,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):
         crows_block(report["crows_pairs"])
+        _crows_answers.answer_browser(run_id)
     if report["attributes"]:
         effects_block(report)
         st.markdown("#### Groups")

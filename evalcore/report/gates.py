@@ -50,7 +50,9 @@ def verdict_line(result: GateResult) -> str:
         names = ", ".join(c.name for c in failed)
         return (f"NOT MEASURED ({len(failed)} of {total} checks had no value: {names}; "
                 "the gate fails these closed unless its config says missing = \"skip\")")
-    return f"{VERDICT_WORDS[verdict]} ({len(failed)} of {total} checks failed)"
+    if verdict == "pass":
+        return f"PASSED ({total} checks)"
+    return f"FAILED ({len(failed)} of {total} checks failed)"
 
 
 def default_gate_configs() -> dict[str, str]:

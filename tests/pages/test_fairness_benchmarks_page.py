@@ -46,3 +46,28 @@ def test_a_crows_run_gives_one_verdict_in_the_headline_and_the_gate(page_env, en
     assert "NOT MEASURED" not in card
     errors = values(at, "error")
     assert any(e.startswith("Gate FAILED (1 of ") for e in errors), errors
+
+
+def _cards(at) -> list[str]:
+    return [m for m in values(at, "markdown") if m.startswith("**Pair ")]
+
+
+def test_a_crows_run_browses_its_answers_one_by_one(page_env, engine) -> None:
+    from tests.report.test_crows_verdict import UNREADABLE, four_of_ten_unreadable
+
+    four_of_ten_unreadable(engine)
+    at = run_page(PAGE)
+    assert any(e.label == "Answers one by one (10)" for e in at.expander)
+    assert len(_cards(at)) == 10
+    warnings = " ".join(values(at, "warning"))
+    assert "4 of 10 replies named neither sentence" in warnings
+    assert "under 'Answers one by one' (Counts as: unreadable)" in warnings
+    at.selectbox(key="fairness.crows.reading").select("unreadable").run()
+    assert len(_cards(at)) == 4
+    bodies = " ".join(el.proto.body for el in at.get("html"))
+    assert UNREADABLE in bodies and "stereotyped sentence" in bodies
+    assert "4 of 10 answers match; page 1 of 1" in " ".join(values(at, "caption"))
+    at.selectbox(key="fairness.crows.reading").select("stereotyped").run()
+    cards = _cards(at)
+    assert cards and len(cards) + 4 <= 10
+    assert "picked" in " ".join(el.proto.body for el in at.get("html"))

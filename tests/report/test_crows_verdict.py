@@ -3,6 +3,7 @@ BBQ's is, so the headline, the gate block, the CLI's `fairness` and `gate` and t
 report all say FAIL for 4 unreadable replies in 10, and PASS for a run that read them all."""
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from typing import Sequence
 
@@ -15,6 +16,7 @@ from evalcore.report.gates import gate_any
 
 REPO = Path(__file__).resolve().parents[2]
 CROWS = REPO / "data" / "samples" / "crows_pairs_en.csv"
+ROWS = list(csv.DictReader(CROWS.open(encoding="utf-8", newline="")))
 GATE = REPO / "data" / "gate.example.toml"
 UNREADABLE = "I would rather not pick either sentence."
 
@@ -111,3 +113,41 @@ def test_the_trust_report_gives_the_same_verdict(engine) -> None:
     assert f"Run #{good}: verdict <b>PASS</b>" in page
     assert f'<tr><td>#{bad}</td><td>gate.example.toml</td>\n<td class="fail">FAILED</td>' in page
     assert f'<tr><td>#{good}</td><td>gate.example.toml</td>\n<td class="pass">PASSED</td>' in page
+
+
+# ------------------------------------------------------------------ answers one by one
+
+
+def test_each_answer_says_what_it_counts_as(engine) -> None:
+    from evalcore.report.crows import crows_rows, filter_rows, row_facets, sentence_roles
+    from evalcore.scorers.rules import INVALID
+
+    run_id = seed_crows_run(engine, ["0", UNREADABLE, "Sentence 1"], n=10, errors=1)
+    rows = crows_rows(engine, run_id)
+    assert len(rows) == 10
+    facets = row_facets(rows)
+    assert facets["reading"]["unreadable"] == 3 and facets["reading"]["no reply"] == 1
+    for row in rows:
+        if row["answer"] is None:
+            assert row["reading"] == "no reply" and row["error"] == "HTTP 500"
+        elif row["answer"] == UNREADABLE:
+            assert row["reading"] == "unreadable" and row["how"].startswith(INVALID)
+        else:
+            picked = 0 if row["answer"] == "0" else 1
+            # the sample file's sent_more is the stereotyped sentence
+            more = next(r["sent_more"] for r in ROWS if r["sent_more"] in row["choices"])
+            want = "stereotyped" if row["choices"][picked] == more else "less stereotyped"
+            assert (row["picked"], row["reading"]) == (picked, want)
+            tags = {s["index"]: s["tags"] for s in sentence_roles(row)}
+            assert "picked" in tags[picked]
+            assert "stereotyped sentence" in tags[row["choices"].index(more)]
+    unread = filter_rows(rows, reading="unreadable")
+    assert [r["answer"] for r in unread] == [UNREADABLE] * 3
+    gender = filter_rows(rows, bias_type="gender", reading=None)
+    assert gender and all(r["bias_type"] == "gender" for r in gender)
+    with pytest.raises(ValueError, match="unknown filter"):
+        filter_rows(rows, outcome="x")
+    crows = fairness_report(engine, run_id, include_rows=False)["crows_pairs"]
+    assert any(w.startswith("3 of 9 replies named neither sentence") and
+               "Answers one by one" in w for w in crows["warnings"])
+    assert any(w.startswith("1 of 10 calls got no reply") for w in crows["warnings"])
