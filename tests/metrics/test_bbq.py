@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.metrics.bbq import (BiasItem, answer_roles, bbq_bias_scores, bias_scores,
                                   cbbq_bias_scores)
@@ -323,3 +325,30 @@ def test_the_ans0_warning_says_what_a_user_can_do_not_which_source_to_edit() -> 
     assert "GROUP_TERMS" not in warning and "metrics." not in warning
     assert "bias_targeted_groups column" in warning and "import it again" in warning
     assert "stay in the scores" in warning
+
+
+_ITEMS = st.lists(st.builds(
+    BiasItem, ambiguous=st.booleans(), negative=st.booleans(), label=st.integers(0, 2),
+    target=st.sampled_from([None, 0, 1]), unknown=st.sampled_from([2, 2, 1]),
+    pred=st.sampled_from([None, 0, 1, 2]), item_id=st.integers()), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ITEMS)
+def test_authors_convention_moves_the_scores_only_through_items_read_differently(items):
+    from dataclasses import replace
+
+    from evalcore.metrics.bbq import cbbq_bias_scores
+
+    out = cbbq_bias_scores(items)
+    authors = out["authors_convention"]
+    scored = [i for i in items if i.target is not None]
+    differ = [i for i in scored if i.target != 0]
+    assert authors["items"] == len(scored) and authors["differing_items"] == len(differ)
+    assert authors["differing_ambiguous"] + authors["differing_disambiguated"] == len(differ)
+    theirs = cbbq_bias_scores([replace(i, target=0) for i in scored if i.unknown != 0])
+    for key in ("s_amb", "s_dis", "s_total"):
+        assert authors[key] == theirs[key]
+        assert authors[key] is None or 0 <= authors[key] <= 1
+    if not differ and all(i.unknown != 0 for i in scored):  # one reading: one set of scores
+        assert (authors["s_amb"], authors["s_dis"]) == (out["s_amb"], out["s_dis"])
