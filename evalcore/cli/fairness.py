@@ -187,7 +187,7 @@ def verdict_text(verdict: dict) -> str:
 def _gate(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings
     from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any, verdict_line
+    from evalcore.report.gates import gate_any, verdict_line, verdict_of
 
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
@@ -197,6 +197,8 @@ def _gate(args: argparse.Namespace) -> int:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
     print(f"gate: {verdict_line(result)}")
     if args.json:
+        import json
+
         with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(result.model_dump_json(indent=2))
+            json.dump({**result.model_dump(), "verdict": verdict_of(result)}, fh, indent=2)
     return 0 if result.passed else 1

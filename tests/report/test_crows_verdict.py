@@ -87,10 +87,16 @@ def test_cli_fairness_summary_and_gate_say_the_same(engine, settings, monkeypatc
     summary = capsys.readouterr().out
     assert "verdict: FAIL (default gate data/gate.example.toml: parse_rate_min 0.6)" in summary
     monkeypatch.setattr(cli, "COMMAND_MODULES", ("fairness",))
-    code = cli.main(["gate", "--run", str(run_id), "--config", str(GATE)])
+    verdict_json = settings.home / "verdict.json"
+    code = cli.main(["gate", "--run", str(run_id), "--config", str(GATE),
+                     "--json", str(verdict_json)])
     out = capsys.readouterr().out
     assert code == 1 and "FAIL  parse_rate_min" in out
     assert "gate: FAILED (1 of " in out and "not measured" not in out
+    import json
+
+    saved = json.loads(verdict_json.read_text())
+    assert (saved["verdict"], saved["passed"]) == ("fail", False)
 
 
 def test_an_unmeasured_gate_says_not_measured_as_the_headline_does() -> None:
