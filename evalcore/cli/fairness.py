@@ -136,20 +136,8 @@ def print_summary(report: dict) -> None:
               + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
     for warning in report.get("warnings", []):
         print(f"  warning: {warning}")
-    from evalcore.report.fairness_view import effect_text
-
-    effects = [e for e in report.get("effects", []) if e.get("tested")]
-    significant = [e for e in effects if e["significant"]]
-    print(f"effects across pairs: {len(significant)} significant of {len(effects)} tested "
-          "(Wilcoxon signed-rank, Holm-adjusted)")
-    for e in significant[:5]:
-        print(f"  {effect_text(e)}")
-    violations = report["violations"]
-    print(f"largest single-pair spreads (detail, not evidence): {len(violations)} above "
-          f"threshold ({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
-    for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
-        print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
-              f"({v['highest']} > {v['lowest']})")
+    if report.get("pairs") or report.get("effects"):  # a counterfactual suite's figures
+        _pair_lines(report)
     bbq = report.get("bbq")
     fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
     if bbq:
@@ -170,6 +158,25 @@ def print_summary(report: dict) -> None:
               f"rating); stereotype rate {fmt(gate.get('judge_stereotype_rate'))}; agreement "
               f"with the word lists: sentiment rho {fmt(judged['sentiment_spearman'])}, "
               f"stereotype {fmt(judged['stereotype_agreement'])}")
+
+
+def _pair_lines(report: dict) -> None:
+    """Effects across pairs, then the largest single-pair spreads (a counterfactual suite;
+    a bias benchmark has no pairs of answers to compare)."""
+    from evalcore.report.fairness_view import effect_text
+
+    effects = [e for e in report.get("effects", []) if e.get("tested")]
+    significant = [e for e in effects if e["significant"]]
+    print(f"effects across pairs: {len(significant)} significant of {len(effects)} tested "
+          "(Wilcoxon signed-rank, Holm-adjusted)")
+    for e in significant[:5]:
+        print(f"  {effect_text(e)}")
+    violations = report["violations"]
+    print(f"largest single-pair spreads (detail, not evidence): {len(violations)} above "
+          f"threshold ({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
+    for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
+        print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
+              f"({v['highest']} > {v['lowest']})")
 
 
 def verdict_text(verdict: dict) -> str:
