@@ -27,9 +27,9 @@ def authors_note(authors: Mapping[str, Any]) -> str:
              f"is not option A (e.g. items {authors['differing_item_ids'][:5]})"
              if differ else f"they agree on all {authors['items']} items (the targeted group "
                             "is option A in each)")
-    return (f"{AUTHORS}: the CBBQ authors' scripts count option A as the biased answer to "
-            "every negative question; evalcore counts the option that names the targeted "
-            f"group. Papers quote the authors' figures; {where}.")
+    return ("The CBBQ authors' scripts count option A as the biased answer to every "
+            "negative question; evalcore counts the option that names the targeted group. "
+            f"Papers quote the authors' figures; {where}.")
 
 
 def benchmark_summary(report: Mapping[str, Any]) -> dict[str, Any]:
