@@ -58,8 +58,9 @@ def benchmark_summary(report: Mapping[str, Any]) -> dict[str, Any]:
                  f"{100 * overall['share']:.1f}% of {overall['n']} "
                  f"[{100 * overall['low']:.1f}%, {100 * overall['high']:.1f}%], "
                  f"{overall['preference']}")
+        # Nangia et al. score a masked LM's pseudo-likelihoods, not a chat model's pick
         rows.append({"figure": "CrowS-Pairs stereotyped share", "evalcore": share,
-                     "authors": "same"})
+                     "authors": "-"})
         parse = crows.get("parse") or {}
         if parse.get("answers"):
             rows.append({"figure": "CrowS-Pairs replies read",
