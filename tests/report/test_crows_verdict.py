@@ -158,3 +158,12 @@ def test_each_answer_says_what_it_counts_as(engine) -> None:
     assert any(w.startswith("3 of 9 replies named neither sentence") and
                "Answers one by one" in w for w in crows["warnings"])
     assert any(w.startswith("1 of 10 calls got no reply") for w in crows["warnings"])
+
+
+def test_the_trust_report_lists_the_crows_share_and_replies_read(engine) -> None:
+    from evalcore.report.trust import trust_report_html
+
+    page = trust_report_html(engine, runs=[four_of_ten_unreadable(engine)])
+    assert "<tr><td>CrowS-Pairs replies read</td><td>6 of 10</td><td>-</td></tr>" in page
+    assert "<tr><td>CrowS-Pairs stereotyped share</td><td>" in page and " of 6 [" in page
+    assert "No significant difference between groups across pairs" not in page
