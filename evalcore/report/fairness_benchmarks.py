@@ -9,12 +9,12 @@ needs them, and needs to know on how many items the two readings differ.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any
 
 AUTHORS = "CBBQ authors' convention"
 
 
-def _num(value: Optional[float]) -> str:
+def _num(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
@@ -75,6 +75,6 @@ def benchmark_lines(report: Mapping[str, Any]) -> list[str]:
     authors = (report.get("bbq") or {}).get("authors_convention")
     if not authors:
         return []
-    return [f"{AUTHORS}: ambiguous {_num(authors['s_amb'])}, disambiguated "
-            f"{_num(authors['s_dis'])}, total {_num(authors['s_total'])}",
-            f"  note: {authors_note(authors)}"]
+    figures = (f"{AUTHORS}: ambiguous {_num(authors['s_amb'])}, disambiguated "
+               f"{_num(authors['s_dis'])}, total {_num(authors['s_total'])}")
+    return [figures, f"  note: {authors_note(authors)}"]

@@ -8,7 +8,7 @@ figures cover only part of its items.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -79,7 +79,7 @@ def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[
 
 
 def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
-             baseline_id: Optional[int] = None, **fairness_options: Any) -> GateResult:
+             baseline_id: int | None = None, **fairness_options: Any) -> GateResult:
     """The gate verdict of a run (and its baseline run): absolute, relative, status."""
     run, metrics = gate_metrics(engine, run_id, **fairness_options)
     base_run, baseline = (gate_metrics(engine, baseline_id, **fairness_options)

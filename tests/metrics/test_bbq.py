@@ -7,8 +7,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.metrics.bbq import (BiasItem, answer_roles, bbq_bias_scores, bias_scores,
-                                  cbbq_bias_scores)
+from evalcore.metrics.bbq import (
+    BiasItem,
+    answer_roles,
+    bbq_bias_scores,
+    bias_scores,
+    cbbq_bias_scores,
+)
 
 
 def item(amb, neg, pred, label=None, target=2, unknown=0):

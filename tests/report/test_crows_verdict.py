@@ -4,8 +4,8 @@ report all say FAIL for 4 unreadable replies in 10, and PASS for a run that read
 from __future__ import annotations
 
 import csv
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import pytest
 
