@@ -117,3 +117,19 @@ def test_the_trust_report_shows_both(engine, shared_datasets) -> None:
     assert "<tr><td>CBBQ bias, total</td><td>0.500</td><td>1.000</td></tr>" in page
     assert "they differ on 20 of 40 items (10 ambiguous, 10 disambiguated)" in page
     assert "No significant difference between groups across pairs" not in page
+
+
+def test_each_answer_marks_the_option_the_authors_count(engine, shared_datasets) -> None:
+    from evalcore.report.bbq_answers import bbq_answers, option_roles
+
+    run_id, rows, _ = seed_cbbq_run(engine, shared_datasets)
+    answers = bbq_answers(engine, run_id)
+    marked = []
+    for answer, row in zip(answers, rows, strict=True):
+        tags = {o["index"]: o["tags"] for o in option_roles(answer)}
+        authors = [i for i, t in tags.items()
+                   if "stereotyped group as the CBBQ authors count it" in t]
+        if authors:
+            assert authors == [0] and "stereotyped group" not in tags[0]
+            marked.append(row["category"])
+    assert marked == ["gender"] * (2 * PER_PART)  # the SES items are read alike
