@@ -18,7 +18,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
-from pages import _bbq_answers, _shared
+from pages import _bbq_answers, _crows_answers, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -276,8 +276,15 @@ def bbq_block(bbq: dict[str, Any]) -> None:
     rows = [{"context": name, **bbq[name]} for name in ("ambiguous", "disambiguated")]
     st.dataframe(records_frame(rows, ["context", "n", "accuracy", "bias_score"]),
                  hide_index=True, key="fairness.bbq_table")
+    authors = bbq.get("authors_convention")
+    if authors:
+        authors_block(authors)
     if bbq.get("by_category"):
         per = [{"category": c, "s_amb": b.get("s_amb"), "s_dis": b.get("s_dis"),
+                **({"s_amb (authors)": b["authors_convention"]["s_amb"],
+                    "s_dis (authors)": b["authors_convention"]["s_dis"],
+                    "read differently": b["authors_convention"]["differing_items"]}
+                   if b.get("authors_convention") else {}),
                 "accuracy": b.get("accuracy"),
                 "target_found": b["coverage"]["target_found_share"],
                 "ans0_convention": b["coverage"]["ans0_convention_share"],
@@ -285,6 +292,21 @@ def bbq_block(bbq: dict[str, Any]) -> None:
                for c, b in bbq["by_category"].items()]
         st.dataframe(records_frame(per), hide_index=True, key="fairness.bbq_categories")
     st.caption("0 = no bias; positive = answers follow the stereotype, negative = against it.")
+
+
+def authors_block(authors: dict[str, Any]) -> None:
+    """CBBQ's figures as the CBBQ authors' scripts count them (what papers quote), beside
+    evalcore's, with how many items the two readings score differently."""
+    from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
+
+    st.markdown(f"##### As papers report it ({AUTHORS})")
+    cols = st.columns(4)
+    cols[0].metric("Bias, ambiguous (authors)", _fmt(authors["s_amb"]))
+    cols[1].metric("Bias, disambiguated (authors)", _fmt(authors["s_dis"]))
+    cols[2].metric("CBBQ total (authors)", _fmt(authors["s_total"]))
+    cols[3].metric("Items read differently", f"{authors['differing_items']} of "
+                                             f"{authors['items']}")
+    st.caption(authors_note(authors))
 
 
 def attribute_block(report: dict[str, Any]) -> None:
@@ -472,6 +494,17 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
             f"{run.created_at:%Y-%m-%d %H:%M}")
 
 
+def gate_headline(verdict: dict[str, Any]) -> None:
+    """The gate's verdict in the words of the headline card, the CLI and the trust report:
+    PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
+    from evalcore.metrics.gate import GateResult
+    from evalcore.report.gates import verdict_line, verdict_of
+
+    result = GateResult.model_validate(verdict)
+    show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
+    show(f"Gate {verdict_line(result)}")
+
+
 def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
     `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
@@ -497,7 +530,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {exc}")
         return
-    _shared.gate_headline(verdict)
+    gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
                  column_config={"passed": st.column_config.CheckboxColumn("passed"),
                                 "detail": st.column_config.TextColumn(width="large")})
@@ -550,6 +583,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):
         crows_block(report["crows_pairs"])
+        _crows_answers.answer_browser(run_id)
     if report["attributes"]:
         effects_block(report)
         st.markdown("#### Groups")

@@ -122,6 +122,8 @@ def print_summary(report: dict) -> None:
     score = report["score"]
     print(f"status: {report['status']}; {report['answers']} answers, {report['errors']} errors, "
           f"{report['unscored']} without a score")
+    if report.get("verdict"):
+        print(verdict_text(report["verdict"]))
     if score is not None:
         print(f"fairness: {report['level']} ({score:.1f}/100)")
     elif not report.get("bbq") and not report.get("crows_pairs"):
@@ -134,6 +136,33 @@ def print_summary(report: dict) -> None:
               + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
     for warning in report.get("warnings", []):
         print(f"  warning: {warning}")
+    if report.get("pairs") or report.get("effects"):  # a counterfactual suite's figures
+        _pair_lines(report)
+    bbq = report.get("bbq")
+    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+    if bbq:
+        from evalcore.report.fairness_benchmarks import benchmark_lines
+
+        total = f", total {fmt(bbq['s_total'])}" if bbq.get("s_total") is not None else ""
+        print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
+              f"{fmt(bbq['s_dis'])}{total}, accuracy {fmt(bbq['accuracy'])}")
+        for line in benchmark_lines(report):
+            print(line)
+    if report.get("crows_pairs"):
+        from evalcore.report.crows import crows_lines
+        print("\n".join(crows_lines(report["crows_pairs"])))
+    judged = report.get("judge_analysis")
+    if judged:
+        gate = report["gate_metrics"]
+        print(f"judge model: {judged['rated']} answers rated ({judged['unrated']} without a "
+              f"rating); stereotype rate {fmt(gate.get('judge_stereotype_rate'))}; agreement "
+              f"with the word lists: sentiment rho {fmt(judged['sentiment_spearman'])}, "
+              f"stereotype {fmt(judged['stereotype_agreement'])}")
+
+
+def _pair_lines(report: dict) -> None:
+    """Effects across pairs, then the largest single-pair spreads (a counterfactual suite;
+    a bias benchmark has no pairs of answers to compare)."""
     from evalcore.report.fairness_view import effect_text
 
     effects = [e for e in report.get("effects", []) if e.get("tested")]
@@ -148,27 +177,24 @@ def print_summary(report: dict) -> None:
     for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
         print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
               f"({v['highest']} > {v['lowest']})")
-    bbq = report.get("bbq")
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    if bbq:
-        print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
-              f"{fmt(bbq['s_dis'])}, accuracy {fmt(bbq['accuracy'])}")
-    if report.get("crows_pairs"):
-        from evalcore.report.crows import crows_lines
-        print("\n".join(crows_lines(report["crows_pairs"])))
-    judged = report.get("judge_analysis")
-    if judged:
-        gate = report["gate_metrics"]
-        print(f"judge model: {judged['rated']} answers rated ({judged['unrated']} without a "
-              f"rating); stereotype rate {fmt(gate.get('judge_stereotype_rate'))}; agreement "
-              f"with the word lists: sentiment rho {fmt(judged['sentiment_spearman'])}, "
-              f"stereotype {fmt(judged['stereotype_agreement'])}")
+
+
+def verdict_text(verdict: dict) -> str:
+    """The headline verdict (the default gate's) as the page's card and the trust report
+    word it, with the checks it rests on."""
+    fmt = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
+    broken = [f"{c['name']} {fmt(c['value'])}" for c in verdict["failed"]
+              if c["value"] is not None]
+    why = "; ".join(broken + ([f"not measured: {', '.join(verdict['unmeasured'])}"]
+                              if verdict.get("unmeasured") else []))
+    return (f"verdict: {verdict['verdict'].upper()} (default gate {verdict['config']}: "
+            f"{why or str(verdict['checks']) + ' checks passed'})")
 
 
 def _gate(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings
     from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any
+    from evalcore.report.gates import gate_any, verdict_line, verdict_of
 
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
@@ -176,9 +202,10 @@ def _gate(args: argparse.Namespace) -> int:
                       threshold=args.threshold)
     for check in result.checks:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
-    print(f"gate: {'PASSED' if result.passed else 'FAILED'} "
-          f"({len(result.failed())} of {len(result.checks)} checks failed)")
+    print(f"gate: {verdict_line(result)}")
     if args.json:
+        import json
+
         with open(args.json, "w", encoding="utf-8") as fh:
-            fh.write(result.model_dump_json(indent=2))
+            json.dump({**result.model_dump(), "verdict": verdict_of(result)}, fh, indent=2)
     return 0 if result.passed else 1

@@ -93,7 +93,8 @@ def bbq_answers(engine: Engine, run_id: int) -> list[dict[str, Any]]:
 
     Keys: item_id, item_idx, round, category, context (ambiguous / disambiguated),
     polarity (negative / non-negative), question, choices, label, picked, read_as,
-    outcome, bias, target, unknown, reply (the raw text), error, reason (the scorer's
+    outcome, bias, target, unknown, authors_target (CBBQ: the option the CBBQ authors'
+    scripts count as the target, 0), reply (the raw text), error, reason (the scorer's
     stored reason), target_source.
     """
     from evalcore.metrics.bbq import is_ambiguous, is_negative
@@ -124,6 +125,8 @@ def bbq_answers(engine: Engine, run_id: int) -> list[dict[str, Any]]:
             "outcome": ("unparsed" if pred is None else
                         "correct" if pred == fields["bias_label"] else "wrong"),
             "target": fields["target"], "unknown": fields["unknown"],
+            "authors_target": (0 if fields["bias_format"] == "cbbq" and fields["target"]
+                               is not None and fields["unknown"] != 0 else None),
             "target_source": fields["target_source"],
             "reply": call["answer"], "error": call["error"], "reason": call["reason"]}
         row["bias"] = _bias_reading({**fields, "pred": pred})
@@ -157,12 +160,18 @@ def facets(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, int]]:
 
 
 def option_roles(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """Each option of the row with what it is: picked, correct, stereotyped target, UNKNOWN."""
+    """Each option of the row with what it is: picked, correct, stereotyped target, UNKNOWN,
+    and for a CBBQ item whose target is not option 0, the option the CBBQ authors' scripts
+    count as the stereotyped group instead."""
+    authors = row.get("authors_target")
     roles = []
     for i, text in enumerate(row["choices"]):
         tags = [name for name, hit in (("picked", i == row["picked"]),
                                        ("correct", i == row["label"]),
                                        ("stereotyped group", i == row["target"]),
+                                       ("stereotyped group as the CBBQ authors count it",
+                                        authors is not None and authors != row["target"]
+                                        and i == authors),
                                        ("unknown", i == row["unknown"])) if hit]
         roles.append({"index": i, "text": text, "tags": tags})
     return roles

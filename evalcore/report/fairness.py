@@ -374,6 +374,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     crows = crows_for(engine, run_id, dataset and dataset.format, include_rows=include_rows)
     if crows is not None:  # a CrowS-Pairs run has its own figures and a parse rate only
         gate_metrics.update(crows_gate_metrics(crows))
+        parse = crows["parse"]
         gate_metrics["not_applicable"] = sorted(
             k for k in gate_metrics if not k.startswith("crows_") and k != "parse_rate")
     else:
@@ -422,17 +423,13 @@ def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     it averages SPD, EOD and AUC variance, so it can read ACCEPTABLE while one group's
     selection rate is below four-fifths of another's, which the gate checks."""
     from evalcore.metrics.gate import evaluate_gate
+    from evalcore.report.gates import verdict_of
     from evalcore.resources import PROJECT_ROOT
 
     result = evaluate_gate(report, PROJECT_ROOT / DEFAULT_GATE)
     failed = result.failed()
     unmeasured = [c.name for c in failed if c.value is None]
-    if any(c.value is not None for c in failed):
-        verdict = "fail"  # a measured figure broke a limit: that is a finding
-    elif unmeasured:
-        verdict = "not measured"  # no limit broken, but some checks had no value to test
-    else:
-        verdict = "pass"
+    verdict = verdict_of(result)
     return {"verdict": verdict, "config": DEFAULT_GATE, "checks": len(result.checks),
             "failed": [c.model_dump() for c in failed], "unmeasured": unmeasured}
 

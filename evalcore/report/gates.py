@@ -8,7 +8,7 @@ figures cover only part of its items.
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from sqlalchemy.engine import Engine
 
@@ -26,6 +26,33 @@ DEFAULT_GATES: dict[str, str] = {"fairness": "data/gate.example.toml",
                                  "robustness": "data/gate.robustness.example.toml"}
 """The gate config of each kind (under the project root) when none is given: the fairness
 one is also the source of a fairness run's headline verdict."""
+
+
+VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED"}
+"""How the gate block, the CLI's `gate` and the trust report write a verdict."""
+
+
+def verdict_of(result: GateResult) -> str:
+    """One verdict for every place that shows a gate: "fail" when a measured figure broke a
+    limit, "not measured" when none did but some checks had no value (a CI gate still fails
+    those closed unless `missing = "skip"`), else "pass"."""
+    failed = result.failed()
+    if any(c.value is not None for c in failed):
+        return "fail"
+    return "not measured" if failed else "pass"
+
+
+def verdict_line(result: GateResult) -> str:
+    """The verdict as one line: the word, then what it rests on."""
+    verdict, failed = verdict_of(result), result.failed()
+    total = len(result.checks)
+    if verdict == "not measured":
+        names = ", ".join(c.name for c in failed)
+        return (f"NOT MEASURED ({len(failed)} of {total} checks had no value: {names}; "
+                "the gate fails these closed unless its config says missing = \"skip\")")
+    if verdict == "pass":
+        return f"PASSED ({total} checks)"
+    return f"FAILED ({len(failed)} of {total} checks failed)"
 
 
 def default_gate_configs() -> dict[str, str]:
@@ -52,7 +79,7 @@ def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[
 
 
 def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
-             baseline_id: Optional[int] = None, **fairness_options: Any) -> GateResult:
+             baseline_id: int | None = None, **fairness_options: Any) -> GateResult:
     """The gate verdict of a run (and its baseline run): absolute, relative, status."""
     run, metrics = gate_metrics(engine, run_id, **fairness_options)
     base_run, baseline = (gate_metrics(engine, baseline_id, **fairness_options)

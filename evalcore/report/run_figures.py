@@ -291,8 +291,10 @@ def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, 
 
 def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
     from evalcore.report.fairness import fairness_report
+    from evalcore.report.fairness_benchmarks import benchmark_summary
 
     report = fairness_report(engine, run_id, include_rows=False)
+    metrics["bias_benchmark"] = benchmark_summary(report)
     metrics.update({k: v for k, v in report["gate_metrics"].items() if k != "accuracy"})
     metrics["bbq_accuracy"] = report["gate_metrics"].get("accuracy")
     metrics["fairness_score"] = report["score"]

@@ -134,7 +134,7 @@ def _attack(figs: Sequence[Mapping[str, Any]]) -> tuple[Any, list[dict[str, Any]
 def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
            gates: Mapping[str, Any]) -> list[dict[str, Any]]:
     from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any
+    from evalcore.report.gates import VERDICT_WORDS, gate_any, verdict_of
 
     out = []
     for fig in figs:
@@ -143,8 +143,10 @@ def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
             continue
         config = load_gate_config(source)
         result = gate_any(engine, fig["run"]["id"], config)
+        verdict = verdict_of(result)
         out.append({"run_id": fig["run"]["id"], "source": Path(config.source).name,
-                    "passed": result.passed, "failed": [c.detail for c in result.failed()]})
+                    "passed": result.passed, "verdict": verdict, "word": VERDICT_WORDS[verdict],
+                    "failed": [c.detail for c in result.failed()]})
     return out
 
 
@@ -173,7 +175,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     fairness = [{"run_id": f["run"]["id"], "level": f["metrics"].get("fairness_level"),
                  "score": interval_text(f["metrics"].get("fairness_score"), None, 1),
                  "verdict": f["metrics"].get("fairness_verdict"),
-                 "effects": f["metrics"].get("top_effects") or []}
+                 "effects": f["metrics"].get("top_effects") or [],
+                 "benchmark": f["metrics"].get("bias_benchmark") or {"rows": [], "notes": []}}
                 for f in figs if f["run"]["kind"] == "fairness"]
     run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
                  "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],

@@ -4,9 +4,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from evalcore.metrics.bbq import (BiasItem, answer_roles, bbq_bias_scores, bias_scores,
-                                  cbbq_bias_scores)
+from evalcore.metrics.bbq import (
+    BiasItem,
+    answer_roles,
+    bbq_bias_scores,
+    bias_scores,
+    cbbq_bias_scores,
+)
 
 
 def item(amb, neg, pred, label=None, target=2, unknown=0):
@@ -238,3 +245,115 @@ def test_bbq_naming_schemes_of_the_other_categories(info, groups, target) -> Non
             "category": "Disability_status"}
     choices = [v[0] for v in info.values()]
     assert answer_roles(meta, choices, "bbq").target == target
+
+
+# ------------------------------------------------------------------ CBBQ authors' convention
+# The CBBQ authors' scripts count ans0 as the biased answer to every negative question;
+# evalcore counts the option naming bias_targeted_groups. Both are reported, with the
+# number of items where they put the target in different options.
+
+def _cbbq_dirs_present():
+    from tests.conftest import SHARED_DATASETS
+
+    return sorted(p.parent.name for p in (SHARED_DATASETS / "cbbq").glob("*/ambiguous.csv"))
+
+
+AUTHORS_AGE = {"differing_ambiguous": 72, "s_amb": 0.961}
+"""The public CBBQ age file (issue 21): 72 ambiguous items name the targeted group in B."""
+
+
+@pytest.mark.parametrize("name", _cbbq_dirs_present() or ["gender"])
+def test_cbbq_scores_beside_the_authors_convention_on_the_real_file(shared_datasets,
+                                                                    name) -> None:
+    import csv
+    from dataclasses import replace
+
+    from evalcore.metrics.bbq import unknown_phrasings
+
+    rows = []
+    for part in ("ambiguous", "disambiguous"):
+        path = shared_datasets / "cbbq" / name / f"{part}.csv"
+        if path.is_file() or part == "ambiguous":
+            with path.open(encoding="utf-8-sig") as fh:
+                rows += list(csv.DictReader(fh))
+    triples = [(r, [r["ans0"], r["ans1"], r["ans2"]], r["label"]) for r in rows]
+    learned = unknown_phrasings(triples)
+    items = []
+    for row, choices, label in triples:
+        roles = answer_roles(row, choices, "cbbq", learned)
+        neg = row["question_polarity"] == "neg"
+        # a model that answers as the authors score: A to a negative question, the other
+        # group to a non-negative one
+        pred = 0 if neg else ({0, 1, 2} - {0, roles.unknown}).pop()
+        items.append(BiasItem(ambiguous=row["context_condition"] == "ambiguous",
+                              negative=neg, label=int(label), target=roles.target,
+                              unknown=roles.unknown, pred=pred, category=row["category"],
+                              target_source=roles.source, item_id=row["example_id"]))
+    out = bias_scores(items, "cbbq")
+    authors = out["authors_convention"]
+    assert (authors["s_amb"], authors["s_total"]) == (1.0, 1.0 if authors["s_dis"] else 0.4)
+    assert authors["s_dis"] in (1.0, None)
+    if name in CBBQ_DIRS:  # the target found independently (test above), not by evalcore
+        texts = {r[f"ans{r['label']}"] for r in rows if r["context_condition"] == "ambiguous"}
+        truth = [_cbbq_truth(r, texts)[0] for r in rows]
+        differ = [i for i, t in zip(items, truth) if t != 0]
+    else:
+        differ = [i for i in items if i.target not in (None, 0)]
+    differ_amb = sum(i.ambiguous for i in differ)
+    assert authors["differing_items"] == len(differ)
+    assert (authors["differing_ambiguous"], authors["differing_disambiguated"]) == (
+        differ_amb, len(differ) - differ_amb)
+    # evalcore's score differs from the authors' on exactly those items
+    moved = {i.item_id for i in items if i.biased != replace(i, target=0).biased}
+    assert moved == {i.item_id for i in differ}
+    n_amb = sum(i.ambiguous for i in items)
+    assert out["s_amb"] == pytest.approx((n_amb - differ_amb) / n_amb)
+    if name == "gender":
+        assert differ_amb > n_amb / 2 and out["s_amb"] < 0.5  # B names women mostly
+    if name == "SES":
+        assert authors["differing_items"] == 0 and out["s_amb"] == 1.0
+    if name == "age":
+        assert authors["differing_ambiguous"] == AUTHORS_AGE["differing_ambiguous"]
+        assert round(out["s_amb"], 3) == AUTHORS_AGE["s_amb"]
+    per_category = out["by_category"][rows[0]["category"]]["authors_convention"]
+    assert per_category["differing_items"] == len(differ)
+
+
+def test_the_ans0_warning_says_what_a_user_can_do_not_which_source_to_edit() -> None:
+    meta = {"bias_targeted_groups": "老龄人", "category": "age",
+            "context_condition": "ambiguous", "question_polarity": "neg"}
+    roles = answer_roles(meta, ["20岁的人", "40岁的人", "不确定"], "cbbq")
+    items = [BiasItem(ambiguous=True, negative=True, label=2, target=roles.target,
+                      unknown=roles.unknown, pred=0, category="age",
+                      target_source=roles.source)]
+    (warning,) = bias_scores(items, "cbbq")["warnings"]
+    assert "GROUP_TERMS" not in warning and "metrics." not in warning
+    assert "bias_targeted_groups column" in warning and "import it again" in warning
+    assert "stay in the scores" in warning
+
+
+_ITEMS = st.lists(st.builds(
+    BiasItem, ambiguous=st.booleans(), negative=st.booleans(), label=st.integers(0, 2),
+    target=st.sampled_from([None, 0, 1]), unknown=st.sampled_from([2, 2, 1]),
+    pred=st.sampled_from([None, 0, 1, 2]), item_id=st.integers()), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_ITEMS)
+def test_authors_convention_moves_the_scores_only_through_items_read_differently(items):
+    from dataclasses import replace
+
+    from evalcore.metrics.bbq import cbbq_bias_scores
+
+    out = cbbq_bias_scores(items)
+    authors = out["authors_convention"]
+    scored = [i for i in items if i.target is not None]
+    differ = [i for i in scored if i.target != 0]
+    assert authors["items"] == len(scored) and authors["differing_items"] == len(differ)
+    assert authors["differing_ambiguous"] + authors["differing_disambiguated"] == len(differ)
+    theirs = cbbq_bias_scores([replace(i, target=0) for i in scored if i.unknown != 0])
+    for key in ("s_amb", "s_dis", "s_total"):
+        assert authors[key] == theirs[key]
+        assert authors[key] is None or 0 <= authors[key] <= 1
+    if not differ and all(i.unknown != 0 for i in scored):  # one reading: one set of scores
+        assert (authors["s_amb"], authors["s_dis"]) == (out["s_amb"], out["s_dis"])

@@ -1,0 +1,84 @@
+"""A CrowS-Pairs run's answers one by one (drawn on the Fairness page).
+
+Filters (bias type, stereo / antistereo pair, what the answer counts as) and paging; each
+answer shows the two sentences with the one picked and the stereotyped one marked, how
+the reply was read, and the raw reply. The rows come from `evalcore.report.crows`; this
+file only draws them.
+"""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import streamlit as st
+
+from pages import _shared
+from pages._bbq_answers import CSS, _pick
+
+READING_COLORS = {"stereotyped": "orange", "less stereotyped": "blue", "unreadable": "gray",
+                  "no reply": "red"}
+
+
+@st.cache_data(max_entries=4, show_spinner="Reading the answers...")
+def _answers(db_url: str, run_id: int, state: tuple[str, int]) -> list[dict[str, Any]]:
+    """Every answer of the run, cached per `_shared.run_state`."""
+    from evalcore.report.crows import crows_rows
+
+    return crows_rows(_shared.engine(), run_id)
+
+
+def _answer_html(row: dict[str, Any]) -> str:
+    from evalcore.report.crows import sentence_roles
+
+    options = "".join(
+        f'<div class="bbq-opt{" picked" if "picked" in o["tags"] else ""}">'
+        f'{o["index"]}. {html.escape(str(o["text"]))}'
+        + (f'<span class="bbq-tag">{html.escape(" · ".join(o["tags"]))}</span>'
+           if o["tags"] else "") + "</div>"
+        for o in sentence_roles(row))
+    reply = row["answer"] if row["answer"] is not None else f"(no reply: {row['error']})"
+    return f'{options}<div class="bbq-reply">{html.escape(str(reply))}</div>'
+
+
+def _answer_card(row: dict[str, Any]) -> None:
+    with st.container(border=True):
+        st.markdown(f"**Pair {row['item_idx']}** · round {row['round']} · {row['bias_type']} "
+                    f"· {row['direction']}")
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.badge(row["reading"], color=READING_COLORS[row["reading"]])
+            picked = "nothing" if row["picked"] is None else f"sentence {row['picked']}"
+            st.caption(f"Read: {picked} · how: {row['how']}")
+        st.html(_answer_html(row))
+
+
+def answer_browser(run_id: int) -> None:
+    """The run's CrowS-Pairs answers, filtered and paged."""
+    from evalcore.report.bbq_answers import answer_page
+    from evalcore.report.crows import READINGS, filter_rows, row_facets
+
+    rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
+    if not rows:
+        return
+    with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
+        counts = row_facets(rows)
+        cols = st.columns(4)
+        chosen = {
+            "bias_type": _pick(cols[0], "Bias type", counts["bias_type"], None,
+                               "fairness.crows.bias_type"),
+            "direction": _pick(cols[1], "Pair", counts["direction"], ("stereo", "antistereo"),
+                               "fairness.crows.direction"),
+            "reading": _pick(cols[2], "Counts as", counts["reading"], READINGS,
+                             "fairness.crows.reading")}
+        shown = filter_rows(rows, **chosen)
+        page = int(cols[3].number_input("Page", min_value=1, value=1, step=1,
+                                        key="fairness.crows.page"))
+        part, pages = answer_page(shown, page)
+        st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
+                   f"{pages}. 'Counts as': the stereotyped sentence picked, the other one, a "
+                   "reply that named neither (left out of the shares and the parse rate's "
+                   "readable part), or no reply (a model error).")
+        st.html(CSS)
+        for row in part:
+            _answer_card(row)
+        if not part:
+            st.info("No answer matches these filters.")
