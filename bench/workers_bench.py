@@ -15,7 +15,7 @@ the runs' totals (only the calls in flight at the kill may be sent again).
     .venv/bin/python bench/workers_bench.py --quick         # 6 x 200 calls
     .venv/bin/python bench/workers_bench.py --only takeover --lease 5
     .venv/bin/python bench/workers_bench.py --only path --repeat 5   # C=50, foreground vs worker
-    .venv/bin/python bench/workers_bench.py --only shared --grid 4x3,8x10   # one model budget
+    .venv/bin/python bench/workers_bench.py --only shared --grid 4x3,8x10 --db sqlite   # one model budget
 
 Scenario "path": the stability C=50 run (100 x 10 at 200 ms) executed in the foreground
 CLI and by a worker process, compared on the run's own stored span.
@@ -131,15 +131,16 @@ def scale(base: str, count: int, runs: int, questions: int, rounds: int) -> dict
             "server_requests": stats["requests"], "expected_requests": runs * calls}
 
 
-def shared(base: str, count: int, runs: int, questions: int, rounds: int) -> dict:
+def shared(base: str | None, count: int, runs: int, questions: int, rounds: int) -> dict:
     """R runs wanting SLOTS each on ONE model whose concurrency is SLOTS, executed at once by
     `count` workers: the runs share the model's slots, so the ideal wall is every call of
     every run at SLOTS in flight; measured from the first run's start to the last one's end
-    (stored), never above the budget (the server's peak)."""
+    (stored), never above the budget (the server's peak). `base` None: one SQLite file."""
     server = Server(latency=LATENCY)
-    db_url = create_database(base, f"shared_{uuid.uuid4().hex[:8]}")
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
+        db_url = (create_database(base, f"shared_{uuid.uuid4().hex[:8]}") if base
+                  else f"sqlite:///{home / 'evalcore.db'}")
         run_ids = setup(db_url, home, server.port, runs, questions, rounds, model_slots=SLOTS)
         engine = state(db_url)
         from evalcore.store import queries
@@ -154,7 +155,7 @@ def shared(base: str, count: int, runs: int, questions: int, rounds: int) -> dic
     server.stop()
     wall = (max(r.finished_at for r in done) - min(r.started_at for r in done)).total_seconds()
     ideal = math.ceil(runs * questions * rounds / SLOTS) * LATENCY
-    return {"scenario": "shared", "workers": count, "runs": runs, "model_slots": SLOTS,
+    return {"scenario": "shared", "db": "postgresql" if base else "sqlite", "workers": count, "runs": runs, "model_slots": SLOTS,
             "calls_per_run": questions * rounds, "latency_ms": LATENCY * 1000,
             "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
             "efficiency": round(ideal / wall, 3), "peak_in_flight": stats["max_in_flight"],
@@ -240,8 +241,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="6 runs x 200 calls")
     parser.add_argument("--only", choices=("scale", "takeover", "path", "shared"))
-    parser.add_argument("--grid", default="1x3,4x3,2x1,8x10",
+    parser.add_argument("--grid", default="1x1,1x3,4x3,2x10,8x10",
                         help="shared: WORKERSxRUNS pairs, comma-separated")
+    parser.add_argument("--db", choices=("postgresql", "sqlite"), default="postgresql",
+                        help="shared: the database the workers share")
     parser.add_argument("--repeat", type=int, default=3, help="runs per mode (path)")
     parser.add_argument("--lease", type=float, default=15.0, help="lease seconds (takeover)")
     args = parser.parse_args()
@@ -254,7 +257,8 @@ def main() -> int:
         if args.only in (None, "shared"):
             for pair in args.grid.split(","):
                 count, runs = (int(x) for x in pair.split("x"))
-                print(json.dumps(shared(base, count, runs, questions, rounds)), flush=True)
+                db = base if args.db == "postgresql" else None
+                print(json.dumps(shared(db, count, runs, questions, rounds)), flush=True)
         if args.only in (None, "scale"):
             for count in (1, 2, 3):
                 print(json.dumps(scale(base, count, 6, questions, rounds)), flush=True)
