@@ -15,6 +15,7 @@ the runs' totals (only the calls in flight at the kill may be sent again).
     .venv/bin/python bench/workers_bench.py --quick         # 6 x 200 calls
     .venv/bin/python bench/workers_bench.py --only takeover --lease 5
     .venv/bin/python bench/workers_bench.py --only path --repeat 5   # C=50, foreground vs worker
+    .venv/bin/python bench/workers_bench.py --only shared --grid 4x3,8x10 --db sqlite   # one model budget
 
 Scenario "path": the stability C=50 run (100 x 10 at 200 ms) executed in the foreground
 CLI and by a worker process, compared on the run's own stored span.
@@ -48,8 +49,10 @@ SLOTS = 20
 LATENCY = 0.2
 
 
-def setup(db_url: str, home: Path, port: int, runs: int, questions: int, rounds: int) -> list[int]:
-    """A dataset per run, one model of concurrency SLOTS x runs; queues the runs."""
+def setup(db_url: str, home: Path, port: int, runs: int, questions: int, rounds: int,
+          model_slots: int | None = None) -> list[int]:
+    """A dataset per run, one model of concurrency `model_slots` (default SLOTS x runs: room
+    for every run's SLOTS); queues the runs."""
     from evalcore.dataset import import_dataset
     from evalcore.providers.base import ModelConfig
     from evalcore.providers.registry import add_model
@@ -60,7 +63,7 @@ def setup(db_url: str, home: Path, port: int, runs: int, questions: int, rounds:
     home.mkdir(parents=True, exist_ok=True)
     models = home / "models.toml"
     add_model(models, ModelConfig(name="fake", kind="openai", base_url=f"http://127.0.0.1:{port}/v1",
-                                  model="fake", concurrency=SLOTS * runs, timeout=30,
+                                  model="fake", concurrency=model_slots or SLOTS * runs, timeout=30,
                                   max_attempts=10, max_retry_wait=600))
     engine = make_engine(db_url)
     ids = []
@@ -126,6 +129,38 @@ def scale(base: str, count: int, runs: int, questions: int, rounds: int) -> dict
             "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
             "efficiency": round(ideal / wall, 3), "all_done": all(r.status == "done" for r in done),
             "server_requests": stats["requests"], "expected_requests": runs * calls}
+
+
+def shared(base: str | None, count: int, runs: int, questions: int, rounds: int) -> dict:
+    """R runs wanting SLOTS each on ONE model whose concurrency is SLOTS, executed at once by
+    `count` workers: the runs share the model's slots, so the ideal wall is every call of
+    every run at SLOTS in flight; measured from the first run's start to the last one's end
+    (stored), never above the budget (the server's peak). `base` None: one SQLite file."""
+    server = Server(latency=LATENCY)
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        db_url = (create_database(base, f"shared_{uuid.uuid4().hex[:8]}") if base
+                  else f"sqlite:///{home / 'evalcore.db'}")
+        run_ids = setup(db_url, home, server.port, runs, questions, rounds, model_slots=SLOTS)
+        engine = state(db_url)
+        from evalcore.store import queries
+
+        procs = workers(db_url, home, count, math.ceil(runs / count), 15.0)
+        while not all(queries.get_run(engine, r).status in queries.FINISHED for r in run_ids):
+            time.sleep(0.05)
+        stop(procs)
+        done = [queries.get_run(engine, r) for r in run_ids]
+        engine.dispose()
+    stats = server.stats()
+    server.stop()
+    wall = (max(r.finished_at for r in done) - min(r.started_at for r in done)).total_seconds()
+    ideal = math.ceil(runs * questions * rounds / SLOTS) * LATENCY
+    return {"scenario": "shared", "db": "postgresql" if base else "sqlite", "workers": count, "runs": runs, "model_slots": SLOTS,
+            "calls_per_run": questions * rounds, "latency_ms": LATENCY * 1000,
+            "wall_s": round(wall, 2), "ideal_s": round(ideal, 2),
+            "efficiency": round(ideal / wall, 3), "peak_in_flight": stats["max_in_flight"],
+            "all_done": all(r.status == "done" for r in done),
+            "server_requests": stats["requests"], "expected_requests": runs * questions * rounds}
 
 
 def takeover(base: str, runs: int, questions: int, rounds: int, lease: float) -> dict:
@@ -205,7 +240,11 @@ def path(questions: int, rounds: int, concurrency: int, repeat: int) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="6 runs x 200 calls")
-    parser.add_argument("--only", choices=("scale", "takeover", "path"))
+    parser.add_argument("--only", choices=("scale", "takeover", "path", "shared"))
+    parser.add_argument("--grid", default="1x1,1x3,4x3,2x10,8x10",
+                        help="shared: WORKERSxRUNS pairs, comma-separated")
+    parser.add_argument("--db", choices=("postgresql", "sqlite"), default="postgresql",
+                        help="shared: the database the workers share")
     parser.add_argument("--repeat", type=int, default=3, help="runs per mode (path)")
     parser.add_argument("--lease", type=float, default=15.0, help="lease seconds (takeover)")
     args = parser.parse_args()
@@ -215,6 +254,11 @@ def main() -> int:
         if args.only == "path":
             return 0
     with temporary_cluster() as base:
+        if args.only in (None, "shared"):
+            for pair in args.grid.split(","):
+                count, runs = (int(x) for x in pair.split("x"))
+                db = base if args.db == "postgresql" else None
+                print(json.dumps(shared(db, count, runs, questions, rounds)), flush=True)
         if args.only in (None, "scale"):
             for count in (1, 2, 3):
                 print(json.dumps(scale(base, count, 6, questions, rounds)), flush=True)

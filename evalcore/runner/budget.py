@@ -1,9 +1,14 @@
 """A job's share of a model's concurrency, kept in step with every other job's.
 
 `SlotGate` bounds this job's calls in flight to a cap that may change while it runs;
-`ModelShare` keeps that cap equal to what `store.budget.sync_budget` grants this job,
-re-synced every `SYNC_S`. Two runs on one model in two worker processes thus never have
-more calls in flight together than the model's `concurrency`.
+`ModelShare` keeps that cap equal to what `store.budget.sync_budget` grants this job.
+Two runs on one model in two worker processes thus never have more calls in flight
+together than the model's `concurrency`.
+
+Slots left idle are the cost of sharing, so a holder syncs every `SYNC_S`, every
+`CATCH_UP_S` while it has less than its fair share (others are giving slots back), and at
+once when it has given slots back itself (its calls in flight fell to a lowered cap) or
+wants fewer (the run's last calls): the others then grow into them within `CATCH_UP_S`.
 """
 from __future__ import annotations
 
@@ -16,8 +21,12 @@ from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
 
-SYNC_S = 1.0
-"""Seconds between budget syncs: how fast a newcomer gets its share."""
+SYNC_S = 0.5
+"""Seconds between budget syncs while a holder has its fair share."""
+CATCH_UP_S = 0.1
+"""Seconds between syncs while a holder waits for slots that others are giving back."""
+GIVE_BACK_S = 0.02
+"""A sync to give slots back waits this long, so that calls ending together make one."""
 
 
 class SlotGate:
@@ -28,6 +37,8 @@ class SlotGate:
         self.in_flight = 0
         self.max_in_flight = 0
         self._changed = asyncio.Condition()
+        self.on_exit: Optional[Any] = None
+        """Called after a call leaves (the share uses it to give back slots at once)."""
 
     async def __aenter__(self) -> "SlotGate":
         async with self._changed:
@@ -40,6 +51,8 @@ class SlotGate:
         async with self._changed:
             self.in_flight -= 1
             self._changed.notify()
+        if self.on_exit is not None:
+            self.on_exit()
 
     async def set_cap(self, cap: int) -> None:
         async with self._changed:
@@ -59,16 +72,38 @@ class ModelShare:
         self.capacity = capacity
         self.want = want or capacity
         self.gate = SlotGate()
+        self.gate.on_exit = self._check_held
         self._task: Optional[asyncio.Task] = None
         self._last_ok = time.monotonic()
+        self._held = 0
+        """Slots on record for us after the last sync (our grant, or more while calls
+        beyond a lowered grant were still in flight)."""
+        self._short = False
+        """Whether the last grant was below our fair share."""
+        self._wake = asyncio.Event()
+
+    def _check_held(self) -> None:
+        """Sync soon when fewer slots than we hold on record would do now."""
+        if max(min(self.gate.cap, self.want), self.gate.in_flight) < self._held:
+            self._wake.set()
+
+    def want_at_most(self, calls: int) -> None:
+        """The job has only `calls` left to have in flight (the tail of a run): record the
+        smaller claim so the others grow into the rest."""
+        if calls < self.want:
+            self.want = max(calls, 0)
+            self._check_held()
 
     async def _sync(self) -> None:
         from evalcore.store.budget import BUDGET_LEASE_S, sync_budget
 
         try:
-            cap = await asyncio.to_thread(sync_budget, self.engine, self.model, self.holder,
-                                          capacity=self.capacity, want=self.want,
-                                          in_flight=self.gate.in_flight)
+            in_flight = self.gate.in_flight
+            grant = await asyncio.to_thread(sync_budget, self.engine, self.model, self.holder,
+                                            capacity=self.capacity, want=self.want,
+                                            in_flight=in_flight)
+            cap, self._short = grant.allowed, grant.allowed < grant.share
+            self._held = max(cap, in_flight)
             self._last_ok = time.monotonic()
         except Exception as exc:  # noqa: BLE001 - a lost database must not kill the run
             if time.monotonic() - self._last_ok < BUDGET_LEASE_S / 2:
@@ -83,7 +118,12 @@ class ModelShare:
 
     async def _keep(self) -> None:
         while True:
-            await asyncio.sleep(SYNC_S)
+            try:
+                await asyncio.wait_for(self._wake.wait(), CATCH_UP_S if self._short else SYNC_S)
+                await asyncio.sleep(GIVE_BACK_S)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
             await self._sync()
 
     async def __aenter__(self) -> SlotGate:

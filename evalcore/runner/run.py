@@ -65,6 +65,8 @@ class _Job:
     model: ModelConfig
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
+    left: int
+    """Answer calls not yet started (the share wants no more slots than these in flight)."""
     questions_left: Iterator[tuple[int, list[int]]]
     """The same units grouped by question (the `sequential` schedule's stream)."""
     slots: int
@@ -160,7 +162,8 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     budget = run_budget(engine, run, spec.budget)
     return _Job(budget=budget, run_id=run.id, spec=spec, questions=questions, prompts=prompts,
                 model=model, judge=judge,
-                units=units, questions_left=questions_left, fence=fence, slots=slots)
+                units=units, left=max(len(questions) * spec.rounds - len(answered), 0),
+                questions_left=questions_left, fence=fence, slots=slots)
 
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
@@ -178,8 +181,8 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             await judge_queue.put((item_id, rnd, answer))  # resumed: judge what was answered
 
     async with AsyncExitStack() as shares:
-        answer_slots = await shares.enter_async_context(
-            ctx.share(job.model, "answer", want=job.slots))
+        answer_share = ctx.share(job.model, "answer", want=job.slots)
+        answer_slots = await shares.enter_async_context(answer_share)
         judge_slots = (await shares.enter_async_context(ctx.share(job.judge, "judge"))
                        if job.judge else None)
 
@@ -193,6 +196,8 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             if not job.budget.allows(job.prompts[item_id], job.model):
                 job.cancelled.set()  # the next call would pass the run's budget
                 return False
+            job.left -= 1
+            answer_share.want_at_most(job.left + answer_slots.in_flight + 1)
             async with answer_slots:
                 to_judge = await _answer(job, answer_client, item_id, rnd,
                                          judge_client is not None)

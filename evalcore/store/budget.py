@@ -13,6 +13,7 @@ the provider never sees more than `concurrency` calls of that model at once.
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import NamedTuple
 
 from sqlalchemy import delete, select, text
 from sqlalchemy.engine import Engine
@@ -24,10 +25,20 @@ BUDGET_LEASE_S = 5.0
 """A holder row not synced for this long belongs to a dead worker."""
 
 
+class Grant(NamedTuple):
+    """What one sync gives a holder."""
+
+    allowed: int
+    """Calls it may have in flight now (0: wait; fewer than its calls in flight: start none
+    until enough have finished)."""
+    share: int
+    """Its fair share: `allowed` is below it while others still hold slots they are giving
+    back, the time to sync again soon."""
+
+
 def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want: int,
-                in_flight: int, lease_s: float = BUDGET_LEASE_S) -> int:
-    """Record `holder`'s claim on `model` and return how many calls it may have in flight
-    now (0: wait; fewer than `in_flight`: start none until enough have finished)."""
+                in_flight: int, lease_s: float = BUDGET_LEASE_S) -> Grant:
+    """Record `holder`'s claim on `model` and return what it may have in flight now."""
     table = ModelBudget.__table__
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
@@ -46,7 +57,7 @@ def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want:
         conn.execute(table.insert().values(model=model, holder=holder, capacity=capacity,
                                            want=want, slots=slots,
                                            expires_at=now + timedelta(seconds=lease_s)))
-    return allowed
+    return Grant(allowed, shares[holder])
 
 
 def drop_budget(engine: Engine, model: str, holder: str) -> None:

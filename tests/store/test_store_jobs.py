@@ -132,17 +132,18 @@ def test_fair_shares(capacity, wants, expected):
 
 
 def test_budget_holders_share_a_model_and_never_exceed_it(store):
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=0) == 8
+    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=0).allowed == 8
     # a second holder arrives: nothing is free until the first shrinks
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0) == 0
+    grant = sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0)
+    assert grant == (0, 4)  # its share is 4: it syncs again soon
     # the first may start no new call beyond 4, but keeps its 6 in flight on record
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=6) == 4
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0) == 2
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=3) == 4
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=2) == 4
-    assert sync_budget(store, "other", "job2:judge", capacity=3, want=3, in_flight=0) == 3
+    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=6).allowed == 4
+    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0).allowed == 2
+    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=3).allowed == 4
+    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=2).allowed == 4
+    assert sync_budget(store, "other", "job2:judge", capacity=3, want=3, in_flight=0).allowed == 3
     # a holder that stops syncing (dead worker) gives its slots back after its lease
     assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=0,
-                       lease_s=0.05) == 4
+                       lease_s=0.05).allowed == 4
     time.sleep(0.1)
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=4) == 8
+    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=4).allowed == 8
