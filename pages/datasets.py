@@ -122,6 +122,8 @@ def preview(parsed: ParsedDataset) -> None:
                 f"`{parsed.task_type}` · language `{parsed.language}`")
     for note in parsed.meta.get("repairs", []):
         st.warning(f"Repaired while reading: {note}")
+    for note in parsed.meta.get("warnings", []):
+        st.warning(f"Check before importing: {note}")
     rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
                                   "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
     st.dataframe(rows, hide_index=True,

@@ -2,15 +2,17 @@
 
 Order: a byte-order mark (UTF-16, UTF-8-sig), else UTF-8 when every byte of the file
 is UTF-8, else a legacy encoding (GB18030/GBK, Big5, Shift-JIS, EUC-KR, Windows-1252,
--1250, -1251). A guess is never silent:
+-1250, -1251, -1253). A guess is never silent:
 
 - a file that is UTF-8 except for a few bytes (a mostly UTF-8 file with one broken
   row) is refused naming the first line that is not UTF-8;
 - a legacy encoding must decode EVERY byte of the file and read its non-ASCII lines
-  as plausible text (charset_normalizer's mess ratio); when two encodings qualify and
-  read the file differently (Latin-1 'café naïve' is 'café naďve' in Windows-1250) the
-  file is refused, naming both with the first line where they differ. The user saves
-  it as UTF-8; nothing is imported in the wrong letters.
+  as plausible text: most of its non-ASCII characters common (`_common`: GBK read as
+  Big5 gives rare characters, read as EUC-KR Hangul mixed with Hanja, Russian read as
+  Windows-1252 words of accented letters). Readings are ranked by that share; when the best two are about
+  as good and read the file differently (Latin-1 'café naïve' is 'café naďve' in
+  Windows-1250) the file is refused, naming both with the first line where they differ.
+  The user saves it as UTF-8; nothing is imported in the wrong letters.
 
 The file is read in chunks (never its whole text), once per encoding tried.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from typing import IO
 
@@ -27,14 +30,20 @@ from evalcore.errors import DatasetError
 Opener = Callable[[], IO[bytes]]
 CHUNK_BYTES = 1 << 20
 """Bytes read at a time while checking the encoding of a file."""
-LEGACY = ("gb18030", "big5", "shift_jis", "euc_kr", "cp1252", "cp1250", "cp1251")
+LEGACY = ("gb18030", "big5", "shift_jis", "euc_kr", "cp1252", "cp1250", "cp1251", "cp1253")
 """Encodings tried, in this order, when a file is not UTF-8 (equal readings: the first)."""
-PLAUSIBLE_MESS = 0.15
-"""Largest mess ratio (charset_normalizer) of a plausible reading: Shift-JIS read as
-GB18030 scores 0.175, real text 0 to 0.07."""
+MIN_EVIDENCE = 8
+"""Fewest non-ASCII bytes a file must hold for its legacy encoding to be judged:
+a UTF-8 file of ASCII rows whose last row is b'\\xff\\xfe,\\xff' is refused rather than
+read as Windows-1251 'яю,я' or Windows-1250 '˙ţ,˙'."""
+MIN_SHARE = 0.5
+"""Smallest share of common characters (`_common`) in a plausible reading."""
+CLEAR_LEAD = 0.1
+"""How much larger the best reading's share of common letters must be than the next."""
 SAMPLE_LINES = 400
 SAMPLE_LINE_BYTES = 4096
 SAVE_AS_UTF8 = "save the file as UTF-8 (in Excel: 'CSV UTF-8 (comma delimited)') and import it again"
+_SIGMA_INSIDE = re.compile("ς(?=[\u0370-\u03ff])")
 _ESCAPED = re.compile("[\udc80-\udcff]")
 _WIDE = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")
 
@@ -101,9 +110,8 @@ def _non_ascii_lines(opener: Opener) -> list[tuple[int, bytes]]:
 
 
 def _reads(lines: list[tuple[int, bytes]], encoding: str) -> list[str] | None:
-    """The sample lines read in `encoding`, None when they do not decode or read as mess."""
-    from charset_normalizer.md import mess_ratio
-
+    """The sample lines read in `encoding`, None when they do not decode or when fewer
+    than MIN_SHARE of their non-ASCII characters are `_common`."""
     try:
         texts = [raw.decode(encoding) for _, raw in lines]
     except UnicodeDecodeError:
@@ -112,9 +120,72 @@ def _reads(lines: list[tuple[int, bytes]], encoding: str) -> list[str] | None:
                      else raw[:-4].decode(encoding, errors="ignore") for _, raw in lines]
         except UnicodeDecodeError:
             return None
-    if mess_ratio("\n".join(texts), maximum_threshold=1.0) >= PLAUSIBLE_MESS:
-        return None
-    return texts
+    return texts if _common_share(texts) >= MIN_SHARE else None
+
+
+def _script(char: str) -> str:
+    """'latin', 'greek', 'cyrillic' or '' (not a European letter)."""
+    code = ord(char)
+    if char.isalpha() and (code < 0x80 or 0xC0 <= code < 0x250):
+        return "latin"
+    if 0x370 <= code < 0x400:
+        return "greek"
+    return "cyrillic" if 0x400 <= code < 0x530 else ""
+
+
+def _common(char: str, before: str, korean: bool) -> bool:  # noqa: C901 - one table
+    """Whether a non-ASCII character (after the two characters `before`) is common.
+
+    Common: kana, Hangul, a frequent Han character (GB2312 level 1 or Big5 level 1), CJK
+    punctuation (Han and CJK punctuation do not count in Korean text, where they are
+    rare), a European punctuation mark, a European letter unless it mixes scripts inside
+    a word ('cafй'), follows two accented Latin letters ('âîïðîñ' is Russian read as
+    Windows-1252) or is a capital inside a word ('ГоЛг'). Symbols (£ ® ¬ ...) are not.
+    """
+    code = ord(char)
+    if 0x4E00 <= code <= 0x9FFF:
+        if korean:
+            return False
+        for encoding, low, high in (("gb2312", 0xB0, 0xD7), ("big5", 0xA4, 0xC6)):
+            try:
+                if low <= char.encode(encoding)[0] <= high:
+                    return True
+            except UnicodeEncodeError:
+                pass
+        return False
+    if 0xAC00 <= code <= 0xD7A3 or 0x3040 <= code <= 0x30FF:
+        return True
+    if 0x3000 <= code <= 0x303F or 0xFF01 <= code <= 0xFF5E:
+        return not korean
+    if 0x2010 <= code <= 0x206F or 0x25A0 <= code <= 0x25FF:  # — … “ ” • and □ ○ △
+        return char != "\u201a"  # not the low quote that Shift-JIS read as cp1251 is full of
+    if char in "ΰΐξ":  # Russian 'а', 'о' read as Windows-1253: rare in Greek
+        return False
+    kind = unicodedata.category(char) if code < 0x530 else ""
+    if kind[:1] != "L":
+        return kind[:1] == "P"
+    last = before[-1:]
+    script, previous = _script(char), _script(last) if last else ""
+    if previous and previous != script:
+        return False
+    if script == "latin" and len(before) == 2 and all(
+            ord(c) >= 0x80 and _script(c) == "latin" for c in before):
+        return False
+    return not (kind == "Lu" and last.islower())
+
+
+def _common_share(texts: list[str]) -> float:
+    """Share of the non-ASCII characters of `texts` that are `_common`."""
+    korean = any(0xAC00 <= ord(c) <= 0xD7A3 for text in texts for c in text)
+    common = total = 0
+    for text in texts:
+        for position, char in enumerate(text):
+            if ord(char) > 0x7F:
+                total += 1
+                common += _common(char, text[max(position - 2, 0):position], korean)
+        common -= len(_SIGMA_INSIDE.findall(text))  # a Greek final sigma inside a word:
+        # Russian 'т' read as Windows-1253
+    return common / max(total, 1)
 
 
 def detect_encoding(opener: Opener, filename: str) -> str:
@@ -143,6 +214,11 @@ def detect_encoding(opener: Opener, filename: str) -> str:
 
 def _legacy(opener: Opener, filename: str, utf8_error: tuple[int, bytes]) -> str:
     lines = _non_ascii_lines(opener)
+    if sum(len(raw) - len(raw.decode("latin-1").encode("ascii", "ignore"))
+           for _, raw in lines) < MIN_EVIDENCE:
+        raise DatasetError(f"{filename} line {utf8_error[0]}: not valid UTF-8 (bytes "
+                           f"{_hex(utf8_error[1])}), and the file holds too little other text "
+                           "to tell its encoding; fix or delete that line, or " + SAVE_AS_UTF8)
     readings: list[tuple[str, list[str]]] = []
     broken: list[tuple[str, int]] = []
     for encoding in LEGACY:
@@ -154,7 +230,9 @@ def _legacy(opener: Opener, filename: str, utf8_error: tuple[int, bytes]) -> str
             broken.append((encoding, error[0]))
             continue
         readings.append((encoding, texts))
-    if len(readings) == 1:
+    readings.sort(key=lambda reading: -_common_share(reading[1]))  # stable: LEGACY order
+    if len(readings) == 1 or len(readings) > 1 and (
+            _common_share(readings[0][1]) - _common_share(readings[1][1]) >= CLEAR_LEAD):
         return readings[0][0]
     if len(readings) > 1:
         (first, a), (second, b) = readings[:2]
