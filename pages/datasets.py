@@ -25,6 +25,7 @@ from evalcore.dataset import (
 )
 from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
+from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
 from pages import _datasets_stored, _shared
 
@@ -199,11 +200,11 @@ def import_panel(filename: str, data: bytes) -> None:
             st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
                        "The mapping below is prefilled with it; change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
+            st.info(f"No known format has these columns ({shown_list(columns)}). Guessed from "
                     f"their names and prefilled below: {guess.describe()}; but "
                     f"{guess.question_for_user()}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({', '.join(columns)}) and "
+            st.info(f"No known format has these columns ({shown_list(columns)}) and "
                     f"{guess.question_for_user()}: nothing could be guessed, choose the "
                     "columns below.")
 
