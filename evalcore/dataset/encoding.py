@@ -109,18 +109,22 @@ def _non_ascii_lines(opener: Opener) -> list[tuple[int, bytes]]:
     return found
 
 
-def _reads(lines: list[tuple[int, bytes]], encoding: str) -> list[str] | None:
-    """The sample lines read in `encoding`, None when they do not decode or when fewer
-    than MIN_SHARE of their non-ASCII characters are `_common`."""
-    try:
-        texts = [raw.decode(encoding) for _, raw in lines]
-    except UnicodeDecodeError:
-        try:  # a line cut inside a character: drop its last bytes
-            texts = [raw.decode(encoding) if len(raw) < SAMPLE_LINE_BYTES
-                     else raw[:-4].decode(encoding, errors="ignore") for _, raw in lines]
+def _reads(lines: list[tuple[int, bytes]], encoding: str) -> tuple[list[str], float] | None:
+    """The sample lines read in `encoding` ('' for a line that does not decode) and the
+    reading's score: the share of `_common` characters, times the share of lines that
+    decode (a GBK file with one broken row still reads best as GBK). None below MIN_SHARE."""
+    texts, failed = [], 0
+    for _, raw in lines:
+        try:
+            texts.append(raw.decode(encoding))
         except UnicodeDecodeError:
-            return None
-    return texts if _common_share(texts) >= MIN_SHARE else None
+            if len(raw) >= SAMPLE_LINE_BYTES:  # cut inside a character: drop its last bytes
+                texts.append(raw[:-4].decode(encoding, errors="ignore"))
+            else:
+                texts.append("")
+                failed += 1
+    score = _common_share(texts) * (1 - failed / max(len(lines), 1))
+    return (texts, score) if score >= MIN_SHARE else None
 
 
 def _script(char: str) -> str:
@@ -219,38 +223,34 @@ def _legacy(opener: Opener, filename: str, utf8_error: tuple[int, bytes]) -> str
         raise DatasetError(f"{filename} line {utf8_error[0]}: not valid UTF-8 (bytes "
                            f"{_hex(utf8_error[1])}), and the file holds too little other text "
                            "to tell its encoding; fix or delete that line, or " + SAVE_AS_UTF8)
-    readings: list[tuple[str, list[str]]] = []
-    broken: list[tuple[str, int]] = []
+    readings: list[tuple[str, list[str], float]] = []
     for encoding in LEGACY:
-        texts = _reads(lines, encoding)
-        if texts is None or any(texts == seen for _, seen in readings):
-            continue
-        error = first_error(opener, encoding)
-        if error is not None:
-            broken.append((encoding, error[0]))
-            continue
-        readings.append((encoding, texts))
-    readings.sort(key=lambda reading: -_common_share(reading[1]))  # stable: LEGACY order
-    if len(readings) == 1 or len(readings) > 1 and (
-            _common_share(readings[0][1]) - _common_share(readings[1][1]) >= CLEAR_LEAD):
-        return readings[0][0]
-    if len(readings) > 1:
-        (first, a), (second, b) = readings[:2]
-        at = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
-        col = next((i for i, (x, y) in enumerate(zip(a[at], b[at])) if x != y), 0)
-        start = max(col - 20, 0)
-        raise DatasetError(
-            f"{filename}: the text encoding is unclear: line {lines[at][0]} reads as "
-            f"{shown(a[at][start:start + 50])} in {first} but as "
-            f"{shown(b[at][start:start + 50])} in {second}; " + SAVE_AS_UTF8)
-    if broken:
-        encoding, line = broken[0]
-        raise DatasetError(f"{filename} line {line}: not valid {encoding} text, the encoding "
-                           "the rest of the file reads in; fix or delete that line, or "
-                           + SAVE_AS_UTF8)
-    raise DatasetError(f"{filename}: cannot tell the text encoding (line {utf8_error[0]} is "
-                       f"not UTF-8: bytes {_hex(utf8_error[1])}, and no other encoding reads "
-                       "the file as text); " + SAVE_AS_UTF8)
+        read = _reads(lines, encoding)
+        if read is not None and all(read[0] != seen for _, seen, _ in readings):
+            readings.append((encoding, *read))
+    if not readings:
+        raise DatasetError(f"{filename}: cannot tell the text encoding (line {utf8_error[0]} "
+                           f"is not UTF-8: bytes {_hex(utf8_error[1])}, and no other encoding "
+                           "reads the file as text); " + SAVE_AS_UTF8)
+    readings.sort(key=lambda reading: -reading[2])  # stable: LEGACY order among equals
+    best, a, score = readings[0]
+    error = first_error(opener, best)
+    if error is not None:
+        raise DatasetError(f"{filename} line {error[0]}: not valid {best} text (bytes "
+                           f"{_hex(error[1])}), the encoding the rest of the file reads in; "
+                           "fix or delete that line, or " + SAVE_AS_UTF8)
+    rivals = [r for r in readings[1:] if score - r[2] < CLEAR_LEAD
+              and first_error(opener, r[0]) is None]
+    if not rivals:
+        return best
+    second, b, _ = rivals[0]
+    at = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    col = next((i for i, (x, y) in enumerate(zip(a[at], b[at])) if x != y), 0)
+    start = max(col - 20, 0)
+    raise DatasetError(
+        f"{filename}: the text encoding is unclear: line {lines[at][0]} reads as "
+        f"{shown(a[at][start:start + 50])} in {best} but as "
+        f"{shown(b[at][start:start + 50])} in {second}; " + SAVE_AS_UTF8)
 
 
 def decode_text(data: bytes, filename: str) -> tuple[str, str]:

@@ -87,6 +87,12 @@ CASES: list[Case] = [
          about="5,000 ASCII rows, then \\xff\\xfe,\\xff"),
     Case("gbk.csv", lambda: _qa([("小红有18颗糖，分给3个同学，每人几颗？", "6")]).encode("gbk"),
          items=1, questions={0: "小红有18颗糖，分给3个同学，每人几颗？"}, about="GBK (Excel on Chinese Windows)"),
+    Case("gbk_bad_row.csv",
+         lambda: (_qa([("小红有几颗糖？", "6")] * 50).encode("gbk") + b"\x81 bad,1\n"
+                  + _qa([("一周有几天？", "7")], header="").encode("gbk")),
+         refused=r"gbk_bad_row\.csv line 52: not valid gb18030 text \(bytes 81\), the encoding "
+                 r"the rest of the file reads in",
+         about="GBK with one row that is not GBK (was read as another encoding)"),
     Case("big5.csv", lambda: _qa([("這是繁體中文的問題嗎", "是"), ("小紅有幾顆糖？", "6")]).encode("big5"),
          items=2, questions={0: "這是繁體中文的問題嗎"}, about="Big5"),
     Case("shift_jis.csv", lambda: _qa([("日本語の質問です", "はい")]).encode("shift_jis"),
