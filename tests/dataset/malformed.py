@@ -229,7 +229,7 @@ CASES: list[Case] = [
          lambda: _jsonl(json.dumps({"question": "a\u2028b", "answer": "1"},
                                    ensure_ascii=False)),
          items=1, questions={0: "a\u2028b"}, about="U+2028 inside a string is not a line end"),
-    Case("crlf.jsonl", lambda: b'{"question": "q1", "answer": "1"}\r\n'
+    Case("crlf_lines.jsonl", lambda: b'{"question": "q1", "answer": "1"}\r\n'
                                b'{"question": "q2", "answer": "2"}\r\n',
          items=2, questions={1: "q2"}),
     # --- file types
