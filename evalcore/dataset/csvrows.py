@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
-from typing import IO, Callable
+from collections.abc import Callable, Iterator
+from typing import IO
 
 from evalcore.dataset.cells import check_row
 from evalcore.error_text import shown
@@ -39,7 +39,7 @@ class _Lines:
         self.text, self.name, self.limit = text, name, limit
         self.count, self.quotes, self.ended, self.last = 0, 0, False, ""
 
-    def __iter__(self) -> "_Lines":
+    def __iter__(self) -> _Lines:
         return self
 
     def __next__(self) -> str:

@@ -137,7 +137,7 @@ def _script(char: str) -> str:
     return "cyrillic" if 0x400 <= code < 0x530 else ""
 
 
-def _common(char: str, before: str, korean: bool) -> bool:  # noqa: C901 - one table
+def _common(char: str, before: str, korean: bool) -> bool:
     """Whether a non-ASCII character (after the two characters `before`) is common.
 
     Common: kana, Hangul, a frequent Han character (GB2312 level 1 or Big5 level 1), CJK

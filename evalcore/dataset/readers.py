@@ -26,8 +26,8 @@ from typing import IO, TYPE_CHECKING, Any, Union
 from evalcore.dataset.cells import check_names, check_row, field_limit
 from evalcore.dataset.csvrows import csv_records, csv_rows
 from evalcore.dataset.encoding import chunks, decode_text, detect_encoding
-from evalcore.errors import DatasetError
 from evalcore.error_text import shown_list
+from evalcore.errors import DatasetError
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
 
 
 @dataclass(frozen=True)
@@ -18,12 +18,12 @@ class Case:
 
     filename: str
     make: Callable[[], bytes] = field(repr=False)
-    refused: Optional[str] = None
+    refused: str | None = None
     """Regex the error line must match (None: the file is imported)."""
     items: int = 0
     questions: dict[int, str] = field(default_factory=dict)
     """idx -> the exact stored question text."""
-    warning: Optional[str] = None
+    warning: str | None = None
     """Text the import's warning must contain."""
     about: str = ""
 
@@ -143,7 +143,7 @@ CASES: list[Case] = [
          questions={0: "q1"}),
     Case("ragged.csv", lambda: b"question,answer\nq1,1\nq2,2,extra\n", items=2,
          questions={1: "q2"}, about="an unquoted comma in the last column (repaired)"),
-    Case("semicolon.csv", lambda: "question;answer\nq; one,1\n".encode(), items=1,
+    Case("semicolon.csv", lambda: b"question;answer\nq; one,1\n", items=1,
          questions={0: "q"}),
     Case("tabs.tsv", lambda: b"question\tanswer\nq1\t1\n", items=1, questions={0: "q1"}),
     Case("dup_columns.csv", lambda: b"question,question,answer\na,b,c\n",

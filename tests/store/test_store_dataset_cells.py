@@ -13,13 +13,13 @@ BBQ_HEADER = "context,question,ans0,ans1,ans2,label,answer_info,additional_metad
 
 @pytest.mark.parametrize(("filename", "data", "message"), [
     ("nul.csv", b"question,answer\nok,1\nbad\x00cell,2\n",
-     "nul.csv row 3, column 'question': the cell holds a NUL character (code 0) at "
-     "character 4, which a database cannot store"),
+     ("nul.csv row 3, column 'question': the cell holds a NUL character (code 0) at "
+      "character 4, which a database cannot store")),
     ("nul.jsonl", b'{"question": "ok", "answer": "1"}\n{"question": "x", "answer": "a\\u0000"}\n',
      "nul.jsonl line 2, column 'answer': the cell holds a NUL character"),
     ("surrogate.jsonl", b'{"question": "\\udc00", "answer": "1"}\n',
-     "surrogate.jsonl line 1, column 'question': the cell holds the invalid character "
-     "U+DC00"),
+     ("surrogate.jsonl line 1, column 'question': the cell holds the invalid character "
+      "U+DC00")),
 ])
 def test_unstorable_cells_are_refused_alike_on_both_databases(store, filename: str, data: bytes,
                                                               message: str) -> None:
