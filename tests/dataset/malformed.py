@@ -133,6 +133,13 @@ CASES: list[Case] = [
          warning="row 2 (lines 2-4): the cell in column 'question' runs over 3 lines, 2 of "
                  "them looking like rows of this file (first: 'q2,2')",
          about="a quote closed three lines late: imported with a warning naming row 2"),
+    Case("long_multiline_cell.csv",
+         lambda: ('question,answer\n"' + "\n".join(f"paragraph {i} of a long text" for i in range(30))
+                  + '",1\nq2,2\n').encode(),
+         items=2, questions={1: "q2"},
+         warning="the file has 32 lines but 3 rows: cells span lines, the first at row 2 "
+                 "(line 2)",
+         about="a 30-line cell: far fewer rows than lines, imported with a warning"),
     Case("multiline_cell.csv", lambda: b'question,answer\n"Line one\nline two",1\nq2,2\n',
          items=2, questions={0: "Line one\nline two"}, about="a quoted cell with a line break"),
     Case("multiline_last_no_newline.csv", lambda: b'question,answer\nq1,1\n"a\nb",2',
