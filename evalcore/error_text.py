@@ -10,6 +10,9 @@ SHOWN_ITEMS = 10
 """How many names (columns, values) a message lists before 'and N more'."""
 SHOWN_CHARS = 60
 """How much of one user-supplied text (a column name, a cell) a message quotes."""
+MAX_LINE = 2000
+"""Longest error line `describe_error` returns: a message that quotes user content some
+other way than `shown`/`shown_list` keeps its start and its hint (the end), not 1 MB."""
 
 
 def shown(value: object, width: int = SHOWN_CHARS) -> str:
@@ -103,4 +106,11 @@ def describe_error(exc: BaseException) -> str | None:
         text = f"a file is not valid text: {exc} (save it as UTF-8)"
     if text is None:
         return None
-    return mask_text(" ".join(text.split()))
+    return _capped(mask_text(" ".join(text.split())))
+
+
+def _capped(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    half = MAX_LINE // 2 - 30
+    return f"{line[:half]} ...({len(line) - 2 * half:,} characters)... {line[-half:]}"
