@@ -23,6 +23,8 @@ Defined here, with the settings, so the CLI's parser can name it without importi
 providers package (~0.3 s of every command's start-up)."""
 DB_URL_HELP = ("expected sqlite:///path/to/evalcore.db or "
                "postgresql://USER@HOST:5432/DBNAME")
+MAX_FIELD_BYTES = 1 << 20
+"""Default largest cell an import accepts (1 MiB): a question, an option, a column name."""
 _PG_ALIASES = ("postgres://", "postgresql://", "postgres+psycopg://")
 
 
@@ -83,6 +85,26 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
 
     models_path = models_location(db_url, env.get("EVALCORE_MODELS"), models_path)
     return Settings(home=home, db_url=db_url, models_path=models_path)
+
+
+def max_field_bytes(env: dict[str, str] | None = None) -> int:
+    """`EVALCORE_MAX_FIELD_BYTES` (default 1 MiB): the largest cell a dataset import reads.
+
+    Read at each import, not cached, so a test or a worker can change it. A 50 MB
+    one-line file is refused at this size instead of becoming one 50 MB question.
+    """
+    raw = (os.environ if env is None else env).get("EVALCORE_MAX_FIELD_BYTES", "").strip()
+    if not raw:
+        return MAX_FIELD_BYTES
+    try:
+        value = int(raw.replace("_", ""))
+    except ValueError:
+        value = 0
+    if value < 1024:
+        raise SettingsError(f"EVALCORE_MAX_FIELD_BYTES={raw[:40]!r} is not a size in bytes of "
+                            f"at least 1024 (default {MAX_FIELD_BYTES}; unset it or write e.g. "
+                            "4194304)")
+    return value
 
 
 @lru_cache(maxsize=1)

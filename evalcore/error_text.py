@@ -2,7 +2,37 @@
 traceback, a password or a key. The CLI prints it (`error: ...`), pages show it."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from evalcore.errors import EvalcoreError
+
+SHOWN_ITEMS = 10
+"""How many names (columns, values) a message lists before 'and N more'."""
+SHOWN_CHARS = 60
+"""How much of one user-supplied text (a column name, a cell) a message quotes."""
+MAX_LINE = 2000
+"""Longest error line `describe_error` returns: a message that quotes user content some
+other way than `shown`/`shown_list` keeps its start and its hint (the end), not 1 MB."""
+
+
+def shown(value: object, width: int = SHOWN_CHARS) -> str:
+    """`value` quoted (repr) for a message, cut to about `width` characters with the full
+    length named, so a 1 MB cell or column name never makes a 1 MB "one-line" error."""
+    text = str(value)
+    if len(text) <= width:
+        return repr(text)
+    return f"{text[:width]!r}... ({len(text):,} characters)"
+
+
+def shown_list(values: Iterable[object], limit: int = SHOWN_ITEMS,
+               width: int = SHOWN_CHARS) -> str:
+    """The first `limit` values, each `shown`, in brackets, then 'and 9,990 more': the one
+    way every message lists user content (column names, values), whatever its size."""
+    items = list(values)
+    parts = [shown(v, width) for v in items[:limit]]
+    more = len(items) - limit
+    tail = f" and {more:,} more" if more > 0 else ""
+    return "[" + ", ".join(parts) + "]" + tail
 
 
 def _validation_text(exc: Exception) -> str:
@@ -76,4 +106,11 @@ def describe_error(exc: BaseException) -> str | None:
         text = f"a file is not valid text: {exc} (save it as UTF-8)"
     if text is None:
         return None
-    return mask_text(" ".join(text.split()))
+    return _capped(mask_text(" ".join(text.split())))
+
+
+def _capped(line: str) -> str:
+    if len(line) <= MAX_LINE:
+        return line
+    half = MAX_LINE // 2 - 30
+    return f"{line[:half]} ...({len(line) - 2 * half:,} characters)... {line[-half:]}"

@@ -25,6 +25,7 @@ from evalcore.dataset import (
 )
 from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
+from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
 from pages import _datasets_stored, _shared
 
@@ -122,6 +123,8 @@ def preview(parsed: ParsedDataset) -> None:
                 f"`{parsed.task_type}` · language `{parsed.language}`")
     for note in parsed.meta.get("repairs", []):
         st.warning(f"Repaired while reading: {note}")
+    for note in parsed.meta.get("warnings", []):
+        st.warning(f"Check before importing: {note}")
     rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
                                   "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
     st.dataframe(rows, hide_index=True,
@@ -197,11 +200,11 @@ def import_panel(filename: str, data: bytes) -> None:
             st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
                        "The mapping below is prefilled with it; change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
+            st.info(f"No known format has these columns ({shown_list(columns)}). Guessed from "
                     f"their names and prefilled below: {guess.describe()}; but "
                     f"{guess.question_for_user()}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({', '.join(columns)}) and "
+            st.info(f"No known format has these columns ({shown_list(columns)}) and "
                     f"{guess.question_for_user()}: nothing could be guessed, choose the "
                     "columns below.")
 

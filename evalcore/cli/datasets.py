@@ -99,6 +99,8 @@ def _import(args: argparse.Namespace) -> int:
                   "them another way, import with --mapping")
         for note in info["repairs"]:
             print(f"  repaired {note}")
+        for note in info["warnings"]:
+            print(f"  warning: {note}")
     return 0
 
 

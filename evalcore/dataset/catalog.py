@@ -42,8 +42,10 @@ def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
             found = session.get(Dataset, int(name_or_id))
     if found is None:
         names = session.exec(select(Dataset.name).order_by(Dataset.name)).all()
-        known = ", ".join(names[:20]) + (" ..." if len(names) > 20 else "") or "none yet"
-        raise DatasetError(f"no dataset {name_or_id!r}; known datasets: {known} "
+        from evalcore.error_text import shown, shown_list
+
+        known = shown_list(names) if names else "none yet"
+        raise DatasetError(f"no dataset {shown(name_or_id)}; known datasets: {known} "
                            "(import one with `datasets import PATH`)")
     return found
 
@@ -135,6 +137,7 @@ def dataset_info(dataset: "Dataset") -> dict[str, Any]:
             "sha256": dataset.sha256, "created_at": dataset.created_at.isoformat(),
             "attack_level": (dataset.meta or {}).get("attack_level"),
             "repairs": (dataset.meta or {}).get("repairs", []),
+            "warnings": (dataset.meta or {}).get("warnings", []),
             "guessed_mapping": guessed_mapping(dataset.meta or {})}
 
 

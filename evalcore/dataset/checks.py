@@ -28,7 +28,9 @@ class CellError(Exception):
     """A cell of one row cannot be used; the parser adds file and row to the message."""
 
     def __init__(self, column: str, value: str, problem: str) -> None:
-        super().__init__(f"column '{column}': {value!r} {problem}")
+        from evalcore.error_text import shown
+
+        super().__init__(f"column {shown(column)}: {shown(value)} {problem}")
         self.column, self.value, self.problem = column, value, problem
 
 

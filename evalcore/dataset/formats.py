@@ -326,7 +326,9 @@ def get_format(name: str) -> FormatSpec:
     try:
         return FORMATS[name]
     except KeyError:
-        raise KeyError(f"unknown format {name!r}; known: auto, mapped, "
+        from evalcore.error_text import shown
+
+        raise KeyError(f"unknown format {shown(name)}; known: auto, mapped, "
                        f"{', '.join(FORMATS)}") from None
 
 

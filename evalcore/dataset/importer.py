@@ -21,6 +21,7 @@ from evalcore.dataset.language import text_language
 from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
 from evalcore.dataset.readers import RowStream, Source, hash_stream, opener_of, stream_table
 from evalcore.dataset.records import ParsedDataset, Question
+from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError
 
 if TYPE_CHECKING:
@@ -101,6 +102,8 @@ class _Reading:
                                 "languages": dict(self.languages)}
         if self.stream.repairs:
             meta["repairs"] = self.stream.repairs
+        if self.stream.warnings:
+            meta["warnings"] = self.stream.warnings
         if self.level is not None:
             meta["attack_level"] = self.level
         if self.mapping is not None:
@@ -184,9 +187,8 @@ def _choose(name: str, columns: list[str], format: str,
         guess = guess_mapping(columns)
         if guess.certain:
             return None, guess.mapping
-        hint = (f"; a guess to start from: "
-                f"{guess.mapping.model_dump_json(exclude_defaults=True)}" if guess.mapping else "")
-        raise DatasetError(f"{name}: columns {columns} match no known format and cannot be "
+        hint = (f"; a guess to start from: {guess.mapping_hint()}" if guess.mapping else "")
+        raise DatasetError(f"{name}: columns {shown_list(columns)} match no known format and cannot be "
                            f"guessed safely: {guess.question_for_user()}; give a column mapping "
                            f"(question, reference, choices, task_type){hint}")
     try:
@@ -195,8 +197,9 @@ def _choose(name: str, columns: list[str], format: str,
         raise DatasetError(f"{name}: {exc.args[0]}") from None
     missing = spec.missing(columns)
     if missing:
-        raise DatasetError(f"{name}: format {spec.name!r} needs columns {missing}, which the "
-                           f"file lacks (it has {columns}); choose another format or a mapping")
+        raise DatasetError(f"{name}: format {spec.name!r} needs columns {shown_list(missing)}, "
+                           f"which the file lacks (it has {shown_list(columns)}); choose another "
+                           "format or a mapping")
     return spec, None
 
 

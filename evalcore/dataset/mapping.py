@@ -16,6 +16,7 @@ from evalcore.dataset.checks import (CellError, Row, cell, number, option_index,
                                      sentiment, split_choices, zero_one_list)
 from evalcore.dataset.formats import Built, present_options
 from evalcore.dataset.records import TaskType
+from evalcore.error_text import SHOWN_CHARS, shown, shown_list
 
 NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice",
                    "bias_pair")
@@ -58,7 +59,8 @@ class ColumnMapping(BaseModel):
         found: list[str] = []
         absent = [c for c in self.used_columns() + list(self.meta or []) if c not in columns]
         if absent:
-            found.append(f"columns {absent} are not in the file (it has {list(columns)})")
+            found.append(f"columns {shown_list(absent)} are not in the file (it has "
+                         f"{shown_list(columns)})")
         if not self.question_columns():
             found.append("no question column chosen")
         if self.task_type in NEEDS_REFERENCE and not self.reference:
@@ -115,7 +117,7 @@ def _reference(row: Row, mapping: ColumnMapping, choices: list[str],
         index = int(option_index(row, column, width, task, mapping.index_base, texts))
         if index not in original_index:
             raise CellError(column, cell(row, column), f"points to option column "
-                            f"'{mapping.choices[index]}', which is blank; fill it in or fix "
+                            f"{shown(mapping.choices[index])}, which is blank; fill it in or fix "
                             "the answer")
         return str(original_index.index(index))
     if task == "multi_tf":
@@ -195,13 +197,22 @@ class MappingGuess(BaseModel):
         if self.mapping is None:
             return "no question column"
         m = self.mapping
-        parts = [f"question <- {m.question_columns()}" if len(m.question_columns()) > 1
-                 else f"question <- '{m.question_columns()[0]}'"]
+        parts = [f"question <- {shown_list(m.question_columns())}"
+                 if len(m.question_columns()) > 1 else f"question <- {shown(m.question_columns()[0])}"]
         if m.reference:
-            parts.append(f"reference <- '{m.reference}'")
+            parts.append(f"reference <- {shown(m.reference)}")
         if m.choices:
-            parts.append(f"choices <- {m.choices!r}")
+            parts.append(f"choices <- {shown(m.choices) if isinstance(m.choices, str) else shown_list(m.choices)}")
         return ", ".join(parts) + f" (task type {m.task_type})"
+
+    def mapping_hint(self) -> str:
+        """The guessed mapping as JSON to start from, for messages: cut (with the number
+        of columns left out) when a name is long or options are many."""
+        if self.mapping is None:
+            return ""
+        text = self.mapping.model_dump_json(exclude_defaults=True)
+        limit = 4 * SHOWN_CHARS
+        return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
     def question_for_user(self) -> str:
         """What to decide before this file can be imported (for the error message)."""
@@ -209,7 +220,7 @@ class MappingGuess(BaseModel):
             return "no column is named like a question (question, prompt, input, 问题, 题目 ...)"
         ambiguous = self.ambiguous()
         if ambiguous:
-            return "; ".join(f"the {role} could be any of {cols}"
+            return "; ".join(f"the {role} could be any of {shown_list(cols)}"
                              for role, cols in ambiguous.items())
         return ("no column is named like a reference answer (answer, target, reference, "
                 "答案 ...); name it in a mapping, or map the file as task type 'open' "

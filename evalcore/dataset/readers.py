@@ -15,8 +15,6 @@ has to be), then streamed.
 """
 from __future__ import annotations
 
-import codecs
-import csv
 import hashlib
 import io
 import json
@@ -25,6 +23,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
+from evalcore.dataset.cells import check_names, check_row, field_limit
+from evalcore.dataset.csvrows import csv_records, csv_rows
+from evalcore.dataset.encoding import chunks, decode_text, detect_encoding
+from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError
 
 if TYPE_CHECKING:
@@ -34,10 +36,9 @@ Source = Union[str, Path, bytes]
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json", ".xlsx", ".xlsm")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-CHUNK_BYTES = 1 << 20
-"""Bytes read at a time while hashing and checking the encoding of a file."""
-MAX_CELL_CHARS = 64 * 1024 * 1024
-"""Largest CSV cell read (the csv module's default, 128 KiB, is too small for long texts)."""
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of a JSON value read (deeper is refused, never a RecursionError)."""
+__all__ = ["decode_text", "detect_encoding"]  # re-exported: their home is dataset.encoding
 
 _ROW_NOTES = {
     "row": "rows numbered as in a spreadsheet: the header is row 1",
@@ -64,30 +65,6 @@ def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def decode_text(data: bytes, filename: str) -> tuple[str, str]:
-    """Decode text as UTF-8 (with or without BOM), UTF-16 (BOM), GB18030/GBK, or a guess.
-
-    Returns (text, encoding). GB18030 is tried before guessing because short Chinese
-    files saved by Excel on Chinese Windows are GBK, and guessers often miss them.
-    """
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return data.decode("utf-16"), "utf-16"
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="strict"), "utf-8-sig"
-    for encoding in ("utf-8", "gb18030"):
-        try:
-            return data.decode(encoding), encoding
-        except UnicodeDecodeError:
-            pass
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(data).best()
-    if best is None or best.encoding is None:
-        raise DatasetError(f"{filename}: cannot tell the text encoding; save it as UTF-8 "
-                           "(in Excel: 'CSV UTF-8 (comma delimited)')")
-    return str(best), best.encoding
-
-
 Opener = Callable[[], IO[bytes]]
 
 
@@ -106,51 +83,12 @@ def opener_of(source: Source, filename: str | None = None) -> tuple[Opener, str]
     return (lambda: path.open("rb")), filename or path.name
 
 
-def _chunks(opener: Opener) -> Iterator[bytes]:
-    with opener() as fh:
-        while chunk := fh.read(CHUNK_BYTES):
-            yield chunk
-
-
 def hash_stream(opener: Opener) -> str:
     """`sha256_of` the content, read in chunks."""
     digest = hashlib.sha256()
-    for chunk in _chunks(opener):
+    for chunk in chunks(opener):
         digest.update(chunk)
     return digest.hexdigest()
-
-
-def _decodes(opener: Opener, encoding: str) -> bool:
-    decoder = codecs.getincrementaldecoder(encoding)()
-    try:
-        for chunk in _chunks(opener):
-            decoder.decode(chunk)
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def detect_encoding(opener: Opener, filename: str) -> str:
-    """The encoding `decode_text` would pick, found without holding the text: a BOM,
-    else UTF-8, else GB18030 (each checked over the whole file), else a guess from the
-    first MiB."""
-    with opener() as fh:
-        head = fh.read(CHUNK_BYTES)
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "utf-16"
-    if head.startswith(b"\xef\xbb\xbf"):
-        return "utf-8-sig"
-    for encoding in ("utf-8", "gb18030"):
-        if _decodes(opener, encoding):
-            return encoding
-    from charset_normalizer import from_bytes
-
-    best = from_bytes(head).best()
-    if best is None or best.encoding is None:
-        raise DatasetError(f"{filename}: cannot tell the text encoding; save it as UTF-8 "
-                           "(in Excel: 'CSV UTF-8 (comma delimited)')")
-    return best.encoding
 
 
 @dataclass
@@ -165,6 +103,9 @@ class RowStream:
     rows: Iterator[tuple[int, dict[str, str]]]
     repairs: list[str] = field(default_factory=list)
     """Notes about rows fixed while reading; complete once `rows` is consumed."""
+    warnings: list[str] = field(default_factory=list)
+    """What the user should check (a quote that seems not closed where it should be),
+    naming the first affected row; complete once `rows` is consumed."""
 
     def label(self, number: int) -> str:
         """'row 17', 'line 5' or 'item 3'."""
@@ -186,70 +127,43 @@ def stream_table(source: Source, filename: str | None = None) -> RowStream:
     columns = [str(c) for c in df.columns]
     numbers = df.attrs["row_numbers"]
 
+    unit, limit = df.attrs["row_unit"], field_limit()
+
     def rows() -> Iterator[tuple[int, dict[str, str]]]:
         for position, values in enumerate(df.itertuples(index=False, name=None)):
-            yield numbers[position], dict(zip(columns, values))
+            row = dict(zip(columns, values))
+            check_row(name, f"{unit} {numbers[position]}", _ROW_NOTES[unit], row, limit)
+            yield numbers[position], row
 
-    return RowStream(name, columns, df.attrs["encoding"], df.attrs["row_unit"], rows(),
-                     df.attrs.get("repairs") or [])
+    return RowStream(name, columns, df.attrs["encoding"], unit, rows(),
+                     df.attrs.get("repairs") or [], df.attrs.get("warnings") or [])
 
 
 def _stream_csv(opener: Opener, name: str, suffix: str) -> RowStream:
     encoding = detect_encoding(opener, name)
-    csv.field_size_limit(max(csv.field_size_limit(), MAX_CELL_CHARS))
+    limit = field_limit()
     with opener() as raw:
-        first = io.TextIOWrapper(raw, encoding=encoding, newline="").readline()
+        first = io.TextIOWrapper(raw, encoding=encoding, newline="").readline(limit)
     if not first.strip():
         raise DatasetError(f"{name}: the file is empty")
     sep = _sniff_delimiter(first, suffix)
-    records = _csv_records(opener, encoding, sep, name)
-    header = [str(c).strip() for c in next(records)]
+    records = csv_records(opener, encoding, sep, name, limit)
+    header = [str(c).strip() for c in next(records)[2]]
     _check_header(header, name)
     repairs: list[str] = []
+    warnings: list[str] = []
     return RowStream(name, header, encoding, "row",
-                     _csv_rows(records, header, sep, repairs), repairs)
-
-
-def _csv_records(opener: Opener, encoding: str, sep: str, name: str) -> Iterator[list[str]]:
-    with opener() as raw:
-        text = io.TextIOWrapper(raw, encoding=encoding, newline="")
-        try:
-            yield from csv.reader(text, delimiter=sep)
-        except csv.Error as exc:
-            raise DatasetError(f"{name}: the CSV is malformed ({exc}); check the quoting of "
-                               "cells that contain commas, quotes or line breaks") from None
-
-
-def _csv_rows(records: Iterator[list[str]], header: list[str], sep: str,
-              repairs: list[str]) -> Iterator[tuple[int, dict[str, str]]]:
-    """Data rows with their spreadsheet numbers (header = row 1).
-
-    Real exports leave commas unquoted in the LAST column (free text such as an attacked
-    question): the overflow is joined back into that column, restoring the text exactly,
-    and every repair is noted (with its row) so the user can review it. Short rows are
-    padded with empty cells; blank rows are skipped (their numbers are kept).
-    """
-    width = len(header)
-    for number, fields in enumerate(records, start=2):
-        if not any(cell.strip() for cell in fields):
-            continue
-        if len(fields) > width:
-            cells = len(fields)
-            fields = fields[: width - 1] + [sep.join(fields[width - 1:])]
-            repairs.append(f"row {number}: {cells} cells for {width} columns; the extra "
-                           f"cells were joined into the last column '{header[-1]}' "
-                           f"(an unquoted comma): {fields[-1]!r}")
-        elif len(fields) < width:
-            fields = fields + [""] * (width - len(fields))
-        yield number, dict(zip(header, fields))
+                     csv_rows(records, header, sep, name, limit, repairs, warnings),
+                     repairs, warnings)
 
 
 def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
     """Read a CSV/TSV, JSONL, JSON or XLSX (first sheet) file into a DataFrame of `str` cells.
 
     `df.attrs` holds `filename`, `encoding`, `row_unit` ("row", "line" or "item"),
-    `row_numbers` (the user-visible number of each row) and `repairs` (notes about
-    rows that were fixed while reading). Fully blank rows are dropped.
+    `row_numbers` (the user-visible number of each row), `repairs` (notes about
+    rows that were fixed while reading) and `warnings` (what to check, such as a quote
+    that seems not closed). Fully blank rows are dropped.
     """
     data, name = load_source(source, filename)
     suffix = Path(name).suffix.lower()
@@ -267,13 +181,15 @@ def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
     else:
         raise DatasetError(f"{name}: unsupported file type {suffix or '(none)'}; "
                            f"use one of {', '.join(SUPPORTED_SUFFIXES)}")
+    warnings = list(df.attrs.get("warnings") or [])
     df.columns = [column_name(c) for c in df.columns]
     _check_columns(df, name)
     keep = [i for i, row in enumerate(df.itertuples(index=False))
             if any(str(v).strip() for v in row)]
     df = df.iloc[keep].reset_index(drop=True)
     df.attrs.update(filename=name, encoding=encoding, row_unit=unit,
-                    row_numbers=[numbers[i] for i in keep], repairs=repairs)
+                    row_numbers=[numbers[i] for i in keep], repairs=repairs,
+                    warnings=warnings)
     if df.empty:
         raise DatasetError(f"{name}: no data rows found; the first row must be the column "
                            "names and at least one row of data must follow")
@@ -302,12 +218,15 @@ def _check_columns(df: "pd.DataFrame", name: str) -> None:
 
 
 def _check_header(columns: list[str], name: str) -> None:
+    check_names(name, columns, field_limit())
     blank = [i + 1 for i, c in enumerate(columns) if not c or c.startswith("Unnamed: ")]
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
-    if dupes:
-        raise DatasetError(f"{name}: column names repeat: {dupes}; give every column a unique name")
     if blank and len(blank) == len(columns):
         raise DatasetError(f"{name}: the first row has no column names; add a header row")
+    seen: set[str] = set()  # not columns.count(c) per column: 10,000 columns took seconds
+    dupes = sorted({c for c in columns if c in seen or seen.add(c)})  # type: ignore[func-returns-value]
+    if dupes:
+        raise DatasetError(f"{name}: column names repeat: {shown_list(dupes)}; give every "
+                           "column a unique name")
 
 
 def _sniff_delimiter(text: str, suffix: str) -> str:
@@ -328,6 +247,7 @@ def _read_csv(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[st
         numbers.append(number)
         rows.append(list(row.values()))
     df = pd.DataFrame(rows, columns=stream.columns, dtype=str)
+    df.attrs["warnings"] = stream.warnings
     return df, "row", numbers, stream.encoding, stream.repairs
 
 
@@ -362,17 +282,47 @@ def _frame(records: list[dict[str, Any]]) -> Any:
     return pd.DataFrame(rows, columns=list(columns), dtype=str)
 
 
+def _too_deep(value: Any) -> bool:
+    """Whether `value` nests lists/objects more than MAX_JSON_DEPTH deep (no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+def _loads(text: str, where: str, position: Callable[[json.JSONDecodeError], str],
+           hint: str) -> Any:
+    """`json.loads`, or a DatasetError for invalid JSON, nesting deeper than
+    MAX_JSON_DEPTH (never a RecursionError) or a number Python will not read."""
+    deep = False
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{where}: not valid JSON ({exc.msg} at {position(exc)}); "
+                           f"{hint}") from None
+    except RecursionError:
+        value, deep = None, True
+    except ValueError as exc:  # an integer of more than 4,300 digits
+        raise DatasetError(f"{where}: cannot read a value ({str(exc)[:120]}); write long "
+                           "numbers as text (in quotes)") from None
+    if deep or isinstance(value, (dict, list)) and _too_deep(value):
+        raise DatasetError(f"{where}: JSON nested more than {MAX_JSON_DEPTH} levels deep; "
+                           "flatten it (questions, answers and options are plain values)")
+    return value
+
+
 def _read_jsonl(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
     text, encoding = decode_text(data, name)
     records, numbers = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{name} line {number}: not valid JSON ({exc.msg} at column "
-                               f"{exc.colno}); every line must be one JSON object") from None
+        record = _loads(line, f"{name} line {number}", lambda e: f"column {e.colno}",
+                        "every line must be one JSON object")
         if not isinstance(record, dict):
             raise DatasetError(f"{name} line {number}: expected a JSON object "
                                f"{{\"question\": ...}}, found {type(record).__name__}")
@@ -385,11 +335,8 @@ def _read_jsonl(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[
 
 def _read_json(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
     text, encoding = decode_text(data, name)
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{name}: not valid JSON ({exc.msg} at line {exc.lineno}, column "
-                           f"{exc.colno}); for one object per line name the file .jsonl") from None
+    payload = _loads(text, name, lambda e: f"line {e.lineno}, column {e.colno}",
+                     "for one object per line name the file .jsonl")
     if isinstance(payload, dict) and isinstance(payload.get("data"), list):
         payload = payload["data"]
     if not isinstance(payload, list):

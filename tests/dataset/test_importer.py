@@ -90,7 +90,7 @@ def test_get_list_and_delete(engine) -> None:
     assert [d.name for d in list_datasets(engine)] == ["a", "b"]
     assert get_dataset(engine, "b").id == b.id
     assert get_dataset(engine, a.id).name == "a" and get_dataset(engine, str(a.id)).name == "a"
-    with pytest.raises(DatasetError, match=r"no dataset 'zzz'; known datasets: a, b"):
+    with pytest.raises(DatasetError, match=r"no dataset 'zzz'; known datasets: \['a', 'b'\]"):
         get_dataset(engine, "zzz")
     delete_dataset(engine, "a")
     assert _counts(engine) == (1, 4)
