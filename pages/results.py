@@ -149,21 +149,24 @@ def _confirm_delete(run_id: int, details: dict[str, Any]) -> None:
 
 
 def actions(run_id: int, details: dict[str, Any]) -> None:
-    """Cancel a live run; resume a cancelled, failed or stale one; send failed calls
-    again; delete a run that is not executing."""
+    """Cancel a live or queued run; resume a cancelled, failed or stale running one; send
+    failed calls again; delete a run that is not executing (finished, or still queued)."""
     status, stale = details["status"], details["stale"]
+    queued = status == "queued"
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
+    if queued and details.get("waiting"):
+        (st.warning if stale else st.caption)(details["waiting"])
     row = st.container(horizontal=True)
-    if status not in queries.FINISHED and not stale:
+    if status not in queries.FINISHED and (queued or not stale):
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
             with row:
                 _shared.allowed_button("Cancel run", "run", key="results.cancel",
                                        on_click=_cancel, args=(run_id,))
-    if status in ("cancelled", "failed") or stale:
+    if status in ("cancelled", "failed") or (stale and not queued):
         if stale:
             st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
@@ -171,13 +174,13 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
                                    args=(run_id,), help="Continue where the run stopped; "
                                                         "stored calls are never sent again.")
-    if status in queries.FINISHED:
-        if details["progress"]["errors"]:
-            with row:
-                _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
-                                       on_click=_retry_failed, args=(run_id,),
-                                       help="Send only the calls that failed again; the "
-                                            "failed attempts stay on record.")
+    if status in queries.FINISHED and details["progress"]["errors"]:
+        with row:
+            _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
+                                   on_click=_retry_failed, args=(run_id,),
+                                   help="Send only the calls that failed again; the "
+                                        "failed attempts stay on record.")
+    if status in queries.FINISHED or queued:
         with row:
             _shared.allowed_button("Delete run", "delete", key="results.delete",
                                    on_click=_ask_delete, args=(run_id,),
