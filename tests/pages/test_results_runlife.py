@@ -107,6 +107,7 @@ def test_a_queued_run_can_be_deleted(page_env, engine, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     assert queries.list_runs(engine) == []
     assert jobs.list_jobs(engine, kind="run") == []
+    assert any(f"Run #{run_id} deleted" in s for s in values(at, "success"))
 
 
 def test_a_queued_run_with_no_worker_at_all_says_so(page_env, engine, monkeypatch):
