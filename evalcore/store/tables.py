@@ -323,3 +323,15 @@ class Upload(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     created_at: datetime = Field(default_factory=utcnow,
                                  sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class Submission(SQLModel, table=True):
+    """One start form submission: its idempotency key and what it created (a run, or a
+    job), so a double click or a resent request never creates a second one (migration
+    0009). The key is unique; the row is written before the object, filled in after."""
+
+    key: str = Field(primary_key=True, description="idempotency key of the submission")
+    object_type: str = Field(description="run or job")
+    object_id: Optional[int] = Field(default=None, description="None while being created")
+    created_at: datetime = Field(default_factory=utcnow,
+                                 sa_column=Column(DateTime(timezone=True), nullable=False))
