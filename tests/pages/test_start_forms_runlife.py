@@ -1,0 +1,145 @@
+"""The start forms (issue 21): one click, one run (each click a new submission key, a
+click from a replaced button ignored, the same key never a second run), and numbers out
+of their bounds refuse the start and say why instead of using the last valid value."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.pages.helpers import run_page, values
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE = REPO / "data" / "samples" / "mc_en.jsonl"
+MAPPING = {"question": "question", "reference": "answer", "choices": "choices",
+           "task_type": "choice"}
+
+
+@pytest.fixture()
+def no_worker(monkeypatch):  # type: ignore[no-untyped-def]
+    """Runs stay queued: the tests count them, no model is called."""
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")
+
+
+def _dataset(engine) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.dataset import import_dataset
+
+    import_dataset(engine, SAMPLE, name="mc", mapping=MAPPING)
+
+
+def _buttons(at, start: str) -> list:  # type: ignore[no-untyped-def]
+    """The start button(s) drawn: `start`, or `start.N` after N submissions."""
+    import re
+
+    return [b for b in at.button if re.fullmatch(re.escape(start) + r"(\.\d+)?", b.key or "")]
+
+
+@pytest.mark.parametrize("typed", [0, 1000, -3])
+def test_rounds_out_of_bounds_refuse_the_start_and_say_why(page_env, engine, no_worker, typed):
+    from evalcore.store import queries
+
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.number_input(key="stability.rounds").set_value(typed).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(f"Rounds N must be from 1 to 100 (it is {typed})" in e
+               for e in values(at, "error"))
+    assert at.button(key="stability.start").disabled  # a browser cannot click it
+    assert queries.list_runs(engine) == []
+    at.number_input(key="stability.rounds").set_value(7).run()
+    assert not values(at, "error")
+    at.button(key="stability.start").click().run()
+    assert [r.rounds for r in queries.list_runs(engine)] == [7]
+
+
+def test_k_above_the_dataset_size_refuses_the_start(page_env, engine, no_worker):
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    limit = next(w for w in at.number_input if w.key.startswith("stability.limit"))
+    limit.set_value(10_000).run()
+    assert any("K must be from 0 to" in e and "(it is 10000)" in e for e in values(at, "error"))
+    assert at.button(key="stability.start").disabled
+
+
+def test_one_click_one_run_and_a_new_click_a_new_run(page_env, engine, no_worker):
+    from evalcore.store import queries
+
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.button(key="stability.start").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(queries.list_runs(engine)) == 1
+    # the clicked button is replaced: a second click still on its way hits nothing
+    assert [b.key for b in _buttons(at, "stability.start")] == ["stability.start.1"]
+    at.run()  # a rerun (no click) starts nothing
+    assert len(queries.list_runs(engine)) == 1
+    at.button(key="stability.start.1").click().run()  # a deliberate new submission
+    assert len(queries.list_runs(engine)) == 2
+
+
+def test_the_page_passes_one_key_per_submission(page_env, engine, no_worker, monkeypatch):
+    """The key reaches the action and differs for the next submission (the action keeps
+    one run per key: tests/store/test_store_submissions.py)."""
+    from evalcore import actions
+
+    keys: list[str] = []
+    real = actions.start_run
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        keys.append(kwargs["submit_key"])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(actions, "start_run", spy)
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.button(key="stability.start").click().run()
+    at.button(key="stability.start.1").click().run()
+    assert len(keys) == 2 and len(set(keys)) == 2
+    assert keys[0].endswith(":stability.start:0") and keys[1].endswith(":stability.start:1")
+
+
+def _fairness_suite(engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+
+    save_suite(engine, generate_suite("occupations", "zh"), "suite-zh")
+
+
+def _robustness_set(engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.pages.test_robustness_page import approved_set
+
+    approved_set(engine, tmp_path)
+
+
+FORMS = {  # page, set-up, the start button, a number input and an out-of-range value
+    "stability": ("stability.py", _dataset, "stability.start", "stability.rounds", 101,
+                  "Rounds N must be from 1 to 100"),
+    "robustness": ("robustness.py", _robustness_set, "robustness.start", "robustness.rounds",
+                   0, "Rounds N must be from 1 to 100"),
+    "fairness": ("fairness.py", _fairness_suite, "fairness.start", "fairness.samples", 0,
+                 "Samples must be from 1 to 100"),
+    "fairness-temperature": ("fairness.py", _fairness_suite, "fairness.start",
+                             "fairness.temperature", 2.5, "Temperature must be from 0 to 2"),
+    "attacks": ("attacks.py", _dataset, "attacks.generate", "attacks.seed", -1,
+                "Seed must be at least 0"),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_every_start_form_refuses_out_of_range_numbers_and_rotates_its_key(
+        page_env, engine, no_worker, tmp_path, form):
+    from evalcore.store import jobs, queries
+
+    page, setup, start, number, bad, why = FORMS[form]
+    setup(engine, tmp_path) if setup is not _dataset else setup(engine)
+    at = run_page(str(REPO / "pages" / page))
+    good = at.number_input(key=number).value
+    at.number_input(key=number).set_value(bad).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(why in e for e in values(at, "error")), values(at, "error")
+    assert at.button(key=start).disabled
+    at.number_input(key=number).set_value(good).run()
+    at.button(key=start).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    made = len(queries.list_runs(engine)) + len(jobs.list_jobs(engine, kind="attack"))
+    assert made == 1
+    assert [b.key for b in _buttons(at, start)] == [f"{start}.1"]
