@@ -6,6 +6,8 @@ numbers with `number_field`, so an out-of-range value refuses the start and says
 """
 from __future__ import annotations
 
+import sys
+import time
 import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator, Sequence
@@ -14,7 +16,13 @@ import streamlit as st
 
 from pages import _shared
 
-SUBMITTED = "{}.submissions"  # session key: how many submissions a start button has sent
+SUBMITTED = "{}.submissions"  # session key: how many clicks a start button has handled
+PENDING = "{}.pending"  # session key: the idempotency key of a submission not finished
+LAST = "{}.last"  # session key: (idempotency key, monotonic time) of the last one finished
+DOUBLE_CLICK_S = 3.0
+"""A click this soon after the last submission finished is its double click's second
+half (it landed on the fresh button): it is sent with the same key, so it creates
+nothing new. A deliberate identical start waits this long, or changes nothing at all."""
 
 
 @contextmanager
@@ -27,18 +35,20 @@ def submission(label: str, permission: str, key: str, *, disabled: bool = False,
     A double click sends the click twice. While the first is being submitted the button
     is swapped for a disabled one; once it is done a new button (a new widget key, so a
     click still on its way from the old one is ignored) stands for the next submission.
-    If the first run was cut short by the second click, the second one carries the same
-    key, and the action hands back what the first one created. `invalid`: reasons the
-    form cannot be sent (out-of-range numbers): the button is disabled and says why.
+    The second click gets the first one's key when the first was cut short by it (the
+    key was pending) or had finished under DOUBLE_CLICK_S before, so the action hands
+    back what the first one created. `invalid`: reasons the form cannot be sent
+    (out-of-range numbers): the button is disabled and says why.
     """
-    count = int(st.session_state.get(SUBMITTED.format(key), 0))
+    state = st.session_state
+    count = int(state.get(SUBMITTED.format(key), 0))
     widget = key if count == 0 else f"{key}.{count}"
     slot = st.empty()
     reasons = "; ".join(invalid)
     with slot.container():
         clicked = _shared.allowed_button(label, permission, key=widget, type="primary",
-                                 disabled=disabled or bool(invalid),
-                                 help=f"Not started: {reasons}" if invalid else help)
+                                         disabled=disabled or bool(invalid),
+                                         help=f"Not started: {reasons}" if invalid else help)
     if invalid:
         st.error(f"Not started: {reasons}.")
     if not clicked:
@@ -46,21 +56,26 @@ def submission(label: str, permission: str, key: str, *, disabled: bool = False,
         return
     slot.button(label, key=f"{widget}.busy", type="primary", disabled=True,
                 help="Submitting...")
-    token = st.session_state.setdefault("_submission_session", uuid.uuid4().hex)
+    submit_key = state.get(PENDING.format(key)) or _recent(key) or uuid.uuid4().hex
+    state[PENDING.format(key)] = submit_key  # kept if this run is cut short
     try:
-        yield f"{token}:{key}:{count}"
-    except Exception:
-        _next_submission(slot, label, permission, key, count, help)
-        raise
-    _next_submission(slot, label, permission, key, count, help)
+        yield submit_key
+    finally:
+        if sys.exc_info()[0] is None or isinstance(sys.exc_info()[1], Exception):
+            state.pop(PENDING.format(key), None)
+            state[LAST.format(key)] = (submit_key, time.monotonic())
+            state[SUBMITTED.format(key)] = count + 1
+            with slot.container():  # a fresh button for the next submission
+                _shared.allowed_button(label, permission, key=f"{key}.{count + 1}",
+                                       type="primary", help=help)
 
 
-def _next_submission(slot: Any, label: str, permission: str, key: str, count: int,
-                     help: str | None) -> None:
-    """The submission is over (done or refused): a fresh button for the next one."""
-    st.session_state[SUBMITTED.format(key)] = count + 1
-    with slot.container():
-        _shared.allowed_button(label, permission, key=f"{key}.{count + 1}", type="primary", help=help)
+def _recent(key: str) -> str | None:
+    """The last finished submission's key if it finished under DOUBLE_CLICK_S ago."""
+    last = st.session_state.get(LAST.format(key))
+    if last and time.monotonic() - last[1] < DOUBLE_CLICK_S:
+        return str(last[0])
+    return None
 
 
 def number_field(where: Any, label: str, *, low: float, high: float | None, value: float,

@@ -61,27 +61,76 @@ def test_k_above_the_dataset_size_refuses_the_start(page_env, engine, no_worker)
     assert at.button(key="stability.start").disabled
 
 
-def test_one_click_one_run_and_a_new_click_a_new_run(page_env, engine, no_worker):
+def test_one_click_one_run_and_a_late_second_click_no_second_run(page_env, engine,
+                                                                  no_worker):
     from evalcore.store import queries
 
     _dataset(engine)
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert len(queries.list_runs(engine)) == 1
+    first = [r.id for r in queries.list_runs(engine)]
+    assert len(first) == 1
     # the clicked button is replaced: a second click still on its way hits nothing
     assert [b.key for b in _buttons(at, "stability.start")] == ["stability.start.1"]
     at.run()  # a rerun (no click) starts nothing
-    assert len(queries.list_runs(engine)) == 1
-    at.button(key="stability.start.1").click().run()  # a deliberate new submission
+    # the double click's second half landing on the fresh button: the same submission
+    at.button(key="stability.start.1").click().run()
+    assert [r.id for r in queries.list_runs(engine)] == first
+    assert at.session_state["stability.run_id"] == first[0]
+
+
+def test_a_click_after_the_double_click_window_is_a_new_run(page_env, engine, no_worker,
+                                                            monkeypatch):
+    from evalcore.store import queries
+    from pages import _submit
+
+    monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.button(key="stability.start").click().run()
+    at.button(key="stability.start.1").click().run()
     assert len(queries.list_runs(engine)) == 2
 
 
-def test_the_page_passes_one_key_per_submission(page_env, engine, no_worker, monkeypatch):
+def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_worker,
+                                                           monkeypatch):
+    """The second click of a double click stops the first script run, perhaps after its
+    run was created: the page sends the pending key again and gets that run back."""
+    from evalcore import actions
+    from evalcore.store import queries
+    from pages import _submit
+
+    monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
+    keys: list[str] = []
+    real = actions.start_run
+
+    def cut_short(*args, **kwargs):  # type: ignore[no-untyped-def]
+        keys.append(kwargs["submit_key"])
+        real(*args, **kwargs)
+        if len(keys) == 1:  # created, then the script run is stopped by the next click
+            from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+            raise StopException()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(actions, "start_run", cut_short)
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.button(key="stability.start").click().run()
+    assert len(queries.list_runs(engine)) == 1
+    at.run()  # the stopped run drew up to the busy button; the next run draws the form
+    at.button(key="stability.start").click().run()  # the same button: it was not replaced
+    assert keys[0] == keys[1] and len(queries.list_runs(engine)) == 1
+
+
+def test_the_page_passes_a_new_key_per_submission(page_env, engine, no_worker, monkeypatch):
     """The key reaches the action and differs for the next submission (the action keeps
     one run per key: tests/store/test_store_submissions.py)."""
     from evalcore import actions
+    from pages import _submit
 
+    monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
     keys: list[str] = []
     real = actions.start_run
 
@@ -94,8 +143,7 @@ def test_the_page_passes_one_key_per_submission(page_env, engine, no_worker, mon
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()
     at.button(key="stability.start.1").click().run()
-    assert len(keys) == 2 and len(set(keys)) == 2
-    assert keys[0].endswith(":stability.start:0") and keys[1].endswith(":stability.start:1")
+    assert len(keys) == 2 and len(set(keys)) == 2 and all(keys)
 
 
 def _fairness_suite(engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
