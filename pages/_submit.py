@@ -20,9 +20,10 @@ SUBMITTED = "{}.submissions"  # session key: how many clicks a start button has 
 PENDING = "{}.pending"  # session key: the idempotency key of a submission not finished
 LAST = "{}.last"  # session key: (idempotency key, monotonic time) of the last one finished
 DOUBLE_CLICK_S = 3.0
-"""A click this soon after the last submission finished is its double click's second
-half (it landed on the fresh button): it is sent with the same key, so it creates
-nothing new. A deliberate identical start waits this long, or changes nothing at all."""
+"""A click this soon after the last submission finished, with no other rerun of the page
+in between, is its double click's second half (it landed on the fresh button): it is
+sent with the same key, so it creates nothing new. A deliberate new start after changing
+an input (a rerun) is new at once; an identical one waits this long."""
 
 
 @contextmanager
@@ -36,8 +37,8 @@ def submission(label: str, permission: str, key: str, *, disabled: bool = False,
     is swapped for a disabled one; once it is done a new button (a new widget key, so a
     click still on its way from the old one is ignored) stands for the next submission.
     The second click gets the first one's key when the first was cut short by it (the
-    key was pending) or had finished under DOUBLE_CLICK_S before, so the action hands
-    back what the first one created. `invalid`: reasons the form cannot be sent
+    key was pending) or had finished under DOUBLE_CLICK_S before with no rerun since, so
+    the action hands back what the first one created. `invalid`: reasons the form cannot be sent
     (out-of-range numbers): the button is disabled and says why.
     """
     state = st.session_state
@@ -52,6 +53,9 @@ def submission(label: str, permission: str, key: str, *, disabled: bool = False,
     if invalid:
         st.error(f"Not started: {reasons}.")
     if not clicked:
+        # the page ran without a click (an input changed ...): the next click is a new
+        # submission, however soon it comes
+        state.pop(LAST.format(key), None)
         yield None
         return
     slot.button(label, key=f"{widget}.busy", type="primary", disabled=True,

@@ -73,11 +73,22 @@ def test_one_click_one_run_and_a_late_second_click_no_second_run(page_env, engin
     assert len(first) == 1
     # the clicked button is replaced: a second click still on its way hits nothing
     assert [b.key for b in _buttons(at, "stability.start")] == ["stability.start.1"]
-    at.run()  # a rerun (no click) starts nothing
     # the double click's second half landing on the fresh button: the same submission
     at.button(key="stability.start.1").click().run()
     assert [r.id for r in queries.list_runs(engine)] == first
     assert at.session_state["stability.run_id"] == first[0]
+
+
+def test_a_click_after_an_input_changed_is_a_new_run_at_once(page_env, engine, no_worker):
+    from evalcore.store import queries
+
+    _dataset(engine)
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.button(key="stability.start").click().run()
+    at.number_input(key="stability.rounds").set_value(2).run()  # a rerun, no click
+    assert len(queries.list_runs(engine)) == 1
+    at.button(key="stability.start.1").click().run()
+    assert sorted(r.rounds for r in queries.list_runs(engine)) == [2, 5]
 
 
 def test_a_click_after_the_double_click_window_is_a_new_run(page_env, engine, no_worker,
