@@ -296,7 +296,9 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     elif job.status == "running":
         st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
     elif job.status == "queued":
-        st.caption("Waiting for a worker.")
+        from evalcore.runner.start import busy_text
+
+        st.caption(busy_text(engine(), f"job #{job.id}") or "Waiting for a worker.")
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
         from evalcore import actions

@@ -239,6 +239,20 @@ def is_stale(run: Any, now: Optional[datetime] = None, *, workers_busy: bool = F
     return (now - last).total_seconds() > stale_after_s()
 
 
+def busy_text(engine: Engine, what: str = "it") -> Optional[str]:
+    """'waiting: worker busy with N jobs; <what> starts when one is free', or None when no
+    worker holds a job (`store.jobs.busy_workers`): the line of any queued job."""
+    from evalcore.store import jobs
+
+    busy = jobs.busy_workers(engine)
+    if not busy:
+        return None
+    held = sum(busy.values())
+    who = "worker" if len(busy) == 1 else f"{len(busy)} workers"
+    return (f"waiting: {who} busy with {held} job{'s' if held != 1 else ''}; {what} starts "
+            "when one is free")
+
+
 NO_WORKER = "queued (no worker)"
 """How `waiting_text` begins when no worker shows a sign of life (pages warn then)."""
 
@@ -247,16 +261,11 @@ def waiting_text(engine: Engine, run: Any, now: Optional[datetime] = None) -> Op
     """Why a queued run has not started, in one line the pages and the CLI show; None for
     a run that is not queued. Busy workers (their leases' heartbeat in the database) mean
     it waits its turn; no sign of any worker for a while means none is running."""
-    from evalcore.store import jobs
-
     if run.status != "queued":
         return None
-    busy = jobs.busy_workers(engine)
+    busy = busy_text(engine, "this run")
     if busy:
-        held = sum(busy.values())
-        who = "worker" if len(busy) == 1 else f"{len(busy)} workers"
-        return (f"waiting: {who} busy with {held} job{'s' if held != 1 else ''}; this run "
-                "starts when one is free (cancel or delete it meanwhile if it is not wanted)")
+        return busy + " (cancel or delete it meanwhile if it is not wanted)"
     if is_stale(run, now):
         return (f"{NO_WORKER}: no worker has taken this run for a while; is a worker "
                 "running? Start one with `python -m evalcore worker`, or check that the "

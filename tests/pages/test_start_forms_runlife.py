@@ -202,3 +202,17 @@ def test_every_start_form_refuses_out_of_range_numbers_and_rotates_its_key(
     made = len(queries.list_runs(engine)) + len(jobs.list_jobs(engine, kind="attack"))
     assert made == 1
     assert [b.key for b in _buttons(at, start)] == [f"{start}.1"]
+
+
+def test_a_queued_generation_says_the_worker_is_busy(page_env, engine, no_worker):
+    from evalcore.store import jobs
+
+    _dataset(engine)
+    busy = jobs.create_job(engine, "rejudge", label="busy")
+    assert jobs.claim_job(engine, "w1", job_id=busy, lease_s=600) is not None
+    at = run_page(str(REPO / "pages" / "attacks.py"))
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    queued = jobs.list_jobs(engine, kind="attack")[0]
+    assert any(f"waiting: worker busy with 1 job; job #{queued.id} starts" in c
+               for c in values(at, "caption")), values(at, "caption")
