@@ -233,12 +233,17 @@ def rejudge_form(run_id: int) -> None:
             judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
                                  index=None, placeholder="Choose the judge model")
             left, right = st.columns(2)
-            sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
-                                       key="stability.rejudge_sample")
-            passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
-                                        key="stability.rejudge_passes")
+            problems: list[str] = []  # out-of-range numbers: refused, saying why
+            sample = _submit.number_field(left, "Answers to re-judge (K)", low=1, high=500,
+                                          value=20, step=1, key="stability.rejudge_sample",
+                                          problems=problems, name="K")
+            passes = _submit.number_field(right, "Judgements per answer (J)", low=2, high=10,
+                                          value=3, step=1, key="stability.rejudge_passes",
+                                          problems=problems, name="J")
             go = _shared.allowed_button("Re-judge", "run", form=True)
-        if go and judge is None:
+        if go and problems:
+            st.error(f"Not started: {'; '.join(problems)}.")
+        elif go and judge is None:
             st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
         elif go and _shared.queue_job(lambda: actions.queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),

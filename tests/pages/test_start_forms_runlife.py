@@ -216,3 +216,19 @@ def test_a_queued_generation_says_the_worker_is_busy(page_env, engine, no_worker
     queued = jobs.list_jobs(engine, kind="attack")[0]
     assert any(f"waiting: worker busy with 1 job; job #{queued.id} starts" in c
                for c in values(at, "caption")), values(at, "caption")
+
+
+def test_rejudge_numbers_out_of_bounds_are_refused(page_env, engine, no_worker):
+    from evalcore.store import jobs
+    from tests.pages.helpers import add_fake_model
+    from tests.pages.test_stability_page import stored_run
+
+    stored_run(engine)
+    add_fake_model(page_env, name="judge")
+    at = run_page(str(REPO / "pages" / "stability.py"))
+    at.selectbox(key="stability.rejudge_model").select("judge")
+    at.number_input(key="stability.rejudge_sample").set_value(1000)
+    at.button(key="FormSubmitter:stability.rejudge_form-Re-judge").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("K must be from 1 to 500 (it is 1000)" in e for e in values(at, "error"))
+    assert jobs.list_jobs(engine, kind="rejudge") == []
