@@ -6,6 +6,10 @@ actor's identity where the change records a person (run `created_by`, reviewer,
 attack-set creator) and appends an `audit_event` after it succeeded. The work itself is
 done by the existing functions it wraps, unchanged, so a runner rewrite only has to keep
 their signatures (or move these checks into itself).
+
+The start actions take a `submit_key` (the pages pass one per form submission): the same
+key never creates a second run or job; the call returns the first one's id
+(`store.submissions.once`). The CLI passes none: each command is one submission.
 """
 from __future__ import annotations
 
@@ -126,13 +130,26 @@ def delete_dataset_and_runs(actor: Actor, engine: "Engine", name_or_id: Union[st
 # ------------------------------------------------------------------ runs
 
 
+def _once(engine: "Engine", submit_key: Optional[str], object_type: str,
+          make: Callable[[], int]) -> int:
+    """`make()` once per submission key (`store.submissions.once`)."""
+    from evalcore.store.submissions import once
+
+    return once(engine, submit_key, object_type, make)
+
+
 def _new_run(actor: Actor, engine: "Engine", make: Callable[..., int], *args: Any,
              **kwargs: Any) -> int:
     _check(engine, actor, "run", getattr(make, "__name__", "run"))
+    submit_key = kwargs.pop("submit_key", None)
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    run_id = int(make(engine, *args, **kwargs))
-    _record(engine, actor, "run.start", "run", run_id, kind=_run_kind(engine, run_id))
-    return run_id
+
+    def new() -> int:
+        run_id = int(make(engine, *args, **kwargs))
+        _record(engine, actor, "run.start", "run", run_id, kind=_run_kind(engine, run_id))
+        return run_id
+
+    return _once(engine, submit_key, "run", new)
 
 
 def _run_kind(engine: "Engine", run_id: int) -> str:
@@ -157,14 +174,19 @@ def create_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: Mod
 
 
 def start_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: ModelsPath, *,
-              item_ids: Optional[list[int]] = None) -> int:
-    """`runner.start.start_run` (queued, executed in the background), for evaluators and up."""
+              item_ids: Optional[list[int]] = None, submit_key: Optional[str] = None) -> int:
+    """`runner.start.start_run` (queued, executed in the background), for evaluators and up;
+    once per `submit_key`."""
     from evalcore.runner.start import start_run as _start
 
     _check(engine, actor, "run", "start_run")
-    run_id = _start(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
-    _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
-    return run_id
+
+    def new() -> int:
+        run_id = _start(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
+        _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
+        return run_id
+
+    return _once(engine, submit_key, "run", new)
 
 
 def create_robustness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
@@ -175,7 +197,8 @@ def create_robustness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
 
 
 def start_robustness(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`runner.robustness.start_robustness`, for evaluators and above."""
+    """`runner.robustness.start_robustness`, for evaluators and above; once per
+    `submit_key`."""
     from evalcore.runner.robustness import start_robustness as _start
 
     return _new_run(actor, engine, _start, **kwargs)
@@ -189,7 +212,7 @@ def create_fairness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
 
 
 def start_fairness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`fairness.start_fairness_run`, for evaluators and above."""
+    """`fairness.start_fairness_run`, for evaluators and above; once per `submit_key`."""
     from evalcore.fairness import start_fairness_run as _start
 
     return _new_run(actor, engine, _start, **kwargs)
@@ -294,30 +317,40 @@ def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
 # ------------------------------------------------------------------ attack sets and review
 
 
-def queue_attack(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
+def queue_attack(actor: Actor, engine: "Engine", *, submit_key: Optional[str] = None,
+                 **kwargs: Any) -> int:
     """`runner.attack.create_attack_job` (a worker generates the set), for evaluators
-    and above."""
+    and above; once per `submit_key`."""
     from evalcore.runner.attack import create_attack_job
 
     _check(engine, actor, "attack", "generate_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    job_id = create_attack_job(engine, **kwargs)
-    _record(engine, actor, "attack_set.generate", "job", job_id, dataset=kwargs.get("dataset"),
-            level=kwargs.get("level"))
-    return job_id
+
+    def new() -> int:
+        job_id = create_attack_job(engine, **kwargs)
+        _record(engine, actor, "attack_set.generate", "job", job_id,
+                dataset=kwargs.get("dataset"), level=kwargs.get("level"))
+        return job_id
+
+    return _once(engine, submit_key, "job", new)
 
 
-def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, **kwargs: Any) -> int:
+def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, *,
+                        submit_key: Optional[str] = None, **kwargs: Any) -> int:
     """`runner.attack.create_import_job` (the file is checked now, imported by a worker),
-    for evaluators and above."""
+    for evaluators and above; once per `submit_key`."""
     from evalcore.runner.attack import create_import_job
 
     _check(engine, actor, "import", "import_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    job_id = create_import_job(engine, data, **kwargs)
-    _record(engine, actor, "attack_set.import", "job", job_id,
-            filename=kwargs.get("filename"), level=kwargs.get("level"))
-    return job_id
+
+    def new() -> int:
+        job_id = create_import_job(engine, data, **kwargs)
+        _record(engine, actor, "attack_set.import", "job", job_id,
+                filename=kwargs.get("filename"), level=kwargs.get("level"))
+        return job_id
+
+    return _once(engine, submit_key, "job", new)
 
 
 def delete_attack_set(actor: Actor, engine: "Engine", id_or_name: Union[str, int]) -> Any:

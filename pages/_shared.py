@@ -260,14 +260,19 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
 
 
 def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
-    """Who executes the run, or why nobody does yet."""
-    from evalcore.runner.start import is_stale
+    """Who executes the run, or why nobody does yet (a queued run: waiting behind busy
+    workers, or no worker at all: `runner.start.waiting_text`)."""
+    from evalcore.runner.start import NO_WORKER, is_stale, waiting_text
     from evalcore.store import jobs, queries
 
     job = jobs.run_job(eng, run_id)
+    run = queries.get_run(eng, run_id)
+    waiting = waiting_text(eng, run)
     if job is not None and jobs.lease_alive(job):
         st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
-    elif is_stale(queries.get_run(eng, run_id)):
+    elif waiting is not None:
+        (st.warning if waiting.startswith(NO_WORKER) else st.caption)(waiting)
+    elif is_stale(run):
         st.warning("No worker has taken this run for a while: start one with "
                    "`python -m evalcore worker`, or check that the app's embedded worker is "
                    "on (EVALCORE_EMBEDDED_WORKER).")
@@ -291,7 +296,9 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     elif job.status == "running":
         st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
     elif job.status == "queued":
-        st.caption("Waiting for a worker.")
+        from evalcore.runner.start import busy_text
+
+        st.caption(busy_text(engine(), f"job #{job.id}") or "Waiting for a worker.")
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
         from evalcore import actions

@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from pages import _shared
+from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
                                 show_flash)
 
@@ -76,11 +76,13 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
                               f"{by_id[i].language})")
     level = left.radio("Level", list(LEVELS), format_func=LEVELS.get, horizontal=True,
                        key="attacks.level")
-    seed = left.number_input("Seed", min_value=0, value=0, step=1, key="attacks.seed")
+    problems: list[str] = []  # out-of-range numbers: the start is refused, saying why
+    seed = _submit.number_field(left, "Seed", low=0, high=None, value=0, step=1,
+                                key="attacks.seed", problems=problems)
     n_items = int(by_id[dataset_id].item_count)
-    limit = right.number_input("Attack only the first K items (0 = all)", min_value=0,
-                               max_value=max(n_items, 0), value=0, step=1,
-                               key=f"attacks.limit.{dataset_id}")
+    limit = _submit.number_field(right, "Attack only the first K items (0 = all)", low=0,
+                                 high=max(n_items, 0), value=0, step=1,
+                                 key=f"attacks.limit.{dataset_id}", problems=problems, name="K")
     translator = None
     if level == "sentence":
         translator = right.selectbox("Translator", _translators(models), key="attacks.translator",
@@ -98,24 +100,33 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         "Check meaning with e5 similarity", value=True, key="attacks.similarity",
         help="Flags attacked questions whose e5 similarity to the original is below the "
              "threshold (low_similarity). Off: faster, the other checks still run.")
-    if _shared.allowed_button("Generate attack set", "attack", type="primary",
-                              key="attacks.generate"):
-        try:
-            params = json.loads(params_text or "{}")
-        except json.JSONDecodeError as exc:
-            st.error(f"Parameters are not valid JSON ({exc}); write e.g. {{}}")
-            return
-        if not isinstance(params, dict):
-            st.error("Parameters must be a JSON object, e.g. {}")
-            return
-        if not similarity:
-            params["similarity"] = False
-        from evalcore import actions
+    with _submit.submission("Generate attack set", "attack", "attacks.generate",
+                            invalid=problems) as submit_key:
+        if submit_key:
+            _queue_generation(submit_key, params_text, similarity, dataset=int(dataset_id),
+                              level=level, seed=int(seed), translator=translator,
+                              name=name.strip() or None, created_by=reviewer,
+                              limit=int(limit) or None)
 
-        _shared.queue_job(lambda: actions.queue_attack(
-            _shared.actor(), _shared.engine(), dataset=int(dataset_id), level=level,
-            seed=int(seed), params=params, translator=translator, name=name.strip() or None,
-            created_by=reviewer, limit=int(limit) or None), JOB)
+
+def _queue_generation(submit_key: str, params_text: str, similarity: bool,
+                      **settings: Any) -> None:
+    """Check the parameters' JSON, then queue the generation once for `submit_key`."""
+    try:
+        params = json.loads(params_text or "{}")
+    except json.JSONDecodeError as exc:
+        st.error(f"Parameters are not valid JSON ({exc}); write e.g. {{}}")
+        return
+    if not isinstance(params, dict):
+        st.error("Parameters must be a JSON object, e.g. {}")
+        return
+    if not similarity:
+        params["similarity"] = False
+    from evalcore import actions
+
+    _shared.queue_job(lambda: actions.queue_attack(
+        _shared.actor(), _shared.engine(), params=params, submit_key=submit_key, **settings),
+        JOB)
 
 
 # ------------------------------------------------------------------ pick a set

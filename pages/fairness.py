@@ -18,7 +18,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
-from pages import _bbq_answers, _crows_answers, _shared
+from pages import _bbq_answers, _crows_answers, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -191,28 +191,31 @@ def start_form(suites: list[Any]) -> None:
                               key="fairness.suite")
     model = left.selectbox("Model", models, key="fairness.model",
                               index=_shared.default_model_index(models))
-    samples = right.number_input("Samples per variant", min_value=1, max_value=100, value=1,
-                                 step=1, key="fairness.samples",
-                                 help="Each prompt is asked this many times.")
-    temperature = right.number_input("Temperature", min_value=0.0, max_value=2.0, value=0.7,
-                                     step=0.1, key="fairness.temperature",
-                                     help="Samples > 1 need temperature > 0, or every sample "
-                                          "is the same answer.")
+    problems: list[str] = []  # out-of-range numbers: the start is refused, saying why
+    samples = _submit.number_field(right, "Samples per variant", low=1, high=100, value=1,
+                                   step=1, key="fairness.samples", problems=problems,
+                                   name="Samples", help="Each prompt is asked this many times.")
+    temperature = _submit.number_field(right, "Temperature", low=0.0, high=2.0, value=0.7,
+                                       step=0.1, key="fairness.temperature", problems=problems,
+                                       help="Samples > 1 need temperature > 0, or every "
+                                            "sample is the same answer.")
     n_items = int(by_id[suite_id].item_count)
-    limit = right.number_input("Use only the first K prompts (0 = all)", min_value=0,
-                               max_value=max(n_items, 0), value=0, step=1,
-                               key=f"fairness.limit.{suite_id}")
+    limit = _submit.number_field(right, "Use only the first K prompts (0 = all)", low=0,
+                                 high=max(n_items, 0), value=0, step=1,
+                                 key=f"fairness.limit.{suite_id}", problems=problems, name="K")
     name = left.text_input("Run name (optional)", key="fairness.name")
     if int(samples) > 1 and float(temperature) == 0.0:
         st.warning("With temperature 0 every sample gives the same answer.")
     items = int(limit) or n_items
     st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
-    if _shared.allowed_button("Start run", "run", type="primary", key="fairness.start"):
-        _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
-            _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
-            samples=int(samples),
-            temperature=float(temperature), models_path=models_path, created_by="page",
-            name=name.strip(), limit=int(limit) or None))
+    with _submit.submission("Start run", "run", "fairness.start",
+                            invalid=problems) as submit_key:
+        if submit_key:
+            _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
+                _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
+                samples=int(samples),
+                temperature=float(temperature), models_path=models_path, created_by="page",
+                name=name.strip(), limit=int(limit) or None, submit_key=submit_key))
 
 
 # ------------------------------------------------------------------ pick a run, progress

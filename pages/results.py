@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, RunError
 from evalcore.report import compare
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
@@ -23,6 +23,8 @@ from pages import _results_compare, _results_monitor, _shared
 PICK = "results.pick"  # the run picker's widget key
 TAB = "results.tab"  # the open tab (set it in session state to open another)
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
+CONFIRM_DELETE = "results.confirm_delete"  # the run a "Delete run" click asks about
+DELETED = "results.deleted"  # what the last delete did, shown above the list
 PAGE_SIZE = 100  # runs per page of the list
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
 
@@ -110,34 +112,61 @@ def _retry_failed(run_id: int) -> None:
                                            "again (their earlier record is kept).")
 
 
+def _ask_delete(run_id: int) -> None:
+    st.session_state[CONFIRM_DELETE] = run_id
+
+
+def _keep(run_id: int) -> None:
+    st.session_state.pop(CONFIRM_DELETE, None)
+
+
 def _delete(run_id: int) -> None:
+    """Confirmed: delete the run. The next draw (a whole page: `_status_body` reruns the
+    app when its run is gone) lists the runs without it and says so above them."""
     from evalcore import actions
 
+    st.session_state.pop(CONFIRM_DELETE, None)
     try:
         actions.delete_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
         return
     st.session_state.pop(PICK, None)
-    st.session_state[NOTICE] = ("success", f"Run #{run_id} deleted with its calls.")
+    st.session_state[DELETED] = f"Run #{run_id} deleted with its calls."
+
+
+def _confirm_delete(run_id: int, details: dict[str, Any]) -> None:
+    """The question a delete asks first (as the Datasets page does for a dataset)."""
+    calls = details["usage"]["calls"]
+    st.warning(f"Delete run #{run_id} ({details['kind']}, {details['model']}) with its "
+               f"{calls} stored call(s)? Exports and CLI lines naming it stop working; "
+               "this cannot be undone.")
+    yes, no = st.columns(2)
+    with yes:
+        _shared.allowed_button("Yes, delete", "delete", key="results.delete_confirm",
+                               type="primary", on_click=_delete, args=(run_id,))
+    no.button("Keep it", key="results.delete_cancel", on_click=_keep, args=(run_id,))
 
 
 def actions(run_id: int, details: dict[str, Any]) -> None:
-    """Cancel a live run; resume a cancelled, failed or stale one; send failed calls
-    again; delete a run that is not executing."""
+    """Cancel a live or queued run; resume a cancelled, failed or stale running one; send
+    failed calls again; delete a run that is not executing (finished, or still queued)."""
     status, stale = details["status"], details["stale"]
+    queued = status == "queued"
     notice = st.session_state.pop(NOTICE, None)
     if notice is not None:
         getattr(st, notice[0])(notice[1])
+    if queued and details.get("waiting"):
+        (st.warning if stale else st.caption)(details["waiting"])
     row = st.container(horizontal=True)
-    if status not in queries.FINISHED and not stale:
+    if status not in queries.FINISHED and (queued or not stale):
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
             with row:
                 _shared.allowed_button("Cancel run", "run", key="results.cancel",
                                        on_click=_cancel, args=(run_id,))
-    if status in ("cancelled", "failed") or stale:
+    if status in ("cancelled", "failed") or (stale and not queued):
         if stale:
             st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
@@ -145,20 +174,28 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
                                    args=(run_id,), help="Continue where the run stopped; "
                                                         "stored calls are never sent again.")
-    if status in queries.FINISHED:
-        if details["progress"]["errors"]:
-            with row:
-                _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
-                                       on_click=_retry_failed, args=(run_id,),
-                                       help="Send only the calls that failed again; the "
-                                            "failed attempts stay on record.")
+    if status in queries.FINISHED and details["progress"]["errors"]:
+        with row:
+            _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
+                                   on_click=_retry_failed, args=(run_id,),
+                                   help="Send only the calls that failed again; the "
+                                        "failed attempts stay on record.")
+    if status in queries.FINISHED or queued:
         with row:
             _shared.allowed_button("Delete run", "delete", key="results.delete",
-                                   on_click=_delete, args=(run_id,),
+                                   on_click=_ask_delete, args=(run_id,),
                                    help="Delete the run and its calls (its dataset stays).")
+    if st.session_state.get(CONFIRM_DELETE) == run_id:
+        _confirm_delete(run_id, details)
 
 
 def _status_body(run_id: int, was_live: bool) -> None:
+    try:
+        queries.get_run(_shared.engine(), run_id)
+    except RunError:
+        # Deleted (by the button above, in this fragment's rerun, or by someone else):
+        # draw the whole page again, whose list no longer has it.
+        st.rerun()
     details = compare.run_details(_shared.engine(), run_id)
     p = details["progress"]
     live = details["status"] not in queries.FINISHED and not details["stale"]
@@ -393,6 +430,9 @@ def main() -> None:
 
 
 def runs_section() -> None:
+    deleted = st.session_state.pop(DELETED, None)
+    if deleted:
+        st.success(deleted)
     run_id = browser()
     if run_id is not None:
         run_view(run_id)

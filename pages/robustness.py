@@ -13,8 +13,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.store import queries
-from pages import _shared
+from pages import _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -57,8 +58,10 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     judge = right.selectbox("Judge", ["rules", *models], key="robustness.judge",
                             help="`rules`: the task type's scorer; or a model that judges "
                                  "each answer 0/1")
-    rounds = right.number_input("Rounds N (each question is asked N times)", min_value=1,
-                                max_value=100, value=3, step=1, key="robustness.rounds")
+    problems: list[str] = []  # out-of-range numbers: the start is refused, saying why
+    rounds = _submit.number_field(right, "Rounds N (each question is asked N times)", low=1,
+                                  high=MAX_ROUNDS, value=3, step=1, key="robustness.rounds",
+                                  problems=problems, name="Rounds N")
     style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="robustness.style",
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="robustness.name")
@@ -71,13 +74,15 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
         st.warning("No approved item yet in " + ", ".join(
             f"#{i}" for i in empty) + ": approve attacked questions on the Attacks page, "
             "or leave these sets out.")
-    if _shared.allowed_button("Start robustness run", "run", type="primary",
-                              key="robustness.start", disabled=not chosen or bool(empty)):
-        _shared.start_and_show("robustness", lambda: actions.start_robustness(
-            _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
-            rounds=int(rounds),
-            models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
-            name=name.strip(), created_by=st.session_state.get("attacks.reviewer", "")))
+    with _submit.submission("Start robustness run", "run", "robustness.start",
+                            disabled=not chosen or bool(empty), invalid=problems) as submit_key:
+        if submit_key:
+            _shared.start_and_show("robustness", lambda: actions.start_robustness(
+                _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
+                rounds=int(rounds),
+                models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
+                name=name.strip(), created_by=st.session_state.get("attacks.reviewer", ""),
+                submit_key=submit_key))
 
 
 # ------------------------------------------------------------------ results

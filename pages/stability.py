@@ -15,9 +15,10 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
-from pages import _cost, _shared
+from pages import _cost, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -69,12 +70,15 @@ def start_form(datasets: list[Any]) -> None:
     judge = left.selectbox("Judge", ["rules", *models], key="stability.judge",
                            help="`rules`: the task type's scorer; or a model that judges "
                                 "each answer 0/1")
-    rounds = right.number_input("Rounds N (each question is asked N times)", min_value=1,
-                                max_value=100, value=5, step=1, key="stability.rounds")
+    problems: list[str] = []  # out-of-range numbers: the start is refused, saying why
+    rounds = _submit.number_field(right, "Rounds N (each question is asked N times)", low=1,
+                                  high=MAX_ROUNDS, value=5, step=1, key="stability.rounds",
+                                  problems=problems, name="Rounds N")
     n_items = int(by_id[dataset_id].item_count)
-    limit = right.number_input("Use only the first K items (0 = all)", min_value=0,
-                               max_value=max(n_items, 0), value=0, step=1,
-                               key=f"stability.limit.{dataset_id}")
+    limit = _submit.number_field(right, "Use only the first K items (0 = all)", low=0,
+                                 high=max(n_items, 0), value=0, step=1,
+                                 key=f"stability.limit.{dataset_id}", problems=problems,
+                                 name="K")
     schedule = right.radio("Schedule", list(SCHEDULES), key="stability.schedule",
                            format_func=SCHEDULES.get, index=1,
                            help="Sequential: the method's recommended scheme, a question's "
@@ -84,10 +88,12 @@ def start_form(datasets: list[Any]) -> None:
     style = right.radio("Prompt", ["zero", "few"], horizontal=True, key="stability.style",
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="stability.name")
-    budget = st.number_input("Budget (stop before the calls cost more; 0 = no limit)",
-                             min_value=0.0, value=0.0, step=1.0, key="stability.budget",
-                             help="Priced with the models' price_in / price_out per million "
-                                  "tokens; a stopped run resumes with a higher budget.")
+    budget = _submit.number_field(st, "Budget (stop before the calls cost more; 0 = no limit)",
+                                  low=0.0, high=None, value=0.0, step=1.0,
+                                  key="stability.budget", problems=problems, name="Budget",
+                                  help="Priced with the models' price_in / price_out per "
+                                       "million tokens; a stopped run resumes with a higher "
+                                       "budget.")
     st.caption("Prompt preview (first item)")
     prompt_preview(dataset_id, style)
     items = int(limit) or n_items
@@ -100,14 +106,15 @@ def start_form(datasets: list[Any]) -> None:
                 f"(one call per question at a time): the method's cost; the run takes at "
                 f"least {int(rounds)} x one call's latency.")
     _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
-    if _shared.allowed_button("Start run", "run", type="primary", key="stability.start"):
-        spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
-                       rounds=int(rounds), judge=judge, schedule=schedule, prompt_style=style,
-                       limit=int(limit) or None, name=name.strip(),
-                       budget=float(budget) or None)
-        _shared.start_and_show("stability",
-                               lambda: actions.start_run(_shared.actor(), _shared.engine(),
-                                                         spec, models_path))
+    with _submit.submission("Start run", "run", "stability.start",
+                            invalid=problems) as submit_key:
+        if submit_key:
+            spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
+                           rounds=int(rounds), judge=judge, schedule=schedule,
+                           prompt_style=style, limit=int(limit) or None, name=name.strip(),
+                           budget=float(budget) or None)
+            _shared.start_and_show("stability", lambda: actions.start_run(
+                _shared.actor(), _shared.engine(), spec, models_path, submit_key=submit_key))
 
 
 def _model_concurrency(name: str) -> int | None:
@@ -226,12 +233,17 @@ def rejudge_form(run_id: int) -> None:
             judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
                                  index=None, placeholder="Choose the judge model")
             left, right = st.columns(2)
-            sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
-                                       key="stability.rejudge_sample")
-            passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
-                                        key="stability.rejudge_passes")
+            problems: list[str] = []  # out-of-range numbers: refused, saying why
+            sample = _submit.number_field(left, "Answers to re-judge (K)", low=1, high=500,
+                                          value=20, step=1, key="stability.rejudge_sample",
+                                          problems=problems, name="K")
+            passes = _submit.number_field(right, "Judgements per answer (J)", low=2, high=10,
+                                          value=3, step=1, key="stability.rejudge_passes",
+                                          problems=problems, name="J")
             go = _shared.allowed_button("Re-judge", "run", form=True)
-        if go and judge is None:
+        if go and problems:
+            st.error(f"Not started: {'; '.join(problems)}.")
+        elif go and judge is None:
             st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
         elif go and _shared.queue_job(lambda: actions.queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
@@ -266,6 +278,11 @@ def rejudge_passes_view(run_id: int) -> None:
 
 def errored_summary(summary: dict[str, Any]) -> None:
     """Which rule the figures use for rounds without a verdict, and how many there are."""
+    from evalcore.report.stability import not_asked_line
+
+    not_asked = not_asked_line(summary)
+    if not_asked:  # a cancelled run's unasked rounds are no errors (issue 21)
+        st.info(not_asked[0].upper() + not_asked[1:] + ".")
     errored = summary.get("errored_rounds", 0)
     if not errored:
         return

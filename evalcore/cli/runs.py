@@ -85,9 +85,14 @@ def _show(args: argparse.Namespace) -> int:
     from evalcore.report.timing import active_seconds, elapsed_seconds
 
     run = queries.get_run(engine, args.run_id)
+    from evalcore.runner.start import waiting_text
+
     data = run_dict(run) | {"active_s": active_seconds(engine, run.id),
                             "elapsed_s": elapsed_seconds(run),
                             "config": run.config.get("spec", {})}
+    waiting = waiting_text(engine, run)  # a queued run: behind busy workers, or none
+    if waiting:
+        data["waiting"] = waiting
     if args.json:
         print_json(data)
     else:

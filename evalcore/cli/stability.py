@@ -94,6 +94,7 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 def _print_summary(report: dict, status: str) -> None:
     from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
+    from evalcore.report.stability import not_asked_line
 
     dist = report["distribution"]
     summary = report["summary"]
@@ -103,6 +104,9 @@ def _print_summary(report: dict, status: str) -> None:
           f"mean success {mean}")
     print(f"{NO_VERDICT}: {summary['errored_rounds']} in {summary['questions_with_errors']} "
           f"questions; they {POLICY_RULES[summary['failure_policy']]}")
+    not_asked = not_asked_line(summary)
+    if not_asked:
+        print(not_asked)
     print("correct count distribution:")
     for k in range(n, -1, -1):
         count = dist["distribution_counts"][str(k)]

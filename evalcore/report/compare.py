@@ -70,11 +70,12 @@ def _duration_s(run: Any, now: datetime) -> float | None:
 
 
 def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,
-               now: datetime | None = None) -> pd.DataFrame:
+               now: datetime | None = None, *, workers_busy: bool = False) -> pd.DataFrame:
     """One row per run (the store's Run rows) for the browser, in the order given.
 
     `datasets` maps dataset ids to names (ids are shown when missing); `stale` marks a
-    queued/running run whose process is gone; `duration_s` runs to now for a live run.
+    queued/running run whose process is gone (a queued one is not while `workers_busy`:
+    it waits its turn); `duration_s` runs to now for a live run.
     """
     import pandas as pd
 
@@ -90,7 +91,7 @@ def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,
             "rounds": run.rounds, "done": run.done, "total": run.total,
             "progress": min(run.done / run.total, 1.0) if run.total else 0.0,
             "errors": run.errors, "retries": run.retries,
-            "cancel_requested": bool(run.cancel_requested), "stale": is_stale(run, now),
+            "cancel_requested": bool(run.cancel_requested), "stale": is_stale(run, now, workers_busy=workers_busy),
             "created_at": run.created_at, "started_at": run.started_at,
             "finished_at": run.finished_at, "duration_s": _duration_s(run, now)})
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
@@ -149,7 +150,10 @@ def run_list(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
         rows = [SimpleNamespace(**row._mapping) for row in conn.execute(query)]
         total = int(conn.execute(count).scalar_one())
     names = {r.dataset_id: r.dataset_name for r in rows if r.dataset_name is not None}
-    return runs_frame(rows, names, now=now), total
+    from evalcore.store.jobs import busy_workers
+
+    busy = any(r.status == "queued" for r in rows) and bool(busy_workers(engine))
+    return runs_frame(rows, names, now=now, workers_busy=busy), total
 
 
 def run_filter_options(engine: Engine) -> dict[str, list[str]]:
@@ -173,7 +177,9 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
     hold env var names, never keys), progress, timing (elapsed `duration_s`, and
     `active_s` without the pauses, `report.timing`), token usage and errors."""
     from evalcore.report.timing import active_seconds
+    from evalcore.runner.start import waiting_text
     from evalcore.store import queries
+    from evalcore.store.jobs import busy_workers
 
     run = queries.get_run(engine, run_id)
     now = datetime.now(UTC)
@@ -194,7 +200,8 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
         "models": queries.redact_secrets(config.get("models", {})),
         "items": len(queries.run_item_ids(engine, run_id)),
         "progress": queries.progress(engine, run_id),
-        "stale": is_stale(run, now),
+        "stale": is_stale(run, now, workers_busy=bool(busy_workers(engine))),
+        "waiting": waiting_text(engine, run, now),
         "timing": {"created_at": run.created_at, "started_at": run.started_at,
                    "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
                    "duration_s": _duration_s(run, now),

@@ -55,6 +55,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
     model_errors = judge_errors = 0
+    asked: dict[int, int] = {}  # item index -> rounds with a stored call
+    failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
     rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
     for row in iter_verdicts(engine, run_id):
         if run.judge == "rules" and row["answer"] is not None:
@@ -69,6 +71,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                                                row["score"], row["reason"], row["errored"],
                                                failure_policy))
         verdicts[idx][row["round"] - 1] = None if row["errored"] else row["correct"]
+        asked[idx] = asked.get(idx, 0) + 1
+        failed[idx] = failed.get(idx, 0) + bool(row["errored"])
         answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
@@ -77,6 +81,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     consistency = consistency_summary(list(answers.values()))
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
+    computed = summary.to_json_dict(items)  # after `items` got their consistency
+    computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
     stats = queries.call_stats(engine, run_id)
     from evalcore.runner.rejudge import judge_reliability_of_run
 
@@ -89,7 +95,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         "judge": run.judge,
         "repetition_count": run.rounds,
         "failure_policy": failure_policy,
-        **summary.to_json_dict(items),
+        **computed,
         "consistency": {"mean_distinct": consistency["mean_distinct"],
                         "mean_top_share": consistency["mean_top_share"]},
         "judge_reliability": reliability,
@@ -100,6 +106,47 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
+
+
+NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
+                 "queued": "not yet", "running": "not yet"}
+"""Why a run has rounds it never asked, by its status (the words after "not asked")."""
+
+
+def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
+                      failed: dict[int, int]) -> dict[str, Any]:
+    """Rounds without a verdict split by cause: `errored_rounds` (a call was made and
+    failed after its retries) and `not_asked_rounds` (no call: the run was cancelled or
+    has not got there). A cancelled run's unasked rounds are not model or judge errors.
+
+    The figures still count an unasked round as one without a verdict (the failure
+    policy's rule); this only says which it was.
+    """
+    from evalcore.store import queries
+
+    unseen = max(len(queries.run_item_ids(engine, int(run.id))) - len(asked), 0)
+    missing = [run.rounds - n for n in asked.values() if n < run.rounds]
+    return {
+        "errored_rounds": sum(failed.values()),
+        "questions_with_errors": sum(1 for n in failed.values() if n),
+        "not_asked_rounds": sum(missing) + unseen * run.rounds,
+        "not_asked_questions": len(missing) + unseen,
+        "not_asked_why": NOT_ASKED_WHY.get(run.status, "not yet"),
+    }
+
+
+def not_asked_line(summary: dict[str, Any]) -> str | None:
+    """'3 rounds in 2 questions not asked (cancelled): ...', the same words on the page and
+    in the CLI summary; None when every round was asked."""
+    from evalcore.metrics.stability import POLICY_RULES
+
+    rounds = summary.get("not_asked_rounds", 0)
+    if not rounds:
+        return None
+    policy = summary["failure_policy"]
+    return (f"{rounds} rounds in {summary['not_asked_questions']} questions not asked "
+            f"({summary['not_asked_why']}); like rounds without a verdict they "
+            f"{POLICY_RULES[policy]}")
 
 
 def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh",

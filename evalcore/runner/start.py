@@ -222,16 +222,55 @@ def _label(run: Any) -> str:
     return f"{run.kind} run {run.id}: {run.model}"
 
 
-def is_stale(run: Any, now: Optional[datetime] = None) -> bool:
+def is_stale(run: Any, now: Optional[datetime] = None, *, workers_busy: bool = False) -> bool:
     """Whether a queued or running run has shown no sign of life (heartbeat, else start,
-    else creation) for `stale_after_s()`: pages say that no worker is executing it."""
+    else creation) for `stale_after_s()`: pages say that no worker is executing it.
+
+    A queued run is not stale while workers are busy (`workers_busy`, from
+    `store.jobs.busy_workers`): it waits its turn, and a worker is there to take it."""
     if run.status not in ("queued", "running"):
+        return False
+    if run.status == "queued" and workers_busy:
         return False
     last = run.heartbeat_at or run.started_at or run.created_at
     if last.tzinfo is None:
         last = last.replace(tzinfo=timezone.utc)
     now = now or datetime.now(timezone.utc)
     return (now - last).total_seconds() > stale_after_s()
+
+
+def busy_text(engine: Engine, what: str = "it") -> Optional[str]:
+    """'waiting: worker busy with N jobs; <what> starts when one is free', or None when no
+    worker holds a job (`store.jobs.busy_workers`): the line of any queued job."""
+    from evalcore.store import jobs
+
+    busy = jobs.busy_workers(engine)
+    if not busy:
+        return None
+    held = sum(busy.values())
+    who = "worker" if len(busy) == 1 else f"{len(busy)} workers"
+    return (f"waiting: {who} busy with {held} job{'s' if held != 1 else ''}; {what} starts "
+            "when one is free")
+
+
+NO_WORKER = "queued (no worker)"
+"""How `waiting_text` begins when no worker shows a sign of life (pages warn then)."""
+
+
+def waiting_text(engine: Engine, run: Any, now: Optional[datetime] = None) -> Optional[str]:
+    """Why a queued run has not started, in one line the pages and the CLI show; None for
+    a run that is not queued. Busy workers (their leases' heartbeat in the database) mean
+    it waits its turn; no sign of any worker for a while means none is running."""
+    if run.status != "queued":
+        return None
+    busy = busy_text(engine, "this run")
+    if busy:
+        return busy + " (cancel or delete it meanwhile if it is not wanted)"
+    if is_stale(run, now):
+        return (f"{NO_WORKER}: no worker has taken this run for a while; is a worker "
+                "running? Start one with `python -m evalcore worker`, or check that the "
+                "app's embedded worker is on (EVALCORE_EMBEDDED_WORKER)")
+    return "waiting for a worker: a free worker takes it within seconds"
 
 
 def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None:

@@ -179,7 +179,7 @@ def migrate(engine: Engine, revision: str = "head", *,
     from alembic import command
     from alembic.script import ScriptDirectory
 
-    with engine.begin() as conn:
+    with engine.connect() as conn, _foreign_keys_off(conn), conn.begin():
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
         cfg = alembic_config(conn, script_location)
@@ -199,6 +199,39 @@ def migrate(engine: Engine, revision: str = "head", *,
                 f"revision {current!r}, newer than this evalcore knows (head {head!r}); "
                 "upgrade evalcore or point EVALCORE_DB_URL at another database")
         command.upgrade(cfg, revision)
+        _check_foreign_keys(conn)
+
+
+@contextmanager
+def _foreign_keys_off(conn: Connection) -> Iterator[None]:
+    """SQLite: foreign keys off while migrating (before the transaction begins: the
+    PRAGMA is a no-op inside one). A batch migration rebuilds a parent table by dropping
+    it and renaming its copy; with the checks on, the drop fails (or a deferred check
+    fails at commit) although every reference is valid again once the copy is renamed.
+    `_check_foreign_keys` checks them all before the commit instead."""
+    if conn.dialect.name != "sqlite":
+        yield
+        return
+    raw = conn.connection.dbapi_connection
+    raw.execute("PRAGMA foreign_keys=OFF")  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        raw.execute("PRAGMA foreign_keys=ON")  # type: ignore[union-attr]
+
+
+def _check_foreign_keys(conn: Connection) -> None:
+    """SQLite: refuse (roll back) a migration that left a row pointing at nothing."""
+    if conn.dialect.name != "sqlite":
+        return
+    broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
+    if broken:
+        from evalcore.errors import EvalcoreError
+
+        table, rowid, parent, _ = broken[0]
+        raise EvalcoreError(f"migrating the database left {len(broken)} row(s) pointing at "
+                            f"missing rows (first: {table} rowid {rowid} -> {parent}); the "
+                            "migration was rolled back, the database is unchanged")
 
 
 def init_db(engine: Engine) -> None:

@@ -130,6 +130,18 @@ def lease_alive(job: Job) -> bool:
     return expires > utcnow()
 
 
+def busy_workers(engine: Engine) -> dict[str, int]:
+    """Workers alive by the database's evidence, each with the jobs it holds: a worker
+    renews (heartbeats) the lease of every job it executes, so a lease that lies ahead
+    means a live worker, busy. An idle worker leaves no trace; this cannot see it."""
+    with reader(engine).connect() as conn:
+        rows = conn.execute(
+            select(Job.owner, func.count(Job.id))  # type: ignore[arg-type]
+            .where(Job.status == "running", Job.lease_expires_at > now_expr(conn))
+            .group_by(Job.owner)).all()
+    return {str(owner): int(count) for owner, count in rows}
+
+
 # ------------------------------------------------------------------ claim and lease
 
 

@@ -13,12 +13,20 @@ from sqlalchemy import JSON, Column, DateTime, LargeBinary, Text, UniqueConstrai
 from sqlmodel import Field, SQLModel
 
 
+NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
+"""Table option of every table whose ids users see (runs, datasets, jobs ...): on SQLite a
+deleted newest row's id is never handed out again (migration 0008); PostgreSQL identity
+columns behave so already."""
+
+
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
 class Dataset(SQLModel, table=True):
     """An imported question set."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     name: str = Field(index=True, unique=True)
@@ -36,7 +44,8 @@ class Dataset(SQLModel, table=True):
 class Item(SQLModel, table=True):
     """One question of a dataset, normalised (question, reference, choices, task type)."""
 
-    __table_args__ = (UniqueConstraint("dataset_id", "idx", name="uq_item_dataset_idx"),)
+    __table_args__ = (UniqueConstraint("dataset_id", "idx", name="uq_item_dataset_idx"),
+                      NEVER_REUSE_IDS)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     dataset_id: int = Field(foreign_key="dataset.id", index=True)
@@ -51,6 +60,8 @@ class Item(SQLModel, table=True):
 
 class Run(SQLModel, table=True):
     """One evaluation run. Status and progress are updated as calls finish."""
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     kind: str = Field(index=True, description="eval, stability, robustness, fairness")
@@ -113,6 +124,7 @@ class AttackSet(SQLModel, table=True):
     """
 
     __tablename__ = "attack_set"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     name: str = Field(index=True, unique=True)
@@ -134,7 +146,7 @@ class AttackItem(SQLModel, table=True):
     __tablename__ = "attack_item"
     __table_args__ = (
         UniqueConstraint("attack_set_id", "source_item_id", name="uq_attack_item_source"),
-    )
+        NEVER_REUSE_IDS)
 
     id: Optional[int] = Field(default=None, primary_key=True)
     attack_set_id: int = Field(foreign_key="attack_set.id", index=True)
@@ -166,6 +178,7 @@ class ReviewEvent(SQLModel, table=True):
     """
 
     __tablename__ = "review_event"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     attack_set_id: int = Field(foreign_key="attack_set.id", index=True)
@@ -190,6 +203,8 @@ class Job(SQLModel, table=True):
     `token` (a fencing token): each write of a worker checks it in the same transaction,
     so a worker that was only paused cannot write after its job was taken over.
     """
+
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     kind: str = Field(index=True,
@@ -270,6 +285,7 @@ class AuditEvent(SQLModel, table=True):
     """One state change: who did what to which object, kept for good (evalcore.auth.audit)."""
 
     __tablename__ = "audit_event"
+    __table_args__ = NEVER_REUSE_IDS
 
     id: Optional[int] = Field(default=None, primary_key=True)
     at: datetime = Field(default_factory=utcnow, index=True)
@@ -300,8 +316,22 @@ class Upload(SQLModel, table=True):
     the database so a worker on any machine can read it, deleted when the job is done.
     """
 
+    __table_args__ = NEVER_REUSE_IDS
+
     id: Optional[int] = Field(default=None, primary_key=True)
     filename: str
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow,
+                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class Submission(SQLModel, table=True):
+    """One start form submission: its idempotency key and what it created (a run, or a
+    job), so a double click or a resent request never creates a second one (migration
+    0009). The key is unique; the row is written before the object, filled in after."""
+
+    key: str = Field(primary_key=True, description="idempotency key of the submission")
+    object_type: str = Field(description="run or job")
+    object_id: Optional[int] = Field(default=None, description="None while being created")
     created_at: datetime = Field(default_factory=utcnow,
                                  sa_column=Column(DateTime(timezone=True), nullable=False))

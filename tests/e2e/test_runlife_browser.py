@@ -1,0 +1,131 @@
+"""A run's life in Debian's chromium, where only a browser shows it (issue 21):
+
+- a double click on "Start run" creates one run, not two, however slow (the button is
+  swapped for a disabled one while submitting, and the second click carries the same
+  idempotency key or hits a replaced button); a click seconds later starts another;
+- "Delete run" asks first, then the page lists the runs without it: no
+  "RunError: run N not found" from the status fragment that reran with the deleted id.
+
+No worker runs (EVALCORE_EMBEDDED_WORKER=0): started runs stay queued, no model is called.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import require
+from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+
+pytestmark = pytest.mark.browser
+UI_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def runlife_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+    """The app over a home with one dataset and no run yet; (url, database URL)."""
+    from evalcore.config import settings_from_env
+    from evalcore.store.db import make_engine
+    from tests.fakes.stored_runs import seed_dataset
+
+    tmp = tmp_path_factory.mktemp("runlife-app")
+    settings = settings_from_env({"EVALCORE_HOME": str(tmp / "home")})
+    settings.home.mkdir(parents=True)
+    engine = make_engine(settings.db_url)
+    seed_dataset(engine, "sums", [f"What is {i} + 1?" for i in range(4)])
+    engine.dispose()
+    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
+        yield url, settings.db_url
+
+
+@pytest.fixture(scope="module")
+def chromium():  # type: ignore[no-untyped-def]
+    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
+                                     args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _runs(db_url: str) -> list:
+    from evalcore.store import queries
+    from evalcore.store.db import make_engine
+
+    engine = make_engine(db_url)
+    try:
+        return queries.list_runs(engine)
+    finally:
+        engine.dispose()
+
+
+def _page(chromium):  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
+    context = chromium.new_context(viewport={"width": 1280, "height": 1400})
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    return context, page
+
+
+def test_a_double_click_on_start_run_creates_one_run(chromium, runlife_app) -> None:
+    from playwright.sync_api import expect
+
+    url, db_url = runlife_app
+    before = {r.id for r in _runs(db_url)}
+
+    def new_runs() -> int:
+        return len([r for r in _runs(db_url) if r.id not in before])
+
+    context, page = _page(chromium)
+    try:
+        page.goto(f"{url}/stability")  # no run yet: the start form is open
+        start = page.get_by_role("button", name="Start run", exact=True)
+        expect(start).to_be_enabled()
+        start.click()  # a slow double click: the second lands after the first is done
+        page.wait_for_timeout(600)
+        page.get_by_role("button", name="Start run", exact=True).click()
+        page.wait_for_timeout(5000)  # both clicks have long been handled
+        assert new_runs() == 1
+        again = page.get_by_role("button", name="Start run", exact=True)
+        if not again.is_visible():  # with a run stored, the form's expander starts closed
+            page.locator("summary", has_text="Start a new run").click()
+        expect(again).to_be_enabled()
+        again.dblclick()  # a quick one, long after: one more run
+        page.wait_for_timeout(5000)
+        assert new_runs() == 2
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    finally:
+        context.close()
+
+
+def test_delete_run_asks_then_lists_the_runs_without_it(chromium, runlife_app) -> None:
+    from playwright.sync_api import expect
+
+    from evalcore.store.db import make_engine
+    from tests.fakes.stored_runs import seed_run
+
+    url, db_url = runlife_app
+    engine = make_engine(db_url)
+    newest = seed_run(engine, 1, {i: [1, 0] for i in range(4)}, 2, model="m")
+    engine.dispose()
+    context, page = _page(chromium)
+    try:
+        page.goto(f"{url}/results")
+        page.get_by_role("button", name="Delete run", exact=True).click()
+        expect(page.get_by_text(f"Delete run #{newest}", exact=False)).to_be_visible()
+        assert newest in {r.id for r in _runs(db_url)}  # nothing deleted before the answer
+        page.get_by_role("button", name="Yes, delete", exact=True).click()
+        expect(page.get_by_text(f"Run #{newest} deleted with its calls.")).to_be_visible()
+        assert newest not in {r.id for r in _runs(db_url)}
+        page.wait_for_timeout(1000)
+        expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+        expect(page.get_by_text("not found", exact=False)).to_have_count(0)
+    finally:
+        context.close()
