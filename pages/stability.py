@@ -208,7 +208,14 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
                                 "reason": st.column_config.TextColumn(width="large")})
 
 
-def rejudge_form(run_id: int) -> None:
+def rejudge_default(models: list[str], report: dict[str, Any]) -> int:
+    """The judge the form starts with: the run's own judge model if it still exists (its
+    noise is the question), else the model the app would start a run with."""
+    judge = report.get("judge_model")
+    return models.index(judge) if judge in models else _shared.default_model_index(models)
+
+
+def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
     its judgements stored with the run as they come."""
@@ -224,16 +231,16 @@ def rejudge_form(run_id: int) -> None:
             return
         with st.form(key="stability.rejudge_form"):
             judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
-                                 index=None, placeholder="Choose the judge model")
+                                 index=rejudge_default(models, report),
+                                 help="A model that answers the 0/1 rubric; preselected: "
+                                      "the run's judge (else the default model)")
             left, right = st.columns(2)
             sample = left.number_input("Answers to re-judge (K)", 1, 500, 20,
                                        key="stability.rejudge_sample")
             passes = right.number_input("Judgements per answer (J)", 2, 10, 3,
                                         key="stability.rejudge_passes")
             go = _shared.allowed_button("Re-judge", "run", form=True)
-        if go and judge is None:
-            st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
-        elif go and _shared.queue_job(lambda: actions.queue_rejudge(
+        if go and _shared.queue_job(lambda: actions.queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
                 _shared.settings().models_path, sample=int(sample), passes=int(passes)),
                 key) is not None:
@@ -251,7 +258,8 @@ def rejudge_passes_view(run_id: int) -> None:
     with st.expander(f"Re-judging passes ({len(passes)})"):
         st.dataframe(pd.DataFrame([{k: p[k] for k in (
             "job_id", "judge", "at", "answers", "passes", "failed", "failed_share",
-            "flip_rate", "cohen_kappa", "agreement_with_run")} for p in passes]),
+            "flip_rate", "cohen_kappa", "kappa_note", "agreement_with_run")}
+            | {"degenerate": "; ".join(p.get("degenerate") or []) or "no"} for p in passes]),
             hide_index=True, key="stability.rejudge_passes")
         picked = st.selectbox("Pass", range(len(passes)), index=len(passes) - 1,
                               key="stability.rejudge_pass",
@@ -313,11 +321,12 @@ def results(run_id: int, status: str) -> None:
                 f"re-judged {reliability['passes']} times; {reliability['failed']} of "
                 f"{reliability['judgements']} judgements failed; "
                 + reliability_line(reliability) + ".")
-        (st.warning if reliability["flip_rate"] is None else st.caption)(text)
+        unsure = reliability["flip_rate"] is None or reliability.get("degenerate")
+        (st.warning if unsure else st.caption)(text)
         rejudge_passes_view(run_id)
     errored_summary(summary)
     if status == "done":
-        rejudge_form(run_id)
+        rejudge_form(run_id, report)
 
     st.markdown("#### Questions right j times out of N")
     distribution_cards(report)

@@ -150,7 +150,8 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
         assert not any("Judge reliability" in t for t in values(at, "caption"))
-        assert at.selectbox(key="stability.rejudge_model").value is None  # no default judge
+        # preselected (a rules run: the model a new run would use), no "choose first" error
+        assert at.selectbox(key="stability.rejudge_model").value == "local"
         at.selectbox(key="stability.rejudge_model").select("judge")
         at.number_input(key="stability.rejudge_sample").set_value(5)
         at.number_input(key="stability.rejudge_passes").set_value(2)
@@ -163,8 +164,13 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     stages = [c.stage for c in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX)]
     job_id = jobs[0].id
     assert sorted(stages) == [f"rejudge1:{job_id}"] * 5 + [f"rejudge2:{job_id}"] * 5
-    caption = next(t for t in values(at, "caption") if "Judge reliability" in t)
-    assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in caption
+    # the fake judge gives one reason and score 0 to every answer: flagged on the page
+    warning = next(t for t in values(at, "warning") if "Judge reliability" in t)
+    assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in warning
+    assert "DEGENERATE JUDGE" in warning and "one verdict for all 10 judgements: wrong" in warning
+    assert "Cohen's kappa n/a (every judgement in passes 1 and 2 is wrong" in warning
+    table = next(df.value for df in at.dataframe if "degenerate" in df.value.columns)
+    assert "one reason for all 10 judgements" in table["degenerate"].iloc[0]
 
 
 def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env, engine):
