@@ -226,7 +226,9 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
     from evalcore.report.diff import side_by_side_html
 
     with st.container(border=True):
-        label = f"question {number}" if number is not None else f"item {item.id}"
+        from evalcore.dataset.numbering import question_label
+
+        label = question_label(None if number is None else number - 1)
         st.markdown(f"**{position}.** {label} · **{item.status}** · {_who(item)}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
@@ -346,14 +348,19 @@ def _csv(set_id: int) -> bytes:
 
 def reviewer_input() -> str:
     """The reviewer's name; kept in the session under REVIEWER across pages. In team mode
-    it is the signed-in identity (no typing), and empty for a role that may not review."""
+    it is the signed-in identity (no typing), and empty for a role that may not review.
+    The single local user starts from their identity (`evalcore.auth.local_user_name`,
+    the name every other row records), so a reload never forgets who reviews."""
     actor = _shared.actor()
     if actor.team:
         denied = _shared.why_not("review")
         st.caption(f"Reviewing: {denied}" if denied else f"Reviewing as **{actor.label}**")
         return "" if denied else actor.label
     name = st.text_input("Your name (recorded with each review)",
-                         value=st.session_state.get(REVIEWER, ""), key="attacks.reviewer_input")
+                         value=st.session_state.get(REVIEWER) or actor.label,
+                         key="attacks.reviewer_input",
+                         help="Starts as your local identity (EVALCORE_USER, else your system "
+                              "user name), as the audit log and your runs record it.")
     st.session_state[REVIEWER] = name.strip()
     return name.strip()
 

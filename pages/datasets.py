@@ -122,10 +122,13 @@ def preview(parsed: ParsedDataset) -> None:
                 f"`{parsed.task_type}` · language `{parsed.language}`")
     for note in parsed.meta.get("repairs", []):
         st.warning(f"Repaired while reading: {note}")
-    rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
-                                  "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
-    st.dataframe(rows, hide_index=True,
-                 column_order=["idx", "question", "reference", "choices", "task_type",
+    from evalcore.dataset.numbering import question_label
+
+    rows = [{"Q": question_label(q.idx), **q.model_dump(include={
+        "question", "reference", "choices", "task_type", "language"})}
+        for q in parsed.questions[:PREVIEW_ROWS]]
+    st.dataframe(rows, hide_index=True, key="datasets.preview_table",
+                 column_order=["Q", "question", "reference", "choices", "task_type",
                                "language"])
 
 

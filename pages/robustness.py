@@ -77,7 +77,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
             _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
             rounds=int(rounds),
             models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
-            name=name.strip(), created_by=st.session_state.get("attacks.reviewer", "")))
+            name=name.strip()))
 
 
 # ------------------------------------------------------------------ results

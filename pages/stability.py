@@ -16,6 +16,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.report import figures, frames, stability_cards
+from evalcore.dataset.numbering import question_label
 from evalcore.store import queries
 from pages import _cost, _shared
 
@@ -197,11 +198,13 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
     rows = {int(r.item): r for r in table.itertuples(index=False)}
     item = st.selectbox(
         "Question", list(rows), key="stability.question",
-        format_func=lambda i: f"#{i} ({rows[i].correct_count}/{n}) {str(rows[i].question)[:90]}")
+        format_func=lambda i: f"{question_label(i)} ({rows[i].correct_count}/{n}) "
+                              f"{str(rows[i].question)[:90]}")
     if item is None:
         return
     chosen = rows[item]
-    st.markdown(f"**Question #{item}** · {chosen.type} · reference: `{chosen.standard_answer}`")
+    st.markdown(f"**Question {question_label(item)}** · {chosen.type} · reference: "
+                f"`{chosen.standard_answer}`")
     st.text(str(chosen.question))
     st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
                  column_config={"answer": st.column_config.TextColumn(width="large"),
@@ -265,7 +268,8 @@ def rejudge_passes_view(run_id: int) -> None:
                               key="stability.rejudge_pass",
                               format_func=lambda i: f"#{passes[i]['job_id']} {passes[i]['judge']}")
         st.dataframe(pd.DataFrame([{
-            "item": d["item_id"], "round": d["round"], "run verdict": d["run_verdict"],
+            "Q": question_label(d.get("item_idx")), "round": d["round"],
+            "run verdict": d["run_verdict"],
             **{f"judgement {j + 1}": v for j, v in enumerate(d["verdicts"])},
             "reasons": " | ".join(r or "" for r in d["reasons"])}
             for d in passes[picked]["detail"]]), hide_index=True,
@@ -343,7 +347,8 @@ def results(run_id: int, status: str) -> None:
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
-    st.dataframe(table, hide_index=True, key="stability.table", column_config={
+    st.dataframe(table, hide_index=True, key="stability.table",
+                 column_order=[c for c in table.columns if c != "item"], column_config={
         "answered": st.column_config.NumberColumn("answered", help="Rounds with a verdict"),
         "errored": st.column_config.NumberColumn(
             "errored", help="Rounds without a verdict (model or judge error after all retries)"),

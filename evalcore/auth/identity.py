@@ -41,28 +41,44 @@ class Actor:
 
     def attribution(self, given: Optional[str] = None) -> str:
         """The name to record: in team mode always the identity; for the single local
-        user a name typed in the form (or the CLI's --reviewer) if there is one."""
+        user the CLI's explicit --reviewer if given, else the one local identity (pages
+        pass nothing, so the app never records "app", "page" or "local" beside it)."""
         if self.team:
             return self.label
         return (given or "").strip() or self.label
 
 
-def local_actor(name: str = "local") -> Actor:
-    """The single user of `EVALCORE_AUTH=none`: may do everything, as before team mode."""
-    return Actor(email="", name=name, role="admin", team=False)
+def local_user_name(env: Optional[Mapping[str, str]] = None) -> str:
+    """The one name of the single local user, in the app and the CLI alike: EVALCORE_USER,
+    else the operating-system user (who started the app or the command)."""
+    env = os.environ if env is None else env
+    user = (env.get("EVALCORE_USER") or "").strip()
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user database entry (some containers)
+        return "local"
+
+
+def local_actor(name: Optional[str] = None) -> Actor:
+    """The single user of `EVALCORE_AUTH=none`: may do everything, as before team mode;
+    named `local_user_name()` unless a name is given."""
+    return Actor(email="", name=name or local_user_name(), role="admin", team=False)
 
 
 def cli_actor(engine: Optional["Engine"], config: AuthConfig,
               env: Optional[Mapping[str, str]] = None) -> Actor:
     """The CLI's actor: `EVALCORE_USER`, else the OS user.
 
-    Single-user mode: an admin-equivalent `cli:<user>` (today's behaviour). Team mode:
+    Single-user mode: the admin-equivalent local user, named as in the app
+    (`local_user_name`), so the CLI and the pages record one identity. Team mode:
     the role stored for that email (EVALCORE_ADMINS are admin; unknown: the default role).
     """
     env = os.environ if env is None else env
     user = (env.get("EVALCORE_USER") or "").strip()
     if not config.team:
-        return local_actor(user or f"cli:{getpass.getuser()}")
+        return local_actor(local_user_name(env))
     email = (user or getpass.getuser()).lower()
     from evalcore.auth.users import role_of
 

@@ -49,12 +49,28 @@ def test_oidc_claims_need_an_email() -> None:
 
 
 def test_single_user_mode_keeps_typed_names_and_team_mode_records_the_identity() -> None:
+    import getpass
+
     local = local_actor()
-    assert local.role == "admin" and local.attribution("frank") == "frank"
-    assert local.attribution("") == "local"
+    assert local.role == "admin" and local.attribution("frank") == "frank"  # CLI --reviewer
     cli = cli_actor(None, auth_config({}), env={"EVALCORE_USER": ""})
-    assert cli.label.startswith("cli:") and cli.role == "admin"
+    assert cli.label == getpass.getuser() and cli.role == "admin"
     team = cli_actor(None, auth_config({"EVALCORE_AUTH": "oidc"}),
                      env={"EVALCORE_USER": "Bob@X.com"})
     assert team.email == "bob@x.com" and team.role == "viewer"
     assert team.attribution("somebody else") == "bob@x.com"
+
+
+def test_the_single_local_user_has_one_identity_in_the_app_and_the_cli(monkeypatch) -> None:
+    """Was "local" in the app, "cli:<user>" in the CLI, "app" / "page" on some rows."""
+    import getpass
+
+    from evalcore.auth.identity import local_user_name
+
+    monkeypatch.delenv("EVALCORE_USER", raising=False)
+    app = local_actor()
+    cli = cli_actor(None, auth_config({}))
+    assert app.label == cli.label == getpass.getuser() == local_user_name()
+    assert app.attribution() == app.attribution("") == app.label
+    monkeypatch.setenv("EVALCORE_USER", "Dana")
+    assert local_actor().label == cli_actor(None, auth_config({})).label == "Dana"

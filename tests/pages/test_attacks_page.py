@@ -85,8 +85,14 @@ def test_cards_show_the_diff_escaped_and_the_checks(page_env, engine, attack_set
     assert "<ins class=\"ec-rep\">购</ins>" in markup and "<del class=\"ec-rep\">字</del>" in markup
     captions = " ".join(str(c.value) for c in at.caption)
     assert "number_changed" in captions and "字典 → 词典" in captions
-    # no reviewer name yet: review buttons are disabled
+    # the reviewer starts as the one local identity (not empty, not "tester"): ready
+    from evalcore.auth.identity import local_user_name
+
     first = items_by_position(engine, int(attack_set.id))[0]
+    assert at.text_input(key="attacks.reviewer_input").value == local_user_name()
+    assert not at.button(key=f"attacks.approve.{first.id}").disabled
+    assert not any("Enter your name" in str(w.value) for w in at.warning)
+    at.text_input(key="attacks.reviewer_input").input("").run()  # cleared: no reviews
     assert at.button(key=f"attacks.approve.{first.id}").disabled
     assert any("Enter your name" in str(w.value) for w in at.warning)
 
@@ -117,12 +123,12 @@ def test_approve_reject_and_filters_change_and_read_the_database(page_env, engin
 
     at.selectbox(key="attacks.status").select("approved").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
-    assert len(cards) == 1 and "**1.** question 1 ·" in cards[0]
+    assert len(cards) == 1 and "**1.** Q1 ·" in cards[0]
     at.selectbox(key="attacks.status").select("all").run()
     at.selectbox(key="attacks.flag").select("number_changed").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
     flagged = items_by_position(engine, set_id)[FLAGGED - 1]
-    assert len(cards) == 1 and f"question {FLAGGED} ·" in cards[0] and flagged.flags
+    assert len(cards) == 1 and f"Q{FLAGGED} ·" in cards[0] and flagged.flags
 
 
 def test_a_clash_with_another_reviewer_is_reported_not_overwritten(page_env, engine, attack_set):
@@ -262,7 +268,7 @@ def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, at
                                check=False, name="tiny-word-2", allow_duplicate=True)
     at = run_page(PAGE, {"attacks.set": int(second.id)})
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
-    assert cards[0].startswith("**1.** question 1 ·"), cards[0]
+    assert cards[0].startswith("**1.** Q1 ·"), cards[0]
     assert all("item" not in c.split("·")[0] for c in cards)
 
 

@@ -62,6 +62,9 @@ def test_preview_shows_the_first_items(app):
     assert preview["question"].tolist() == [r["question"] for r in rows[:len(preview)]]
     assert preview["reference"].tolist() == [r["answer"] for r in rows[:len(preview)]]
     assert set(preview["task_type"]) == {"math"}
+    # numbered as everywhere else: Q1 is the file's first question (was idx 0)
+    assert preview["Q"].tolist() == [f"Q{n}" for n in range(1, len(preview) + 1)]
+    assert "idx" not in preview.columns
 
 
 def test_same_file_twice_warns_and_can_be_imported_anyway(app, settings):
@@ -282,6 +285,10 @@ def test_stored_items_are_browsed_a_page_at_a_time_and_searched(app, settings, t
     browse = next(d for d in app.dataframe if "number" in d.value.columns)
     assert browse.value["number"].tolist() == [11, *range(110, 120)]
     assert any("11 of 120 items match · showing 1-11" in c.value for c in app.caption)
+    assert browse.value["Q"].tolist() == ["Q11", *(f"Q{n}" for n in range(110, 120))]
+    app.text_input(key="datasets.browse_search").set_value("Q7").run()  # the label finds it
+    browse = next(d for d in app.dataframe if "number" in d.value.columns)
+    assert browse.value["Q"].tolist() == ["Q7"]
     app.text_input(key="datasets.browse_search").set_value("plums").run()
     assert any("No item of 'pears' contains 'plums'" in i.value for i in app.info)
 

@@ -76,9 +76,14 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
     questions = next(df.value for df in at.dataframe if "ci_width" in df.value.columns)
     assert questions["ci_width"].is_monotonic_decreasing
 
+    # one numbering: the first question is Q1 in the table and the drill-down, not 0
+    assert sorted(questions["Q"]) == ["Q1", "Q2", "Q3", "Q4"]
+    assert questions.set_index("Q").loc["Q1", "correct_count"] == 3  # PATTERN[0]: 3/3
     drill = at.selectbox(key="stability.question")
+    assert all(o.startswith("Q") for o in drill.options)
     best_item = questions.sort_values("correct_count")["item"].iloc[-1]  # the 3/3 item
     drill.select(best_item).run()
+    assert any(m.startswith("**Question Q1**") for m in values(at, "markdown"))
     rounds = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
     assert list(rounds["round"]) == [1, 2, 3]
     assert list(rounds["verdict"]) == ["right", "right", "right"]
@@ -171,6 +176,8 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     assert "Cohen's kappa n/a (every judgement in passes 1 and 2 is wrong" in warning
     table = next(df.value for df in at.dataframe if "degenerate" in df.value.columns)
     assert "one reason for all 10 judgements" in table["degenerate"].iloc[0]
+    detail = next(df.value for df in at.dataframe if "run verdict" in df.value.columns)
+    assert set(detail["Q"]) <= {"Q1", "Q2", "Q3", "Q4"}  # positions, not database ids
 
 
 def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env, engine):
