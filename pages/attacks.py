@@ -19,7 +19,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from pages import _shared
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
-                                show_flash)
+                                set_jobs, set_state, show_flash)
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PAGE_SIZE = 10  # review cards per page
@@ -128,9 +128,10 @@ def set_picker(sets: list[Any], datasets: list[Any]) -> Any | None:
         return None
     names = {ds.id: ds.name for ds in datasets}
     by_id = {s.id: s for s in reversed(sets)}
+    jobs = set_jobs()
     labels = {s.id: (f"#{s.id} · {s.name} · {s.level} · from "
-                     f"{names.get(s.source_dataset_id, '?')} · {s.item_count} items · "
-                     f"{s.origin}") for s in by_id.values()}
+                     f"{names.get(s.source_dataset_id, '?')} · "
+                     f"{set_state(s, jobs.get(int(s.id)))}") for s in by_id.values()}
     if st.session_state.get(SET) not in labels:
         st.session_state[SET] = next(iter(labels))
     picked = st.selectbox("Attack set", list(labels), format_func=labels.get, key=SET)
@@ -321,7 +322,12 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
     flag = right.selectbox("Flag", ["all", ANY_FLAG, NO_FLAG, *FLAGS], key="attacks.flag")
     items = _filtered(set_id, status, flag)
     if not items:
-        st.info("No items match these filters.")
+        job = set_jobs().get(set_id)
+        if not attack_set.item_count and job is not None and job.status != "done":
+            st.info(f"This set has no items yet: {set_state(attack_set, job)}. They appear "
+                    "here as a worker makes them (see the job's progress above).")
+        else:
+            st.info("No items match these filters.")
         return
     pages = (len(items) + PAGE_SIZE - 1) // PAGE_SIZE
     page = page_col.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,

@@ -354,3 +354,22 @@ def test_a_set_used_by_runs_is_not_deleted_and_the_page_points_to_them(app, engi
     assert any(f"run(s) {run.id}" in str(e.value) for e in at.error)
     links = [link.proto.label for link in at.get("page_link")]
     assert any(f"Open Results to see or delete run(s) {run.id}" in label for label in links)
+
+
+def test_a_set_whose_generation_is_queued_says_so(page_env, engine, monkeypatch):
+    """Not "0 items · generated" and "No items match these filters" while nothing ran."""
+    from evalcore.dataset import import_dataset
+    from evalcore.runner.attack import create_attack_job
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # the job stays queued here
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    create_attack_job(engine, dataset="mc", level="char", limit=3, name="queued-set")
+    at = open_page()
+    picker = at.selectbox(key="attacks.set")
+    assert picker.options[0].endswith("· generation queued"), picker.options
+    assert "0 items" not in picker.options[0]
+    infos = [str(i.value) for i in at.info]
+    assert any("no items yet: generation queued" in t for t in infos), infos
+    assert not any("No items match these filters" in t for t in infos)
