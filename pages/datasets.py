@@ -121,7 +121,7 @@ def preview(parsed: ParsedDataset) -> None:
     st.markdown(f"**{len(parsed.questions)} items** · format `{parsed.format}` · task type "
                 f"`{parsed.task_type}` · language `{parsed.language}`")
     for note in parsed.meta.get("repairs", []):
-        st.warning(f"Repaired while reading: {note}")
+        st.warning(f"Repaired while reading: {_shared.md_escape(note)}")
     from evalcore.dataset.numbering import question_label
 
     rows = [{"Q": question_label(q.idx), **q.model_dump(include={
@@ -194,18 +194,21 @@ def import_panel(filename: str, data: bytes) -> None:
     if detected is not None:
         st.success(f"Recognised format **{detected.name}**: {detected.description} "
                    f"(task type {detected.task_type}).")
-    else:
+    else:  # column names are the file's text: shown as typed, never read as Markdown
         guess = guess_mapping(columns)
+        md = _shared.md_escape
+        listed = ", ".join(md(c) for c in columns)
         if guess.certain:
-            st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
+            st.success(f"No known format; columns guessed from their names: "
+                       f"{md(guess.describe())}. "
                        "The mapping below is prefilled with it; change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
-                    f"their names and prefilled below: {guess.describe()}; but "
-                    f"{guess.question_for_user()}. Check the mapping below.")
+            st.info(f"No known format has these columns ({listed}). Guessed from "
+                    f"their names and prefilled below: {md(guess.describe())}; but "
+                    f"{md(guess.question_for_user())}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({', '.join(columns)}) and "
-                    f"{guess.question_for_user()}: nothing could be guessed, choose the "
+            st.info(f"No known format has these columns ({listed}) and "
+                    f"{md(guess.question_for_user())}: nothing could be guessed, choose the "
                     "columns below.")
 
     mapping: dict[str, Any] | None = None

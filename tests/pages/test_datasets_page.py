@@ -199,7 +199,7 @@ def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_
         assert any(f"columns guessed from their names: question <- '{header[0]}'" in s.value
                    and "prefilled" in s.value for s in app.success)
     else:
-        assert any("could be any of ['question', 'prompt']" in i.value for i in app.info)
+        assert any("could be any of \\['question', 'prompt'\\]" in i.value for i in app.info)
     app.button(key="datasets.import").click().run()
     assert list(_stored(settings)) == ["qa"]
 
@@ -317,3 +317,14 @@ def test_a_dataset_used_by_runs_can_be_deleted_with_them_from_the_page(app, sett
     assert not app.exception, [e.value for e in app.exception]
     assert _stored(settings) == {} and queries.list_runs(engine) == []
     assert any("Deleted 3 run(s)" in s.value for s in app.success)
+
+
+def test_column_names_are_shown_as_typed_not_as_markdown(app, settings, tmp_path, monkeypatch):
+    """A column `**total**` or `$x$` must not turn bold or into LaTeX in the messages."""
+    from pages._shared import md_escape
+
+    _use_file(app, monkeypatch, tmp_path, "marks.csv", "**total**,$x$,:red[a],`c`\n1,2,3,4\n")
+    infos = [i.value for i in app.info]
+    text = next(i for i in infos if "No known format has these columns" in i)
+    assert r"(\*\*total\*\*, \$x\$, \:red\[a\], \`c\`)" in text, text
+    assert md_escape("a_b*c") == r"a\_b\*c" and md_escape("line\nbreak") == "line break"
