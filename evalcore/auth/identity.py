@@ -117,6 +117,15 @@ def oidc_identity(user: Mapping[str, Any]) -> tuple[str, str]:
     return email, str(user.get("name") or user.get("preferred_username") or email)
 
 
+def login_key(user: Mapping[str, Any]) -> Optional[str]:
+    """What tells one OpenID Connect sign-in from the next: the ID token's issue time and
+    nonce (`st.user` carries the token's claims). Every Streamlit session of a browser
+    (a reload, a typed URL, a second tab) shows the same token, so it is one sign-in.
+    None when the claims have neither (then `audit.record_sign_in` uses a time window)."""
+    parts = [str(user.get(k)) for k in ("iat", "nonce") if user.get(k) not in (None, "")]
+    return ":".join(parts) or None
+
+
 def signed_in_actor(engine: "Engine", email: str, name: str, config: AuthConfig) -> Actor:
     """The Actor for someone the app just identified; first-timers are added to app_user."""
     from evalcore.auth.users import sign_in

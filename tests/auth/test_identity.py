@@ -74,3 +74,28 @@ def test_the_single_local_user_has_one_identity_in_the_app_and_the_cli(monkeypat
     assert app.attribution() == app.attribution("") == app.label
     monkeypatch.setenv("EVALCORE_USER", "Dana")
     assert local_actor().label == cli_actor(None, auth_config({})).label == "Dana"
+
+
+def test_a_sign_in_is_recorded_once_per_login_not_per_session(store) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from evalcore.auth import audit
+    from evalcore.auth.identity import Actor, login_key
+
+    alice = Actor(email="alice@x.com", name="Alice", role="viewer", team=True)
+    claims = {"email": "alice@x.com", "iat": 1700000000, "nonce": "abc"}
+    key = login_key(claims)
+    assert key == "1700000000:abc" and login_key({"email": "a@x.com"}) is None
+    assert audit.record_sign_in(store, alice, "oidc", key)
+    assert not audit.record_sign_in(store, alice, "oidc", key)  # a reload, a second tab
+    assert audit.record_sign_in(store, alice, "oidc", login_key({**claims, "iat": 1700009999}))
+    bob = Actor(email="bob@x.com", name="Bob", role="viewer", team=True)
+    t0 = datetime.now(timezone.utc)
+    assert audit.record_sign_in(store, bob, "header", None, now=t0)
+    assert not audit.record_sign_in(store, bob, "header", None, now=t0 + timedelta(seconds=5))
+    later = t0 + timedelta(seconds=audit.SIGN_IN_WINDOW_S + 1)
+    assert audit.record_sign_in(store, bob, "header", None, now=later)
+    events = [(e.actor, e.detail.get("login")) for e in audit.list_events(store)]
+    assert sorted(events, key=str) == sorted([
+        ("alice@x.com", "1700000000:abc"), ("alice@x.com", "1700009999:abc"),
+        ("bob@x.com", None), ("bob@x.com", None)], key=str)
