@@ -289,6 +289,24 @@ def errored_summary(summary: dict[str, Any]) -> None:
     st.warning(text)
 
 
+QUESTION_WIDTH = 240
+"""Pixels for the question text: with the figures before it, the table fits the page's
+~820 px main column, so no column (the success rate was) is cut off at its right edge."""
+
+
+def question_columns(table: Any, sort_by: str) -> list[str]:
+    """The questions table's visible columns, figures first and the question text last:
+    the CI width only when it is the order, the errored rounds only when there are any.
+    The reference, type and counts stay in the data (the drill-down and downloads)."""
+    columns = ["Q", "success_rate", "correct_count", "ci_low", "ci_high"]
+    if sort_by == "ci_width":
+        columns.append("ci_width")
+    columns += ["class", "same_answer_share"]
+    if int(table["errored"].sum()):
+        columns.append("errored")
+    return [*columns, "question"]
+
+
 def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
@@ -347,20 +365,27 @@ def results(run_id: int, status: str) -> None:
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
+    shown = question_columns(table, sort_by)
+    extra = len(shown) - 8  # CI width and errored: 72 px each, taken from the question
     st.dataframe(table, hide_index=True, key="stability.table",
-                 column_order=[c for c in table.columns if c != "item"], column_config={
+                 column_order=shown, column_config={
+        "Q": st.column_config.TextColumn("Q", width=48),
+        "correct_count": st.column_config.NumberColumn(
+            "right", width=56, help=f"Rounds judged right, of N = {n}"),
+        "class": st.column_config.TextColumn("class", width=80),
         "answered": st.column_config.NumberColumn("answered", help="Rounds with a verdict"),
         "errored": st.column_config.NumberColumn(
-            "errored", help="Rounds without a verdict (model or judge error after all retries)"),
+            "errored", width=72, help="Rounds without a verdict (model or judge error after all retries)"),
         "success_rate": st.column_config.ProgressColumn(
-            "success rate", format="percent", min_value=0.0, max_value=1.0,
+            "success rate", format="percent", min_value=0.0, max_value=1.0, width=120,
             help="Over the answered rounds" if policy == "exclude"
             else "Over all N rounds; errored rounds count as wrong"),
-        "ci_low": st.column_config.NumberColumn("CI low", format="%.3f"),
-        "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
-        "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
-        "same_answer_share": st.column_config.NumberColumn("same answer", format="percent"),
-        "question": st.column_config.TextColumn(width="large")})
+        "ci_low": st.column_config.NumberColumn("CI low", format="%.3f", width=72),
+        "ci_high": st.column_config.NumberColumn("CI high", format="%.3f", width=72),
+        "ci_width": st.column_config.NumberColumn("CI width", format="%.3f", width=72),
+        "same_answer_share": st.column_config.NumberColumn("same answer", format="percent",
+                                                           width=96),
+        "question": st.column_config.TextColumn(width=QUESTION_WIDTH - 72 * extra)})
     question_drilldown(report, table)
 
     st.markdown("#### Downloads")
