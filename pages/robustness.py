@@ -140,7 +140,11 @@ def flips_section(report: dict[str, Any]) -> None:
             if not rows:
                 st.caption("None.")
                 continue
-            st.dataframe([{c: r.get(c) for c in columns} for r in rows], hide_index=True,
+            from evalcore.dataset.numbering import question_label
+
+            st.dataframe([{c: r.get(c) for c in columns}
+                          | {"question": question_label(int(r["question"]) - 1)}
+                          for r in rows], hide_index=True,
                          key=f"robustness.flips.{key}", column_config={
                              "original": st.column_config.TextColumn(width="large"),
                              "attacked": st.column_config.TextColumn(width="large")})

@@ -129,6 +129,11 @@ def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["levels"]["word"]["mcnemar"]["p_value"] == pytest.approx(0.25)
     assert len(report["flips"]["right_to_wrong"]) == 3
+    # flipped questions by their label, as on the pages (was "#0", the 0-based index)
+    flipped = [ln.split("]")[1].split(":")[0].strip() for ln in out.splitlines()
+               if ln.startswith("  [word] ")]
+    assert sorted(flipped) == sorted(f"Q{r['item_idx'] + 1}"
+                                     for r in report["flips"]["right_to_wrong"]), out
 
 
 def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):
