@@ -289,9 +289,9 @@ def errored_summary(summary: dict[str, Any]) -> None:
     st.warning(text)
 
 
+# Pixels for the question text: with the figures before it, the table fits the page's
+# ~820 px main column, so no column (the success rate was) is cut off at its right edge.
 QUESTION_WIDTH = 240
-"""Pixels for the question text: with the figures before it, the table fits the page's
-~820 px main column, so no column (the success rate was) is cut off at its right edge."""
 
 
 def question_columns(table: Any, sort_by: str) -> list[str]:
