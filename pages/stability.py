@@ -14,9 +14,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.report import figures, frames, stability_cards
-from evalcore.dataset.numbering import question_label
 from evalcore.store import queries
 from pages import _cost, _shared
 
@@ -116,7 +116,7 @@ def _model_concurrency(name: str) -> int | None:
 
     try:
         return int(get_model(_shared.settings().models_path, name).concurrency)
-    except Exception:  # noqa: BLE001 - only a hint on the form
+    except Exception:
         return None
 
 

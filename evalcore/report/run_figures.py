@@ -212,7 +212,7 @@ def rate_interval(rates: Sequence[float], rounds: int) -> Optional[dict[str, Any
     if rounds == 1:
         return wilson(int(round(sum(rates))), len(rates))
     if rates and len(set(rates)) == 1:
-        pooled = wilson(int(round(rates[0] * rounds)) * len(rates), rounds * len(rates))
+        pooled = wilson(round(rates[0] * rounds) * len(rates), rounds * len(rates))
         return pooled and {**pooled, "method": "wilson (every item had the same rate; "
                                                "rounds pooled)"}
     return bootstrap([list(rates)], _mean)

@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e.test_browser import streamlit_server
 from tests.e2e.test_journey import _pick
-from tests.e2e.test_results_browser import chromium  # noqa: F401 - the browser fixture
+from tests.e2e.test_results_browser import chromium
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 60_000
@@ -47,12 +47,12 @@ def stability_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _widths(page) -> list[list[int]]:  # noqa: ANN001
+def _widths(page) -> list[list[int]]:
     page.wait_for_function(f"({WIDTHS})().length > 0")
     return page.evaluate(WIDTHS)
 
 
-def test_the_questions_table_has_no_column_past_its_right_edge(chromium, stability_app,  # noqa: F811
+def test_the_questions_table_has_no_column_past_its_right_edge(chromium, stability_app,
                                                                 tmp_path: Path) -> None:
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(UI_TIMEOUT_MS)

@@ -144,10 +144,10 @@ def test_kappa_functions_guard_empty_and_mismatched_input() -> None:
 
 # ------------------------------------------------------------------ degenerate judges
 
-from hypothesis import given, settings  # noqa: E402
-from hypothesis import strategies as hst  # noqa: E402
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
-from evalcore.metrics.agreement import DEGENERATE_MIN, degenerate_judge, kappa_note  # noqa: E402
+from evalcore.metrics.agreement import DEGENERATE_MIN, degenerate_judge, kappa_note
 
 
 @settings(max_examples=80, deadline=None)
