@@ -130,6 +130,7 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     (None when there is none: a pass whose judgements all failed measures nothing), and
     per answer (`item_idx`: its 0-based place in the dataset, shown as "Q1") the run's
     verdict and each re-judgement with its reason."""
+    from evalcore.dataset.numbering import item_positions
     from evalcore.store import queries
 
     own = _run_verdicts(engine, run_id)
@@ -147,8 +148,6 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
         info = meta.setdefault(key, {"judge": call.model, "at": call.created_at})
         info["at"] = max(info["at"], call.created_at)
     out = [_pass_figures(key, answers, own, meta[key]) for key, answers in by_pass.items()]
-    from evalcore.dataset.numbering import item_positions
-
     positions = item_positions(engine, {d["item_id"] for p in out for d in p["detail"]})
     for p in out:
         for d in p["detail"]:
