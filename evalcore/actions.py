@@ -309,7 +309,7 @@ def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
     from evalcore.demo import start_demo as _demo
 
     _check(engine, actor, "run", "start_demo")
-    run_id = _demo(engine, models_path, created_by=actor.attribution("app"))
+    run_id = _demo(engine, models_path, created_by=actor.attribution())
     _record(engine, actor, "run.start", "run", run_id, kind="stability", demo=True)
     return run_id
 

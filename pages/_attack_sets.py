@@ -22,6 +22,25 @@ LEVELS = {"char": "character (insert symbols)", "word": "word (synonym swaps)",
           "sentence": "sentence (back-translation)"}
 
 
+def set_state(attack_set: Any, job: Any | None) -> str:
+    """What a set holds, in words: "30 items · generated", or while its generation job
+    has not finished "generation queued" / "generating 12 / 30" / "generation failed"."""
+    if job is None or job.status == "done":
+        return f"{attack_set.item_count} items · {attack_set.origin}"
+    if job.status == "queued":
+        return "generation queued"
+    if job.status == "running":
+        return f"generating {job.done} / {job.total or '?'}"
+    return f"{attack_set.item_count} items · generation {job.status}"
+
+
+def set_jobs() -> dict[int, Any]:
+    """{attack set id: its newest job}, from the database."""
+    from evalcore.store.jobs import attack_set_jobs
+
+    return attack_set_jobs(_shared.engine())
+
+
 def _flash(kind: str, text: str, link: tuple[str, str] | None = None) -> None:
     st.session_state[FLASH] = (kind, text, link)
 

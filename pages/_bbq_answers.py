@@ -63,7 +63,9 @@ def _answer_html(row: dict[str, Any]) -> str:
 
 def _answer_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
-        st.markdown(f"**Item {row['item_idx']}** · round {row['round']} · "
+        from evalcore.dataset.numbering import question_label
+
+        st.markdown(f"**{question_label(row['item_idx'])}** · round {row['round']} · "
                     f"{row['category'] or 'no category'} · {row['context']} · "
                     f"{row['polarity']} question")
         with st.container(horizontal=True, vertical_alignment="center"):

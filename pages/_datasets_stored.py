@@ -154,7 +154,7 @@ def browse_items() -> None:
                                 format_func=lambda i: f"{by_id[i].name} ({by_id[i].item_count} "
                                                       "items)")
     search = middle.text_input("Search question, answer or id", key="datasets.browse_search",
-                               placeholder="a word, a number ...").strip()
+                               placeholder="a word, Q12 ...").strip()
     page_key = f"datasets.browse_page.{dataset_id}.{search}"  # a new search starts at page 1
     page = int(st.session_state.get(page_key, 1))
     rows, total = list_items(_shared.engine(), int(dataset_id), search=search,
@@ -170,8 +170,11 @@ def browse_items() -> None:
     matching = f"{total} of {by_id[dataset_id].item_count} items match" if search else \
         f"{total} items"
     st.caption(f"{matching} · showing {first}-{first + len(rows) - 1}")
+    from evalcore.dataset.numbering import question_label
+
+    rows = [{"Q": question_label(r["number"] - 1), **r} for r in rows]
     st.dataframe(rows, hide_index=True, key="datasets.browse_table",
-                 column_order=["number", "question", "reference", "choices", "task_type",
+                 column_order=["Q", "question", "reference", "choices", "task_type",
                                "language"])
 
 

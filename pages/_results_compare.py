@@ -96,12 +96,16 @@ def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
     differing = differing_questions(result)
     st.markdown(f"#### Per question ({len(differing)} of {len(result['questions'])} shared "
                 "items differ)")
+    from evalcore.dataset.numbering import question_label
+
     if differing:
-        st.dataframe([{"item_id": q["item_id"], **{f"run {k}": v for k, v in q["rates"].items()}}
+        st.dataframe([{"Q": question_label(q.get("item_idx")),
+                       **{f"run {k}": v for k, v in q["rates"].items()}}
                       for q in differing], hide_index=True, key="results.compare_differ")
+    labels = {q["item_id"]: question_label(q.get("item_idx")) for q in result["questions"]}
     items = [q["item_id"] for q in differing] + [q["item_id"] for q in result["questions"]
                                                  if not q["differs"]]
-    item = st.selectbox("Item", items, key="results.compare_item")
+    item = st.selectbox("Question", items, key="results.compare_item", format_func=labels.get)
     if item is None:
         return
     view = question_view(_shared.engine(), run_ids, int(item))
@@ -131,8 +135,15 @@ def stability_detail(run_a: int, run_b: int) -> None:
         st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
     changed = compare.questions_frame(result, changed_only=True)
     if not changed.empty:
+        from evalcore.dataset.numbering import question_label
+
         st.markdown("#### Questions that changed most")
+        changed = changed.drop(columns=["item_id"]).assign(
+            item_a=changed["item_a"].map(question_label),
+            item_b=changed["item_b"].map(question_label))
         st.dataframe(changed, hide_index=True, key="results.compare_changed", column_config={
+            "item_a": st.column_config.TextColumn("Q in A"),
+            "item_b": st.column_config.TextColumn("Q in B"),
             "question": st.column_config.TextColumn(width="large"),
             "delta": st.column_config.NumberColumn("change (B - A)", format="%+.2f")})
 

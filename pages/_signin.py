@@ -48,11 +48,23 @@ def _identity(config: Any) -> tuple[str, str]:
     return oidc_identity(user)
 
 
+def _login_key(config: Any) -> str | None:
+    """Which sign-in this session belongs to (OpenID Connect: the ID token's iat and
+    nonce); None in header mode, where the proxy signs people in out of sight."""
+    from evalcore.auth.identity import login_key
+
+    if config.mode != "oidc":
+        return None
+    return login_key(st.user.to_dict())
+
+
 def current_actor() -> "Actor":
     """The acting user of this session; raises (SignInError, NotSignedIn) without one.
 
-    A first sign-in is recorded (app_user, last_seen, audit) once per session; later the
-    role is re-read at most every ROLE_TTL_S, so a role change applies within seconds.
+    A new session meets the user (app_user, last_seen) once; the audit log gets one
+    `user.sign_in` per sign-in, not per session (every reload or typed URL opens a new
+    session: `audit.record_sign_in`). Later the role is re-read at most every
+    ROLE_TTL_S, so a role change applies within seconds.
     """
     from evalcore.auth import local_actor, signed_in_actor
     from evalcore.auth.identity import Actor
@@ -68,7 +80,7 @@ def current_actor() -> "Actor":
         from evalcore.auth import audit
 
         known = signed_in_actor(_engine(), email, name, config)
-        audit.record(_engine(), known, "user.sign_in", "user", email, {"via": config.mode})
+        audit.record_sign_in(_engine(), known, config.mode, _login_key(config))
     elif now - st.session_state.get(ROLE_READ, 0.0) > ROLE_TTL_S:
         known = Actor(email=known.email, name=known.name, role=role_of(_engine(), email, config),
                       team=True)

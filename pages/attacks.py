@@ -19,7 +19,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
-                                show_flash)
+                                set_jobs, set_state, show_flash)
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PAGE_SIZE = 10  # review cards per page
@@ -139,9 +139,10 @@ def set_picker(sets: list[Any], datasets: list[Any]) -> Any | None:
         return None
     names = {ds.id: ds.name for ds in datasets}
     by_id = {s.id: s for s in reversed(sets)}
+    jobs = set_jobs()
     labels = {s.id: (f"#{s.id} · {s.name} · {s.level} · from "
-                     f"{names.get(s.source_dataset_id, '?')} · {s.item_count} items · "
-                     f"{s.origin}") for s in by_id.values()}
+                     f"{names.get(s.source_dataset_id, '?')} · "
+                     f"{set_state(s, jobs.get(int(s.id)))}") for s in by_id.values()}
     if st.session_state.get(SET) not in labels:
         st.session_state[SET] = next(iter(labels))
     picked = st.selectbox("Attack set", list(labels), format_func=labels.get, key=SET)
@@ -237,7 +238,9 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
     from evalcore.report.diff import side_by_side_html
 
     with st.container(border=True):
-        label = f"question {number}" if number is not None else f"item {item.id}"
+        from evalcore.dataset.numbering import question_label
+
+        label = question_label(None if number is None else number - 1)
         st.markdown(f"**{position}.** {label} · **{item.status}** · {_who(item)}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
@@ -330,7 +333,12 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
     flag = right.selectbox("Flag", ["all", ANY_FLAG, NO_FLAG, *FLAGS], key="attacks.flag")
     items = _filtered(set_id, status, flag)
     if not items:
-        st.info("No items match these filters.")
+        job = set_jobs().get(set_id)
+        if not attack_set.item_count and job is not None and job.status != "done":
+            st.info(f"This set has no items yet: {set_state(attack_set, job)}. They appear "
+                    "here as a worker makes them (see the job's progress above).")
+        else:
+            st.info("No items match these filters.")
         return
     pages = (len(items) + PAGE_SIZE - 1) // PAGE_SIZE
     page = page_col.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
@@ -357,14 +365,19 @@ def _csv(set_id: int) -> bytes:
 
 def reviewer_input() -> str:
     """The reviewer's name; kept in the session under REVIEWER across pages. In team mode
-    it is the signed-in identity (no typing), and empty for a role that may not review."""
+    it is the signed-in identity (no typing), and empty for a role that may not review.
+    The single local user starts from their identity (`evalcore.auth.local_user_name`,
+    the name every other row records), so a reload never forgets who reviews."""
     actor = _shared.actor()
     if actor.team:
         denied = _shared.why_not("review")
         st.caption(f"Reviewing: {denied}" if denied else f"Reviewing as **{actor.label}**")
         return "" if denied else actor.label
     name = st.text_input("Your name (recorded with each review)",
-                         value=st.session_state.get(REVIEWER, ""), key="attacks.reviewer_input")
+                         value=st.session_state.get(REVIEWER) or actor.label,
+                         key="attacks.reviewer_input",
+                         help="Starts as your local identity (EVALCORE_USER, else your system "
+                              "user name), as the audit log and your runs record it.")
     st.session_state[REVIEWER] = name.strip()
     return name.strip()
 

@@ -122,13 +122,16 @@ def preview(parsed: ParsedDataset) -> None:
     st.markdown(f"**{len(parsed.questions)} items** · format `{parsed.format}` · task type "
                 f"`{parsed.task_type}` · language `{parsed.language}`")
     for note in parsed.meta.get("repairs", []):
-        st.warning(f"Repaired while reading: {note}")
+        st.warning(f"Repaired while reading: {_shared.md_escape(note)}")
     for note in parsed.meta.get("warnings", []):
-        st.warning(f"Check before importing: {note}")
-    rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
-                                  "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
-    st.dataframe(rows, hide_index=True,
-                 column_order=["idx", "question", "reference", "choices", "task_type",
+        st.warning(f"Check before importing: {_shared.md_escape(note)}")
+    from evalcore.dataset.numbering import question_label
+
+    rows = [{"Q": question_label(q.idx), **q.model_dump(include={
+        "question", "reference", "choices", "task_type", "language"})}
+        for q in parsed.questions[:PREVIEW_ROWS]]
+    st.dataframe(rows, hide_index=True, key="datasets.preview_table",
+                 column_order=["Q", "question", "reference", "choices", "task_type",
                                "language"])
 
 
@@ -194,18 +197,21 @@ def import_panel(filename: str, data: bytes) -> None:
     if detected is not None:
         st.success(f"Recognised format **{detected.name}**: {detected.description} "
                    f"(task type {detected.task_type}).")
-    else:
+    else:  # column names are the file's text: shown as typed, never read as Markdown
         guess = guess_mapping(columns)
+        md = _shared.md_escape
+        listed = md(shown_list(columns))
         if guess.certain:
-            st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
+            st.success(f"No known format; columns guessed from their names: "
+                       f"{md(guess.describe())}. "
                        "The mapping below is prefilled with it; change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({shown_list(columns)}). Guessed from "
-                    f"their names and prefilled below: {guess.describe()}; but "
-                    f"{guess.question_for_user()}. Check the mapping below.")
+            st.info(f"No known format has these columns ({listed}). Guessed from "
+                    f"their names and prefilled below: {md(guess.describe())}; but "
+                    f"{md(guess.question_for_user())}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({shown_list(columns)}) and "
-                    f"{guess.question_for_user()}: nothing could be guessed, choose the "
+            st.info(f"No known format has these columns ({listed}) and "
+                    f"{md(guess.question_for_user())}: nothing could be guessed, choose the "
                     "columns below.")
 
     mapping: dict[str, Any] | None = None

@@ -214,7 +214,7 @@ def start_form(suites: list[Any]) -> None:
             _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
                 _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
                 samples=int(samples),
-                temperature=float(temperature), models_path=models_path, created_by="page",
+                temperature=float(temperature), models_path=models_path,
                 name=name.strip(), limit=int(limit) or None, submit_key=submit_key))
 
 

@@ -23,24 +23,27 @@ STEPS = (
 
 
 def counts() -> dict[str, str]:
-    """What exists so far, one short line per step."""
-    from evalcore.dataset import list_datasets
-    from evalcore.perturb.sets import list_attack_sets
+    """What exists so far, one short line per step: datasets apart from attack sets and
+    fairness suites (their items are stored as datasets too)."""
+    from evalcore.report.overview import catalog_counts, plural
     from evalcore.store import queries
 
     eng = _shared.engine()
     runs = queries.list_runs(eng, limit=1000)
+    have = catalog_counts(eng)
 
     def of(kind: str) -> str:
         n = sum(r.kind == kind for r in runs)
-        return f"{n} run(s)" if n else "no runs yet"
+        return plural(n, "run") if n else "no runs yet"
 
-    return {"1. Data": f"{len(list_datasets(eng))} dataset(s)",
-            "2. Model": f"{len(_shared.model_names())} model(s)",
+    return {"1. Data": plural(have["datasets"], "dataset"),
+            "2. Model": plural(len(_shared.model_names()), "model"),
             "3a. Stability": of("stability"),
-            "3b. Attacks": f"{len(list_attack_sets(eng))} attack set(s), robustness "
+            "3b. Attacks": f"{plural(have['attack_sets'], 'attack set')}, robustness "
                            + of("robustness"),
-            "3c. Fairness": of("fairness"), "4. Results": f"{len(runs)} run(s) in all"}
+            "3c. Fairness": f"{plural(have['fairness_suites'], 'fairness suite')}, "
+                            + of("fairness"),
+            "4. Results": f"{plural(len(runs), 'run')} in all"}
 
 
 def demo() -> None:

@@ -81,8 +81,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                 _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
                 rounds=int(rounds),
                 models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
-                name=name.strip(), created_by=st.session_state.get("attacks.reviewer", ""),
-                submit_key=submit_key))
+                name=name.strip(), submit_key=submit_key))
 
 
 # ------------------------------------------------------------------ results
@@ -145,7 +144,11 @@ def flips_section(report: dict[str, Any]) -> None:
             if not rows:
                 st.caption("None.")
                 continue
-            st.dataframe([{c: r.get(c) for c in columns} for r in rows], hide_index=True,
+            from evalcore.dataset.numbering import question_label
+
+            st.dataframe([{c: r.get(c) for c in columns}
+                          | {"question": question_label(int(r["question"]) - 1)}
+                          for r in rows], hide_index=True,
                          key=f"robustness.flips.{key}", column_config={
                              "original": st.column_config.TextColumn(width="large"),
                              "attacked": st.column_config.TextColumn(width="large")})

@@ -14,6 +14,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
@@ -122,7 +123,7 @@ def _model_concurrency(name: str) -> int | None:
 
     try:
         return int(get_model(_shared.settings().models_path, name).concurrency)
-    except Exception:  # noqa: BLE001 - only a hint on the form
+    except Exception:
         return None
 
 
@@ -204,18 +205,27 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
     rows = {int(r.item): r for r in table.itertuples(index=False)}
     item = st.selectbox(
         "Question", list(rows), key="stability.question",
-        format_func=lambda i: f"#{i} ({rows[i].correct_count}/{n}) {str(rows[i].question)[:90]}")
+        format_func=lambda i: f"{question_label(i)} ({rows[i].correct_count}/{n}) "
+                              f"{str(rows[i].question)[:90]}")
     if item is None:
         return
     chosen = rows[item]
-    st.markdown(f"**Question #{item}** · {chosen.type} · reference: `{chosen.standard_answer}`")
+    st.markdown(f"**Question {question_label(item)}** · {chosen.type} · reference: "
+                f"`{chosen.standard_answer}`")
     st.text(str(chosen.question))
     st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
                  column_config={"answer": st.column_config.TextColumn(width="large"),
                                 "reason": st.column_config.TextColumn(width="large")})
 
 
-def rejudge_form(run_id: int) -> None:
+def rejudge_default(models: list[str], report: dict[str, Any]) -> int:
+    """The judge the form starts with: the run's own judge model if it still exists (its
+    noise is the question), else the model the app would start a run with."""
+    judge = report.get("judge_model")
+    return models.index(judge) if judge in models else _shared.default_model_index(models)
+
+
+def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
     its judgements stored with the run as they come."""
@@ -231,7 +241,9 @@ def rejudge_form(run_id: int) -> None:
             return
         with st.form(key="stability.rejudge_form"):
             judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
-                                 index=None, placeholder="Choose the judge model")
+                                 index=rejudge_default(models, report),
+                                 help="A model that answers the 0/1 rubric; preselected: "
+                                      "the run's judge (else the default model)")
             left, right = st.columns(2)
             problems: list[str] = []  # out-of-range numbers: refused, saying why
             sample = _submit.number_field(left, "Answers to re-judge (K)", low=1, high=500,
@@ -243,8 +255,6 @@ def rejudge_form(run_id: int) -> None:
             go = _shared.allowed_button("Re-judge", "run", form=True)
         if go and problems:
             st.error(f"Not started: {'; '.join(problems)}.")
-        elif go and judge is None:
-            st.error("Choose the judge model first: one that can answer the 0/1 rubric.")
         elif go and _shared.queue_job(lambda: actions.queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
                 _shared.settings().models_path, sample=int(sample), passes=int(passes)),
@@ -263,13 +273,15 @@ def rejudge_passes_view(run_id: int) -> None:
     with st.expander(f"Re-judging passes ({len(passes)})"):
         st.dataframe(pd.DataFrame([{k: p[k] for k in (
             "job_id", "judge", "at", "answers", "passes", "failed", "failed_share",
-            "flip_rate", "cohen_kappa", "agreement_with_run")} for p in passes]),
+            "flip_rate", "cohen_kappa", "kappa_note", "agreement_with_run")}
+            | {"degenerate": "; ".join(p.get("degenerate") or []) or "no"} for p in passes]),
             hide_index=True, key="stability.rejudge_passes")
         picked = st.selectbox("Pass", range(len(passes)), index=len(passes) - 1,
                               key="stability.rejudge_pass",
                               format_func=lambda i: f"#{passes[i]['job_id']} {passes[i]['judge']}")
         st.dataframe(pd.DataFrame([{
-            "item": d["item_id"], "round": d["round"], "run verdict": d["run_verdict"],
+            "Q": question_label(d.get("item_idx")), "round": d["round"],
+            "run verdict": d["run_verdict"],
             **{f"judgement {j + 1}": v for j, v in enumerate(d["verdicts"])},
             "reasons": " | ".join(r or "" for r in d["reasons"])}
             for d in passes[picked]["detail"]]), hide_index=True,
@@ -292,6 +304,24 @@ def errored_summary(summary: dict[str, Any]) -> None:
         text += (f" {summary['incomplete_questions']} questions are incomplete and shown "
                  "apart from the 0..N bins.")
     st.warning(text)
+
+
+# Pixels for the question text: with the figures before it, the table fits the page's
+# ~820 px main column, so no column (the success rate was) is cut off at its right edge.
+QUESTION_WIDTH = 240
+
+
+def question_columns(table: Any, sort_by: str) -> list[str]:
+    """The questions table's visible columns, figures first and the question text last:
+    the CI width only when it is the order, the errored rounds only when there are any.
+    The reference, type and counts stay in the data (the drill-down and downloads)."""
+    columns = ["Q", "success_rate", "correct_count", "ci_low", "ci_high"]
+    if sort_by == "ci_width":
+        columns.append("ci_width")
+    columns += ["class", "same_answer_share"]
+    if int(table["errored"].sum()):
+        columns.append("errored")
+    return [*columns, "question"]
 
 
 def _percent(value: float | None) -> str:
@@ -330,11 +360,12 @@ def results(run_id: int, status: str) -> None:
                 f"re-judged {reliability['passes']} times; {reliability['failed']} of "
                 f"{reliability['judgements']} judgements failed; "
                 + reliability_line(reliability) + ".")
-        (st.warning if reliability["flip_rate"] is None else st.caption)(text)
+        unsure = reliability["flip_rate"] is None or reliability.get("degenerate")
+        (st.warning if unsure else st.caption)(text)
         rejudge_passes_view(run_id)
     errored_summary(summary)
     if status == "done":
-        rejudge_form(run_id)
+        rejudge_form(run_id, report)
 
     st.markdown("#### Questions right j times out of N")
     distribution_cards(report)
@@ -351,19 +382,27 @@ def results(run_id: int, status: str) -> None:
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
-    st.dataframe(table, hide_index=True, key="stability.table", column_config={
+    shown = question_columns(table, sort_by)
+    extra = len(shown) - 8  # CI width and errored: 72 px each, taken from the question
+    st.dataframe(table, hide_index=True, key="stability.table",
+                 column_order=shown, column_config={
+        "Q": st.column_config.TextColumn("Q", width=48),
+        "correct_count": st.column_config.NumberColumn(
+            "right", width=56, help=f"Rounds judged right, of N = {n}"),
+        "class": st.column_config.TextColumn("class", width=80),
         "answered": st.column_config.NumberColumn("answered", help="Rounds with a verdict"),
         "errored": st.column_config.NumberColumn(
-            "errored", help="Rounds without a verdict (model or judge error after all retries)"),
+            "errored", width=72, help="Rounds without a verdict (model or judge error after all retries)"),
         "success_rate": st.column_config.ProgressColumn(
-            "success rate", format="percent", min_value=0.0, max_value=1.0,
+            "success rate", format="percent", min_value=0.0, max_value=1.0, width=120,
             help="Over the answered rounds" if policy == "exclude"
             else "Over all N rounds; errored rounds count as wrong"),
-        "ci_low": st.column_config.NumberColumn("CI low", format="%.3f"),
-        "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
-        "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
-        "same_answer_share": st.column_config.NumberColumn("same answer", format="percent"),
-        "question": st.column_config.TextColumn(width="large")})
+        "ci_low": st.column_config.NumberColumn("CI low", format="%.3f", width=72),
+        "ci_high": st.column_config.NumberColumn("CI high", format="%.3f", width=72),
+        "ci_width": st.column_config.NumberColumn("CI width", format="%.3f", width=72),
+        "same_answer_share": st.column_config.NumberColumn("same answer", format="percent",
+                                                           width=96),
+        "question": st.column_config.TextColumn(width=QUESTION_WIDTH - 72 * extra)})
     question_drilldown(report, table)
 
     st.markdown("#### Downloads")

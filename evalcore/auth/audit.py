@@ -23,6 +23,47 @@ def record(engine: "Engine", actor: "Actor", action: str, object_type: str = "",
                                detail={"role": actor.role, **(detail or {})}))
 
 
+SIGN_IN_WINDOW_S = 8 * 3600.0
+"""Without a login key (header mode: the proxy's sign-in is invisible here), sessions of
+one person within this many seconds of the last recorded sign-in are the same sign-in."""
+
+
+def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[str] = None,
+                   *, now: Optional[datetime] = None) -> bool:
+    """Record `user.sign_in` once per sign-in, not once per Streamlit session; returns
+    whether it was recorded.
+
+    The app meets a person in a new session on every page load (a reload, a link typed
+    in, a second tab: the first sign-in was written twice ~5 s apart when the browser
+    opened a page after the provider's redirect). `login` (`identity.login_key`) names
+    the sign-in itself; without one, a sign-in within SIGN_IN_WINDOW_S is the same one.
+    """
+    from datetime import timedelta
+
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AuditEvent
+
+    now = now or datetime.now(timezone.utc)
+    query = (select(AuditEvent).where(AuditEvent.actor == actor.label,
+                                      AuditEvent.action == "user.sign_in")
+             .order_by(AuditEvent.id.desc()).limit(50))  # type: ignore[union-attr]
+    with session_scope(engine, write=False) as session:
+        earlier = list(session.exec(query))
+    if login is not None:
+        if any((e.detail or {}).get("login") == login for e in earlier):
+            return False
+    elif earlier:
+        last = earlier[0].at if earlier[0].at.tzinfo else earlier[0].at.replace(
+            tzinfo=timezone.utc)
+        if now - last < timedelta(seconds=SIGN_IN_WINDOW_S):
+            return False
+    record(engine, actor, "user.sign_in", "user", actor.label,
+           {"via": via, **({"login": login} if login else {})})
+    return True
+
+
 def list_events(engine: "Engine", *, since: Optional[datetime] = None,
                 actor: Optional[str] = None, limit: int = 500) -> list["AuditEvent"]:
     """Events newest first, optionally since a time or of one actor."""

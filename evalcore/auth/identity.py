@@ -41,28 +41,44 @@ class Actor:
 
     def attribution(self, given: Optional[str] = None) -> str:
         """The name to record: in team mode always the identity; for the single local
-        user a name typed in the form (or the CLI's --reviewer) if there is one."""
+        user the CLI's explicit --reviewer if given, else the one local identity (pages
+        pass nothing, so the app never records "app", "page" or "local" beside it)."""
         if self.team:
             return self.label
         return (given or "").strip() or self.label
 
 
-def local_actor(name: str = "local") -> Actor:
-    """The single user of `EVALCORE_AUTH=none`: may do everything, as before team mode."""
-    return Actor(email="", name=name, role="admin", team=False)
+def local_user_name(env: Optional[Mapping[str, str]] = None) -> str:
+    """The one name of the single local user, in the app and the CLI alike: EVALCORE_USER,
+    else the operating-system user (who started the app or the command)."""
+    env = os.environ if env is None else env
+    user = (env.get("EVALCORE_USER") or "").strip()
+    if user:
+        return user
+    try:
+        return getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user database entry (some containers)
+        return "local"
+
+
+def local_actor(name: Optional[str] = None) -> Actor:
+    """The single user of `EVALCORE_AUTH=none`: may do everything, as before team mode;
+    named `local_user_name()` unless a name is given."""
+    return Actor(email="", name=name or local_user_name(), role="admin", team=False)
 
 
 def cli_actor(engine: Optional["Engine"], config: AuthConfig,
               env: Optional[Mapping[str, str]] = None) -> Actor:
     """The CLI's actor: `EVALCORE_USER`, else the OS user.
 
-    Single-user mode: an admin-equivalent `cli:<user>` (today's behaviour). Team mode:
+    Single-user mode: the admin-equivalent local user, named as in the app
+    (`local_user_name`), so the CLI and the pages record one identity. Team mode:
     the role stored for that email (EVALCORE_ADMINS are admin; unknown: the default role).
     """
     env = os.environ if env is None else env
     user = (env.get("EVALCORE_USER") or "").strip()
     if not config.team:
-        return local_actor(user or f"cli:{getpass.getuser()}")
+        return local_actor(local_user_name(env))
     email = (user or getpass.getuser()).lower()
     from evalcore.auth.users import role_of
 
@@ -99,6 +115,15 @@ def oidc_identity(user: Mapping[str, Any]) -> tuple[str, str]:
                           "scope (client_kwargs = { scope = 'openid profile email' } in "
                           ".streamlit/secrets.toml [auth])")
     return email, str(user.get("name") or user.get("preferred_username") or email)
+
+
+def login_key(user: Mapping[str, Any]) -> Optional[str]:
+    """What tells one OpenID Connect sign-in from the next: the ID token's issue time and
+    nonce (`st.user` carries the token's claims). Every Streamlit session of a browser
+    (a reload, a typed URL, a second tab) shows the same token, so it is one sign-in.
+    None when the claims have neither (then `audit.record_sign_in` uses a time window)."""
+    parts = [str(user.get(k)) for k in ("iat", "nonce") if user.get(k) not in (None, "")]
+    return ":".join(parts) or None
 
 
 def signed_in_actor(engine: "Engine", email: str, name: str, config: AuthConfig) -> Actor:

@@ -72,14 +72,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--unflagged", action="store_true", help="every pending item without flags")
     q.add_argument("--item", type=int, action="append", default=[],
                    help="an attack item id (repeat); approves flagged items too")
-    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
+    q.add_argument("--reviewer", help="your name (default EVALCORE_USER, else your system user; team mode: your identity)")
     q.set_defaults(func=_approve)
 
     q = cmds.add_parser("reject", help="reject attack items by id")
     q.add_argument("id", help="attack set id or name")
     q.add_argument("--item", type=int, action="append", required=True)
     q.add_argument("--note", help="why")
-    q.add_argument("--reviewer", help="your name (default cli:$USER; team mode: your identity)")
+    q.add_argument("--reviewer", help="your name (default EVALCORE_USER, else your system user; team mode: your identity)")
     q.set_defaults(func=_reject)
 
     q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")
@@ -197,6 +197,7 @@ def _show(args: argparse.Namespace) -> int:
     from evalcore.perturb.review import (attack_item_info, list_attack_items,
                                          question_numbers, review_log)
     from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.dataset.numbering import question_label
 
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
@@ -217,7 +218,8 @@ def _show(args: argparse.Namespace) -> int:
     for i in items:
         flags = ",".join(i["flags"]) or "-"
         sim = "-" if i["similarity"] is None else f"{i['similarity']:.3f}"
-        print(f"- question {i['number']} (item {i['id']}) [{i['status']}] flags {flags} "
+        label = question_label(None if i["number"] is None else i["number"] - 1)
+        print(f"- {label} (attack item {i['id']}) [{i['status']}] flags {flags} "
               f"similarity {sim} changes {i['attack_num']}")
         print(f"    original: {i['original']}")
         print(f"    attacked: {i['attacked']}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore.dataset.numbering import question_label
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare 2 to 8 runs of one kind side by side")
@@ -82,7 +84,7 @@ def print_runs(result: dict[str, Any], top: int) -> None:
     for q in differing[:max(top, 0)]:
         rates = "  ".join(f"{rid}:{'-' if rate is None else f'{rate:.2f}'}"
                           for rid, rate in q["rates"].items())
-        print(f"  item {q['item_id']}: {rates}")
+        print(f"  {question_label(q.get('item_idx'))} (item id {q['item_id']}): {rates}")
 
 
 def _pct(value: Any) -> str:
@@ -119,10 +121,11 @@ def print_comparison(result: dict[str, Any]) -> None:
               f"{test['n_pairs']} pairs; B better on {test['n_better_b']}, A on "
               f"{test['n_better_a']}; mean change {test['mean_delta']:+.3f}")
     if result["changed"]:
-        print("most changed questions (item A/B: rate A -> rate B):")
+        print("most changed questions (question in A/B: rate A -> rate B):")
     for q in result["changed"]:
         text = " ".join(str(q["question"] or "").split())
-        print(f"  {q['item_a']:>5}/{q['item_b']:<5} {q['rate_a']:.2f} -> {q['rate_b']:.2f} "
+        print(f"  {question_label(q['item_a']):>6}/{question_label(q['item_b']):<6} "
+              f"{q['rate_a']:.2f} -> {q['rate_b']:.2f} "
               f"({q['delta']:+.2f})  {text[:70]}")
 
 

@@ -78,11 +78,13 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
               f"{counts['right_to_wrong']}, wrong->right {counts['wrong_to_right']}; McNemar "
               f"p={_p(data['mcnemar']['p_value'])}{wilcoxon}; answer ROUGE-L "
               f"{_p(data['consistency']['rouge_l'])}")
+    from evalcore.dataset.numbering import question_label
+
     flipped = report["flips"]["right_to_wrong"]
     if flipped:
         print(f"right -> wrong ({len(flipped)}):")
     for row in flipped[:shown]:
-        print(f"  [{row['level']}] #{row['item_idx']}: {row['original']}")
+        print(f"  [{row['level']}] {question_label(row['item_idx'])}: {row['original']}")
         print(f"      attacked: {row['attacked']}")
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} retries={t['retries']}")

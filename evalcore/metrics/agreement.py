@@ -145,3 +145,47 @@ def judge_reliability(verdicts: Sequence[Sequence[Optional[bool | int]]]) -> Jud
                             flip_rate=flips / len(rows), cohen_kappa=cohen,
                             mean_pairwise_cohen_kappa=mean_pair, fleiss_kappa=fleiss,
                             failed_judgements=failed)
+
+
+DEGENERATE_MIN = 5
+"""Judgements needed before one reason or one verdict for all of them is called degenerate
+(two or three alike can be chance)."""
+
+
+def degenerate_judge(verdicts: Sequence[Optional[bool | int]],
+                     reasons: Sequence[Optional[str]]) -> list[str]:
+    """Why a judge's judgements say nothing about the answers, or [] if they may.
+
+    A judge that writes the same reason for every answer ("one short sentence", the
+    rubric's example) or gives every answer the same verdict is not reading them: its
+    flip rate is 0 and its kappa undefined, which look like a perfectly steady judge.
+    Failed judgements (None) are left out; flags need DEGENERATE_MIN valid ones.
+    """
+    valid = [(v, r) for v, r in zip(verdicts, reasons) if v is not None]
+    if len(valid) < DEGENERATE_MIN:
+        return []
+    flags = []
+    texts = {" ".join((r or "").split()).casefold() for _, r in valid}
+    if len(texts) == 1:
+        reason = " ".join((valid[0][1] or "").split())
+        flags.append(f"one reason for all {len(valid)} judgements: "
+                     f"{reason[:80]!r}" if reason else
+                     f"no reason in any of {len(valid)} judgements")
+    labels = {bool(v) for v, _ in valid}
+    if len(labels) == 1:
+        flags.append(f"one verdict for all {len(valid)} judgements: "
+                     f"{'right' if labels.pop() else 'wrong'}")
+    return flags
+
+
+def kappa_note(first: Sequence[Optional[bool | int]],
+               second: Sequence[Optional[bool | int]]) -> Optional[str]:
+    """Why Cohen's kappa of passes 1 and 2 is n/a, or None when it is defined."""
+    pairs = [(a, b) for a, b in zip(first, second) if a is not None and b is not None]
+    if not pairs:
+        return "no answer has two valid judgements"
+    labels = {bool(a) for a, _ in pairs} | {bool(b) for _, b in pairs}
+    if len(labels) == 1:
+        return (f"every judgement in passes 1 and 2 is {'right' if labels.pop() else 'wrong'}"
+                ", so chance agreement is 1 and kappa is undefined")
+    return None

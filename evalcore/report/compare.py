@@ -229,18 +229,9 @@ def _call_dict(call: Any, idx: Mapping[int, int],
 
 
 def _item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
-    from sqlalchemy import select
+    from evalcore.dataset.numbering import item_positions
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Item
-
-    ids = sorted(set(item_ids))
-    found: dict[int, int] = {}
-    with reader(engine).connect() as conn:
-        for start in range(0, len(ids), 500):  # stay under bound-parameter limits
-            query = select(Item.id, Item.idx).where(Item.id.in_(ids[start:start + 500]))  # type: ignore[union-attr]
-            found.update({int(i): int(x) for i, x in conn.execute(query)})
-    return found
+    return item_positions(engine, item_ids)
 
 
 def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,

@@ -85,7 +85,9 @@ def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
                     axis: str = "rate") -> go.Figure:
     """One point per label with its interval as an error bar (runs, models, levels).
 
-    An unmeasured value is left out; a value without an interval has no bar.
+    An unmeasured value is left out; a value without an interval has no bar. A rate's
+    axis is 0..1 whatever the values: plotly's own range around an all-zero run is
+    -1..1, which draws rates below zero.
     """
     import plotly.graph_objects as go
 
@@ -97,6 +99,8 @@ def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
                  "array": [(i["high"] - v) if i else 0 for _, v, i in shown],
                  "arrayminus": [(v - i["low"]) if i else 0 for _, v, i in shown]},
         hovertemplate="%{y}: %{x:.3f}<extra></extra>"))
+    if axis == "rate":
+        fig.update_xaxes(range=[-0.02, 1.02], tickformat=".0%")
     fig.update_layout(title=title, xaxis_title=f"{axis} (95% interval)",
                       yaxis={"autorange": "reversed", "type": "category"},
                       height=120 + 40 * len(shown), margin={"t": 50, "b": 40, "l": 10, "r": 10})

@@ -99,7 +99,11 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
                                "accuracy": sum(r) / len(r) if verdicts_exist and r else None,
                                "interval": (rate_interval(r, int(o.run.rounds or 1))
                                             if verdicts_exist and r else None)})
-    questions = [{"item_id": item, "rates": {o.run.id: rates[o.run.id][n] for o in outcomes},
+    from evalcore.dataset.numbering import item_positions
+
+    positions = item_positions(engine, shared)
+    questions = [{"item_id": item, "item_idx": positions.get(item),
+                  "rates": {o.run.id: rates[o.run.id][n] for o in outcomes},
                   "differs": len({rates[o.run.id][n] for o in outcomes}) > 1}
                  for n, item in enumerate(shared)]
     policy = {o.run.id: o.failure_policy for o in outcomes}
@@ -211,8 +215,8 @@ def question_view(engine: Engine, run_ids: Sequence[int], item_id: int) -> dict[
     ids = _check_ids(run_ids)
     runs = {i: queries.get_run(engine, i) for i in ids}
     with reader(engine).connect() as conn:
-        item = conn.execute(select(Item.question, Item.reference).where(Item.id == item_id)
-                            ).first()
+        item = conn.execute(select(Item.question, Item.reference, Item.idx)
+                            .where(Item.id == item_id)).first()
         if item is None:
             raise CompareError(f"item {item_id} not found; pick an item id from the comparison")
         calls = conn.execute(select(Call.run_id, Call.round, Call.stage, Call.answer,
@@ -233,7 +237,7 @@ def question_view(engine: Engine, run_ids: Sequence[int], item_id: int) -> dict[
     runs_out = [{"run_id": i, "model": runs[i].model,
                  "rounds": [per_run[i][r] for r in sorted(per_run[i])]} for i in ids]
     verdict_lists = {tuple(r["correct"] for r in run["rounds"]) for run in runs_out}
-    return {"item_id": item_id, "question": item[0], "reference": item[1],
+    return {"item_id": item_id, "item_idx": item[2], "question": item[0], "reference": item[1],
             "runs": runs_out, "differs": len(verdict_lists) > 1}
 
 
@@ -242,7 +246,10 @@ def question_view_html(view: Mapping[str, Any]) -> str:
     from the first run's in the same round is highlighted."""
     esc = html.escape
     first = {r["round"]: r["correct"] for r in view["runs"][0]["rounds"]} if view["runs"] else {}
-    parts = [f"<p><b>Question</b> (item {int(view['item_id'])}): {esc(str(view['question']))}"
+    from evalcore.dataset.numbering import question_label
+
+    label = question_label(view.get("item_idx"))
+    parts = [f"<p><b>Question {esc(label)}</b>: {esc(str(view['question']))}"
              f"<br><b>Reference</b>: {esc(str(view['reference'] or '-'))}</p>",
              "<table><tr><th>run</th><th>model</th><th>round</th><th>verdict</th>"
              "<th>answer</th></tr>"]

@@ -23,7 +23,7 @@ SORT_KEYS: dict[str, str] = {
 }
 """Orders the questions table offers, with a label for a select box."""
 
-QUESTION_COLUMNS = ("item", "question", "standard_answer", "type", "correct_count", "answered",
+QUESTION_COLUMNS = ("Q", "item", "question", "standard_answer", "type", "correct_count", "answered",
                     "errored", "success_rate", "ci_low", "ci_high", "ci_width", "class",
                     "distinct_answers", "same_answer_share")
 
@@ -61,6 +61,9 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
                     ) -> pd.DataFrame:
     """One row per question with its rate and Wilson interval, in a useful reading order.
 
+    `Q` is the label people read ("Q1", `numbering.question_label`); `item` the report's
+    0-based key.
+
     `success_rate`: least reliable questions first (rate ascending). `ci_width`: the
     questions the run knows least about first (width descending), then by rate; in one
     run every question has the same N, so the width depends only on the count and c
@@ -70,6 +73,8 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
     """
     import pandas as pd
 
+    from evalcore.dataset.numbering import question_label
+
     if sort_by not in SORT_KEYS:
         raise FrameInputError(f"cannot sort questions by {sort_by!r}; choose one of "
                               f"{', '.join(SORT_KEYS)}.")
@@ -77,7 +82,7 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
     nan = float("nan")  # a question without a verdict has no rate (failure policy `exclude`)
     for item, res in _results(report).items():
         low, high = _number(res["ci_low"]), _number(res["ci_high"])
-        rows.append({"item": item, "question": res.get("question"),
+        rows.append({"Q": question_label(item), "item": item, "question": res.get("question"),
                      "standard_answer": res.get("standard_answer"), "type": res.get("type"),
                      "correct_count": int(res["correct_count"]), "answered": int(res["answered"]),
                      "errored": int(res.get("errored", int(report["repetition_count"])
@@ -105,7 +110,8 @@ def rounds_frame(report: Mapping[str, Any], item: int) -> pd.DataFrame:
 
     results = _results(report)
     if int(item) not in results:
-        raise FrameInputError(f"item {item} is not in run {report.get('run_id')}'s results; "
+        raise FrameInputError(f"question Q{int(item) + 1} (item {item}) is not in run "
+                              f"{report.get('run_id')}'s results; "
                               f"pick one of the items in the questions table.")
     stored = {int(r["round"]): r for r in results[int(item)].get("rounds", [])}
     rows = []

@@ -121,8 +121,10 @@ def fragile_rows(report: Mapping[str, Any], top: int = 10,
 
 def fragile_label(row: Mapping[str, Any]) -> str:
     """How a fragile question is named in charts and pickers: level and the question's
-    number in its dataset (1-based, as the Attacks page's cards)."""
-    return f"{row['level']} · question {row['question']}"
+    label in its dataset ("Q3", `dataset.numbering.question_label`, as everywhere)."""
+    from evalcore.dataset.numbering import question_label
+
+    return f"{row['level']} · {question_label(int(row['question']) - 1)}"
 
 
 def _short(text: Any, limit: int = 80) -> str:

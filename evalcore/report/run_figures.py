@@ -10,7 +10,8 @@ plus an `intervals` dict:
   stability runs leave them out (rates over answered rounds), as the stability report
   does; robustness and fairness count them wrong, as theirs do. Interval: Wilson when each item was asked once (a plain proportion),
   else a percentile bootstrap over items (rounds of one item are not independent, so a
-  Wilson interval on all rounds pooled would be too narrow).
+  Wilson interval on all rounds pooled would be too narrow), except when every item has
+  the same rate: the bootstrap then collapses to a point, and the pooled Wilson is used.
 - perfect_share, flaky_share (stability): items right in all N rounds / right in some
   but not all of their answered rounds, over the items with a rate; Wilson intervals.
 - accuracy_attacked, pdr_<level>, flips (robustness): from the run's attack pairs, via
@@ -203,9 +204,17 @@ def _pdr(clean: Any, attacked: Any, axis: int = -1) -> Any:
 
 
 def rate_interval(rates: Sequence[float], rounds: int) -> Optional[dict[str, Any]]:
-    """Interval of a mean success rate: Wilson for one round per item, else bootstrap."""
+    """Interval of a mean success rate: Wilson for one round per item, else bootstrap.
+
+    When every item has the same rate (all wrong, all right) a bootstrap has nothing to
+    resample and collapses to a point ("0/30 [0.000, 0.000]"): then the Wilson interval
+    of the rounds pooled, which never claims certainty from a finite sample."""
     if rounds == 1:
         return wilson(int(round(sum(rates))), len(rates))
+    if rates and len(set(rates)) == 1:
+        pooled = wilson(round(rates[0] * rounds) * len(rates), rounds * len(rates))
+        return pooled and {**pooled, "method": "wilson (every item had the same rate; "
+                                               "rounds pooled)"}
     return bootstrap([list(rates)], _mean)
 
 

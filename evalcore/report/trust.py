@@ -105,6 +105,10 @@ def _distribution(fig: Mapping[str, Any]) -> Any:
     out.update_layout(title=f"Run #{fig['run']['id']}: questions by correct rounds (N = {n})",
                       xaxis_title="correct rounds", yaxis_title="% of questions", height=320,
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    # whole-number ticks under the bars (plotly's own put them at -0.5, 0.5 for N = 1)
+    out.update_xaxes(range=[-0.5, n + 0.5], tickmode="linear", tick0=0,
+                     dtick=1 if n <= 20 else max(1, n // 10))
+    out.update_yaxes(rangemode="tozero")
     return out
 
 

@@ -6,7 +6,9 @@ recomputed, and an interrupted pass resumes without resending.
 
 A failed judgement (provider error, no readable 0/1) is counted and shown, never read
 as a verdict: flip rate and kappas use only the answers whose every judgement is valid,
-and are None when fewer than one such answer exists.
+and are None when fewer than one such answer exists. A kappa that is n/a says why
+(`kappa_note`), and a judge that gives one reason or one verdict for every answer is
+flagged (`degenerate`): its zero flip rate means it is not reading the answers.
 """
 from __future__ import annotations
 
@@ -126,7 +128,9 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     failed judgements (count and share), the agreement of the valid ones with the run's
     own verdicts, flip rate and kappas over the answers whose every judgement is valid
     (None when there is none: a pass whose judgements all failed measures nothing), and
-    per answer the run's verdict and each re-judgement with its reason."""
+    per answer (`item_idx`: its 0-based place in the dataset, shown as "Q1") the run's
+    verdict and each re-judgement with its reason."""
+    from evalcore.dataset.numbering import item_positions
     from evalcore.store import queries
 
     own = _run_verdicts(engine, run_id)
@@ -144,6 +148,10 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
         info = meta.setdefault(key, {"judge": call.model, "at": call.created_at})
         info["at"] = max(info["at"], call.created_at)
     out = [_pass_figures(key, answers, own, meta[key]) for key, answers in by_pass.items()]
+    positions = item_positions(engine, {d["item_id"] for p in out for d in p["detail"]})
+    for p in out:
+        for d in p["detail"]:
+            d["item_idx"] = positions.get(d["item_id"])
     return sorted(out, key=lambda p: (p["job_id"] is not None, p["job_id"] or 0))
 
 
@@ -162,7 +170,7 @@ def _run_verdicts(engine: Engine, run_id: int) -> dict[tuple[int, int], Optional
 def _pass_figures(key: str, answers: dict[tuple[int, int], dict[int, Any]],
                   own: dict[tuple[int, int], Optional[bool]],
                   info: dict[str, Any]) -> dict[str, Any]:
-    from evalcore.metrics.agreement import judge_reliability
+    from evalcore.metrics.agreement import degenerate_judge, judge_reliability, kappa_note
 
     passes = max(max(v) for v in answers.values())
     rows = {unit: [v.get(j, (None, "not judged"))[0] for j in range(1, passes + 1)]
@@ -175,6 +183,8 @@ def _pass_figures(key: str, answers: dict[tuple[int, int], dict[int, Any]],
     if complete and passes >= 2:
         measured = judge_reliability(complete).to_json_dict()
         figures.update({k: measured[k] for k in figures})
+    columns = list(zip(*complete)) if complete and passes >= 2 else [(), ()]
+    every = [judgement for v in answers.values() for judgement in v.values()]
     pairs = [(v, own[unit]) for unit, row in rows.items() for v in row
              if v is not None and own.get(unit) is not None]
     detail = [{"item_id": item, "round": rnd, "run_verdict": own.get((item, rnd)),
@@ -189,7 +199,11 @@ def _pass_figures(key: str, answers: dict[tuple[int, int], dict[int, Any]],
             "failed_share": failed / judgements if judgements else None,
             "measured_answers": len(complete),
             "agreement_with_run": (sum(v == o for v, o in pairs) / len(pairs)) if pairs else None,
-            **figures, "detail": detail}
+            **figures,
+            "kappa_note": (kappa_note(columns[0], columns[1])
+                           if figures["cohen_kappa"] is None else None),
+            "degenerate": degenerate_judge([v for v, _ in every], [r for _, r in every]),
+            "detail": detail}
 
 
 def reliability_line(rel: dict[str, Any]) -> str:
@@ -198,6 +212,13 @@ def reliability_line(rel: dict[str, Any]) -> str:
         return ("not measured: no answer has two valid judgements (choose a judge model "
                 "that answers the 0/1 rubric)")
     kappa, agree = rel["cohen_kappa"], rel["agreement_with_run"]
-    return (f"flip rate {rel['flip_rate']:.3f} over {rel['measured_answers']} answers, "
-            f"Cohen's kappa {'n/a' if kappa is None else f'{kappa:.3f}'}, agreement with "
+    note = rel.get("kappa_note")
+    kappa_text = f"{kappa:.3f}" if kappa is not None else f"n/a ({note})" if note else "n/a"
+    line = (f"flip rate {rel['flip_rate']:.3f} over {rel['measured_answers']} answers, "
+            f"Cohen's kappa {kappa_text}, agreement with "
             f"the run's verdicts {'n/a' if agree is None else f'{agree:.3f}'}")
+    flags = rel.get("degenerate") or []
+    if flags:
+        line += ("; DEGENERATE JUDGE (it is not reading the answers: choose another judge "
+                 "model): " + "; ".join(flags))
+    return line

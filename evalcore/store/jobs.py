@@ -112,6 +112,18 @@ def list_jobs(engine: Engine, *, kind: Optional[str] = None, status: Iterable[st
         return list(session.scalars(query))
 
 
+def attack_set_jobs(engine: Engine) -> dict[int, Job]:
+    """{attack set id: its newest job}: whether a set without items is still queued,
+    being generated, or failed (an empty set is not "0 items - generated")."""
+    query = (select(Job).where(Job.attack_set_id.is_not(None))  # type: ignore[union-attr]
+             .order_by(Job.id.desc()))  # type: ignore[union-attr]
+    newest: dict[int, Job] = {}
+    with Session(reader(engine)) as session:
+        for job in session.scalars(query):
+            newest.setdefault(int(job.attack_set_id), job)  # type: ignore[arg-type]
+    return newest
+
+
 def run_job(engine: Engine, run_id: int) -> Optional[Job]:
     """The newest job of kind 'run' executing `run_id` (None for runs made before jobs)."""
     jobs = list_jobs(engine, kind="run", run_id=run_id, limit=1)

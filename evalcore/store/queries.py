@@ -419,7 +419,7 @@ def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int
     """One page of a dataset's items in file order, and how many match `search`.
 
     `search` is a case-insensitive substring of the question, the reference or the row's
-    own id column (kept in `meta`), or the item's 1-based number. Filtering, counting and
+    own id column (kept in `meta`), or the item's number ("3" or "Q3"). Filtering, counting and
     paging run in the database: a 200k-item dataset is never loaded to show 50 rows.
     """
     from sqlalchemy import or_
@@ -432,8 +432,9 @@ def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int
         found = [Item.question.icontains(text, autoescape=True),  # type: ignore[attr-defined]
                  Item.reference.icontains(text, autoescape=True),  # type: ignore[union-attr]
                  Item.meta["id"].as_string().icontains(text, autoescape=True)]  # type: ignore
-        if text.isdigit():
-            found.append(Item.idx == int(text) - 1)
+        number = text[1:] if text[:1] in ("q", "Q") else text  # "3" or "Q3", as pages label it
+        if number.isdigit():
+            found.append(Item.idx == int(number) - 1)
         where.append(or_(*found))
     columns = (Item.idx, Item.question, Item.reference, Item.choices, Item.task_type,
                Item.language)

@@ -136,15 +136,21 @@ def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_pat
                                                          str(other.id))
 
 
-def test_single_user_mode_keeps_todays_names(engine, settings, tmp_path: Path) -> None:
+def test_single_user_mode_records_one_identity(engine, settings, tmp_path: Path,
+                                               monkeypatch) -> None:
+    """The dataset, the run and the audit log name the same local user (were "local",
+    "page", "app" on different rows)."""
+    from evalcore.dataset import get_dataset
     from evalcore.store import queries
 
+    monkeypatch.setenv("EVALCORE_USER", "dana")
     actions.import_dataset(local_actor(), engine, write_math_csv(tmp_path / "m.csv"), name="s",
                            format="math23k")
-    spec = _spec().model_copy(update={"dataset": "s", "created_by": "page"})
+    spec = _spec().model_copy(update={"dataset": "s"})
     run_id = actions.create_run(local_actor(), engine, spec, settings.models_path)
-    assert queries.get_run(engine, run_id).created_by == "page"
-    assert audit.list_events(engine)[0].actor == "local"
+    assert queries.get_run(engine, run_id).created_by == "dana"
+    assert get_dataset(engine, "s").created_by == "dana"
+    assert {e.actor for e in audit.list_events(engine)} == {"dana"}
 
 
 def test_team_reviewer_identity_replaces_the_typed_reviewer(

@@ -49,12 +49,53 @@ def test_oidc_claims_need_an_email() -> None:
 
 
 def test_single_user_mode_keeps_typed_names_and_team_mode_records_the_identity() -> None:
+    import getpass
+
     local = local_actor()
-    assert local.role == "admin" and local.attribution("frank") == "frank"
-    assert local.attribution("") == "local"
+    assert local.role == "admin" and local.attribution("frank") == "frank"  # CLI --reviewer
     cli = cli_actor(None, auth_config({}), env={"EVALCORE_USER": ""})
-    assert cli.label.startswith("cli:") and cli.role == "admin"
+    assert cli.label == getpass.getuser() and cli.role == "admin"
     team = cli_actor(None, auth_config({"EVALCORE_AUTH": "oidc"}),
                      env={"EVALCORE_USER": "Bob@X.com"})
     assert team.email == "bob@x.com" and team.role == "viewer"
     assert team.attribution("somebody else") == "bob@x.com"
+
+
+def test_the_single_local_user_has_one_identity_in_the_app_and_the_cli(monkeypatch) -> None:
+    """Was "local" in the app, "cli:<user>" in the CLI, "app" / "page" on some rows."""
+    import getpass
+
+    from evalcore.auth.identity import local_user_name
+
+    monkeypatch.delenv("EVALCORE_USER", raising=False)
+    app = local_actor()
+    cli = cli_actor(None, auth_config({}))
+    assert app.label == cli.label == getpass.getuser() == local_user_name()
+    assert app.attribution() == app.attribution("") == app.label
+    monkeypatch.setenv("EVALCORE_USER", "Dana")
+    assert local_actor().label == cli_actor(None, auth_config({})).label == "Dana"
+
+
+def test_a_sign_in_is_recorded_once_per_login_not_per_session(store) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from evalcore.auth import audit
+    from evalcore.auth.identity import Actor, login_key
+
+    alice = Actor(email="alice@x.com", name="Alice", role="viewer", team=True)
+    claims = {"email": "alice@x.com", "iat": 1700000000, "nonce": "abc"}
+    key = login_key(claims)
+    assert key == "1700000000:abc" and login_key({"email": "a@x.com"}) is None
+    assert audit.record_sign_in(store, alice, "oidc", key)
+    assert not audit.record_sign_in(store, alice, "oidc", key)  # a reload, a second tab
+    assert audit.record_sign_in(store, alice, "oidc", login_key({**claims, "iat": 1700009999}))
+    bob = Actor(email="bob@x.com", name="Bob", role="viewer", team=True)
+    t0 = datetime.now(timezone.utc)
+    assert audit.record_sign_in(store, bob, "header", None, now=t0)
+    assert not audit.record_sign_in(store, bob, "header", None, now=t0 + timedelta(seconds=5))
+    later = t0 + timedelta(seconds=audit.SIGN_IN_WINDOW_S + 1)
+    assert audit.record_sign_in(store, bob, "header", None, now=later)
+    events = [(e.actor, e.detail.get("login")) for e in audit.list_events(store)]
+    assert sorted(events, key=str) == sorted([
+        ("alice@x.com", "1700000000:abc"), ("alice@x.com", "1700009999:abc"),
+        ("bob@x.com", None), ("bob@x.com", None)], key=str)

@@ -114,3 +114,35 @@ def test_an_admin_changes_a_role_on_the_team_page_and_it_is_audited(team_app, mo
     last = audit.list_events(engine, limit=1)[0]
     assert (last.actor, last.action, last.object_id) == ("root@x.com", "user.set_role",
                                                          "bob@x.com")
+
+
+def test_a_sign_in_is_audited_once_however_many_sessions_open_pages(team_app, monkeypatch,
+                                                                    settings) -> None:
+    """Every page load (the redirect back from the provider, then a typed URL, a reload,
+    a second tab) is a new Streamlit session: each used to write `user.sign_in` again."""
+    from streamlit.testing.v1 import AppTest
+
+    import pages._signin as signin
+    from evalcore.auth import audit
+    from evalcore.store.db import get_engine
+
+    engine = get_engine(settings.db_url)
+
+    def sign_ins() -> int:
+        return sum(e.action == "user.sign_in" for e in audit.list_events(engine))
+
+    _signed_in_as(monkeypatch, "bob@x.com")  # header mode: no login key, a time window
+    team_app.run()
+    again = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT)  # a second session
+    again.run()
+    again.switch_page("pages/stability.py").run()
+    assert not team_app.exception and not again.exception
+    assert sign_ins() == 1
+    # OpenID Connect: one ID token is one sign-in; a new token (signed in again) is another
+    monkeypatch.setattr(signin, "_login_key", lambda config: "1700000000:n1")
+    AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+    AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+    assert sign_ins() == 2
+    monkeypatch.setattr(signin, "_login_key", lambda config: "1700003600:n2")
+    AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
+    assert sign_ins() == 3

@@ -65,7 +65,10 @@ def test_attack_review_export(run, apples, fake_engine, tmp_path):
     code, out, _ = run("attacks", "show", set_id, "--log", "--limit", "0")
     lines = out.splitlines()
     assert code == 0 and "review log (4 actions, newest first):" in lines
-    assert f"item {flagged[0]['id']}: pending -> rejected by cli:" in lines[-4]  # cli:$USER
+    from evalcore.auth.identity import local_user_name
+
+    # the local identity, as the app records it (was "cli:$USER")
+    assert f"item {flagged[0]['id']}: pending -> rejected by {local_user_name()} " in lines[-4]
     assert lines[-4].endswith("(number changed)")
     assert all("pending -> approved by ann (bulk: approve unflagged)" in x for x in lines[-3:])
     code, out, _ = run("attacks", "show", set_id, "--log", "--json")
@@ -82,7 +85,7 @@ def test_attack_review_export(run, apples, fake_engine, tmp_path):
 
     code, out, _ = run("attacks", "show", "c1")
     assert code == 0 and "original: Tom has 3 apples" in out
-    assert "- question 1 (item 5) [pending]" in out  # the second set's first question
+    assert "- Q1 (attack item 5) [pending]" in out  # the second set's first question
     assert run("attacks", "delete", "c1")[0] == 0
     code, _, err = run("attacks", "show", "c1")
     assert code == 2 and "no attack set 'c1'" in err
@@ -126,6 +129,11 @@ def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["levels"]["word"]["mcnemar"]["p_value"] == pytest.approx(0.25)
     assert len(report["flips"]["right_to_wrong"]) == 3
+    # flipped questions by their label, as on the pages (was "#0", the 0-based index)
+    flipped = [ln.split("]")[1].split(":")[0].strip() for ln in out.splitlines()
+               if ln.startswith("  [word] ")]
+    assert sorted(flipped) == sorted(f"Q{r['item_idx'] + 1}"
+                                     for r in report["flips"]["right_to_wrong"]), out
 
 
 def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):

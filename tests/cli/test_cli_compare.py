@@ -61,6 +61,9 @@ def test_compare_text_lists_summary_test_and_changes(runs, capsys):
     changed_lines = [ln for ln in out.splitlines() if ln.startswith("  ") and " -> " in ln]
     assert len(changed_lines) == 2  # --top 2
     assert all("1.00" in line or "0.00" in line for line in changed_lines)
+    # questions by their 1-based label, as the pages show them (was the 0-based index)
+    labels = {f"Q{p + 1}/Q{p + 1}" for p in A if A[p] != B[p]}
+    assert all(line.split()[0] in labels for line in changed_lines)
 
 
 def test_compare_errors_are_reported_with_exit_code_2(runs, engine, capsys):

@@ -245,6 +245,6 @@ def test_import_an_attacked_file_through_the_attacks_page(browser, app_url: str,
         expect(page.get_by_text("is ready for review below")).to_be_visible()
         panel = "import of Sweets_underwordattack.csv (word level): done, 3 / 3"
         expect(page.get_by_text(panel)).to_be_visible()  # the job panel, live from the DB
-        expect(page.get_by_text("question 1", exact=False).first).to_be_visible()
+        expect(page.get_by_text("Q1 ·", exact=False).first).to_be_visible()
         expect(page.get_by_text("同窗").first).to_be_visible()
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)

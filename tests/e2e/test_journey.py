@@ -137,7 +137,7 @@ def _journey(page, journey: dict) -> None:
 
     # Home: the order of work, nothing yet.
     page.goto(url)
-    expect(main.get_by_text("0 dataset(s)")).to_be_visible()
+    expect(main.get_by_text("no datasets")).to_be_visible()
 
     # Datasets: a plain question/answer CSV is imported by the guess.
     page.goto(f"{url}/datasets")

@@ -140,3 +140,45 @@ def test_kappa_functions_guard_empty_and_mismatched_input() -> None:
         fleiss_kappa([])
     with pytest.raises(MetricInputError, match="at least 2"):
         fleiss_kappa([[1]])
+
+
+# ------------------------------------------------------------------ degenerate judges
+
+from hypothesis import given, settings
+from hypothesis import strategies as hst
+
+from evalcore.metrics.agreement import DEGENERATE_MIN, degenerate_judge, kappa_note
+
+
+@settings(max_examples=80, deadline=None)
+@given(verdicts=hst.lists(hst.booleans(), min_size=DEGENERATE_MIN, max_size=60),
+       reason=hst.text(max_size=40), spacing=hst.sampled_from(["", " ", "  "]))
+def test_one_reason_for_every_answer_is_flagged(verdicts, reason, spacing):
+    """Whatever the verdicts, the same reason (modulo spacing and case) each time."""
+    reasons = [spacing + (reason.upper() if i % 2 else reason) for i in range(len(verdicts))]
+    flags = degenerate_judge(verdicts, reasons)
+    assert any(f.startswith(("one reason for all", "no reason in any")) for f in flags)
+    assert any(f.startswith("one verdict") for f in flags) == (len(set(verdicts)) == 1)
+
+
+@settings(max_examples=80, deadline=None)
+@given(n=hst.integers(DEGENERATE_MIN, 40), failed=hst.integers(0, 10))
+def test_a_judge_reading_the_answers_is_not_flagged_and_failures_do_not_count(n, failed):
+    verdicts = [i % 2 == 0 for i in range(n)] + [None] * failed
+    reasons = [f"step {i} checks out" if i % 2 == 0 else "wrong sum" for i in range(n)] + \
+        ["judge error: HTTP 500"] * failed
+    assert degenerate_judge(verdicts, reasons) == []
+
+
+def test_few_judgements_are_not_enough_to_call_a_judge_degenerate():
+    assert degenerate_judge([True] * (DEGENERATE_MIN - 1), ["ok"] * (DEGENERATE_MIN - 1)) == []
+    assert degenerate_judge([True] * 30, ["one short sentence"] * 30) == [
+        "one reason for all 30 judgements: 'one short sentence'",
+        "one verdict for all 30 judgements: right"]
+
+
+def test_kappa_note_says_why_kappa_is_not_defined():
+    assert "is wrong" in kappa_note([0, 0, 0], [False, 0, 0])
+    assert kappa_note([1, 0], [1, 0]) is None
+    assert kappa_note([1, 1], [0, 0]) is None  # kappa 0, defined
+    assert kappa_note([None], [1]) == "no answer has two valid judgements"

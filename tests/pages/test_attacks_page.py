@@ -85,8 +85,14 @@ def test_cards_show_the_diff_escaped_and_the_checks(page_env, engine, attack_set
     assert "<ins class=\"ec-rep\">购</ins>" in markup and "<del class=\"ec-rep\">字</del>" in markup
     captions = " ".join(str(c.value) for c in at.caption)
     assert "number_changed" in captions and "字典 → 词典" in captions
-    # no reviewer name yet: review buttons are disabled
+    # the reviewer starts as the one local identity (not empty, not "tester"): ready
+    from evalcore.auth.identity import local_user_name
+
     first = items_by_position(engine, int(attack_set.id))[0]
+    assert at.text_input(key="attacks.reviewer_input").value == local_user_name()
+    assert not at.button(key=f"attacks.approve.{first.id}").disabled
+    assert not any("Enter your name" in str(w.value) for w in at.warning)
+    at.text_input(key="attacks.reviewer_input").input("").run()  # cleared: no reviews
     assert at.button(key=f"attacks.approve.{first.id}").disabled
     assert any("Enter your name" in str(w.value) for w in at.warning)
 
@@ -117,12 +123,12 @@ def test_approve_reject_and_filters_change_and_read_the_database(page_env, engin
 
     at.selectbox(key="attacks.status").select("approved").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
-    assert len(cards) == 1 and "**1.** question 1 ·" in cards[0]
+    assert len(cards) == 1 and "**1.** Q1 ·" in cards[0]
     at.selectbox(key="attacks.status").select("all").run()
     at.selectbox(key="attacks.flag").select("number_changed").run()
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
     flagged = items_by_position(engine, set_id)[FLAGGED - 1]
-    assert len(cards) == 1 and f"question {FLAGGED} ·" in cards[0] and flagged.flags
+    assert len(cards) == 1 and f"Q{FLAGGED} ·" in cards[0] and flagged.flags
 
 
 def test_a_clash_with_another_reviewer_is_reported_not_overwritten(page_env, engine, attack_set):
@@ -262,7 +268,7 @@ def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, at
                                check=False, name="tiny-word-2", allow_duplicate=True)
     at = run_page(PAGE, {"attacks.set": int(second.id)})
     cards = [str(m.value) for m in at.markdown if "· **" in str(m.value)]
-    assert cards[0].startswith("**1.** question 1 ·"), cards[0]
+    assert cards[0].startswith("**1.** Q1 ·"), cards[0]
     assert all("item" not in c.split("·")[0] for c in cards)
 
 
@@ -348,3 +354,22 @@ def test_a_set_used_by_runs_is_not_deleted_and_the_page_points_to_them(app, engi
     assert any(f"run(s) {run.id}" in str(e.value) for e in at.error)
     links = [link.proto.label for link in at.get("page_link")]
     assert any(f"Open Results to see or delete run(s) {run.id}" in label for label in links)
+
+
+def test_a_set_whose_generation_is_queued_says_so(page_env, engine, monkeypatch):
+    """Not "0 items · generated" and "No items match these filters" while nothing ran."""
+    from evalcore.dataset import import_dataset
+    from evalcore.runner.attack import create_attack_job
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # the job stays queued here
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    create_attack_job(engine, dataset="mc", level="char", limit=3, name="queued-set")
+    at = open_page()
+    picker = at.selectbox(key="attacks.set")
+    assert picker.options[0].endswith("· generation queued"), picker.options
+    assert "0 items" not in picker.options[0]
+    infos = [str(i.value) for i in at.info]
+    assert any("no items yet: generation queued" in t for t in infos), infos
+    assert not any("No items match these filters" in t for t in infos)

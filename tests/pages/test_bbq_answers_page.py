@@ -11,7 +11,7 @@ PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "fairness.py")
 
 
 def _cards(at) -> list[str]:
-    return [m for m in values(at, "markdown") if m.startswith("**Item ")]
+    return [m for m in values(at, "markdown") if m.startswith("**Q")]
 
 
 def test_a_bbq_run_hides_the_threshold_and_browses_its_answers(page_env, engine,
@@ -40,7 +40,7 @@ def test_a_bbq_run_hides_the_threshold_and_browses_its_answers(page_env, engine,
     assert "6 of 12 answers match; page 1 of 1" in " ".join(values(at, "caption"))
     at.selectbox(key="fairness.bbq.category").select("all").run()
     at.selectbox(key="fairness.bbq.bias").select("biased").run()
-    assert [c.split(" ·")[0] for c in _cards(at)] == ["**Item 9**"]  # the one disambiguated
+    assert [c.split(" ·")[0] for c in _cards(at)] == ["**Q10**"]  # the one disambiguated (idx 9)
     at.selectbox(key="fairness.bbq.bias").select("unknown").run()  # only an ambiguous one
     assert _cards(at) == [] and any("No answer matches" in i for i in values(at, "info"))
 

@@ -62,6 +62,9 @@ def test_preview_shows_the_first_items(app):
     assert preview["question"].tolist() == [r["question"] for r in rows[:len(preview)]]
     assert preview["reference"].tolist() == [r["answer"] for r in rows[:len(preview)]]
     assert set(preview["task_type"]) == {"math"}
+    # numbered as everywhere else: Q1 is the file's first question (was idx 0)
+    assert preview["Q"].tolist() == [f"Q{n}" for n in range(1, len(preview) + 1)]
+    assert "idx" not in preview.columns
 
 
 def test_same_file_twice_warns_and_can_be_imported_anyway(app, settings):
@@ -196,7 +199,7 @@ def test_question_answer_files_show_the_guess_and_prefill_it(app, settings, tmp_
         assert any(f"columns guessed from their names: question <- '{header[0]}'" in s.value
                    and "prefilled" in s.value for s in app.success)
     else:
-        assert any("could be any of ['question', 'prompt']" in i.value for i in app.info)
+        assert any("could be any of \\['question', 'prompt'\\]" in i.value for i in app.info)
     app.button(key="datasets.import").click().run()
     assert list(_stored(settings)) == ["qa"]
 
@@ -282,6 +285,10 @@ def test_stored_items_are_browsed_a_page_at_a_time_and_searched(app, settings, t
     browse = next(d for d in app.dataframe if "number" in d.value.columns)
     assert browse.value["number"].tolist() == [11, *range(110, 120)]
     assert any("11 of 120 items match · showing 1-11" in c.value for c in app.caption)
+    assert browse.value["Q"].tolist() == ["Q11", *(f"Q{n}" for n in range(110, 120))]
+    app.text_input(key="datasets.browse_search").set_value("Q7").run()  # the label finds it
+    browse = next(d for d in app.dataframe if "number" in d.value.columns)
+    assert browse.value["Q"].tolist() == ["Q7"]
     app.text_input(key="datasets.browse_search").set_value("plums").run()
     assert any("No item of 'pears' contains 'plums'" in i.value for i in app.info)
 
@@ -310,3 +317,14 @@ def test_a_dataset_used_by_runs_can_be_deleted_with_them_from_the_page(app, sett
     assert not app.exception, [e.value for e in app.exception]
     assert _stored(settings) == {} and queries.list_runs(engine) == []
     assert any("Deleted 3 run(s)" in s.value for s in app.success)
+
+
+def test_column_names_are_shown_as_typed_not_as_markdown(app, settings, tmp_path, monkeypatch):
+    """A column `**total**` or `$x$` must not turn bold or into LaTeX in the messages."""
+    from pages._shared import md_escape
+
+    _use_file(app, monkeypatch, tmp_path, "marks.csv", "**total**,$x$,:red[a],`c`\n1,2,3,4\n")
+    infos = [i.value for i in app.info]
+    text = next(i for i in infos if "No known format has these columns" in i)
+    assert r"(\*\*total\*\*, \$x\$, \:red\[a\], \`c\`)" in text, text
+    assert md_escape("a_b*c") == r"a\_b\*c" and md_escape("line\nbreak") == "line break"

@@ -10,7 +10,7 @@ def test_steps_show_what_exists_and_the_demo_queues_a_local_run(app, engine, mon
     monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # the run stays queued here
     at = app.run()  # Home is the default page (its links need the router)
     assert not at.exception, [e.value for e in at.exception]
-    assert any("0 dataset(s)" in v for v in values(at, "markdown"))
+    assert any("no datasets" in v for v in values(at, "markdown"))
     at.button(key="home.demo").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert [t.value for t in at.title] == ["Stability"]  # the demo run is shown there
@@ -18,5 +18,5 @@ def test_steps_show_what_exists_and_the_demo_queues_a_local_run(app, engine, mon
     assert (run.kind, run.model, run.rounds, run.total) == ("stability", "local", 3, 30)
     assert [(j.kind, j.status) for j in jobs.list_jobs(engine)] == [("run", "queued")]
     at.switch_page("pages/home.py").run()
-    assert any("1 dataset(s)" in v for v in values(at, "markdown"))
-    assert any("1 run(s)" in v for v in values(at, "markdown"))
+    assert any(v.endswith("*1 dataset*") for v in values(at, "markdown"))
+    assert any("1 run in all" in v for v in values(at, "markdown"))

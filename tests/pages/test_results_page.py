@@ -171,7 +171,9 @@ def test_compare_runs_side_by_side(page_env, engine):
     assert "no significant difference" in text  # 5 questions cannot make a finding
     differ = table_with(at, f"run {run_b}")
     assert len(differ) == sum(1 for i in A if rate[i] != rate_b[i])
-    assert at.selectbox(key="results.compare_item").value == differ["item_id"].iloc[0]
+    # one numbering: "Q<position + 1>" in the table and the picker, never the database id
+    assert list(differ["Q"]) == [f"Q{i + 1}" for i in A if rate[i] != rate_b[i]]
+    assert at.selectbox(key="results.compare_item").options[0] == differ["Q"].iloc[0]
     assert not at.exception
 
     third = seed_run(engine, ds, {0: [1, 1, 1], 1: [0, 0, 0]}, 3, model="m-c")
@@ -201,7 +203,7 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
-    assert list(changed["item_a"]) == moved
+    assert list(changed["item_a"]) == [f"Q{p + 1}" for p in moved]  # labels, not 0-based
 
 
 def test_compare_view_escapes_texts(page_env, engine):

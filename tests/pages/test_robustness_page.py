@@ -110,7 +110,7 @@ def test_finished_run_shows_drop_flips_tests_and_fragile_questions(page_env, eng
     tabs = [t.label for t in at.tabs]
     assert tabs == ["Right → wrong (2)", "Wrong → right (1)"]
     r2w = next(df.value for df in at.dataframe if "clean_answers" in df.value.columns)
-    assert set(r2w["question"]) == {1, 2}  # numbered as in the dataset (and the Attacks page)
+    assert set(r2w["question"]) == {"Q1", "Q2"}  # labelled as in the dataset, every page
 
     # the most fragile question: its diff (escaped) and its answers per round
     markup = "".join(str(h.proto.body) for h in at.get("html"))

@@ -76,9 +76,14 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
     questions = next(df.value for df in at.dataframe if "ci_width" in df.value.columns)
     assert questions["ci_width"].is_monotonic_decreasing
 
+    # one numbering: the first question is Q1 in the table and the drill-down, not 0
+    assert sorted(questions["Q"]) == ["Q1", "Q2", "Q3", "Q4"]
+    assert questions.set_index("Q").loc["Q1", "correct_count"] == 3  # PATTERN[0]: 3/3
     drill = at.selectbox(key="stability.question")
+    assert all(o.startswith("Q") for o in drill.options)
     best_item = questions.sort_values("correct_count")["item"].iloc[-1]  # the 3/3 item
     drill.select(best_item).run()
+    assert any(m.startswith("**Question Q1**") for m in values(at, "markdown"))
     rounds = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
     assert list(rounds["round"]) == [1, 2, 3]
     assert list(rounds["verdict"]) == ["right", "right", "right"]
@@ -150,7 +155,8 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
         add_fake_model(page_env, server.openai_url, "judge", concurrency=4)
         at = open_page()
         assert not any("Judge reliability" in t for t in values(at, "caption"))
-        assert at.selectbox(key="stability.rejudge_model").value is None  # no default judge
+        # preselected (a rules run: the model a new run would use), no "choose first" error
+        assert at.selectbox(key="stability.rejudge_model").value == "local"
         at.selectbox(key="stability.rejudge_model").select("judge")
         at.number_input(key="stability.rejudge_sample").set_value(5)
         at.number_input(key="stability.rejudge_passes").set_value(2)
@@ -163,8 +169,15 @@ def test_rejudging_a_sample_from_the_page_stores_it_and_shows_the_reliability(
     stages = [c.stage for c in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX)]
     job_id = jobs[0].id
     assert sorted(stages) == [f"rejudge1:{job_id}"] * 5 + [f"rejudge2:{job_id}"] * 5
-    caption = next(t for t in values(at, "caption") if "Judge reliability" in t)
-    assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in caption
+    # the fake judge gives one reason and score 0 to every answer: flagged on the page
+    warning = next(t for t in values(at, "warning") if "Judge reliability" in t)
+    assert "5 answers re-judged 2 times; 0 of 10 judgements failed; flip rate 0.000" in warning
+    assert "DEGENERATE JUDGE" in warning and "one verdict for all 10 judgements: wrong" in warning
+    assert "Cohen's kappa n/a (every judgement in passes 1 and 2 is wrong" in warning
+    table = next(df.value for df in at.dataframe if "degenerate" in df.value.columns)
+    assert "one reason for all 10 judgements" in table["degenerate"].iloc[0]
+    detail = next(df.value for df in at.dataframe if "run verdict" in df.value.columns)
+    assert set(detail["Q"]) <= {"Q1", "Q2", "Q3", "Q4"}  # positions, not database ids
 
 
 def test_a_new_run_starts_on_the_local_model_then_on_the_last_one_used(page_env, engine):

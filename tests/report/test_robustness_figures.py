@@ -85,6 +85,7 @@ def test_fragile_figure_bars_and_escaped_hover():
     rows = fragile_rows(report, top=5)
     assert list(bar.x) == [r["drop"] for r in rows]
     assert list(bar.y) == [fragile_label(r) for r in rows]
+    assert all(label.split(" · ")[1] == f"Q{r['item_idx'] + 1}" for label, r in zip(bar.y, rows))
     assert all("<b>q" not in str(c) and "&lt;b&gt;q" in str(c) for c in bar.customdata)
 
 

@@ -44,6 +44,7 @@ def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, data
     assert figures["flips"] == flips and figures["flip_rate"] == flips / 4
 
     assert figures["failed"] == 0 and figures["judge"] == "judge"
+    assert figures["degenerate"] == []  # two reasons, both verdicts: it reads the answers
     assert figures == judge_reliability_of_run(engine, run_id)
 
     server.reset_stats()  # the same pass again (a requeue, a takeover): nothing is resent
@@ -77,6 +78,15 @@ def test_a_judge_that_cannot_judge_measures_nothing_and_says_so(engine, settings
     judged, _ = rejudge(engine, settings, run_id, "judge", sample=6, passes=2)
     assert judged["judge"] == "judge" and judged["failed"] == 0
     assert judged["flip_rate"] == 0.0 and judged["agreement_with_run"] == 0.5  # 3 of 6 right
+    # "ok" and 1 for every answer: flagged, and the n/a kappa says why
+    assert judged["degenerate"] == ["one reason for all 12 judgements: 'ok'",
+                                    "one verdict for all 12 judgements: right"]
+    assert judged["cohen_kappa"] is None and "every judgement in passes 1 and 2 is right" in \
+        judged["kappa_note"]
+    from evalcore.runner.rejudge import reliability_line
+
+    line = reliability_line(judged)
+    assert "DEGENERATE JUDGE" in line and "Cohen's kappa n/a (every judgement" in line
     passes = rejudge_passes(engine, run_id)
     assert [p["judge"] for p in passes] == ["mute", "judge"]
     detail = passes[1]["detail"]
