@@ -15,24 +15,28 @@ MAX_LINE = 2000
 other way than `shown`/`shown_list` keeps its start and its hint (the end), not 1 MB."""
 
 
-def shown(value: object, width: int = SHOWN_CHARS) -> str:
-    """`value` quoted (repr) for a message, cut to about `width` characters with the full
-    length named, so a 1 MB cell or column name never makes a 1 MB "one-line" error."""
+def shown(value: object, width: int = SHOWN_CHARS, *, bare: bool = False) -> str:
+    """`value` quoted (repr; as it is when `bare`) for a message, cut to about `width`
+    characters with the full length named, so a 1 MB cell or column name never makes a
+    1 MB "one-line" error."""
     text = str(value)
+    show = str if bare else repr
     if len(text) <= width:
-        return repr(text)
-    return f"{text[:width]!r}... ({len(text):,} characters)"
+        return show(text)
+    return f"{show(text[:width])}... ({len(text):,} characters)"
 
 
 def shown_list(values: Iterable[object], limit: int = SHOWN_ITEMS,
-               width: int = SHOWN_CHARS) -> str:
+               width: int = SHOWN_CHARS, *, bare: bool = False) -> str:
     """The first `limit` values, each `shown`, in brackets, then 'and 9,990 more': the one
-    way every message lists user content (column names, values), whatever its size."""
+    way every message lists user content (column names, values), whatever its size.
+    `bare`: the values as they are, comma-separated, no brackets (for a page's prose)."""
     items = list(values)
-    parts = [shown(v, width) for v in items[:limit]]
+    parts = [shown(v, width, bare=bare) for v in items[:limit]]
     more = len(items) - limit
     tail = f" and {more:,} more" if more > 0 else ""
-    return "[" + ", ".join(parts) + "]" + tail
+    joined = ", ".join(parts)
+    return (joined if bare else "[" + joined + "]") + tail
 
 
 def _validation_text(exc: Exception) -> str:

@@ -200,7 +200,7 @@ def import_panel(filename: str, data: bytes) -> None:
     else:  # column names are the file's text: shown as typed, never read as Markdown
         guess = guess_mapping(columns)
         md = _shared.md_escape
-        listed = md(shown_list(columns))
+        listed = md(shown_list(columns, bare=True))
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: "
                        f"{md(guess.describe())}. "
