@@ -47,7 +47,9 @@ _started: WarmUp | None = None
 def imports_of(paths: Iterable[Path], roots: tuple[str, ...] = ("evalcore", "pages")
                ) -> list[str]:
     """Every module under `roots` that the files at `paths` import, at module level or
-    inside functions, in first-seen order (what the pages will import sooner or later)."""
+    inside functions, in first-seen order (what the pages will import sooner or later);
+    for `from pkg import x` also `pkg.x`, which may be a submodule (`warm_up` skips it
+    when it is not)."""
     found: dict[str, None] = {}
     for path in sorted(paths):
         tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=str(path))
