@@ -12,8 +12,8 @@ for every page: cold, first and warm visits.
 - warm: the page's next visit (a new tab, same process).
 
 Each cold measure starts `streamlit run streamlit_app.py` afresh on a free loopback port
-(as tests/e2e do) over one EVALCORE_HOME whose database the bench creates first (a
-restart of an installed app, not a first install); pages open in Debian's chromium
+(as tests/e2e do) over one EVALCORE_HOME whose database the bench fills first (a
+restart of an installed app with a dataset and --runs finished runs); pages open in Debian's chromium
 (Playwright, /usr/bin/chromium; never `playwright install`). `paint` is the browser's first
 contentful paint; `heading` is the moment the page's `st.title` is visible (target: under
 2 s, issue 21). The table gives medians of --repeat.
@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -129,13 +130,23 @@ def measure_first(context, home: Path, paths: list[str], settle: float
         return {path: visit(context, f"{url}/{path}", PAGES[path]) for path in paths}
 
 
-def prepare(home: Path) -> None:
-    """The database an installed app restarts with (schema at head, one small dataset)."""
-    env = dict(os.environ, EVALCORE_HOME=str(home), PYTHONPATH=str(ROOT))
-    env.pop("EVALCORE_DB_URL", None)
-    subprocess.run([sys.executable, "-m", "evalcore", "datasets", "import",
-                    str(ROOT / "data" / "samples" / "mc_en.jsonl"), "--name", "sample"],
-                   cwd=ROOT, env=env, check=True, capture_output=True)
+def prepare(home: Path, runs: int) -> None:
+    """The database an installed app restarts with: schema at head, one small dataset and
+    `runs` finished stability runs (50 questions x 5 rounds, verdicts from a fixed seed),
+    so Stability and Results draw tables and charts as they do for a team."""
+    import random
+
+    from evalcore.config import settings_from_env
+    from evalcore.store.db import make_engine
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    engine = make_engine(settings_from_env({"EVALCORE_HOME": str(home)}).db_url)
+    dataset = seed_dataset(engine, "sample", [f"What is {i} plus {i}?" for i in range(50)])
+    rng = random.Random(0)
+    for k in range(runs):
+        seed_run(engine, dataset, {i: [int(rng.random() < 0.6 + 0.1 * k) for _ in range(5)]
+                                   for i in range(50)}, rounds=5, model=f"model-{k}")
+    engine.dispose()
 
 
 def _median(values: list[float | None]) -> float | None:
@@ -150,6 +161,7 @@ def main() -> int:
                         help="url paths ('' is Home); default every page")
     parser.add_argument("--settle", type=float, default=8.0,
                         help="seconds between Home's visit and the pages' first visits")
+    parser.add_argument("--runs", type=int, default=3, help="finished runs in the database")
     parser.add_argument("--json", help="also write every measure here")
     args = parser.parse_args()
     unknown = set(args.pages) - set(PAGES)
@@ -160,7 +172,7 @@ def main() -> int:
     rows: dict[str, list[dict]] = {path: [] for path in args.pages}
     with tempfile.TemporaryDirectory(prefix="page-bench-") as tmp, sync_playwright() as pw:
         home = Path(tmp) / "home"
-        prepare(home)
+        prepare(home, args.runs)
         context = pw.chromium.launch_persistent_context(
             str(Path(tmp) / "profile"), executable_path=CHROMIUM, headless=True,
             args=CHROMIUM_ARGS, viewport={"width": 1280, "height": 860})
