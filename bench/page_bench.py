@@ -162,6 +162,8 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=8.0,
                         help="seconds between Home's visit and the pages' first visits")
     parser.add_argument("--runs", type=int, default=3, help="finished runs in the database")
+    parser.add_argument("--first-only", action="store_true",
+                        help="only the 'first' visits (one fresh process per repeat)")
     parser.add_argument("--json", help="also write every measure here")
     args = parser.parse_args()
     unknown = set(args.pages) - set(PAGES)
@@ -179,7 +181,10 @@ def main() -> int:
         try:
             for _ in range(args.repeat):  # round-robin: the machine's load hits every page
                 for path in args.pages:
-                    rows[path].append(measure_cold(context, home, path))
+                    rows[path].append(
+                        {"cold": {"paint": None, "heading": None},
+                         "warm": {"paint": None, "heading": None}} if args.first_only
+                        else measure_cold(context, home, path))
                 firsts = measure_first(context, home, args.pages, args.settle)
                 for path in args.pages:
                     rows[path][-1]["first"] = firsts[path]
