@@ -6,8 +6,11 @@ sign-in gate runs first; admins also get the Team page (users, roles, audit log)
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
+from evalcore import warmup
 from pages._shared import guarded, sidebar
 from pages._signin import gate
 
@@ -35,4 +38,9 @@ if actor.team and actor.role == "admin":
                                         url_path="team"))
 
 page = st.navigation(PAGES)
-guarded(lambda: (sidebar(), page.run()))
+try:
+    guarded(lambda: (sidebar(), page.run()))
+finally:  # also when the page stops or reruns the script
+    # Once per process, after its first page is drawn: a background thread imports what
+    # the other pages import and opens the database, so their first visits do not wait.
+    warmup.start(Path(__file__).resolve().parent.glob("pages/*.py"))

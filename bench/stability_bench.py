@@ -9,6 +9,12 @@ The server runs in its own process so it does not share the CLI's interpreter.
     .venv/bin/python bench/stability_bench.py --only 1 --repeat 5   # median of 5 runs
     .venv/bin/python bench/stability_bench.py --only 6 --repeat 3   # server admits 40 of C=50
     .venv/bin/python bench/stability_bench.py --only 10 --repeat 3  # its reference: no cap, C=40
+    .venv/bin/python bench/stability_bench.py --startup --repeat 5  # start-up budget (issue 22)
+
+`--startup` measures a run's start-up, from the CLI's exec to the first request the server
+sees (budget 0.45 s), and the efficiency of 100 questions x 10 rounds at C=50 against a bare
+aiohttp client (bench/bare_client.py) measured in the same breath, run for run alternately
+(target >= 0.95 of it); and `python -m evalcore --help` (budget 0.15 s). Medians of --repeat.
 
 Scenarios with a server cap answer 429 + Retry-After above the cap (4: cap 10 at C=50,
 5: cap 8 at C=10, 6: cap 40 at C=50); their ideal uses min(C, cap) slots, and every call
@@ -123,6 +129,7 @@ def measure(questions: int, rounds: int, concurrency: int, schedule: str,
             prepare(home, questions, server.port, concurrency)
             out = home / "out.json"
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            exec_at = time.time()
             start = time.perf_counter()
             rss_kb = cli(home, "stability", "--dataset", "bench", "--model", "fake", "--rounds",
                 str(rounds), "--schedule", schedule, "--json", str(out))
@@ -142,7 +149,7 @@ def measure(questions: int, rounds: int, concurrency: int, schedule: str,
         "questions": questions, "rounds": rounds, "C": concurrency, "schedule": schedule,
         "latency_ms": latency * 1000, "faults": faults, "wall_s": round(wall, 2),
         "ideal_s": round(ideal, 2), "efficiency": round(ideal / wall, 3) if ideal else None,
-        "run_s": round(run_s, 2),
+        "run_s": round(run_s, 2), "startup_s": _startup(stats, exec_at),
         "run_efficiency": round(ideal / run_s, 3) if ideal else None,
         "cpu_s": round(cpu, 3),
         "cpu_ms_per_call": round(1000 * cpu / calls, 3),
@@ -153,6 +160,71 @@ def measure(questions: int, rounds: int, concurrency: int, schedule: str,
         "errors": report["timing"]["errors"], "server_requests": stats["requests"],
         "server_max_in_flight": stats["max_in_flight"],
     }
+
+
+def _startup(stats: dict, exec_at: float) -> float | None:
+    """Seconds from the client's exec to the first request the server saw."""
+    first = stats.get("first_request_at")
+    return None if first is None else round(first - exec_at, 3)
+
+
+def measure_bare(questions: int, rounds: int, concurrency: int, latency: float) -> dict:
+    """The same calls from a bare aiohttp client process (bench/bare_client.py)."""
+    server = Server(latency=latency)
+    try:
+        exec_at = time.time()
+        start = time.perf_counter()
+        done = subprocess.run(
+            [PY, str(ROOT / "bench" / "bare_client.py"), "--url",
+             f"http://127.0.0.1:{server.port}/v1", "--questions", str(questions),
+             "--rounds", str(rounds), "--concurrency", str(concurrency)],
+            cwd=ROOT, check=True, capture_output=True, text=True)
+        wall = time.perf_counter() - start
+    finally:
+        stats = server.stats()
+        server.stop()
+    ideal = math.ceil(questions * rounds / concurrency) * latency
+    return {"wall_s": round(wall, 3), "efficiency": round(ideal / wall, 3),
+            "startup_s": _startup(stats, exec_at), "answered": int(done.stdout.split()[-1])}
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+def help_seconds() -> float:
+    """Wall of one `python -m evalcore --help` process."""
+    start = time.perf_counter()
+    subprocess.run([PY, "-m", "evalcore", "--help"], cwd=ROOT, check=True,
+                   capture_output=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    return time.perf_counter() - start
+
+
+def startup_budget(repeat: int, quick: bool) -> dict:
+    """Issue 22: evalcore's start-up and C=50 efficiency against the bare client, run for
+    run alternately (the machine's load hits both alike); medians of `repeat`."""
+    m, n = (20, 5) if quick else (100, 10)
+    size = dict(questions=m, rounds=n, concurrency=50, latency=0.2)
+    ours, bare = [], []
+    for _ in range(repeat):
+        ours.append(measure(schedule="question", **size))
+        bare.append(measure_bare(**size))
+        print(json.dumps({"evalcore": {k: ours[-1][k] for k in ("startup_s", "wall_s",
+                                                                 "efficiency")},
+                          "bare": {k: bare[-1][k] for k in ("startup_s", "wall_s",
+                                                             "efficiency")}}), flush=True)
+    helps = [help_seconds() for _ in range(max(repeat, 5))]
+    med = {f"{who}_{key}": _median([r[key] for r in rows])
+           for who, rows in (("evalcore", ours), ("bare", bare))
+           for key in ("startup_s", "wall_s", "efficiency")}
+    return {"measure": f"start-up, {m} x {n} at C=50, 200 ms, median of {repeat}", **med,
+            "efficiency_vs_bare": round(med["evalcore_efficiency"] / med["bare_efficiency"], 3),
+            "startup_budget_s": 0.45, "startup_ok": med["evalcore_startup_s"] <= 0.45,
+            "help_s": round(_median(helps), 3), "help_budget_s": 0.15,
+            "help_ok": _median(helps) < 0.15,
+            "evalcore_startups_s": [r["startup_s"] for r in ours],
+            "bare_startups_s": [r["startup_s"] for r in bare]}
 
 
 def scenarios(quick: bool) -> list[dict]:
@@ -201,9 +273,14 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=1,
                         help="run each scenario R times and report the median wall")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--startup", action="store_true",
+                        help="only the start-up budget against the bare client (issue 22)")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     compile_bytecode()
+    if args.startup:
+        print(json.dumps(startup_budget(args.repeat, args.quick)), flush=True)
+        return 0
     results = []
     base = measure(questions=1, rounds=1, concurrency=1, schedule="question", latency=0.0)
     print(json.dumps({"baseline_cpu_s": base["cpu_s"], "baseline_wall_s": base["wall_s"]}))

@@ -40,6 +40,13 @@ def require(condition: bool, why: str) -> None:
     pytest.skip(why)
 
 
+@pytest.fixture(autouse=True)
+def _no_app_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No warm-up thread (evalcore.warmup) importing beside an AppTest of the app; the
+    browser tests' servers start with it, and tests/test_warmup.py checks it."""
+    monkeypatch.setenv("EVALCORE_WARMUP", "0")
+
+
 @pytest.fixture(scope="session")
 def shared_datasets() -> Path:
     """The real data folder `../shared/datasets` next to the repository."""

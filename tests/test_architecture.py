@@ -84,7 +84,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__"),
+    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__", "warmup"),
 ]
 
 

@@ -129,6 +129,9 @@ class FaultStats:
     """Calls in flight now per prompt text (a question's rounds share one)."""
     max_same_prompt: int = 0
     """The most calls with one prompt that were ever in flight together."""
+    first_request_at: float | None = None
+    """Wall-clock time (`time.time()`) the first chat request arrived: a client's start-up
+    is measured from its exec to this moment (bench/stability_bench.py)."""
 
 
 class FaultApp:
@@ -164,7 +167,8 @@ class FaultApp:
         """Counters for benchmarks run against the server in another process."""
         s = self.stats
         return web.json_response({"requests": s.requests, "max_in_flight": s.max_in_flight,
-                                  "outcomes": dict(s.outcomes)})
+                                  "outcomes": dict(s.outcomes),
+                                  "first_request_at": s.first_request_at})
 
     async def health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
@@ -186,6 +190,8 @@ class FaultApp:
         return cfg.mode
 
     async def _serve(self, request: web.Request, dialect: str) -> web.StreamResponse:
+        if self.stats.first_request_at is None:
+            self.stats.first_request_at = time.time()
         body = await request.json()
         messages = body.get("messages") or [{"content": ""}]
         prompt = next(

