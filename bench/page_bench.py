@@ -48,6 +48,8 @@ PAGES = {  # url path -> the page's main heading (its page_setup title)
     "results": "Results",
 }
 TARGET_S = 2.0
+PLAIN = False
+"""--plain: start bare `streamlit run` (no warm-up before the first visitor)."""
 START_TIMEOUT_S = 120
 PAINT_JS = """() => {
   const p = performance.getEntriesByName('first-contentful-paint')[0];
@@ -63,13 +65,17 @@ def free_port() -> int:
 
 @contextmanager
 def app(home: Path) -> Iterator[str]:
-    """`streamlit run streamlit_app.py` on a free loopback port; yields its URL once healthy."""
+    """The app as `make run` starts it (scripts/serve_app.py: `streamlit run` with the
+    warm-up started first; PLAIN: bare `streamlit run`) on a free loopback port; yields
+    its URL once healthy."""
     port = free_port()
     env = dict(os.environ, EVALCORE_HOME=str(home), PYTHONPATH=str(ROOT))
     env.pop("EVALCORE_DB_URL", None)
     env.pop("EVALCORE_MODELS", None)
     log = home.parent / f"streamlit-{port}.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+    launch = (["-m", "streamlit", "run", "streamlit_app.py"] if PLAIN
+              else ["scripts/serve_app.py"])
+    cmd = [sys.executable, *launch,
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--server.headless", "true", "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none", "--server.runOnSave", "false"]
@@ -165,7 +171,11 @@ def main() -> int:
     parser.add_argument("--first-only", action="store_true",
                         help="only the 'first' visits (one fresh process per repeat)")
     parser.add_argument("--json", help="also write every measure here")
+    parser.add_argument("--plain", action="store_true",
+                        help="bare `streamlit run`, not scripts/serve_app.py (as make run)")
     args = parser.parse_args()
+    global PLAIN
+    PLAIN = args.plain
     unknown = set(args.pages) - set(PAGES)
     if unknown:
         parser.error(f"unknown page(s) {sorted(unknown)}; known: {sorted(PAGES)}")

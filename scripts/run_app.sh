@@ -28,6 +28,6 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # the app process needs no worker of its own: this one executes everything
-EVALCORE_EMBEDDED_WORKER=0 "$PY" -m streamlit run streamlit_app.py --server.port "$PORT" "$@" &
+EVALCORE_EMBEDDED_WORKER=0 "$PY" scripts/serve_app.py --server.port "$PORT" "$@" &
 APP=$!
 wait "$APP"

@@ -121,7 +121,7 @@ urls=()
 for port in $APP_PORTS; do
     # the replicas only queue and read work: the workers above execute it
     EVALCORE_EMBEDDED_WORKER=0 \
-    "$PY" -m streamlit run streamlit_app.py --server.port "$port" --server.address 127.0.0.1 \
+    "$PY" scripts/serve_app.py --server.port "$port" --server.address 127.0.0.1 \
         --server.headless true --server.fileWatcherType none \
         --secrets.files "$DEMO_DIR/secrets.toml" \
         >"$DEMO_DIR/app-$port.log" 2>&1 &
