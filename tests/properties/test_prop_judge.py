@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from evalcore.scorers.analysis_judge import JudgedAnalysis, parse_analysis
 from evalcore.scorers.judge import json_objects, parse_verdict
-from tests.properties.hostile import FAST, HUGE, HUGE_CASES, replies
+from tests.properties.hostile import FAST, HUGE, replies
 
 _VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10),
                     st.lists(st.integers(), max_size=2), st.just({"a": 1}))
