@@ -40,7 +40,8 @@ def guarded_section(section: str, run_id: Optional[int], say: Callable[[str], No
         say(failure_line(section, run_id, exc, verb))
 
 
-def _to_stderr(line: str) -> None:
+def to_stderr(line: str) -> None:
+    """One `error: ...` line on stderr (the CLI's form for a failed section)."""
     print(f"error: {line}", file=sys.stderr, flush=True)
 
 
@@ -48,4 +49,4 @@ def cli_section(section: str, run_id: Optional[int]) -> ContextManager[None]:
     """`guarded_section` for the CLI's printed reports: the line goes to stderr, the rest
     of the report is printed and the exit code stays the run's. The traceback is logged
     at DEBUG, so the terminal shows the one line, not a traceback."""
-    return guarded_section(section, run_id, _to_stderr, verb="print", level=logging.DEBUG)
+    return guarded_section(section, run_id, to_stderr, verb="print", level=logging.DEBUG)
