@@ -48,7 +48,7 @@ def guarded(draw: Callable[[], Any]) -> None:
         show_error(exc)
 
 
-def section(name: str, run_id: int | None = None) -> ContextManager[None]:
+def section(name: str, run_id: int | list[int] | None = None) -> ContextManager[None]:
     """`with _shared.section("histogram", run_id):` around one report section (a card row,
     a figure, a table, an export): if it raises, the page shows one line naming the
     section and the run, the traceback goes to the log, and the rest of the page draws

@@ -12,23 +12,32 @@ from __future__ import annotations
 import logging
 import sys
 from contextlib import contextmanager
-from typing import Callable, ContextManager, Iterator, Optional
+from typing import Callable, ContextManager, Iterator, Sequence, Union
 
 log = logging.getLogger("evalcore.report")
 MAX_DETAIL = 200
 """Characters of the exception's message kept in the line (the log has all of it)."""
 
 
-def failure_line(section: str, run_id: Optional[int], exc: BaseException,
-                 verb: str = "draw") -> str:
-    """"Could not draw the histogram of run 7: InvalidOperation <first line of message>"."""
-    where = f" of run {run_id}" if run_id is not None else ""
+RunIds = Union[int, Sequence[int], None]
+"""The run a section belongs to, the runs of a comparison, or None."""
+
+
+def failure_line(section: str, run_id: RunIds, exc: BaseException, verb: str = "draw") -> str:
+    """"Could not draw the histogram of run 7: InvalidOperation <first line of message>"
+    ("of runs 3, 5" for a comparison)."""
+    if run_id is None:
+        where = ""
+    elif isinstance(run_id, int):
+        where = f" of run {run_id}"
+    else:
+        where = f" of runs {', '.join(map(str, run_id))}"
     detail = (str(exc).strip().splitlines() or [""])[0][:MAX_DETAIL]
     return f"Could not {verb} the {section}{where}: {type(exc).__name__} {detail}".rstrip()
 
 
 @contextmanager
-def guarded_section(section: str, run_id: Optional[int], say: Callable[[str], None],
+def guarded_section(section: str, run_id: RunIds, say: Callable[[str], None],
                     verb: str = "draw", level: int = logging.ERROR) -> Iterator[None]:
     """Run the `with` body; an exception is logged with its traceback (at `level`) and
     `say` gets the one line instead. Only `Exception`: Streamlit's rerun/stop
@@ -45,7 +54,7 @@ def to_stderr(line: str) -> None:
     print(f"error: {line}", file=sys.stderr, flush=True)
 
 
-def cli_section(section: str, run_id: Optional[int]) -> ContextManager[None]:
+def cli_section(section: str, run_id: RunIds) -> ContextManager[None]:
     """`guarded_section` for the CLI's printed reports: the line goes to stderr, the rest
     of the report is printed and the exit code stays the run's. The traceback is logged
     at DEBUG, so the terminal shows the one line, not a traceback."""

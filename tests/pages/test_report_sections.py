@@ -87,3 +87,25 @@ def test_a_failing_export_is_one_line_and_the_others_are_offered(page_env, engin
     enabled = [b.proto.label for b in at.get("download_button") if not b.proto.disabled]
     assert enabled == ["JSON"]
     assert len(at.get("plotly_chart")) == 4
+
+
+def test_compare_of_hostile_runs_with_a_failing_chart(page_env, engine, monkeypatch):
+    from evalcore.report import compare_figures
+
+    from evalcore.store import queries
+
+    first = hostile_run(engine)
+    second = seed_run(engine, queries.get_run(engine, first).dataset_id, {0: [1, 1, 1], 1: [0, 1, 0], 2: [1, 1, 1], 3: [0, 0, 0]}, 3,
+                      model="local", answers=HOSTILE)
+    at = run_page(RESULTS, {"results.tab": "Compare"})
+    assert not [e for e in values(at, "error") if e.startswith("Could not")]
+
+    def broken(*args, **kwargs):
+        raise ArithmeticError("forced by the test")
+
+    monkeypatch.setattr(compare_figures, "interval_figure", broken)
+    at = run_page(RESULTS, {"results.tab": "Compare"})
+    assert values(at, "error") == [f"Could not draw the interval chart of runs {first}, "
+                                   f"{second}: ArithmeticError forced by the test"]
+    assert any("shared_accuracy" in df.value.columns for df in at.dataframe)
+    assert [b.proto.label for b in at.get("download_button")] == ["Comparison JSON"]
