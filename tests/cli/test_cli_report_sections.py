@@ -48,3 +48,47 @@ def test_a_failing_section_is_one_line_and_the_rest_is_printed(stored_run, capsy
     assert "correct count distribution" not in out
     assert "status: done; 4 questions x 3 rounds" in out
     assert "classes: perfect=1" in out and "calls=12" in out
+
+
+def test_robustness_summary_with_a_failing_level_prints_the_rest(engine, capsys, monkeypatch):
+    from evalcore.cli import robustness
+    from evalcore.report.robustness import robustness_report
+    from tests.fakes.stored_runs import seed_robustness_run
+
+    questions = [f"What is {i} + 1?" for i in range(4)]
+    run_id, _ = seed_robustness_run(engine, questions, {i: [1, 1] for i in range(4)},
+                                    {0: [1, 1], 1: [0, 0], 2: [0, 1], 3: [1, 1]}, 2)
+    report = robustness_report(engine, run_id)
+
+    def broken(level, data):
+        raise ArithmeticError("forced by the test")
+
+    monkeypatch.setattr(robustness, "_print_level", broken)
+    robustness.print_summary(report, "done")
+    out, err = capsys.readouterr()
+    assert err.strip().splitlines() == [
+        f"error: Could not print the char level of run {run_id}: "
+        "ArithmeticError forced by the test"]
+    assert "status: done; 4 clean questions" in out and "right -> wrong (2):" in out
+    assert "calls=" in out
+
+
+def test_fairness_summary_with_a_failing_section_prints_the_rest(capsys, monkeypatch):
+    from evalcore.cli import fairness
+
+    report = {"run_id": 9, "status": "done", "answers": 4, "errors": 0, "unscored": 0,
+              "score": 80.0, "level": "fair", "attributes": {}, "warnings": ["w"],
+              "effects": [], "violations": [{"severity": "HIGH", "pair_id": "p1",
+                                             "metric": "score", "spread": 0.5,
+                                             "highest": "a", "lowest": "b"}]}
+
+    def broken(report):
+        raise ArithmeticError("forced by the test")
+
+    monkeypatch.setattr(fairness, "_effects", broken)
+    fairness.print_summary(report)
+    out, err = capsys.readouterr()
+    assert err.strip() == ("error: Could not print the effects across pairs of run 9: "
+                           "ArithmeticError forced by the test")
+    assert "fairness: fair (80.0/100)" in out and "HIGH   p1" in out
+    assert "effects across pairs" not in out
