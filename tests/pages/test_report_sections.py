@@ -109,3 +109,22 @@ def test_compare_of_hostile_runs_with_a_failing_chart(page_env, engine, monkeypa
                                    f"{second}: ArithmeticError forced by the test"]
     assert any("shared_accuracy" in df.value.columns for df in at.dataframe)
     assert [b.proto.label for b in at.get("download_button")] == ["Comparison JSON"]
+
+
+def test_robustness_page_with_a_failing_chart_draws_the_rest(page_env, engine, monkeypatch):
+    from evalcore.report import robustness_figures
+    from tests.fakes.stored_runs import seed_robustness_run
+
+    questions = [f"What is {i} + 1?" for i in range(4)]
+    run_id, _ = seed_robustness_run(engine, questions, {i: [1, 1] for i in range(4)},
+                                    {0: [1, 1], 1: [0, 0], 2: [0, 1], 3: [1, 1]}, 2)
+
+    def broken(report):
+        raise ArithmeticError("forced by the test")
+
+    monkeypatch.setattr(robustness_figures, "accuracy_figure", broken)
+    at = run_page(str(REPO / "pages" / "robustness.py"))
+    assert values(at, "error") == [
+        f"Could not draw the accuracy chart of run {run_id}: ArithmeticError forced by the test"]
+    assert {m.label for m in at.metric} >= {"Clean questions", "Attacked questions"}
+    assert [b.proto.label for b in at.get("download_button")] == ["JSON report"]
