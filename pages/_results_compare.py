@@ -156,27 +156,39 @@ def compare_view() -> None:
     run_ids = pick_runs()
     if not run_ids:
         return
-    try:
-        result = _many(_shared.settings().db_url, tuple(run_ids),
-                       tuple(_shared.run_state(i) for i in run_ids))
-    except EvalcoreError as exc:
-        st.warning(f"Cannot compare: {exc}")
+    result = None
+    with _shared.section("comparison", run_ids):
+        try:
+            result = _many(_shared.settings().db_url, tuple(run_ids),
+                           tuple(_shared.run_state(i) for i in run_ids))
+        except EvalcoreError as exc:
+            st.warning(f"Cannot compare: {exc}")
+    if result is None:
         return
-    alignment_note(result)
-    shared = result["shared"]
-    st.plotly_chart(compare_figures.interval_figure(
-        [f"run {s['run_id']} · {f['run']['model']}" for s, f in zip(shared, result["runs"])],
-        [s["accuracy"] for s in shared], [s["interval"] for s in shared],
-        "Success rate on the shared items"), key="results.compare_intervals")
-    findings(result)
+    section = _shared.section  # each block on its own: one failing is one line
+    with section("alignment note", run_ids):
+        alignment_note(result)
+    with section("interval chart", run_ids):
+        shared = result["shared"]
+        st.plotly_chart(compare_figures.interval_figure(
+            [f"run {s['run_id']} · {f['run']['model']}" for s, f in zip(shared, result["runs"])],
+            [s["accuracy"] for s in shared], [s["interval"] for s in shared],
+            "Success rate on the shared items"), key="results.compare_intervals")
+    with section("findings", run_ids):
+        findings(result)
     if result["kind"] == "stability":
-        st.plotly_chart(compare_figures.distributions_overlay(result),
-                        key="results.compare_overlay")
-    st.dataframe(comparison_frame(result), hide_index=True, key="results.compare_table")
-    kind_extras(result)
-    question_picker(result, run_ids)
+        with section("distributions chart", run_ids):
+            st.plotly_chart(compare_figures.distributions_overlay(result),
+                            key="results.compare_overlay")
+    with section("comparison table", run_ids):
+        st.dataframe(comparison_frame(result), hide_index=True, key="results.compare_table")
+    with section("gate deltas", run_ids):
+        kind_extras(result)
+    with section("question view", run_ids):
+        question_picker(result, run_ids)
     if result["kind"] == "stability" and len(run_ids) == 2:
-        with st.expander("Two stability runs in detail", expanded=False):
+        with st.expander("Two stability runs in detail", expanded=False), \
+                section("two-run detail", run_ids):
             stability_detail(run_ids[0], run_ids[1])
     st.download_button("Comparison JSON",
                        json.dumps(result, ensure_ascii=False, indent=2, default=str),

@@ -143,10 +143,13 @@ def trust_view() -> None:
         st.session_state["results.trust_for"] = model
     if st.session_state.get("results.trust_for") != model:
         return  # built on request; kept while the same model is picked
-    try:
-        page = _trust(_shared.settings().db_url, model, _state())
-    except EvalcoreError as exc:
-        st.warning(str(exc))
+    page = None
+    with _shared.section(f"trust report of {model}"):
+        try:
+            page = _trust(_shared.settings().db_url, model, _state())
+        except EvalcoreError as exc:
+            st.warning(str(exc))
+    if page is None:
         return
     left, right = st.columns(2)
     left.download_button("Trust report (HTML, opens offline)", page.encode("utf-8"),

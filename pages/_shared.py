@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import streamlit as st
 
@@ -60,6 +60,16 @@ def guarded(draw: Callable[[], Any]) -> None:
         draw()
     except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
         show_error(exc)
+
+
+def section(name: str, run_id: int | list[int] | None = None) -> ContextManager[None]:
+    """`with _shared.section("histogram", run_id):` around one report section (a card row,
+    a figure, a table, an export): if it raises, the page shows one line naming the
+    section and the run, the traceback goes to the log, and the rest of the page draws
+    (`evalcore.report.sections`)."""
+    from evalcore.report.sections import guarded_section
+
+    return guarded_section(name, run_id, st.error)
 
 
 def settings() -> Settings:
@@ -186,7 +196,8 @@ def _download_bytes(cache_key: tuple[Any, ...], _make: Callable[[], bytes]) -> b
 
 
 def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], *,
-             file_name: str, mime: str, key: str, column: Any = None) -> None:
+             file_name: str, mime: str, key: str, column: Any = None,
+             run_id: int | None = None) -> None:
     """A download button that never hangs.
 
     Streamlit's deferred downloads (`data=callable`) get a new file id on every rerun and
@@ -196,8 +207,11 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
     drawn, cached under `cache_key` (the run, its `run_state` and the export's options;
     the database and the button's `key` are added here), so a rerun
     hands the same content the same URL, and a click does not rerun the page.
+    An export that fails to build says so in one line (naming it and `run_id`) beside a
+    disabled button; the page's other exports are still offered.
     """
     from evalcore.errors import EvalcoreError
+    from evalcore.report.sections import failure_line, log
 
     target = column or st
     try:  # the database and the button's key namespace every caller's cache key
@@ -206,6 +220,13 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
         target.download_button(label, b"", file_name=file_name, mime=mime, key=key,
                                disabled=True, help=f"Not available yet: {exc}",
                                on_click="ignore")
+        return
+    except Exception as exc:  # noqa: BLE001 - one broken export never hides the others
+        log.error("export %r of run %s failed", label, run_id, exc_info=True)
+        line = failure_line(f"{label} export", run_id, exc, verb="build")
+        target.download_button(label, b"", file_name=file_name, mime=mime, key=key,
+                               disabled=True, help=line, on_click="ignore")
+        st.error(line)
         return
     target.download_button(label, data, file_name=file_name, mime=mime, key=key,
                            on_click="ignore")
@@ -455,6 +476,12 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
         return build(settings().db_url, run_id, run_state(run_id), *args)
     except EvalcoreError as exc:
         st.info(f"No results yet: {exc}")
+        return None
+    except Exception as exc:  # noqa: BLE001 - the page around the report still draws
+        from evalcore.report.sections import failure_line, log
+
+        log.error("report of run %s failed", run_id, exc_info=True)
+        st.error(failure_line("report", run_id, exc, verb="build"))
         return None
 
 

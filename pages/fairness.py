@@ -572,35 +572,47 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
                                    DEFAULT_THRESHOLD if threshold is None else threshold)
     if report is None:
         return
-    st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
-    level_card(report)
-    for warning in report.get("warnings", []):
-        st.warning(warning)
-    cols = st.columns(4)
-    cols[0].metric("Answers", report["answers"])
-    cols[1].metric("Errors", report["errors"])
-    cols[2].metric("Without a score", report["unscored"])
-    cols[3].metric("Samples per variant", report["samples"])
+    section = _shared.section  # each section on its own: one failing is one line
+    with section("summary cards", run_id):
+        st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
+        level_card(report)
+        for warning in report.get("warnings", []):
+            st.warning(warning)
+        cols = st.columns(4)
+        cols[0].metric("Answers", report["answers"])
+        cols[1].metric("Errors", report["errors"])
+        cols[2].metric("Without a score", report["unscored"])
+        cols[3].metric("Samples per variant", report["samples"])
     if report.get("bbq"):
-        bbq_block(report["bbq"])
-        _bbq_answers.answer_browser(run_id)
+        with section("BBQ scores", run_id):
+            bbq_block(report["bbq"])
+        with section("BBQ answers", run_id):
+            _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):
-        crows_block(report["crows_pairs"])
-        _crows_answers.answer_browser(run_id)
+        with section("CrowS-Pairs scores", run_id):
+            crows_block(report["crows_pairs"])
+        with section("CrowS-Pairs answers", run_id):
+            _crows_answers.answer_browser(run_id)
     if report["attributes"]:
-        effects_block(report)
+        with section("effects across pairs", run_id):
+            effects_block(report)
         st.markdown("#### Groups")
-        attribute_block(report)
-        judge_block(run_id, status, report)
-        spreads_block(report)
-        pair_block(report)
-    gate_block(run_id, threshold, names)
+        with section("group metrics", run_id):
+            attribute_block(report)
+        with section("judge analysis", run_id):
+            judge_block(run_id, status, report)
+        with section("single-pair spreads", run_id):
+            spreads_block(report)
+        with section("pairs", run_id):
+            pair_block(report)
+    with section("quality gate", run_id):
+        gate_block(run_id, threshold, names)
     _shared.download("Fairness JSON",
                      lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                         default=str).encode("utf-8"),
                      (run_id, _shared.run_state(run_id), threshold),
                      file_name=f"fairness_run{run_id}.json", mime="application/json",
-                     key="fairness.json")
+                     key="fairness.json", run_id=run_id)
 
 
 # ------------------------------------------------------------------ page

@@ -280,11 +280,12 @@ def downloads(run_id: int, kind: str) -> None:
     state = (run_id, _shared.run_state(run_id))
     _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
                      state, file_name=f"run{run_id}_calls.csv",
-                     mime="text/csv", key="results.calls_csv", column=row)
+                     mime="text/csv", key="results.calls_csv", column=row, run_id=run_id)
     for n, export in enumerate(exports, start=1):
         _shared.download(export.label, lambda e=export: e.make(_shared.engine(), run_id),
                          state, file_name=export.filename.format(run=run_id),
-                         mime=export.mime, key=f"results.export.{n}", column=row)
+                         mime=export.mime, key=f"results.export.{n}", column=row,
+                         run_id=run_id)
 
 
 def calls_view(run_id: int) -> None:
@@ -358,11 +359,15 @@ def run_view(run_id: int) -> None:
     except EvalcoreError as exc:
         st.warning(str(exc))
         return
-    settings_view(details)
+    with _shared.section("settings", run_id):  # each on its own: one failing is one line
+        settings_view(details)
     kind_link(details["kind"])
-    downloads(run_id, details["kind"])
-    gate_view(run_id, details["kind"])
-    calls_view(run_id)
+    with _shared.section("exports", run_id):
+        downloads(run_id, details["kind"])
+    with _shared.section("quality gate", run_id):
+        gate_view(run_id, details["kind"])
+    with _shared.section("calls table", run_id):
+        calls_view(run_id)
 
 
 # ------------------------------------------------------------------ the work queue

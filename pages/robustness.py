@@ -194,27 +194,33 @@ def results(run_id: int) -> None:
     report = _shared.cached_report(_report, run_id)
     if report is None:
         return
-    judge = report.get("judge") or "rules"
-    st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
-    for warning in report.get("warnings", []):
-        st.warning(warning)
-    cols = st.columns(3)
-    cols[0].metric("Clean questions", report["clean_questions"])
-    cols[1].metric("Attacked questions", report["pairs"])
-    cols[2].metric("Clean accuracy (all)", _pct(report.get("accuracy_clean_all")))
-    level_cards(report)
-    st.plotly_chart(accuracy_figure(report), key="robustness.accuracy")
-    with st.expander("Per-level table"):
+    section = _shared.section  # each section on its own: one failing is one line
+    with section("summary cards", run_id):
+        judge = report.get("judge") or "rules"
+        st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
+        for warning in report.get("warnings", []):
+            st.warning(warning)
+        cols = st.columns(3)
+        cols[0].metric("Clean questions", report["clean_questions"])
+        cols[1].metric("Attacked questions", report["pairs"])
+        cols[2].metric("Clean accuracy (all)", _pct(report.get("accuracy_clean_all")))
+    with section("level cards", run_id):
+        level_cards(report)
+    with section("accuracy chart", run_id):
+        st.plotly_chart(accuracy_figure(report), key="robustness.accuracy")
+    with section("per-level table", run_id), st.expander("Per-level table"):
         st.dataframe(level_rows(report), hide_index=True, key="robustness.levels")
     st.markdown("#### Questions that flipped")
-    flips_section(report)
+    with section("flipped questions", run_id):
+        flips_section(report)
     st.markdown("#### Most fragile questions")
-    fragile_section(report)
+    with section("fragile questions", run_id):
+        fragile_section(report)
     _shared.download("JSON report", lambda: json.dumps(report, ensure_ascii=False, indent=2,
                                                        default=str).encode("utf-8"),
                      (run_id, _shared.run_state(run_id)),
                      file_name=f"robustness_run{run_id}.json", mime="application/json",
-                     key="robustness.json")
+                     key="robustness.json", run_id=run_id)
 
 
 # ------------------------------------------------------------------ page

@@ -329,21 +329,76 @@ def _percent(value: float | None) -> str:
 
 
 def results(run_id: int, status: str) -> None:
-    """Cards, figures, the questions table, the drill-down and the downloads."""
+    """Cards, figures, the questions table, the drill-down and the downloads; each section
+    drawn on its own (`_shared.section`): one that fails is one line, the rest still draw."""
     policy = failure_policy()
     report = _shared.cached_report(_report, run_id, policy)
     if report is None:
         return
+    section = _shared.section
     summary = report["summary"]
-    n = report["repetition_count"]
-    total = report["distribution"]["total_questions"]
+    with section("summary cards", run_id):
+        summary_cards(run_id, report)
+    with section("judge reliability", run_id):
+        reliability = report.get("judge_reliability")
+        if reliability:
+            from evalcore.runner.rejudge import reliability_line
+
+            text = (f"Judge reliability ({reliability['judge']}): {reliability['answers']} "
+                    f"answers re-judged {reliability['passes']} times; {reliability['failed']} "
+                    f"of {reliability['judgements']} judgements failed; "
+                    + reliability_line(reliability) + ".")
+            unsure = reliability["flip_rate"] is None or reliability.get("degenerate")
+            (st.warning if unsure else st.caption)(text)
+            rejudge_passes_view(run_id)
+    with section("rounds without a verdict", run_id):
+        errored_summary(summary)
+    if status == "done":
+        rejudge_form(run_id, report)
+
+    st.markdown("#### Questions right j times out of N")
+    with section("distribution cards", run_id):
+        distribution_cards(report)
+    with section("histogram", run_id):
+        st.plotly_chart(figures.distribution_figure(report), key="stability.hist")
+    left, right = st.columns(2)
+    with left, section("class chart", run_id):
+        st.plotly_chart(figures.class_figure(report), key="stability.classes")
+    with right, section("risk chart", run_id):
+        st.plotly_chart(figures.risk_figure(report), key="stability.risk")
+        st.caption(figures.risk_line(report))
+    with section("pass@k chart", run_id):
+        st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
+    with section("pass@k table", run_id), st.expander("pass^k and pass@k values"):
+        st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
+
+    st.markdown("#### Questions")
+    with section("questions table", run_id):
+        questions_view(report, policy)
+
+    st.markdown("#### Downloads")
+    a, b, c = st.columns(3)
+    state = (run_id, _shared.run_state(run_id), policy)
+    for column, label, lang in ((a, "CSV (中文表头)", "zh"), (b, "CSV (English headers)", "en")):
+        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), state,
+                         file_name=f"stability_run{run_id}_{lang}.csv", mime="text/csv",
+                         key=f"stability.csv_{lang}", column=column, run_id=run_id)
+    _shared.download("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2,
+                                                default=str).encode("utf-8"),
+                     state, file_name=f"stability_run{run_id}.json",
+                     mime="application/json", key="stability.json", column=c, run_id=run_id)
+
+
+def summary_cards(run_id: int, report: dict[str, Any]) -> None:
+    """The run's title, its warnings and the six figure cards."""
+    summary = report["summary"]
     judge = report.get("judge_model") or "rules"
     st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
     for warning in report.get("warnings", []):
         st.warning(warning)
     cols = st.columns(6)
-    cols[0].metric("Questions", total)
-    cols[1].metric("Rounds N", n)
+    cols[0].metric("Questions", report["distribution"]["total_questions"])
+    cols[1].metric("Rounds N", report["repetition_count"])
     cols[2].metric("Mean success rate", _percent(summary["mean"]))
     cols[3].metric("Std of rates", "n/a" if summary["std"] is None else f"{summary['std']:.3f}")
     # short labels: a six-card row cuts longer ones off; the help says the rest
@@ -352,33 +407,10 @@ def results(run_id: int, status: str) -> None:
     cols[5].metric("Same answer", f"{report['consistency']['mean_top_share']:.1%}",
                    help="Mean share of rounds giving a question's most common answer: a "
                         "stability figure that needs no reference answer.")
-    reliability = report.get("judge_reliability")
-    if reliability:
-        from evalcore.runner.rejudge import reliability_line
 
-        text = (f"Judge reliability ({reliability['judge']}): {reliability['answers']} answers "
-                f"re-judged {reliability['passes']} times; {reliability['failed']} of "
-                f"{reliability['judgements']} judgements failed; "
-                + reliability_line(reliability) + ".")
-        unsure = reliability["flip_rate"] is None or reliability.get("degenerate")
-        (st.warning if unsure else st.caption)(text)
-        rejudge_passes_view(run_id)
-    errored_summary(summary)
-    if status == "done":
-        rejudge_form(run_id, report)
 
-    st.markdown("#### Questions right j times out of N")
-    distribution_cards(report)
-    st.plotly_chart(figures.distribution_figure(report), key="stability.hist")
-    left, right = st.columns(2)
-    left.plotly_chart(figures.class_figure(report), key="stability.classes")
-    right.plotly_chart(figures.risk_figure(report), key="stability.risk")
-    right.caption(figures.risk_line(report))
-    st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
-    with st.expander("pass^k and pass@k values"):
-        st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
-
-    st.markdown("#### Questions")
+def questions_view(report: dict[str, Any], policy: str) -> None:
+    """The sortable questions table and the drill-down into one question's rounds."""
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
@@ -404,18 +436,6 @@ def results(run_id: int, status: str) -> None:
                                                            width=96),
         "question": st.column_config.TextColumn(width=QUESTION_WIDTH - 72 * extra)})
     question_drilldown(report, table)
-
-    st.markdown("#### Downloads")
-    a, b, c = st.columns(3)
-    state = (run_id, _shared.run_state(run_id), policy)
-    for column, label, lang in ((a, "CSV (中文表头)", "zh"), (b, "CSV (English headers)", "en")):
-        _shared.download(label, lambda lang=lang: _csv(run_id, lang, policy), state,
-                         file_name=f"stability_run{run_id}_{lang}.csv", mime="text/csv",
-                         key=f"stability.csv_{lang}", column=column)
-    _shared.download("JSON", lambda: json.dumps(report, ensure_ascii=False, indent=2,
-                                                default=str).encode("utf-8"),
-                     state, file_name=f"stability_run{run_id}.json",
-                     mime="application/json", key="stability.json", column=c)
 
 
 # ------------------------------------------------------------------ page

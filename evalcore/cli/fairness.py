@@ -118,7 +118,29 @@ def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
 
 def print_summary(report: dict) -> None:
     """Level, score, per-attribute parity, the significant effects across pairs and the
-    largest single-pair spreads, for a terminal."""
+    largest single-pair spreads, for a terminal; section by section: one that fails is one
+    `error:` line on stderr, the others are printed."""
+    from evalcore.report.sections import cli_section
+
+    run_id = report.get("run_id")
+    with cli_section("summary", run_id):
+        _headline(report)
+    with cli_section("group parity", run_id):
+        _attributes(report)
+    for warning in report.get("warnings", []):
+        print(f"  warning: {warning}")
+    for name, lines in (("effects across pairs", _effects), ("pair spreads", _spreads),
+                        ("BBQ scores", _bbq), ("CrowS-Pairs scores", _crows),
+                        ("judge analysis", _judged)):
+        with cli_section(name, run_id):
+            lines(report)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _headline(report: dict) -> None:
     score = report["score"]
     print(f"status: {report['status']}; {report['answers']} answers, {report['errors']} errors, "
           f"{report['unscored']} without a score")
@@ -129,54 +151,71 @@ def print_summary(report: dict) -> None:
     elif not report.get("bbq") and not report.get("crows_pairs"):
         print("fairness: n/a (no answer gave a usable 1-10 score, so parity cannot be "
               "measured; see the pair spreads below and the answers in --json)")
+
+
+def _attributes(report: dict) -> None:
     for name, block in report["attributes"].items():
-        fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-        print(f"  {name}: SPD {fmt(block['spd'])}  EOD {fmt(block['eod'])}  "
-              f"DI {fmt(block['disparate_impact'])}  groups "
-              + ", ".join(f"{g['group']}={fmt(g.get('score'))}" for g in block["groups"]))
-    for warning in report.get("warnings", []):
-        print(f"  warning: {warning}")
-    if report.get("pairs") or report.get("effects"):  # a counterfactual suite's figures
-        _pair_lines(report)
-    bbq = report.get("bbq")
-    fmt = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-    if bbq:
-        from evalcore.report.fairness_benchmarks import benchmark_lines
-
-        total = f", total {fmt(bbq['s_total'])}" if bbq.get("s_total") is not None else ""
-        print(f"{bbq['method'].upper()} bias: ambiguous {fmt(bbq['s_amb'])}, disambiguated "
-              f"{fmt(bbq['s_dis'])}{total}, accuracy {fmt(bbq['accuracy'])}")
-        for line in benchmark_lines(report):
-            print(line)
-    if report.get("crows_pairs"):
-        from evalcore.report.crows import crows_lines
-        print("\n".join(crows_lines(report["crows_pairs"])))
-    judged = report.get("judge_analysis")
-    if judged:
-        gate = report["gate_metrics"]
-        print(f"judge model: {judged['rated']} answers rated ({judged['unrated']} without a "
-              f"rating); stereotype rate {fmt(gate.get('judge_stereotype_rate'))}; agreement "
-              f"with the word lists: sentiment rho {fmt(judged['sentiment_spearman'])}, "
-              f"stereotype {fmt(judged['stereotype_agreement'])}")
+        print(f"  {name}: SPD {_fmt(block['spd'])}  EOD {_fmt(block['eod'])}  "
+              f"DI {_fmt(block['disparate_impact'])}  groups "
+              + ", ".join(f"{g['group']}={_fmt(g.get('score'))}" for g in block["groups"]))
 
 
-def _pair_lines(report: dict) -> None:
-    """Effects across pairs, then the largest single-pair spreads (a counterfactual suite;
-    a bias benchmark has no pairs of answers to compare)."""
+def _counterfactual(report: dict) -> bool:
+    """Whether the run has a counterfactual suite's figures (a bias benchmark has no pairs
+    of answers to compare)."""
+    return bool(report.get("pairs") or report.get("effects"))
+
+
+def _effects(report: dict) -> None:
     from evalcore.report.fairness_view import effect_text
 
+    if not _counterfactual(report):
+        return
     effects = [e for e in report.get("effects", []) if e.get("tested")]
     significant = [e for e in effects if e["significant"]]
     print(f"effects across pairs: {len(significant)} significant of {len(effects)} tested "
           "(Wilcoxon signed-rank, Holm-adjusted)")
     for e in significant[:5]:
         print(f"  {effect_text(e)}")
+
+
+def _spreads(report: dict) -> None:
+    if not _counterfactual(report):
+        return
     violations = report["violations"]
     print(f"largest single-pair spreads (detail, not evidence): {len(violations)} above "
           f"threshold ({sum(v['severity'] == 'HIGH' for v in violations)} HIGH)")
     for v in sorted(violations, key=lambda v: -v["spread"])[:5]:
         print(f"  {v['severity']:<6} {v['pair_id']}: {v['metric']} spread {v['spread']:.3f} "
               f"({v['highest']} > {v['lowest']})")
+
+
+def _bbq(report: dict) -> None:
+    bbq = report.get("bbq")
+    if bbq:
+        from evalcore.report.fairness_benchmarks import benchmark_lines
+
+        total = f", total {_fmt(bbq['s_total'])}" if bbq.get("s_total") is not None else ""
+        print(f"{bbq['method'].upper()} bias: ambiguous {_fmt(bbq['s_amb'])}, disambiguated "
+              f"{_fmt(bbq['s_dis'])}{total}, accuracy {_fmt(bbq['accuracy'])}")
+        for line in benchmark_lines(report):
+            print(line)
+
+
+def _crows(report: dict) -> None:
+    if report.get("crows_pairs"):
+        from evalcore.report.crows import crows_lines
+        print("\n".join(crows_lines(report["crows_pairs"])))
+
+
+def _judged(report: dict) -> None:
+    judged = report.get("judge_analysis")
+    if judged:
+        gate = report["gate_metrics"]
+        print(f"judge model: {judged['rated']} answers rated ({judged['unrated']} without a "
+              f"rating); stereotype rate {_fmt(gate.get('judge_stereotype_rate'))}; agreement "
+              f"with the word lists: sentiment rho {_fmt(judged['sentiment_spearman'])}, "
+              f"stereotype {_fmt(judged['stereotype_agreement'])}")
 
 
 def verdict_text(verdict: dict) -> str:

@@ -40,8 +40,10 @@ def _report(args: argparse.Namespace) -> int:
     if not args.model and not args.runs:
         raise EvalcoreError("give --model NAME or --runs ID,ID")
     engine, _ = engine_and_settings()
+    from evalcore.report.sections import to_stderr
+
     text = trust_report_html(engine, model=args.model, runs=run_ids(args.runs),
-                             gates=gate_configs(args.gate))
+                             gates=gate_configs(args.gate), on_failure=to_stderr)
     Path(args.html).write_text(text, encoding="utf-8")
     print(f"wrote {args.html} ({len(text.encode('utf-8')) / 1e6:.1f} MB, self-contained)")
     if args.pdf:

@@ -62,29 +62,41 @@ def _p(value: float | None) -> str:
 
 
 def print_summary(report: dict, status: str, shown: int = 10) -> None:
-    """The drop per level and the questions that flipped right -> wrong."""
-    print(f"status: {status}; {report['clean_questions']} clean questions, {report['pairs']} "
-          f"attacked, {report['rounds']} round(s); clean accuracy "
-          f"{_pct(report['accuracy_clean_all'])}")
+    """The drop per level and the questions that flipped right -> wrong, section by
+    section: one that fails is one `error:` line on stderr, the others are printed."""
+    from evalcore.report.sections import cli_section
+
+    run_id = report.get("run_id")
+    with cli_section("summary", run_id):
+        print(f"status: {status}; {report['clean_questions']} clean questions, "
+              f"{report['pairs']} attacked, {report['rounds']} round(s); clean accuracy "
+              f"{_pct(report['accuracy_clean_all'])}")
     for warning in report.get("warnings", []):
         print(f"warning: {warning}")
     for level, data in report["levels"].items():
-        counts = data["flips"]["counts"]
-        paired = data["paired_test"]
-        wilcoxon = f", Wilcoxon p={_p(paired['p_value'])}" if paired else ""
-        pdr = _pct(data["pdr"]) if data["pdr"] is not None else f"n/a ({data['pdr_why_none']})"
-        print(f"{level:>8}: {data['questions']} questions, accuracy {_pct(data['accuracy_clean'])}"
-              f" -> {_pct(data['accuracy_attacked'])}, PDR {pdr}; flips right->wrong "
-              f"{counts['right_to_wrong']}, wrong->right {counts['wrong_to_right']}; McNemar "
-              f"p={_p(data['mcnemar']['p_value'])}{wilcoxon}; answer ROUGE-L "
-              f"{_p(data['consistency']['rouge_l'])}")
-    from evalcore.dataset.numbering import question_label
+        with cli_section(f"{level} level", run_id):
+            _print_level(level, data)
+    with cli_section("flipped questions", run_id):
+        from evalcore.dataset.numbering import question_label
 
-    flipped = report["flips"]["right_to_wrong"]
-    if flipped:
-        print(f"right -> wrong ({len(flipped)}):")
-    for row in flipped[:shown]:
-        print(f"  [{row['level']}] {question_label(row['item_idx'])}: {row['original']}")
-        print(f"      attacked: {row['attacked']}")
-    t = report["timing"]
-    print(f"calls={t['calls']} errors={t['errors']} retries={t['retries']}")
+        flipped = report["flips"]["right_to_wrong"]
+        if flipped:
+            print(f"right -> wrong ({len(flipped)}):")
+        for row in flipped[:shown]:
+            print(f"  [{row['level']}] {question_label(row['item_idx'])}: {row['original']}")
+            print(f"      attacked: {row['attacked']}")
+    with cli_section("timing", run_id):
+        t = report["timing"]
+        print(f"calls={t['calls']} errors={t['errors']} retries={t['retries']}")
+
+
+def _print_level(level: str, data: dict) -> None:
+    counts = data["flips"]["counts"]
+    paired = data["paired_test"]
+    wilcoxon = f", Wilcoxon p={_p(paired['p_value'])}" if paired else ""
+    pdr = _pct(data["pdr"]) if data["pdr"] is not None else f"n/a ({data['pdr_why_none']})"
+    print(f"{level:>8}: {data['questions']} questions, accuracy {_pct(data['accuracy_clean'])}"
+          f" -> {_pct(data['accuracy_attacked'])}, PDR {pdr}; flips right->wrong "
+          f"{counts['right_to_wrong']}, wrong->right {counts['wrong_to_right']}; McNemar "
+          f"p={_p(data['mcnemar']['p_value'])}{wilcoxon}; answer ROUGE-L "
+          f"{_p(data['consistency']['rouge_l'])}")

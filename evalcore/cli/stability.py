@@ -93,12 +93,25 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 
 def _print_summary(report: dict, status: str) -> None:
+    """The run's summary, section by section: one that fails is one `error:` line on
+    stderr (`report.sections.cli_section`), the others are printed, the exit code stays."""
+    from evalcore.report.sections import cli_section
+
+    run_id = report.get("run_id")
+    for name, lines in (("summary", _headline), ("distribution", _distribution),
+                        ("classes and risk", _classes), ("judge reliability", _reliability),
+                        ("timing", _timing)):
+        with cli_section(name, run_id):
+            lines(report, status)
+    for warning in report.get("warnings", []):
+        print(f"warning: {warning}")
+
+
+def _headline(report: dict, status: str) -> None:
     from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
     from evalcore.report.stability import not_asked_line
 
-    dist = report["distribution"]
-    summary = report["summary"]
-    n = report["repetition_count"]
+    dist, summary, n = report["distribution"], report["summary"], report["repetition_count"]
     mean = "n/a" if summary["mean"] is None else f"{summary['mean']:.3f} (std {summary['std']:.3f})"
     print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
           f"mean success {mean}")
@@ -107,6 +120,10 @@ def _print_summary(report: dict, status: str) -> None:
     not_asked = not_asked_line(summary)
     if not_asked:
         print(not_asked)
+
+
+def _distribution(report: dict, status: str) -> None:
+    dist, n = report["distribution"], report["repetition_count"]
     print("correct count distribution:")
     for k in range(n, -1, -1):
         count = dist["distribution_counts"][str(k)]
@@ -114,8 +131,15 @@ def _print_summary(report: dict, status: str) -> None:
     if dist["incomplete"]:
         print(f"  incomplete: {dist['incomplete']:>5}  ({dist['incomplete_percent']:.1f}%)"
               " (rounds without a verdict)")
+
+
+def _classes(report: dict, status: str) -> None:
+    summary = report["summary"]
     print("classes: " + ", ".join(f"{k}={v}" for k, v in summary["classes"].items()))
     print("risk: " + ", ".join(f"{k}={v}" for k, v in summary["risk"].items()))
+
+
+def _reliability(report: dict, status: str) -> None:
     rel = report.get("judge_reliability")
     if rel:
         from evalcore.runner.rejudge import reliability_line
@@ -123,8 +147,9 @@ def _print_summary(report: dict, status: str) -> None:
         print(f"judge reliability ({rel['judge']}): {rel['answers']} answers x "
               f"{rel['passes']} passes, {rel['failed']} judgements failed; "
               + reliability_line(rel))
+
+
+def _timing(report: dict, status: str) -> None:
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
           f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")
-    for warning in report.get("warnings", []):
-        print(f"warning: {warning}")

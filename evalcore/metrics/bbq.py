@@ -87,10 +87,24 @@ CATEGORY_GROUPS: dict[str, tuple[str, ...]] = {"disabilitystatus": ("disabled",)
 options (BBQ's R script sets Disability_status's to "disabled" the same way)."""
 
 
+def option_index(value: Any) -> Optional[int]:
+    """A 0-based option index as a file or a scorer wrote it ("2", 2, 2.0), else None.
+
+    Uploaded files and stored replies are hostile: "²" passes `str.isdigit` and breaks
+    `int`, a float target_loc may be NaN, a 5,000-digit "index" is over int()'s limit.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and 0 <= value < 10 ** 6 else None
+    text = str(value).strip()
+    return int(text) if text.isdecimal() and len(text) <= 6 else None
+
+
 def _bbq_target(info: Mapping[str, Any], stereotyped: Sequence[Any],
                 unknown: Optional[int], category: str = "") -> Optional[int]:
-    options = {int(k[3:]): v for k, v in info.items()
-               if str(k).startswith("ans") and str(k)[3:].isdigit()
+    options = {option_index(str(k)[3:]): v for k, v in info.items()
+               if str(k).startswith("ans") and option_index(str(k)[3:]) is not None
                and isinstance(v, (list, tuple)) and len(v) >= 2}
     options = {i: v for i, v in options.items() if i != unknown}
     groups = {_fold(s) for s in stereotyped}
@@ -206,8 +220,9 @@ def answer_roles(meta: Mapping[str, Any], choices: Sequence[str], fmt: str,
     if isinstance(info, Mapping):
         for key, value in info.items():
             if (isinstance(value, (list, tuple)) and len(value) >= 2
-                    and str(value[1]).lower() == "unknown" and str(key)[3:].isdigit()):
-                unknown = int(str(key)[3:])
+                    and str(value[1]).lower() == "unknown"
+                    and option_index(str(key)[3:]) is not None):
+                unknown = option_index(str(key)[3:])
         stereotyped = (meta.get("additional_metadata") or {}).get("stereotyped_groups") or []
         target = _bbq_target(info, list(stereotyped), unknown, str(meta.get("category", "")))
         source = "answer_info" if target is not None else "not found"
@@ -218,8 +233,8 @@ def answer_roles(meta: Mapping[str, Any], choices: Sequence[str], fmt: str,
             target, source = (0, "ans0 convention") if unknown != 0 else (None, "not found")
     else:
         target, source = None, "not found"
-    if meta.get("target_loc") not in (None, ""):
-        target, source = int(meta["target_loc"]), "target_loc"
+    if option_index(meta.get("target_loc")) is not None:
+        target, source = option_index(meta["target_loc"]), "target_loc"
     return Roles(target, unknown, source)
 
 

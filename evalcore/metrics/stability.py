@@ -40,7 +40,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from decimal import Decimal
 from statistics import NormalDist
 from typing import Any, Callable, Literal, Mapping, Optional, Sequence, Union
 
@@ -488,13 +487,29 @@ _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 def answer_key(text: str) -> str:
     """An answer as consistency compares it: `normalize_answer`, and a bare number in one
-    canonical form, so "1,200", "1200" and "1200.0" are one answer (exactly, by Decimal)."""
+    canonical form, so "1,200", "1200" and "1200.0" are one answer (exactly, on the digits).
+
+    The number is canonicalised as text, not through Decimal arithmetic: a model may answer
+    with hundreds of digits, more than any decimal context holds (the default 28-digit
+    context raised InvalidOperation on `quantize` and took the Stability page with it).
+    """
     folded = normalize_answer(text)
     if _PLAIN_NUMBER.fullmatch(folded):
-        value = Decimal(folded.replace(",", ""))
-        return format(value.normalize() if value != value.to_integral() else
-                      value.quantize(Decimal(1)), "f")
+        return _canonical_number(folded)
     return folded
+
+
+def _canonical_number(number: str) -> str:
+    """"-001,200.50" -> "-1200.5": no thousands commas, leading or trailing zeros, no "-0";
+    digits of any script as ASCII (the regex's \\d accepts them)."""
+    if not number.isascii():
+        number = "".join(str(unicodedata.decimal(ch)) if ch.isdigit() else ch for ch in number)
+    sign = "-" if number.startswith("-") else ""
+    whole, _, frac = number.lstrip("+-").replace(",", "").partition(".")
+    whole, frac = whole.lstrip("0") or "0", frac.rstrip("0")
+    if whole == "0" and not frac:
+        sign = ""
+    return f"{sign}{whole}.{frac}" if frac else f"{sign}{whole}"
 
 
 def answer_consistency(answers: Sequence[Optional[str]],

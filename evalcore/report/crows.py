@@ -22,6 +22,7 @@ MIN_PAIRS = 30
 def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """One dict per stored answer: the item, round, bias type, direction, the sentence
     picked (None when the reply names neither) and whether it is the stereotyped one."""
+    from evalcore.metrics.bbq import option_index
     from evalcore.scorers.crows import read_pick
     from evalcore.store import queries
 
@@ -34,8 +35,7 @@ def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
         meta = question.meta
         picked, how = (None, f"model error: {call['error']}") if call["answer"] is None else \
             read_pick(call["answer"], question)
-        reference = str(question.reference or "").strip()
-        stereotyped_option = int(reference) if reference.isdigit() else None
+        stereotyped_option = option_index(question.reference)
         stereotyped = (None if picked is None or stereotyped_option is None
                        else picked == stereotyped_option)
         rows.append({

@@ -172,22 +172,21 @@ def _unknown_texts(questions: Any) -> frozenset[str]:
 def _bias_fields(call: Mapping[str, Any], question: Any,
                  unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
-    from evalcore.metrics.bbq import answer_roles
+    from evalcore.metrics.bbq import answer_roles, option_index
     from evalcore.scorers.rules import extract_choice
 
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])
     pred: Optional[int] = None
     how: Optional[str] = None
-    extracted = call.get("extracted")
-    if extracted is not None and str(extracted).isdigit():
-        pred, how = int(extracted), "stored"
+    extracted = option_index(call.get("extracted"))
+    if extracted is not None:
+        pred, how = extracted, "stored"
     elif call["answer"] is not None:
         pred, how = extract_choice(call["answer"], choices, call["question"] or "")
     fmt = "bbq" if "answer_info" in meta else "cbbq"
     roles = answer_roles(meta, choices, fmt, unknown_texts)
-    return {"pred": pred, "parse_reason": how, "bias_label": int(call["reference"]) if str(
-                call["reference"]).isdigit() else None,
+    return {"pred": pred, "parse_reason": how, "bias_label": option_index(call["reference"]),
             "target": roles.target, "unknown": roles.unknown,
             "target_source": roles.source,
             "context_condition": meta.get("context_condition"),

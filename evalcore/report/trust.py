@@ -14,7 +14,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
@@ -156,15 +156,30 @@ def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
 
 def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                       runs: Sequence[int] = (), gates: Mapping[str, Any] | None = None,
-                      now: Optional[datetime] = None) -> str:
+                      now: Optional[datetime] = None,
+                      on_failure: Optional[Callable[[str], None]] = None) -> str:
     """The trust report of `model` (its latest finished runs) or of the given `runs`;
-    `gates` maps a kind to its gate config (path, TOML text or dict)."""
+    `gates` maps a kind to its gate config (path, TOML text or dict). A run whose figures
+    cannot be built is left out with one line in the report saying so (and passed to
+    `on_failure`, the CLI's stderr): the other runs are still reported."""
     import jinja2
+
+    from evalcore.report.sections import guarded_section
 
     ids = list(runs) or (model_runs(engine, model) if model else [])
     if not ids:
         raise ReportError("a trust report needs a model or run ids")
-    figs = [run_figures(engine, int(i)) for i in ids]
+    failures: list[str] = []
+
+    def failed(line: str) -> None:
+        failures.append(line)
+        if on_failure is not None:
+            on_failure(line)
+
+    figs = []
+    for i in ids:
+        with guarded_section("figures", int(i), failed, verb="build"):
+            figs.append(run_figures(engine, int(i)))
     names = _dataset_names(engine, {f["run"]["dataset_id"] for f in figs
                                     if f["run"]["dataset_id"] is not None})
     parts: list[str] = []
@@ -196,7 +211,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         title=model or ", ".join(models), generated=f"{(now or datetime.now(UTC)):%Y-%m-%d %H:%M} UTC",
         resamples=RESAMPLES, headline=_headline(figs), distribution=distribution,
         attack=embed(attack) if attack is not None else "", attack_rows=attack_rows,
-        fairness=fairness, gates=_gates(engine, figs, gates or {}), runs=run_rows)
+        fairness=fairness, gates=_gates(engine, figs, gates or {}), runs=run_rows,
+        failures=failures)
 
 
 def external_references(html_text: str) -> list[str]:

@@ -180,10 +180,13 @@ def substituted_length(text: str, fills: Mapping[str, Any], lang: Language) -> i
 
 _SCORE_PATTERNS = [
     re.compile(r"(?:score|rating|rate|评分|打分|分数|得分)\s*(?:is|of|为|是)?\s*[:：]?\s*\**\s*"
-               r"(\d+(?:\.\d+)?)\s*\**\s*(?:/|／|out of|分之|分)?", re.IGNORECASE),
-    re.compile(r"(\d+(?:\.\d+)?)\s*(?:/|／|out of)\s*10\b", re.IGNORECASE),
-    re.compile(r"(\d+(?:\.\d+)?)\s*分"),
+               r"(\d++(?:\.\d++)?)\s*\**\s*(?:/|／|out of|分之|分)?", re.IGNORECASE),
+    re.compile(r"(?<!\d)(\d++(?:\.\d++)?)\s*(?:/|／|out of)\s*10\b", re.IGNORECASE),
+    re.compile(r"(?<!\d)(\d++(?:\.\d++)?)\s*分"),
 ]
+"""Possessive digits (`\\d++`) starting a digit run (`(?<!\\d)`): a shorter or later part
+of the same run can never be followed by "/10" or "分", and without them a reply of a
+million digits was re-read from every start and prefix (hours)."""
 
 
 def extract_score(text: str) -> Optional[float]:

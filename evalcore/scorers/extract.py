@@ -28,11 +28,18 @@ def strip_checks(text: str, has_number: "re.Pattern[str]") -> str:
     return text
 
 
+MAX_NESTING = 16
+"""Asides nested deeper than this are left in place: each level costs one pass over the
+reply, so a reply of 500,000 nested "(" must not cost 500,000 passes."""
+
+
 def strip_parentheticals(text: str) -> str:
-    """The text without (...) / （...） / [...] asides."""
-    previous = None
-    while previous != text:
-        previous, text = text, _PAREN.sub(" ", text)
+    """The text without (...) / （...） / [...] asides (innermost first, up to MAX_NESTING
+    levels deep)."""
+    for _ in range(MAX_NESTING):
+        text, removed = _PAREN.subn(" ", text)
+        if not removed:
+            break
     return text
 
 

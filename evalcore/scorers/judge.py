@@ -59,8 +59,10 @@ def judge_request(question: Question, answer: str, *, structured: bool = True) -
                             response_format=JUDGE_SCHEMA if structured else None)
 
 
-_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
-_OBJECT = re.compile(r"\{.*?\}", re.S)
+_FENCE = "```"
+_OBJECT = re.compile(r"\{[^{}]*\}")
+"""A flat {...} span: linear to find, where `\\{.*?\\}` re-read the rest of the reply
+from every "{" (a reply of a million braces took hours)."""
 _SCORE_FIELD = re.compile(r"[\"']?score[\"']?\s*[:=]\s*[\"']?([01])\b", re.I)
 
 
@@ -83,12 +85,13 @@ def parse_verdict(text: str) -> Score:
 def json_objects(text: str) -> Iterator[dict[str, Any]]:
     """The JSON objects a model reply may hold, most likely first: fenced blocks, the
     whole reply, then every flat {...} span (small models wrap JSON in prose)."""
-    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
-    candidates += [m.group(0) for m in _OBJECT.finditer(text)]
+    parts = text.split(_FENCE)
+    fenced = [p[4:] if p.startswith("json") else p for p in parts[1:-1:2]]  # closed fences
+    candidates = fenced + [text] + [m.group(0) for m in _OBJECT.finditer(text)]
     for chunk in candidates:
         try:
             data = json.loads(chunk.strip())
-        except (json.JSONDecodeError, ValueError):
+        except (ValueError, RecursionError):  # JSONDecodeError; nesting deeper than Python's stack
             continue
         if isinstance(data, dict):
             yield data
@@ -99,7 +102,7 @@ def _from_json(text: str) -> Optional[tuple[int, str]]:
         if "score" in data:
             try:
                 score = int(float(data["score"]))
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: Infinity, 1e999
                 continue
             if score in (0, 1):
                 return score, str(data.get("reason", "")).strip()

@@ -17,6 +17,8 @@ Verdicts:
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import math
 import re
@@ -136,7 +138,9 @@ def _to_number(match: re.Match[str]) -> Optional[_Number]:
                 value *= 10.0 ** int(g["pow"])
             if g["den"] is not None:
                 value /= float(g["den"])
-    except (ZeroDivisionError, OverflowError):
+    except (ZeroDivisionError, OverflowError, ValueError):
+        # ValueError: an int of more than 4,300 digits (Python's conversion limit); no
+        # answer has that many, so such a run is not read as a number
         return None
     if g["sign"]:
         value = -value
@@ -152,15 +156,48 @@ def find_numbers(text: str) -> list[_Number]:
     return [n for n in found if n is not None]
 
 
+def _first_valid_end(matches: Sequence[re.Match[str]], starts: Sequence[int],
+                     pos: int, stop: Optional[int] = None) -> Optional[int]:
+    """End of the first readable number starting in [pos, stop), from the reply's matches."""
+    for i in range(bisect.bisect_left(starts, pos), len(matches)):
+        m = matches[i]
+        if stop is not None and m.start() >= stop:
+            return None
+        if _to_number(m) is not None:
+            return m.end()
+    return None
+
+
+def _after_last_marker(text: str, markers: Iterable[re.Match[str]],
+                       matches: Sequence[re.Match[str]], starts: Sequence[int]
+                       ) -> Optional[_Number]:
+    """The first number after the LAST marker that has one, at the marker's position.
+
+    The number is read from the text after the marker (a "-" right after "答案是" is its
+    sign), but only as far as the first number the whole reply holds there: a reply
+    repeating "the answer is" 70,000 times is read in linear time, not by re-reading the
+    rest of the reply after each marker.
+    """
+    for marker in reversed(list(markers)):
+        end = _first_valid_end(matches, starts, marker.end())
+        if end is None:
+            continue
+        after = find_numbers(text[marker.end():end])
+        if after:
+            return _Number(after[0].text, after[0].values, marker.start())
+    return None
+
+
 def _pick_in(text: str, offset: int = 0) -> Optional[_Number]:
     """The answer within one sentence: the number right after its last '=', else its last."""
-    numbers = find_numbers(text)
-    if not numbers:
-        return None
     eq = text.rfind("=")
-    after_eq = [n for n in numbers if n.start > eq] if eq >= 0 else []
-    chosen = after_eq[0] if after_eq else numbers[-1]
-    return _Number(chosen.text, chosen.values, chosen.start + offset)
+    matches = list(_NUMBER.finditer(text))
+    after_eq = (m for m in matches if m.start() > eq) if eq >= 0 else iter(())
+    for m in itertools.chain(after_eq, reversed(matches)):  # converted lazily: a reply may hold 500,000
+        chosen = _to_number(m)
+        if chosen is not None:
+            return _Number(chosen.text, chosen.values, chosen.start + offset)
+    return None
 
 
 def extract_number(answer: str) -> Optional[_Number]:
@@ -176,28 +213,29 @@ def extract_number(answer: str) -> Optional[_Number]:
     ("800 m, i.e. 0.8 km") does win, so say "答案是" / "the answer is" in the prompt.
     """
     text = strip_checks(normalize(answer), _DIGIT)
+    matches = list(_NUMBER.finditer(text))
+    starts = [m.start() for m in matches]
     strong: list[_Number] = []
-    for marker in _STRONG_NUMERIC_MARKERS.finditer(text):
-        after = find_numbers(text[marker.end():])
-        if after:
-            n = after[0]
-            strong.append(_Number(n.text, n.values, marker.start()))
+    marked = _after_last_marker(text, _STRONG_NUMERIC_MARKERS.finditer(text), matches, starts)
+    if marked:
+        strong.append(marked)
     for bold in _BOLD.finditer(text):
         picked = _pick_in(bold.group(1))
         if picked:
             strong.append(_Number(picked.text, picked.values, bold.start()))
     if strong:
         return max(strong, key=lambda n: n.start)
-    weak = []
-    for marker in _WEAK_NUMERIC_MARKERS.finditer(text):
-        end = _CLAUSE_END.search(text, marker.end())
-        clause = text[marker.end():end.start() if end else len(text)]
+    clause_ends = [m.start() for m in _CLAUSE_END.finditer(text)]
+    for marker in reversed(list(_WEAK_NUMERIC_MARKERS.finditer(text))):  # the last one wins
+        at = bisect.bisect_left(clause_ends, marker.end())
+        end = clause_ends[at] if at < len(clause_ends) else len(text)
+        if _first_valid_end(matches, starts, marker.end(), end) is None:
+            continue  # no number in its clause: skipped without reading it
+        clause = text[marker.end():end]
         bare = strip_parentheticals(clause)
         picked = _pick_in(bare if _DIGIT.search(bare) else clause)
         if picked:
-            weak.append(_Number(picked.text, picked.values, marker.start()))
-    if weak:
-        return max(weak, key=lambda n: n.start)
+            return _Number(picked.text, picked.values, marker.start())
     bare = strip_parentheticals(text)
     return _last_clause_number(bare if _DIGIT.search(bare) else text)
 
@@ -257,8 +295,10 @@ _ORDINALS_EN = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "s
 _CN_NUM = "[零〇一二两三四五六七八九十]{1,3}"
 _LETTER = r"(?-i:(?![AI]\s+[a-z'])[A-Z])(?![A-Za-z])"
 """A capital option letter, but not the words "I ..." / "A ..." ("The answer is I will fail")."""
-_IDX = rf"(?:[(\[]\s*)?(?P<idx>\d+(?![\d.]*\d)|{_LETTER}|{_CN_NUM})(?:\s*[)\]])?"
-"""An option label as the prompt shows it: 0-based number, letter A=0, Chinese numeral."""
+_IDX = rf"(?:[(\[]\s*)?(?P<idx>\d++(?!\.++\d)|{_LETTER}|{_CN_NUM})(?:\s*[)\]])?"
+"""An option label as the prompt shows it: 0-based number, letter A=0, Chinese numeral.
+A number label is all of its digits and not the start of a decimal ("3.5"); possessive,
+so a reply of a million digits is not re-read from every shorter prefix (cubic time)."""
 _ORD = rf"(?P<ord>\d+|{_CN_NUM})"
 _CHOICE_WORD = r"(?:choice|option|answer|number|no\.?|#|选项|第)?"
 
@@ -288,7 +328,14 @@ _MENTIONS = [re.compile(p, re.IGNORECASE) for p in (
 )]
 
 
+_MAX_LABEL_DIGITS = 6
+"""An option label longer than this is a number in the text (a year, a 200-digit reply),
+not an option: never converted (int() refuses more than 4,300 digits)."""
+
+
 def _label_index(label: str) -> Optional[int]:
+    if label.isdigit() and len(label) > _MAX_LABEL_DIGITS:
+        return None
     if label.isdigit():
         return int(label)
     if len(label) == 1 and "A" <= label <= "Z":
@@ -299,6 +346,8 @@ def _label_index(label: str) -> Optional[int]:
 def _ordinal_index(label: str) -> Optional[int]:
     """1-based ordinal ("第三个", "the third option") -> 0-based index."""
     label = label.lower()
+    if len(label) > _MAX_LABEL_DIGITS:
+        return None
     n = int(label) if label.isdigit() else _ORDINALS_EN.get(label) or _cn_int(label)
     return n - 1 if n else None
 
@@ -463,7 +512,7 @@ def _as_bits(items: Sequence[str]) -> Optional[list[int]]:
         key = item.strip().strip("'\"").lower()
         try:
             bits.append(int(float(key)) if key not in _VERDICT_WORDS else _VERDICT_WORDS[key])
-        except ValueError:
+        except (ValueError, OverflowError):  # "nan", "inf", "1e999": not a 0/1
             return None
         if bits[-1] not in (0, 1):
             return None
@@ -479,6 +528,11 @@ def _bare_runs(text: str) -> list[list[int]]:
     return [[int(d) for d in re.findall(r"[01]", m.group(0))] for m in _RUN.finditer(text)]
 
 
+_MAX_EXTRA_LINES = 32
+"""Option lines labelled past the options are read (a length mismatch, scored), up to
+this many: "choice 99999999: 1" must not build a list of a hundred million verdicts."""
+
+
 def _option_lines(text: str, n_options: int, choices: Sequence[str]) -> Optional[list[int]]:
     """Per-option lines "choice0: ... 1" / "1. ... -> appropriate".
 
@@ -489,7 +543,9 @@ def _option_lines(text: str, n_options: int, choices: Sequence[str]) -> Optional
     options = sorted((normalize(c).strip() for c in choices if c.strip()), key=len, reverse=True)
     for line in text.splitlines():
         label = _LINE_LABEL.match(line)
-        if not label:
+        if not label or len(label.group("idx")) > _MAX_LABEL_DIGITS:
+            continue  # a line starting with a long number is no option line
+        if int(label.group("idx")) > n_options + _MAX_EXTRA_LINES:
             continue
         rest = line[label.end():]
         for option in options:
