@@ -414,6 +414,7 @@ def questions_view(report: dict[str, Any], policy: str) -> None:
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
                            key="stability.sort")
     table = frames.questions_frame(report, sort_by=sort_by)
+    n = report["repetition_count"]
     shown = question_columns(table, sort_by)
     extra = len(shown) - 8  # CI width and errored: 72 px each, taken from the question
     st.dataframe(table, hide_index=True, key="stability.table",
