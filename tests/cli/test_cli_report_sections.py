@@ -78,6 +78,7 @@ def test_fairness_summary_with_a_failing_section_prints_the_rest(capsys, monkeyp
 
     report = {"run_id": 9, "status": "done", "answers": 4, "errors": 0, "unscored": 0,
               "score": 80.0, "level": "fair", "attributes": {}, "warnings": ["w"],
+              "pairs": [{"pair_id": "p1"}],  # a counterfactual suite (benchmarks have none)
               "effects": [], "violations": [{"severity": "HIGH", "pair_id": "p1",
                                              "metric": "score", "spread": 0.5,
                                              "highest": "a", "lowest": "b"}]}
