@@ -14,7 +14,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.store import queries
-from pages import _shared
+from pages import _cost, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -67,6 +67,11 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
     empty = [i for i in chosen if not approved[i]]
+    if chosen and not empty:
+        from evalcore.report.estimate import robustness_calls
+
+        _cost.time_caption(model, robustness_calls(eng, [int(i) for i in chosen], int(rounds)),
+                           judge)
     if empty:
         st.warning("No approved item yet in " + ", ".join(
             f"#{i}" for i in empty) + ": approve attacked questions on the Attacks page, "

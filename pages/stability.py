@@ -50,6 +50,7 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
     from evalcore import actions
+    from evalcore.report.estimate import default_limit
     from evalcore.runner.plan import RunSpec
 
     if not datasets:
@@ -73,8 +74,11 @@ def start_form(datasets: list[Any]) -> None:
                                 max_value=100, value=5, step=1, key="stability.rounds")
     n_items = int(by_id[dataset_id].item_count)
     limit = right.number_input("Use only the first K items (0 = all)", min_value=0,
-                               max_value=max(n_items, 0), value=0, step=1,
-                               key=f"stability.limit.{dataset_id}")
+                               max_value=max(n_items, 0), step=1,
+                               value=default_limit(_cost.model_entry(model), n_items),
+                               key=f"stability.limit.{dataset_id}",
+                               help="Defaults to a small K on the local model: a first run "
+                                    "takes a minute or two, not hours.")
     schedule = right.radio("Schedule", list(SCHEDULES), key="stability.schedule",
                            format_func=SCHEDULES.get, index=1,
                            help="Sequential: the method's recommended scheme, a question's "
@@ -94,6 +98,7 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
+    _cost.time_caption(model, calls, judge)
     slots = _model_concurrency(model)
     if schedule == "sequential" and slots and items < slots:
         st.info(f"Sequential rounds keep at most {items} of the model's {slots} slots busy "

@@ -6,12 +6,12 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.registry import default_local_config
-from evalcore.runner.estimate import (DEFAULT_LATENCY_S, LOCAL_DEFAULT_LIMIT, default_limit,
+from evalcore.report.estimate import (DEFAULT_LATENCY_S, LOCAL_DEFAULT_LIMIT, default_limit,
                                       estimate_calls, estimate_run, model_speed)
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.start import create_run, run_in_foreground
 from tests.fakes.fault_server import FaultConfig, FaultServer
-from tests.runner.conftest import add_model, right_for_odd
+from tests.runner.conftest import add_model, dataset, right_for_odd  # noqa: F401  (fixture)
 
 
 def test_a_model_never_run_gets_its_kinds_default(engine):
