@@ -305,3 +305,16 @@ class Upload(SQLModel, table=True):
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     created_at: datetime = Field(default_factory=utcnow,
                                  sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class Worker(SQLModel, table=True):
+    """A worker process's heartbeat (migration 0008): who executes jobs, and the state of
+    the embedded model in its process (`state["local"]`: stopped / starting / running),
+    so the app describes the model runs really use."""
+
+    name: str = Field(primary_key=True)
+    host: str
+    pid: int
+    started_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    heartbeat_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
