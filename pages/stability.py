@@ -329,6 +329,7 @@ def results(run_id: int, status: str) -> None:
     st.plotly_chart(figures.distribution_figure(report), key="stability.hist")
     left, right = st.columns(2)
     left.plotly_chart(figures.class_figure(report), key="stability.classes")
+    left.caption(figures.class_line(report))
     right.plotly_chart(figures.risk_figure(report), key="stability.risk")
     right.caption(figures.risk_line(report))
     st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")

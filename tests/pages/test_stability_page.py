@@ -256,3 +256,11 @@ def test_start_form_defaults_to_20_items_on_the_local_model_and_says_how_long(pa
     assert any("100 calls, about 50 s on local" in v for v in values(at, "markdown"))
     limit.set_value(0).run()
     assert any("300 calls, about 2 m 30 s on local" in v for v in values(at, "markdown"))
+
+
+def test_classes_are_written_under_their_chart(page_env, engine):
+    """3/3, 2/3, 0/3, 1/3 right: the classes as text (a browser reads them, not the SVG)."""
+    stored_run(engine)
+    at = open_page()
+    assert ("1 perfect (100%), 0 high (>= 80%), 1 unstable (50-80%), 1 severe (0-50%), "
+            "1 failed (0%)") in values(at, "caption")
