@@ -43,9 +43,11 @@ def attempt() -> dict[str, Any]:
     home = tempfile.mkdtemp(prefix="evalcore-demo-bench-")
     os.environ["EVALCORE_HOME"] = home
     os.environ.pop("EVALCORE_DB_URL", None)
+    load_settings.cache_clear()  # the settings are read once per process: read them again
     settings = load_settings()
     engine = make_engine(settings.db_url)
     stop_local()  # a first click: the model loads inside the measured time
+    assert Path(settings.home).resolve() == Path(home).resolve(), settings.home
 
     async def work() -> None:
         try:
@@ -68,6 +70,7 @@ def attempt() -> dict[str, Any]:
         "seconds": round(seconds, 1), "run_id": run_id, "status": report["status"],
         "calls": len(calls), "errors": sum(c.error is not None for c in calls),
         "median_latency_s": round(statistics.median(latencies), 2) if latencies else None,
+        "mean_latency_s": round(statistics.fmean(latencies), 2) if latencies else None,
         "calls_at_cap": sum((c.completion_tokens or 0) >= (cap or 10**9) for c in calls),
         "distribution": report["distribution"]["distribution_counts"],
         "classes": report["summary"]["classes"], "mean": report["summary"]["mean"],

@@ -3,9 +3,10 @@
 Why: one click on a big dataset with the embedded model is thousands of calls and hours;
 the start forms and the CLI say so before anything is queued. The speed is measured, not
 guessed: a model's calls per second come from its own stored calls of earlier runs (the
-median latency of its last answered calls, times the calls it has in flight at once, its
-concurrency, bounded by its requests-per-minute limit); a model never run yet gets a
-default per kind. A judge's calls are added at the judge's own speed.
+calls it has in flight at once, its concurrency, over the mean latency of its last
+answered calls: Little's law; the mean, not the median, since a few slow calls hold a
+slot as long as many fast ones; bounded by its requests-per-minute limit); a model never
+run yet gets a default per kind. A judge's calls are added at the judge's own speed.
 """
 from __future__ import annotations
 
@@ -84,9 +85,9 @@ def _latencies(engine: Engine, model: str, sample: int = SAMPLE_CALLS) -> list[f
 
 def model_speed(engine: Engine, model: ModelConfig, *,
                 concurrency: Optional[int] = None) -> Speed:
-    """`model`'s calls per second: in-flight calls / median stored latency, at most its rpm."""
+    """`model`'s speed: in-flight calls / mean stored latency, at most its rpm."""
     latencies = _latencies(engine, model.name)
-    latency = statistics.median(latencies) if latencies else DEFAULT_LATENCY_S.get(
+    latency = statistics.fmean(latencies) if latencies else DEFAULT_LATENCY_S.get(
         model.kind, DEFAULT_LATENCY_S["openai"])
     return Speed(model.name, latency, max(1, concurrency or model.concurrency), model.rpm,
                  len(latencies))
