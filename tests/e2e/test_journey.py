@@ -273,7 +273,7 @@ def _demo(page, journey: dict) -> None:
     expected = {"perfect": counts.count(n), "high": sum(c / n >= 0.8 and c < n for c in counts),
                 "unstable": sum(0.5 <= c / n < 0.8 for c in counts),
                 "severe": sum(0 < c / n < 0.5 for c in counts), "failed": counts.count(0)}
-    got = dict((name, int(k)) for k, name in re.findall(r"(\d+) (\w+) \(", classes.inner_text()))
+    got = {name: int(k) for k, name in re.findall(r"(\d+) (\w+) \(", classes.inner_text())}
     assert got == expected, (classes.inner_text(), counts)
     sidebar = page.locator('[data-testid="stSidebar"]')
     expect(sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker"))).to_be_visible()
