@@ -124,15 +124,16 @@ def local_model_lines() -> list[str]:
 
 
 def _local_busy() -> bool:
-    """A worker is loading the model or has jobs in hand: its state may change soon."""
+    """A worker is loading the model: "starting" turns into "loaded" within seconds. (Not
+    while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
+    the page's own redraw when a run ends shows the new state.)"""
     from evalcore.store.workers import live_workers
 
     try:
         workers = live_workers(engine())
     except Exception:  # noqa: BLE001 - the body says why it cannot tell
         return False
-    return any((w.state.get("local") or {}).get("state") == "starting" or w.state.get("jobs")
-               for w in workers)
+    return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
 
 
 def _local_model_body() -> None:
@@ -184,7 +185,7 @@ def sidebar() -> None:
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
-        # while a worker loads it or works, re-read every REFRESH_S ("starting" -> "loaded")
+        # while a worker loads it, re-read every REFRESH_S ("starting" -> "loaded")
         st.fragment(run_every=REFRESH_S if _local_busy() else None)(_local_model_body)()
 
 

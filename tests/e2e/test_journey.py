@@ -121,6 +121,7 @@ def _correct_counts(db: Path, run_id: int) -> list[int]:
     return [int(n) for _, n in rows]
 
 
+@pytest.mark.timeout(900)  # the demo on the real model: ~1-2 min of it on a loaded machine
 def test_a_new_user_goes_from_data_to_verdicts(browser, journey) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
@@ -171,7 +172,8 @@ def _journey(page, journey: dict) -> None:
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
-    risk = main.get_by_text(re.compile(r"\d+ questions with a rate: "))
+    expect(page.get_by_text("Run #2 started")).to_be_visible()  # not the demo's report
+    risk = main.get_by_text(re.compile(rf"^{QUESTIONS} questions with a rate: "))
     expect(risk).to_be_visible()
     m = re.search(r"(\d+) questions with a rate: (\d+) high risk, (\d+) borderline, (\d+) "
                   r"trusted \(of which (\d+) perfect\)", risk.inner_text())
@@ -216,10 +218,14 @@ def _journey(page, journey: dict) -> None:
     # Results: a long run cancelled and resumed; its status follows without a reload.
     page.goto(f"{url}/stability")
     _open_expander(page, "Start a new run")
+    _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     rounds = page.get_by_label("Rounds N (each question is asked N times)")
     rounds.fill("100")
     rounds.press("Enter")
+    # slower answers: on a loaded machine 1,000 calls at 0.03 s ended (~18 s) before the
+    # Results page had opened to cancel them
+    journey["good"].reconfigure(latency=0.12)
     page.get_by_role("button", name="Start run").click()
     expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
     page.goto(f"{url}/results")
