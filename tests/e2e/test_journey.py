@@ -225,7 +225,7 @@ def _journey(page, journey: dict) -> None:
     rounds.press("Enter")
     # slower answers: on a loaded machine 1,000 calls at 0.03 s ended (~18 s) before the
     # Results page had opened to cancel them
-    journey["good"].reconfigure(latency=0.12)
+    journey["good"].reconfigure(latency=0.08)
     page.get_by_role("button", name="Start run").click()
     expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
     page.goto(f"{url}/results")
@@ -234,7 +234,8 @@ def _journey(page, journey: dict) -> None:
     expect(main.get_by_text(re.compile(r"cancelled: \d+ / 1000"))).to_be_visible()
     page.get_by_role("button", name="Resume run").click()
     expect(main.get_by_text(re.compile(r"(queued|running): \d+ / 1000"))).to_be_visible()
-    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible()  # no reload
+    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible(  # no reload
+        timeout=3 * UI_TIMEOUT_MS)
 
     # The three downloads of the first maths run, each complete and readable.
     _pick(page, "Run details", _run_label(page, 2))
