@@ -6,7 +6,6 @@ import tomllib
 
 import pytest
 
-from tests.conftest import require
 from tests.pages.helpers import texts
 
 SECRET = "sk-page-test-0123456789abcdef"
