@@ -7,7 +7,8 @@ a 5-round stability run of the `local` model on it; a worker executes it like an
 Why this sample: the embedded SmolLM2-135M answers a one-word sentiment in a few tokens
 (median ~0.7 s a call on a loaded 2-core machine) and is right on some reviews every time,
 on some only sometimes and on some never: the distribution shows stable, flaky and
-failed questions, which is what stability means. (Chinese maths problems, the first demo, were wrong 30 times out of 30.)
+failed questions, which is what stability means. (Chinese maths problems, the first
+demo, were wrong 30 times out of 30.)
 `bench/demo_bench.py` measures it; `DEMO_SECONDS` is its best of 3 on a 2-core machine.
 """
 from __future__ import annotations
