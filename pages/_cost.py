@@ -1,6 +1,8 @@
 """The cost estimate a start form shows before a run (`evalcore.report.cost`)."""
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -31,3 +33,24 @@ def estimate_caption(dataset: int | str, model: str, judge: str, rounds: int,
     else:
         st.caption(f"{tokens}: estimated cost {est['cost']:.4f} (prices per million tokens "
                    "from the model entry; answers assumed ~256 tokens).")
+
+
+def model_entry(model: str) -> Any:
+    """The model's entry (None when it cannot be read: the form shows that error itself)."""
+    from evalcore.providers.registry import get_model
+
+    try:
+        return get_model(_shared.settings().models_path, model)
+    except EvalcoreError:
+        return None
+
+
+def time_caption(model: str, calls: int, judge: str = "rules", what: str = "") -> None:
+    """'N calls, about T on MODEL' (`evalcore.report.estimate`), before every start button."""
+    from evalcore.report.estimate import estimate_calls
+
+    entry, judge_entry = model_entry(model), None if judge == "rules" else model_entry(judge)
+    if entry is None or (judge != "rules" and judge_entry is None):
+        return
+    est = estimate_calls(_shared.engine(), entry, calls, judge=judge_entry)
+    st.markdown(f"**{what}{est.line()}**")

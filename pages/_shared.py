@@ -121,24 +121,54 @@ def _route_through_app() -> None:
     st.stop()
 
 
-def local_model_line() -> str:
-    """One line on the embedded llama.cpp model: starting (loading), running where, or
-    stopped."""
-    from evalcore.providers.local import LocalServer
+def describe_local(state: dict[str, Any]) -> str:
+    """One local-model state of a worker's heartbeat (`providers.local.local_state`) in words."""
+    def at(epoch: Any) -> str:
+        return datetime.fromtimestamp(epoch).strftime("%H:%M:%S") if epoch else "?"
 
-    status = LocalServer.instance().status()
-    if status["state"] == "starting":
-        since = datetime.fromtimestamp(status["loading_since"]).strftime("%H:%M:%S")
-        return f"starting: loading {Path(status['loading_path']).name} (since {since})"
-    if not status["running"]:
-        return "stopped (starts on first use, or from the Models page)"
-    since = datetime.fromtimestamp(status["started_at"]).strftime("%H:%M:%S")
-    model = Path(status["model_path"]).name or "?"
-    return f"running at {status['url']} ({model}, since {since})"
+    model = state.get("model") or "?"
+    if state.get("state") == "starting":
+        return f"starting: loading {model} (since {at(state.get('since'))})"
+    if state.get("state") == "running":
+        return f"loaded ({model}, since {at(state.get('since'))})"
+    return "not loaded (loads at its first run on the local model)"
+
+
+def local_model_lines() -> list[str]:
+    """The embedded model where runs execute: its state in each live worker (from their
+    heartbeats in the database), or that no worker runs (queued runs then wait)."""
+    from evalcore.store.workers import live_workers
+
+    workers = live_workers(engine())
+    if not workers:
+        return ["no worker is running: queued runs wait until one starts (`python -m "
+                "evalcore worker`; `make run` starts one with the app)"]
+    return [f"{describe_local(w.state.get('local') or {})} in worker `{w.name}`"
+            for w in workers]
+
+
+def _local_busy() -> bool:
+    """A worker is loading the model: "starting" turns into "loaded" within seconds. (Not
+    while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
+    the page's own redraw when a run ends shows the new state.)"""
+    from evalcore.store.workers import live_workers
+
+    try:
+        workers = live_workers(engine())
+    except Exception:  # noqa: BLE001 - the body says why it cannot tell
+        return False
+    return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
 
 
 def _local_model_body() -> None:
-    st.markdown(local_model_line())
+    from evalcore.error_text import describe_error
+
+    try:
+        lines = local_model_lines()
+    except Exception as exc:  # noqa: BLE001 - the sidebar must draw without a database
+        lines = [f"unknown: {describe_error(exc) or 'the database cannot be read'}"]
+    for line in lines:
+        st.markdown(line)
 
 
 def actor() -> Any:
@@ -179,11 +209,8 @@ def sidebar() -> None:
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
-        from evalcore.providers.local import LocalServer
-
-        starting = LocalServer.instance().status()["state"] == "starting"
-        # while it loads, re-read every REFRESH_S so "starting" turns into "running"
-        st.fragment(run_every=REFRESH_S if starting else None)(_local_model_body)()
+        # while a worker loads it, re-read every REFRESH_S ("starting" -> "loaded")
+        st.fragment(run_every=REFRESH_S if _local_busy() else None)(_local_model_body)()
 
 
 # ------------------------------------------------------------------ downloads

@@ -18,7 +18,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
-from pages import _bbq_answers, _crows_answers, _shared, _submit
+from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 SUITE_FORMAT = "fairness_suite"
@@ -175,6 +175,7 @@ def bias_importer() -> None:
 def start_form(suites: list[Any]) -> None:
     """Suite, model, samples and temperature; the button stores the new run id."""
     from evalcore import actions
+    from evalcore.report.estimate import default_limit
 
     if not suites:
         st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
@@ -201,13 +202,17 @@ def start_form(suites: list[Any]) -> None:
                                             "sample is the same answer.")
     n_items = int(by_id[suite_id].item_count)
     limit = _submit.number_field(right, "Use only the first K prompts (0 = all)", low=0,
-                                 high=max(n_items, 0), value=0, step=1,
-                                 key=f"fairness.limit.{suite_id}", problems=problems, name="K")
+                                 high=max(n_items, 0),
+                                 value=default_limit(_cost.model_entry(model), n_items), step=1,
+                                 key=f"fairness.limit.{suite_id}", problems=problems, name="K",
+                                 help="Defaults to a small K on the local model: a first run "
+                                      "takes a minute or two, not hours.")
     name = left.text_input("Run name (optional)", key="fairness.name")
     if int(samples) > 1 and float(temperature) == 0.0:
         st.warning("With temperature 0 every sample gives the same answer.")
     items = int(limit) or n_items
     st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
+    _cost.time_caption(model, items * int(samples))
     with _submit.submission("Start run", "run", "fairness.start",
                             invalid=problems) as submit_key:
         if submit_key:

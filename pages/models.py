@@ -1,4 +1,5 @@
-"""Models: the entries of models.toml, their connection test, and the embedded local model.
+"""Models: the entries of models.toml, their connection test, and where the embedded local
+model is loaded (the workers' copies: runs execute there).
 
 Keys are never shown or written: a model names the environment variable that holds its
 key, and the page only says whether that variable is set. Reading and writing the file,
@@ -12,10 +13,10 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore.errors import EvalcoreError, ModelConfigError
+from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.client import test_connection
-from evalcore.providers.local import HEALTH_TIMEOUT, LocalServer, start_local, stop_local
+from evalcore.providers.local import HEALTH_TIMEOUT
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
 from pages import _shared
@@ -214,38 +215,17 @@ def delete_controls(name: str) -> None:
         st.button("Delete...", key="models.delete", on_click=_ask_delete)
 
 
-def _start_local(config: ModelConfig) -> None:
-    try:
-        start_local(config)
-    except EvalcoreError as exc:
-        _say("error", str(exc))
-    else:
-        _say("success", f"Local model '{config.name}' is running.")
-
-
-def _stop_local() -> None:
-    stop_local()
-    _say("success", "Local model stopped.")
-
-
 def local_panel(models: dict[str, ModelConfig]) -> None:
-    """Start or stop the embedded llama.cpp model (one runs at a time, in this process)."""
+    """Where the embedded llama.cpp model is loaded: in the workers that execute runs (from
+    their heartbeats). No Start button: a copy loaded in the app process would serve no run."""
     st.subheader("Local model")
-    local = [m for m in models.values() if m.kind == "local"]
-    st.markdown(f"State: {_shared.local_model_line()}")
-    if not local:
-        st.caption("No model of kind 'local' is configured; add one above to run llama.cpp here.")
+    for line in _shared.local_model_lines():
+        st.markdown(f"State: {line}")
+    if not any(m.kind == "local" for m in models.values()):
+        st.caption("No model of kind 'local' is configured; add one above to run llama.cpp.")
         return
-    names = [m.name for m in local]
-    pick = st.selectbox("Local model", names, key="models.local_target")
-    running = LocalServer.instance().running
-    left, right = st.columns(2)
-    may_start, may_stop = _shared.why_not("run"), _shared.why_not("models")
-    left.button("Start", key="models.local_start", disabled=running or may_start is not None,
-                on_click=_start_local, args=(models[pick or names[0]],),
-                help=may_start or "Loads the GGUF (a few seconds for SmolLM2)")
-    right.button("Stop", key="models.local_stop", disabled=not running or may_stop is not None,
-                 on_click=_stop_local, help=may_stop)
+    st.caption("A worker loads the model at its first run on it (a few seconds for SmolLM2) "
+               "and keeps it loaded while it lives; stopping the worker frees it.")
 
 
 def main() -> None:

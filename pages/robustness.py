@@ -15,7 +15,7 @@ import streamlit as st
 
 from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.store import queries
-from pages import _shared, _submit
+from pages import _cost, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -70,6 +70,11 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
     empty = [i for i in chosen if not approved[i]]
+    if chosen and not empty:
+        from evalcore.report.estimate import robustness_calls
+
+        _cost.time_caption(model, robustness_calls(eng, [int(i) for i in chosen], int(rounds)),
+                           judge)
     if empty:
         st.warning("No approved item yet in " + ", ".join(
             f"#{i}" for i in empty) + ": approve attacked questions on the Attacks page, "

@@ -52,6 +52,7 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
     from evalcore import actions
+    from evalcore.report.estimate import default_limit
     from evalcore.runner.plan import RunSpec
 
     if not datasets:
@@ -77,9 +78,11 @@ def start_form(datasets: list[Any]) -> None:
                                   problems=problems, name="Rounds N")
     n_items = int(by_id[dataset_id].item_count)
     limit = _submit.number_field(right, "Use only the first K items (0 = all)", low=0,
-                                 high=max(n_items, 0), value=0, step=1,
+                                 high=max(n_items, 0),
+                                 value=default_limit(_cost.model_entry(model), n_items), step=1,
                                  key=f"stability.limit.{dataset_id}", problems=problems,
-                                 name="K")
+                                 name="K", help="Defaults to a small K on the local model: a "
+                                                "first run takes a minute or two, not hours.")
     schedule = right.radio("Schedule", list(SCHEDULES), key="stability.schedule",
                            format_func=SCHEDULES.get, index=1,
                            help="Sequential: the method's recommended scheme, a question's "
@@ -101,6 +104,7 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
                + ("" if judge == "rules" else f" + {calls} judge calls"))
+    _cost.time_caption(model, calls, judge)
     slots = _model_concurrency(model)
     if schedule == "sequential" and slots and items < slots:
         st.info(f"Sequential rounds keep at most {items} of the model's {slots} slots busy "
@@ -364,6 +368,7 @@ def results(run_id: int, status: str) -> None:
     left, right = st.columns(2)
     with left, section("class chart", run_id):
         st.plotly_chart(figures.class_figure(report), key="stability.classes")
+        st.caption(figures.class_line(report))
     with right, section("risk chart", run_id):
         st.plotly_chart(figures.risk_figure(report), key="stability.risk")
         st.caption(figures.risk_line(report))

@@ -65,10 +65,14 @@ def print_json(data: Any) -> None:
 
 def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
     """With `--detach`: print {"run_id": N} (the run stays queued for a worker) and
-    return None; otherwise execute the run here with a progress bar."""
+    return None; otherwise say its calls and expected time ("estimate: 60 calls, about
+    30 s on local ...") and execute it here with a progress bar."""
     if getattr(args, "detach", False):
         print_json({"run_id": run_id})
         return None
+    from evalcore.report.estimate import estimate_run
+
+    print(f"estimate: {estimate_run(engine, run_id).line()}", flush=True)
     return run_with_progress(engine, run_id)
 
 

@@ -84,6 +84,12 @@ class ModelConfig(BaseModel):
     top_p: Optional[float] = Field(default=None, ge=0, le=1)
     max_tokens: Optional[int] = Field(default=512, ge=1)
     seed: Optional[int] = None
+    stop: list[str] = Field(default_factory=list, max_length=4)
+    """Stop sequences: the reply ends before the first one (OpenAI `stop`, Ollama
+    `options.stop`); a small model that rambles after its answer stops at once."""
+    repeat_penalty: Optional[float] = Field(default=None, ge=0, le=2)
+    """`local` and `ollama` only: llama.cpp's penalty on repeated tokens (1 = none); keeps a
+    small model from looping on a phrase until max_tokens. Not sent to OpenAI endpoints."""
     max_attempts: int = Field(default=6, ge=1, le=20)
     """Attempts per call, first one included."""
     max_retry_wait: float = Field(default=120.0, ge=0)

@@ -226,3 +226,15 @@ def stop_local() -> None:
     """Stop the embedded server if it runs."""
     if LocalServer._instance is not None:
         LocalServer._instance.stop()
+
+
+def local_state() -> dict[str, Any]:
+    """This process's embedded model in a few JSON fields (a worker's heartbeat carries
+    it): state (stopped / starting / running), the GGUF's file name, and since when (epoch
+    seconds) it is loading or loaded."""
+    if LocalServer._instance is None:
+        return {"state": "stopped", "model": "", "since": None}
+    status = LocalServer._instance.status()
+    path = status["loading_path"] or status["model_path"]
+    since = status["loading_since"] if status["state"] == "starting" else status["started_at"]
+    return {"state": status["state"], "model": Path(path).name if path else "", "since": since}

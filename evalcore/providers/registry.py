@@ -36,8 +36,25 @@ from evalcore.model_store import ModelsInDatabase
 _FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
 
 
+LOCAL_MAX_TOKENS = 32
+"""The embedded model's answer cap: SmolLM2-135M answers in a few tokens or not at all;
+with 256 every call that rambled or looped ran ~10 s to the cap."""
+LOCAL_STOP = ["\n"]
+"""The embedded model stops at the end of its first line: the answer formats our
+templates ask for are one line, what follows is chatter."""
+LOCAL_REPEAT_PENALTY = 1.1
+"""llama.cpp's repetition penalty for the embedded model (1 = off): no `；；；` loops."""
+
+
+def local_answer_defaults() -> dict[str, Any]:
+    """The answer shape of every `kind = "local"` entry unless the entry sets its own."""
+    return {"max_tokens": LOCAL_MAX_TOKENS, "stop": list(LOCAL_STOP),
+            "repeat_penalty": LOCAL_REPEAT_PENALTY}
+
+
 def default_local_config() -> ModelConfig:
-    """The embedded SmolLM2-135M model: no key, no network, small enough for any laptop."""
+    """The embedded SmolLM2-135M model: no key, no network, small enough for any laptop;
+    short answers (cap, stop at a line end, repetition penalty) so a call takes ~1 s."""
     return ModelConfig(
         name=DEFAULT_MODEL,
         kind="local",
@@ -45,8 +62,8 @@ def default_local_config() -> ModelConfig:
         concurrency=2,
         threads=max(1, (os.cpu_count() or 2) // 2),
         timeout=120.0,
-        max_tokens=256,
         n_ctx=4096,
+        **local_answer_defaults(),
     )
 
 
@@ -83,8 +100,9 @@ def validate_model(
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
             f"known keys: {', '.join(sorted(known))}"
         )
+    defaults = local_answer_defaults() if entry.get("kind") == "local" else {}
     try:
-        config = ModelConfig(name=name, **entry)
+        config = ModelConfig(name=name, **{**defaults, **entry})
     except ValidationError as exc:
         raise ModelConfigError(f"{where}: {_validation_message(exc)}") from None
     if config.kind in ("openai", "ollama") and not config.base_url:

@@ -118,6 +118,10 @@ def build_request(
         value = getattr(request, name)
         if value is not None:
             body[name] = value
+    if config.stop:
+        body["stop"] = list(config.stop)
+    if config.kind == "local" and config.repeat_penalty is not None:
+        body["repeat_penalty"] = config.repeat_penalty  # llama.cpp's server reads it
     return WireRequest(f"{root}/chat/completions", body, headers)
 
 
@@ -129,6 +133,8 @@ def _ollama_body(config: ModelConfig, request: ChatRequest) -> dict[str, Any]:
             ("top_p", request.top_p),
             ("num_predict", request.max_tokens),
             ("seed", request.seed),
+            ("repeat_penalty", config.repeat_penalty),
+            ("stop", list(config.stop) or None),
         )
         if value is not None
     }

@@ -128,6 +128,13 @@ def class_figure(report: Mapping[str, Any]) -> go.Figure:
                        int(report["distribution"]["total_questions"]), "Stability classes")
 
 
+def class_line(report: Mapping[str, Any]) -> str:
+    """The stability classes in words, as the chart above draws them (the text a reader,
+    or a browser test, can read): "1 perfect (100%), 2 high (>= 80%), ..."."""
+    classes = report["summary"]["classes"]
+    return ", ".join(f"{int(classes.get(name, 0))} {CLASS_LABELS[name]}" for name in CLASSES)
+
+
 def risk_line(report: Mapping[str, Any]) -> str:
     """The risk levels in words, so the counts a reader adds up are on the page as text:
     "10 questions: 3 high risk, 2 borderline, 5 trusted (of which 4 perfect)"."""

@@ -62,6 +62,7 @@ class BackgroundRunner:
                               poll_s=poll_s or POLL_S)
 
             worker = self.call(make())
+            worker.beat_now()  # the sidebar of the page that started it already shows it
             future = asyncio.run_coroutine_threadsafe(worker.run(), self._loop)
             future.add_done_callback(_log_end)
             self._workers[key] = worker

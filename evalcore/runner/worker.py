@@ -14,9 +14,11 @@ import logging
 import os
 import socket
 import uuid
-from typing import Iterable, Optional
+from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
+
+from evalcore.store.tables import utcnow
 
 log = logging.getLogger("evalcore.worker")
 
@@ -45,15 +47,26 @@ class Worker:
         self.stop = asyncio.Event()
         self.active: dict[int, asyncio.Task] = {}
         self.finished = 0
+        self.started_at = utcnow()
 
     async def run(self, *, once: bool = False) -> int:
         """Work until stopped (or, with `once`, until the queue is empty); returns the
-        number of jobs that ended here. Jobs in hand when stopped are released."""
+        number of jobs that ended here. Jobs in hand when stopped are released. A
+        heartbeat row says meanwhile that it is alive and what its local model does."""
+        log.info("worker %s started (jobs=%d, kinds=%s)", self.name, self.jobs,
+                 ",".join(self.kinds) if self.kinds else "all")
+        heart = asyncio.create_task(self._heartbeat())
+        try:
+            return await self._work(once)
+        finally:
+            heart.cancel()
+            await asyncio.gather(heart, return_exceptions=True)
+            await asyncio.to_thread(self._forget)
+
+    async def _work(self, once: bool) -> int:
         from evalcore.runner.jobs import execute_job
         from evalcore.store.jobs import claim_job
 
-        log.info("worker %s started (jobs=%d, kinds=%s)", self.name, self.jobs,
-                 ",".join(self.kinds) if self.kinds else "all")
         backoff = self.poll_s
         while not self.stop.is_set():
             claimed = None
@@ -81,6 +94,41 @@ class Worker:
             await asyncio.gather(*self.active.values(), return_exceptions=True)
         log.info("worker %s stopped after %d jobs", self.name, self.finished)
         return self.finished
+
+    def heartbeat_state(self) -> dict[str, Any]:
+        """What this worker's heartbeat says: jobs in hand and the local model's state in
+        this process (where its runs call it)."""
+        from evalcore.providers.local import local_state
+
+        return {"jobs": len(self.active), "capacity": self.jobs,
+                "kinds": self.kinds or [], "local": local_state()}
+
+    def beat_now(self) -> None:
+        """Write one heartbeat (blocking): the app calls it once when it starts its worker,
+        so the first page already shows it; a lost database is logged, never raised."""
+        from evalcore.store.workers import beat
+
+        try:
+            beat(self.engine, self.name, self.heartbeat_state(), started_at=self.started_at)
+        except Exception as exc:  # noqa: BLE001 - a heartbeat never stops the work
+            log.warning("worker %s: heartbeat not written (%s)", self.name, _short(exc))
+
+    async def _heartbeat(self) -> None:
+        """Write the heartbeat every HEARTBEAT_S until cancelled (the jobs' leases are
+        renewed apart, by each job)."""
+        from evalcore.store.workers import HEARTBEAT_S
+
+        while True:
+            await asyncio.to_thread(self.beat_now)
+            await asyncio.sleep(HEARTBEAT_S)
+
+    def _forget(self) -> None:
+        from evalcore.store.workers import forget
+
+        try:
+            forget(self.engine, self.name)
+        except Exception as exc:  # noqa: BLE001 - its row simply ages out
+            log.warning("worker %s: heartbeat row not removed (%s)", self.name, _short(exc))
 
     def _done(self, job_id: int) -> None:
         self.active.pop(job_id, None)

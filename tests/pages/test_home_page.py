@@ -15,8 +15,35 @@ def test_steps_show_what_exists_and_the_demo_queues_a_local_run(app, engine, mon
     assert not at.exception, [e.value for e in at.exception]
     assert [t.value for t in at.title] == ["Stability"]  # the demo run is shown there
     run = queries.list_runs(engine)[0]
-    assert (run.kind, run.model, run.rounds, run.total) == ("stability", "local", 3, 30)
+    assert (run.kind, run.model, run.rounds, run.total) == ("stability", "local", 5, 60)
     assert [(j.kind, j.status) for j in jobs.list_jobs(engine)] == [("run", "queued")]
     at.switch_page("pages/home.py").run()
     assert any(v.endswith("*1 dataset*") for v in values(at, "markdown"))
     assert any("1 run in all" in v for v in values(at, "markdown"))
+
+
+def test_demo_says_what_it_asks_and_its_measured_time(app, engine, monkeypatch):
+    """The caption names the sample and the time the bench measured, not a guess."""
+    from evalcore.demo import DEMO_SECONDS
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")
+    at = app.run()
+    assert not at.exception, [e.value for e in at.exception]
+    caption = " ".join(values(at, "caption"))
+    assert "12 short English product reviews" in caption and "60 calls" in caption
+    assert f"took {DEMO_SECONDS:.0f} s on a 2-core machine" in caption
+    assert "half a minute" not in caption
+
+
+def test_demo_sample_is_short_english_sentiment(engine):
+    """The demo imports as an English sentiment set (one-word answers the 135M model can
+    give in a few tokens), half positive, half negative, not Chinese maths."""
+    from evalcore.dataset import import_dataset, load_questions
+    from evalcore.demo import DEMO_FILE
+
+    ds = import_dataset(engine, DEMO_FILE, name="demo")
+    assert (ds.format, ds.task_type, ds.language, ds.item_count) == (
+        "flipkart", "sentiment", "en", 12)
+    questions = load_questions(engine, ds.id)
+    assert sorted(q.reference for q in questions) == ["negative"] * 6 + ["positive"] * 6
+    assert max(len(q.question) for q in questions) < 60

