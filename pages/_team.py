@@ -64,7 +64,9 @@ def audit_section() -> None:
 
 def main() -> None:
     _shared.page_setup("Team", "Users, roles and the audit log: who changed what, and when.")
-    denied = _shared.why_not("users")
+    from evalcore.auth.roles import read_permission
+
+    denied = _shared.why_not(read_permission("team page"))  # the CLI's `users list` too
     if denied:
         st.warning(denied)
         return

@@ -160,13 +160,18 @@ def connection_test(config: ModelConfig) -> None:
     """Send one short prompt on the shared background loop; show latency and reply or error."""
     from evalcore.runner.background import get_runner
 
-    if _shared.allowed_button("Test connection", "run", key="models.test"):
+    if _shared.allowed_button("Test connection", "test_model", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:
-                reply = get_runner().call(test_connection(config), timeout=_test_timeout(config))
+                reply = actions.test_model(
+                    _shared.actor(), _shared.engine(), config,
+                    send=lambda c: get_runner().call(test_connection(c),
+                                                     timeout=_test_timeout(c)))
             except concurrent.futures.TimeoutError:
                 st.session_state["models.test_result"] = (
                     config.name, None, f"no answer within {_test_timeout(config):.0f}s")
+            except EvalcoreError as exc:  # the role changed since the button was drawn
+                st.session_state["models.test_result"] = (config.name, None, str(exc))
             else:
                 st.session_state["models.test_result"] = (config.name, reply, None)
     result = st.session_state.get("models.test_result")

@@ -23,10 +23,12 @@ def parse_since(text: str) -> datetime:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from evalcore import actions
     from evalcore.auth.audit import event_info, list_events
-    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
 
     engine, _ = engine_and_settings()
+    actions.require_read(acting_user(engine), engine, "audit list")
     since = parse_since(args.since) if args.since else None
     events = [event_info(e) for e in list_events(engine, since=since, actor=args.actor,
                                                  limit=args.limit)]

@@ -27,7 +27,8 @@ def _worker(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from evalcore.cli.common import engine_and_settings
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.providers.client import run_closing_clients
     from evalcore.runner.worker import Worker, worker_id
 
@@ -42,11 +43,12 @@ def _worker(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     engine, _ = engine_and_settings()
+    name = args.name or worker_id()
+    actions.start_worker(acting_user(engine), engine, name)
     received: list[int] = []
 
     async def main() -> int:
-        worker = Worker(engine, jobs=args.jobs, kinds=args.kinds,
-                        name=args.name or worker_id())
+        worker = Worker(engine, jobs=args.jobs, kinds=args.kinds, name=name)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, lambda s=sig: (received.append(s), worker.stop.set()))
@@ -56,3 +58,4 @@ def _worker(args: argparse.Namespace) -> int:
     if received:
         return 143 if received[0] == signal.SIGTERM else 130
     return 0
+
