@@ -7,6 +7,7 @@ shared secret header matches. What decides lives in `evalcore.auth`; this draws.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -151,9 +152,11 @@ def _sign_in_page(config: Any, reason: str) -> None:
 def gate() -> "Actor":
     """The session's actor, or the sign-in (or misconfiguration) page and a stop."""
     from evalcore.auth import SignInError
+    from evalcore.config import check_environment
     from evalcore.errors import EvalcoreError
 
     try:
+        check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()
     except EvalcoreError as exc:
         st.error(f"evalcore is misconfigured: {exc}")

@@ -37,7 +37,7 @@ class AuthConfig:
 
 def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
     """Build the config from `env` (default os.environ); a bad value names the variable."""
-    from evalcore.auth.roles import check_role
+    from evalcore.auth.roles import SERVICE_ROLES, check_role
 
     env = os.environ if env is None else env
     mode = (env.get("EVALCORE_AUTH") or "none").strip().lower()
@@ -50,6 +50,10 @@ def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
         default_role = check_role(env.get("EVALCORE_DEFAULT_ROLE") or "viewer")
     except EvalcoreError as exc:
         raise EvalcoreError(f"EVALCORE_DEFAULT_ROLE: {exc}") from None
+    if default_role in SERVICE_ROLES:
+        raise EvalcoreError(f"EVALCORE_DEFAULT_ROLE={default_role}: a service account's role "
+                            "is given by an admin (`users add NAME --role worker`), never to "
+                            "whoever signs in; use viewer, evaluator or reviewer")
     return AuthConfig(
         mode=mode, admins=admins, default_role=default_role,
         user_header=env.get("EVALCORE_USER_HEADER") or AuthConfig.user_header,

@@ -45,11 +45,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` command."""
+    from evalcore.cli.common import bounded
+
     parser = subparsers.add_parser("audit", help="the audit log: every state change, who, when")
     sub = parser.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
     lst = sub.add_parser("list", help="events, newest first")
     lst.add_argument("--since", help="a date, a UTC time, or a span back from now (30m, 12h, 7d)")
     lst.add_argument("--actor", help="only this user's events (email)")
-    lst.add_argument("--limit", type=int, default=500)
+    lst.add_argument("--limit", type=bounded(1, 100_000, int), default=500,
+                     help="at most this many events (default 500)")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)
