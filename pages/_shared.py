@@ -14,6 +14,7 @@ import streamlit as st
 
 from evalcore.config import Settings, load_settings
 from evalcore.report.timing import format_seconds
+from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -246,7 +247,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     if finished:
         run = queries.get_run(eng, run_id)
         if run.error:
-            st.error(f"Run #{run_id} {run.status}: {run.error}")
+            st.error(f"Run #{md(run_id)} {md(run.status)}: {md(run.error)}")
         return
     _waiting_line(eng, run_id, p["status"])
     if p["cancel_requested"]:
@@ -256,7 +257,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         from evalcore import actions
 
         actions.cancel_run(actor(), eng, run_id)
-        st.toast(f"Cancelling run #{run_id}")
+        st.toast(f"Cancelling run #{md(run_id)}")
 
 
 def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
@@ -266,7 +267,7 @@ def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
 
     job = jobs.run_job(eng, run_id)
     if job is not None and jobs.lease_alive(job):
-        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+        st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
     elif is_stale(queries.get_run(eng, run_id)):
         st.warning("No worker has taken this run for a while: start one with "
                    "`python -m evalcore worker`, or check that the app's embedded worker is "
@@ -287,9 +288,9 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     fraction = min(job.done / job.total, 1.0) if job.total else 0.0
     st.progress(fraction, text=f"{job.label}: {job.status}, {job.done} / {job.total or '?'}")
     if job.status == "failed":
-        st.error(f"Job #{job.id} failed: {job.error}")
+        st.error(f"Job #{md(job.id)} failed: {md(job.error)}")
     elif job.status == "running":
-        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+        st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
     elif job.status == "queued":
         st.caption("Waiting for a worker.")
     if not finished and not job.cancel_requested and allowed_button(
@@ -297,7 +298,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
         from evalcore import actions
 
         actions.cancel_job(actor(), engine(), job_id)
-        st.toast(f"Cancelling job #{job_id}")
+        st.toast(f"Cancelling job #{md(job_id)}")
 
 
 def job_panel(job_id: int, key: str) -> str:
@@ -329,7 +330,7 @@ def queue_job(create: Callable[[], int], key: str) -> int | None:
         st.error(str(exc))
         return None
     st.session_state[key] = job_id
-    st.toast(f"Job #{job_id} queued")
+    st.toast(f"Job #{md(job_id)} queued")
     return job_id
 
 
@@ -358,7 +359,7 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
 
     runs = queries.list_runs(engine(), kind=kind, limit=200)
     if not runs:
-        st.info(f"No {kind} runs yet: start one above.")
+        st.info(f"No {md(kind)} runs yet: start one above.")
         return None
     # No status in the label: a keyed select box keeps the labels it was first drawn with,
     # so "queued" would stay after the run ended; the progress panel shows the status.
@@ -408,7 +409,7 @@ def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
         return None
     st.session_state[f"{kind}.run_id"] = run_id
     st.session_state[f"{kind}.pick"] = run_id
-    st.toast(f"Run #{run_id} started")
+    st.toast(f"Run #{md(run_id)} started")
     return run_id
 
 
@@ -433,7 +434,7 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
     try:
         return build(settings().db_url, run_id, run_state(run_id), *args)
     except EvalcoreError as exc:
-        st.info(f"No results yet: {exc}")
+        st.info(f"No results yet: {md(exc)}")
         return None
 
 

@@ -12,6 +12,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
+from evalcore.markup import md
 
 if TYPE_CHECKING:
     from evalcore.auth import Actor
@@ -130,14 +131,15 @@ def _sign_in_page(config: Any, reason: str) -> None:
     """What a visitor without a trusted identity sees instead of the app."""
     st.title("evalcore")
     if config.mode == "header":
-        st.error(f"Access refused: {reason}")
+        st.error(f"Access refused: {md(reason)}")
         st.caption("This server is in header mode (EVALCORE_AUTH=header): open it through "
                    "the company's sign-in proxy, not its own port.")
         return
     problems = _oidc_setup_problems()
     if problems:
         st.error("Sign-in is not configured correctly, so nobody can sign in yet:")
-        st.markdown("\n".join(f"- {p}" for p in problems))
+        st.markdown("\n".join(f"- {p}" for p in problems))  # trusted markdown: evalcore's
+        # own messages about the operator's secrets.toml (their `code` spans are wanted)
         st.caption("For the server's operator: see docs/secrets.example.toml and the README's "
                    "'Deploy for a team' section; restart the app after fixing secrets.toml.")
         return
@@ -159,7 +161,7 @@ def gate() -> "Actor":
         check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()
     except EvalcoreError as exc:
-        st.error(f"evalcore is misconfigured: {exc}")
+        st.error(f"evalcore is misconfigured: {md(exc)}")
         st.stop()
     try:
         return current_actor()
@@ -178,7 +180,7 @@ def sidebar_identity() -> None:
     if actor is None:
         return
     st.caption("Signed in as")
-    st.markdown(f"**{actor.name}** ({actor.email}) · role **{actor.role}**")
+    st.markdown(f"**{md(actor.name)}** ({md(actor.email)}) · role **{md(actor.role)}**")
     if config.mode == "oidc" and st.button("Sign out", key="auth.logout"):
         st.session_state.pop(ACTOR, None)
         st.logout()

@@ -26,6 +26,7 @@ from evalcore.dataset import (
 from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
+from evalcore.markup import code_text, md
 from pages import _datasets_stored, _shared
 
 PREVIEW_ROWS = 20
@@ -118,10 +119,11 @@ def mapping_form(columns: list[str]) -> dict[str, Any] | None:
 
 def preview(parsed: ParsedDataset) -> None:
     """What the import will store: counts, repairs made while reading, the first items."""
-    st.markdown(f"**{len(parsed.questions)} items** · format `{parsed.format}` · task type "
-                f"`{parsed.task_type}` · language `{parsed.language}`")
+    st.markdown(f"**{len(parsed.questions)} items** · format `{code_text(parsed.format)}` · "
+                f"task type `{code_text(parsed.task_type)}` · language "
+                f"`{code_text(parsed.language)}`")
     for note in parsed.meta.get("repairs", []):
-        st.warning(f"Repaired while reading: {note}")
+        st.warning(f"Repaired while reading: {md(note)}")
     rows = [q.model_dump(include={"idx", "question", "reference", "choices", "task_type",
                                   "language"}) for q in parsed.questions[:PREVIEW_ROWS]]
     st.dataframe(rows, hide_index=True,
@@ -189,20 +191,21 @@ def import_panel(filename: str, data: bytes) -> None:
     fmt = st.selectbox("Format", ["auto", *names, "mapped"], key="datasets.format",
                        format_func=lambda v: auto_label if v == "auto" else v)
     if detected is not None:
-        st.success(f"Recognised format **{detected.name}**: {detected.description} "
-                   f"(task type {detected.task_type}).")
+        st.success(f"Recognised format **{md(detected.name)}**: {md(detected.description)} "
+                   f"(task type {md(detected.task_type)}).")
     else:
         guess = guess_mapping(columns)
         if guess.certain:
-            st.success(f"No known format; columns guessed from their names: {guess.describe()}. "
-                       "The mapping below is prefilled with it; change it if needed.")
+            st.success("No known format; columns guessed from their names: "
+                       f"{md(guess.describe())}. The mapping below is prefilled with it; "
+                       "change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({', '.join(columns)}). Guessed from "
-                    f"their names and prefilled below: {guess.describe()}; but "
-                    f"{guess.question_for_user()}. Check the mapping below.")
+            st.info(f"No known format has these columns ({md(', '.join(columns))}). Guessed from "
+                    f"their names and prefilled below: {md(guess.describe())}; but "
+                    f"{md(guess.question_for_user())}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({', '.join(columns)}) and "
-                    f"{guess.question_for_user()}: nothing could be guessed, choose the "
+            st.info(f"No known format has these columns ({md(', '.join(columns))}) and "
+                    f"{md(guess.question_for_user())}: nothing could be guessed, choose the "
                     "columns below.")
 
     mapping: dict[str, Any] | None = None

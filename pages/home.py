@@ -3,6 +3,7 @@ and a one-click first run on the embedded local model."""
 from __future__ import annotations
 
 import streamlit as st
+from evalcore.markup import md
 
 from pages import _shared
 
@@ -49,7 +50,7 @@ def demo() -> None:
 
     st.markdown("#### Try it")
     st.caption(f"Imports a bundled sample of 10 Chinese maths problems and asks the embedded "
-               f"SmolLM2 model each one {DEMO_ROUNDS} times (about half a minute on a laptop, "
+               f"SmolLM2 model each one {md(DEMO_ROUNDS)} times (about half a minute on a laptop, "
                "no key, no internet). The run appears on the Stability page.")
     if _shared.allowed_button("Run the demo", "run", type="primary", key="home.demo"):
         from evalcore import actions
@@ -67,7 +68,7 @@ def main() -> None:
     for title, path, what in STEPS:
         left, right = st.columns([1, 3])
         left.page_link(path, label=title)
-        right.markdown(f"{what}  \n*{have[title]}*")
+        right.markdown(f"{md(what)}  \n*{md(have[title])}*")
     demo()
 
 

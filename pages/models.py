@@ -18,6 +18,7 @@ from evalcore.providers.client import test_connection
 from evalcore.providers.local import HEALTH_TIMEOUT, LocalServer, start_local, stop_local
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
+from evalcore.markup import md
 from pages import _shared
 
 NEW = "(new model)"
@@ -97,7 +98,7 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
         _fill_form(models.get(selected), selected)
     editing = selected != NEW
     with st.form("models.form"):
-        st.markdown(f"**{'Edit ' + selected if editing else 'Add a model'}**")
+        st.markdown(f"**{md('Edit ' + selected if editing else 'Add a model')}**")
         top = st.columns(3)
         top[0].text_input("Name", key=FORM + "name", disabled=editing,
                           help="How runs, the CLI and the pages refer to this model.")
@@ -179,13 +180,13 @@ def connection_test(config: ModelConfig) -> None:
         return
     _, reply, problem = result
     if reply is None:
-        st.error(f"{config.name}: {problem}")
+        st.error(f"{md(config.name)}: {md(problem)}")
     elif reply.ok:
-        st.success(f"{config.name} answered in {reply.latency_ms:.0f} ms "
-                   f"({reply.attempts} attempt(s)).")
+        st.success(f"{md(config.name)} answered in {reply.latency_ms:.0f} ms "
+                   f"({md(reply.attempts)} attempt(s)).")
         st.code(reply.text.strip() or "(empty reply)", language=None, wrap_lines=True)
     else:
-        st.error(f"{config.name} failed after {reply.latency_ms:.0f} ms: {reply.error}")
+        st.error(f"{md(config.name)} failed after {reply.latency_ms:.0f} ms: {md(reply.error)}")
 
 
 def _ask_delete() -> None:
@@ -210,7 +211,7 @@ def _cancel_delete() -> None:
 def delete_controls(name: str) -> None:
     """Delete the selected model, after a confirmation."""
     if st.session_state.get("models.confirm_delete") == name:
-        st.warning(f"Remove model '{name}' from {_path()}? Stored runs keep its name.")
+        st.warning(f"Remove model '{md(name)}' from {md(_path())}? Stored runs keep its name.")
         yes, no = st.columns(2)
         yes.button("Yes, remove", key="models.delete_confirm", type="primary",
                    on_click=_confirm_delete, args=(name,))
@@ -237,7 +238,7 @@ def local_panel(models: dict[str, ModelConfig]) -> None:
     """Start or stop the embedded llama.cpp model (one runs at a time, in this process)."""
     st.subheader("Local model")
     local = [m for m in models.values() if m.kind == "local"]
-    st.markdown(f"State: {_shared.local_model_line()}")
+    st.markdown(f"State: {md(_shared.local_model_line())}")
     if not local:
         st.caption("No model of kind 'local' is configured; add one above to run llama.cpp here.")
         return
@@ -277,7 +278,7 @@ def main() -> None:
     if denied is None:
         editor(models, selected)
     else:
-        st.caption(f"Adding, editing and deleting models: {denied}")
+        st.caption(f"Adding, editing and deleting models: {md(denied)}")
     st.divider()
     local_panel(models)
 
