@@ -224,7 +224,7 @@ def settings_view(details: dict[str, Any]) -> None:
                 f"**{md(details['dataset'] or '?')}** · judge {md(details['judge'])} · "
                 f"{md(details['rounds'])} round(s) · {md(details['items'])} items"
                 + (f" · by {md(details['created_by'])}" if details["created_by"] else ""))
-    st.caption(" · ".join(f"{md(label)} {md(timing[key]):%Y-%m-%d %H:%M:%S}"
+    st.caption(" · ".join(f"{md(label)} {timing[key]:%Y-%m-%d %H:%M:%S}"
                           for key, label in (("created_at", "created"),
                                              ("started_at", "started"),
                                              ("finished_at", "finished"),

@@ -20,7 +20,8 @@ CALLS = {"markdown", "write", "info", "warning", "error", "success", "caption", 
 """Streamlit calls whose text is rendered as Markdown."""
 HELPERS = {"md", "code_text"}
 NUMERIC = {"len", "int", "float", "round", "min", "max", "sum", "abs"}
-_NUMBER_SPEC = re.compile(r".*[dfFeEgGn%xXbo]|.*[,_].*")
+_NUMBER_SPEC = re.compile(r".*[dfFeEgGn%xXbo]|.*[,_].*|.*%[a-zA-Z].*")
+"""A number's format (`:.1%`, `:,`) or a date's (`:%Y-%m-%d`): digits and separators."""
 
 
 def _spec(node: ast.FormattedValue) -> str:

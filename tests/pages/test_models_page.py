@@ -7,7 +7,7 @@ import tomllib
 import pytest
 
 from tests.conftest import require
-from tests.pages.helpers import texts
+from tests.pages.helpers import shown, texts
 
 SECRET = "sk-page-test-0123456789abcdef"
 
@@ -156,10 +156,10 @@ def test_local_model_starts_and_stops_from_the_page(app, settings):
         app.button(key="models.local_start").click().run(timeout=180)
         assert not app.exception and not app.error, [e.value for e in app.error]
         assert LocalServer.instance().running
-        assert any("State: running at http://127.0.0.1:" in m.value for m in app.markdown)
+        assert any("State: running at http://127.0.0.1:" in shown(m.value) for m in app.markdown)
         # The sidebar of any page shows it too (checked on the default page, see test_app.py).
         other = AppTest.from_file(str(APP), default_timeout=RUN_TIMEOUT).run()
-        assert any(n.value.startswith("running at") for n in other.sidebar.markdown)
+        assert any(shown(n.value).startswith("running at") for n in other.sidebar.markdown)
 
         app.button(key="models.local_stop").click().run()
         assert not LocalServer.instance().running
