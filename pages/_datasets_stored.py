@@ -111,7 +111,7 @@ def stored_datasets() -> None:
     st.subheader("Stored datasets")
     result = st.session_state.pop("datasets.delete_result", None)
     if result:
-        (st.success if result[0] == "done" else st.error)(result[1])
+        (st.success if result[0] == "done" else st.error)(md(result[1]))  # plain text
     datasets = list_datasets(_shared.engine())
     if not datasets:
         st.info("No datasets yet: upload a file or load a bundled sample above.")

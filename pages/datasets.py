@@ -47,8 +47,14 @@ def sample_files() -> list[Path]:
 
 def pick_source() -> tuple[str, bytes] | None:
     """Where the file comes from: an upload or a bundled sample. Returns (filename, bytes)."""
+    denied = _shared.why_not("import")
     kind = st.radio("Source", ["Upload a file", "Bundled sample"], key="datasets.source",
-                    horizontal=True, label_visibility="collapsed")
+                    horizontal=True, label_visibility="collapsed", disabled=denied is not None)
+    if denied:  # no upload, no parse: a role that cannot import spends no server memory
+        st.file_uploader("Question file (CSV, JSONL, JSON or XLSX)", type=UPLOAD_TYPES,
+                         key="datasets.upload", disabled=True, help=denied)
+        st.caption(md(denied))
+        return None
     if kind == "Upload a file":
         upload = st.file_uploader("Question file (CSV, JSONL, JSON or XLSX)", type=UPLOAD_TYPES,
                                   key="datasets.upload")
@@ -162,7 +168,7 @@ def _show_outcome(token: str) -> None:
     """The last import click's outcome, once (the "Import anyway" offer stays meanwhile)."""
     outcome = st.session_state.pop(OUTCOME, None)
     if outcome and outcome[0] == token:
-        getattr(st, outcome[1])(outcome[2])
+        getattr(st, outcome[1])(md(outcome[2]))  # names and messages: plain text
 
 
 def import_panel(filename: str, data: bytes) -> None:
