@@ -161,14 +161,21 @@ def gate() -> "Actor":
         check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()
     except EvalcoreError as exc:
-        st.error(f"evalcore is misconfigured: {md(exc)}")
-        st.stop()
+        _only(lambda: st.error(f"evalcore is misconfigured: {md(exc)}"))
     try:
         return current_actor()
     except (SignInError, NotSignedIn) as exc:
-        _sign_in_page(config, str(exc))
+        reason = str(exc)
+    _only(lambda: _sign_in_page(config, reason))
+    raise AssertionError("unreachable")  # _only stops the script
+
+
+def _only(draw: Any) -> None:
+    """Show `draw` as the app's one page and stop: with no `st.navigation` call Streamlit
+    would list every file of pages/ in an automatic sidebar, to people it just refused."""
+    st.navigation([st.Page(draw, title="Sign in", url_path="signin", default=True)],
+                  position="hidden").run()
     st.stop()
-    raise AssertionError("unreachable")  # st.stop raises
 
 
 def sidebar_identity() -> None:
