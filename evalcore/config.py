@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -66,7 +65,6 @@ LEASE_CEILING_S = 3600.0
 """The longest: a dead worker's job waits this long before another worker takes it over."""
 MAX_WORKER_JOBS = 64
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
-_HEADER = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
 
 
 def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float,
@@ -121,33 +119,12 @@ def worker_jobs(env: Mapping[str, str] | None = None, default: int = 2) -> int:
 
 
 def check_environment(env: Mapping[str, str]) -> None:
-    """Refuse every bad EVALCORE_* value at start-up, whichever command or page reads it
-    later: a typo in a setting is one line `error: ...`, never a silent default."""
-    from evalcore.auth.config import auth_config
-
+    """Refuse a bad worker setting at start-up, whichever command or page reads it later:
+    a typo is one line `error: ...`, never a silent default. (The sign-in settings are
+    checked by `auth.config.auth_config`, which the CLI and the app call at start too.)"""
     lease_seconds(env)
     embedded_worker(env)
     worker_jobs(env)
-    try:
-        config = auth_config(env)
-    except SettingsError:
-        raise
-    except Exception as exc:  # EvalcoreError: the message names the variable
-        raise SettingsError(str(exc)) from None
-    for name in ("EVALCORE_USER_HEADER", "EVALCORE_NAME_HEADER", "EVALCORE_SECRET_HEADER"):
-        value = env.get(name)
-        if value is not None and value != "" and not _HEADER.fullmatch(value):
-            raise SettingsError(f"{name}={value[:40]!r} is not an HTTP header name (letters, "
-                                "digits and - only, e.g. X-Forwarded-Email)")
-    if config.mode == "header" and 0 < len(config.header_secret) < MIN_SECRET:
-        raise SettingsError(f"EVALCORE_HEADER_SECRET has {len(config.header_secret)} "
-                            f"characters: use at least {MIN_SECRET} (e.g. `openssl rand -hex "
-                            "32`); a short one can be guessed and anyone could sign in as "
-                            "anyone")
-
-
-MIN_SECRET = 16
-"""Shortest EVALCORE_HEADER_SECRET accepted."""
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,8 @@ def gate() -> "Actor":
         check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()
     except EvalcoreError as exc:
-        _only(lambda: st.error(f"evalcore is misconfigured: {md(exc)}"))
+        problem = str(exc)
+        _only(lambda: st.error(f"evalcore is misconfigured: {md(problem)}"))
     try:
         return current_actor()
     except (SignInError, NotSignedIn) as exc:

@@ -18,11 +18,15 @@ from typing import Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.outage import database
+
 log = logging.getLogger("evalcore.worker")
 
 POLL_S = 0.5
 """Seconds between looks at the queue while idle."""
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = 5.0
+"""Longest wait between looks at a lost database: one connection attempt per 5 s costs
+nothing, and the worker is back at work within 5 s of the database."""
 
 
 def worker_id(prefix: str = "worker") -> str:
@@ -62,10 +66,10 @@ class Worker:
                     claimed = await asyncio.to_thread(claim_job, self.engine, self.name,
                                                       kinds=self.kinds)
                     backoff = self.poll_s
+                    database(self.engine).ok()
                 except Exception as exc:  # noqa: BLE001 - a lost database is waited out
                     backoff = min(backoff * 2, MAX_BACKOFF_S)
-                    log.warning("worker %s: database unreachable (%s); retrying in %.0f s",
-                                self.name, _short(exc), backoff)
+                    database(self.engine).failed(f"worker {self.name} looked for jobs", exc)
                     await self._sleep(backoff)
                     continue
             if claimed is not None:
@@ -92,7 +96,3 @@ class Worker:
         except asyncio.TimeoutError:
             pass
 
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]
