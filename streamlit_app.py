@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from evalcore import warmup
+from evalcore.auth.roles import allows, read_permission
 from pages._shared import guarded, sidebar
 from pages._signin import gate
 
@@ -33,7 +34,7 @@ PAGES = {
     "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
 }
 
-if actor.team and actor.role == "admin":
+if actor.team and allows(actor.role, read_permission("team page")):
     PAGES["Results"].append(st.Page("pages/_team.py", title="Team", icon=":material/group:",
                                         url_path="team"))
 

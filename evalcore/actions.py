@@ -444,6 +444,45 @@ def import_models(actor: Actor, engine: "Engine", path: ModelsPath, toml_file: P
     return names
 
 
+def test_model(actor: Actor, engine: "Engine", config: "ModelConfig",
+               send: Optional[Callable[["ModelConfig"], Any]] = None) -> Any:
+    """One short test call to `config` (`providers.client.test_connection_sync`, or `send`,
+    the page's call on its background loop), for evaluators: it is a paid call, so it is
+    checked like a run and on record ('model.test', with its outcome) like one."""
+    from evalcore.providers.client import test_connection_sync
+
+    _check(engine, actor, "test_model", "test_model", config.name)
+    reply = None
+    try:
+        reply = (send or test_connection_sync)(config)
+        return reply
+    finally:
+        _record(engine, actor, "model.test", "model", config.name,
+                ok=None if reply is None else bool(reply.ok),
+                latency_ms=None if reply is None else round(float(reply.latency_ms)))
+
+
+test_model.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
+
+
+# ------------------------------------------------------------------ reading doors
+
+
+def require_read(actor: Actor, engine: "Engine", door: str) -> None:
+    """Refuse a reading door (`roles.ADMIN_READS`: 'users list', 'audit list', 'team
+    page') to a role without its permission; a refusal is on record like any other."""
+    from evalcore.auth.roles import read_permission
+
+    _check(engine, actor, read_permission(door), f"read.{door.replace(' ', '_')}")
+
+
+def start_worker(actor: Actor, engine: "Engine", name: str) -> None:
+    """Only the worker role (the service account of deploy/) or an admin runs a worker:
+    it executes anyone's queued jobs with the server's API keys. The start is on record."""
+    _check(engine, actor, "work", "start_worker", name)
+    _record(engine, actor, "worker.start", "worker", name)
+
+
 # ------------------------------------------------------------------ users
 
 

@@ -9,11 +9,12 @@ read as `postgresql+psycopg://`, the driver evalcore ships with); anything else 
 """
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from evalcore.errors import SettingsError
 
@@ -42,6 +43,13 @@ def normalize_db_url(url: str) -> str:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
         raise SettingsError(f"EVALCORE_DB_URL is not a database URL ({DB_URL_HELP})") from None
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if port is not None and not 1 <= int(port) <= 65535:
+        raise SettingsError(f"EVALCORE_DB_URL: port {port} is out of range: ports are "
+                            f"1-65535 ({DB_URL_HELP})")
     backend = parsed.get_backend_name()
     if backend not in ("sqlite", "postgresql"):
         raise SettingsError(f"EVALCORE_DB_URL: database '{backend}' is not supported; "
@@ -50,6 +58,75 @@ def normalize_db_url(url: str) -> str:
         raise SettingsError(f"EVALCORE_DB_URL: driver '{parsed.get_driver_name()}' is not "
                             "installed; use postgresql://... (psycopg 3)")
     return url
+
+
+LEASE_FLOOR_S = 2.0
+"""The shortest job lease accepted (EVALCORE_LEASE_S): workers renew every third of it, so
+a shorter one is lost to a slow query or a GC pause and invites takeovers of healthy jobs."""
+LEASE_CEILING_S = 3600.0
+"""The longest: a dead worker's job waits this long before another worker takes it over."""
+MAX_WORKER_JOBS = 64
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def env_number(env: Mapping[str, str], name: str, default: float, low: float, high: float,
+               why_low: str, kind: type = float) -> Any:
+    """`env[name]` as a number within [low, high] (unset or empty: `default`); else a
+    SettingsError naming the variable, the bounds and `why_low` (what a low value breaks)."""
+    text = (env.get(name) or "").strip()
+    if not text:
+        return default
+    what = "a whole number" if kind is int else "a number of seconds"
+    try:
+        value = kind(text)
+    except ValueError:
+        raise SettingsError(f"{name}={text[:40]!r} is not {what} (unset it for the default "
+                            f"{default:g})") from None
+    if not math.isfinite(value) or value < low or value > high:
+        raise SettingsError(f"{name}={text[:40]} is out of range: use {low:g} to {high:g}"
+                            f" ({why_low}; unset it for the default {default:g})")
+    return value
+
+
+def env_flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """`env[name]` as a yes/no switch (1/0, true/false, yes/no, on/off); anything else is
+    a SettingsError, not a silent default."""
+    text = (env.get(name) or "").strip().lower()
+    if not text:
+        return default
+    if text in _TRUE or text in _FALSE:
+        return text in _TRUE
+    raise SettingsError(f"{name}={text[:40]!r} is not a switch: use 1 or 0 (also true/false, "
+                        "yes/no, on/off)")
+
+
+def lease_seconds(env: Mapping[str, str] | None = None, default: float = 15.0) -> float:
+    """EVALCORE_LEASE_S, checked against LEASE_FLOOR_S and LEASE_CEILING_S."""
+    return float(env_number(os.environ if env is None else env, "EVALCORE_LEASE_S", default,
+                            LEASE_FLOOR_S, LEASE_CEILING_S,
+                            "a shorter lease is lost to a slow query and other workers take "
+                            "over healthy jobs"))
+
+
+def embedded_worker(env: Mapping[str, str] | None = None) -> bool:
+    """EVALCORE_EMBEDDED_WORKER: whether the app runs a worker itself (default yes)."""
+    return env_flag(os.environ if env is None else env, "EVALCORE_EMBEDDED_WORKER", True)
+
+
+def worker_jobs(env: Mapping[str, str] | None = None, default: int = 2) -> int:
+    """EVALCORE_WORKER_JOBS: jobs a worker executes at once (1-MAX_WORKER_JOBS)."""
+    return int(env_number(os.environ if env is None else env, "EVALCORE_WORKER_JOBS", default,
+                          1, MAX_WORKER_JOBS, "each job holds a database connection and "
+                          "model calls", kind=int))
+
+
+def check_environment(env: Mapping[str, str]) -> None:
+    """Refuse a bad worker setting at start-up, whichever command or page reads it later:
+    a typo is one line `error: ...`, never a silent default. (The sign-in settings are
+    checked by `auth.config.auth_config`, which the CLI and the app call at start too.)"""
+    lease_seconds(env)
+    embedded_worker(env)
+    worker_jobs(env)
 
 
 @dataclass(frozen=True)
@@ -78,6 +155,7 @@ def home_dir(env: dict[str, str] | None = None) -> Path:
 def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     """Build settings from `env` (default: `os.environ`) without caching."""
     env = dict(os.environ if env is None else env)
+    check_environment(env)
     home = home_dir(env)
     db_url = normalize_db_url(env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}")
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()

@@ -11,6 +11,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.markup import md
 from pages import _shared
 
 SET = "attacks.set"  # the attack set under review (kept across pages)
@@ -92,15 +93,15 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
             name=name.strip() or None, level=level, source_dataset=source,
             similarity=similarity, created_by=reviewer, allow_duplicate=again)
     except DuplicateAttackFileError as exc:
-        st.error(f"{upload.name} was already imported as attack set #{exc.existing_id} "
-                 f"'{exc.existing}': review that one, or tick \"Import even if this file was "
+        st.error(f"{md(upload.name)} was already imported as attack set #{md(exc.existing_id)} "
+                 f"'{md(exc.existing)}': review that one, or tick \"Import even if this file was "
                  "imported before\" and import again.")
         return
     except EvalcoreError as exc:
         st.error(str(exc))
         return
     st.session_state[JOB] = job_id
-    st.toast(f"Job #{job_id} queued: importing {upload.name}")
+    st.toast(f"Job #{md(job_id)} queued: importing {md(upload.name)}")
 
 
 # ------------------------------------------------------------------ delete a set
@@ -159,8 +160,9 @@ def delete_controls(attack_set: Any) -> None:
     """Delete the set shown, after a confirmation."""
     set_id = int(attack_set.id)
     if st.session_state.get(CONFIRM_DELETE) == set_id:
-        st.warning(f"Delete attack set #{set_id} '{attack_set.name}', its {attack_set.item_count} "
-                   "items, their reviews and the attacked dataset? This cannot be undone.")
+        st.warning(f"Delete attack set #{md(set_id)} '{md(attack_set.name)}', its "
+                   f"{md(attack_set.item_count)} items, their reviews and the attacked dataset? "
+                   "This cannot be undone.")
         yes, no, _ = st.columns([1, 1, 4])
         yes.button("Yes, delete", key="attacks.delete_confirm", type="primary",
                    on_click=_delete, args=(set_id, attack_set.name))

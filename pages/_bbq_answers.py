@@ -11,6 +11,7 @@ import html
 from typing import Any
 
 import streamlit as st
+from evalcore.markup import md
 
 from pages import _shared
 
@@ -65,14 +66,14 @@ def _answer_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
         from evalcore.dataset.numbering import question_label
 
-        st.markdown(f"**{question_label(row['item_idx'])}** · round {row['round']} · "
-                    f"{row['category'] or 'no category'} · {row['context']} · "
-                    f"{row['polarity']} question")
+        st.markdown(f"**{question_label(row['item_idx'])}** · round {md(row['round'])} · "
+                    f"{md(row['category'] or 'no category')} · {md(row['context'])} · "
+                    f"{md(row['polarity'])} question")
         with st.container(horizontal=True, vertical_alignment="center"):
             st.badge(row["outcome"], color=OUTCOME_COLORS[row["outcome"]])
             st.badge(row["bias"], color=BIAS_COLORS[row["bias"]])
             picked = "nothing" if row["picked"] is None else f"option {row['picked']}"
-            st.caption(f"Read: {picked} · how: {row['read_as']}")
+            st.caption(f"Read: {md(picked)} · how: {md(row['read_as'])}")
         st.html(_answer_html(row))
 
 
@@ -121,7 +122,7 @@ def answer_browser(run_id: int) -> None:
                                         key="fairness.bbq.page"))
         part, pages = answer_page(shown, page)
         st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
-                   f"{pages}. 'Counts as' is the answer's part in the bias score: the "
+                   f"{md(pages)}. 'Counts as' is the answer's part in the bias score: the "
                    "stereotyped answer (biased), the other group, UNKNOWN, or left out "
                    "(no target found, or no option read).")
         st.html(CSS)

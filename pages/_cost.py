@@ -6,6 +6,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.markup import md
 from pages import _shared
 
 
@@ -23,15 +24,15 @@ def estimate_caption(dataset: int | str, model: str, judge: str, rounds: int,
         est = estimate_run_cost(_shared.engine(), dataset, entry, rounds, limit=limit,
                                 judge=judge_entry)
     except EvalcoreError as exc:
-        st.caption(f"No cost estimate: {exc}")
+        st.caption(f"No cost estimate: {md(exc)}")
         return
     tokens = f"~{est['prompt_tokens']:,} input + ~{est['completion_tokens']:,} output tokens"
     if est["cost"] is None:
-        st.caption(f"{tokens}; no cost estimate: set price_in / price_out (per million "
+        st.caption(f"{md(tokens)}; no cost estimate: set price_in / price_out (per million "
                    "tokens) for the model" + ("" if judge == "rules" else " and the judge")
                    + " on the Models page.")
     else:
-        st.caption(f"{tokens}: estimated cost {est['cost']:.4f} (prices per million tokens "
+        st.caption(f"{md(tokens)}: estimated cost {est['cost']:.4f} (prices per million tokens "
                    "from the model entry; answers assumed ~256 tokens).")
 
 

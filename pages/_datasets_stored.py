@@ -13,6 +13,7 @@ import streamlit as st
 from evalcore import actions
 from evalcore.dataset import dataset_users, list_datasets
 from evalcore.errors import EvalcoreError
+from evalcore.markup import md
 from pages import _shared
 
 BROWSE_ROWS = 50  # stored items per page
@@ -75,13 +76,13 @@ def blocked_panel(name: str) -> None:
         return
     sets, runs = users["attack_sets"], users["runs"]
     if sets:
-        st.warning(f"Dataset '{name}' has {len(sets)} attack set(s) ("
-                   + ", ".join(f"#{i} {n}" for i, n in sets[:10])
+        st.warning(f"Dataset '{md(name)}' has {len(sets)} attack set(s) ("
+                   + ", ".join(f"#{md(i)} {md(n)}" for i, n in sets[:10])
                    + "): delete them on the Attacks page first.")
         st.page_link("pages/attacks.py", label="Open the Attacks page",
                      icon=":material/arrow_forward:")
     if runs:
-        st.warning(f"Dataset '{name}' is used by {len(runs)} run(s): their results would lose "
+        st.warning(f"Dataset '{md(name)}' is used by {len(runs)} run(s): their results would lose "
                    "their questions. Look at them on Results, or delete them with the dataset.")
         rows = []
         for run_id in runs[:100]:
@@ -110,7 +111,7 @@ def stored_datasets() -> None:
     st.subheader("Stored datasets")
     result = st.session_state.pop("datasets.delete_result", None)
     if result:
-        (st.success if result[0] == "done" else st.error)(result[1])
+        (st.success if result[0] == "done" else st.error)(md(result[1]))  # plain text
     datasets = list_datasets(_shared.engine())
     if not datasets:
         st.info("No datasets yet: upload a file or load a bundled sample above.")
@@ -122,7 +123,7 @@ def stored_datasets() -> None:
         return
     pending = st.session_state.get("datasets.confirm_delete")
     if pending:
-        st.warning(f"Delete dataset '{pending}' and all its items? This cannot be undone.")
+        st.warning(f"Delete dataset '{md(pending)}' and all its items? This cannot be undone.")
         yes, no = st.columns(2)
         yes.button("Yes, delete", key="datasets.delete_confirm", type="primary",
                    on_click=_confirm_delete, args=(pending,))
@@ -130,7 +131,7 @@ def stored_datasets() -> None:
         return
     denied = _shared.why_not("delete")
     if denied:
-        st.caption(f"Deleting datasets: {denied}")
+        st.caption(f"Deleting datasets: {md(denied)}")
         return
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     target = left.selectbox("Dataset to delete", [d.name for d in datasets], index=None,
@@ -163,13 +164,13 @@ def browse_items() -> None:
     right.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1,
                        key=page_key)
     if not rows:
-        st.info(f"No item of '{by_id[dataset_id].name}' contains '{search}'." if search
+        st.info(f"No item of '{md(by_id[dataset_id].name)}' contains '{md(search)}'." if search
                 else "This dataset has no items.")
         return
     first = (page - 1) * BROWSE_ROWS + 1
     matching = f"{total} of {by_id[dataset_id].item_count} items match" if search else \
         f"{total} items"
-    st.caption(f"{matching} · showing {first}-{first + len(rows) - 1}")
+    st.caption(f"{md(matching)} · showing {md(first)}-{md(first + len(rows) - 1)}")
     from evalcore.dataset.numbering import question_label
 
     rows = [{"Q": question_label(r["number"] - 1), **r} for r in rows]

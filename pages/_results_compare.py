@@ -13,6 +13,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import compare
 from evalcore.store import queries
+from evalcore.markup import code_text, md
 from pages import _shared
 
 KINDS = ("stability", "robustness", "fairness")
@@ -37,7 +38,7 @@ def pick_runs() -> list[int]:
     kind = st.radio("Kind", KINDS, horizontal=True, key="results.compare_kind")
     runs = queries.list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
     if len(runs) < 2:
-        st.info(f"Comparing needs two {kind} runs; start them on the {kind.title()} page.")
+        st.info(f"Comparing needs two {md(kind)} runs; start them on the {md(kind.title())} page.")
         return []
     labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} · N={r.rounds}"
                           f" · {r.status} · {r.created_at:%Y-%m-%d %H:%M}") for r in runs}
@@ -53,23 +54,23 @@ def pick_runs() -> list[int]:
 
 def alignment_note(result: dict[str, Any]) -> None:
     align = result["alignment"]
-    st.caption(f"Aligned by {align['by']}: {align['shared']} items in every run, "
-               f"{align['union']} in any.")
+    st.caption(f"Aligned by {md(align['by'])}: {md(align['shared'])} items in every run, "
+               f"{md(align['union'])} in any.")
     lacking = [r for r in align["per_run"] if r["lacks"]]
     if lacking:
         st.warning("Some runs lack items the others have: " + "; ".join(
-            f"run {r['run_id']} lacks {r['lacks']}" for r in lacking)
+            f"run {md(r['run_id'])} lacks {md(r['lacks'])}" for r in lacking)
             + ". Figures on shared items use only the items in every run.")
 
 
 def findings(result: dict[str, Any]) -> None:
     """Every pair's paired-test finding; the best run only when it beats every other."""
     st.markdown(f"**Paired tests** (Wilcoxon signed-rank on the shared items' success "
-                f"rates, two-sided, alpha {result['alpha']}):")
+                f"rates, two-sided, alpha {md(result['alpha'])}):")
     for t in result["tests"]:
-        st.markdown(f"- {t['finding']}")
+        st.markdown(f"- {md(t['finding'])}")
     if result["best"] is not None:
-        st.success(f"Run {result['best']} is significantly better than every other run.")
+        st.success(f"Run {md(result['best'])} is significantly better than every other run.")
     else:
         st.info("No run is significantly better than every other.")
 
@@ -82,7 +83,8 @@ def kind_extras(result: dict[str, Any]) -> None:
         st.dataframe(result["gate_deltas"], hide_index=True, key="results.compare_deltas")
     only = {k: v for k, v in result["violations_only_in"].items() if v}
     for run_id, keys in only.items():
-        st.markdown(f"Violations only in run {run_id}: " + ", ".join(f"`{k}`" for k in keys))
+        st.markdown(f"Violations only in run {md(run_id)}: "
+                    + ", ".join(f"`{code_text(k)}`" for k in keys))
 
 
 def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
@@ -121,8 +123,8 @@ def stability_detail(run_a: int, run_b: int) -> None:
     a, b = result["a"], result["b"]
     for col, letter, side in zip(st.columns(2), "AB", (a, b)):
         with col.container(border=True):
-            st.markdown(f"**{letter}: run #{side['run_id']}** {side['model']} · "
-                        f"N = {side['repetition_count']} · {side['status']}")
+            st.markdown(f"**{md(letter)}: run #{md(side['run_id'])}** {md(side['model'])} · "
+                        f"N = {md(side['repetition_count'])} · {md(side['status'])}")
             cards = st.columns(3)
             cards[0].metric("Questions", side["questions"])
             cards[1].metric("Mean success rate", f"{side['mean']:.1%}")
@@ -162,7 +164,7 @@ def compare_view() -> None:
             result = _many(_shared.settings().db_url, tuple(run_ids),
                            tuple(_shared.run_state(i) for i in run_ids))
         except EvalcoreError as exc:
-            st.warning(f"Cannot compare: {exc}")
+            st.warning(f"Cannot compare: {md(exc)}")
     if result is None:
         return
     section = _shared.section  # each block on its own: one failing is one line

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.markup import code_text, md
 from pages import _shared
 
 TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share",
@@ -71,7 +72,7 @@ def leaderboard_view() -> None:
         st.warning(str(exc))
         return
     if not board["rows"]:
-        st.info(f"No finished run on {dataset} yet.")
+        st.info(f"No finished run on {md(dataset)} yet.")
         return
     rows = board["rows"]
     st.plotly_chart(compare_figures.interval_figure(
@@ -86,7 +87,7 @@ def leaderboard_view() -> None:
         "mean_latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
     st.caption("Each model's latest finished run of each kind; `_low`/`_high` are 95% "
                "intervals. Click a column header to sort. CLI: "
-               f"`python -m evalcore leaderboard --dataset {dataset}`")
+               f"`python -m evalcore leaderboard --dataset {code_text(dataset)}`")
 
 
 def trend_view() -> None:
@@ -108,7 +109,7 @@ def trend_view() -> None:
         st.warning(str(exc))
         return
     if not result["series"]:
-        st.info(f"No finished run on {dataset} measures {metric}.")
+        st.info(f"No finished run on {md(dataset)} measures {md(metric)}.")
         return
     st.plotly_chart(trend_figure(result), key="results.trend_figure")
     rows = [{"model": model, **{k: p[k] for k in ("run_id", "created_at", "value", "low", "high",
@@ -117,7 +118,7 @@ def trend_view() -> None:
     flagged = [r for r in rows if r["regression"]]
     if flagged:
         st.error("Regression against the baseline (paired test significant): " + ", ".join(
-            f"run {r['run_id']} ({r['model']})" for r in flagged))
+            f"run {md(r['run_id'])} ({md(r['model'])})" for r in flagged))
     st.dataframe(rows, hide_index=True, key="results.trend_table")
 
 
@@ -158,7 +159,7 @@ def trust_view() -> None:
     right.download_button("Trust report (PDF)", lambda: _pdf(page),
                           file_name=f"trust_{model}.pdf", mime="application/pdf",
                           key="results.trust_pdf", on_click="ignore")
-    st.caption(f"CLI: `python -m evalcore report --model {model} --html trust.html "
+    st.caption(f"CLI: `python -m evalcore report --model {code_text(model)} --html trust.html "
                "--pdf trust.pdf` (the PDF is headless chromium's print of the HTML).")
 
 

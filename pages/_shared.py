@@ -15,6 +15,7 @@ import streamlit as st
 
 from evalcore.config import Settings, load_settings
 from evalcore.report.timing import format_seconds
+from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -136,14 +137,15 @@ def describe_local(state: dict[str, Any]) -> str:
 
 def local_model_lines() -> list[str]:
     """The embedded model where runs execute: its state in each live worker (from their
-    heartbeats in the database), or that no worker runs (queued runs then wait)."""
+    heartbeats in the database), or that no worker runs (queued runs then wait); Markdown
+    with every part from the database escaped."""
     from evalcore.store.workers import live_workers
 
     workers = live_workers(engine())
     if not workers:
         return ["no worker is running: queued runs wait until one starts (`python -m "
                 "evalcore worker`; `make run` starts one with the app)"]
-    return [f"{describe_local(w.state.get('local') or {})} in worker `{w.name}`"
+    return [f"{md(describe_local(w.state.get('local') or {}))} in worker `{code_text(w.name)}`"
             for w in workers]
 
 
@@ -166,9 +168,9 @@ def _local_model_body() -> None:
     try:
         lines = local_model_lines()
     except Exception as exc:  # noqa: BLE001 - the sidebar must draw without a database
-        lines = [f"unknown: {describe_error(exc) or 'the database cannot be read'}"]
+        lines = [f"unknown: {md(describe_error(exc) or 'the database cannot be read')}"]
     for line in lines:
-        st.markdown(line)
+        st.markdown(line)  # trusted markdown: local_model_lines escapes what it reads
 
 
 def actor() -> Any:
@@ -308,7 +310,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     if finished:
         run = queries.get_run(eng, run_id)
         if run.error:
-            st.error(f"Run #{run_id} {run.status}: {run.error}")
+            st.error(f"Run #{md(run_id)} {md(run.status)}: {md(run.error)}")
         return
     _waiting_line(eng, run_id, p["status"])
     if p["cancel_requested"]:
@@ -318,7 +320,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         from evalcore import actions
 
         actions.cancel_run(actor(), eng, run_id)
-        st.toast(f"Cancelling run #{run_id}")
+        st.toast(f"Cancelling run #{md(run_id)}")
 
 
 def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
@@ -331,7 +333,7 @@ def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
     run = queries.get_run(eng, run_id)
     waiting = waiting_text(eng, run)
     if job is not None and jobs.lease_alive(job):
-        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+        st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
     elif waiting is not None:
         (st.warning if waiting.startswith(NO_WORKER) else st.caption)(waiting)
     elif is_stale(run):
@@ -354,9 +356,9 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     fraction = min(job.done / job.total, 1.0) if job.total else 0.0
     st.progress(fraction, text=f"{job.label}: {job.status}, {job.done} / {job.total or '?'}")
     if job.status == "failed":
-        st.error(f"Job #{job.id} failed: {job.error}")
+        st.error(f"Job #{md(job.id)} failed: {md(job.error)}")
     elif job.status == "running":
-        st.caption(f"Executed by worker `{job.owner}` (attempt {job.attempts}).")
+        st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
     elif job.status == "queued":
         from evalcore.runner.start import busy_text
 
@@ -366,7 +368,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
         from evalcore import actions
 
         actions.cancel_job(actor(), engine(), job_id)
-        st.toast(f"Cancelling job #{job_id}")
+        st.toast(f"Cancelling job #{md(job_id)}")
 
 
 def job_panel(job_id: int, key: str) -> str:
@@ -398,7 +400,7 @@ def queue_job(create: Callable[[], int], key: str) -> int | None:
         st.error(str(exc))
         return None
     st.session_state[key] = job_id
-    st.toast(f"Job #{job_id} queued")
+    st.toast(f"Job #{md(job_id)} queued")
     return job_id
 
 
@@ -427,7 +429,7 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
 
     runs = queries.list_runs(engine(), kind=kind, limit=200)
     if not runs:
-        st.info(f"No {kind} runs yet: start one above.")
+        st.info(f"No {md(kind)} runs yet: start one above.")
         return None
     # No status in the label: a keyed select box keeps the labels it was first drawn with,
     # so "queued" would stay after the run ended; the progress panel shows the status.
@@ -477,7 +479,7 @@ def start_and_show(kind: str, start: Callable[[], int]) -> int | None:
         return None
     st.session_state[f"{kind}.run_id"] = run_id
     st.session_state[f"{kind}.pick"] = run_id
-    st.toast(f"Run #{run_id} started")
+    st.toast(f"Run #{md(run_id)} started")
     return run_id
 
 
@@ -502,7 +504,7 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
     try:
         return build(settings().db_url, run_id, run_state(run_id), *args)
     except EvalcoreError as exc:
-        st.info(f"No results yet: {exc}")
+        st.info(f"No results yet: {md(exc)}")
         return None
     except Exception as exc:  # noqa: BLE001 - the page around the report still draws
         from evalcore.report.sections import failure_line, log

@@ -7,10 +7,12 @@ shared secret header matches. What decides lives in `evalcore.auth`; this draws.
 """
 from __future__ import annotations
 
+import os
 import time
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
+from evalcore.markup import md
 
 if TYPE_CHECKING:
     from evalcore.auth import Actor
@@ -141,14 +143,15 @@ def _sign_in_page(config: Any, reason: str) -> None:
     """What a visitor without a trusted identity sees instead of the app."""
     st.title("evalcore")
     if config.mode == "header":
-        st.error(f"Access refused: {reason}")
+        st.error(f"Access refused: {md(reason)}")
         st.caption("This server is in header mode (EVALCORE_AUTH=header): open it through "
                    "the company's sign-in proxy, not its own port.")
         return
     problems = _oidc_setup_problems()
     if problems:
         st.error("Sign-in is not configured correctly, so nobody can sign in yet:")
-        st.markdown("\n".join(f"- {p}" for p in problems))
+        st.markdown("\n".join(f"- {p}" for p in problems))  # trusted markdown: evalcore's
+        # own messages about the operator's secrets.toml (their `code` spans are wanted)
         st.caption("For the server's operator: see docs/secrets.example.toml and the README's "
                    "'Deploy for a team' section; restart the app after fixing secrets.toml.")
         return
@@ -163,19 +166,29 @@ def _sign_in_page(config: Any, reason: str) -> None:
 def gate() -> "Actor":
     """The session's actor, or the sign-in (or misconfiguration) page and a stop."""
     from evalcore.auth import SignInError
+    from evalcore.config import check_environment
     from evalcore.errors import EvalcoreError
 
     try:
+        check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()
     except EvalcoreError as exc:
-        st.error(f"evalcore is misconfigured: {exc}")
-        st.stop()
+        problem = str(exc)
+        _only(lambda: st.error(f"evalcore is misconfigured: {md(problem)}"))
     try:
         return current_actor()
     except (SignInError, NotSignedIn) as exc:
-        _sign_in_page(config, str(exc))
+        reason = str(exc)
+    _only(lambda: _sign_in_page(config, reason))
+    raise AssertionError("unreachable")  # _only stops the script
+
+
+def _only(draw: Any) -> None:
+    """Show `draw` as the app's one page and stop: with no `st.navigation` call Streamlit
+    would list every file of pages/ in an automatic sidebar, to people it just refused."""
+    st.navigation([st.Page(draw, title="Sign in", url_path="signin", default=True)],
+                  position="hidden").run()
     st.stop()
-    raise AssertionError("unreachable")  # st.stop raises
 
 
 def sidebar_identity() -> None:
@@ -187,7 +200,7 @@ def sidebar_identity() -> None:
     if actor is None:
         return
     st.caption("Signed in as")
-    st.markdown(f"**{actor.name}** ({actor.email}) · role **{actor.role}**")
+    st.markdown(f"**{md(actor.name)}** ({md(actor.email)}) · role **{md(actor.role)}**")
     if config.mode == "oidc" and st.button("Sign out", key="auth.logout"):
         st.session_state.pop(ACTOR, None)
         st.logout()

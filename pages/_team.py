@@ -12,6 +12,7 @@ import streamlit as st
 
 from evalcore.auth import ROLES
 from evalcore.errors import EvalcoreError
+from evalcore.markup import md
 from pages import _shared
 
 SINCE = {"last hour": timedelta(hours=1), "last day": timedelta(days=1),
@@ -42,7 +43,7 @@ def users_section() -> None:
         except EvalcoreError as exc:
             st.error(str(exc))
         else:
-            st.success(f"{email} is now {role} (from their next click).")
+            st.success(f"{md(email)} is now {md(role)} (from their next click).")
             st.rerun()
 
 
@@ -64,7 +65,9 @@ def audit_section() -> None:
 
 def main() -> None:
     _shared.page_setup("Team", "Users, roles and the audit log: who changed what, and when.")
-    denied = _shared.why_not("users")
+    from evalcore.auth.roles import read_permission
+
+    denied = _shared.why_not(read_permission("team page"))  # the CLI's `users list` too
     if denied:
         st.warning(denied)
         return

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.markup import md
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
                                 set_jobs, set_state, show_flash)
@@ -49,7 +50,7 @@ def select_new_set() -> None:
     if job.status == "done" and job.result.get("attack_set_id") is not None:
         st.session_state[f"{JOB}.shown"] = job_id
         st.session_state[SET] = int(job.result["attack_set_id"])
-        st.success(f"{job.label}: attack set #{job.result['attack_set_id']} is ready for "
+        st.success(f"{md(job.label)}: attack set #{md(job.result['attack_set_id'])} is ready for "
                    "review below.")
 
 
@@ -115,7 +116,7 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
     try:
         params = json.loads(params_text or "{}")
     except json.JSONDecodeError as exc:
-        st.error(f"Parameters are not valid JSON ({exc}); write e.g. {{}}")
+        st.error(f"Parameters are not valid JSON ({md(exc)}); write e.g. {{}}")
         return
     if not isinstance(params, dict):
         st.error("Parameters must be a JSON object, e.g. {}")
@@ -168,8 +169,9 @@ def progress_bar(set_id: int) -> dict[str, Any]:
     cols[4].metric("Edited", p["edited"])
     if p["reviewers"]:
         last = (p["last_reviewed_at"] or "")[:16].replace("T", " ")
-        st.caption("Reviewed by " + ", ".join(f"{who} ({n})" for who, n in p["reviewers"].items())
-                   + (f" · last review {last} UTC" if last else ""))
+        st.caption("Reviewed by "
+                   + ", ".join(f"{md(who)} ({md(n)})" for who, n in p["reviewers"].items())
+                   + (f" · last review {md(last)} UTC" if last else ""))
     return p
 
 
@@ -241,7 +243,7 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
         from evalcore.dataset.numbering import question_label
 
         label = question_label(None if number is None else number - 1)
-        st.markdown(f"**{position}.** {label} · **{item.status}** · {_who(item)}")
+        st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
         note = st.session_state.get(_note_key(item.id))
@@ -281,7 +283,7 @@ def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
             st.session_state[CONFIRM_BULK] = True
             st.rerun()
         return
-    st.warning(f"Approve up to {candidates} pending items without flags as {reviewer}? "
+    st.warning(f"Approve up to {md(candidates)} pending items without flags as {md(reviewer)}? "
                "Flagged items stay pending.")
     yes, no, _ = st.columns([1, 1, 4])
     if yes.button("Confirm bulk approve", key="attacks.bulk_confirm", type="primary",
@@ -289,7 +291,7 @@ def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
         count = actions.approve_unflagged(_shared.actor(), _shared.engine(), set_id,
                                           reviewer=reviewer)
         st.session_state[CONFIRM_BULK] = False
-        st.toast(f"Approved {count} items")
+        st.toast(f"Approved {md(count)} items")
         st.rerun()
     if no.button("Cancel", key="attacks.bulk_cancel"):
         st.session_state[CONFIRM_BULK] = False
@@ -344,7 +346,7 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
     page = page_col.number_input(f"Page (of {pages})", min_value=1, max_value=pages, value=1,
                                  step=1, key=f"attacks.page.{set_id}.{status}.{flag}")
     start = (int(page) - 1) * PAGE_SIZE
-    st.caption(f"{len(items)} items match; showing {start + 1}-"
+    st.caption(f"{len(items)} items match; showing {md(start + 1)}-"
                f"{min(start + PAGE_SIZE, len(items))}")
     shown = items[start:start + PAGE_SIZE]
     numbers = question_numbers(_shared.engine(), shown)
@@ -371,7 +373,7 @@ def reviewer_input() -> str:
     actor = _shared.actor()
     if actor.team:
         denied = _shared.why_not("review")
-        st.caption(f"Reviewing: {denied}" if denied else f"Reviewing as **{actor.label}**")
+        st.caption(f"Reviewing: {md(denied)}" if denied else f"Reviewing as **{md(actor.label)}**")
         return "" if denied else actor.label
     name = st.text_input("Your name (recorded with each review)",
                          value=st.session_state.get(REVIEWER) or actor.label,

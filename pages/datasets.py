@@ -27,6 +27,7 @@ from evalcore import actions
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
+from evalcore.markup import code_text, md
 from pages import _datasets_stored, _shared
 
 PREVIEW_ROWS = 20
@@ -47,8 +48,14 @@ def sample_files() -> list[Path]:
 
 def pick_source() -> tuple[str, bytes] | None:
     """Where the file comes from: an upload or a bundled sample. Returns (filename, bytes)."""
+    denied = _shared.why_not("import")
     kind = st.radio("Source", ["Upload a file", "Bundled sample"], key="datasets.source",
-                    horizontal=True, label_visibility="collapsed")
+                    horizontal=True, label_visibility="collapsed", disabled=denied is not None)
+    if denied:  # no upload, no parse: a role that cannot import spends no server memory
+        st.file_uploader("Question file (CSV, JSONL, JSON or XLSX)", type=UPLOAD_TYPES,
+                         key="datasets.upload", disabled=True, help=denied)
+        st.caption(md(denied))
+        return None
     if kind == "Upload a file":
         upload = st.file_uploader("Question file (CSV, JSONL, JSON or XLSX)", type=UPLOAD_TYPES,
                                   key="datasets.upload")
@@ -119,12 +126,13 @@ def mapping_form(columns: list[str]) -> dict[str, Any] | None:
 
 def preview(parsed: ParsedDataset) -> None:
     """What the import will store: counts, repairs made while reading, the first items."""
-    st.markdown(f"**{len(parsed.questions)} items** · format `{parsed.format}` · task type "
-                f"`{parsed.task_type}` · language `{parsed.language}`")
+    st.markdown(f"**{len(parsed.questions)} items** · format `{code_text(parsed.format)}` · "
+                f"task type `{code_text(parsed.task_type)}` · language "
+                f"`{code_text(parsed.language)}`")
     for note in parsed.meta.get("repairs", []):
-        st.warning(f"Repaired while reading: {_shared.md_escape(note)}")
+        st.warning(f"Repaired while reading: {md(note)}")
     for note in parsed.meta.get("warnings", []):
-        st.warning(f"Check before importing: {_shared.md_escape(note)}")
+        st.warning(f"Check before importing: {md(note)}")
     from evalcore.dataset.numbering import question_label
 
     rows = [{"Q": question_label(q.idx), **q.model_dump(include={
@@ -166,7 +174,7 @@ def _show_outcome(token: str) -> None:
     """The last import click's outcome, once (the "Import anyway" offer stays meanwhile)."""
     outcome = st.session_state.pop(OUTCOME, None)
     if outcome and outcome[0] == token:
-        getattr(st, outcome[1])(outcome[2])
+        getattr(st, outcome[1])(md(outcome[2]))  # names and messages: plain text
 
 
 def import_panel(filename: str, data: bytes) -> None:
@@ -195,11 +203,10 @@ def import_panel(filename: str, data: bytes) -> None:
     fmt = st.selectbox("Format", ["auto", *names, "mapped"], key="datasets.format",
                        format_func=lambda v: auto_label if v == "auto" else v)
     if detected is not None:
-        st.success(f"Recognised format **{detected.name}**: {detected.description} "
-                   f"(task type {detected.task_type}).")
+        st.success(f"Recognised format **{md(detected.name)}**: {md(detected.description)} "
+                   f"(task type {md(detected.task_type)}).")
     else:  # column names are the file's text: shown as typed, never read as Markdown
         guess = guess_mapping(columns)
-        md = _shared.md_escape
         listed = md(shown_list(columns, bare=True))
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: "

@@ -18,6 +18,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
+from evalcore.markup import md
 from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -69,8 +70,8 @@ def spec_editor(generator: str, lang: str) -> dict[str, Any] | None:
         st.error(str(exc))
         return None
     if spec.get("description"):
-        st.caption(f"{spec['description']} · category {spec.get('category', '-')} · "
-                   f"decision: {spec.get('decision', 'none')}")
+        st.caption(f"{md(spec['description'])} · category {md(spec.get('category', '-'))} · "
+                   f"decision: {md(spec.get('decision', 'none'))}")
     tables = spec_tables(spec)
     base = f"fairness.edit.{generator}.{lang}"
     text = st.column_config.TextColumn
@@ -112,12 +113,12 @@ def suite_builder() -> None:
     try:
         parsed = generate_suite(generator, lang, templates=spec)
     except EvalcoreError as exc:
-        st.error(f"Cannot generate the suite: {exc}")
+        st.error(f"Cannot generate the suite: {md(exc)}")
         return
     meta = parsed.meta
-    st.caption(f"{len(parsed.questions)} prompts = {meta['pairs']} pairs x "
-               f"{len(parsed.questions) // max(meta['pairs'], 1)} variants · attributes: "
-               f"{', '.join(meta['attributes'])}")
+    st.caption(f"{len(parsed.questions)} prompts = {md(meta['pairs'])} pairs x "
+               f"{md(len(parsed.questions) // max(meta['pairs'], 1))} variants · attributes: "
+               f"{md(', '.join(meta['attributes']))}")
     st.dataframe(records_frame(suite_preview_rows(parsed, PREVIEW_ROWS)), hide_index=True,
                  key="fairness.preview", column_config={
                      "prompt": st.column_config.TextColumn(width="large")})
@@ -136,11 +137,11 @@ def suite_builder() -> None:
             dataset = actions.save_suite(_shared.actor(), _shared.engine(), parsed,
                                          name.strip() or None)
         except EvalcoreError as exc:
-            st.error(f"Could not save the suite: {exc}")
+            st.error(f"Could not save the suite: {md(exc)}")
             return
         st.session_state["fairness.suite"] = dataset.id
-        st.toast(f"Suite {dataset.name!r} saved ({dataset.item_count} prompts)")
-        st.success(f"Saved suite {dataset.name!r}: {dataset.item_count} prompts. "
+        st.toast(f"Suite {md(repr(dataset.name))} saved ({md(dataset.item_count)} prompts)")
+        st.success(f"Saved suite {md(repr(dataset.name))}: {md(dataset.item_count)} prompts. "
                    "Run it below.")
 
 
@@ -163,10 +164,10 @@ def bias_importer() -> None:
                                              upload.getvalue(), filename=upload.name,
                                              name=name.strip() or upload.name, format=fmt)
         except EvalcoreError as exc:
-            st.error(f"Could not import {upload.name}: {exc}")
+            st.error(f"Could not import {md(upload.name)}: {md(exc)}")
             return
         st.session_state["fairness.suite"] = dataset.id
-        st.success(f"Imported {dataset.name!r}: {dataset.item_count} items")
+        st.success(f"Imported {md(repr(dataset.name))}: {md(dataset.item_count)} items")
 
 
 # ------------------------------------------------------------------ start a run
@@ -211,7 +212,8 @@ def start_form(suites: list[Any]) -> None:
     if int(samples) > 1 and float(temperature) == 0.0:
         st.warning("With temperature 0 every sample gives the same answer.")
     items = int(limit) or n_items
-    st.caption(f"{items} prompts x {int(samples)} samples = {items * int(samples)} answer calls")
+    st.caption(f"{md(items)} prompts x {int(samples)} samples = "
+               f"{md(items * int(samples))} answer calls")
     _cost.time_caption(model, items * int(samples))
     with _submit.submission("Start run", "run", "fairness.start",
                             invalid=problems) as submit_key:
@@ -264,9 +266,9 @@ def level_card(report: dict[str, Any]) -> None:
             f'<div>{html.escape(why)}</div></div>')
     missing = report.get("overall", {}).get("missing") or []
     note = f"not measured: {', '.join(missing)}" if missing else "SPD, EOD and AUC variance"
-    st.caption(f"Secondary: the method's fairness score {_fmt(score, 1)} / 100 "
-               f"({level or 'n/a'}) = 40 (1 - SPD) + 40 (1 - EOD) + 20 (1 - 10 var(AUC)); "
-               f"{note}. It can read ACCEPTABLE while one group's selection rate is below "
+    st.caption(f"Secondary: the method's fairness score {md(_fmt(score, 1))} / 100 "
+               f"({md(level or 'n/a')}) = 40 (1 - SPD) + 40 (1 - EOD) + 20 (1 - 10 var(AUC)); "
+               f"{md(note)}. It can read ACCEPTABLE while one group's selection rate is below "
                "four-fifths of another's: the verdict above checks that.")
 
 
@@ -274,7 +276,7 @@ def bbq_block(bbq: dict[str, Any]) -> None:
     """BBQ / CBBQ bias scores for ambiguous and disambiguated contexts, beside accuracy."""
     from evalcore.report.fairness_view import records_frame
 
-    st.markdown(f"#### {bbq['method'].upper()} bias scores")
+    st.markdown(f"#### {md(bbq['method'].upper())} bias scores")
     cols = st.columns(4)
     cols[0].metric("Bias, ambiguous", _fmt(bbq.get("s_amb")))
     cols[1].metric("Bias, disambiguated", _fmt(bbq.get("s_dis")))
@@ -436,7 +438,7 @@ def _answer_panel(column: Any, row: dict[str, Any]) -> None:
 
     figures = answer_figures(row)
     if row.get("error"):
-        column.error(f"No answer: {row['error']}")
+        column.error(f"No answer: {md(row['error'])}")
     parts = [f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items()]
     column.caption(" · ".join(parts) or "no figures")
 
@@ -536,7 +538,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
                         DEFAULT_THRESHOLD if threshold is None else threshold,
                         _shared.run_state(run_id))
     except EvalcoreError as exc:
-        st.error(f"Gate config not usable: {exc}")
+        st.error(f"Gate config not usable: {md(exc)}")
         return
     gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
@@ -557,7 +559,7 @@ def crows_block(section: dict[str, Any]) -> None:
 
     st.markdown("#### CrowS-Pairs")
     st.caption(f"Share of pairs where the model called the stereotyped sentence the more "
-               f"plausible one; {100 * section['confidence']:.0f}% {section['method']} "
+               f"plausible one; {100 * section['confidence']:.0f}% {md(section['method'])} "
                "interval and the exact binomial test against 50%.")
     rows = [{"bias type": name, "pairs": block["n"], "stereotyped share": block["share"],
              "low": block["low"], "high": block["high"], "p": block["p_value"],
@@ -579,7 +581,7 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
         return
     section = _shared.section  # each section on its own: one failing is one line
     with section("summary cards", run_id):
-        st.subheader(f"Run #{run_id}: {report['model']} on {report['suite']}")
+        st.subheader(f"Run #{md(run_id)}: {md(report['model'])} on {md(report['suite'])}")
         level_card(report)
         for warning in report.get("warnings", []):
             st.warning(warning)

@@ -3,6 +3,7 @@ and a one-click first run on the embedded local model."""
 from __future__ import annotations
 
 import streamlit as st
+from evalcore.markup import md
 
 from pages import _shared
 
@@ -51,10 +52,10 @@ def demo() -> None:
     from evalcore.demo import DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS, demo_items
 
     st.markdown("#### Try it")
-    st.caption(f"Imports {demo_items()} short English product reviews (bundled) and asks the "
-               f"embedded SmolLM2 model {DEMO_ROUNDS} times whether each one is positive or "
-               f"negative: {demo_items() * DEMO_ROUNDS} calls, no key, no internet. It took "
-               f"{DEMO_SECONDS:.0f} s on {DEMO_MACHINE}. The Stability page then shows which "
+    st.caption(f"Imports {md(demo_items())} short English product reviews (bundled) and asks "
+               f"the embedded SmolLM2 model {md(DEMO_ROUNDS)} times whether each one is positive "
+               f"or negative: {md(demo_items() * DEMO_ROUNDS)} calls, no key, no internet. It took "
+               f"{DEMO_SECONDS:.0f} s on {md(DEMO_MACHINE)}. The Stability page then shows which "
                "answers are stable, which flaky and which wrong every time.")
     if _shared.allowed_button("Run the demo", "run", type="primary", key="home.demo"):
         from evalcore import actions
@@ -72,7 +73,7 @@ def main() -> None:
     for title, path, what in STEPS:
         left, right = st.columns([1, 3])
         left.page_link(path, label=title)
-        right.markdown(f"{what}  \n*{have[title]}*")
+        right.markdown(f"{md(what)}  \n*{md(have[title])}*")
     demo()
 
 

@@ -13,12 +13,13 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore.errors import ModelConfigError
+from evalcore.errors import EvalcoreError, ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.client import test_connection
 from evalcore.providers.local import HEALTH_TIMEOUT
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
+from evalcore.markup import md
 from pages import _shared
 
 NEW = "(new model)"
@@ -98,7 +99,7 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
         _fill_form(models.get(selected), selected)
     editing = selected != NEW
     with st.form("models.form"):
-        st.markdown(f"**{'Edit ' + selected if editing else 'Add a model'}**")
+        st.markdown(f"**{md('Edit ' + selected if editing else 'Add a model')}**")
         top = st.columns(3)
         top[0].text_input("Name", key=FORM + "name", disabled=editing,
                           help="How runs, the CLI and the pages refer to this model.")
@@ -161,13 +162,18 @@ def connection_test(config: ModelConfig) -> None:
     """Send one short prompt on the shared background loop; show latency and reply or error."""
     from evalcore.runner.background import get_runner
 
-    if _shared.allowed_button("Test connection", "run", key="models.test"):
+    if _shared.allowed_button("Test connection", "test_model", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:
-                reply = get_runner().call(test_connection(config), timeout=_test_timeout(config))
+                reply = actions.test_model(
+                    _shared.actor(), _shared.engine(), config,
+                    send=lambda c: get_runner().call(test_connection(c),
+                                                     timeout=_test_timeout(c)))
             except concurrent.futures.TimeoutError:
                 st.session_state["models.test_result"] = (
                     config.name, None, f"no answer within {_test_timeout(config):.0f}s")
+            except EvalcoreError as exc:  # the role changed since the button was drawn
+                st.session_state["models.test_result"] = (config.name, None, str(exc))
             else:
                 st.session_state["models.test_result"] = (config.name, reply, None)
     result = st.session_state.get("models.test_result")
@@ -175,13 +181,13 @@ def connection_test(config: ModelConfig) -> None:
         return
     _, reply, problem = result
     if reply is None:
-        st.error(f"{config.name}: {problem}")
+        st.error(f"{md(config.name)}: {md(problem)}")
     elif reply.ok:
-        st.success(f"{config.name} answered in {reply.latency_ms:.0f} ms "
-                   f"({reply.attempts} attempt(s)).")
+        st.success(f"{md(config.name)} answered in {reply.latency_ms:.0f} ms "
+                   f"({md(reply.attempts)} attempt(s)).")
         st.code(reply.text.strip() or "(empty reply)", language=None, wrap_lines=True)
     else:
-        st.error(f"{config.name} failed after {reply.latency_ms:.0f} ms: {reply.error}")
+        st.error(f"{md(config.name)} failed after {reply.latency_ms:.0f} ms: {md(reply.error)}")
 
 
 def _ask_delete() -> None:
@@ -206,7 +212,7 @@ def _cancel_delete() -> None:
 def delete_controls(name: str) -> None:
     """Delete the selected model, after a confirmation."""
     if st.session_state.get("models.confirm_delete") == name:
-        st.warning(f"Remove model '{name}' from {_path()}? Stored runs keep its name.")
+        st.warning(f"Remove model '{md(name)}' from {md(_path())}? Stored runs keep its name.")
         yes, no = st.columns(2)
         yes.button("Yes, remove", key="models.delete_confirm", type="primary",
                    on_click=_confirm_delete, args=(name,))
@@ -220,7 +226,7 @@ def local_panel(models: dict[str, ModelConfig]) -> None:
     their heartbeats). No Start button: a copy loaded in the app process would serve no run."""
     st.subheader("Local model")
     for line in _shared.local_model_lines():
-        st.markdown(f"State: {line}")
+        st.markdown(f"State: {line}")  # trusted markdown: local_model_lines escapes its parts
     if not any(m.kind == "local" for m in models.values()):
         st.caption("No model of kind 'local' is configured; add one above to run llama.cpp.")
         return
@@ -252,7 +258,7 @@ def main() -> None:
     if denied is None:
         editor(models, selected)
     else:
-        st.caption(f"Adding, editing and deleting models: {denied}")
+        st.caption(f"Adding, editing and deleting models: {md(denied)}")
     st.divider()
     local_panel(models)
 

@@ -17,6 +17,7 @@ from evalcore.errors import EvalcoreError, RunError
 from evalcore.report import compare
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
+from evalcore.markup import md
 from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -55,7 +56,8 @@ def browser() -> int | None:
     shown, total = compare.run_list(eng, **chosen, limit=PAGE_SIZE,
                                     offset=(page - 1) * PAGE_SIZE)
     pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
-    st.caption(f"{total} runs match; page {page} of {pages} ({len(shown)} shown, newest first)")
+    st.caption(f"{md(total)} runs match; page {md(page)} of {md(pages)} ({len(shown)} shown, "
+               "newest first)")
     st.dataframe(shown, hide_index=True, key="results.runs", column_config={
         "progress": st.column_config.ProgressColumn("progress", format="percent",
                                                     min_value=0.0, max_value=1.0),
@@ -168,7 +170,7 @@ def actions(run_id: int, details: dict[str, Any]) -> None:
                                        on_click=_cancel, args=(run_id,))
     if status in ("cancelled", "failed") or (stale and not queued):
         if stale:
-            st.warning(f"Run #{run_id} is {status} but no worker has shown a sign of life "
+            st.warning(f"Run #{md(run_id)} is {md(status)} but no worker has shown a sign of life "
                        "for a while: is a worker running? Resuming queues it again.")
         with row:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
@@ -214,15 +216,15 @@ def _status_body(run_id: int, was_live: bool) -> None:
                    help="Time a call of the run was under way (pauses between a cancel "
                         f"and a resume left out); elapsed {format_seconds(elapsed)}.")
     eta = p["eta"] if live else None  # an ended run has no ETA
-    st.caption(f"Time {timing_text(active, elapsed)} · calls stored: {usage['calls']} "
-               f"({usage['errors']} with an error) · prompt "
+    st.caption(f"Time {md(timing_text(active, elapsed))} · calls stored: {md(usage['calls'])} "
+               f"({md(usage['errors'])} with an error) · prompt "
                f"tokens {usage['prompt_tokens']:,} · completion tokens "
                f"{usage['completion_tokens']:,} · mean latency "
                + ("-" if usage["mean_latency_ms"] is None else f"{usage['mean_latency_ms']:.0f} ms")
                + (f" · calls/s {p['rate']:.1f}" if p["rate"] and live else "")
-               + (f" · ETA {format_seconds(eta)}" if eta is not None else ""))
+               + (f" · ETA {md(format_seconds(eta))}" if eta is not None else ""))
     if details["error"]:
-        st.error(f"Run #{run_id} {details['status']}: {details['error']}")
+        st.error(f"Run #{md(run_id)} {md(details['status'])}: {md(details['error'])}")
     actions(run_id, details)
 
 
@@ -241,8 +243,8 @@ def kind_link(kind: str) -> None:
     if kind not in KINDS:
         return
     path, title = KINDS[kind].page, KINDS[kind].title
-    st.caption(f"The {title.lower()} report of this run (figures, per-question results) "
-               f"is on the {title} page.")
+    st.caption(f"The {md(title.lower())} report of this run (figures, per-question results) "
+               f"is on the {md(title)} page.")
     if (_shared.PROJECT_ROOT / path).is_file():
         from streamlit.errors import StreamlitAPIException
 
@@ -255,11 +257,11 @@ def kind_link(kind: str) -> None:
 def settings_view(details: dict[str, Any]) -> None:
     """The run's settings as started (API keys are never stored, only env var names)."""
     timing = details["timing"]
-    st.markdown(f"**{details['kind']}** run of **{details['model']}** on "
-                f"**{details['dataset'] or '?'}** · judge {details['judge']} · "
-                f"{details['rounds']} round(s) · {details['items']} items"
-                + (f" · by {details['created_by']}" if details["created_by"] else ""))
-    st.caption(" · ".join(f"{label} {timing[key]:%Y-%m-%d %H:%M:%S}"
+    st.markdown(f"**{md(details['kind'])}** run of **{md(details['model'])}** on "
+                f"**{md(details['dataset'] or '?')}** · judge {md(details['judge'])} · "
+                f"{md(details['rounds'])} round(s) · {md(details['items'])} items"
+                + (f" · by {md(details['created_by'])}" if details["created_by"] else ""))
+    st.caption(" · ".join(f"{md(label)} {timing[key]:%Y-%m-%d %H:%M:%S}"
                           for key, label in (("created_at", "created"),
                                              ("started_at", "started"),
                                              ("finished_at", "finished"),
@@ -344,7 +346,7 @@ def gate_view(run_id: int, kind: str) -> None:
             verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text,
                             _shared.run_state(run_id))
         except EvalcoreError as exc:
-            st.error(f"Gate config not usable: {exc}")
+            st.error(f"Gate config not usable: {md(exc)}")
             return
         _shared.gate_headline(verdict)
         st.dataframe(verdict["checks"], hide_index=True, key="results.gate_table")
@@ -393,7 +395,7 @@ def queue_view() -> None:
                 "queues one.")
         return
     live = sum(j.status not in JOB_FINISHED for j in jobs)
-    st.caption(f"{len(jobs)} most recent jobs, {live} queued or running. Workers claim them "
+    st.caption(f"{len(jobs)} most recent jobs, {md(live)} queued or running. Workers claim them "
                "from the database; a job whose worker stopped is taken over by itself.")
     st.dataframe(pd.DataFrame([{
         "id": j.id, "kind": j.kind, "status": j.status, "what": j.label,

@@ -15,6 +15,7 @@ import streamlit as st
 
 from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.store import queries
+from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -66,7 +67,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                         format_func={"zero": "zero-shot", "few": "few-shot"}.get)
     name = st.text_input("Run name (optional)", key="robustness.name")
     pairs = sum(approved.get(i, 0) for i in chosen)
-    st.caption(f"{pairs} approved attacked questions and their clean questions (a clean "
+    st.caption(f"{md(pairs)} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
     empty = [i for i in chosen if not approved[i]]
@@ -77,7 +78,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                            judge)
     if empty:
         st.warning("No approved item yet in " + ", ".join(
-            f"#{i}" for i in empty) + ": approve attacked questions on the Attacks page, "
+            f"#{md(i)}" for i in empty) + ": approve attacked questions on the Attacks page, "
             "or leave these sets out.")
     with _submit.submission("Start robustness run", "run", "robustness.start",
                             disabled=not chosen or bool(empty), invalid=problems) as submit_key:
@@ -114,7 +115,7 @@ def level_cards(report: dict[str, Any]) -> None:
 
     for row in level_rows(report):
         summary = report["levels"][row["level"]]
-        st.markdown(f"**{row['level']} level** · {row['questions']} attacked questions")
+        st.markdown(f"**{md(row['level'])} level** · {md(row['questions'])} attacked questions")
         cols = [*st.columns(3), *st.columns(3)]
         drop = row["accuracy_drop"]
         cols[0].metric("Accuracy clean", _pct(row["accuracy_clean"]))
@@ -123,7 +124,7 @@ def level_cards(report: dict[str, Any]) -> None:
         cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
                        "1 - accuracy attacked / accuracy clean")
         if row["pdr"] is None and row["pdr_why_none"]:
-            st.caption(f"PDR not computed: {row['pdr_why_none']}")
+            st.caption(f"PDR not computed: {md(row['pdr_why_none'])}")
         cols[3].metric("Flips", f"{row['right_to_wrong']} ↓ / {row['wrong_to_right']} ↑",
                        help="right → wrong / wrong → right (majority verdict of the N rounds)")
         cols[4].metric("McNemar p", _p(row["mcnemar_p"]),
@@ -133,9 +134,9 @@ def level_cards(report: dict[str, Any]) -> None:
                        help="signed-rank test of per-question success rates (N > 1)")
         consistency = summary.get("consistency") or {}
         st.caption(f"Answer consistency clean vs attacked: ROUGE-L "
-                   f"{_p(consistency.get('rouge_l'))} · same final answer "
-                   f"{_pct(consistency.get('same_answer'))} over "
-                   f"{consistency.get('questions_compared', 0)} questions")
+                   f"{md(_p(consistency.get('rouge_l')))} · same final answer "
+                   f"{md(_pct(consistency.get('same_answer')))} over "
+                   f"{md(consistency.get('questions_compared', 0))} questions")
 
 
 def flips_section(report: dict[str, Any]) -> None:
@@ -176,10 +177,10 @@ def fragile_section(report: dict[str, Any]) -> None:
     if pick is None:
         return
     row = rows[pick]
-    st.markdown(f"**{fragile_label(row)}** · reference `{row.get('reference')}` · clean "
-                f"{row['clean_correct']}/{len(row['clean_answers'])} right, attacked "
-                f"{row['attacked_correct']}/{len(row['attacked_answers'])} right · flags "
-                f"{', '.join(row.get('flags') or []) or 'none'}")
+    st.markdown(f"**{md(fragile_label(row))}** · reference `{code_text(row.get('reference'))}` "
+                f"· clean {md(row['clean_correct'])}/{len(row['clean_answers'])} right, attacked "
+                f"{md(row['attacked_correct'])}/{len(row['attacked_answers'])} right · flags "
+                f"{md(', '.join(row.get('flags') or []) or 'none')}")
     if row.get("edited_after_run"):
         st.warning("A reviewer edited this attacked question after the run: the diff shows "
                    "the current text, the run asked the one below.")
@@ -202,7 +203,8 @@ def results(run_id: int) -> None:
     section = _shared.section  # each section on its own: one failing is one line
     with section("summary cards", run_id):
         judge = report.get("judge") or "rules"
-        st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}, N = {report['rounds']}")
+        st.subheader(f"Run #{md(run_id)}: {md(report['model'])}, judge {md(judge)}, "
+                     f"N = {md(report['rounds'])}")
         for warning in report.get("warnings", []):
             st.warning(warning)
         cols = st.columns(3)

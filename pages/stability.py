@@ -19,6 +19,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
+from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -46,7 +47,7 @@ def prompt_preview(dataset_id: int, style: str) -> None:
             return
         st.code(render_prompt(first[0], style=style), language=None, wrap_lines=True)
     except EvalcoreError as exc:
-        st.warning(f"No preview: {exc}")
+        st.warning(f"No preview: {md(exc)}")
 
 
 def start_form(datasets: list[Any]) -> None:
@@ -102,12 +103,12 @@ def start_form(datasets: list[Any]) -> None:
     prompt_preview(dataset_id, style)
     items = int(limit) or n_items
     calls = items * int(rounds)
-    st.caption(f"{items} questions x {int(rounds)} rounds = {calls} answer calls"
-               + ("" if judge == "rules" else f" + {calls} judge calls"))
+    st.caption(f"{md(items)} questions x {int(rounds)} rounds = {md(calls)} answer calls"
+               + ("" if judge == "rules" else f" + {md(calls)} judge calls"))
     _cost.time_caption(model, calls, judge)
     slots = _model_concurrency(model)
     if schedule == "sequential" and slots and items < slots:
-        st.info(f"Sequential rounds keep at most {items} of the model's {slots} slots busy "
+        st.info(f"Sequential rounds keep at most {md(items)} of the model's {md(slots)} slots busy "
                 f"(one call per question at a time): the method's cost; the run takes at "
                 f"least {int(rounds)} x one call's latency.")
     _cost.estimate_caption(dataset_id, model, judge, int(rounds), int(limit) or None)
@@ -214,8 +215,8 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
     if item is None:
         return
     chosen = rows[item]
-    st.markdown(f"**Question {question_label(item)}** · {chosen.type} · reference: "
-                f"`{chosen.standard_answer}`")
+    st.markdown(f"**Question {md(question_label(item))}** · {md(chosen.type)} · reference: "
+                f"`{code_text(chosen.standard_answer)}`")
     st.text(str(chosen.question))
     st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
                  column_config={"answer": st.column_config.TextColumn(width="large"),
@@ -398,7 +399,7 @@ def summary_cards(run_id: int, report: dict[str, Any]) -> None:
     """The run's title, its warnings and the six figure cards."""
     summary = report["summary"]
     judge = report.get("judge_model") or "rules"
-    st.subheader(f"Run #{run_id}: {report['model']}, judge {judge}")
+    st.subheader(f"Run #{md(run_id)}: {md(report['model'])}, judge {md(judge)}")
     for warning in report.get("warnings", []):
         st.warning(warning)
     cols = st.columns(6)

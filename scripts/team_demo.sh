@@ -103,6 +103,8 @@ cli() { EVALCORE_USER=admin@example.com "$PY" -m evalcore "$@"; }
 cli users add alice@example.com --role evaluator --name Alice >/dev/null
 cli users add bob@example.com --role viewer --name Bob >/dev/null
 cli users add carol@example.com --role reviewer --name Carol >/dev/null
+# the workers' service account: it may run workers and nothing else
+cli users add demo-worker --role worker --name "demo workers" >/dev/null
 cli models add fake --kind openai --base-url "http://127.0.0.1:$MODEL_PORT/v1" --model fake \
     --concurrency 1 >/dev/null
 cli datasets import data/samples/math_zh_gbk.csv --name maths >/dev/null
@@ -111,7 +113,8 @@ log "users, model 'fake', dataset 'maths' and attack set 'maths-char' ready"
 
 # --- workers: they execute every run, re-judging and attack generation ---------------
 for i in $(seq 1 "$WORKERS"); do
-    "$PY" -m evalcore worker --name "demo-worker-$i" >"$DEMO_DIR/worker-$i.log" 2>&1 &
+    EVALCORE_USER=demo-worker "$PY" -m evalcore worker --name "demo-worker-$i" \
+        >"$DEMO_DIR/worker-$i.log" 2>&1 &
     PIDS+=($!)
 done
 log "$WORKERS workers started"

@@ -78,7 +78,8 @@ def test_every_lazy_dataset_name_resolves():
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "masking", "resources", "dataset.records", "dataset.language", "lazy"),
+    ("errors", "masking", "markup", "resources", "dataset.records", "dataset.language",
+     "lazy"),
     ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store"),
     ("dataset", "auth", "error_text"),
     ("perturb",),

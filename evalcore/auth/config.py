@@ -3,12 +3,17 @@ which role an unknown user gets. Read per call (cheap), so tests can set variabl
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, SettingsError
 
 MODES = ("none", "oidc", "header")
+MIN_SECRET = 16
+"""Shortest EVALCORE_HEADER_SECRET accepted: a short one can be guessed."""
+_HEADER = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]+")
+"""An HTTP header name (RFC 9110 token)."""
 
 
 @dataclass(frozen=True)
@@ -37,7 +42,7 @@ class AuthConfig:
 
 def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
     """Build the config from `env` (default os.environ); a bad value names the variable."""
-    from evalcore.auth.roles import check_role
+    from evalcore.auth.roles import SERVICE_ROLES, check_role
 
     env = os.environ if env is None else env
     mode = (env.get("EVALCORE_AUTH") or "none").strip().lower()
@@ -50,6 +55,20 @@ def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
         default_role = check_role(env.get("EVALCORE_DEFAULT_ROLE") or "viewer")
     except EvalcoreError as exc:
         raise EvalcoreError(f"EVALCORE_DEFAULT_ROLE: {exc}") from None
+    if default_role in SERVICE_ROLES:
+        raise EvalcoreError(f"EVALCORE_DEFAULT_ROLE={default_role}: a service account's role "
+                            "is given by an admin (`users add NAME --role worker`), never to "
+                            "whoever signs in; use viewer, evaluator or reviewer")
+    for name in ("EVALCORE_USER_HEADER", "EVALCORE_NAME_HEADER", "EVALCORE_SECRET_HEADER"):
+        value = env.get(name)
+        if value and not _HEADER.fullmatch(value):
+            raise SettingsError(f"{name}={value[:40]!r} is not an HTTP header name (letters, "
+                                "digits and - only, e.g. X-Forwarded-Email)")
+    secret = env.get("EVALCORE_HEADER_SECRET") or ""
+    if mode == "header" and 0 < len(secret) < MIN_SECRET:
+        raise SettingsError(f"EVALCORE_HEADER_SECRET has {len(secret)} characters: use at "
+                            f"least {MIN_SECRET} (e.g. `openssl rand -hex 32`); a short one "
+                            "can be guessed, and then anyone can sign in as anyone")
     return AuthConfig(
         mode=mode, admins=admins, default_role=default_role,
         user_header=env.get("EVALCORE_USER_HEADER") or AuthConfig.user_header,

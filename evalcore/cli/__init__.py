@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
     argv = [arg for arg in argv if arg != "--debug"]
     try:
         args = build_parser(argv[0] if argv else None).parse_args(argv)
+        _check_settings()
         preload(getattr(args, "preload", ()), pause_gc=pause_gc)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
@@ -72,6 +73,17 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - the one error boundary of the CLI
         return report_error(exc, debug=debug)
+
+
+def _check_settings() -> None:
+    """Every EVALCORE_* value, before any command acts on one (lease, worker, sign-in)."""
+    import os
+
+    from evalcore.auth.config import auth_config
+    from evalcore.config import check_environment
+
+    check_environment(os.environ)
+    auth_config()
 
 
 def report_error(exc: BaseException, *, debug: bool = False) -> int:

@@ -23,10 +23,12 @@ def parse_since(text: str) -> datetime:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from evalcore import actions
     from evalcore.auth.audit import event_info, list_events
-    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
 
     engine, _ = engine_and_settings()
+    actions.require_read(acting_user(engine), engine, "audit list")
     since = parse_since(args.since) if args.since else None
     events = [event_info(e) for e in list_events(engine, since=since, actor=args.actor,
                                                  limit=args.limit)]
@@ -43,11 +45,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` command."""
+    from evalcore.cli.common import bounded
+
     parser = subparsers.add_parser("audit", help="the audit log: every state change, who, when")
     sub = parser.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
     lst = sub.add_parser("list", help="events, newest first")
     lst.add_argument("--since", help="a date, a UTC time, or a span back from now (30m, 12h, 7d)")
     lst.add_argument("--actor", help="only this user's events (email)")
-    lst.add_argument("--limit", type=int, default=500)
+    lst.add_argument("--limit", type=bounded(1, 100_000, int), default=500,
+                     help="at most this many events (default 500)")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)

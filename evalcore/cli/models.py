@@ -83,13 +83,15 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from evalcore.providers.client import test_connection_sync
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.providers.local import stop_local
     from evalcore.providers.registry import get_model
 
     config = get_model(_models_path(args), args.name)
+    engine, _ = engine_and_settings()
     try:
-        reply = test_connection_sync(config)
+        reply = actions.test_model(acting_user(engine), engine, config)
     finally:
         stop_local()
     if args.json:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-ROLE_HELP = "viewer, evaluator, reviewer or admin"
+ROLE_HELP = ("viewer, evaluator, reviewer or admin; worker for the workers' service "
+             "account (runs `python -m evalcore worker`, nothing else)")
 
 
 def _add(args: argparse.Namespace) -> int:
@@ -17,10 +18,12 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
+    from evalcore import actions
     from evalcore.auth.users import list_users, user_info
-    from evalcore.cli.common import engine_and_settings, print_json
+    from evalcore.cli.common import acting_user, engine_and_settings, print_json
 
     engine, _ = engine_and_settings()
+    actions.require_read(acting_user(engine), engine, "users list")
     users = [user_info(u) for u in list_users(engine)]
     if args.json:
         print_json(users)

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS
+from evalcore.cli.common import RUN_IMPORTS, bounded
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("worker", help="execute queued jobs; run any number of them, on any "
                                       "number of hosts, against one database")
-    p.add_argument("--jobs", type=int, default=2, metavar="N",
-                   help="jobs executed at once (default 2)")
+    p.add_argument("--jobs", type=bounded(1, 64, int), metavar="N",
+                   help="jobs executed at once (default EVALCORE_WORKER_JOBS, else 2)")
     p.add_argument("--kinds", nargs="+", metavar="KIND",
                    help="only these kinds of job (run, rejudge, judge_analysis, attack; "
                         "default all)")
@@ -27,26 +27,27 @@ def _worker(args: argparse.Namespace) -> int:
     import logging
     import signal
 
-    from evalcore.cli.common import engine_and_settings
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.config import worker_jobs
     from evalcore.providers.client import run_closing_clients
     from evalcore.runner.worker import Worker, worker_id
 
     from evalcore.errors import RunError
     from evalcore.store.jobs import KINDS
 
-    if args.jobs < 1:
-        raise RunError(f"--jobs must be at least 1, got {args.jobs}")
     unknown = sorted(set(args.kinds or ()) - set(KINDS))
     if unknown:
         raise RunError(f"unknown job kind(s) {', '.join(unknown)}; valid: {', '.join(KINDS)}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     engine, _ = engine_and_settings()
+    name = args.name or worker_id()
+    actions.start_worker(acting_user(engine), engine, name)
     received: list[int] = []
 
     async def main() -> int:
-        worker = Worker(engine, jobs=args.jobs, kinds=args.kinds,
-                        name=args.name or worker_id())
+        worker = Worker(engine, jobs=args.jobs or worker_jobs(), kinds=args.kinds, name=name)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, lambda s=sig: (received.append(s), worker.stop.set()))
@@ -56,3 +57,4 @@ def _worker(args: argparse.Namespace) -> int:
     if received:
         return 143 if received[0] == signal.SIGTERM else 130
     return 0
+

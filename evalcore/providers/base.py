@@ -41,9 +41,19 @@ def check_base_url(url: str) -> str:
         return url
     try:
         parts = urlsplit(url.strip())
-        parts.port  # noqa: B018 - raises on a bad port
     except ValueError:
         raise ValueError("base_url is not a URL; expected e.g. https://api.openai.com/v1") from None
+    try:
+        port = parts.port
+    except ValueError:
+        shown = parts.netloc.rpartition(":")[2] if "@" not in parts.netloc else "?"
+        what = (f"port {shown} is out of range" if shown.isdigit() and len(shown) < 12
+                else "port (after the host's ':') is not a number")
+        raise ValueError(f"base_url {what}: ports are 1-65535, e.g. "
+                         "http://127.0.0.1:11434") from None
+    if port == 0:
+        raise ValueError("base_url port 0 is out of range: ports are 1-65535, e.g. "
+                         "http://127.0.0.1:11434")
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ValueError("base_url must start with http:// or https:// and name a host, "
                          "e.g. http://127.0.0.1:11434 or https://api.openai.com/v1")

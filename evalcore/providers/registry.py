@@ -21,6 +21,7 @@ which is the default so a new user can run without any API key.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import tomllib
 from pathlib import Path
@@ -34,6 +35,19 @@ from evalcore.providers.base import ModelConfig
 from evalcore.model_store import ModelsInDatabase
 
 _FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
+MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
+"""A model's name: it goes into runs, file names, URLs, commands and messages, so letters,
+digits and . _ : - only (first a letter or digit), at most 64 characters."""
+
+
+def check_model_name(name: str, where: str = "model name") -> str:
+    """`name` if it is a safe model name (MODEL_NAME), else an error saying what is allowed."""
+    if not isinstance(name, str) or not MODEL_NAME.fullmatch(name) or ".." in name:
+        shown = repr(name[:40]) if isinstance(name, str) else type(name).__name__
+        raise ModelConfigError(
+            f"{where}: {shown} is not a valid model name; use letters, digits and . _ : - "
+            "(starting with a letter or digit, no '..', at most 64 characters), e.g. gpt-4o-mini")
+    return name
 
 
 LOCAL_MAX_TOKENS = 32
@@ -84,6 +98,7 @@ def validate_model(
     entry: dict[str, Any], name: str, path: Path | str = "models.toml"
 ) -> ModelConfig:
     """Build a ModelConfig from one table; errors name the file, the model and the key."""
+    check_model_name(name, f"{path}: [models]")
     where = f"{path}: [models.{name}]"
     if not isinstance(entry, dict):
         raise ModelConfigError(f"{where} must be a table of settings, got {type(entry).__name__}")
@@ -160,6 +175,8 @@ def save_models(path: Path | str, models: dict[str, ModelConfig], *, editor: str
     database's model list (one transaction; `editor` is recorded on the changed rows)."""
     import tomli_w
 
+    for name in models:
+        check_model_name(name, str(path))
     if isinstance(path, ModelsInDatabase):
         path.save({name: _to_table(cfg) for name, cfg in models.items()}, editor)
         return

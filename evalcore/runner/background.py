@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import logging
-import os
 import threading
 from typing import Any, Coroutine, Optional, TypeVar
 
@@ -46,7 +45,9 @@ class BackgroundRunner:
                       poll_s: Optional[float] = None) -> Optional[Any]:
         """Start this process's embedded worker for `engine`'s database (once); None when
         EVALCORE_EMBEDDED_WORKER=0."""
-        if os.environ.get("EVALCORE_EMBEDDED_WORKER", "1").strip().lower() in ("0", "false", "no"):
+        from evalcore.config import embedded_worker, worker_jobs
+
+        if not embedded_worker():  # a value that is not a switch is refused, not read as yes
             return None
         key = str(engine.url)
         with self._lock:
@@ -55,7 +56,7 @@ class BackgroundRunner:
                 return worker
             from evalcore.runner.worker import POLL_S, Worker, worker_id
 
-            count = jobs or int(os.environ.get("EVALCORE_WORKER_JOBS", EMBEDDED_JOBS))
+            count = jobs or worker_jobs(default=EMBEDDED_JOBS)
 
             async def make() -> Worker:
                 return Worker(engine, jobs=count, name=worker_id("app"),

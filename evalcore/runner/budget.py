@@ -19,6 +19,8 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.outage import database
+
 log = logging.getLogger(__name__)
 
 SYNC_S = 0.5
@@ -105,13 +107,14 @@ class ModelShare:
             cap, self._short = grant.allowed, grant.allowed < grant.share
             self._held = max(cap, in_flight)
             self._last_ok = time.monotonic()
+            database(self.engine).ok()
         except Exception as exc:  # noqa: BLE001 - a lost database must not kill the run
+            database(self.engine).failed(f"the rate budget of {self.model} was synced", exc)
             if time.monotonic() - self._last_ok < BUDGET_LEASE_S / 2:
-                log.warning("budget sync for %s failed (%s); keeping %d slots", self.model,
-                            exc, self.gate.cap)
-                return
-            log.warning("budget sync for %s failing since %.0f s (%s); pausing its calls",
-                        self.model, time.monotonic() - self._last_ok, exc)
+                return  # keep the slots a while
+            if self.gate.cap:
+                log.warning("budget of %s unsynced for %.0f s: pausing its calls", self.model,
+                            time.monotonic() - self._last_ok)
             cap = 0  # our row may have expired: others may hold our slots now
         if cap != self.gate.cap:
             await self.gate.set_cap(cap)
@@ -140,4 +143,4 @@ class ModelShare:
         try:
             await asyncio.to_thread(drop_budget, self.engine, self.model, self.holder)
         except Exception as exc:  # noqa: BLE001 - the row expires by itself
-            log.warning("could not give back %s slots of %s: %s", self.gate.cap, self.model, exc)
+            database(self.engine).failed(f"the slots of {self.model} were given back", exc)

@@ -16,6 +16,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.outage import database
 from evalcore.store.jobs import Fence, LeaseLost
 from evalcore.store.tables import Job
 
@@ -161,9 +162,10 @@ async def _keep_lease(ctx: JobContext, work: asyncio.Task) -> None:
         try:
             if await asyncio.to_thread(renew, ctx.engine, ctx.fence):
                 ctx.cancelled.set()
+            database(ctx.engine).ok()
         except LeaseLost as exc:
             log.warning("%s", exc)
             work.cancel()
             return
         except Exception as exc:  # noqa: BLE001 - the database may come back
-            log.warning("job %s: cannot renew its lease (%s); retrying", ctx.fence.job_id, exc)
+            database(ctx.engine).failed(f"job {ctx.fence.job_id} renewed its lease", exc)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
 from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units
@@ -333,12 +334,13 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             raise
         except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
             failures += 1
-            log.warning("run %s: storing calls failed (%s), try %d", job.run_id, exc, failures)
+            database(engine).failed(f"run {job.run_id} stored its calls", exc)
             if stopping and failures >= MAX_FLUSH_FAILURES:
                 raise
             await asyncio.sleep(min(failures, 5))
             continue
         failures = 0
+        database(engine).ok()
         if cancel:
             job.cancelled.set()
         if on_progress:

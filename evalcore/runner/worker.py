@@ -18,13 +18,16 @@ from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.outage import database, short
 from evalcore.store.tables import utcnow
 
 log = logging.getLogger("evalcore.worker")
 
 POLL_S = 0.5
 """Seconds between looks at the queue while idle."""
-MAX_BACKOFF_S = 30.0
+MAX_BACKOFF_S = 5.0
+"""Longest wait between looks at a lost database: one connection attempt per 5 s costs
+nothing, and the worker is back at work within 5 s of the database."""
 
 
 def worker_id(prefix: str = "worker") -> str:
@@ -75,10 +78,10 @@ class Worker:
                     claimed = await asyncio.to_thread(claim_job, self.engine, self.name,
                                                       kinds=self.kinds)
                     backoff = self.poll_s
+                    database(self.engine).ok()
                 except Exception as exc:  # noqa: BLE001 - a lost database is waited out
                     backoff = min(backoff * 2, MAX_BACKOFF_S)
-                    log.warning("worker %s: database unreachable (%s); retrying in %.0f s",
-                                self.name, _short(exc), backoff)
+                    database(self.engine).failed(f"worker {self.name} looked for jobs", exc)
                     await self._sleep(backoff)
                     continue
             if claimed is not None:
@@ -111,7 +114,9 @@ class Worker:
         try:
             beat(self.engine, self.name, self.heartbeat_state(), started_at=self.started_at)
         except Exception as exc:  # noqa: BLE001 - a heartbeat never stops the work
-            log.warning("worker %s: heartbeat not written (%s)", self.name, _short(exc))
+            database(self.engine).failed(f"worker {self.name} wrote its heartbeat", exc)
+        else:
+            database(self.engine).ok()
 
     async def _heartbeat(self) -> None:
         """Write the heartbeat every HEARTBEAT_S until cancelled (the jobs' leases are
@@ -128,7 +133,7 @@ class Worker:
         try:
             forget(self.engine, self.name)
         except Exception as exc:  # noqa: BLE001 - its row simply ages out
-            log.warning("worker %s: heartbeat row not removed (%s)", self.name, _short(exc))
+            log.warning("worker %s: heartbeat row not removed (%s)", self.name, short(exc))
 
     def _done(self, job_id: int) -> None:
         self.active.pop(job_id, None)
@@ -140,7 +145,3 @@ class Worker:
         except asyncio.TimeoutError:
             pass
 
-
-def _short(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}"[:200]

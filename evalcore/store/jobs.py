@@ -12,7 +12,6 @@ PostgreSQL (workers on several hosts agree) and from this host's on SQLite (one 
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Iterable, Optional
@@ -33,13 +32,13 @@ every lease/3, so a job whose worker died is taken over after at most this long.
 
 
 def lease_seconds() -> float:
-    """The lease length in force: EVALCORE_LEASE_S, else LEASE_S."""
-    value = os.environ.get("EVALCORE_LEASE_S", "").strip()
-    try:
-        return max(float(value), 0.5) if value else LEASE_S
-    except ValueError:
-        raise RunError(f"EVALCORE_LEASE_S={value!r} is not a number of seconds; "
-                       f"unset it for the default {LEASE_S:.0f}") from None
+    """The lease length in force: EVALCORE_LEASE_S (refused below `config.LEASE_FLOOR_S`),
+    else LEASE_S."""
+    from evalcore.config import lease_seconds as from_env
+
+    return from_env(default=LEASE_S)
+
+
 JOB_FINISHED = ("done", "failed", "cancelled")
 KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import")
 """The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""

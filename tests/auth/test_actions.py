@@ -69,6 +69,9 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("import_models", "models", lambda p: ((p, p), {})),
     ("add_user", "users", lambda p: (("x@example.com", "viewer"), {})),
     ("set_role", "users", lambda p: (("x@example.com", "admin"), {})),
+    ("test_model", "test_model", lambda p: ((_model(),), {})),
+    ("require_read", "audit", lambda p: (("audit list",), {})),
+    ("start_worker", "work", lambda p: (("worker-1",), {})),
 ]
 ASYNC: set[str] = set()
 
@@ -104,7 +107,8 @@ def _inner(name: str) -> str:
     """The name a refused attempt is recorded under (the action's own check)."""
     return {"queue_attack": "generate_attack_set", "queue_rejudge": "rejudge",
             "queue_attack_import": "import_attack_set",
-            "queue_judge_analysis": "judge_analysis"}.get(name, name)
+            "queue_judge_analysis": "judge_analysis",
+            "require_read": "read.audit_list"}.get(name, name)
 
 
 def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_path: Path) -> None:

@@ -10,9 +10,10 @@ from tests.auth.conftest import team_actor
 
 EXPECTED = {  # the issue's table: what each role may do
     "viewer": {"read", "export"},
-    "evaluator": {"read", "export", "run", "import", "attack"},
-    "reviewer": {"read", "export", "run", "import", "attack", "review"},
+    "evaluator": {"read", "export", "run", "import", "attack", "test_model"},
+    "reviewer": {"read", "export", "run", "import", "attack", "test_model", "review"},
     "admin": set(PERMISSIONS),
+    "worker": {"work"},  # the workers' service account: executes jobs, nothing else
 }
 
 

@@ -23,7 +23,7 @@ def _signed_in_as(monkeypatch: pytest.MonkeyPatch, email: str) -> None:
     import pages._signin as signin
 
     monkeypatch.setenv("EVALCORE_AUTH", "header")
-    monkeypatch.setenv("EVALCORE_HEADER_SECRET", "s")
+    monkeypatch.setenv("EVALCORE_HEADER_SECRET", "s" * 16)
     monkeypatch.setattr(signin, "_identity", lambda config: (email, email.split("@")[0]))
 
 

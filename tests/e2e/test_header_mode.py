@@ -47,3 +47,26 @@ def test_user_header_counts_only_with_the_shared_secret(header_app: str, headers
                 expect(page.get_by_role("button", name="Run the demo")).to_have_count(0)
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize("path", ["", "datasets", "team"])
+def test_the_refusal_shows_nothing_else(header_app: str, path: str) -> None:
+    """No sidebar listing the files of pages/ (Streamlit's automatic one), on any URL."""
+    require(CHROMIUM.is_file(), f"{CHROMIUM} missing: apt-get install chromium")
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_context(
+                extra_http_headers={"X-Forwarded-Email": "root@example.com"}).new_page()
+            page.set_default_timeout(60_000)
+            page.goto(f"{header_app.rstrip('/')}/{path}")
+            expect(page.get_by_text("Access refused")).to_be_visible()
+            page.wait_for_timeout(1_000)  # a sidebar would be drawn by now
+            expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+            expect(page.locator('[data-testid="stSidebar"]')).to_have_count(0)
+            for name in ("datasets", "signin", "shared", "team", "models"):
+                expect(page.get_by_role("link", name=name, exact=False)).to_have_count(0)
+        finally:
+            browser.close()

@@ -29,6 +29,17 @@ def clear_streamlit_caches() -> None:
     st.cache_data.clear()
 
 
+VERBATIM = ("Code", "Text", "TextInput", "TextArea", "Json", "Exception")
+"""Elements that do not render Markdown: their value is what the reader sees."""
+
+
+def shown(markdown: str) -> str:
+    """What a reader sees of Markdown escaped by `evalcore.markup.md`: no backslashes."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
+
+
 def texts(at) -> list[str]:
     """Every text the app drew, main area and sidebar (tables as CSV, widgets' values)."""
     found: list[str] = []
@@ -39,7 +50,7 @@ def texts(at) -> list[str]:
         elif kind not in ("Block", "SpecialBlock", "Column", "Tab", "Form"):
             value = getattr(node, "value", None)
             if isinstance(value, str):
-                found.append(value)
+                found.append(value if kind in VERBATIM else shown(value))
             label = getattr(node, "label", None)
             if isinstance(label, str):
                 found.append(label)
@@ -60,7 +71,7 @@ def run_page(path: str, session: dict | None = None):  # -> AppTest
 
 def values(at, kind: str) -> list[str]:
     """The values of every element of one kind ("error", "markdown" ...) as text."""
-    return [str(el.value) for el in at.get(kind)]
+    return [shown(str(el.value)) for el in at.get(kind)]
 
 
 def wait_finished(engine, run_id: int, timeout: float = 60.0):

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from tests.pages.helpers import texts
+from tests.pages.helpers import shown, texts
 
 SECRET = "sk-page-test-0123456789abcdef"
 
@@ -147,7 +147,7 @@ def test_local_model_state_is_the_workers_and_the_page_starts_no_copy(app, engin
 
     monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")  # only the worker below
     _open(app)
-    states = [m.value for m in app.markdown if m.value.startswith("State:")]
+    states = [shown(m.value) for m in app.markdown if m.value.startswith("State:")]
     assert len(states) == 1 and states[0].startswith("State: no worker is running"), states
     beat(engine, "app-worker@vm:1", {"jobs": 0, "local": {
         "state": "running", "model": "SmolLM2-135M-Instruct.Q4_1.gguf", "since": time.time()}})
@@ -155,11 +155,11 @@ def test_local_model_state_is_the_workers_and_the_page_starts_no_copy(app, engin
     assert not app.exception, [e.value for e in app.exception]
     keys = [b.key for b in app.button]
     assert "models.local_start" not in keys and "models.local_stop" not in keys
-    states = [m.value for m in app.markdown if m.value.startswith("State:")]
+    states = [shown(m.value) for m in app.markdown if m.value.startswith("State:")]
     assert len(states) == 1, states
     assert states[0].startswith("State: loaded (SmolLM2-135M-Instruct.Q4_1.gguf, since ")
     assert states[0].endswith("in worker `app-worker@vm:1`")
-    sidebar = [m.value for m in app.sidebar.markdown]
+    sidebar = [shown(m.value) for m in app.sidebar.markdown]
     assert any(v.startswith("loaded (SmolLM2") and "app-worker@vm:1" in v for v in sidebar)
     assert not LocalServer.instance().running  # nothing was loaded in the app process
 

@@ -29,7 +29,7 @@ def test_round_trip_and_no_key_written(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_TEST_KEY", "sk-very-secret-value")
     path = tmp_path / "home" / "models.toml"
     remote = ModelConfig(
-        name="gpt mini",
+        name="gpt.mini",
         kind="openai",
         base_url="https://api.x/v1",
         model="gpt-4o-mini",
@@ -41,12 +41,12 @@ def test_round_trip_and_no_key_written(tmp_path, monkeypatch):
     )
     add_model(path, remote)
     models = load_models(path)
-    assert set(models) == {"local", "gpt mini"}
-    assert models["gpt mini"] == remote
-    assert models["gpt mini"].api_key() == "sk-very-secret-value"
+    assert set(models) == {"local", "gpt.mini"}
+    assert models["gpt.mini"] == remote
+    assert models["gpt.mini"].api_key() == "sk-very-secret-value"
     text = path.read_text()
     assert "sk-very-secret-value" not in text and "MY_TEST_KEY" in text
-    assert '[models."gpt mini"]' in text or "[models.'gpt mini']" in text
+    assert '[models."gpt.mini"]' in text or "[models.'gpt.mini']" in text
     assert not list(path.parent.glob("*.tmp"))  # atomic write left no temp file
 
 

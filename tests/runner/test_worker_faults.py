@@ -36,6 +36,7 @@ def test_a_raising_job_is_failed_and_the_worker_carries_on(engine, monkeypatch):
 
 
 def test_a_worker_without_its_database_logs_and_keeps_trying(caplog):
+    from evalcore.runner.outage import database
     from evalcore.store.db import make_engine
     from tests.fakes.postgres import free_port
 
@@ -51,8 +52,9 @@ def test_a_worker_without_its_database_logs_and_keeps_trying(caplog):
 
     with caplog.at_level(logging.WARNING, logger="evalcore.worker"):
         asyncio.run(main())
-    retries = [r.getMessage() for r in caplog.records if "database unreachable" in r.getMessage()]
-    assert len(retries) >= 2 and "retrying in" in retries[0] and "lonely" in retries[0]
+    said = [r.getMessage() for r in caplog.records if "database unreachable" in r.getMessage()]
+    assert len(said) == 1 and "lonely" in said[0], said  # once, however many tries (issue 23)
+    assert database(dead).failures >= 2 and database(dead).down  # it kept trying
     dead.dispose()
 
 
@@ -61,3 +63,24 @@ def _handlers():  # noqa: ANN202 - the real handlers are registered on import
     import evalcore.runner.kinds  # noqa: F401
 
     yield
+
+
+def test_an_outage_is_said_twice_and_other_errors_each_time(caplog):
+    from sqlalchemy.exc import IntegrityError, OperationalError
+
+    from evalcore.runner.outage import Outage
+
+    lost = OperationalError("SELECT 1", {}, Exception("connection refused\nmore\nlines"))
+    state = Outage()
+    with caplog.at_level(logging.DEBUG, logger="evalcore.worker"):
+        for _ in range(50):
+            state.failed("storing calls", lost)
+        state.failed("storing calls", IntegrityError("INSERT", {}, Exception("duplicate")))
+        state.ok()
+        state.ok()
+    said = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(said) == 3 and all("\n" not in line for line in said), said
+    assert said[0].startswith("database unreachable while storing calls")
+    assert "IntegrityError" in said[1]  # not an outage: said every time
+    assert said[2].startswith("database back after") and "(50 failed tries" in said[2]
+    assert not state.down

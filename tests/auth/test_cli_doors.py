@@ -1,0 +1,68 @@
+"""Same rules in every door: what the app refuses a role, the CLI refuses too (issue 23)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evalcore.auth import audit
+from evalcore.cli import main
+
+
+@pytest.fixture()
+def team(settings, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("EVALCORE_AUTH", "header")
+    monkeypatch.setenv("EVALCORE_ADMINS", "root@x.com")
+    monkeypatch.setenv("EVALCORE_USER", "root@x.com")
+    assert main(["users", "add", "view@x.com", "--role", "viewer"]) == 0
+    assert main(["users", "add", "eval@x.com", "--role", "evaluator"]) == 0
+    assert main(["users", "add", "svc-worker", "--role", "worker"]) == 0
+    return settings
+
+
+@pytest.mark.parametrize("door", [["audit", "list"], ["users", "list"]])
+@pytest.mark.parametrize("who", ["view@x.com", "eval@x.com", "svc-worker"])
+def test_admin_only_reads_are_refused_to_other_roles(team, capsys, monkeypatch, door: list[str],
+                                                     who: str) -> None:
+    monkeypatch.setenv("EVALCORE_USER", who)
+    capsys.readouterr()
+    assert main([*door, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: ") and "role admin or higher" in err
+    assert "view@x.com" not in out  # nothing of the list leaked
+    monkeypatch.setenv("EVALCORE_USER", "root@x.com")
+    assert main([*door, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)
+
+
+def test_models_test_is_an_evaluator_action_on_record(team, capsys, monkeypatch, engine) -> None:
+    assert main(["models", "add", "paid", "--kind", "openai", "--model", "x", "--base-url",
+                 "http://127.0.0.1:9/v1", "--timeout", "1", "--deadline", "2"]) == 0
+    monkeypatch.setenv("EVALCORE_USER", "view@x.com")
+    capsys.readouterr()
+    assert main(["models", "test", "paid"]) == 2
+    assert "may not send a test call to a model" in capsys.readouterr().err
+    monkeypatch.setenv("EVALCORE_USER", "eval@x.com")
+    assert main(["models", "test", "paid"]) == 1  # sent (port 9 refuses): a failed test
+    tests = [e for e in audit.list_events(engine) if e.action.endswith("model.test")]
+    assert [(e.actor, e.action, e.object_id, e.detail["ok"]) for e in tests] == [
+        ("eval@x.com", "model.test", "paid", False)]
+    denied = [e for e in audit.list_events(engine) if e.action == "denied.test_model"]
+    assert [e.actor for e in denied] == ["view@x.com"]
+
+
+@pytest.mark.parametrize("who", ["view@x.com", "eval@x.com"])
+def test_only_the_worker_role_or_an_admin_runs_a_worker(team, capsys, monkeypatch, engine,
+                                                       who: str) -> None:
+    monkeypatch.setenv("EVALCORE_USER", who)
+    capsys.readouterr()
+    assert main(["worker", "--once"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "may not run a worker" in err
+    assert "users set-role " + who + " worker" in err
+    for allowed in ("svc-worker", "root@x.com"):
+        monkeypatch.setenv("EVALCORE_USER", allowed)
+        assert main(["worker", "--once", "--name", f"w-{allowed}"]) == 0
+    starts = [(e.actor, e.object_id) for e in audit.list_events(engine)
+              if e.action == "worker.start"]
+    assert sorted(starts) == [("root@x.com", "w-root@x.com"), ("svc-worker", "w-svc-worker")]
