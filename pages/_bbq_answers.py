@@ -66,7 +66,7 @@ def _answer_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
         from evalcore.dataset.numbering import question_label
 
-        st.markdown(f"**{question_label(row['item_idx'])}** · round {md(row['round'])} · "
+        st.markdown(f"**{md(question_label(row['item_idx']))}** · round {md(row['round'])} · "
                     f"{md(row['category'] or 'no category')} · {md(row['context'])} · "
                     f"{md(row['polarity'])} question")
         with st.container(horizontal=True, vertical_alignment="center"):

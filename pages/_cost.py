@@ -54,4 +54,4 @@ def time_caption(model: str, calls: int, judge: str = "rules", what: str = "") -
     if entry is None or (judge != "rules" and judge_entry is None):
         return
     est = estimate_calls(_shared.engine(), entry, calls, judge=judge_entry)
-    st.markdown(f"**{what}{est.line()}**")
+    st.markdown(f"**{md(what)}{md(est.line())}**")

@@ -12,6 +12,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset.numbering import question_label
+from evalcore.markup import md
+
 from pages import _shared
 from pages._bbq_answers import CSS, _pick
 
@@ -42,12 +45,12 @@ def _answer_html(row: dict[str, Any]) -> str:
 
 def _answer_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
-        st.markdown(f"**Pair {row['item_idx']}** · round {row['round']} · {row['bias_type']} "
-                    f"· {row['direction']}")
+        st.markdown(f"**Pair {md(question_label(row['item_idx']))}** · round {md(row['round'])} · "
+                    f"{md(row['bias_type'])} · {md(row['direction'])}")
         with st.container(horizontal=True, vertical_alignment="center"):
             st.badge(row["reading"], color=READING_COLORS[row["reading"]])
             picked = "nothing" if row["picked"] is None else f"sentence {row['picked']}"
-            st.caption(f"Read: {picked} · how: {row['how']}")
+            st.caption(f"Read: {md(picked)} · how: {md(row['how'])}")
         st.html(_answer_html(row))
 
 
@@ -74,7 +77,7 @@ def answer_browser(run_id: int) -> None:
                                         key="fairness.crows.page"))
         part, pages = answer_page(shown, page)
         st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
-                   f"{pages}. 'Counts as': the stereotyped sentence picked, the other one, a "
+                   f"{md(pages)}. 'Counts as': the stereotyped sentence picked, the other one, a "
                    "reply that named neither (left out of the shares and the parse rate's "
                    "readable part), or no reply (a model error).")
         st.html(CSS)

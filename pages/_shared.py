@@ -6,7 +6,6 @@ EVALCORE_DB_URL elsewhere gets its own engine instead of a stale one.
 """
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
@@ -24,19 +23,6 @@ if TYPE_CHECKING:
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 """Small bundled files for trying the app without data of one's own."""
-
-
-MD_SPECIAL = re.compile(r"([\\`*_\[\]$~:|#])")
-"""The characters that make markup in Streamlit's Markdown inside a line of text: emphasis
-and code, links and `:red[...]` colours (`[`), `:material/...:` icons and emoji codes,
-LaTeX (`$`), strikethrough, tables and headings. Backslash-escaping them keeps the text."""
-
-
-def md_escape(text: Any) -> str:
-    """`text` (a column name, a file name, a model reply ...) as literal Markdown: every
-    character Markdown could read as markup is backslash-escaped, line breaks kept as
-    spaces. A CSV column `**total**` or `$x$` is shown as typed, not bold or as LaTeX."""
-    return MD_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
 
 
 def error_line(exc: BaseException) -> str:
@@ -362,7 +348,8 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     elif job.status == "queued":
         from evalcore.runner.start import busy_text
 
-        st.caption(busy_text(engine(), f"job #{job.id}") or "Waiting for a worker.")
+        waiting = busy_text(engine(), f"job #{job.id}") or "Waiting for a worker."
+        st.caption(md(waiting))
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
         from evalcore import actions

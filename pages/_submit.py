@@ -14,6 +14,8 @@ from typing import Any, Iterator, Sequence
 
 import streamlit as st
 
+from evalcore.markup import md
+
 from pages import _shared
 
 SUBMITTED = "{}.submissions"  # session key: how many clicks a start button has handled
@@ -51,7 +53,7 @@ def submission(label: str, permission: str, key: str, *, disabled: bool = False,
                                          disabled=disabled or bool(invalid),
                                          help=f"Not started: {reasons}" if invalid else help)
     if invalid:
-        st.error(f"Not started: {reasons}.")
+        st.error(f"Not started: {md(reasons)}.")
     if not clicked:
         # the page ran without a click (an input changed ...): the next click is a new
         # submission, however soon it comes
@@ -94,7 +96,7 @@ def number_field(where: Any, label: str, *, low: float, high: float | None, valu
     if number < low or (high is not None and number > high):
         bounds = f"from {low:g} to {high:g}" if high is not None else f"at least {low:g}"
         problems.append(f"{name or label} must be {bounds} (it is {number:g})")
-        where.caption(f":red[{name or label}: enter a number {bounds}.]")
+        where.caption(f":red[{md(name or label)}: enter a number {md(bounds)}.]")
     # the rest of the form (its estimates) reads a value in range; the start is refused
     clamped = max(number, low) if high is None else min(max(number, low), high)
     return type(number)(clamped)

@@ -337,7 +337,7 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
     if not items:
         job = set_jobs().get(set_id)
         if not attack_set.item_count and job is not None and job.status != "done":
-            st.info(f"This set has no items yet: {set_state(attack_set, job)}. They appear "
+            st.info(f"This set has no items yet: {md(set_state(attack_set, job))}. They appear "
                     "here as a worker makes them (see the job's progress above).")
         else:
             st.info("No items match these filters.")

@@ -207,17 +207,17 @@ def import_panel(filename: str, data: bytes) -> None:
                    f"(task type {md(detected.task_type)}).")
     else:  # column names are the file's text: shown as typed, never read as Markdown
         guess = guess_mapping(columns)
-        listed = md(shown_list(columns, bare=True))
+        listed = shown_list(columns, bare=True)
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: "
                        f"{md(guess.describe())}. "
                        "The mapping below is prefilled with it; change it if needed.")
         elif guess.mapping is not None:
-            st.info(f"No known format has these columns ({listed}). Guessed from "
+            st.info(f"No known format has these columns ({md(listed)}). Guessed from "
                     f"their names and prefilled below: {md(guess.describe())}; but "
                     f"{md(guess.question_for_user())}. Check the mapping below.")
         else:
-            st.info(f"No known format has these columns ({listed}) and "
+            st.info(f"No known format has these columns ({md(listed)}) and "
                     f"{md(guess.question_for_user())}: nothing could be guessed, choose the "
                     "columns below.")
 

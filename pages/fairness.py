@@ -309,7 +309,7 @@ def authors_block(authors: dict[str, Any]) -> None:
     evalcore's, with how many items the two readings score differently."""
     from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
 
-    st.markdown(f"##### As papers report it ({AUTHORS})")
+    st.markdown(f"##### As papers report it ({md(AUTHORS)})")
     cols = st.columns(4)
     cols[0].metric("Bias, ambiguous (authors)", _fmt(authors["s_amb"]))
     cols[1].metric("Bias, disambiguated (authors)", _fmt(authors["s_dis"]))

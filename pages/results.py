@@ -140,8 +140,8 @@ def _delete(run_id: int) -> None:
 def _confirm_delete(run_id: int, details: dict[str, Any]) -> None:
     """The question a delete asks first (as the Datasets page does for a dataset)."""
     calls = details["usage"]["calls"]
-    st.warning(f"Delete run #{run_id} ({details['kind']}, {details['model']}) with its "
-               f"{calls} stored call(s)? Exports and CLI lines naming it stop working; "
+    st.warning(f"Delete run #{md(run_id)} ({md(details['kind'])}, {md(details['model'])}) "
+               f"with its {md(calls)} stored call(s)? Exports and CLI lines naming it stop working; "
                "this cannot be undone.")
     yes, no = st.columns(2)
     with yes:

@@ -259,7 +259,7 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
                                           problems=problems, name="J")
             go = _shared.allowed_button("Re-judge", "run", form=True)
         if go and problems:
-            st.error(f"Not started: {'; '.join(problems)}.")
+            st.error(f"Not started: {md('; '.join(problems))}.")
         elif go and _shared.queue_job(lambda: actions.queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
                 _shared.settings().models_path, sample=int(sample), passes=int(passes)),

@@ -54,7 +54,6 @@ def test_ten_thousand_columns_are_listed_in_one_short_line(app, settings) -> Non
 def test_a_quote_swallowing_rows_is_shown_before_importing(app, settings) -> None:
     case = _upload(app, "quote_swallows_rows.csv")
     warnings = [w.value for w in app.warning]
-    from pages._shared import md_escape
+    from tests.pages.helpers import shown
 
-    shown = f"Check before importing: {md_escape(case.warning)}"  # file text: never Markdown
-    assert any(shown in w for w in warnings), warnings
+    assert any(f"Check before importing: {case.warning}" in shown(w) for w in warnings), warnings
