@@ -47,6 +47,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     report names it at the top and in `summary`.
     """
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
+    from evalcore.report.repeats import RepeatRounds, add_repeats
     from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
@@ -54,6 +55,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     verdicts: dict[int, list] = {}
     answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
+    repeats: dict[int, RepeatRounds] = {}
     model_errors = judge_errors = 0
     rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
     for row in iter_verdicts(engine, run_id):
@@ -65,6 +67,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                           "type": row["task_type"], "rounds": []}
             verdicts[idx] = [None] * run.rounds
             answers[idx] = [None] * run.rounds
+            repeats[idx] = RepeatRounds.empty(row, run.rounds)
+        repeats[idx].add(row)
         items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
                                                row["score"], row["reason"], row["errored"],
                                                failure_policy))
@@ -78,10 +82,12 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
     stats = queries.call_stats(engine, run_id)
-    from evalcore.runner.rejudge import judge_reliability_of_run
+    from evalcore.runner.rejudge import rejudge_passes
 
-    reliability = judge_reliability_of_run(engine, run_id)
-    return {
+    passes = rejudge_passes(engine, run_id)
+    latest = passes[-1] if passes else None
+    reliability = None if latest is None else {k: v for k, v in latest.items() if k != "detail"}
+    report = {
         "run_id": run.id,
         "status": run.status,
         "model": run.model,
@@ -100,6 +106,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
+    add_repeats(report, summary, repeats, latest)
+    return report
 
 
 def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh",

@@ -1,0 +1,145 @@
+"""The repeated-answers part of a stability report: answer groups, semantic entropy,
+G-Pass@k / mG-Pass@k and, when a re-judging pass exists, judge flicker apart from model
+flicker. Everything comes from the rounds the run stored: no model call.
+
+`RepeatRounds` collects a question's rounds while `stability_report` streams them;
+`add_repeats` writes the figures into the report's `stability_results` and `summary`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from evalcore.metrics.repeats import (
+    accuracy_by_entropy,
+    group_answers,
+    groups_entropy,
+    groups_line,
+    judge_noise,
+    k_values,
+    question_flicker,
+    question_g_pass,
+    run_g_pass,
+)
+from evalcore.metrics.stability import StabilitySummary
+
+EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
+"""Task types whose rules scorer extracts an answer (a choice, a number, a label, a list):
+their replies are grouped by it; other tasks' by their normalised text."""
+
+
+@dataclass
+class RepeatRounds:
+    """One question's rounds, in round order (None where the round is missing)."""
+
+    item_id: int
+    task_type: str
+    has_reference: bool
+    question: Any
+    """The `Question` the extractors read choices and the reference from."""
+    replies: list[Optional[str]]
+    extracted: list[Optional[str]]
+    verdicts: list[Optional[bool]]
+    rejudged: dict[int, list[Optional[bool]]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, row: dict[str, Any], rounds: int) -> "RepeatRounds":
+        """From the first `iter_verdicts` row of an item."""
+        from evalcore.dataset.records import Question
+
+        reference = row["reference"]
+        question = Question(idx=row["item_idx"], question=row["question"] or "",
+                            reference=reference, choices=list(row.get("choices") or []),
+                            task_type=row["task_type"] if row["task_type"] in EXTRACTING_TASKS
+                            else "open")
+        return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
+                   question, [None] * rounds, [None] * rounds, [None] * rounds)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """One merged (item, round) row of `iter_verdicts`."""
+        pos = row["round"] - 1
+        self.replies[pos] = row["answer"]
+        if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
+            self.extracted[pos] = extract_answer(row["answer"], self.question)
+        self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
+            else bool(row["correct"])
+
+
+def extract_answer(reply: str, question: Any) -> Optional[str]:
+    """The answer the task's rules extractor reads in `reply` (None: none found): the
+    number, the option letter, the sentiment label or the 0/1 list. Read again from the
+    reply, so runs judged by a model (which store no extraction) group the same way."""
+    from evalcore.scorers import rules
+
+    kind = question.task_type
+    if kind == "math":
+        found = rules.extract_number(reply)
+        return None if found is None else found.text
+    if kind == "choice":
+        index, _ = rules.extract_choice(reply, question.choices, question.question)
+        return None if index is None else (chr(ord("A") + index) if index < 26 else str(index))
+    if kind == "sentiment":
+        return rules.extract_sentiment(reply)[0]
+    return rules.multi_tf(reply, question).extracted
+
+
+def add_repeats(report: dict[str, Any], summary: StabilitySummary,
+                rounds: dict[int, RepeatRounds], rejudge: Optional[dict[str, Any]]) -> None:
+    """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
+    per-answer detail) judge flicker into `report` in place."""
+    results = report["stability_results"]
+    ks = k_values(summary.n_rounds)
+    if rejudge is not None:
+        _attach_rejudgements(rounds, rejudge)
+    entropies: list[tuple[Any, float]] = []
+    banded: list[tuple[float, float]] = []
+    flickers = []
+    for q in summary.questions:
+        entry = results[str(q.key)]
+        r = rounds.get(q.key)
+        if r is None:
+            continue
+        groups = group_answers(r.replies, r.verdicts,
+                               r.extracted if r.task_type in EXTRACTING_TASKS else None)
+        entry["answer_groups"] = [g.to_json_dict() for g in groups]
+        entry["answers_line"] = groups_line(entry["answer_groups"])
+        entropy = groups_entropy(groups)
+        entry["semantic_entropy"] = entropy
+        if entropy is not None:
+            entropies.append((q.key, entropy))
+            if r.has_reference and q.success_rate is not None:
+                banded.append((entropy, q.success_rate))
+        g, mg = question_g_pass(q.trials, q.correct_count, ks) if q.trials else ({}, {})
+        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g, mg
+        if rejudge is not None:
+            flicker = question_flicker(r.replies, r.verdicts, r.rejudged)
+            entry["judge_flicker"] = flicker.to_json_dict()
+            flickers.append(flicker)
+    g_run, mg_run = run_g_pass([(q.trials, q.correct_count) for q in summary.questions], ks)
+    out = report["summary"]
+    out["g_pass_at_k"] = g_run
+    out["mg_pass_at_k"] = mg_run
+    out["semantic_entropy_mean"] = (math.fsum(h for _, h in entropies) / len(entropies)
+                                    if entropies else None)
+    out["entropy_ranking"] = [str(k) for k, _ in sorted(entropies, key=lambda e: -e[1])]
+    out["accuracy_by_entropy"] = accuracy_by_entropy(banded)
+    if rejudge is not None:
+        out["judge_noise"] = {**judge_noise(flickers), "judge": rejudge["judge"],
+                              "passes": rejudge["passes"], "answers": rejudge["answers"]}
+
+
+def _attach_rejudgements(rounds: dict[int, RepeatRounds], rejudge: dict[str, Any]) -> None:
+    by_item = {r.item_id: r for r in rounds.values()}
+    for d in rejudge.get("detail", []):
+        r = by_item.get(d["item_id"])
+        if r is not None and 1 <= d["round"] <= len(r.replies):
+            r.rejudged[d["round"] - 1] = list(d["verdicts"])
+
+
+def top_entropy(report: dict[str, Any], limit: int = 10) -> list[tuple[str, float, str]]:
+    """(item, entropy, answers line) of the `limit` questions with the most spread answers."""
+    results = report["stability_results"]
+    ranking: Sequence[str] = report["summary"].get("entropy_ranking", [])
+    return [(key, results[key]["semantic_entropy"], results[key]["answers_line"])
+            for key in ranking[:limit]]
