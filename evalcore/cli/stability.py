@@ -119,6 +119,10 @@ def _print_summary(report: dict, status: str) -> None:
         print(f"judge reliability ({rel['judge']}): {rel['answers']} answers x "
               f"{rel['passes']} passes, {rel['failed']} judgements failed; "
               + reliability_line(rel))
+    from evalcore.report.repeats import repeats_lines
+
+    for line in repeats_lines(report):
+        print(line)
     t = report["timing"]
     print(f"calls={t['calls']} errors={t['errors']} judge_errors={t['judge_errors']} "
           f"retries={t['retries']} wall={t.get('wall_s', 0):.2f}s")

@@ -143,3 +143,45 @@ def top_entropy(report: dict[str, Any], limit: int = 10) -> list[tuple[str, floa
     ranking: Sequence[str] = report["summary"].get("entropy_ranking", [])
     return [(key, results[key]["semantic_entropy"], results[key]["answers_line"])
             for key in ranking[:limit]]
+
+
+def _fmt(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def judge_noise_line(noise: dict[str, Any]) -> str:
+    """One sentence on the judge's part of the verdicts' spread."""
+    share = noise["judge_share_of_spread"]
+    head = ("no verdict spread to split" if share is None
+            else f"{share:.1%} of the verdicts' spread across rounds is the judge's")
+    return (f"{head}; {noise['flicker_answers']} answers judged both right and wrong "
+            f"(in {noise['questions_with_judge_flicker']} questions), re-judged by "
+            f"{noise['judge']} x{noise['passes']}")
+
+
+def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
+    """The CLI's lines on repeated answers: G-Pass / mG-Pass at the largest k, entropy,
+    the most spread questions with their answer groups, judge noise."""
+    summary = report["summary"]
+    if "g_pass_at_k" not in summary:
+        return []
+    lines = []
+    ks = list(summary["g_pass_at_k"])
+    k = ks[-1]
+    taus = ", ".join(f"tau {t} {_fmt(v)}" for t, v in summary["g_pass_at_k"][k].items())
+    mg = ", ".join(f"k={kk} {_fmt(v)}" for kk, v in summary["mg_pass_at_k"].items())
+    lines.append(f"G-Pass@{k} (at least ceil(tau*k) of k rounds right): {taus}")
+    if mg:
+        lines.append(f"mG-Pass@k (mean G-Pass over tau in (0.5, 1]): {mg}")
+    lines.append(f"semantic entropy: mean {_fmt(summary['semantic_entropy_mean'])} nats "
+                 "(0 = every round gave one answer)")
+    for key, entropy, line in top_entropy(report, top):
+        if entropy:
+            lines.append(f"  #{key}: {entropy:.3f} nats, {line}")
+    bands = [b for b in summary.get("accuracy_by_entropy", []) if b["questions"]]
+    if bands:
+        lines.append("accuracy by entropy band: " + ", ".join(
+            f"{b['band']}: {_fmt(b['accuracy'])} ({b['questions']} q)" for b in bands))
+    if summary.get("judge_noise"):
+        lines.append("judge noise: " + judge_noise_line(summary["judge_noise"]))
+    return lines

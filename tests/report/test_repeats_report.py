@@ -141,3 +141,23 @@ def test_judge_flicker_is_told_apart_from_model_flicker(engine, settings, plante
     assert noise["judge_share_of_spread"] == pytest.approx(0.1875 / observed)
     assert noise["flicker_answers"] == 1 and noise["questions_with_judge_flicker"] == 1
     assert noise["judge"] == "judge" and noise["passes"] == 2
+
+
+def test_the_cli_prints_every_figure(engine, settings, planted_run, capsys) -> None:
+    from evalcore.cli.stability import _print_summary
+    from evalcore.report.stability import stability_report
+
+    _, run_id = planted_run
+    job = create_rejudge_job(engine, run_id, "judge", models_path=settings.models_path,
+                             sample=24, passes=2)
+    assert run_job_here(engine, job) == "done"
+    _print_summary(stability_report(engine, run_id), "done")
+    out = capsys.readouterr().out
+    assert "G-Pass@4 (at least ceil(tau*k) of k rounds right): tau 0.25 0.833, tau 0.5 0.833, " \
+           "tau 0.75 0.667, tau 1.0 0.333" in out
+    assert "mG-Pass@k (mean G-Pass over tau in (0.5, 1]): k=2 " in out and "k=4 0.500" in out
+    assert "semantic entropy: mean 0.116 nats" in out
+    assert "  #2: 0.693 nats, 2 answers: 2x '15', 2x '16'" in out
+    assert "accuracy by entropy band: 0 (one answer): 0.700 (5 q), 0.5-1.0: 0.500 (1 q)" in out
+    assert ("judge noise: 30.0% of the verdicts' spread across rounds is the judge's; 1 answers "
+            "judged both right and wrong (in 1 questions), re-judged by judge x2") in out
