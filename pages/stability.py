@@ -17,7 +17,7 @@ import streamlit as st
 from evalcore.errors import EvalcoreError
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
-from pages import _cost, _shared
+from pages import _cost, _shared, _stability_repeats
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -203,9 +203,12 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
     chosen = rows[item]
     st.markdown(f"**Question #{item}** · {chosen.type} · reference: `{chosen.standard_answer}`")
     st.text(str(chosen.question))
-    st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
-                 column_config={"answer": st.column_config.TextColumn(width="large"),
-                                "reason": st.column_config.TextColumn(width="large")})
+    _stability_repeats.answer_groups(report, item)
+    with st.expander(f"All {n} rounds"):
+        st.dataframe(frames.rounds_frame(report, item), hide_index=True,
+                     key="stability.rounds_table",
+                     column_config={"answer": st.column_config.TextColumn(width="large"),
+                                    "reason": st.column_config.TextColumn(width="large")})
 
 
 def rejudge_form(run_id: int) -> None:
@@ -305,6 +308,7 @@ def results(run_id: int, status: str) -> None:
     cols[5].metric("Same answer", f"{report['consistency']['mean_top_share']:.1%}",
                    help="Mean share of rounds giving a question's most common answer: a "
                         "stability figure that needs no reference answer.")
+    _stability_repeats.headline(report)
     reliability = report.get("judge_reliability")
     if reliability:
         from evalcore.runner.rejudge import reliability_line
@@ -329,6 +333,7 @@ def results(run_id: int, status: str) -> None:
     st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
     with st.expander("pass^k and pass@k values"):
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
+    _stability_repeats.section(report)
 
     st.markdown("#### Questions")
     sort_by = st.selectbox("Order", list(frames.SORT_KEYS), format_func=frames.SORT_KEYS.get,
@@ -346,6 +351,10 @@ def results(run_id: int, status: str) -> None:
         "ci_high": st.column_config.NumberColumn("CI high", format="%.3f"),
         "ci_width": st.column_config.NumberColumn("CI width", format="%.3f"),
         "same_answer_share": st.column_config.NumberColumn("same answer", format="percent"),
+        "answers": st.column_config.TextColumn("answers", width="medium",
+                                               help="Distinct answers with their counts"),
+        "semantic_entropy": st.column_config.NumberColumn(
+            "entropy", format="%.3f", help="Semantic entropy of the answers (nats)"),
         "question": st.column_config.TextColumn(width="large")})
     question_drilldown(report, table)
 

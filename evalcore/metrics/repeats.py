@@ -126,7 +126,8 @@ class AnswerGroup:
     """Rounds that gave one answer: how many, their verdicts, one reply as it came."""
 
     answer: Optional[str]
-    """The answer key; None: the extractor found no answer in these replies."""
+    """The extracted answer as first read, or the normalised text of an open reply;
+    None: the extractor found no answer in these replies."""
     count: int = 0
     correct: int = 0
     """Rounds of this group judged right."""
@@ -160,8 +161,9 @@ def group_answers(replies: Sequence[Optional[str]], verdicts: Sequence[Optional[
         raw = extracted[pos] if extracted is not None else reply
         name = None if raw is None or not str(raw).strip() else key(str(raw))
         group = groups.get(name)
-        if group is None:
-            group = groups[name] = AnswerGroup(answer=name, example=reply, first=pos)
+        if group is None:  # an extracted answer shown as first read ("A", "1,200")
+            label = name if extracted is None or raw is None else str(raw).strip()
+            group = groups[name] = AnswerGroup(answer=label, example=reply, first=pos)
         group.count += 1
         verdict = verdicts[pos]
         if verdict is not None:

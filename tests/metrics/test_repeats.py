@@ -159,3 +159,18 @@ def test_flicker_mixed_and_run_level_noise() -> None:
     assert noise["observed_spread"] == pytest.approx(0.1875 + 0.25)
     assert noise["judge_share_of_spread"] == pytest.approx((0.4375 - 0.25) / 0.4375)
     assert noise["flicker_answers"] == 2 and noise["questions_with_judge_flicker"] == 2
+
+
+def test_questions_frame_ranks_by_semantic_entropy() -> None:
+    from evalcore.report.frames import questions_frame
+
+    def res(h, line):
+        return {"correct_count": 1, "answered": 2, "success_rate": 0.5, "ci_low": 0.1,
+                "ci_high": 0.9, "class": "unstable", "semantic_entropy": h, "answers_line": line}
+
+    report = {"repetition_count": 2, "stability_results": {
+        "0": res(0.0, "1 answer: 2x '4'"), "1": res(0.69, "2 answers: 1x '4', 1x '5'"),
+        "2": res(None, "no answer")}}
+    frame = questions_frame(report, sort_by="semantic_entropy")
+    assert list(frame["item"]) == [1, 0, 2]
+    assert frame["answers"].iloc[0] == "2 answers: 1x '4', 1x '5'"
