@@ -1,0 +1,46 @@
+"""Compare (API and CLI) shows mG-Pass@N, semantic entropy and their change B - A."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalcore.cli import main
+from evalcore.metrics.repeats import mg_pass_at_k
+from evalcore.report import compare
+from tests.fakes.stored_runs import seed_dataset, seed_run
+
+QUESTIONS = [f"What is {i} + 1?" for i in range(4)]
+A = {0: [1, 1, 1, 1], 1: [1, 0, 1, 0], 2: [0, 0, 0, 1], 3: [1, 1, 1, 0]}
+B = {0: [1, 1, 1, 1], 1: [1, 1, 1, 1], 2: [0, 0, 0, 0], 3: [1, 1, 0, 0]}
+
+
+@pytest.fixture()
+def runs(engine):
+    ds = seed_dataset(engine, "plus", QUESTIONS)
+    # A's replies name a new number every round ("answer 1.3"); B always says "42"
+    return (seed_run(engine, ds, A, 4, model="m-a"),
+            seed_run(engine, ds, B, 4, model="m-b", answers={i: "It is 42." for i in B}))
+
+
+def test_compare_has_mg_pass_and_entropy_with_deltas(engine, runs, capsys):
+    run_a, run_b = runs
+    result = compare.compare_stability(engine, run_a, run_b)
+
+    def mg(verdicts):
+        return sum(mg_pass_at_k(4, sum(v), 4) for v in verdicts.values()) / len(verdicts)
+
+    assert result["a"]["mg_pass_at_n"] == pytest.approx(mg(A))
+    assert result["b"]["mg_pass_at_n"] == pytest.approx(mg(B))
+    assert result["a"]["semantic_entropy_mean"] == pytest.approx(math.log(4))
+    assert result["b"]["semantic_entropy_mean"] == 0.0
+    assert result["delta"]["semantic_entropy_mean"] == pytest.approx(-math.log(4))
+    assert result["delta"]["mg_pass_at_n"] == pytest.approx(mg(B) - mg(A))
+    assert result["a"]["judge_noise"] is None and result["delta"]["judge_noise"] is None
+
+    assert main(["compare", str(run_a), str(run_b)]) == 0
+    out = capsys.readouterr().out
+    assert (f"{'mG-Pass@N':<16}{mg(A):>10.3f}{mg(B):>10.3f}{mg(B) - mg(A):>+10.3f}") in out
+    assert f"{'sem. entropy':<16}{math.log(4):>10.3f}{0:>10.3f}{-math.log(4):>+10.3f}" in out
+    assert "judge noise" not in out
+    assert "mg_pass_at_k" in out  # the runs' figures list it too
