@@ -29,6 +29,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError, answer_key
@@ -90,6 +91,14 @@ def k_values(n_rounds: int) -> list[int]:
 def question_g_pass(n: int, c: int, ks: Sequence[int]) -> tuple[dict[str, dict[str, float]],
                                                                   dict[str, float]]:
     """({k: {tau: G-Pass}}, {k: mG-Pass}) of one question for the ks <= n."""
+    g, mg = _question_g_pass(n, c, tuple(ks))
+    return {k: dict(v) for k, v in g.items()}, dict(mg)
+
+
+@lru_cache(maxsize=4096)
+def _question_g_pass(n: int, c: int, ks: tuple[int, ...]) -> tuple[dict[str, dict[str, float]],
+                                                                     dict[str, float]]:
+    """Cached: a run's questions share few (n, c) pairs (at most (N+1)(N+2)/2)."""
     g = {str(k): {str(t): g_pass_at_k(n, c, k, t) for t in TAUS} for k in ks if k <= n}
     mg = {str(k): mg_pass_at_k(n, c, k) for k in ks if 2 <= k <= n}
     return g, mg

@@ -61,9 +61,16 @@ class RepeatRounds:
         pos = row["round"] - 1
         self.replies[pos] = row["answer"]
         if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
-            self.extracted[pos] = extract_answer(row["answer"], self.question)
+            stored = row.get("extracted")  # the rules scorer's, when the run stored one
+            self.extracted[pos] = (_letter(stored) if self.task_type == "choice" else stored) \
+                if stored is not None else extract_answer(row["answer"], self.question)
         self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
+
+
+def _letter(index: str) -> str:
+    """A stored choice index as its letter ("1" -> "B")."""
+    return chr(ord("A") + int(index)) if index.isdigit() and int(index) < 26 else index
 
 
 def extract_answer(reply: str, question: Any) -> Optional[str]:
@@ -78,7 +85,7 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
         return None if found is None else found.text
     if kind == "choice":
         index, _ = rules.extract_choice(reply, question.choices, question.question)
-        return None if index is None else (chr(ord("A") + index) if index < 26 else str(index))
+        return None if index is None else _letter(str(index))
     if kind == "sentiment":
         return rules.extract_sentiment(reply)[0]
     return rules.multi_tf(reply, question).extracted

@@ -47,7 +47,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     report names it at the top and in `summary`.
     """
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
-    from evalcore.report.repeats import RepeatRounds, add_repeats
+    from evalcore.report import repeats as repeats_figures
+    from evalcore.report.repeats import RepeatRounds
     from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
@@ -106,7 +107,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
-    add_repeats(report, summary, repeats, latest)
+    repeats_figures.add_repeats(report, summary, repeats, latest)
     return report
 
 
