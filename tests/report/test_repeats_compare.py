@@ -44,3 +44,21 @@ def test_compare_has_mg_pass_and_entropy_with_deltas(engine, runs, capsys):
     assert f"{'sem. entropy':<16}{math.log(4):>10.3f}{0:>10.3f}{-math.log(4):>+10.3f}" in out
     assert "judge noise" not in out
     assert "mg_pass_at_k" in out  # the runs' figures list it too
+
+
+def test_runs_show_json_carries_the_report_with_the_new_names(engine, runs, capsys):
+    import json
+
+    run_a, run_b = runs
+    assert main(["runs", "show", str(run_b), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    report = data["report"]
+    assert report["stability_results"]["0"]["answer_groups"] == [
+        {"answer": "42", "count": 4, "correct": 4, "wrong": 0, "example": "It is 42."}]
+    assert report["stability_results"]["0"]["semantic_entropy"] == 0.0
+    summary = report["summary"]
+    assert set(summary["g_pass_at_k"]) == {"1", "2", "4"}
+    assert set(summary["g_pass_at_k"]["4"]) == {"0.25", "0.5", "0.75", "1.0"}
+    assert set(summary["mg_pass_at_k"]) == {"2", "4"} and summary["semantic_entropy_mean"] == 0.0
+    assert main(["runs", "show", str(run_a)]) == 0
+    assert "semantic entropy: mean 1.386 nats" in capsys.readouterr().out
