@@ -123,11 +123,14 @@ def _model_concurrency(name: str) -> int | None:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
-def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str) -> dict[str, Any]:
-    """The run's report under a failure policy, cached per `_shared.run_state`."""
+def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
+            meaning: bool = False) -> dict[str, Any]:
+    """The run's report under a failure policy (open answers grouped by meaning or not),
+    cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
 
-    return stability_report(_shared.engine(), run_id, failure_policy=policy)  # type: ignore[arg-type]
+    return stability_report(_shared.engine(), run_id, failure_policy=policy,  # type: ignore[arg-type]
+                            meaning=meaning)
 
 
 def _csv(run_id: int, lang: str, policy: str) -> bytes:
@@ -287,7 +290,7 @@ def _percent(value: float | None) -> str:
 def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads."""
     policy = failure_policy()
-    report = _shared.cached_report(_report, run_id, policy)
+    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle())
     if report is None:
         return
     summary = report["summary"]

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="count rounds without a verdict (model or judge error after all "
                         "retries) as wrong answers, the method's seed rule; by default they "
                         "are left out and each rate is over the answered rounds")
+    p.add_argument("--group-by-meaning", action="store_true",
+                   help="group open answers by meaning (e5 cosine >= 0.945) as well as by "
+                        "their text, for the answer groups and semantic entropy; costs e5 "
+                        "time here, no model call")
     p.add_argument("--rejudge", metavar="MODEL",
                    help="after the run, re-judge a sample of answers with this judge model "
                         "to measure the judge's own noise (flip rate, Cohen's kappa)")
@@ -72,7 +76,7 @@ def _stability(args: argparse.Namespace) -> int:
         _rejudge(engine, settings, run_id, args)
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
     report = stability_report(engine, run_id, failure_policy=policy,
-                              timing={"wall_s": round(time.perf_counter() - started, 3)})
+                              meaning=args.group_by_meaning, timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)

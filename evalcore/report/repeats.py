@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 from evalcore.metrics.repeats import (
+    MEANING_THRESHOLD,
     accuracy_by_entropy,
     group_answers,
     groups_entropy,
     groups_line,
     judge_noise,
     k_values,
+    merge_by_meaning,
     question_flicker,
     question_g_pass,
     run_g_pass,
@@ -92,9 +94,11 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
 
 
 def add_repeats(report: dict[str, Any], summary: StabilitySummary,
-                rounds: dict[int, RepeatRounds], rejudge: Optional[dict[str, Any]]) -> None:
+                rounds: dict[int, RepeatRounds], rejudge: Optional[dict[str, Any]],
+                meaning: bool = False) -> None:
     """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
-    per-answer detail) judge flicker into `report` in place."""
+    per-answer detail) judge flicker into `report` in place. `meaning`: open answers
+    are also grouped by e5 similarity (`merge_by_meaning`), not only by their text."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
     if rejudge is not None:
@@ -102,13 +106,20 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     entropies: list[tuple[Any, float]] = []
     banded: list[tuple[float, float]] = []
     flickers = []
+    grouped = {key: group_answers(r.replies, r.verdicts,
+                                  r.extracted if r.task_type in EXTRACTING_TASKS else None)
+               for key, r in rounds.items()}
+    if meaning:
+        grouped = _by_meaning(grouped, rounds)
+    report["summary"]["answer_grouping"] = (
+        f"open answers by meaning (e5 cosine >= {MEANING_THRESHOLD})" if meaning
+        else "by extracted answer, open answers by normalised text")
     for q in summary.questions:
         entry = results[str(q.key)]
         r = rounds.get(q.key)
         if r is None:
             continue
-        groups = group_answers(r.replies, r.verdicts,
-                               r.extracted if r.task_type in EXTRACTING_TASKS else None)
+        groups = grouped[q.key]
         entry["answer_groups"] = [g.to_json_dict() for g in groups]
         entry["answers_line"] = groups_line(entry["answer_groups"])
         entropy = groups_entropy(groups)
@@ -134,6 +145,25 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     if rejudge is not None:
         out["judge_noise"] = {**judge_noise(flickers), "judge": rejudge["judge"],
                               "passes": rejudge["passes"], "answers": rejudge["answers"]}
+
+
+def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
+                ) -> dict[int, list[Any]]:
+    """Open questions' text groups merged by e5 similarity of their example replies (all
+    embedded in one call; repeated texts once, and from the e5 vector store)."""
+    from evalcore.scorers.text import embed
+
+    open_keys = [k for k, r in rounds.items() if r.task_type not in EXTRACTING_TASKS
+                 and sum(g.answer is not None for g in grouped[k]) > 1]
+    texts = [g.example for k in open_keys for g in grouped[k] if g.answer is not None]
+    if not texts:
+        return grouped
+    vectors = dict(zip(texts, embed(texts).tolist()))
+    out = dict(grouped)
+    for k in open_keys:
+        by_answer = {g.answer: vectors[g.example] for g in grouped[k] if g.answer is not None}
+        out[k] = merge_by_meaning(grouped[k], by_answer)
+    return out
 
 
 def _attach_rejudgements(rounds: dict[int, RepeatRounds], rejudge: dict[str, Any]) -> None:

@@ -40,11 +40,13 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
-                     failure_policy: FailurePolicy = "exclude") -> dict[str, Any]:
+                     failure_policy: FailurePolicy = "exclude", meaning: bool = False
+                     ) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
 
     `failure_policy`: how rounds without a verdict count (see the module doc); the
-    report names it at the top and in `summary`.
+    report names it at the top and in `summary`. `meaning`: group open answers by e5
+    similarity too (`report.repeats`; costs e5 time, no model call).
     """
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
     from evalcore.report import repeats as repeats_figures
@@ -107,7 +109,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
-    repeats_figures.add_repeats(report, summary, repeats, latest)
+    repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning)
     return report
 
 

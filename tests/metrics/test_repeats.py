@@ -174,3 +174,38 @@ def test_questions_frame_ranks_by_semantic_entropy() -> None:
     frame = questions_frame(report, sort_by="semantic_entropy")
     assert list(frame["item"]) == [1, 0, 2]
     assert frame["answers"].iloc[0] == "2 answers: 1x '4', 1x '5'"
+
+
+def test_merge_by_meaning_joins_close_answers_biggest_first() -> None:
+    from evalcore.metrics.repeats import AnswerGroup, merge_by_meaning
+
+    groups = [AnswerGroup("paris", 3, 3, 0, "Paris.", 0), AnswerGroup("lyon", 1, 0, 1, "Lyon", 1),
+              AnswerGroup("it is paris", 2, 1, 1, "It is Paris", 2),
+              AnswerGroup(None, 1, 0, 1, "", 3)]
+    vectors = {"paris": [1.0, 0.0], "it is paris": [0.99, 0.1], "lyon": [0.6, 0.8]}
+    merged = merge_by_meaning(groups, vectors, threshold=0.945)
+    assert [(g.answer, g.count, g.correct, g.wrong) for g in merged] == [
+        ("paris", 5, 4, 1), ("lyon", 1, 0, 1), (None, 1, 0, 1)]
+    assert groups[0].count == 3  # the input is not changed
+    assert [g.count for g in merge_by_meaning(groups, vectors, threshold=0.5)] == [6, 1]
+
+
+def test_meaning_threshold_is_the_best_on_the_labelled_pairs() -> None:
+    """Recomputes the calibration the threshold's docstring states (e5 on 40 pairs)."""
+    import json
+    from pathlib import Path
+
+    import numpy as np
+
+    from evalcore.metrics.repeats import MEANING_THRESHOLD
+    from evalcore.scorers.text import embedding_cosine_batch
+
+    data = json.loads((Path(__file__).with_name("meaning_pairs.json")).read_text("utf-8"))
+    same = np.array(embedding_cosine_batch(*zip(*data["same"])))
+    diff = np.array(embedding_cosine_batch(*zip(*data["different"])))
+
+    def right(t: float) -> int:
+        return int((same >= t).sum() + (diff < t).sum())
+
+    grid = [round(0.8 + 0.005 * i, 3) for i in range(39)]
+    assert right(MEANING_THRESHOLD) == 34 == max(right(t) for t in grid)

@@ -89,3 +89,14 @@ def test_judge_noise_shows_next_to_the_success_rate(page_env, engine):
     row = flicker.set_index("item").loc[2]
     assert row["judge's share"] == 0.25 and "rounds [1, 2, 3]: 4 right, 1 wrong" in \
         row["answers judged both ways"]
+
+
+def test_meaning_toggle_rebuilds_the_report_grouped_by_meaning(page_env, engine):
+    planted_run(engine, rejudge=False)
+    at = open_page()
+    assert at.toggle(key="stability.meaning").value is False
+    at.toggle(key="stability.meaning").set_value(True).run()
+    assert not at.exception, [e.value for e in at.exception]
+    # choice answers keep their extracted letters: the figures do not move
+    assert {m.label: m.value for m in at.metric}["Semantic entropy (mean)"] == \
+        f"{0.6931 / 3:.3f}"

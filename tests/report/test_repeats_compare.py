@@ -62,3 +62,38 @@ def test_runs_show_json_carries_the_report_with_the_new_names(engine, runs, caps
     assert set(summary["mg_pass_at_k"]) == {"2", "4"} and summary["semantic_entropy_mean"] == 0.0
     assert main(["runs", "show", str(run_a)]) == 0
     assert "semantic entropy: mean 1.386 nats" in capsys.readouterr().out
+
+
+def test_open_answers_group_by_meaning_only_when_asked(engine):
+    import json as _json
+
+    from evalcore.dataset import import_dataset, load_items
+    from evalcore.report.stability import stability_report
+    from evalcore.store import queries
+
+    body = _json.dumps({"question": "What is the capital of France?", "answer": "Paris"}) + "\n"
+    ds = import_dataset(engine, body.encode(), filename="cap.jsonl", name="cap",
+                        mapping={"question": "question", "reference": "answer",
+                                 "task_type": "open", "language": "en"})
+    item = load_items(engine, ds.id)[0]
+    replies = ["Paris is the capital of France.", "The capital of France is Paris.",
+               "Paris is the capital of France.", "Lyon is the capital of France."]
+    run = queries.create_run(engine, kind="stability", dataset_id=ds.id, model="m", judge="rules",
+                             rounds=4, status="done", total=4, done=4,
+                             config={"item_ids": [item.id]})
+    queries.record_calls(engine, [
+        {"run_id": run.id, "item_id": item.id, "round": r + 1, "stage": "answer", "model": "m",
+         "prompt": "", "answer": text, "correct": r < 3, "score": float(r < 3),
+         "reason": "planted", "error": None} for r, text in enumerate(replies)])
+    by_text = stability_report(engine, run.id)
+    groups = by_text["stability_results"]["0"]["answer_groups"]
+    assert [(g["answer"], g["count"]) for g in groups] == [
+        ("paris is the capital of france", 2), ("the capital of france is paris", 1),
+        ("lyon is the capital of france", 1)]
+    assert by_text["summary"]["answer_grouping"].startswith("by extracted answer")
+    by_meaning = stability_report(engine, run.id, meaning=True)
+    res = by_meaning["stability_results"]["0"]
+    assert [(g["answer"], g["count"], g["correct"]) for g in res["answer_groups"]] == [
+        ("paris is the capital of france", 3, 3), ("lyon is the capital of france", 1, 0)]
+    assert res["semantic_entropy"] == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
+    assert "e5 cosine >= 0.945" in by_meaning["summary"]["answer_grouping"]
