@@ -8,6 +8,11 @@ then `stability_report` is timed with and without `add_repeats` (median of R).
 
     .venv/bin/python bench/repeats_bench.py                       # 1000 x 10, 200 re-judged
     .venv/bin/python bench/repeats_bench.py --questions 200 --rounds 50
+    .venv/bin/python bench/repeats_bench.py --meaning --questions 200   # e5 grouping cost
+
+`--meaning`: an open-answer run (5 phrasings a question, 4 of one meaning) reported with
+and without grouping by meaning; the first report with it embeds every distinct reply
+(cold: the model loads too), the second finds them in the process cache.
 """
 from __future__ import annotations
 
@@ -60,19 +65,70 @@ def seed(engine, questions: int, rounds: int, rejudged: int) -> int:
     return int(run.id)
 
 
+def seed_open(engine, questions: int, rounds: int) -> int:
+    import json
+
+    from evalcore.dataset import import_dataset, load_items
+    from evalcore.store import queries
+
+    body = "".join(json.dumps({"question": f"Describe thing {i}.", "answer": f"thing {i}"})
+                   + "\n" for i in range(questions))
+    ds = import_dataset(engine, body.encode(), filename="o.jsonl", name="open",
+                        mapping={"question": "question", "reference": "answer",
+                                 "task_type": "open", "language": "en"})
+    items = load_items(engine, ds.id)
+    run = queries.create_run(engine, kind="stability", dataset_id=ds.id, model="m",
+                             judge="rules", rounds=rounds, status="done",
+                             total=questions * rounds, done=questions * rounds,
+                             config={"item_ids": [i.id for i in items]})
+    forms = ["Thing {i} is a small red box.", "It is a small red box, thing {i}.",
+             "Thing {i} is a large blue ball.", "Thing {i} is a red box that is small.",
+             "I think thing {i} is a box, small and red."]
+    calls = [{"run_id": run.id, "item_id": it.id, "round": r + 1, "stage": "answer",
+              "model": "m", "prompt": "", "answer": forms[r % 5].format(i=it.idx),
+              "correct": r % 5 != 2, "score": 1.0, "reason": "bench", "error": None}
+             for it in items for r in range(rounds)]
+    for start in range(0, len(calls), 5000):
+        queries.record_calls(engine, calls[start:start + 5000])
+    return int(run.id)
+
+
+def meaning_cost(engine, questions: int, rounds: int) -> None:
+    import os
+
+    from evalcore.report.stability import stability_report
+
+    run_id = seed_open(engine, questions, rounds)
+    for meaning in (False, True, True):
+        wall, cpu = time.perf_counter(), time.process_time()
+        report = stability_report(engine, run_id, meaning=meaning)
+        print(f"meaning={meaning}: wall {time.perf_counter() - wall:.2f} s, CPU "
+              f"{time.process_time() - cpu:.2f} s, mean entropy "
+              f"{report['summary']['semantic_entropy_mean']:.3f} "
+              f"({questions} questions x {rounds} rounds, {questions * 5} distinct replies; "
+              f"{os.cpu_count()} cores)")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--questions", type=int, default=1000)
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--rejudged", type=int, default=200)
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--meaning", action="store_true", help="measure grouping by meaning (e5)")
     args = p.parse_args()
+    import os
+
+    os.environ.setdefault("EVALCORE_HOME", tempfile.mkdtemp())  # a fresh e5 vector store
 
     from evalcore.report import repeats, stability
     from evalcore.store.db import make_engine
 
     home = Path(tempfile.mkdtemp())
     engine = make_engine(f"sqlite:///{home / 'bench.db'}")
+    if args.meaning:
+        meaning_cost(engine, args.questions, args.rounds)
+        return
     run_id = seed(engine, args.questions, args.rounds, args.rejudged)
     real, real_add = repeats.add_repeats, repeats.RepeatRounds.add
 
