@@ -16,7 +16,8 @@ EXPLAIN = {
     "g_pass": "G-Pass@k_tau: the chance that at least ceil(tau x k) of k rounds drawn from a "
               "question's N are right (tau 1.0 = pass^k: all k right; small tau = pass@k).",
     "mg_pass": "mG-Pass@k: G-Pass@k averaged over tau from 0.5 to 1, one number for "
-               "'right most of the time' (1 = always right, 0 = right at most half the time).",
+               "'right most of the time' (0 = right at most half the time; 1 = always right "
+               "at an even k, 2 floor(k/2)/k at an odd k, as OpenCompass computes it).",
     "entropy": "Semantic entropy: how spread a question's answers are across rounds, in nats, "
                "over the shares of its distinct answers (0 = one answer every round; "
                "ln 2 = 0.69 for two answers half and half).",

@@ -69,12 +69,15 @@ def g_pass_count(n: int, c: int, k: int, m: int) -> float:
 
 
 def g_pass_at_k(n: int, c: int, k: int, tau: float) -> float:
-    """G-Pass@k_tau: at least ceil(tau*k) of k drawn rounds right."""
-    return g_pass_count(n, c, k, threshold(tau, k))
+    """G-Pass@k_tau: at least ceil(tau*k) of k drawn rounds right (at least 1, as in
+    OpenCompass: tau = 0 is pass@k, not a certainty)."""
+    return g_pass_count(n, c, k, max(threshold(tau, k), 1))
 
 
 def mg_pass_at_k(n: int, c: int, k: int) -> float:
-    """mG-Pass@k = 2/k * sum_{i=ceil(k/2)+1}^{k} G-Pass@k_{i/k} (k >= 2)."""
+    """mG-Pass@k = 2/k * sum_{i=ceil(k/2)+1}^{k} G-Pass@k_{i/k} (k >= 2), as OpenCompass
+    computes it. The sum has floor(k/2) terms, so for an odd k even an always-right
+    question scores 2*floor(k/2)/k (k = 3: 2/3); compare runs at the same k."""
     _check(n, c, k)
     if k < 2:
         raise MetricInputError("mG-Pass@k needs k >= 2 (for k = 1 its sum is empty).")

@@ -209,3 +209,44 @@ def test_meaning_threshold_is_the_best_on_the_labelled_pairs() -> None:
 
     grid = [round(0.8 + 0.005 * i, 3) for i in range(39)]
     assert right(MEANING_THRESHOLD) == 34 == max(right(t) for t in grid)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.just(n), st.integers(0, n), st.integers(1, n))))
+def test_g_pass_falls_with_tau_between_pass_hat_k_and_pass_at_k(nck) -> None:
+    n, c, k = nck
+    values = [g_pass_at_k(n, c, k, t) for t in (1e-9,) + TAUS]
+    assert all(a >= b - 1e-12 for a, b in zip(values, values[1:]))
+    assert pass_hat_k(n, c, k) - 1e-12 <= values[-1] and values[0] <= pass_at_k(n, c, k) + 1e-12
+    if k >= 2:  # floor(k/2) terms: a perfect question scores 2 floor(k/2) / k (OpenCompass)
+        top = 2 * (k // 2) / k
+        assert pass_hat_k(n, c, k) * top - 1e-12 <= mg_pass_at_k(n, c, k) <= top + 1e-12
+        assert mg_pass_at_k(n, n, k) == pytest.approx(top)
+    assert g_pass_at_k(n, c, k, 0.0) == pytest.approx(pass_at_k(n, c, k))  # at least one
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.none(), st.text(max_size=8)),
+                          st.one_of(st.none(), st.booleans())), min_size=1, max_size=20),
+       st.dictionaries(st.integers(0, 19), st.lists(st.one_of(st.none(), st.booleans()),
+                                                      max_size=4), max_size=5))
+def test_flicker_of_hostile_rounds_stays_in_range(rounds, rejudged) -> None:
+    replies, verdicts = [r for r, _ in rounds], [v for _, v in rounds]
+    f = question_flicker(replies, verdicts, rejudged)
+    assert 0.0 <= f.observed <= 0.25 + 1e-12 and 0.0 <= f.model <= 0.25 + 1e-12
+    assert f.judge_share is None or 0.0 <= f.judge_share <= 1.0
+    noise = judge_noise([f])
+    assert noise["judge_share_of_spread"] is None or 0 <= noise["judge_share_of_spread"] <= 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.sampled_from(["math", "choice", "sentiment", "multi_tf"]))
+def test_extracting_any_reply_never_raises(reply, task_type) -> None:
+    from evalcore.dataset.records import Question
+    from evalcore.report.repeats import extract_answer
+
+    question = Question(idx=0, question="Pick one", reference="[1, 0]" if task_type ==
+                        "multi_tf" else "1", choices=["x", "y", "z"], task_type=task_type)
+    found = extract_answer(reply, question)
+    assert found is None or isinstance(found, str)
