@@ -24,9 +24,9 @@ SORT_KEYS: dict[str, str] = {
 }
 """Orders the questions table offers, with a label for a select box."""
 
-QUESTION_COLUMNS = ("item", "question", "standard_answer", "type", "correct_count", "answered",
-                    "errored", "success_rate", "ci_low", "ci_high", "ci_width", "class",
-                    "distinct_answers", "same_answer_share", "answers", "semantic_entropy")
+QUESTION_COLUMNS = ("item", "question", "standard_answer", "type", "correct_count", "answers",
+                    "answered", "errored", "success_rate", "ci_low", "ci_high", "ci_width",
+                    "class", "semantic_entropy", "distinct_answers", "same_answer_share")
 
 
 class FrameInputError(EvalcoreError, ValueError):
