@@ -161,3 +161,31 @@ def test_the_cli_prints_every_figure(engine, settings, planted_run, capsys) -> N
     assert "accuracy by entropy band: 0 (one answer): 0.700 (5 q), 0.5-1.0: 0.500 (1 q)" in out
     assert ("judge noise: 30.0% of the verdicts' spread across rounds is the judge's; 1 answers "
             "judged both right and wrong (in 1 questions), re-judged by judge x2") in out
+
+
+def test_stability_command_writes_the_new_names_and_groups_by_meaning_on_request(
+        engine, settings, tmp_path, capsys):
+    import json
+
+    from evalcore.cli import main
+
+    lines = ["question,answer"] + [f'"{q}",{a}' for q, a in QUESTIONS]
+    (tmp_path / "apples.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    from evalcore.dataset import import_dataset
+
+    import_dataset(engine, tmp_path / "apples.csv", name="apples",
+                   mapping={"question": "question", "reference": "answer", "task_type": "math",
+                            "language": "en"})
+    with FaultServer(FaultConfig(responder=Planted())) as server:
+        add_model(settings, server, concurrency=2)
+        out = tmp_path / "s.json"
+        assert main(["stability", "--dataset", "apples", "--model", "fake", "--rounds", "4",
+                     "--schedule", "sequential", "--group-by-meaning", "--json", str(out)]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert "by meaning (e5 cosine >= 0.945)" in report["summary"]["answer_grouping"]
+    assert report["stability_results"]["2"]["answer_groups"] == [
+        {"answer": "15", "count": 2, "correct": 2, "wrong": 0, "example": "The answer is 15."},
+        {"answer": "16", "count": 2, "correct": 0, "wrong": 2, "example": "The answer is 16."}]
+    # rules verdicts (no judge to flip): q0, q1, q3 4/4 -> 1; q4 3/4 -> 1/2; q2, q5 -> 0
+    assert report["summary"]["mg_pass_at_k"]["4"] == pytest.approx((1 + 1 + 1 + 0.5) / 6)
+    assert "semantic entropy: mean 0.116 nats" in capsys.readouterr().out
