@@ -116,18 +116,20 @@ def run_g_pass(pairs: Sequence[tuple[int, int]], ks: Sequence[int]
     mg: dict[str, Optional[float]] = {}
     for k in ks:
         eligible = {tc: q for tc, q in groups.items() if tc[0] >= k}
-        total = sum(eligible.values())
-
-        def mean(fn: Callable[[int, int], float]) -> Optional[float]:
-            if not total:
-                return None
-            return math.fsum(q * fn(t, c) for (t, c), q in eligible.items()) / total
-
-        g[str(k)] = {str(tau): mean(lambda t, c, tau=tau: g_pass_at_k(t, c, k, tau))
-                     for tau in TAUS}
+        g[str(k)] = {str(tau): _mean(eligible, lambda t, c, k=k, tau=tau:
+                                     g_pass_at_k(t, c, k, tau)) for tau in TAUS}
         if k >= 2:
-            mg[str(k)] = mean(lambda t, c: mg_pass_at_k(t, c, k))
+            mg[str(k)] = _mean(eligible, lambda t, c, k=k: mg_pass_at_k(t, c, k))
     return g, mg
+
+
+def _mean(eligible: Mapping[tuple[int, int], int], fn: Callable[[int, int], float]
+          ) -> Optional[float]:
+    """Mean of fn(trials, correct) over questions counted by (trials, correct)."""
+    total = sum(eligible.values())
+    if not total:
+        return None
+    return math.fsum(q * fn(t, c) for (t, c), q in eligible.items()) / total
 
 
 # --------------------------------------------------------------------------- answer groups
