@@ -97,3 +97,25 @@ def test_open_answers_group_by_meaning_only_when_asked(engine):
         ("paris is the capital of france", 3, 3), ("lyon is the capital of france", 1, 0)]
     assert res["semantic_entropy"] == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
     assert "e5 cosine >= 0.945" in by_meaning["summary"]["answer_grouping"]
+
+
+def test_trust_report_and_compare_show_judge_noise_after_a_rejudging_pass(engine, runs):
+    from evalcore.dataset import load_items
+    from evalcore.report.trust import trust_report_html
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    run_a, run_b = runs
+    # B's item 3 says "It is 42." every round, judged 1, 1, 0, 0: two re-judgements of
+    # round 3 say right, so the text's majority is right (4 of 6): all its spread is the judge's
+    item = next(i for i in load_items(engine, queries.get_run(engine, run_b).dataset_id)
+                if i.idx == 3)
+    queries.record_calls(engine, [
+        {"run_id": run_b, "item_id": item.id, "round": 3, "stage": f"rejudge{j}:5",
+         "model": "judge", "prompt": "", "answer": "{}", "correct": True, "score": 1.0,
+         "reason": "ok", "error": None, "created_at": utcnow()} for j in (1, 2)])
+    result = compare.compare_stability(engine, run_a, run_b)
+    assert result["b"]["judge_noise"] == 1.0 and result["a"]["judge_noise"] is None
+    page = trust_report_html(engine, runs=[run_b])
+    assert "judge_noise" in page and "1.000" in page
+    assert "the share of the verdicts&#39; spread across rounds that is the judge&#39;s" in page
