@@ -114,6 +114,18 @@ def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
     st.html(question_view_html(view))  # every text escaped in evalcore
 
 
+def repeats_caption(side: dict[str, Any]) -> str:
+    """mG-Pass@N, semantic entropy and judge noise of one side, in one line."""
+    def num(value: Any, spec: str = ".3f") -> str:
+        return "n/a" if value is None else format(value, spec)
+
+    text = (f"mG-Pass@N {num(side.get('mg_pass_at_n'))} (right in most rounds) · "
+            f"semantic entropy {num(side.get('semantic_entropy_mean'))} nats (answer spread)")
+    if side.get("judge_noise") is not None:
+        text += f" · judge noise {num(side['judge_noise'], '.1%')} of the verdict spread"
+    return text
+
+
 def stability_detail(run_a: int, run_b: int) -> None:
     """Two stability runs: summary cards, distributions, the rate scatter, changes."""
     from evalcore.report import compare_figures
@@ -129,6 +141,7 @@ def stability_detail(run_a: int, run_b: int) -> None:
             cards[0].metric("Questions", side["questions"])
             cards[1].metric("Mean success rate", f"{side['mean']:.1%}")
             cards[2].metric("Std of rates", f"{side['std']:.3f}")
+            st.caption(repeats_caption(side))
     st.plotly_chart(compare_figures.distributions_figure(result), key="results.compare_hist")
     if result["questions"]:
         st.plotly_chart(compare_figures.rates_scatter(result), key="results.compare_scatter")

@@ -20,7 +20,7 @@ from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _submit
+from pages import _cost, _shared, _stability_repeats, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -136,11 +136,14 @@ def _model_concurrency(name: str) -> int | None:
 
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
-def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str) -> dict[str, Any]:
-    """The run's report under a failure policy, cached per `_shared.run_state`."""
+def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
+            meaning: bool = False) -> dict[str, Any]:
+    """The run's report under a failure policy (open answers grouped by meaning or not),
+    cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
 
-    return stability_report(_shared.engine(), run_id, failure_policy=policy)  # type: ignore[arg-type]
+    return stability_report(_shared.engine(), run_id, failure_policy=policy,  # type: ignore[arg-type]
+                            meaning=meaning)
 
 
 def _csv(run_id: int, lang: str, policy: str) -> bytes:
@@ -218,9 +221,12 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
     st.markdown(f"**Question {md(question_label(item))}** · {md(chosen.type)} · reference: "
                 f"`{code_text(chosen.standard_answer)}`")
     st.text(str(chosen.question))
-    st.dataframe(frames.rounds_frame(report, item), hide_index=True, key="stability.rounds_table",
-                 column_config={"answer": st.column_config.TextColumn(width="large"),
-                                "reason": st.column_config.TextColumn(width="large")})
+    _stability_repeats.answer_groups(report, item)
+    with st.expander(f"All {n} rounds"):
+        st.dataframe(frames.rounds_frame(report, item), hide_index=True,
+                     key="stability.rounds_table",
+                     column_config={"answer": st.column_config.TextColumn(width="large"),
+                                    "reason": st.column_config.TextColumn(width="large")})
 
 
 def rejudge_default(models: list[str], report: dict[str, Any]) -> int:
@@ -323,7 +329,9 @@ def question_columns(table: Any, sort_by: str) -> list[str]:
     columns = ["Q", "success_rate", "correct_count", "ci_low", "ci_high"]
     if sort_by == "ci_width":
         columns.append("ci_width")
-    columns += ["class", "same_answer_share"]
+    if sort_by == "semantic_entropy":
+        columns.append("semantic_entropy")
+    columns += ["class", "answers"]  # "3 answers: 6x '42', ...": the same-answer share, spelled out
     if int(table["errored"].sum()):
         columns.append("errored")
     return [*columns, "question"]
@@ -337,13 +345,15 @@ def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads; each section
     drawn on its own (`_shared.section`): one that fails is one line, the rest still draw."""
     policy = failure_policy()
-    report = _shared.cached_report(_report, run_id, policy)
+    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle())
     if report is None:
         return
     section = _shared.section
     summary = report["summary"]
     with section("summary cards", run_id):
         summary_cards(run_id, report)
+    with section("repeated answers", run_id):
+        _stability_repeats.headline(report)
     with section("judge reliability", run_id):
         reliability = report.get("judge_reliability")
         if reliability:
@@ -377,6 +387,8 @@ def results(run_id: int, status: str) -> None:
         st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
     with section("pass@k table", run_id), st.expander("pass^k and pass@k values"):
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
+    with section("answer spread", run_id):
+        _stability_repeats.section(report)
 
     st.markdown("#### Questions")
     with section("questions table", run_id):
@@ -422,7 +434,7 @@ def questions_view(report: dict[str, Any], policy: str) -> None:
     table = frames.questions_frame(report, sort_by=sort_by)
     n = report["repetition_count"]
     shown = question_columns(table, sort_by)
-    extra = len(shown) - 8  # CI width and errored: 72 px each, taken from the question
+    extra = len(shown) - 8  # CI width, entropy, errored: 72 px each, taken from the question
     st.dataframe(table, hide_index=True, key="stability.table",
                  column_order=shown, column_config={
         "Q": st.column_config.TextColumn("Q", width=48),
@@ -441,7 +453,11 @@ def questions_view(report: dict[str, Any], policy: str) -> None:
         "ci_width": st.column_config.NumberColumn("CI width", format="%.3f", width=72),
         "same_answer_share": st.column_config.NumberColumn("same answer", format="percent",
                                                            width=96),
-        "question": st.column_config.TextColumn(width=QUESTION_WIDTH - 72 * extra)})
+        "answers": st.column_config.TextColumn("answers", width=144,
+                                               help="Distinct answers with their counts"),
+        "semantic_entropy": st.column_config.NumberColumn(
+            "entropy", format="%.3f", width=72, help="Semantic entropy of the answers (nats)"),
+        "question": st.column_config.TextColumn(width=QUESTION_WIDTH - 48 - 72 * extra)})
     question_drilldown(report, table)
 
 

@@ -44,7 +44,8 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-_SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "errored_rounds",
+_SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_pass_at_k",
+          "errored_rounds",
           "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
           "errors", "tokens", "cost", "mean_latency_ms")
 
@@ -101,6 +102,12 @@ def print_comparison(result: dict[str, Any]) -> None:
     print(f"{'':<16}{'A':>10}{'B':>10}{'B - A':>10}")
     print(f"{'mean success':<16}{a['mean']:>10.3f}{b['mean']:>10.3f}{b['mean'] - a['mean']:>+10.3f}")
     print(f"{'std of rates':<16}{a['std']:>10.3f}{b['std']:>10.3f}{b['std'] - a['std']:>+10.3f}")
+    for label, key in (("mG-Pass@N", "mg_pass_at_n"), ("sem. entropy", "semantic_entropy_mean"),
+                       ("judge noise", "judge_noise")):
+        if a.get(key) is not None or b.get(key) is not None:
+            delta = result["delta"].get(key)
+            print(f"{label:<16}{_num(a.get(key)):>10}{_num(b.get(key)):>10}"
+                  f"{'' if delta is None else f'{delta:+.3f}':>10}")
     for block in ("classes", "risk"):
         for name in a[block]:
             print(f"{block[:5] + ' ' + name:<16}{a[block][name]:>10}{b[block].get(name, 0):>10}"

@@ -10,7 +10,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dataset", required=True, help="dataset or fairness suite (name or id)")
     p.add_argument("--runs", default="", help="run ids to use instead of the latest "
                                               "(comma-separated, e.g. 12,15)")
-    p.add_argument("--sort", default="accuracy", help="column to sort by (default accuracy)")
+    p.add_argument("--sort", default="accuracy", help="column to sort by (default accuracy; mg_pass_at_k ranks "
+                        "by right in most of N rounds)")
     p.add_argument("--json", action="store_true", help="print the leaderboard as JSON")
     p.set_defaults(func=_leaderboard)
 

@@ -33,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="count rounds without a verdict (model or judge error after all "
                         "retries) as wrong answers, the method's seed rule; by default they "
                         "are left out and each rate is over the answered rounds")
+    p.add_argument("--group-by-meaning", action="store_true",
+                   help="group open answers by meaning (e5 cosine >= 0.945) as well as by "
+                        "their text, for the answer groups and semantic entropy; costs e5 "
+                        "time here, no model call")
     p.add_argument("--rejudge", metavar="MODEL",
                    help="after the run, re-judge a sample of answers with this judge model "
                         "to measure the judge's own noise (flip rate, Cohen's kappa)")
@@ -72,7 +76,7 @@ def _stability(args: argparse.Namespace) -> int:
         _rejudge(engine, settings, run_id, args)
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
     report = stability_report(engine, run_id, failure_policy=policy,
-                              timing={"wall_s": round(time.perf_counter() - started, 3)})
+                              meaning=args.group_by_meaning, timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)
@@ -100,7 +104,7 @@ def _print_summary(report: dict, status: str) -> None:
     run_id = report.get("run_id")
     for name, lines in (("summary", _headline), ("distribution", _distribution),
                         ("classes and risk", _classes), ("judge reliability", _reliability),
-                        ("timing", _timing)):
+                        ("repeated answers", _repeats), ("timing", _timing)):
         with cli_section(name, run_id):
             lines(report, status)
     for warning in report.get("warnings", []):
@@ -147,6 +151,13 @@ def _reliability(report: dict, status: str) -> None:
         print(f"judge reliability ({rel['judge']}): {rel['answers']} answers x "
               f"{rel['passes']} passes, {rel['failed']} judgements failed; "
               + reliability_line(rel))
+
+
+def _repeats(report: dict, status: str) -> None:
+    from evalcore.report.repeats import repeats_lines
+
+    for line in repeats_lines(report):
+        print(line)
 
 
 def _timing(report: dict, status: str) -> None:

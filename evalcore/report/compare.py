@@ -318,7 +318,17 @@ def _side(report: Mapping[str, Any], run: Any, dataset: str | None) -> dict[str,
             **{k: summary[k] for k in SUMMARY_FIELDS},
             "classes": dict(summary["classes"]), "risk": dict(summary["risk"]),
             "pass_hat_k": dict(summary["pass_hat_k"]), "pass_at_k": dict(summary["pass_at_k"]),
-            "distribution": dict(report["distribution"])}
+            "distribution": dict(report["distribution"]), **_repeats_side(summary)}
+
+
+def _repeats_side(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """mG-Pass@N (the largest k), mean semantic entropy and judge noise (None: no
+    re-judging pass) of one side, with mG-Pass at every k."""
+    mg = dict(summary.get("mg_pass_at_k") or {})
+    noise = summary.get("judge_noise") or {}
+    return {"mg_pass_at_k": mg, "mg_pass_at_n": mg[list(mg)[-1]] if mg else None,
+            "semantic_entropy_mean": summary.get("semantic_entropy_mean"),
+            "judge_noise": noise.get("judge_share_of_spread")}
 
 
 def _keyed(report: Mapping[str, Any], by: str) -> dict[Any, tuple[int, Mapping[str, Any]]]:
@@ -406,8 +416,9 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
                       top: int = TOP_CHANGED) -> dict[str, Any]:
     """Two stability runs side by side (see the module doc for the join and the test).
 
-    Keys: `a`, `b` (summaries: mean, std, classes, risk, pass^k, pass@k, distribution),
-    `delta` (B - A of mean and std), `distribution` and `pass_k` (rows side by side),
+    Keys: `a`, `b` (summaries: mean, std, classes, risk, pass^k, pass@k, distribution,
+    mG-Pass, semantic entropy, judge noise), `delta` (B - A of mean, std, mG-Pass@N,
+    semantic entropy and judge noise), `distribution` and `pass_k` (rows side by side),
     `join` (how questions were matched and how many), `questions` (every matched pair),
     `changed` (the `top` pairs with the largest |delta|), `test` (the paired test).
     """
@@ -434,7 +445,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
     return {
         "a": a, "b": b,
         "delta": {k: None if a[k] is None or b[k] is None else b[k] - a[k]
-                  for k in ("mean", "std")},  # None: a run without a single verdict
+                  for k in ("mean", "std", "mg_pass_at_n", "semantic_entropy_mean",
+                            "judge_noise")},  # None: not measured in a run
         "distribution": _distribution_rows(a, b),
         "pass_k": _pass_k_rows(a, b),
         "join": {"by": by, "matched": len(pairs), "only_a": len(keyed_a) - len(pairs),

@@ -16,16 +16,18 @@ from evalcore.metrics.stability import CLASSES, RISK_LEVELS
 if TYPE_CHECKING:
     import pandas as pd
 
-SortKey = Literal["success_rate", "ci_width"]
+SortKey = Literal["success_rate", "ci_width", "semantic_entropy"]
 SORT_KEYS: dict[str, str] = {
     "success_rate": "success rate, lowest first",
     "ci_width": "CI width, widest first",
+    "semantic_entropy": "answer spread (semantic entropy), highest first",
 }
 """Orders the questions table offers, with a label for a select box."""
 
-QUESTION_COLUMNS = ("Q", "item", "question", "standard_answer", "type", "correct_count", "answered",
-                    "errored", "success_rate", "ci_low", "ci_high", "ci_width", "class",
-                    "distinct_answers", "same_answer_share")
+QUESTION_COLUMNS = ("Q", "item", "question", "standard_answer", "type", "correct_count",
+                    "answers", "answered", "errored", "success_rate", "ci_low", "ci_high",
+                    "ci_width", "class", "semantic_entropy", "distinct_answers",
+                    "same_answer_share")
 
 
 class FrameInputError(EvalcoreError, ValueError):
@@ -91,10 +93,14 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
                      "ci_width": nan if low != low else round(high - low, 12),
                      "class": res["class"],
                      "distinct_answers": res.get("consistency", {}).get("distinct"),
-                     "same_answer_share": res.get("consistency", {}).get("top_share")})
+                     "same_answer_share": res.get("consistency", {}).get("top_share"),
+                     "answers": res.get("answers_line"),
+                     "semantic_entropy": _number(res.get("semantic_entropy"))})
     frame = pd.DataFrame(rows, columns=list(QUESTION_COLUMNS))
     if sort_by == "success_rate":
         keys, ascending = ["success_rate", "item"], [True, True]
+    elif sort_by == "semantic_entropy":
+        keys, ascending = ["semantic_entropy", "item"], [False, True]
     else:
         keys, ascending = ["ci_width", "success_rate", "item"], [False, True, True]
     return frame.sort_values(keys, ascending=ascending, kind="mergesort").reset_index(drop=True)

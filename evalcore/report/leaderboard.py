@@ -2,7 +2,8 @@
 
 Per model, the latest finished run of each kind (stability, robustness, fairness) on the
 dataset, unless runs are chosen: accuracy and mean success rate (stability run; else the
-robustness run's clean accuracy), perfect and flaky shares, PDR per attack level,
+robustness run's clean accuracy), mG-Pass@N (right in most of N rounds; `sort=
+"mg_pass_at_k"` ranks by it), perfect and flaky shares, PDR per attack level,
 fairness score and level, and over the runs used: errors, tokens, cost and mean latency.
 Rates carry their intervals as `<metric>_low` / `<metric>_high` (see `run_figures`);
 `runs` names the run behind each kind, so every figure can be traced.
@@ -17,7 +18,8 @@ from sqlalchemy.engine import Engine
 from evalcore.report.run_figures import run_figures
 
 KINDS = ("stability", "robustness", "fairness")
-RATE_COLUMNS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "pdr",
+RATE_COLUMNS = ("accuracy", "mean_success_rate", "mg_pass_at_k", "perfect_share", "flaky_share",
+                "pdr",
                 "pdr_char", "pdr_word", "pdr_sentence", "accuracy_attacked")
 COLUMNS = ("model", *RATE_COLUMNS, "fairness_score", "fairness_level", "errors", "tokens",
            "cost", "mean_latency_ms", "runs")

@@ -14,6 +14,7 @@ plus an `intervals` dict:
   the same rate: the bootstrap then collapses to a point, and the pooled Wilson is used.
 - perfect_share, flaky_share (stability): items right in all N rounds / right in some
   but not all of their answered rounds, over the items with a rate; Wilson intervals.
+  mg_pass_at_k (stability, N >= 2): mG-Pass@N (`metrics.repeats`), no interval.
 - accuracy_attacked, pdr_<level>, flips (robustness): from the run's attack pairs, via
   `metrics.robustness.robustness_summary`; bootstrap over pairs (paired resampling).
 - fairness: the fairness report's `gate_metrics`, its score and level.
@@ -254,6 +255,11 @@ def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, A
                    errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None),
                    failure_policy=out.failure_policy)
     intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
+    from evalcore.metrics.repeats import run_g_pass
+
+    # mG-Pass@N: right in most of N rounds (questions with all N rounds answered)
+    metrics["mg_pass_at_k"] = (run_g_pass([(t, r) for r, t in tallies], [rounds])[1][str(rounds)]
+                               if rounds >= 2 else None)
     complete = [right for right, trials in tallies if trials == rounds]  # the 0..N bins
     return [sum(1 for c in complete if c == j) for j in range(rounds + 1)]
 

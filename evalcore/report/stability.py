@@ -40,13 +40,17 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
-                     failure_policy: FailurePolicy = "exclude") -> dict[str, Any]:
+                     failure_policy: FailurePolicy = "exclude", meaning: bool = False
+                     ) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
 
     `failure_policy`: how rounds without a verdict count (see the module doc); the
-    report names it at the top and in `summary`.
+    report names it at the top and in `summary`. `meaning`: group open answers by e5
+    similarity too (`report.repeats`; costs e5 time, no model call).
     """
     from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
+    from evalcore.report import repeats as repeats_figures
+    from evalcore.report.repeats import RepeatRounds
     from evalcore.scorers.rules import unparsed_summary
     from evalcore.store import queries
 
@@ -54,6 +58,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     verdicts: dict[int, list] = {}
     answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
+    repeats: dict[int, RepeatRounds] = {}
     model_errors = judge_errors = 0
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
     failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
@@ -67,6 +72,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                           "type": row["task_type"], "rounds": []}
             verdicts[idx] = [None] * run.rounds
             answers[idx] = [None] * run.rounds
+            repeats[idx] = RepeatRounds.empty(row, run.rounds)
+        repeats[idx].add(row)
         items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
                                                row["score"], row["reason"], row["errored"],
                                                failure_policy))
@@ -84,10 +91,12 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
     stats = queries.call_stats(engine, run_id)
-    from evalcore.runner.rejudge import judge_reliability_of_run
+    from evalcore.runner.rejudge import rejudge_passes
 
-    reliability = judge_reliability_of_run(engine, run_id)
-    return {
+    passes = rejudge_passes(engine, run_id)
+    latest = passes[-1] if passes else None
+    reliability = None if latest is None else {k: v for k, v in latest.items() if k != "detail"}
+    report = {
         "run_id": run.id,
         "status": run.status,
         "model": run.model,
@@ -106,6 +115,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
+    repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning)
+    return report
 
 
 NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",

@@ -23,7 +23,8 @@ from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
 
 TEMPLATE = Path(__file__).with_name("templates") / "trust.html"
 CHROMIUM = "/usr/bin/chromium"
-HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "errored_rounds",
+HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_pass_at_k",
+            "semantic_entropy_mean", "judge_noise", "errored_rounds",
             "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
             "stereotype_rate", "violation_rate", "cost", "mean_latency_ms")
 KINDS = ("stability", "robustness", "fairness")
@@ -82,6 +83,22 @@ def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
                          "name": label, "text": text})
     return rows
+
+
+NOTES = {
+    "mg_pass_at_k": "mg_pass_at_k: mG-Pass@N, the chance that most of N rounds are right, "
+                    "averaged over 'most' from half to all (1 = always right).",
+    "semantic_entropy_mean": "semantic_entropy_mean: how spread a question's answers are "
+                             "across rounds, in nats (0 = the same answer every round).",
+    "judge_noise": "judge_noise: the share of the verdicts' spread across rounds that is the "
+                   "judge's, not the model's (from a re-judging pass).",
+}
+
+
+def _notes(figs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per repeated-answers figure the headline shows."""
+    shown = {name for fig in figs for name, v in fig["metrics"].items() if v is not None}
+    return [text for name, text in NOTES.items() if name in shown]
 
 
 def _figure_html(fig: Any, first: bool) -> str:
@@ -176,10 +193,15 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         if on_failure is not None:
             on_failure(line)
 
+    from evalcore.report.repeats import repeats_metrics
+
     figs = []
     for i in ids:
         with guarded_section("figures", int(i), failed, verb="build"):
-            figs.append(run_figures(engine, int(i)))
+            fig = run_figures(engine, int(i))
+            if fig["run"]["kind"] == "stability":  # answer spread and judge noise need the
+                fig["metrics"].update(repeats_metrics(engine, fig["run"]["id"]))  # answers
+            figs.append(fig)
     names = _dataset_names(engine, {f["run"]["dataset_id"] for f in figs
                                     if f["run"]["dataset_id"] is not None})
     parts: list[str] = []
@@ -209,7 +231,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return template.render(
         title=model or ", ".join(models), generated=f"{(now or datetime.now(UTC)):%Y-%m-%d %H:%M} UTC",
-        resamples=RESAMPLES, headline=_headline(figs), distribution=distribution,
+        resamples=RESAMPLES, headline=_headline(figs), headline_notes=_notes(figs),
+        distribution=distribution,
         attack=embed(attack) if attack is not None else "", attack_rows=attack_rows,
         fairness=fairness, gates=_gates(engine, figs, gates or {}), runs=run_rows,
         failures=failures)

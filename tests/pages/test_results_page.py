@@ -204,6 +204,8 @@ def test_compare_two_stability_runs_in_detail(page_env, engine):
     moved = sorted((p for p in A if rate_b[p] != rate[p]),
                    key=lambda p: (-abs(rate_b[p] - rate[p]), p))
     assert list(changed["item_a"]) == [f"Q{p + 1}" for p in moved]  # labels, not 0-based
+    repeats = [t for t in values(at, "caption") if t.startswith("mG-Pass@N")]
+    assert len(repeats) == 2 and all("semantic entropy" in t and "nats" in t for t in repeats)
 
 
 def test_compare_view_escapes_texts(page_env, engine):

@@ -146,3 +146,15 @@ def test_trust_report_pdf_through_headless_chromium(engine, board, tmp_path):
     assert main(["report", "--model", "m1", "--html", str(html), "--pdf", str(pdf)]) == 0
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and len(data) > 10_000
+
+
+def test_leaderboard_ranks_by_mg_pass_and_the_trust_report_shows_repeats(engine, board):
+    ds, old, new, other = board
+    # N = 2: mG-Pass@2 = pass^2. m1's latest: 2 of 12 right twice; m2: none (each 1 of 2)
+    result = leaderboard(engine, "minus", sort="mg_pass_at_k")
+    assert [(r["model"], r["mg_pass_at_k"]) for r in result["rows"]] == [
+        ("m1", pytest.approx(2 / 12)), ("m2", 0.0)]
+    page = trust_report_html(engine, runs=[new])
+    assert "mg_pass_at_k" in page and "semantic_entropy_mean" in page
+    assert "mG-Pass@N, the chance that most of N rounds are right" in page
+    assert "judge_noise:" not in page  # no re-judging pass

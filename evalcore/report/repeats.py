@@ -1,0 +1,234 @@
+"""The repeated-answers part of a stability report: answer groups, semantic entropy,
+G-Pass@k / mG-Pass@k and, when a re-judging pass exists, judge flicker apart from model
+flicker. Everything comes from the rounds the run stored: no model call.
+
+`RepeatRounds` collects a question's rounds while `stability_report` streams them;
+`add_repeats` writes the figures into the report's `stability_results` and `summary`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+from evalcore.metrics.repeats import (
+    MEANING_THRESHOLD,
+    accuracy_by_entropy,
+    group_answers,
+    groups_entropy,
+    groups_line,
+    judge_noise,
+    k_values,
+    merge_by_meaning,
+    question_flicker,
+    question_g_pass,
+    run_g_pass,
+)
+from evalcore.metrics.stability import StabilitySummary
+
+EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
+"""Task types whose rules scorer extracts an answer (a choice, a number, a label, a list):
+their replies are grouped by it; other tasks' by their normalised text."""
+
+
+@dataclass
+class RepeatRounds:
+    """One question's rounds, in round order (None where the round is missing)."""
+
+    item_id: int
+    task_type: str
+    has_reference: bool
+    question: Any
+    """The `Question` the extractors read choices and the reference from."""
+    replies: list[Optional[str]]
+    extracted: list[Optional[str]]
+    verdicts: list[Optional[bool]]
+    rejudged: dict[int, list[Optional[bool]]] = field(default_factory=dict)
+
+    @classmethod
+    def empty(cls, row: dict[str, Any], rounds: int) -> "RepeatRounds":
+        """From the first `iter_verdicts` row of an item."""
+        from evalcore.dataset.records import Question
+
+        reference = row["reference"]
+        question = Question(idx=row["item_idx"], question=row["question"] or "",
+                            reference=reference, choices=list(row.get("choices") or []),
+                            task_type=row["task_type"] if row["task_type"] in EXTRACTING_TASKS
+                            else "open")
+        return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
+                   question, [None] * rounds, [None] * rounds, [None] * rounds)
+
+    def add(self, row: dict[str, Any]) -> None:
+        """One merged (item, round) row of `iter_verdicts`."""
+        pos = row["round"] - 1
+        self.replies[pos] = row["answer"]
+        if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
+            stored = row.get("extracted")  # the rules scorer's, when the run stored one
+            self.extracted[pos] = (_letter(stored) if self.task_type == "choice" else stored) \
+                if stored is not None else extract_answer(row["answer"], self.question)
+        self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
+            else bool(row["correct"])
+
+
+def _letter(index: str) -> str:
+    """A stored choice index as its letter ("1" -> "B")."""
+    return chr(ord("A") + int(index)) if index.isdigit() and int(index) < 26 else index
+
+
+def extract_answer(reply: str, question: Any) -> Optional[str]:
+    """The answer the task's rules extractor reads in `reply` (None: none found): the
+    number, the option letter, the sentiment label or the 0/1 list. Read again from the
+    reply, so runs judged by a model (which store no extraction) group the same way."""
+    from evalcore.scorers import rules
+
+    kind = question.task_type
+    if kind == "math":
+        found = rules.extract_number(reply)
+        return None if found is None else found.text
+    if kind == "choice":
+        index, _ = rules.extract_choice(reply, question.choices, question.question)
+        return None if index is None else _letter(str(index))
+    if kind == "sentiment":
+        return rules.extract_sentiment(reply)[0]
+    return rules.multi_tf(reply, question).extracted
+
+
+def add_repeats(report: dict[str, Any], summary: StabilitySummary,
+                rounds: dict[int, RepeatRounds], rejudge: Optional[dict[str, Any]],
+                meaning: bool = False) -> None:
+    """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
+    per-answer detail) judge flicker into `report` in place. `meaning`: open answers
+    are also grouped by e5 similarity (`merge_by_meaning`), not only by their text."""
+    results = report["stability_results"]
+    ks = k_values(summary.n_rounds)
+    if rejudge is not None:
+        _attach_rejudgements(rounds, rejudge)
+    entropies: list[tuple[Any, float]] = []
+    banded: list[tuple[float, float]] = []
+    flickers = []
+    grouped = {key: group_answers(r.replies, r.verdicts,
+                                  r.extracted if r.task_type in EXTRACTING_TASKS else None)
+               for key, r in rounds.items()}
+    if meaning:
+        grouped = _by_meaning(grouped, rounds)
+    report["summary"]["answer_grouping"] = (
+        f"open answers by meaning (e5 cosine >= {MEANING_THRESHOLD})" if meaning
+        else "by extracted answer, open answers by normalised text")
+    for q in summary.questions:
+        entry = results[str(q.key)]
+        r = rounds.get(q.key)
+        if r is None:
+            continue
+        groups = grouped[q.key]
+        entry["answer_groups"] = [g.to_json_dict() for g in groups]
+        entry["answers_line"] = groups_line(entry["answer_groups"])
+        entropy = groups_entropy(groups)
+        entry["semantic_entropy"] = entropy
+        if entropy is not None:
+            entropies.append((q.key, entropy))
+            if r.has_reference and q.success_rate is not None:
+                banded.append((entropy, q.success_rate))
+        g, mg = question_g_pass(q.trials, q.correct_count, ks) if q.trials else ({}, {})
+        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g, mg
+        if rejudge is not None:
+            flicker = question_flicker(r.replies, r.verdicts, r.rejudged)
+            entry["judge_flicker"] = flicker.to_json_dict()
+            flickers.append(flicker)
+    g_run, mg_run = run_g_pass([(q.trials, q.correct_count) for q in summary.questions], ks)
+    out = report["summary"]
+    out["g_pass_at_k"] = g_run
+    out["mg_pass_at_k"] = mg_run
+    out["semantic_entropy_mean"] = (math.fsum(h for _, h in entropies) / len(entropies)
+                                    if entropies else None)
+    out["entropy_ranking"] = [str(k) for k, _ in sorted(entropies, key=lambda e: -e[1])]
+    out["accuracy_by_entropy"] = accuracy_by_entropy(banded)
+    if rejudge is not None:
+        out["judge_noise"] = {**judge_noise(flickers), "judge": rejudge["judge"],
+                              "passes": rejudge["passes"], "answers": rejudge["answers"]}
+
+
+def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
+                ) -> dict[int, list[Any]]:
+    """Open questions' text groups merged by e5 similarity of their example replies (all
+    embedded in one call; repeated texts once, and from the e5 vector store)."""
+    from evalcore.scorers.text import embed
+
+    open_keys = [k for k, r in rounds.items() if r.task_type not in EXTRACTING_TASKS
+                 and sum(g.answer is not None for g in grouped[k]) > 1]
+    texts = [g.example for k in open_keys for g in grouped[k] if g.answer is not None]
+    if not texts:
+        return grouped
+    vectors = dict(zip(texts, embed(texts).tolist()))
+    out = dict(grouped)
+    for k in open_keys:
+        by_answer = {g.answer: vectors[g.example] for g in grouped[k] if g.answer is not None}
+        out[k] = merge_by_meaning(grouped[k], by_answer)
+    return out
+
+
+def _attach_rejudgements(rounds: dict[int, RepeatRounds], rejudge: dict[str, Any]) -> None:
+    by_item = {r.item_id: r for r in rounds.values()}
+    for d in rejudge.get("detail", []):
+        r = by_item.get(d["item_id"])
+        if r is not None and 1 <= d["round"] <= len(r.replies):
+            r.rejudged[d["round"] - 1] = list(d["verdicts"])
+
+
+def top_entropy(report: dict[str, Any], limit: int = 10) -> list[tuple[str, float, str]]:
+    """(item, entropy, answers line) of the `limit` questions with the most spread answers."""
+    results = report["stability_results"]
+    ranking: Sequence[str] = report["summary"].get("entropy_ranking", [])
+    return [(key, results[key]["semantic_entropy"], results[key]["answers_line"])
+            for key in ranking[:limit]]
+
+
+def _fmt(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def judge_noise_line(noise: dict[str, Any]) -> str:
+    """One sentence on the judge's part of the verdicts' spread."""
+    share = noise["judge_share_of_spread"]
+    head = ("no verdict spread to split" if share is None
+            else f"{share:.1%} of the verdicts' spread across rounds is the judge's")
+    return (f"{head}; {noise['flicker_answers']} answers judged both right and wrong "
+            f"(in {noise['questions_with_judge_flicker']} questions), re-judged by "
+            f"{noise['judge']} x{noise['passes']}")
+
+
+def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
+    """The CLI's lines on repeated answers: G-Pass / mG-Pass at the largest k, entropy,
+    the most spread questions with their answer groups, judge noise."""
+    summary = report["summary"]
+    if "g_pass_at_k" not in summary:
+        return []
+    lines = []
+    ks = list(summary["g_pass_at_k"])
+    k = ks[-1]
+    taus = ", ".join(f"tau {t} {_fmt(v)}" for t, v in summary["g_pass_at_k"][k].items())
+    mg = ", ".join(f"k={kk} {_fmt(v)}" for kk, v in summary["mg_pass_at_k"].items())
+    lines.append(f"G-Pass@{k} (at least ceil(tau*k) of k rounds right): {taus}")
+    if mg:
+        lines.append(f"mG-Pass@k (mean G-Pass over tau in (0.5, 1]): {mg}")
+    lines.append(f"semantic entropy: mean {_fmt(summary['semantic_entropy_mean'])} nats "
+                 "(0 = every round gave one answer)")
+    for key, entropy, line in top_entropy(report, top):
+        if entropy:
+            lines.append(f"  #{key}: {entropy:.3f} nats, {line}")
+    bands = [b for b in summary.get("accuracy_by_entropy", []) if b["questions"]]
+    if bands:
+        lines.append("accuracy by entropy band: " + ", ".join(
+            f"{b['band']}: {_fmt(b['accuracy'])} ({b['questions']} q)" for b in bands))
+    if summary.get("judge_noise"):
+        lines.append("judge noise: " + judge_noise_line(summary["judge_noise"]))
+    return lines
+
+
+def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
+    """Mean semantic entropy and judge noise (share of the verdict spread; None without a
+    re-judging pass) of a stability run, for the trust report's headline."""
+    from evalcore.report.stability import stability_report
+
+    summary = stability_report(engine, run_id)["summary"]
+    return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
+            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread")}

@@ -1,0 +1,136 @@
+"""The Stability page's repeated-answers part: mG-Pass@k, semantic entropy and judge noise
+beside the success rate, the G-Pass table, questions ranked by answer spread, accuracy by
+entropy band, answers whose judges disagree, and a question's answers grouped with counts.
+
+Only draws what `evalcore.report.repeats` put into the report (no evaluation here).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from evalcore.report.repeats import judge_noise_line, top_entropy
+
+EXPLAIN = {
+    "g_pass": "G-Pass@k_tau: the chance that at least ceil(tau x k) of k rounds drawn from a "
+              "question's N are right (tau 1.0 = pass^k: all k right; small tau = pass@k).",
+    "mg_pass": "mG-Pass@k: G-Pass@k averaged over tau from 0.5 to 1, one number for "
+               "'right most of the time' (0 = right at most half the time; 1 = always right "
+               "at an even k, 2 floor(k/2)/k at an odd k, as OpenCompass computes it).",
+    "entropy": "Semantic entropy: how spread a question's answers are across rounds, in nats, "
+               "over the shares of its distinct answers (0 = one answer every round; "
+               "ln 2 = 0.69 for two answers half and half).",
+    "bands": "Accuracy by entropy band: mean success rate of the questions with a reference "
+             "in each band; a model that is unsure (high entropy) is usually wrong more often.",
+    "judge": "Judge noise: the share of the verdicts' spread across rounds that remains "
+             "unexplained by what the model said: each distinct answer text gets its judges' "
+             "majority verdict (its rounds' verdicts plus the re-judgements), and the spread "
+             "that goes away is the judge's.",
+    "groups": "A question's replies grouped by the answer they give (the extracted choice or "
+              "number, else the normalised text), biggest group first, each with its verdicts.",
+}
+
+
+def meaning_toggle() -> bool:
+    """Group open answers by meaning (e5 similarity) as well as by their text."""
+    from evalcore.metrics.repeats import MEANING_THRESHOLD
+
+    return st.toggle(
+        "Group open answers by meaning (e5)", key="stability.meaning",
+        help=f"Replies to open questions whose e5 cosine is >= {MEANING_THRESHOLD} count as "
+             "one answer (85% of 40 labelled pairs right; e5 cannot see a negation, so a "
+             "contradiction may merge). Choice and number answers are always grouped by "
+             "the extracted answer. Costs e5 time on this machine, no model call.")
+
+
+def _fmt(value: Any, spec: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def headline(report: dict[str, Any]) -> None:
+    """mG-Pass@k at the largest k, mean semantic entropy, and judge noise when measured."""
+    summary = report["summary"]
+    if "mg_pass_at_k" not in summary:
+        return
+    mg = summary["mg_pass_at_k"]
+    noise = summary.get("judge_noise")
+    cols = st.columns(3)
+    if mg:
+        k = list(mg)[-1]
+        cols[0].metric(f"mG-Pass@{k}", _fmt(mg[k]), help=EXPLAIN["mg_pass"])
+    cols[1].metric("Semantic entropy (mean)", _fmt(summary["semantic_entropy_mean"]),
+                   help=EXPLAIN["entropy"])
+    if noise:
+        cols[2].metric("Judge noise", _fmt(noise["judge_share_of_spread"], ".1%"),
+                       help=EXPLAIN["judge"])
+        st.caption("Judge noise: " + judge_noise_line(noise) + ".")
+
+
+def section(report: dict[str, Any]) -> None:
+    """The G-Pass table, the entropy ranking and bands, and the judges' disagreements."""
+    import pandas as pd
+
+    summary = report["summary"]
+    if "g_pass_at_k" not in summary:
+        return
+    st.markdown("#### Repeated answers")
+    st.caption(EXPLAIN["g_pass"] + " " + EXPLAIN["mg_pass"])
+    st.dataframe(pd.DataFrame([
+        {"k": int(k), **{f"tau {t}": v for t, v in taus.items()},
+         "mG-Pass": summary["mg_pass_at_k"].get(k)}
+        for k, taus in summary["g_pass_at_k"].items()]), hide_index=True,
+        key="stability.gpass_table")
+    st.caption(EXPLAIN["entropy"])
+    ranked = [{"item": int(k), "semantic entropy": h, "answers": line}
+              for k, h, line in top_entropy(report, 20)]
+    st.dataframe(pd.DataFrame(ranked, columns=["item", "semantic entropy", "answers"]),
+                 hide_index=True, key="stability.entropy_table",
+                 column_config={"answers": st.column_config.TextColumn(width="large")})
+    bands = summary.get("accuracy_by_entropy") or []
+    if any(b["questions"] for b in bands):
+        st.caption(EXPLAIN["bands"])
+        st.dataframe(pd.DataFrame(bands), hide_index=True, key="stability.entropy_bands")
+    if summary.get("judge_noise"):
+        _judge_flicker(report)
+
+
+def _judge_flicker(report: dict[str, Any]) -> None:
+    import pandas as pd
+
+    st.caption(EXPLAIN["judge"])
+    rows = []
+    for key, res in report["stability_results"].items():
+        flicker = res.get("judge_flicker")
+        if not flicker or flicker["judge_share"] is None:
+            continue
+        rows.append({"item": int(key), "verdict spread": flicker["observed_spread"],
+                     "model's spread": flicker["model_spread"],
+                     "judge's share": flicker["judge_share"],
+                     "answers judged both ways": "; ".join(
+                         f"{a['answer'][:60]!r} rounds {a['rounds']}: {a['right']} right, "
+                         f"{a['wrong']} wrong" for a in flicker["flicker_answers"])})
+    st.dataframe(pd.DataFrame(rows, columns=["item", "verdict spread", "model's spread",
+                                             "judge's share", "answers judged both ways"]),
+                 hide_index=True, key="stability.judge_flicker")
+
+
+def answer_groups(report: dict[str, Any], item: int) -> None:
+    """One question's answers grouped with counts (the round-by-round table is below)."""
+    import pandas as pd
+
+    res = report["stability_results"].get(str(item), {})
+    groups = res.get("answer_groups")
+    if groups is None:
+        return
+    entropy = res.get("semantic_entropy")
+    st.markdown(f"**{res.get('answers_line', '')}** · semantic entropy {_fmt(entropy)} nats")
+    st.caption(EXPLAIN["groups"])
+    st.dataframe(pd.DataFrame([
+        {"answer": "no answer" if g["answer"] is None else g["answer"], "count": g["count"],
+         "right": g["correct"], "wrong": g["wrong"],
+         "no verdict": g["count"] - g["correct"] - g["wrong"], "example": g["example"]}
+        for g in groups], columns=["answer", "count", "right", "wrong", "no verdict",
+                                   "example"]),
+        hide_index=True, key="stability.groups_table",
+        column_config={"example": st.column_config.TextColumn(width="large")})
