@@ -1,0 +1,97 @@
+"""Degenerate back-translations: how often each guard flag fires, on two kinds of output.
+
+    .venv/bin/python bench/sentence_guard_bench.py --files           # the method's own files
+    .venv/bin/python bench/sentence_guard_bench.py --files --show 40 # ... and flagged rows
+    .venv/bin/python bench/sentence_guard_bench.py --generate OUT.jsonl --n 20   # local model
+    .venv/bin/python bench/sentence_guard_bench.py --model OUT.jsonl --show 40  # flag them
+
+`--files` reads trusted-evaluation/attacked/*_undersentenceattack.csv (the method's
+back-translations, 30 rows each) and counts each degenerate flag (evalcore.perturb.degenerate)
+and the length ratio percentiles the band was calibrated on. `--generate` back-translates the
+first N Math23K and N CODAH questions through the embedded model (SmolLM2-135M, temperature
+0, seed 0), one JSON line per item with the raw replies, so `--model` can re-check them
+without the model. One JSON line per measure.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "datasets" / "trusted-evaluation"
+FILES = {"Math23K": "question", "CODAH": "Question prompt",
+         "TruthfulQASinglectest": "question", "TruthfulQAMultictest": "question"}
+
+
+def _emit(**row: object) -> None:
+    print(json.dumps(row, ensure_ascii=False), flush=True)
+
+
+def _rows(name: str) -> list[tuple[str, str]]:
+    """(original, attacked) pairs; csv module, as some rows carry more cells than the header."""
+    path = DATA / "attacked" / f"{name}_undersentenceattack.csv"
+    with path.open(encoding="utf-8-sig", newline="") as fh:
+        reader = csv.reader(fh)
+        header = next(reader)
+        q, a = header.index(FILES[name]), header.index("attacked_question")
+        return [(r[q], r[a]) for r in reader if len(r) > max(q, a)]
+
+
+async def _generate(out: Path, n: int) -> None:
+    from evalcore.dataset import parse_dataset
+    from evalcore.perturb.sentence import LLMTranslator, clean_reply
+    from evalcore.providers.local import stop_local
+    from evalcore.providers.registry import default_local_config
+
+    config = default_local_config().model_copy(update={"name": "local-bench", "timeout": 300.0})
+    translator = LLMTranslator(config)
+    items = [("zh", "en", q.question) for q in
+             parse_dataset(DATA / "Math23Ktest.csv").questions[:n]]
+    items += [("en", "zh", q.question) for q in
+              parse_dataset(DATA / "CODAHtest.csv").questions[:n]]
+
+    async def one(i: int, source: str, pivot: str, text: str) -> dict:
+        started = time.perf_counter()
+        record: dict = {"i": i, "source": source, "pivot": pivot, "original": text}
+        try:
+            record["pivot_raw"] = await translator.raw_reply(text, source, pivot)
+            record["pivot_text"] = clean_reply(record["pivot_raw"])
+            record["back_raw"] = await translator.raw_reply(record["pivot_text"], pivot, source)
+        except Exception as exc:  # noqa: BLE001 - recorded, the bench goes on
+            record["error"] = f"{type(exc).__name__}: {exc}"
+        record["seconds"] = round(time.perf_counter() - started, 1)
+        with out.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        return record
+
+    try:
+        await asyncio.gather(*(one(i, *item) for i, item in enumerate(items)))
+    finally:
+        stop_local()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--files", action="store_true", help="the method's attacked files")
+    parser.add_argument("--generate", type=Path, help="back-translate with the local model")
+    parser.add_argument("--model", type=Path, help="flag a --generate output")
+    parser.add_argument("--n", type=int, default=20, help="items per language (--generate)")
+    parser.add_argument("--show", type=int, default=0, help="flagged rows to print")
+    args = parser.parse_args()
+    if args.generate:
+        from evalcore.providers.client import run_closing_clients
+
+        run_closing_clients(_generate(args.generate, args.n))
+
+
+if __name__ == "__main__":
+    main()
