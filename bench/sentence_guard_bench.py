@@ -78,6 +78,81 @@ async def _generate(out: Path, n: int) -> None:
         stop_local()
 
 
+def _ratio(original: str, attacked: str) -> float:
+    from evalcore.perturb.degenerate import _compact
+
+    return round(len(_compact(attacked)) / max(1, len(_compact(original))), 2)
+
+
+def _show(rows: list[dict], limit: int) -> None:
+    for row in rows[:limit]:
+        _emit(**row)
+
+
+def files(show: int) -> None:
+    """Each flag's count on the method's back-translated files, and the length ratios."""
+    from evalcore.perturb.degenerate import FLAGS, reasons
+
+    flagged: list[dict] = []
+    for name in FILES:
+        rows = _rows(name)
+        counts: Counter[str] = Counter()
+        any_flag = 0
+        for i, (original, attacked) in enumerate(rows):
+            why = reasons(original, attacked)
+            counts.update(list(why))
+            any_flag += bool(why)
+            if why:
+                flagged.append({"set": name, "row": i + 1, "original": original,
+                                "attacked": attacked, "reasons": why})
+        ratios = sorted(_ratio(o, a) for o, a in rows)
+        _emit(bench="files", set=name, rows=len(rows), flagged=any_flag,
+              **{f: counts[f] for f in FLAGS},
+              length_ratio_min=ratios[0], length_ratio_p5=ratios[len(ratios) // 20],
+              length_ratio_median=statistics.median(ratios),
+              length_ratio_p95=ratios[-1 - len(ratios) // 20], length_ratio_max=ratios[-1])
+    _show(flagged, show)
+
+
+def model(path: Path, show: int) -> None:
+    """Clean and check every back-translation a --generate run stored (all guard flags,
+    e5 included), counting each flag; --show prints every item to read by eye."""
+    from evalcore.dataset.records import Question
+    from evalcore.perturb.degenerate import FLAGS, reasons
+    from evalcore.perturb.guard import check_attack
+    from evalcore.perturb.sentence import clean_reply
+
+    records = sorted((json.loads(line) for line in path.read_text(encoding="utf-8")
+                      .splitlines() if line.strip()), key=lambda r: r["i"])
+    per_language: dict[str, Counter[str]] = {}
+    shown: list[dict] = []
+    for record in records:
+        counts = per_language.setdefault(record["source"], Counter())
+        counts["items"] += 1
+        if "error" in record:
+            counts["translation_failed"] += 1
+            continue
+        attacked = clean_reply(record["back_raw"])
+        if not attacked:
+            counts["translation_failed"] += 1
+            continue
+        counts["cleaned"] += attacked != record["back_raw"].strip()
+        sim, flags = check_attack(Question(idx=record["i"], question=record["original"]),
+                                  attacked)
+        degenerate = reasons(record["original"], attacked)
+        counts.update(flags)
+        counts["flagged"] += bool(flags)
+        counts["degenerate"] += bool(degenerate)
+        counts["only_degenerate"] += bool(flags) and set(flags) <= set(FLAGS)
+        shown.append({"i": record["i"], "original": record["original"],
+                      "raw": record["back_raw"][:300], "attacked": attacked,
+                      "similarity": None if sim is None else round(sim, 3), "flags": flags,
+                      "reasons": degenerate})
+    for language, counts in per_language.items():
+        _emit(bench="model", source=language, **dict(counts))
+    _show(shown, show)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -91,6 +166,10 @@ def main() -> None:
         from evalcore.providers.client import run_closing_clients
 
         run_closing_clients(_generate(args.generate, args.n))
+    if args.files:
+        files(args.show)
+    if args.model:
+        model(args.model, args.show)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from typing import Any
 
 import streamlit as st
@@ -26,6 +27,8 @@ PAGE_SIZE = 10  # review cards per page
 REVIEWER = "attacks.reviewer"  # the reviewer's name, kept across pages
 STATUSES = ["all", "pending", "approved", "rejected"]
 ANY_FLAG, NO_FLAG = "(any flag)", "(no flags)"
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>$~-])")
+"""Markdown marks escaped in model text quoted by a flag's reason."""
 
 
 # ------------------------------------------------------------------ generation jobs
@@ -211,6 +214,16 @@ def _flags_line(item: Any) -> str:
     return " · ".join(parts)
 
 
+def _reasons_line(item: Any) -> str:
+    """Why each degenerate-output flag fired (cut off, loops, pivot left in...), as Markdown
+    with the quoted model text escaped."""
+    from evalcore.perturb.degenerate import flag_reasons
+
+    why = flag_reasons(item.flags, item.original, item.attacked)
+    return " · ".join(f"`{flag}`: " + _MD_SPECIAL.sub(r"\\\1", text)
+                      for flag, text in why.items())
+
+
 def _who(item: Any) -> str:
     if item.status == "pending" or not item.reviewer:
         return "not reviewed yet" + (" (edited)" if item.edited else "")
@@ -230,6 +243,8 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
         st.markdown(f"**{position}.** {label} · **{item.status}** · {_who(item)}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
+        if reasons := _reasons_line(item):
+            st.caption(reasons)
         note = st.session_state.get(_note_key(item.id))
         if note:
             getattr(st, note[0])(note[1])

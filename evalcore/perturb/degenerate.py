@@ -34,6 +34,11 @@ LENGTH_MIN_CHANGE: Final = 10
 ratio 1.9 but fine; short texts need an absolute change before the ratio means anything."""
 REPEAT_MIN: Final = 3
 """Times an n-gram must occur (and more often than in the original) to count as looping."""
+REPEAT_LOOP_GRAMS: Final = 6
+"""Distinct n-grams that must loop (a stretch of n+5 words or characters said REPEAT_MIN
+times), or half as many said once more: a phrase said three times is fair rewording
+("X 人正确回答了第一个问题" x3, 4 grams, in the method's own Math23K file); a loop
+repeats a long stretch, or a short one over and over."""
 PUNCT_RUN_MIN: Final = 4
 """Punctuation marks in a row (spaces between ignored) that count as a run; char attacks
 insert one mark at a time, so two or three in a row happen in ordinary attacked text."""
@@ -165,17 +170,36 @@ def _grams(text: str) -> list[str]:
     return [" ".join(words[i:i + 3]) for i in range(len(words) - 2)]
 
 
+def _stutter(text: str) -> tuple[str, int] | None:
+    """The longest run of one word (one Chinese character) said REPEAT_MIN+1 times in a
+    row, digits aside ("10000" is a number)."""
+    units = _CJK.findall(text) if _CJK.search(text) else re.findall(r"[^\W\d]+", text.lower())
+    best: tuple[str, int] | None = None
+    run = 0
+    for i, unit in enumerate(units):
+        run = run + 1 if i and units[i - 1] == unit else 1
+        if run > REPEAT_MIN and (best is None or run > best[1]):
+            best = (unit, run)
+    return best
+
+
 def repeated_ngrams(original: str, attacked: str) -> str | None:
-    """Reason when a phrase loops: occurs REPEAT_MIN+ times and more than in the original."""
+    """Reason when a stretch loops: REPEAT_LOOP_GRAMS distinct n-grams each occur
+    REPEAT_MIN+ times (or half as many REPEAT_MIN+1 times), more often than in the original."""
+    stutter = _stutter(attacked)
+    if stutter and stutter[1] > (_stutter(original) or ("", 0))[1]:
+        return f"\"{stutter[0]}\" {stutter[1]} times in a row"
     counts = Counter(_grams(attacked))
     if not counts:
         return None
     before = Counter(_grams(original))
-    loops = [(g, n) for g, n in counts.most_common(20) if n >= REPEAT_MIN and n > before[g]]
-    if not loops:
+    loops = [(g, n) for g, n in counts.items() if n >= REPEAT_MIN and n > before[g]]
+    heavy = [g for g, n in loops if n > REPEAT_MIN]
+    if len(loops) < REPEAT_LOOP_GRAMS and len(heavy) < REPEAT_LOOP_GRAMS // 2:
         return None
-    gram, n = loops[0]
-    return f"\"{gram}\" {n} times (original: {before[gram]})"
+    gram, n = max(loops, key=lambda pair: pair[1])
+    return (f"{len(loops)} phrases repeat {REPEAT_MIN}+ times, e.g. \"{gram}\" {n} times "
+            f"(original: {before[gram]})")
 
 
 def punctuation_run(original: str, attacked: str) -> str | None:
@@ -248,3 +272,10 @@ def reasons(original: str, attacked: str) -> dict[str, str]:
         if why:
             found[flag] = why
     return found
+
+
+def flag_reasons(flags: list[str] | None, original: str, attacked: str) -> dict[str, str]:
+    """Why each stored degenerate flag was raised, recomputed from the texts (items keep
+    flag names only); for the review card and `attacks show`."""
+    stored = set(flags or [])
+    return {f: why for f, why in reasons(original, attacked).items() if f in stored}
