@@ -348,3 +348,21 @@ def test_a_set_used_by_runs_is_not_deleted_and_the_page_points_to_them(app, engi
     assert any(f"run(s) {run.id}" in str(e.value) for e in at.error)
     links = [link.proto.label for link in at.get("page_link")]
     assert any(f"Open Results to see or delete run(s) {run.id}" in label for label in links)
+
+
+def test_cards_say_why_a_degenerate_flag_fired(page_env, engine, attack_set):
+    """A back-translation cut off and padded with "；" shows each flag's reason, escaped."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem
+
+    first = items_by_position(engine, int(attack_set.id))[0]
+    cut = "张明有120元钱，买书用去80%．还剩*多少" + "；" * 40
+    with engine.begin() as conn:
+        conn.execute(update(AttackItem).where(AttackItem.id == first.id).values(
+            attacked=cut, flags=["cut_off", "punctuation_run", "length_ratio"]))
+    at = open_page()
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert "`punctuation_run`: 40 punctuation marks in a row" in captions
+    assert "`cut_off`: ends on \"；\" mid" in captions and "剩\\*多少" in captions
+    assert "`length_ratio`: length 2.70x the original" in captions
