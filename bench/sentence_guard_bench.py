@@ -45,7 +45,7 @@ def _rows(name: str) -> list[tuple[str, str]]:
         return [(r[q], r[a]) for r in reader if len(r) > max(q, a)]
 
 
-async def _generate(out: Path, n: int) -> None:
+async def _generate(out: Path, n: int, only: str | None = None) -> None:
     from evalcore.dataset import parse_dataset
     from evalcore.perturb.sentence import LLMTranslator, clean_reply
     from evalcore.providers.local import stop_local
@@ -53,14 +53,14 @@ async def _generate(out: Path, n: int) -> None:
 
     config = default_local_config().model_copy(update={"name": "local-bench", "timeout": 300.0})
     translator = LLMTranslator(config)
-    items = [("zh", "en", q.question) for q in
-             parse_dataset(DATA / "Math23Ktest.csv").questions[:n]]
-    items += [("en", "zh", q.question) for q in
-              parse_dataset(DATA / "CODAHtest.csv").questions[:n]]
+    items = [] if only == "en" else [("zh", "en", q.question) for q in
+                                     parse_dataset(DATA / "Math23Ktest.csv").questions[:n]]
+    items += [] if only == "zh" else [("en", "zh", q.question) for q in
+                                      parse_dataset(DATA / "CODAHtest.csv").questions[:n]]
 
     async def one(i: int, source: str, pivot: str, text: str) -> dict:
         started = time.perf_counter()
-        record: dict = {"i": i, "source": source, "pivot": pivot, "original": text}
+        record: dict = {"i": i + (n if only == "en" else 0), "source": source, "pivot": pivot, "original": text}
         try:
             record["pivot_raw"] = await translator.raw_reply(text, source, pivot)
             record["pivot_text"] = clean_reply(record["pivot_raw"])
@@ -114,7 +114,7 @@ def files(show: int) -> None:
     _show(flagged, show)
 
 
-def model(path: Path, show: int) -> None:
+def model(paths: list[Path], show: int) -> None:
     """Clean and check every back-translation a --generate run stored (all guard flags,
     e5 included), counting each flag; --show prints every item to read by eye."""
     from evalcore.dataset.records import Question
@@ -122,8 +122,13 @@ def model(path: Path, show: int) -> None:
     from evalcore.perturb.guard import check_attack
     from evalcore.perturb.sentence import clean_reply
 
-    records = sorted((json.loads(line) for line in path.read_text(encoding="utf-8")
-                      .splitlines() if line.strip()), key=lambda r: r["i"])
+    unique: dict[tuple[str, str], dict] = {}
+    for path in paths:  # runs may overlap (one per language): each question once
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                unique.setdefault((record["source"], record["original"]), record)
+    records = sorted(unique.values(), key=lambda r: (r["source"] != "zh", r["original"]))
     per_language: dict[str, Counter[str]] = {}
     shown: list[dict] = []
     for record in records:
@@ -158,14 +163,15 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", action="store_true", help="the method's attacked files")
     parser.add_argument("--generate", type=Path, help="back-translate with the local model")
-    parser.add_argument("--model", type=Path, help="flag a --generate output")
+    parser.add_argument("--model", type=Path, nargs="+", help="flag --generate outputs")
     parser.add_argument("--n", type=int, default=20, help="items per language (--generate)")
+    parser.add_argument("--only", choices=("zh", "en"), help="one language (--generate)")
     parser.add_argument("--show", type=int, default=0, help="flagged rows to print")
     args = parser.parse_args()
     if args.generate:
         from evalcore.providers.client import run_closing_clients
 
-        run_closing_clients(_generate(args.generate, args.n))
+        run_closing_clients(_generate(args.generate, args.n, args.only))
     if args.files:
         files(args.show)
     if args.model:

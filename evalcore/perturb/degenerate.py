@@ -54,10 +54,20 @@ _LEAD_IN = re.compile(rf"^\s*(?:sure[!,.]?\s*|certainly[!,.]?\s*|好的[，,！!
 _NOTE = re.compile(r"^\s*[(（\[]?\s*(?:notes?|pronounced\s+as|pronunciation|pinyin|romanization"
                    r"|explanation|literal(?:ly)?|original|source|translation\s+notes?"
                    r"|注意?|备注|说明|拼音|解释|原文)\s*[:：)）\]]", re.IGNORECASE)
+_HEADING = re.compile(r"^\s*[^\s:：。.?？!！]{1,12}\s*[:：]\s*$")
+"""A short label ending in a colon, alone on its line."""
 _FENCE = re.compile(r"```[^\n]*\n(.*?)(?:```|$)", re.DOTALL)
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "「": "」", "『": "』", "《": "》"}
-_TERMINAL = set("。？！?!.…\"”’'）)」』》]】")
+_TERMINAL = set("。．｡？！?!.…")
+_CLOSERS = "\"”’'）)」』》]】 \t\n"
+"""Closing quotes and brackets: looked through when finding the mark a sentence ends on."""
 _DANGLING = set("，,、：:;；（(“‘「『《[【-—")
+CUT_SHORTER: Final = 0.9
+"""A text without the original's end mark counts as cut when at most this long (ratio)."""
+_ASKS = re.compile(r"多少|几|什么|哪|谁|吗|呢|求|=|？|\?|\b(?:what|who|whom|whose|which|why|"
+                   r"where|when|how)\b", re.IGNORECASE)
+"""What a question's last clause asks with: losing it means the question was cut."""
+_CLAUSE = re.compile(r"[，,。．｡；;！!？?]")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 _UNITS = {"km", "cm", "mm", "kg", "mg", "ml", "dm", "ha", "kw", "kwh", "am", "pm", "ok",
@@ -124,6 +134,8 @@ def clean_translation(text: str) -> str:
                 break  # notes after the text: the text is done
             continue
         stripped = _LEAD_IN.sub("", line, count=1)
+        if not kept and _HEADING.match(stripped):
+            continue  # "求解：", "Answer:" alone on a line before the text
         if not stripped.strip():
             if kept and line.strip() == "" and "".join(kept).strip():
                 break  # blank line after the text: the first paragraph is the text
@@ -222,8 +234,10 @@ def punctuation_run(original: str, attacked: str) -> str | None:
 
 
 def cut_off(original: str, attacked: str) -> str | None:
-    """Reason when the attacked text stops mid-sentence: it ends on a comma-like mark, or
-    without the end mark the original has, or only a punctuation run follows its words."""
+    """Reason when the attacked text stops mid-sentence: it ends on a comma-like mark (a
+    punctuation run after its words looked through), or it lacks the end mark the original
+    has and is also shorter or no longer asks in its last clause. A dropped final "．" on
+    its own is fair ("积=．" -> "积=", three rows of the method's own Math23K file)."""
     body = _tail(attacked)
     if not body.strip():
         return None
@@ -231,10 +245,22 @@ def cut_off(original: str, attacked: str) -> str | None:
     before = original.rstrip()[-1:] or " "
     if last in _DANGLING and before not in _DANGLING:
         return f"ends on \"{last}\" mid-sentence: {body.rstrip()[-20:]!r}"
-    if before in _TERMINAL and last not in _TERMINAL:
-        return f"stops without the end mark \"{before}\" the original has: " \
-               f"...{body.rstrip()[-20:]!r}"
+    end, was = body.rstrip(_CLOSERS)[-1:], original.rstrip(_CLOSERS)[-1:]
+    if was not in _TERMINAL or end in _TERMINAL:
+        return None
+    shorter = len(_compact(body)) <= CUT_SHORTER * len(_compact(original))
+    lost_ask = bool(_ASKS.search(_last_clause(original))) \
+        and not _ASKS.search(_last_clause(body))
+    if shorter or lost_ask:
+        why = "its question is gone" if lost_ask else "it is shorter"
+        return (f"stops without an end mark like the original's \"{was}\" and {why}: "
+                f"...{body.rstrip()[-20:]!r}")
     return None
+
+
+def _last_clause(text: str) -> str:
+    parts = _CLAUSE.split(text.rstrip(_CLOSERS).rstrip("。．｡？！?!.…" + _CLOSERS))
+    return parts[-1] if parts else ""
 
 
 def pivot_left(original: str, attacked: str) -> str | None:

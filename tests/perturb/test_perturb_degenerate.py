@@ -51,6 +51,18 @@ def test_cut_off_without_padding_is_flagged():
                         "does he have now?") == []
 
 
+@pytest.mark.parametrize("original, attacked, cut", [
+    # the embedded model's own output: the question's last clause gone, no end mark
+    ("山上有苹果树200棵，桃树比苹果树多(1/5)，桃树有多少棵？", "森极的苹果树200棵，桃树比苹果树多(1/5)", True),
+    ("一本字典定价9元，0.8出售后还赚20%，这本字典进价=多少元．", "求定一本字典定价9元,0.8出售后还赚20%,这本字典", True),
+    # the method's own back-translations: only the final mark dropped, the question intact
+    ("两个因数都是6，积=．", "两个因数都是6，积=", False),
+    ("多少千米是630千米的(4/9)．", "630 千米的（4/9）是多少千米", False),
+])
+def test_cut_off_needs_more_than_a_dropped_full_stop(original, attacked, cut):
+    assert ("cut_off" in reasons(original, attacked)) is cut
+
+
 def test_whole_text_three_times_is_flagged_when_not_cleaned():
     found = flags_of(ZH, ZH + ZH + ZH)
     assert {"repeated_ngrams", "length_ratio"} <= set(found)
@@ -86,6 +98,7 @@ def test_flag_reasons_only_for_stored_flags():
     ("Translation: " + ZH, ZH),
     ("翻译：" + ZH, ZH),
     ("Here is the translation:\n\n" + ZH, ZH),
+    ("求解：\n\n" + CUT, CUT),
     ("Sure! Here's the Chinese translation of the text:\n" + ZH, ZH),
     ("“" + ZH + "”", ZH),
     (f'"{EN}"\n\nNote: I kept every number.', EN),
