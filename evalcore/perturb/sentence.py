@@ -9,7 +9,6 @@ it into the original text flagged "translation_failed".
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
