@@ -4,6 +4,7 @@
     .venv/bin/python bench/sentence_guard_bench.py --files --show 40 # ... and flagged rows
     .venv/bin/python bench/sentence_guard_bench.py --generate OUT.jsonl --n 20   # local model
     .venv/bin/python bench/sentence_guard_bench.py --model OUT.jsonl --show 40  # flag them
+    .venv/bin/python bench/sentence_guard_bench.py --levels          # false alarms char/word
 
 `--files` reads trusted-evaluation/attacked/*_undersentenceattack.csv (the method's
 back-translations, 30 rows each) and counts each degenerate flag (evalcore.perturb.degenerate)
@@ -158,12 +159,30 @@ def model(paths: list[Path], show: int) -> None:
     _show(shown, show)
 
 
+def levels() -> None:
+    """False alarms elsewhere: the new flags on char and word attacks (seed 0, no e5) of
+    all 500 Math23K and CODAH questions, which are not degenerate by construction."""
+    from evalcore.dataset import parse_dataset
+    from evalcore.perturb import attack_questions
+    from evalcore.perturb.degenerate import FLAGS
+
+    for name, file in (("Math23K", "Math23Ktest.csv"), ("CODAH", "CODAHtest.csv")):
+        questions = parse_dataset(DATA / file).questions
+        for level in ("char", "word"):
+            results = asyncio.run(attack_questions(questions, level, seed=0,  # type: ignore[arg-type]
+                                                   params={"similarity": False}))
+            counts = Counter(f for r in results for f in r.flags if f in FLAGS)
+            _emit(bench="levels", set=name, level=level, items=len(results),
+                  flagged=sum(1 for r in results if set(r.flags) & set(FLAGS)), **counts)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--files", action="store_true", help="the method's attacked files")
     parser.add_argument("--generate", type=Path, help="back-translate with the local model")
     parser.add_argument("--model", type=Path, nargs="+", help="flag --generate outputs")
+    parser.add_argument("--levels", action="store_true", help="new flags on char/word attacks")
     parser.add_argument("--n", type=int, default=20, help="items per language (--generate)")
     parser.add_argument("--only", choices=("zh", "en"), help="one language (--generate)")
     parser.add_argument("--show", type=int, default=0, help="flagged rows to print")
@@ -176,6 +195,8 @@ def main() -> None:
         files(args.show)
     if args.model:
         model(args.model, args.show)
+    if args.levels:
+        levels()
 
 
 if __name__ == "__main__":

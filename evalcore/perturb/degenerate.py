@@ -151,13 +151,14 @@ def clean_translation(text: str) -> str:
 
 
 def _tail(text: str) -> str:
-    """The text before any trailing run of punctuation and spaces longer than 2 marks."""
+    """The text up to the first mark of a trailing punctuation run (PUNCT_RUN_MIN+ marks;
+    "(1/4)=．" is an ending, not a run)."""
     stripped = text.rstrip()
     i = len(stripped)
     while i > 0 and (_is_punct(stripped[i - 1]) or stripped[i - 1].isspace()):
         i -= 1
     marks = sum(1 for c in stripped[i:] if not c.isspace())
-    return stripped[:i + 1] if marks > 2 else stripped  # the run's first mark may end it
+    return stripped[:i + 1] if marks >= PUNCT_RUN_MIN else stripped  # may end it
 
 
 def length_ratio(original: str, attacked: str) -> str | None:

@@ -58,6 +58,8 @@ def test_cut_off_without_padding_is_flagged():
     # the method's own back-translations: only the final mark dropped, the question intact
     ("两个因数都是6，积=．", "两个因数都是6，积=", False),
     ("多少千米是630千米的(4/9)．", "630 千米的（4/9）是多少千米", False),
+    # a char attack of Math23K: the ending ")=．" is three marks, not a padding run
+    ("一个数的(4/5)是80，这个数的(1/4)=．", "一个数的(4/5)是80，&这个！数的(1/4)=．", False),
 ])
 def test_cut_off_needs_more_than_a_dropped_full_stop(original, attacked, cut):
     assert ("cut_off" in reasons(original, attacked)) is cut
