@@ -93,6 +93,17 @@ def test_flag_reasons_only_for_stored_flags():
     assert flag_reasons([], ZH, CUT) == {} and flag_reasons(None, ZH, CUT) == {}
 
 
+def test_attacks_show_gives_the_reasons():
+    from evalcore.perturb.review import attack_item_info
+    from evalcore.store.tables import AttackItem
+
+    item = AttackItem(id=1, attack_set_id=1, source_item_id=1, original=ZH, attacked=CUT,
+                      flags=["number_changed", "cut_off", "punctuation_run"])
+    info = attack_item_info(item)
+    assert set(info["reasons"]) == {"cut_off", "punctuation_run"}
+    assert "90 punctuation marks" in info["reasons"]["punctuation_run"]
+
+
 # ---------------------------------------------------------------- planted junk, cleaner
 
 
