@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.markup import md
 from evalcore.report.repeats import judge_noise_line, top_entropy
 
 EXPLAIN = {
@@ -124,7 +125,8 @@ def answer_groups(report: dict[str, Any], item: int) -> None:
     if groups is None:
         return
     entropy = res.get("semantic_entropy")
-    st.markdown(f"**{res.get('answers_line', '')}** · semantic entropy {_fmt(entropy)} nats")
+    st.markdown(f"**{md(res.get('answers_line', ''))}** · semantic entropy "
+                f"{md(_fmt(entropy))} nats")
     st.caption(EXPLAIN["groups"])
     st.dataframe(pd.DataFrame([
         {"answer": "no answer" if g["answer"] is None else g["answer"], "count": g["count"],

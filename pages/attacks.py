@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.markup import md
+from evalcore.markup import code_text, md
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
                                 set_jobs, set_state, show_flash)
@@ -225,6 +225,15 @@ def _flags_line(item: Any) -> str:
     return " · ".join(parts)
 
 
+def _reasons_line(item: Any) -> str:
+    """Why each degenerate-output flag fired (cut off, loops, pivot left in...), as Markdown
+    with the quoted model text escaped."""
+    from evalcore.perturb.degenerate import flag_reasons
+
+    why = flag_reasons(item.flags, item.original, item.attacked)
+    return " · ".join(f"`{code_text(flag)}`: {md(text)}" for flag, text in why.items())
+
+
 def _who(item: Any) -> str:
     if item.status == "pending" or not item.reviewer:
         return "not reviewed yet" + (" (edited)" if item.edited else "")
@@ -246,6 +255,8 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
         st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
         st.caption(_flags_line(item))
+        if reasons := _reasons_line(item):
+            st.caption(reasons)  # trusted markdown: _reasons_line escapes the model's text
         note = st.session_state.get(_note_key(item.id))
         if note:
             getattr(st, note[0])(note[1])

@@ -13,6 +13,8 @@ from decimal import Decimal, InvalidOperation
 from typing import Final
 
 from evalcore.dataset.records import Question
+from evalcore.perturb.degenerate import FLAGS as DEGENERATE_FLAGS
+from evalcore.perturb.degenerate import reasons as degenerate_reasons
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.tokens import NUMBER, Language, entities, option_spans, segment
 
@@ -25,8 +27,11 @@ FLAG_LOW_SIMILARITY: Final = "low_similarity"
 FLAG_UNCHANGED: Final = "unchanged"
 FLAG_TRANSLATION: Final = "translation_failed"
 FLAGS: Final = (FLAG_NUMBER, FLAG_OPTION_DROPPED, FLAG_OPTION_LABEL, FLAG_ENTITY,
-                FLAG_REFERENCE, FLAG_LOW_SIMILARITY, FLAG_UNCHANGED, FLAG_TRANSLATION)
-"""Stable flag names (stored with attack items and shown to reviewers)."""
+                FLAG_REFERENCE, FLAG_LOW_SIMILARITY, FLAG_UNCHANGED, FLAG_TRANSLATION,
+                *DEGENERATE_FLAGS)
+"""Stable flag names (stored with attack items and shown to reviewers); the degenerate
+ones (length, loops, punctuation runs, cut-offs, pivot left in) are explained by
+`degenerate.reasons`."""
 
 DEFAULT_SIMILARITY_THRESHOLD: Final = 0.90
 """Least e5 cosine (evalcore.scorers.text.embedding_cosine) between the original and the
@@ -192,6 +197,7 @@ def check_attack(question: Question, attacked: str, *,
         similarity = 1.0
     if similarity is not None and similarity < threshold:
         flags.append(FLAG_LOW_SIMILARITY)
+    flags.extend(degenerate_reasons(original, attacked))  # e5 barely sees these
     return similarity, flags
 
 

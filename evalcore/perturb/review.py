@@ -152,10 +152,13 @@ def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]
 def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[str, Any]:
     """A JSON-ready view of one item for the review table and the CLI; `number` is the
     question's 1-based number in its source dataset (`question_numbers`)."""
+    from evalcore.perturb.degenerate import flag_reasons
+
     return {"id": item.id, "number": number, "attack_set_id": item.attack_set_id,
             "source_item_id": item.source_item_id, "attacked_item_id": item.attacked_item_id,
             "original": item.original, "attacked": item.attacked, "attack_num": item.attack_num,
             "pairs": unique_pairs(item.pairs), "similarity": item.similarity, "flags": item.flags,
+            "reasons": flag_reasons(item.flags, item.original, item.attacked),
             "status": item.status, "reviewer": item.reviewer,
             "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
             "edited": item.edited, "note": item.note}

@@ -9,7 +9,6 @@ it into the original text flagged "translation_failed".
 from __future__ import annotations
 
 import asyncio
-import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -126,7 +125,8 @@ class LLMTranslator:
         self.name = f"llm:{config.name}"
         self.max_tokens = max_tokens
 
-    async def translate(self, text: str, source: str, target: str) -> str:
+    async def raw_reply(self, text: str, source: str, target: str) -> str:
+        """The model's reply as sent (meta text, repeats and all); TranslationError if none."""
         from evalcore.providers.base import ChatRequest
         from evalcore.providers.client import get_client
 
@@ -138,7 +138,10 @@ class LLMTranslator:
         if not reply.ok:
             raise TranslationError(f"model '{self.config.name}' failed to translate "
                                    f"({source}->{target}): {reply.error}")
-        out = clean_reply(reply.text)
+        return reply.text or ""
+
+    async def translate(self, text: str, source: str, target: str) -> str:
+        out = clean_reply(await self.raw_reply(text, source, target))
         if not out:
             raise TranslationError(f"model '{self.config.name}' returned an empty "
                                    f"translation ({source}->{target})")
@@ -146,10 +149,11 @@ class LLMTranslator:
 
 
 def clean_reply(text: str) -> str:
-    """Strip a lead-in ("Translation:", "译文：") and wrapping quotes from a model reply."""
-    text = re.sub(r"^\s*(?:translation|translated text|译文|翻译)\s*[:：]\s*", "", text.strip(),
-                  flags=re.IGNORECASE)
-    return text.strip().strip("\"'“”「」").strip()
+    """The translation alone, without meta labels, notes, quotes or whole-text repeats
+    (`degenerate.clean_translation`): what is left of the reply's junk gets flagged."""
+    from evalcore.perturb.degenerate import clean_translation
+
+    return clean_translation(text)
 
 
 def make_translator(spec: str, *, models_path: Path | str,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.pages.helpers import run_page, wait_jobs
+from tests.pages.helpers import run_page, shown, wait_jobs
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = str(REPO / "pages" / "attacks.py")
@@ -373,3 +373,23 @@ def test_a_set_whose_generation_is_queued_says_so(page_env, engine, monkeypatch)
     infos = [str(i.value) for i in at.info]
     assert any("no items yet: generation queued" in t for t in infos), infos
     assert not any("No items match these filters" in t for t in infos)
+
+
+def test_cards_say_why_a_degenerate_flag_fired(page_env, engine, attack_set):
+    """A back-translation cut off and padded with "；" shows each flag's reason, escaped."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem
+
+    first = items_by_position(engine, int(attack_set.id))[0]
+    cut = "张明有120元钱，买书用去80%．还剩*多少" + "；" * 40
+    with engine.begin() as conn:
+        conn.execute(update(AttackItem).where(AttackItem.id == first.id).values(
+            attacked=cut, flags=["cut_off", "punctuation_run", "length_ratio"]))
+    at = open_page()
+    raw = " ".join(str(c.value) for c in at.caption)
+    captions = shown(raw)
+    assert "`punctuation_run`: 40 punctuation marks in a row" in captions
+    assert "`cut_off`: ends on \"；\" mid" in captions and "剩*多少" in captions
+    assert "剩*多少" not in raw  # the model's text is escaped, never read as emphasis
+    assert "`length_ratio`: length 2.70x the original" in captions

@@ -18,7 +18,8 @@ def flags(question: Question, attacked: str) -> list[str]:
 def test_flag_names_are_stable():
     assert FLAGS == ("number_changed", "option_dropped", "option_label_changed",
                      "entity_changed", "reference_changed", "low_similarity", "unchanged",
-                     "translation_failed")
+                     "translation_failed", "length_ratio", "repeated_ngrams",
+                     "punctuation_run", "cut_off", "pivot_language_left")
 
 
 @pytest.mark.parametrize("a, b, same", [
