@@ -8,7 +8,7 @@ was read, what it counts as, and the raw reply. The rows come from
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import Any, Callable
 
 import streamlit as st
 from evalcore.markup import md
@@ -91,42 +91,45 @@ def decision_threshold(run_id: int) -> float | None:
                                  step=0.5, key="fairness.threshold"))
 
 
+def browse(rows: list[dict[str, Any]], filters: list[tuple[str, str, tuple[str, ...] | None]],
+           select: Callable[..., list[dict[str, Any]]], facet_counts: dict[str, dict[str, int]],
+           key: str, explain: str, card: Callable[[dict[str, Any]], None]) -> None:
+    """An expander with one select box per filter `(field, label, order)` (values counted in
+    `facet_counts`), a page number, the matching answers' cards (`card`) and a caption that
+    ends with `explain`: the answer browser of BBQ/CBBQ and CrowS-Pairs runs alike."""
+    from evalcore.report.bbq_answers import answer_page
+
+    with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
+        cols = st.columns(len(filters) + 1)
+        chosen = {field: _pick(col, label, facet_counts[field], order, f"{key}.{field}")
+                  for col, (field, label, order) in zip(cols, filters)}
+        shown = select(rows, **chosen)
+        page = int(cols[-1].number_input("Page", min_value=1, value=1, step=1,
+                                         key=f"{key}.page"))
+        part, pages = answer_page(shown, page)
+        st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
+                   f"{md(pages)}. {md(explain)}")
+        st.html(CSS)
+        for row in part:
+            card(row)
+        if not part:
+            st.info("No answer matches these filters.")
+
+
 def answer_browser(run_id: int) -> None:
     """The run's BBQ / CBBQ answers, filtered and paged."""
     from evalcore.report.bbq_answers import (
         BIAS_READINGS,
         CONTEXTS,
         OUTCOMES,
-        answer_page,
         facets,
         filter_answers,
     )
 
     rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
-    if not rows:
-        return
-    with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
-        counts = facets(rows)
-        cols = st.columns(5)
-        chosen = {
-            "context": _pick(cols[0], "Context", counts["context"], CONTEXTS,
-                             "fairness.bbq.context"),
-            "category": _pick(cols[1], "Category", counts["category"], None,
-                              "fairness.bbq.category"),
-            "outcome": _pick(cols[2], "Answer", counts["outcome"], OUTCOMES,
-                             "fairness.bbq.outcome"),
-            "bias": _pick(cols[3], "Counts as", counts["bias"], BIAS_READINGS,
-                          "fairness.bbq.bias")}
-        shown = filter_answers(rows, **chosen)
-        page = int(cols[4].number_input("Page", min_value=1, value=1, step=1,
-                                        key="fairness.bbq.page"))
-        part, pages = answer_page(shown, page)
-        st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
-                   f"{md(pages)}. 'Counts as' is the answer's part in the bias score: the "
-                   "stereotyped answer (biased), the other group, UNKNOWN, or left out "
-                   "(no target found, or no option read).")
-        st.html(CSS)
-        for row in part:
-            _answer_card(row)
-        if not part:
-            st.info("No answer matches these filters.")
+    if rows:
+        browse(rows, [("context", "Context", CONTEXTS), ("category", "Category", None),
+                      ("outcome", "Answer", OUTCOMES), ("bias", "Counts as", BIAS_READINGS)],
+               filter_answers, facets(rows), "fairness.bbq", "'Counts as' is the answer's "
+               "part in the bias score: the stereotyped answer (biased), the other group, "
+               "UNKNOWN, or left out (no target found, or no option read).", _answer_card)

@@ -16,7 +16,7 @@ from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 
 from pages import _shared
-from pages._bbq_answers import CSS, _pick
+from pages._bbq_answers import browse
 
 READING_COLORS = {"stereotyped": "orange", "less stereotyped": "blue", "unreadable": "gray",
                   "no reply": "red"}
@@ -56,32 +56,14 @@ def _answer_card(row: dict[str, Any]) -> None:
 
 def answer_browser(run_id: int) -> None:
     """The run's CrowS-Pairs answers, filtered and paged."""
-    from evalcore.report.bbq_answers import answer_page
     from evalcore.report.crows import READINGS, filter_rows, row_facets
 
     rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
-    if not rows:
-        return
-    with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
-        counts = row_facets(rows)
-        cols = st.columns(4)
-        chosen = {
-            "bias_type": _pick(cols[0], "Bias type", counts["bias_type"], None,
-                               "fairness.crows.bias_type"),
-            "direction": _pick(cols[1], "Pair", counts["direction"], ("stereo", "antistereo"),
-                               "fairness.crows.direction"),
-            "reading": _pick(cols[2], "Counts as", counts["reading"], READINGS,
-                             "fairness.crows.reading")}
-        shown = filter_rows(rows, **chosen)
-        page = int(cols[3].number_input("Page", min_value=1, value=1, step=1,
-                                        key="fairness.crows.page"))
-        part, pages = answer_page(shown, page)
-        st.caption(f"{len(shown)} of {len(rows)} answers match; page {min(page, pages)} of "
-                   f"{md(pages)}. 'Counts as': the stereotyped sentence picked, the other one, a "
-                   "reply that named neither (left out of the shares and the parse rate's "
-                   "readable part), or no reply (a model error).")
-        st.html(CSS)
-        for row in part:
-            _answer_card(row)
-        if not part:
-            st.info("No answer matches these filters.")
+    if rows:
+        browse(rows, [("bias_type", "Bias type", None),
+                      ("direction", "Pair", ("stereo", "antistereo")),
+                      ("reading", "Counts as", READINGS)],
+               filter_rows, row_facets(rows), "fairness.crows", "'Counts as': the "
+               "stereotyped sentence picked, the other one, a reply that named neither (left "
+               "out of the shares and the parse rate's readable part), or no reply (a model "
+               "error).", _answer_card)

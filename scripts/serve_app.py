@@ -18,10 +18,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def main(argv: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
+    # Streamlit (with plotly and pandas) is imported here first, in this thread: plotly looks
+    # pandas up in sys.modules, and a pandas half-imported by the warm-up thread at that
+    # moment crashed the start ("partially initialized module 'pandas'").
+    import pandas  # noqa: F401
+    import plotly.graph_objects  # noqa: F401
+    from streamlit.web import cli as stcli
+
     from evalcore import warmup
 
     warmup.start(ROOT.glob("pages/*.py"))
-    from streamlit.web import cli as stcli
 
     sys.argv = ["streamlit", "run", str(ROOT / "streamlit_app.py"), *argv]
     return int(stcli.main() or 0)
