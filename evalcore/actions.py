@@ -450,13 +450,19 @@ def test_model(actor: Actor, engine: "Engine", config: "ModelConfig",
     the page's call on its background loop), for evaluators: it is a paid call, so it is
     checked like a run and on record ('model.test', with its outcome) like one."""
     from evalcore.providers.client import test_connection_sync
+    from evalcore.providers.local import local_state, stop_local
 
     _check(engine, actor, "test_model", "test_model", config.name)
+    # the embedded model a test loads here is not the one runs use (the workers load
+    # their own): it goes again after the test, unless this process had it already
+    loaded_before = config.kind != "local" or local_state()["state"] != "stopped"
     reply = None
     try:
         reply = (send or test_connection_sync)(config)
         return reply
     finally:
+        if not loaded_before:
+            stop_local()
         _record(engine, actor, "model.test", "model", config.name,
                 ok=None if reply is None else bool(reply.ok),
                 latency_ms=None if reply is None else round(float(reply.latency_ms)))

@@ -66,3 +66,27 @@ def test_only_the_worker_role_or_an_admin_runs_a_worker(team, capsys, monkeypatc
     starts = [(e.actor, e.object_id) for e in audit.list_events(engine)
               if e.action == "worker.start"]
     assert sorted(starts) == [("root@x.com", "w-root@x.com"), ("svc-worker", "w-svc-worker")]
+
+
+@pytest.mark.parametrize(("kind", "state", "stopped"), [
+    ("local", "stopped", True),    # the test loaded a copy here: it goes again
+    ("local", "running", False),   # this process had it already (an embedded worker)
+    ("openai", "stopped", False),  # nothing local was touched
+])
+def test_a_model_test_leaves_no_local_copy_behind(engine, monkeypatch, kind, state, stopped):
+    """Issue 21: runs use the workers' embedded model; a test call from the app must not
+    leave a second copy loaded in the app process that nobody uses."""
+    from types import SimpleNamespace
+
+    from evalcore import actions
+    from evalcore.auth.identity import local_actor
+    from evalcore.providers import local
+    from evalcore.providers.base import ModelConfig
+
+    calls: list[str] = []
+    monkeypatch.setattr(local, "local_state", lambda: {"state": state})
+    monkeypatch.setattr(local, "stop_local", lambda: calls.append("stop"))
+    config = ModelConfig(name="m", kind=kind, base_url="http://127.0.0.1:9/v1", model="x")
+    reply = SimpleNamespace(ok=True, latency_ms=5.0)
+    assert actions.test_model(local_actor(), engine, config, send=lambda c: reply) is reply
+    assert calls == (["stop"] if stopped else [])
