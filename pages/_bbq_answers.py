@@ -48,18 +48,25 @@ def _pick(column: Any, label: str, counts: dict[str, int], order: tuple[str, ...
     return None if chosen in (None, ALL) else chosen
 
 
-def _answer_html(row: dict[str, Any]) -> str:
-    from evalcore.report.bbq_answers import option_roles
-
+def options_html(roles: list[dict[str, Any]], reply: Any, error: Any,
+                 question: str | None = None) -> str:
+    """The options (the picked one marked, each with its tags), then the raw reply (or why
+    there is none), all escaped: the body of a BBQ/CBBQ or CrowS-Pairs answer card."""
     options = "".join(
         f'<div class="bbq-opt{" picked" if "picked" in o["tags"] else ""}">'
         f'{o["index"]}. {html.escape(str(o["text"]))}'
         + (f'<span class="bbq-tag">{html.escape(" · ".join(o["tags"]))}</span>'
            if o["tags"] else "") + "</div>"
-        for o in option_roles(row))
-    reply = row["reply"] if row["reply"] is not None else f"(no reply: {row['error']})"
-    return (f'<div class="bbq-q">{html.escape(row["question"])}</div>{options}'
-            f'<div class="bbq-reply">{html.escape(str(reply))}</div>')
+        for o in roles)
+    shown = reply if reply is not None else f"(no reply: {error})"
+    head = "" if question is None else f'<div class="bbq-q">{html.escape(question)}</div>'
+    return f'{head}{options}<div class="bbq-reply">{html.escape(str(shown))}</div>'
+
+
+def _answer_html(row: dict[str, Any]) -> str:
+    from evalcore.report.bbq_answers import option_roles
+
+    return options_html(option_roles(row), row["reply"], row["error"], row["question"])
 
 
 def _answer_card(row: dict[str, Any]) -> None:

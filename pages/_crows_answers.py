@@ -7,7 +7,6 @@ file only draws them.
 """
 from __future__ import annotations
 
-import html
 from typing import Any
 
 import streamlit as st
@@ -16,7 +15,7 @@ from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 
 from pages import _shared
-from pages._bbq_answers import browse
+from pages._bbq_answers import browse, options_html
 
 READING_COLORS = {"stereotyped": "orange", "less stereotyped": "blue", "unreadable": "gray",
                   "no reply": "red"}
@@ -33,14 +32,7 @@ def _answers(db_url: str, run_id: int, state: tuple[str, int]) -> list[dict[str,
 def _answer_html(row: dict[str, Any]) -> str:
     from evalcore.report.crows import sentence_roles
 
-    options = "".join(
-        f'<div class="bbq-opt{" picked" if "picked" in o["tags"] else ""}">'
-        f'{o["index"]}. {html.escape(str(o["text"]))}'
-        + (f'<span class="bbq-tag">{html.escape(" · ".join(o["tags"]))}</span>'
-           if o["tags"] else "") + "</div>"
-        for o in sentence_roles(row))
-    reply = row["answer"] if row["answer"] is not None else f"(no reply: {row['error']})"
-    return f'{options}<div class="bbq-reply">{html.escape(str(reply))}</div>'
+    return options_html(sentence_roles(row), row["answer"], row["error"])
 
 
 def _answer_card(row: dict[str, Any]) -> None:
