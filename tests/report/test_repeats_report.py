@@ -18,7 +18,7 @@ from evalcore.runner.plan import RunSpec
 from evalcore.runner.rejudge import create_rejudge_job
 from evalcore.runner.start import create_run, run_in_foreground, run_job_here
 from tests.fakes.fault_server import FaultConfig, FaultServer
-from tests.runner.conftest import QUESTIONS, add_model, item_of
+from tests.runner.conftest import QUESTIONS, add_model, import_qa, item_of
 
 pytestmark = pytest.mark.integration
 
@@ -58,14 +58,7 @@ class Planted:
 
 @pytest.fixture()
 def planted_run(engine, settings, tmp_path: Path):
-    from evalcore.dataset import import_dataset
-
-    lines = ["question,answer"] + [f'"{q}",{a}' for q, a in QUESTIONS]
-    path = tmp_path / "apples.csv"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_dataset(engine, path, name="apples",
-                   mapping={"question": "question", "reference": "answer", "task_type": "math",
-                            "language": "en"})
+    import_qa(engine, tmp_path, QUESTIONS)
     with FaultServer(FaultConfig(responder=Planted())) as server:
         add_model(settings, server, concurrency=2)
         add_model(settings, server, name="judge", concurrency=2)

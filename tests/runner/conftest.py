@@ -20,17 +20,22 @@ def right_for_odd(prompt: str, schema: dict | None) -> str:
     return "I do not know."
 
 
-@pytest.fixture()
-def dataset(engine, tmp_path: Path) -> str:
+def import_qa(engine, folder: Path, pairs, name: str = "apples") -> str:  # noqa: ANN001
+    """Import (question, answer) pairs as an English maths dataset `name`; returns it."""
     from evalcore.dataset import import_dataset
 
-    lines = ["question,answer"] + [f'"{q}",{a}' for q, a in QUESTIONS]
-    path = tmp_path / "apples.csv"
+    lines = ["question,answer"] + [f'"{q}",{a}' for q, a in pairs]
+    path = folder / f"{name}.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_dataset(engine, path, name="apples",
+    import_dataset(engine, path, name=name,
                    mapping={"question": "question", "reference": "answer", "task_type": "math",
                             "language": "en"})
-    return "apples"
+    return name
+
+
+@pytest.fixture()
+def dataset(engine, tmp_path: Path) -> str:
+    return import_qa(engine, tmp_path, QUESTIONS)
 
 
 @pytest.fixture()
