@@ -12,7 +12,6 @@ Never runs `playwright install`: the browser is Debian's /usr/bin/chromium.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,8 +19,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.conftest import require
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.e2e.test_browser import streamlit_server
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
@@ -57,19 +55,6 @@ def results_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
         yield url, tmp / "streamlit.log", run_id
 
-
-@pytest.fixture(scope="module")
-def chromium(tmp_path_factory: pytest.TempPathFactory):
-    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _check_content(name: str, body: bytes) -> None:

@@ -10,13 +10,11 @@ No worker runs (EVALCORE_EMBEDDED_WORKER=0): started runs stay queued, no model 
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import require
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.e2e.test_browser import streamlit_server
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
@@ -38,19 +36,6 @@ def runlife_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
         yield url, settings.db_url
 
-
-@pytest.fixture(scope="module")
-def chromium():  # type: ignore[no-untyped-def]
-    require(CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK), f"{CHROMIUM} missing")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 def _runs(db_url: str) -> list:

@@ -13,7 +13,6 @@ import pytest
 
 from tests.e2e.test_browser import streamlit_server
 from tests.e2e.test_journey import _pick
-from tests.e2e.test_results_browser import chromium  # noqa: F401 - the browser fixture
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 60_000
