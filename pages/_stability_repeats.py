@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 from evalcore.report.repeats import judge_noise_line, top_entropy
 
@@ -40,8 +41,8 @@ def meaning_toggle() -> bool:
     return st.toggle(
         "Group open answers by meaning (e5)", key="stability.meaning",
         help=f"Replies to open questions whose e5 cosine is >= {MEANING_THRESHOLD} count as "
-             "one answer (85% of 40 labelled pairs right; e5 cannot see a negation, so a "
-             "contradiction may merge). Choice and number answers are always grouped by "
+             "one answer: a hint only (a blind check found it right on 20 of 40 answer "
+             "pairs; e5 cannot see a negation, so a contradiction may merge). Choice and number answers are always grouped by "
              "the extracted answer. Costs e5 time on this machine, no model call.")
 
 
@@ -83,9 +84,9 @@ def section(report: dict[str, Any]) -> None:
         for k, taus in summary["g_pass_at_k"].items()]), hide_index=True,
         key="stability.gpass_table")
     st.caption(EXPLAIN["entropy"])
-    ranked = [{"item": int(k), "semantic entropy": h, "answers": line}
+    ranked = [{"Q": question_label(int(k)), "semantic entropy": h, "answers": line}
               for k, h, line in top_entropy(report, 20)]
-    st.dataframe(pd.DataFrame(ranked, columns=["item", "semantic entropy", "answers"]),
+    st.dataframe(pd.DataFrame(ranked, columns=["Q", "semantic entropy", "answers"]),
                  hide_index=True, key="stability.entropy_table",
                  column_config={"answers": st.column_config.TextColumn(width="large")})
     bands = summary.get("accuracy_by_entropy") or []
@@ -105,13 +106,13 @@ def _judge_flicker(report: dict[str, Any]) -> None:
         flicker = res.get("judge_flicker")
         if not flicker or flicker["judge_share"] is None:
             continue
-        rows.append({"item": int(key), "verdict spread": flicker["observed_spread"],
+        rows.append({"Q": question_label(int(key)), "verdict spread": flicker["observed_spread"],
                      "model's spread": flicker["model_spread"],
                      "judge's share": flicker["judge_share"],
                      "answers judged both ways": "; ".join(
                          f"{a['answer'][:60]!r} rounds {a['rounds']}: {a['right']} right, "
                          f"{a['wrong']} wrong" for a in flicker["flicker_answers"])})
-    st.dataframe(pd.DataFrame(rows, columns=["item", "verdict spread", "model's spread",
+    st.dataframe(pd.DataFrame(rows, columns=["Q", "verdict spread", "model's spread",
                                              "judge's share", "answers judged both ways"]),
                  hide_index=True, key="stability.judge_flicker")
 

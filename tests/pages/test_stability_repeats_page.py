@@ -60,7 +60,7 @@ def test_the_page_shows_groups_and_every_new_figure_with_its_explanation(page_en
     assert list(gpass["k"]) == [1, 2, 4]
     assert gpass.set_index("k").loc[4, "tau 1.0"] == 1 / 3
     ranked = next(t for t in tables if "semantic entropy" in t.columns)
-    assert ranked["item"].iloc[0] == 1 and ranked["answers"].iloc[0] == "2 answers: 2x 'A', 2x 'C'"
+    assert ranked["Q"].iloc[0] == "Q2" and ranked["answers"].iloc[0] == "2 answers: 2x 'A', 2x 'C'"
     questions = next(t for t in tables if "ci_width" in t.columns)
     assert set(questions["answers"]) == {"1 answer: 4x 'B'", "2 answers: 2x 'A', 2x 'C'",
                                          "1 answer: 3x 'C', 1x no answer"}
@@ -86,7 +86,7 @@ def test_judge_noise_shows_next_to_the_success_rate(page_env, engine):
     assert "Judge noise: the share of the verdicts' spread" in captions
     assert "1 answers judged both right and wrong (in 1 questions)" in captions
     flicker = next(df.value for df in at.dataframe if "judge's share" in df.value.columns)
-    row = flicker.set_index("item").loc[2]
+    row = flicker.set_index("Q").loc["Q3"]  # one numbering on every page
     assert row["judge's share"] == 0.25 and "rounds [1, 2, 3]: 4 right, 1 wrong" in \
         row["answers judged both ways"]
 
