@@ -31,6 +31,7 @@ _EXPORTS = {
     "import_dataset": "evalcore.dataset",
     "list_datasets": "evalcore.dataset",
     "RunSpec": "evalcore.runner.plan",
+    "get_kind": "evalcore.kinds", "all_kinds": "evalcore.kinds",
     "create_run": "evalcore.runner.start",
     "start_run": "evalcore.runner.start",
     "cancel_run": "evalcore.runner.start",
@@ -43,10 +44,10 @@ _EXPORTS = {
     "Score": "evalcore.scorers.base",
     "create_attack_set": "evalcore.perturb.sets", "import_attack_set": "evalcore.perturb.sets",
     "make_attack_set": "evalcore.perturb.sets", "generate_attack_items": "evalcore.perturb.sets",
-    "start_robustness": "evalcore.runner.robustness",
+    "robustness_spec": "evalcore.runner.robustness",
     "create_robustness_run": "evalcore.runner.robustness",
     "robustness_report": "evalcore.report.robustness",
-    "generate_suite": "evalcore.fairness", "start_fairness_run": "evalcore.fairness", "fairness_report": "evalcore.fairness", "evaluate_gate": "evalcore.fairness",
+    "generate_suite": "evalcore.fairness", "create_fairness_run": "evalcore.fairness", "fairness_report": "evalcore.fairness", "evaluate_gate": "evalcore.fairness",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -14,7 +14,7 @@ key never creates a second run or job; the call returns the first one's id
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from evalcore.auth import audit
 from evalcore.auth.identity import Actor
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from evalcore.providers.base import ModelConfig
-    from evalcore.runner.plan import RunSpec
 
 ModelsPath = Any  # a models.toml path or the database's model registry (evalcore.model_store)
 
@@ -138,84 +137,25 @@ def _once(engine: "Engine", submit_key: Optional[str], object_type: str,
     return once(engine, submit_key, object_type, make)
 
 
-def _new_run(actor: Actor, engine: "Engine", make: Callable[..., int], *args: Any,
-             **kwargs: Any) -> int:
-    _check(engine, actor, "run", getattr(make, "__name__", "run"))
-    submit_key = kwargs.pop("submit_key", None)
-    kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-
-    def new() -> int:
-        run_id = int(make(engine, *args, **kwargs))
-        _record(engine, actor, "run.start", "run", run_id, kind=_run_kind(engine, run_id))
-        return run_id
-
-    return _once(engine, submit_key, "run", new)
-
-
-def _run_kind(engine: "Engine", run_id: int) -> str:
-    from evalcore.store import queries
-
-    return str(queries.get_run(engine, run_id).kind)
-
-
-def _with_creator(actor: Actor, spec: "RunSpec") -> "RunSpec":
-    return spec.model_copy(update={"created_by": actor.attribution(spec.created_by)})
-
-
-def create_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: ModelsPath, *,
-               item_ids: Optional[list[int]] = None) -> int:
-    """`runner.start.create_run` (queued, the CLI then runs it), for evaluators and above."""
+def create_run(actor: Actor, engine: "Engine", kind: str, params: Mapping[str, Any],
+               models_path: ModelsPath, *, submit_key: Optional[str] = None) -> int:
+    """A queued run of `kind` from the page form's / CLI flags' `params` (the kind's one
+    spec builder, `EvalKind.build`), for evaluators and above; once per `submit_key`. Any
+    worker executes it (the CLI claims it in the foreground itself)."""
+    from evalcore.kinds import get_kind
     from evalcore.runner.start import create_run as _create
 
     _check(engine, actor, "run", "create_run")
-    run_id = _create(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
-    _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
-    return run_id
-
-
-def start_run(actor: Actor, engine: "Engine", spec: "RunSpec", models_path: ModelsPath, *,
-              item_ids: Optional[list[int]] = None, submit_key: Optional[str] = None) -> int:
-    """`runner.start.start_run` (queued, executed in the background), for evaluators and up;
-    once per `submit_key`."""
-    from evalcore.runner.start import start_run as _start
-
-    _check(engine, actor, "run", "start_run")
+    build = get_kind(kind).build
 
     def new() -> int:
-        run_id = _start(engine, _with_creator(actor, spec), models_path, item_ids=item_ids)
+        spec, item_ids = build(engine, {**params, "created_by": actor.attribution(
+            params.get("created_by"))})
+        run_id = _create(engine, spec, models_path, item_ids=item_ids)
         _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
         return run_id
 
     return _once(engine, submit_key, "run", new)
-
-
-def create_robustness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`runner.robustness.create_robustness_run`, for evaluators and above."""
-    from evalcore.runner.robustness import create_robustness_run as _create
-
-    return _new_run(actor, engine, _create, **kwargs)
-
-
-def start_robustness(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`runner.robustness.start_robustness`, for evaluators and above; once per
-    `submit_key`."""
-    from evalcore.runner.robustness import start_robustness as _start
-
-    return _new_run(actor, engine, _start, **kwargs)
-
-
-def create_fairness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`fairness.create_fairness_run`, for evaluators and above."""
-    from evalcore.fairness import create_fairness_run as _create
-
-    return _new_run(actor, engine, _create, **kwargs)
-
-
-def start_fairness_run(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
-    """`fairness.start_fairness_run`, for evaluators and above; once per `submit_key`."""
-    from evalcore.fairness import start_fairness_run as _start
-
-    return _new_run(actor, engine, _start, **kwargs)
 
 
 def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:
@@ -306,11 +246,11 @@ def requeue_job(actor: Actor, engine: "Engine", job_id: int) -> None:
 
 def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
     """`demo.start_demo` (imports the sample, queues a local run), for evaluators and up."""
-    from evalcore.demo import start_demo as _demo
+    from evalcore.demo import DEMO_KIND, start_demo as _demo
 
     _check(engine, actor, "run", "start_demo")
     run_id = _demo(engine, models_path, created_by=actor.attribution())
-    _record(engine, actor, "run.start", "run", run_id, kind="stability", demo=True)
+    _record(engine, actor, "run.start", "run", run_id, kind=DEMO_KIND, demo=True)
     return run_id
 
 

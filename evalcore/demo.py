@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 DEMO_FILE = PROJECT_ROOT / "data" / "demo_reviews_en.csv"
+DEMO_KIND = "stability"
 DEMO_DATASET = "demo-reviews-en"
 DEMO_MODEL = "local"
 DEMO_ROUNDS = 5
@@ -41,11 +42,12 @@ def demo_items() -> int:
 def start_demo(engine: "Engine", models_path: Path, *, created_by: str = "") -> int:
     """Import the demo dataset if it is not there yet and queue the demo run; its id."""
     from evalcore.dataset import import_dataset, list_datasets
-    from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import start_run
+    from evalcore.kinds import get_kind
+    from evalcore.runner.start import create_run
 
     if DEMO_DATASET not in {d.name for d in list_datasets(engine)}:
         import_dataset(engine, DEMO_FILE, name=DEMO_DATASET, allow_duplicate=True)
-    spec = RunSpec(kind="stability", dataset=DEMO_DATASET, model=DEMO_MODEL, rounds=DEMO_ROUNDS,
-                   name="demo", created_by=created_by)
-    return start_run(engine, spec, models_path)
+    spec, item_ids = get_kind(DEMO_KIND).build(engine, {
+        "dataset": DEMO_DATASET, "model": DEMO_MODEL, "rounds": DEMO_ROUNDS, "name": "demo",
+        "created_by": created_by})
+    return create_run(engine, spec, models_path, item_ids=item_ids)

@@ -31,14 +31,13 @@ DEFAULT_TEMPERATURE = 0.7
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
            "fairness_report", "fairness_spec", "generate_suite", "is_fairness_dataset",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
-           "parse_templates", "save_suite", "save_templates", "start_fairness_run",
-           "violations_for"]
+           "parse_templates", "save_suite", "save_templates", "violations_for"]
 
 
 def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
                   temperature: Optional[float] = None, created_by: str = "",
                   name: str = "", limit: Optional[int] = None,
-                  concurrency: Optional[int] = None) -> "RunSpec":
+                  concurrency: Optional[int] = None, kind: str = "fairness") -> "RunSpec":
     """The RunSpec of a fairness run: samples are rounds; suites go out as raw prompts,
     BBQ / CBBQ with the bias_choice template so the rules scorer can read the option."""
     from evalcore.dataset import get_dataset
@@ -48,7 +47,7 @@ def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
     require_fairness_dataset(engine, dataset)
     if temperature is None and samples > 1:
         temperature = DEFAULT_TEMPERATURE
-    return RunSpec(kind="fairness", dataset=suite, model=model, rounds=samples,
+    return RunSpec(kind=kind, dataset=suite, model=model, rounds=samples,
                    temperature=temperature, created_by=created_by, name=name, limit=limit,
                    concurrency=concurrency,
                    template=RAW_PROMPT if dataset.task_type == "open" else None,
@@ -66,17 +65,6 @@ def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: in
                          temperature=temperature, created_by=created_by, name=name,
                          limit=limit, concurrency=concurrency)
     return create_run(engine, spec, models_path)
-
-
-def start_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int = 1,
-                       temperature: Optional[float] = None, models_path: Path,
-                       created_by: str = "", name: str = "", limit: Optional[int] = None,
-                       concurrency: Optional[int] = None) -> int:
-    """Create a fairness run and queue it for a worker; returns its id at once."""
-    return create_fairness_run(engine, suite=suite, model=model, samples=samples,
-                                 temperature=temperature, models_path=models_path,
-                                 created_by=created_by, name=name, limit=limit,
-                                 concurrency=concurrency)
 
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig

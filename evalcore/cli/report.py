@@ -19,14 +19,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def gate_configs(pairs: list[str]) -> dict[str, str]:
     """KIND=PATH options over the defaults in data/."""
     from evalcore.errors import EvalcoreError
-    from evalcore.report.gates import DEFAULT_GATES, default_gate_configs
+    from evalcore.report.gates import default_gate_configs, default_gates
 
     configs = default_gate_configs()
     for pair in pairs:
         kind, sep, path = pair.partition("=")
-        if not sep or kind not in DEFAULT_GATES:
+        if not sep or kind not in default_gates():
             raise EvalcoreError(f"--gate {pair!r}: write KIND=PATH with KIND one of "
-                                f"{', '.join(DEFAULT_GATES)}")
+                                f"{', '.join(default_gates())}")
         configs[kind] = path
     return configs
 

@@ -15,7 +15,6 @@ from sqlalchemy.engine import Engine
 
 from evalcore.metrics import fairness as fm
 from evalcore.metrics.pair_effects import pair_effects
-from evalcore.report.gates import DEFAULT_GATES
 
 EFFECTS_METHOD = (
     "Per attribute and figure: for each pair, the group's mean minus the mean of the pair's "
@@ -411,8 +410,12 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     return report
 
 
-DEFAULT_GATE = DEFAULT_GATES["fairness"]
-"""The gate whose verdict is a fairness run's headline (under the project root)."""
+def default_gate() -> str:
+    """The gate whose verdict is a fairness run's headline (under the project root): the
+    kind's default gate."""
+    from evalcore.kinds import get_kind
+
+    return str(get_kind("fairness").default_gate)
 
 
 def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
@@ -425,11 +428,12 @@ def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     from evalcore.report.gates import verdict_of
     from evalcore.resources import PROJECT_ROOT
 
-    result = evaluate_gate(report, PROJECT_ROOT / DEFAULT_GATE)
+    config = default_gate()
+    result = evaluate_gate(report, PROJECT_ROOT / config)
     failed = result.failed()
     unmeasured = [c.name for c in failed if c.value is None]
     verdict = verdict_of(result)
-    return {"verdict": verdict, "config": DEFAULT_GATE, "checks": len(result.checks),
+    return {"verdict": verdict, "config": config, "checks": len(result.checks),
             "failed": [c.model_dump() for c in failed], "unmeasured": unmeasured}
 
 

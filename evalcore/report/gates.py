@@ -1,8 +1,9 @@
 """The quality gate of a stored run of any kind, and of its baseline: what CI and the
 pages show (`python -m evalcore gate --run ID [--baseline ID] --config F`).
 
-Fairness runs are gated on their report's `gate_metrics`, stability and robustness runs
-on `run_figures`' metrics (see `metrics.gate` for the names). The run and its baseline
+A run is gated on its kind's gate metrics (`EvalKind.gate_metrics`, e.g. a fairness
+report's `gate_metrics`) or else on `run_figures`' metrics (see `metrics.gate` for the
+names). The run and its baseline
 must be of one kind; a run that did not finish fails a check of its own, since its
 figures cover only part of its items.
 """
@@ -21,11 +22,12 @@ from evalcore.metrics.gate import (
     evaluate_gate,
 )
 
-DEFAULT_GATES: dict[str, str] = {"fairness": "data/gate.example.toml",
-                                 "stability": "data/gate.stability.example.toml",
-                                 "robustness": "data/gate.robustness.example.toml"}
-"""The gate config of each kind (under the project root) when none is given: the fairness
-one is also the source of a fairness run's headline verdict."""
+def default_gates() -> dict[str, str]:
+    """kind -> its gate config (under the project root) when none is given
+    (`EvalKind.default_gate`)."""
+    from evalcore.kinds import all_kinds
+
+    return {name: kind.default_gate for name, kind in all_kinds().items() if kind.default_gate}
 
 
 VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED"}
@@ -59,20 +61,20 @@ def default_gate_configs() -> dict[str, str]:
     """kind -> path of its default gate config, for the kinds whose file is there."""
     from evalcore.resources import PROJECT_ROOT
 
-    return {kind: str(PROJECT_ROOT / path) for kind, path in DEFAULT_GATES.items()
+    return {kind: str(PROJECT_ROOT / path) for kind, path in default_gates().items()
             if (PROJECT_ROOT / path).is_file()}
 
 
 def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[Any, dict]:
-    """(run row, flat metrics) of a run, whatever its kind."""
+    """(run row, flat metrics) of a run, whatever its kind (`EvalKind.gate_metrics`, else
+    its run figures); `fairness_options` go to a kind's own gate metrics."""
+    from evalcore.kinds import find_kind
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
-    if run.kind == "fairness":
-        from evalcore.report.fairness import fairness_report
-
-        return run, fairness_report(engine, run_id, include_rows=False,
-                                    **fairness_options)["gate_metrics"]
+    kind = find_kind(run.kind)
+    if kind is not None and kind.gate_metrics is not None:
+        return run, kind.gate_metrics(engine, run_id, **fairness_options)
     from evalcore.report.run_figures import run_figures
 
     return run, run_figures(engine, run_id)["metrics"]

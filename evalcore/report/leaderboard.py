@@ -1,7 +1,8 @@
 """A dataset's (or fairness suite's) leaderboard: one row per model that ran on it.
 
-Per model, the latest finished run of each kind (stability, robustness, fairness) on the
-dataset, unless runs are chosen: accuracy and mean success rate (stability run; else the
+Per model, the latest finished run of each kind (`evalcore.kinds`) on the dataset,
+unless runs are chosen (where two kinds give one figure, the kind with the higher
+`precedence` wins): accuracy and mean success rate (stability run; else the
 robustness run's clean accuracy), mG-Pass@N (right in most of N rounds; `sort=
 "mg_pass_at_k"` ranks by it), perfect and flaky shares, PDR per attack level,
 fairness score and level, and over the runs used: errors, tokens, cost and mean latency.
@@ -17,7 +18,6 @@ from sqlalchemy.engine import Engine
 
 from evalcore.report.run_figures import run_figures
 
-KINDS = ("stability", "robustness", "fairness")
 RATE_COLUMNS = ("accuracy", "mean_success_rate", "mg_pass_at_k", "perfect_share", "flaky_share",
                 "pdr",
                 "pdr_char", "pdr_word", "pdr_sentence", "accuracy_attacked")
@@ -42,31 +42,38 @@ def chosen_runs(runs: Sequence[dict[str, Any]], pinned: Sequence[int] = ()
                 ) -> dict[str, dict[str, int]]:
     """{model: {kind: run id}}: the newest done run per model and kind, where a pinned
     run replaces its model's run of that kind."""
+    from evalcore.kinds import kind_names
+
+    known = kind_names()
     chosen: dict[str, dict[str, int]] = {}
     for run in runs:  # newest first
-        if run["kind"] in KINDS and run["status"] == "done":
+        if run["kind"] in known and run["status"] == "done":
             chosen.setdefault(run["model"], {}).setdefault(run["kind"], int(run["id"]))
     by_id = {int(r["id"]): r for r in runs}
     for run_id in pinned:
         run = by_id.get(int(run_id))
-        if run is not None and run["kind"] in KINDS:
+        if run is not None and run["kind"] in known:
             chosen.setdefault(run["model"], {})[run["kind"]] = int(run_id)
     return chosen
 
 
 def _row(model: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model, "runs": {k: f["run"]["id"] for k, f in figures.items()}}
-    source = {name: kind for kind in ("robustness", "fairness", "stability")
-              for name in figures.get(kind, {}).get("metrics", {})}
+    from evalcore.kinds import find_kind
+
+    def precedence(kind: str) -> int:
+        found = find_kind(kind)
+        return found.precedence if found else 0
+
+    source = {name: kind for kind in sorted(figures, key=precedence)  # the highest wins
+              for name in figures[kind].get("metrics", {})}
     for name in RATE_COLUMNS:
-        kind = "stability" if name == "accuracy" and "stability" in figures else source.get(name)
-        fig = figures.get(kind or "", {})
+        fig = figures.get(source.get(name, ""), {})
         row[name] = fig.get("metrics", {}).get(name)
         interval = fig.get("intervals", {}).get(name) or {}
         row[f"{name}_low"], row[f"{name}_high"] = interval.get("low"), interval.get("high")
-    fair = figures.get("fairness", {}).get("metrics", {})
-    row["fairness_score"], row["fairness_level"] = fair.get("fairness_score"), \
-        fair.get("fairness_level")
+    for name in ("fairness_score", "fairness_level"):
+        row[name] = figures.get(source.get(name, ""), {}).get("metrics", {}).get(name)
     used = [f["metrics"] for f in figures.values()]
     row["errors"] = sum(m["errors"] for m in used)
     row["tokens"] = sum(m["tokens"] for m in used)

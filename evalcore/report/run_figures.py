@@ -5,19 +5,16 @@ compare, the leaderboard, the trend, the gate and the trust report all share.
 text) into per-item verdict lists; `run_figures` turns them into a flat `metrics` dict
 plus an `intervals` dict:
 
-- accuracy / mean_success_rate: the mean of per-item success rates (robustness: the
-  clean items). Rounds without a verdict follow the failure policy (`RunOutcomes`):
-  stability runs leave them out (rates over answered rounds), as the stability report
-  does; robustness and fairness count them wrong, as theirs do. Interval: Wilson when each item was asked once (a plain proportion),
+- accuracy: the mean of per-item success rates (over the items the kind rates, e.g. the
+  clean ones of an attack run). Rounds without a verdict follow the failure policy
+  (`RunOutcomes`), the kind's own (`EvalKind.failure_policy`), as its report counts
+  them. Interval: Wilson when each item was asked once (a plain proportion),
   else a percentile bootstrap over items (rounds of one item are not independent, so a
   Wilson interval on all rounds pooled would be too narrow), except when every item has
   the same rate: the bootstrap then collapses to a point, and the pooled Wilson is used.
-- perfect_share, flaky_share (stability): items right in all N rounds / right in some
-  but not all of their answered rounds, over the items with a rate; Wilson intervals.
-  mg_pass_at_k (stability, N >= 2): mG-Pass@N (`metrics.repeats`), no interval.
-- accuracy_attacked, pdr_<level>, flips (robustness): from the run's attack pairs, via
-  `metrics.robustness.robustness_summary`; bootstrap over pairs (paired resampling).
-- fairness: the fairness report's `gate_metrics`, its score and level.
+- the kind's own headline figures (`EvalKind.figures`, in its module under
+  `evalcore/kinds/`), with their intervals, and the figures it names after another
+  (`EvalKind.aliases`).
 - errors, tokens, cost (`metrics.cost`), mean latency, for every kind.
 
 A round's verdict is the judge call's when the run had a judge model, else the answer
@@ -26,7 +23,6 @@ Bootstraps use a fixed seed (`SEED`) and `RESAMPLES` resamples, so figures repea
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -52,9 +48,8 @@ class RunOutcomes:
     latency_n: int = 0
 
     failure_policy: str = "as_wrong"
-    """How rounds without a verdict count (`metrics.stability` FailurePolicy): stability
-    runs default to `exclude` (rates over answered rounds), the project's rule; robustness
-    and fairness to `as_wrong`, as their own reports count them."""
+    """How rounds without a verdict count (`metrics.stability` FailurePolicy): `exclude`
+    (rates over answered rounds) or `as_wrong`; by default the kind's own."""
 
     def rate(self, item_id: int) -> Optional[float]:
         """Success rate of one item: right / answered rounds (`exclude`; None when none was
@@ -68,8 +63,12 @@ class RunOutcomes:
 
 
 def default_policy(kind: str) -> str:
-    """`exclude` for stability runs (the project's default), `as_wrong` otherwise."""
-    return "exclude" if kind == "stability" else "as_wrong"
+    """The kind's own failure policy (`EvalKind.failure_policy`); `as_wrong` for a kind no
+    module registered."""
+    from evalcore.kinds import find_kind
+
+    found = find_kind(kind)
+    return found.failure_policy if found else "as_wrong"
 
 
 def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = None
@@ -110,8 +109,8 @@ def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = N
             _count_verdicts(conn, answers, rounds, out, case, func, select)
         else:
             _judged_verdicts(conn, in_run, rounds, out, select)
-    for item_id in (run.config or {}).get("item_ids") or []:
-        if run.kind == "stability":  # an item never answered still counts (as wrong)
+    if _counts_unasked(run.kind):  # an item never answered still counts (as wrong)
+        for item_id in (run.config or {}).get("item_ids") or []:
             out.verdicts.setdefault(int(item_id), [None] * rounds)
     return out
 
@@ -197,7 +196,8 @@ def _mean(values: Any, axis: int = -1) -> Any:
     return np.mean(values, axis=axis)
 
 
-def _pdr(clean: Any, attacked: Any, axis: int = -1) -> Any:
+def pdr(clean: Any, attacked: Any, axis: int = -1) -> Any:
+    """Performance drop rate (clean - attacked) / clean, for `bootstrap` (robustness)."""
     import numpy as np
 
     c = np.mean(clean, axis=axis)
@@ -236,122 +236,41 @@ def _common(out: RunOutcomes) -> dict[str, Any]:
             "rounds": int(run.rounds or 1)}
 
 
-def _stability(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]
-               ) -> list[int]:
-    """Perfect and flaky shares, errored rounds; returns the distribution (questions
-    right j of N times, j = 0..N)."""
-    rounds = metrics["rounds"]
-    exclude = out.failure_policy == "exclude"
-    # (right, trials): answered rounds under `exclude` (questions without one have no
-    # rate and are left out), all N under `as_wrong`
-    tallies = [(sum(1 for v in vs if v), sum(1 for v in vs if v is not None) if exclude
-                else rounds) for vs in out.verdicts.values()]
-    tallies = [(right, trials) for right, trials in tallies if trials]
-    n = len(tallies)
-    perfect = sum(1 for right, _ in tallies if right == rounds)
-    flaky = sum(1 for right, trials in tallies if 0 < right < trials)
-    metrics.update(perfect_share=perfect / n if n else None,
-                   flaky_share=flaky / n if n else None,
-                   errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None),
-                   failure_policy=out.failure_policy)
-    intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
-    from evalcore.metrics.repeats import run_g_pass
-
-    # mG-Pass@N: right in most of N rounds (questions with all N rounds answered)
-    metrics["mg_pass_at_k"] = (run_g_pass([(t, r) for r, t in tallies], [rounds])[1][str(rounds)]
-                               if rounds >= 2 else None)
-    complete = [right for right, trials in tallies if trials == rounds]  # the 0..N bins
-    return [sum(1 for c in complete if c == j) for j in range(rounds + 1)]
-
-
-def _robustness(out: RunOutcomes, metrics: dict[str, Any], intervals: dict[str, Any]) -> list:
-    """Per level: PDR, attacked accuracy, flips; returns the clean item ids."""
-    from evalcore.metrics.robustness import PairedOutcome, robustness_summary
-
-    extra = ((out.run.config or {}).get("spec") or {}).get("extra") or {}
-    pairs = extra.get("pairs") or []
-    rounds = metrics["rounds"]
-    by_level: dict[str, list] = defaultdict(list)
-    for attack_item_id, clean_id, attacked_id, _set_id, level, *_ in pairs:
-        by_level[level].append(PairedOutcome(
-            attack_item_id, out.verdicts.get(clean_id, [None] * rounds),
-            out.verdicts.get(attacked_id, [None] * rounds)))
-    all_clean, all_attacked = [], []
-    flips = 0
-    for level, outcomes in sorted(by_level.items()):
-        summary = robustness_summary(outcomes)
-        clean = [o.clean_rate for o in outcomes]
-        attacked = [o.attacked_rate for o in outcomes]
-        all_clean += clean
-        all_attacked += attacked
-        flips += len(summary.flips.right_to_wrong)
-        metrics[f"pdr_{level}"] = summary.pdr
-        metrics[f"accuracy_attacked_{level}"] = summary.accuracy_attacked
-        metrics[f"accuracy_clean_{level}"] = summary.accuracy_clean
-        metrics[f"mcnemar_p_{level}"] = summary.mcnemar.p_value
-        intervals[f"accuracy_clean_{level}"] = rate_interval(clean, rounds)
-        intervals[f"pdr_{level}"] = bootstrap([clean, attacked], _pdr)
-        intervals[f"accuracy_attacked_{level}"] = rate_interval(attacked, rounds)
-    metrics["levels"] = sorted(by_level)
-    metrics["flips_right_to_wrong"] = flips
-    if all_attacked:
-        metrics["accuracy_attacked"] = sum(all_attacked) / len(all_attacked)
-        intervals["accuracy_attacked"] = rate_interval(all_attacked, rounds)
-        clean_mean = sum(all_clean) / len(all_clean)
-        metrics["pdr"] = (clean_mean - metrics["accuracy_attacked"]) / clean_mean \
-            if clean_mean else None
-        intervals["pdr"] = bootstrap([all_clean, all_attacked], _pdr)
-    return list(dict.fromkeys(p[1] for p in pairs))
-
-
-def _fairness(engine: Engine, run_id: int, metrics: dict[str, Any]) -> None:
-    from evalcore.report.fairness import fairness_report
-    from evalcore.report.fairness_benchmarks import benchmark_summary
-
-    report = fairness_report(engine, run_id, include_rows=False)
-    metrics["bias_benchmark"] = benchmark_summary(report)
-    metrics.update({k: v for k, v in report["gate_metrics"].items() if k != "accuracy"})
-    metrics["bbq_accuracy"] = report["gate_metrics"].get("accuracy")
-    metrics["fairness_score"] = report["score"]
-    metrics["fairness_level"] = report["level"]
-    metrics["fairness_verdict"] = (report.get("verdict") or {}).get("verdict")
-    metrics["top_effects"] = [e for e in report.get("effects", []) if e["significant"]][:5]
-    metrics["violation_keys"] = sorted({f"{v['pair_id']}:{v['metric']}"
-                                        for v in report["violations"]})
-
-
 def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = None,
                 failure_policy: Optional[str] = None) -> dict[str, Any]:
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
-    None = not measured), `intervals` ({metric: {low, high, method}}) and, for stability
-    runs, `distribution` (questions right j of N times, j = 0..N)."""
+    None = not measured), `intervals` ({metric: {low, high, method}}) and what the kind's
+    figures add (e.g. `distribution`, questions right j of N times, j = 0..N)."""
+    from evalcore.kinds import find_kind
+
     out = outcomes or load_outcomes(engine, run_id, failure_policy)
     run = out.run
+    kind = find_kind(run.kind)
     metrics = _common(out)
     intervals: dict[str, Any] = {}
-    rated = list(out.verdicts)
-    extra: dict[str, Any] = {}
-    if run.kind == "stability":
-        extra["distribution"] = _stability(out, metrics, intervals)
-    elif run.kind == "robustness":
-        rated = _robustness(out, metrics, intervals)
-    elif run.kind == "fairness":
-        try:
-            _fairness(engine, run_id, metrics)
-        except Exception as exc:  # noqa: BLE001 - a run without answers still lists
-            metrics["fairness_error"] = str(exc)
+    extra: dict[str, Any] = dict((kind.figures(engine, out, metrics, intervals) or {})
+                                 if kind and kind.figures else {})
+    rated = extra.pop("rated", None)
+    rated = list(out.verdicts) if rated is None else rated
+    unasked = _counts_unasked(run.kind)
     rates = [r for r in (out.rate(i) for i in rated
                          if any(v is not None for v in out.verdicts.get(i, ()))
-                         or run.kind == "stability") if r is not None]
-    has_verdicts = run.kind != "fairness" or any(
+                         or unasked) if r is not None]
+    has_verdicts = not (kind and kind.accuracy_needs_verdicts) or any(
         v is not None for vs in out.verdicts.values() for v in vs)
     metrics["accuracy"] = sum(rates) / len(rates) if rates and has_verdicts else None
     intervals["accuracy"] = (rate_interval(rates, metrics["rounds"])
                              if metrics["accuracy"] is not None else None)
-    if run.kind == "stability":
-        metrics["mean_success_rate"] = metrics["accuracy"]
-        intervals["mean_success_rate"] = intervals["accuracy"]
+    for name, source in (kind.aliases.items() if kind else ()):
+        metrics[name], intervals[name] = metrics.get(source), intervals.get(source)
     return {"run": run_summary(run), "metrics": metrics, "intervals": intervals, **extra}
+
+
+def _counts_unasked(kind: str) -> bool:
+    from evalcore.kinds import find_kind
+
+    found = find_kind(kind)
+    return bool(found and found.counts_unasked)
 
 
 def run_summary(run: Any) -> dict[str, Any]:

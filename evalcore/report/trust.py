@@ -27,7 +27,6 @@ HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg
             "semantic_entropy_mean", "judge_noise", "errored_rounds",
             "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
             "stereotype_rate", "violation_rate", "cost", "mean_latency_ms")
-KINDS = ("stability", "robustness", "fairness")
 
 
 class ReportError(EvalcoreError):
@@ -44,14 +43,18 @@ def model_runs(engine: Engine, model: str) -> list[int]:
     query = (select(Run.id, Run.kind, Run.dataset_id).where(Run.model == model,
                                                            Run.status == "done")
              .order_by(Run.id.desc()))  # type: ignore[union-attr]
+    from evalcore.kinds import kind_names
+
+    known = kind_names()
     seen: dict[tuple[str, Any], int] = {}
     with reader(engine).connect() as conn:
         for run_id, kind, dataset_id in conn.execute(query):
-            if kind in KINDS:
+            if kind in known:
                 seen.setdefault((kind, dataset_id), int(run_id))
     if not seen:
-        raise ReportError(f"model {model!r} has no finished stability, robustness or fairness "
-                          "run; run one first or pass --runs")
+        named = " or ".join(filter(None, (", ".join(known[:-1]), known[-1])))
+        raise ReportError(f"model {model!r} has no finished {named} run; run one first or "
+                          "pass --runs")
     return sorted(seen.values())
 
 
@@ -67,8 +70,12 @@ def _dataset_names(engine: Engine, ids: set[int]) -> dict[int, str]:
 
 
 def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    from evalcore.kinds import find_kind
+
     rows = []
     for fig in figs:
+        kind = find_kind(fig["run"]["kind"])
+        labels = kind.labels if kind else {}
         m, iv = fig["metrics"], fig["intervals"]
         names = list(HEADLINE) + sorted(k for k in m if k.startswith("pdr_"))
         for name in dict.fromkeys(names):
@@ -78,8 +85,7 @@ def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             text = (f"{value:,}" if isinstance(value, int) else
                     f"{value:,.0f} ms" if name == "mean_latency_ms" else
                     interval_text(float(value), iv.get(name)))
-            label = ("accuracy (clean items)" if name == "accuracy"
-                     and fig["run"]["kind"] == "robustness" else name)
+            label = labels.get(name, name)
             rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
                          "name": label, "text": text})
     return rows
@@ -193,14 +199,15 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         if on_failure is not None:
             on_failure(line)
 
-    from evalcore.report.repeats import repeats_metrics
+    from evalcore.kinds import find_kind
 
     figs = []
     for i in ids:
         with guarded_section("figures", int(i), failed, verb="build"):
             fig = run_figures(engine, int(i))
-            if fig["run"]["kind"] == "stability":  # answer spread and judge noise need the
-                fig["metrics"].update(repeats_metrics(engine, fig["run"]["id"]))  # answers
+            kind = find_kind(fig["run"]["kind"])
+            if kind is not None and kind.more_figures is not None:  # e.g. answer spread
+                fig["metrics"].update(kind.more_figures(engine, fig["run"]["id"]))
             figs.append(fig)
     names = _dataset_names(engine, {f["run"]["dataset_id"] for f in figs
                                     if f["run"]["dataset_id"] is not None})
@@ -218,7 +225,7 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                  "verdict": f["metrics"].get("fairness_verdict"),
                  "effects": f["metrics"].get("top_effects") or [],
                  "benchmark": f["metrics"].get("bias_benchmark") or {"rows": [], "notes": []}}
-                for f in figs if f["run"]["kind"] == "fairness"]
+                for f in figs if "fairness_level" in f["metrics"]]
     run_rows = [{**f["run"], "dataset": names.get(f["run"]["dataset_id"], "-"),
                  "n_items": f["metrics"]["items"], "calls": f["metrics"]["calls"],
                  "tokens": f["metrics"]["tokens"],

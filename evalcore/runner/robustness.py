@@ -48,16 +48,16 @@ def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
     return get_dataset(engine, sources.pop()), pairs
 
 
-def create_robustness_run(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]],
-                          model: str, rounds: int, models_path: Path,
-                          dataset: Union[str, int, None] = None, judge: str = "rules",
-                          prompt_style: str = "zero", template: Optional[str] = None,
-                          schedule: str = "question", concurrency: Optional[int] = None,
-                          temperature: Optional[float] = None, name: str = "",
-                          created_by: str = "") -> int:
-    """Store a queued robustness run over the sets' approved items; returns its id."""
+def robustness_spec(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]],
+                    model: str, rounds: int, dataset: Union[str, int, None] = None,
+                    judge: str = "rules", prompt_style: str = "zero",
+                    template: Optional[str] = None, schedule: str = "question",
+                    concurrency: Optional[int] = None, temperature: Optional[float] = None,
+                    name: str = "", created_by: str = "", kind: str = "robustness"
+                    ) -> tuple[RunSpec, list[int]]:
+    """The spec of a robustness run over the sets' approved items, and its items (the
+    clean ones, then the attacked ones)."""
     from evalcore.dataset import get_dataset
-    from evalcore.runner.start import create_run
 
     source, pairs = robustness_pairs(engine, attack_set_ids)
     if dataset is not None and get_dataset(engine, dataset).id != source.id:
@@ -66,14 +66,18 @@ def create_robustness_run(engine: Engine, *, attack_set_ids: Sequence[Union[int,
     clean_ids = list(dict.fromkeys(p[1] for p in pairs))
     attacked_ids = list(dict.fromkeys(p[2] for p in pairs))
     set_ids = list(dict.fromkeys(p[3] for p in pairs))
-    spec = RunSpec(kind="robustness", dataset=source.name, model=model, rounds=rounds,
+    spec = RunSpec(kind=kind, dataset=source.name, model=model, rounds=rounds,
                    judge=judge, prompt_style=prompt_style, template=template,  # type: ignore[arg-type]
                    schedule=schedule, concurrency=concurrency,  # type: ignore[arg-type]
                    temperature=temperature, name=name, created_by=created_by,
                    extra={"attack_set_ids": set_ids, "pairs": pairs})
-    return create_run(engine, spec, models_path, item_ids=clean_ids + attacked_ids)
+    return spec, clean_ids + attacked_ids
 
 
-def start_robustness(engine: Engine, **kwargs: Any) -> int:
-    """`create_robustness_run`, queued for a worker; returns its id at once."""
-    return create_robustness_run(engine, **kwargs)
+def create_robustness_run(engine: Engine, *, models_path: Path, **params: Any) -> int:
+    """Store a queued robustness run over the sets' approved items (`robustness_spec`);
+    returns its id."""
+    from evalcore.runner.start import create_run
+
+    spec, item_ids = robustness_spec(engine, **params)
+    return create_run(engine, spec, models_path, item_ids=item_ids)

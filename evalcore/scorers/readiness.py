@@ -12,9 +12,6 @@ from typing import Iterable
 from evalcore.dataset.records import Question
 from evalcore.errors import RunError
 
-SCORED_KINDS = ("stability", "robustness")
-"""Kinds of run whose figures are verdicts against a reference (fairness runs analyse
-answers; BBQ/CBBQ items always carry their label)."""
 LISTED = 5
 
 
@@ -33,7 +30,10 @@ def require_references(questions: Iterable[Question], *, dataset: str, judge: st
         RunError: naming the dataset, how many items lack a reference (and the first
             few), and the two ways out: a judge model, or a re-import with the column.
     """
-    if judge != "rules" or kind not in SCORED_KINDS:
+    from evalcore.kinds import find_kind
+
+    scored = find_kind(kind)  # kinds whose figures are verdicts against a reference
+    if judge != "rules" or scored is None or not scored.needs_references:
         return
     questions = list(questions)
     missing = missing_references(questions)

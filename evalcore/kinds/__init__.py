@@ -1,0 +1,150 @@
+"""The kinds of evaluation: one `EvalKind` per kind, each defined in one module of this
+package that registers itself (`register`), the way job handlers do (`runner.jobs`).
+
+This module sits at the bottom of the layers and imports nothing heavy, so every generic
+module (run figures, gates, leaderboard, trust report, readiness, the Results page,
+compare, the app's navigation, the CLI) looks a kind up here instead of naming it. A kind
+module keeps its heavy imports inside its functions: the CLI's `--help` loads it.
+
+The runner needs none of this: every kind is an ordinary run of (item, round) units,
+executed by a job of kind "run". A new kind is one module here (or anywhere that calls
+`register`) plus its page; see docs/kinds.md.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+from evalcore.errors import RunError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from evalcore.runner.plan import RunSpec
+
+Figures = Callable[["Engine", Any, dict[str, Any], dict[str, Any]], Optional[dict[str, Any]]]
+"""(engine, `RunOutcomes`, metrics, intervals) -> extra keys of the run's figures: adds the
+kind's headline metrics (and their intervals) in place. A returned key "rated" (item ids)
+limits the accuracy to those items (robustness: the clean ones)."""
+
+
+@dataclass(frozen=True)
+class Export:
+    """One download of a run: a label, a file name (with {run} for the run id), a mime
+    type and the function that makes the bytes."""
+
+    label: str
+    filename: str
+    mime: str
+    make: Callable[["Engine", int], bytes]
+
+
+@dataclass(frozen=True)
+class EvalKind:
+    """Everything one kind of evaluation differs by; the generic code reads only this."""
+
+    name: str
+    title: str
+    page: str
+    """The page (path under the project) where a run of the kind is started and shown."""
+    report: Callable[["Engine", int], dict[str, Any]]
+    """The kind's full report of a stored run (its JSON export, its page's figures)."""
+    build: Callable[["Engine", Mapping[str, Any]], tuple["RunSpec", Optional[list[int]]]]
+    """(engine, params) -> (run spec, item ids or None for the dataset's): the one spec
+    builder the page form, the CLI flags and the demo all call (`actions.create_run`)."""
+    exports: tuple[Export, ...] = field(default_factory=tuple)
+    icon: str = ":material/science:"
+    order: int = 100
+    """Where the kind is listed (navigation, pickers, the CLI): lowest first."""
+    cli: Optional[Callable[[Any], None]] = None
+    """`register(subparsers)` of the kind's CLI sub-command (named like the kind)."""
+    failure_policy: str = "as_wrong"
+    """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
+    counts_unasked: bool = False
+    """Whether an item never answered still counts (as wrong, or without a rate)."""
+    accuracy_needs_verdicts: bool = False
+    """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
+    needs_references: bool = False
+    """Whether a rules-judged run needs reference answers (`scorers.readiness`)."""
+    figures: Optional[Figures] = None
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Figures that are another figure under the kind's own name (new name -> source)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """How the trust report labels a figure of this kind (figure -> label)."""
+    precedence: int = 0
+    """Where two kinds of run on a dataset give one figure, the leaderboard shows the one
+    of the kind with the highest precedence."""
+    gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
+    """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
+    default_gate: Optional[str] = None
+    """The kind's default gate config (path under the project root)."""
+    gate_on_results: bool = True
+    """Whether the Results page shows the gate (a kind may show it on its own page)."""
+    more_figures: Optional[Callable[["Engine", int], dict[str, Any]]] = None
+    """Figures that need the stored answers (the trust report adds them to the headline)."""
+    detail: Optional[Callable[["Engine", int], tuple[Optional[dict[str, Any]], list[str]]]] = None
+    """(report or None, lines) that `runs show` adds for a run of the kind."""
+    compare_pair: Optional[Callable[..., dict[str, Any]]] = None
+    """(engine, run_a, run_b, top=...) -> the detailed comparison of two runs of the kind."""
+
+
+_REGISTRY: dict[str, EvalKind] = {}
+_loaded = False
+
+
+def register(kind: EvalKind) -> EvalKind:
+    """Make `kind` known to the app and the CLI (a second registration replaces the first)."""
+    _REGISTRY[kind.name] = kind
+    return kind
+
+
+def unregister(name: str) -> None:
+    """Forget a kind (tests that register one of their own)."""
+    _REGISTRY.pop(name, None)
+
+
+def _load() -> None:
+    """Import every kind module of this package once: each registers itself."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in pkgutil.iter_modules(__path__):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
+def all_kinds() -> dict[str, EvalKind]:
+    """name -> kind, by `order` (then as registered)."""
+    _load()
+    return dict(sorted(_REGISTRY.items(), key=lambda item: item[1].order))
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(all_kinds())
+
+
+def find_kind(name: Optional[str]) -> Optional[EvalKind]:
+    """The kind `name`, or None for a name no module registered."""
+    return all_kinds().get(name or "")
+
+
+def get_kind(name: str) -> EvalKind:
+    """The kind `name`; RunError listing the known ones otherwise."""
+    kind = find_kind(name)
+    if kind is None:
+        raise RunError(f"unknown kind of run {name!r}; known: {', '.join(kind_names())}")
+    return kind
+
+
+def json_bytes(data: Mapping[str, Any]) -> bytes:
+    """A report as the JSON every kind exports."""
+    import json
+
+    return json.dumps(data, ensure_ascii=False, indent=2, default=str).encode("utf-8")
+
+
+def report_json(report: Callable[["Engine", int], dict[str, Any]]
+                ) -> Callable[["Engine", int], bytes]:
+    """The export function of a kind's JSON report."""
+    return lambda engine, run_id: json_bytes(report(engine, run_id))

@@ -1,0 +1,123 @@
+"""Stability: ask every question N times and see how often each is right.
+
+Everything the app and the CLI need to know about a stability run, registered as one
+`EvalKind`: the spec builder, the failure policy (rounds without a verdict are left out),
+the headline figures (perfect and flaky shares, mG-Pass@N, the 0..N distribution), the
+default gate, the exports, `runs show`, the two-run comparison, the CLI and the page.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+
+from evalcore.kinds import EvalKind, Export, register, report_json
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from evalcore.runner.plan import RunSpec
+
+NAME = "stability"
+
+
+def build(engine: "Engine", params: Mapping[str, Any]) -> tuple["RunSpec", None]:
+    """The run spec from the form / flags: the RunSpec fields themselves (dataset, model,
+    rounds, judge, schedule, prompt_style, template, limit, ...); the dataset's items."""
+    from evalcore.runner.plan import RunSpec
+
+    return RunSpec(**{**params, "kind": NAME}), None
+
+
+def report(engine: "Engine", run_id: int) -> dict[str, Any]:
+    from evalcore.report.stability import stability_report
+
+    return stability_report(engine, run_id)
+
+
+def _csv(lang: str) -> Callable[["Engine", int], bytes]:
+    def make(engine: "Engine", run_id: int) -> bytes:
+        import io
+
+        from evalcore.report.stability import write_run_csv
+
+        buffer = io.StringIO(newline="")
+        write_run_csv(engine, run_id, buffer, lang=lang)
+        return buffer.getvalue().encode("utf-8")
+
+    return make
+
+
+def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict[str, Any]
+            ) -> dict[str, Any]:
+    """Perfect and flaky shares, errored rounds, mG-Pass@N; the distribution (questions
+    right j of N times, j = 0..N)."""
+    from evalcore.metrics.repeats import run_g_pass
+    from evalcore.report.run_figures import wilson
+
+    rounds = metrics["rounds"]
+    exclude = out.failure_policy == "exclude"
+    # (right, trials): answered rounds under `exclude` (questions without one have no
+    # rate and are left out), all N under `as_wrong`
+    tallies = [(sum(1 for v in vs if v), sum(1 for v in vs if v is not None) if exclude
+                else rounds) for vs in out.verdicts.values()]
+    tallies = [(right, trials) for right, trials in tallies if trials]
+    n = len(tallies)
+    perfect = sum(1 for right, _ in tallies if right == rounds)
+    flaky = sum(1 for right, trials in tallies if 0 < right < trials)
+    metrics.update(perfect_share=perfect / n if n else None,
+                   flaky_share=flaky / n if n else None,
+                   errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None),
+                   failure_policy=out.failure_policy)
+    intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
+    # mG-Pass@N: right in most of N rounds (questions with all N rounds answered)
+    metrics["mg_pass_at_k"] = (run_g_pass([(t, r) for r, t in tallies], [rounds])[1][str(rounds)]
+                               if rounds >= 2 else None)
+    complete = [right for right, trials in tallies if trials == rounds]  # the 0..N bins
+    return {"distribution": [sum(1 for c in complete if c == j) for j in range(rounds + 1)]}
+
+
+def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
+    """Answer spread and judge noise: they need the stored answers."""
+    from evalcore.report.repeats import repeats_metrics
+
+    return repeats_metrics(engine, run_id)
+
+
+def detail(engine: "Engine", run_id: int) -> tuple[Optional[dict[str, Any]], list[str]]:
+    """The stability JSON of a run with answers (answer groups, entropy, G-Pass, judge
+    noise included) and its repeated-answers lines; (None, []) before its first answer."""
+    from evalcore.errors import EvalcoreError
+    from evalcore.report.repeats import repeats_lines
+    from evalcore.report.stability import stability_report
+
+    try:
+        full = stability_report(engine, run_id)
+    except EvalcoreError:
+        return None, []
+    return full, repeats_lines(full)
+
+
+def compare_pair(engine: "Engine", run_a: int, run_b: int, **options: Any) -> dict[str, Any]:
+    from evalcore.report.compare import compare_stability
+
+    return compare_stability(engine, run_a, run_b, **options)
+
+
+def cli(sub: Any) -> None:
+    from evalcore.cli.stability import register as register_cli
+
+    register_cli(sub)
+
+
+KIND = register(EvalKind(
+    name=NAME, title="Stability", page="pages/stability.py", icon=":material/repeat:",
+    order=10, report=report, build=build, cli=cli,
+    exports=(Export("Stability CSV (中文表头)", "stability_run{run}_zh.csv", "text/csv",
+                    _csv("zh")),
+             Export("Stability CSV (English headers)", "stability_run{run}_en.csv",
+                    "text/csv", _csv("en")),
+             Export("Stability JSON", "stability_run{run}.json", "application/json",
+                    report_json(report))),
+    failure_policy="exclude", counts_unasked=True, needs_references=True,
+    figures=figures, aliases={"mean_success_rate": "accuracy"}, precedence=30,
+    default_gate="data/gate.stability.example.toml", more_figures=more_figures,
+    detail=detail, compare_pair=compare_pair))
