@@ -1,7 +1,8 @@
 """`python -m evalcore`: parse flags and call the same public functions the pages call.
 
-Each sub-command lives in its own module with a `register(subparsers)` function; heavy
-libraries are imported inside the handlers so `--help` stays fast.
+Each sub-command lives in its own module with a `register(subparsers)` function (a kind
+of evaluation's comes from its `EvalKind.cli`); heavy libraries are imported inside the
+handlers so `--help` stays fast.
 """
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import importlib
 import sys
 from typing import NoReturn, Sequence
 
-COMMAND_MODULES = ("datasets", "models", "runs", "stability", "compare", "fairness",
-                   "attacks", "robustness", "worker", "jobs", "users", "audit")
+COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "worker", "jobs",
+                   "users", "audit")
+"""The sub-commands that are no kind of evaluation; each kind brings its own
+(`EvalKind.cli`, see `evalcore.kinds`)."""
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 
@@ -49,9 +52,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (anywhere on the line)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    names = (command,) if command in COMMAND_MODULES else COMMAND_MODULES
+    from evalcore.kinds import all_kinds
+
+    kinds = {name: kind.cli for name, kind in all_kinds().items() if kind.cli is not None}
+    names = COMMAND_MODULES
+    if command in COMMAND_MODULES:
+        names, kinds = (command,), {}
+    elif command in kinds:
+        names, kinds = (), {command: kinds[command]}
     for name in names:
         importlib.import_module(f"evalcore.cli.{name}").register(sub)
+    for register in kinds.values():
+        register(sub)
     return parser
 
 

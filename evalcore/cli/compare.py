@@ -23,23 +23,22 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.report.compare import compare_stability
-
+    from evalcore.kinds import find_kind
     from evalcore.report.compare_runs import compare_runs
 
     engine, _ = engine_and_settings()
     result = compare_runs(engine, args.runs,
                           failure_policy="as_wrong" if args.errors_as_wrong else None)
-    pair = None
-    if result["kind"] == "stability" and len(args.runs) == 2:
-        pair = compare_stability(engine, args.runs[0], args.runs[1], top=args.top)
-        result["stability_pair"] = pair
+    pair, kind = None, find_kind(result["kind"])
+    if kind is not None and kind.compare_pair is not None and len(args.runs) == 2:
+        pair = kind.compare_pair(engine, args.runs[0], args.runs[1], top=args.top)
+        result[f"{kind.name}_pair"] = pair
     if args.json:
         print_json(result)
         return 0
     print_runs(result, args.top)
     if pair is not None:
-        print("\nstability detail (A = first run, B = second):")
+        print(f"\n{result['kind']} detail (A = first run, B = second):")
         print_comparison(pair)
     return 0
 

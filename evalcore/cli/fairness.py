@@ -1,5 +1,4 @@
-"""`fairness`: run a counterfactual or BBQ suite and print the fairness level;
-`gate`: check a stored run against a gate config (and a baseline run) for CI."""
+"""`fairness`: run a counterfactual or BBQ suite and print the fairness level."""
 from __future__ import annotations
 
 import argparse
@@ -36,13 +35,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_exit_flags(p)
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
 
-    g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
-    g.add_argument("--run", type=int, required=True, help="the run to check")
-    g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks")
-    g.add_argument("--config", required=True, help="gate TOML (see data/gate.example.toml)")
-    g.add_argument("--threshold", type=float, default=7.0, help="decision threshold (default 7)")
-    g.add_argument("--json", help="write the verdict JSON here")
-    g.set_defaults(func=_gate)
 
 
 def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
@@ -83,10 +75,11 @@ def _fairness(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     engine, settings = engine_and_settings()
     suite = _suite_name(engine, args)
-    run_id = actions.create_fairness_run(
-        acting_user(engine), engine, suite=suite, model=args.model, samples=args.samples,
-        temperature=args.temperature, models_path=settings.models_path, name=args.name,
-        limit=args.limit, concurrency=args.concurrency)
+    params = dict(suite=suite, model=args.model, samples=args.samples,
+                  temperature=args.temperature, name=args.name, limit=args.limit,
+                  concurrency=args.concurrency)
+    run_id = actions.create_run(acting_user(engine), engine, "fairness", params,
+                                settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
     status = detach_or_run(args, engine, run_id)
@@ -228,23 +221,3 @@ def verdict_text(verdict: dict) -> str:
                               if verdict.get("unmeasured") else []))
     return (f"verdict: {verdict['verdict'].upper()} (default gate {verdict['config']}: "
             f"{why or str(verdict['checks']) + ' checks passed'})")
-
-
-def _gate(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any, verdict_line, verdict_of
-
-    engine, _ = engine_and_settings()
-    config = load_gate_config(args.config)
-    result = gate_any(engine, args.run, config, baseline_id=args.baseline,
-                      threshold=args.threshold)
-    for check in result.checks:
-        print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
-    print(f"gate: {verdict_line(result)}")
-    if args.json:
-        import json
-
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({**result.model_dump(), "verdict": verdict_of(result)}, fh, indent=2)
-    return 0 if result.passed else 1

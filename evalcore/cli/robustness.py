@@ -34,12 +34,11 @@ def _robustness(args: argparse.Namespace) -> int:
     from evalcore.report.robustness import robustness_report
 
     engine, settings = engine_and_settings()
-    run_id = actions.create_robustness_run(
-        acting_user(engine), engine, attack_set_ids=args.attack_sets, dataset=args.dataset,
-        model=args.model,
-        rounds=args.rounds, models_path=settings.models_path, judge=args.judge,
-        prompt_style=args.prompt, concurrency=args.concurrency, temperature=args.temperature,
-        name=args.name)
+    params = dict(attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
+                  rounds=args.rounds, judge=args.judge, prompt_style=args.prompt,
+                  concurrency=args.concurrency, temperature=args.temperature, name=args.name)
+    run_id = actions.create_run(acting_user(engine), engine, "robustness", params,
+                                settings.models_path)
     if not args.detach:
         print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
               f"{', '.join(args.attack_sets)}", flush=True)

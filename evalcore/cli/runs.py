@@ -93,30 +93,18 @@ def _show(args: argparse.Namespace) -> int:
     waiting = waiting_text(engine, run)  # a queued run: behind busy workers, or none
     if waiting:
         data["waiting"] = waiting
-    report = _stability_figures(engine, run) if run.kind == "stability" else None
+    from evalcore.kinds import find_kind
+
+    kind = find_kind(run.kind)  # what the kind adds (stability: answer groups, entropy)
+    report, lines = kind.detail(engine, run.id) if kind and kind.detail else (None, [])
     if args.json:
         print_json(data if report is None else data | {"report": report})
     else:
         for key, value in data.items():
             print(f"{key:>12}: {value}")
-        if report is not None:
-            from evalcore.report.repeats import repeats_lines
-
-            for line in repeats_lines(report):
-                print(line)
+        for line in lines:
+            print(line)
     return 0
-
-
-def _stability_figures(engine, run) -> dict | None:  # noqa: ANN001
-    """The stability JSON of a run with answers (answer groups, entropy, G-Pass, judge
-    noise included); None before its first answer."""
-    from evalcore.errors import EvalcoreError
-    from evalcore.report.stability import stability_report
-
-    try:
-        return stability_report(engine, run.id)
-    except EvalcoreError:
-        return None
 
 
 def _resume(args: argparse.Namespace) -> int:

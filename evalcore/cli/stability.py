@@ -57,16 +57,16 @@ def _stability(args: argparse.Namespace) -> int:
     from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
                                      run_exit_code, write_json)
     from evalcore.report.stability import stability_report, write_run_csv
-    from evalcore.runner.plan import RunSpec
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
-    spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
-                   judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
-                   template=template, limit=args.limit, concurrency=args.concurrency,
-                   temperature=args.temperature, name=args.name, budget=args.budget)
-    run_id = actions.create_run(acting_user(engine), engine, spec, settings.models_path)
+    params = dict(dataset=args.dataset, model=args.model, rounds=args.rounds,
+                  judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
+                  template=template, limit=args.limit, concurrency=args.concurrency,
+                  temperature=args.temperature, name=args.name, budget=args.budget)
+    run_id = actions.create_run(acting_user(engine), engine, "stability", params,
+                                settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
     status = detach_or_run(args, engine, run_id)

@@ -1,0 +1,34 @@
+"""`gate`: check a stored run of any kind against a gate config (and a baseline run) for CI."""
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
+    g.add_argument("--run", type=int, required=True, help="the run to check")
+    g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks")
+    g.add_argument("--config", required=True, help="gate TOML (see data/gate.example.toml)")
+    g.add_argument("--threshold", type=float, default=7.0, help="decision threshold (default 7)")
+    g.add_argument("--json", help="write the verdict JSON here")
+    g.set_defaults(func=_gate)
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import engine_and_settings
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import gate_any, verdict_line, verdict_of
+
+    engine, _ = engine_and_settings()
+    config = load_gate_config(args.config)
+    result = gate_any(engine, args.run, config, baseline_id=args.baseline,
+                      threshold=args.threshold)
+    for check in result.checks:
+        print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
+    print(f"gate: {verdict_line(result)}")
+    if args.json:
+        import json
+
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({**result.model_dump(), "verdict": verdict_of(result)}, fh, indent=2)
+    return 0 if result.passed else 1
