@@ -1,7 +1,8 @@
 """The app's entry point: it only routes. Each page lives in `pages/`; the sidebar is shared.
 
 Run with `streamlit run streamlit_app.py`. Once `st.navigation` runs, Streamlit no longer
-auto-discovers `pages/`, so every page is listed here. In team mode (EVALCORE_AUTH) the
+auto-discovers `pages/`, so every page is listed here (each kind of evaluation's page from
+its `EvalKind`). In team mode (EVALCORE_AUTH) the
 sign-in gate runs first; admins also get the Team page (users, roles, audit log).
 """
 from __future__ import annotations
@@ -12,6 +13,7 @@ import streamlit as st
 
 from evalcore import warmup
 from evalcore.auth.roles import allows, read_permission
+from evalcore.kinds import all_kinds
 from pages._shared import guarded, sidebar
 from pages._signin import gate
 
@@ -27,10 +29,13 @@ PAGES = {
         st.Page("pages/datasets.py", title="Datasets", icon=":material/dataset:"),
         st.Page("pages/models.py", title="Models", icon=":material/smart_toy:"),
     ],
-    "Evaluate": [st.Page("pages/stability.py", title="Stability", icon=":material/repeat:"),
-                 st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"),
-                 st.Page("pages/robustness.py", title="Robustness", icon=":material/shield:"),
-                 st.Page("pages/fairness.py", title="Fairness", icon=":material/balance:")],
+    # each kind of evaluation's page (`evalcore.kinds`), by its order; Attacks makes the
+    # attack sets the attack runs use, so it sits before them (order 15)
+    "Evaluate": [page for _, page in sorted(
+        [(kind.order, st.Page(kind.page, title=kind.title, icon=kind.icon))
+         for kind in all_kinds().values()]
+        + [(15, st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"))],
+        key=lambda pair: pair[0])],
     "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
 }
 

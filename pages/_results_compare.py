@@ -16,7 +16,6 @@ from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _shared
 
-KINDS = ("stability", "robustness", "fairness")
 MAX_LISTED = 1000
 
 
@@ -30,12 +29,17 @@ def _many(db_url: str, run_ids: tuple[int, ...], state: tuple) -> dict[str, Any]
 
 @st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
 def _pair(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    return compare.compare_stability(_shared.engine(), run_a, run_b)
+    from evalcore.kinds import get_kind
+
+    kind = get_kind(queries.get_run(_shared.engine(), run_a).kind)
+    return kind.compare_pair(_shared.engine(), run_a, run_b)
 
 
 def pick_runs() -> list[int]:
     """Kind, then 2-8 runs of it (the two newest preselected)."""
-    kind = st.radio("Kind", KINDS, horizontal=True, key="results.compare_kind")
+    from evalcore.kinds import kind_names
+
+    kind = st.radio("Kind", kind_names(), horizontal=True, key="results.compare_kind")
     runs = queries.list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
     if len(runs) < 2:
         st.info(f"Comparing needs two {md(kind)} runs; start them on the {md(kind.title())} page.")
@@ -191,7 +195,7 @@ def compare_view() -> None:
             "Success rate on the shared items"), key="results.compare_intervals")
     with section("findings", run_ids):
         findings(result)
-    if result["kind"] == "stability":
+    if all("distribution" in f for f in result["runs"]):  # the kind has the 0..N bins
         with section("distributions chart", run_ids):
             st.plotly_chart(compare_figures.distributions_overlay(result),
                             key="results.compare_overlay")
@@ -201,8 +205,11 @@ def compare_view() -> None:
         kind_extras(result)
     with section("question view", run_ids):
         question_picker(result, run_ids)
-    if result["kind"] == "stability" and len(run_ids) == 2:
-        with st.expander("Two stability runs in detail", expanded=False), \
+    from evalcore.kinds import find_kind
+
+    kind = find_kind(result["kind"])
+    if kind is not None and kind.compare_pair is not None and len(run_ids) == 2:
+        with st.expander(f"Two {kind.name} runs in detail", expanded=False), \
                 section("two-run detail", run_ids):
             stability_detail(run_ids[0], run_ids[1])
     st.download_button("Comparison JSON",

@@ -395,7 +395,7 @@ def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
     """Live progress of a run (done, rate, errors, retries, ETA, Cancel), re-read from the
     database every REFRESH_S while the run is live; returns the run's status.
 
-    `key` namespaces the widgets ("stability", "fairness" ...). A fragment, so the page
+    `key` namespaces the widgets (the page's kind). A fragment, so the page
     around it is not rerun; it reruns the page once when the run finishes.
     """
     from evalcore.store import queries

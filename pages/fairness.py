@@ -2,7 +2,7 @@
 
 The page only gathers input, calls evalcore and draws. Suites come from
 `evalcore.perturb.counterfactual` (edited here as three tables, shaped by
-`evalcore.report.fairness_view`); `start_fairness_run` returns at once and the run
+`evalcore.report.fairness_view`); `actions.create_run` returns at once and the run
 executes on the background loop while a fragment re-reads its row. Results come from
 `fairness_report`, figures from `report.fairness_figures`, the pair view's word diff from
 `report.diff` (every piece HTML-escaped) and the quality gate from `fairness.gate_run`,
@@ -218,11 +218,12 @@ def start_form(suites: list[Any]) -> None:
     with _submit.submission("Start run", "run", "fairness.start",
                             invalid=problems) as submit_key:
         if submit_key:
-            _shared.start_and_show("fairness", lambda: actions.start_fairness_run(
-                _shared.actor(), _shared.engine(), suite=by_id[suite_id].name, model=model,
-                samples=int(samples),
-                temperature=float(temperature), models_path=models_path,
-                name=name.strip(), limit=int(limit) or None, submit_key=submit_key))
+            params = dict(suite=by_id[suite_id].name, model=model, samples=int(samples),
+                          temperature=float(temperature), name=name.strip(),
+                          limit=int(limit) or None)
+            _shared.start_and_show("fairness", lambda: actions.create_run(
+                _shared.actor(), _shared.engine(), "fairness", params, models_path,
+                submit_key=submit_key))
 
 
 # ------------------------------------------------------------------ pick a run, progress

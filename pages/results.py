@@ -238,11 +238,12 @@ def status_panel(run_id: int) -> dict[str, Any]:
 
 def kind_link(kind: str) -> None:
     """Where the run's full report lives (its kind's own page)."""
-    from evalcore.kinds import KINDS
+    from evalcore.kinds import find_kind
 
-    if kind not in KINDS:
+    found = find_kind(kind)
+    if found is None:
         return
-    path, title = KINDS[kind].page, KINDS[kind].title
+    path, title = found.page, found.title
     st.caption(f"The {md(title.lower())} report of this run (figures, per-question results) "
                f"is on the {md(title)} page.")
     if (_shared.PROJECT_ROOT / path).is_file():
@@ -274,10 +275,11 @@ def settings_view(details: dict[str, Any]) -> None:
 def downloads(run_id: int, kind: str) -> None:
     """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`); the
     bytes are cached per run state, and a click never reruns the page (`_shared.download`)."""
-    from evalcore.kinds import KINDS
+    from evalcore.kinds import find_kind
 
     st.markdown("#### Export")
-    exports = KINDS[kind].exports if kind in KINDS else ()
+    found = find_kind(kind)
+    exports = found.exports if found is not None else ()
     row = st.container(horizontal=True)  # each button as wide as its label, none cut off
     state = (run_id, _shared.run_state(run_id))
     _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
@@ -313,10 +315,6 @@ def calls_view(run_id: int) -> None:
         "latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
 
 
-GATE_EXAMPLES = {"stability": "gate.stability.example.toml",
-                 "robustness": "gate.robustness.example.toml"}
-
-
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
           state: tuple[str, int]) -> dict[str, Any]:
@@ -328,8 +326,12 @@ def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
 
 
 def gate_view(run_id: int, kind: str) -> None:
-    """The CI gate's verdict for a stability or robustness run (fairness: its own page)."""
-    if kind not in GATE_EXAMPLES:
+    """The CI gate's verdict for a run whose kind has a default gate, unless the kind shows
+    it on its own page (`EvalKind.gate_on_results`)."""
+    from evalcore.kinds import find_kind
+
+    found = find_kind(kind)
+    if found is None or not found.default_gate or not found.gate_on_results:
         return
     with st.expander("Quality gate", expanded=False):
         runs = [r for r in queries.list_runs(_shared.engine(), kind=kind, limit=200)
@@ -339,7 +341,7 @@ def gate_view(run_id: int, kind: str) -> None:
                      for r in runs}}
         baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
                                 key="results.gate_baseline")
-        example = _shared.PROJECT_ROOT / "data" / GATE_EXAMPLES[kind]
+        example = _shared.PROJECT_ROOT / found.default_gate
         config_text = st.text_area("Gate config (TOML)", example.read_text(encoding="utf-8"),
                                    height=240, key=f"results.gate_text.{kind}")
         try:

@@ -1,6 +1,6 @@
 """Robustness: ask the clean questions and their approved attacked versions, N rounds each.
 
-The page only gathers input, calls evalcore and draws. `start_robustness` returns at
+The page only gathers input, calls evalcore and draws. `actions.create_run` returns at
 once and the run executes on the process-wide background loop; its progress lives in the
 database, which a fragment re-reads while the run is live. Results come from
 `robustness_report`, shaped by `evalcore.report.robustness_figures`, and the changes of
@@ -83,11 +83,12 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     with _submit.submission("Start robustness run", "run", "robustness.start",
                             disabled=not chosen or bool(empty), invalid=problems) as submit_key:
         if submit_key:
-            _shared.start_and_show("robustness", lambda: actions.start_robustness(
-                _shared.actor(), eng, attack_set_ids=[int(i) for i in chosen], model=model,
-                rounds=int(rounds),
-                models_path=models_path, dataset=int(source), judge=judge, prompt_style=style,
-                name=name.strip(), submit_key=submit_key))
+            params = dict(attack_set_ids=[int(i) for i in chosen], model=model,
+                          rounds=int(rounds), dataset=int(source), judge=judge,
+                          prompt_style=style, name=name.strip())
+            _shared.start_and_show("robustness", lambda: actions.create_run(
+                _shared.actor(), eng, "robustness", params, models_path,
+                submit_key=submit_key))
 
 
 # ------------------------------------------------------------------ results

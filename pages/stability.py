@@ -1,6 +1,6 @@
 """Stability: ask each question N times, judge each answer 0/1, and see how often it is right.
 
-The page only gathers input, calls evalcore and draws. `start_run` returns at once and
+The page only gathers input, calls evalcore and draws. `actions.create_run` returns at once and
 the run executes on the process-wide background loop; its status and progress live in
 the database, which a fragment re-reads every few seconds while the run is live (and
 stops re-reading once it has finished). Results come from `stability_report`, shaped by
@@ -54,7 +54,6 @@ def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
     from evalcore import actions
     from evalcore.report.estimate import default_limit
-    from evalcore.runner.plan import RunSpec
 
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
@@ -115,12 +114,12 @@ def start_form(datasets: list[Any]) -> None:
     with _submit.submission("Start run", "run", "stability.start",
                             invalid=problems) as submit_key:
         if submit_key:
-            spec = RunSpec(kind="stability", dataset=str(dataset_id), model=model,
-                           rounds=int(rounds), judge=judge, schedule=schedule,
-                           prompt_style=style, limit=int(limit) or None, name=name.strip(),
-                           budget=float(budget) or None)
-            _shared.start_and_show("stability", lambda: actions.start_run(
-                _shared.actor(), _shared.engine(), spec, models_path, submit_key=submit_key))
+            params = dict(dataset=str(dataset_id), model=model, rounds=int(rounds), judge=judge,
+                          schedule=schedule, prompt_style=style, limit=int(limit) or None,
+                          name=name.strip(), budget=float(budget) or None)
+            _shared.start_and_show("stability", lambda: actions.create_run(
+                _shared.actor(), _shared.engine(), "stability", params, models_path,
+                submit_key=submit_key))
 
 
 def _model_concurrency(name: str) -> int | None:
