@@ -77,24 +77,31 @@ def test_every_lazy_dataset_name_resolves():
 
 # The pipeline's layers, lowest first: a module may import its own layer and the ones
 # below, never one above (pages sit on top of everything and are not in evalcore).
+# The kinds' registry (`evalcore.kinds`) is at the bottom, so every generic module can look
+# a kind up; each kind's own module (`evalcore.kinds.<kind>`, "kinds.*") is at the top.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "masking", "markup", "resources", "dataset.records", "dataset.language",
-     "lazy"),
+     "lazy", "kinds"),
     ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store"),
     ("dataset", "auth", "error_text"),
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__", "warmup"),
+    ("fairness", "kinds.*", "demo", "actions", "cli", "__main__", "__init__", "warmup"),
 ]
 
 
 def _layer(module: str) -> int:
-    """The layer of `evalcore.<module>` (its longest listed prefix decides)."""
+    """The layer of `evalcore.<module>` (its longest listed prefix decides; "x.*" is every
+    module under x, not x itself)."""
     best, level = -1, None
     for n, names in enumerate(LAYERS):
         for name in names:
-            if (module == name or module.startswith(name + ".")) and len(name) > best:
+            if name.endswith(".*"):
+                matches = module.startswith(name[:-1])
+            else:
+                matches = module == name or module.startswith(name + ".")
+            if matches and len(name) > best:
                 best, level = len(name), n
     assert level is not None, f"evalcore.{module} is in no layer of LAYERS"
     return level

@@ -22,8 +22,6 @@ from evalcore.errors import RunError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from evalcore.runner.plan import RunSpec
-
 Figures = Callable[["Engine", Any, dict[str, Any], dict[str, Any]], Optional[dict[str, Any]]]
 """(engine, `RunOutcomes`, metrics, intervals) -> extra keys of the run's figures: adds the
 kind's headline metrics (and their intervals) in place. A returned key "rated" (item ids)
@@ -51,8 +49,8 @@ class EvalKind:
     """The page (path under the project) where a run of the kind is started and shown."""
     report: Callable[["Engine", int], dict[str, Any]]
     """The kind's full report of a stored run (its JSON export, its page's figures)."""
-    build: Callable[["Engine", Mapping[str, Any]], tuple["RunSpec", Optional[list[int]]]]
-    """(engine, params) -> (run spec, item ids or None for the dataset's): the one spec
+    build: Callable[["Engine", Mapping[str, Any]], tuple[Any, Optional[list[int]]]]
+    """(engine, params) -> (`runner.plan.RunSpec`, item ids or None for the dataset's): the one spec
     builder the page form, the CLI flags and the demo all call (`actions.create_run`)."""
     exports: tuple[Export, ...] = field(default_factory=tuple)
     icon: str = ":material/science:"

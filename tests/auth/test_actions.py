@@ -15,10 +15,9 @@ from tests.auth.conftest import team_actor
 from tests.perturb.attack_set_helpers import fake_engine, write_math_csv  # noqa: F401
 
 
-def _spec():  # type: ignore[no-untyped-def]
-    from evalcore.runner.plan import RunSpec
-
-    return RunSpec(kind="stability", dataset="ds", model="local")
+def _params() -> dict[str, Any]:
+    """A stability run's form, as `actions.create_run` takes it."""
+    return {"dataset": "ds", "model": "local"}
 
 
 def _model():  # type: ignore[no-untyped-def]
@@ -38,16 +37,10 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("save_suite", "import", lambda p: ((None,), {})),
     ("delete_dataset", "delete", lambda p: (("ds",), {})),
     ("delete_dataset_and_runs", "delete", lambda p: (("ds",), {})),
-    ("create_run", "run", lambda p: ((_spec(), p), {})),
-    ("start_run", "run", lambda p: ((_spec(), p), {})),
-    ("create_robustness_run", "run", lambda p: ((), {"attack_set_ids": [1], "model": "local",
-                                                     "rounds": 1, "models_path": p})),
-    ("start_robustness", "run", lambda p: ((), {"attack_set_ids": [1], "model": "local",
-                                                "rounds": 1, "models_path": p})),
-    ("create_fairness_run", "run", lambda p: ((), {"suite": "s", "model": "local",
-                                                   "models_path": p})),
-    ("start_fairness_run", "run", lambda p: ((), {"suite": "s", "model": "local",
-                                                  "models_path": p})),
+    ("create_run", "run", lambda p: (("stability", _params(), p), {})),
+    ("create_run", "run", lambda p: (("robustness", {"attack_set_ids": [1], "model": "local",
+                                                     "rounds": 1}, p), {"submit_key": "k"})),
+    ("create_run", "run", lambda p: (("fairness", {"suite": "s", "model": "local"}, p), {})),
     ("cancel_run", "run", lambda p: ((1,), {})),
     ("resume_run", "run", lambda p: ((1,), {})),
     ("retry_failed", "run", lambda p: ((1,), {})),
@@ -120,8 +113,8 @@ def test_evaluator_imports_and_starts_runs_as_themself(engine, settings, tmp_pat
                                 format="math23k")
     assert ds.created_by == "alice@x.com"
     assert get_dataset(engine, "sums").created_by == "alice@x.com"
-    spec = _spec().model_copy(update={"dataset": "sums", "created_by": "typed name"})
-    run_id = actions.create_run(alice, engine, spec, settings.models_path)
+    params = {**_params(), "dataset": "sums", "created_by": "typed name"}
+    run_id = actions.create_run(alice, engine, "stability", params, settings.models_path)
     assert queries.get_run(engine, run_id).created_by == "alice@x.com"
     actions.cancel_run(alice, engine, run_id)
     with pytest.raises(PermissionDenied):
@@ -150,8 +143,8 @@ def test_single_user_mode_records_one_identity(engine, settings, tmp_path: Path,
     monkeypatch.setenv("EVALCORE_USER", "dana")
     actions.import_dataset(local_actor(), engine, write_math_csv(tmp_path / "m.csv"), name="s",
                            format="math23k")
-    spec = _spec().model_copy(update={"dataset": "s"})
-    run_id = actions.create_run(local_actor(), engine, spec, settings.models_path)
+    run_id = actions.create_run(local_actor(), engine, "stability", {**_params(), "dataset": "s"},
+                                settings.models_path)
     assert queries.get_run(engine, run_id).created_by == "dana"
     assert get_dataset(engine, "s").created_by == "dana"
     assert {e.actor for e in audit.list_events(engine)} == {"dana"}

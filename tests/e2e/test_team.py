@@ -105,7 +105,6 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     from evalcore.auth import PermissionDenied, audit, auth_config, signed_in_actor
     from evalcore.perturb.review import list_attack_items
     from evalcore.model_store import ModelsInDatabase
-    from evalcore.runner.plan import RunSpec
     from evalcore.store import queries
     from evalcore.store.db import get_engine
 
@@ -130,9 +129,8 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     monkeypatch.setenv("EVALCORE_AUTH", "oidc")
     bob_actor = signed_in_actor(engine, "bob@example.com", "Bob", auth_config())
     with pytest.raises(PermissionDenied, match="role evaluator or higher"):
-        actions.start_run(bob_actor, engine, RunSpec(kind="stability", dataset="maths",
-                                                     model="fake"),
-                          ModelsInDatabase(demo["db_url"]))
+        actions.create_run(bob_actor, engine, "stability", {"dataset": "maths", "model": "fake"},
+                           ModelsInDatabase(demo["db_url"]))
 
     carol = _sign_in(browser, demo["app1"], "carol")
     carol.goto(f"{demo['app1']}/attacks")
@@ -143,7 +141,7 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     assert [i.reviewer for i in approved] == ["carol@example.com"]
 
     events = {(e.actor, e.action) for e in audit.list_events(engine)}
-    assert {("alice@example.com", "run.start"), ("bob@example.com", "denied.start_run"),
+    assert {("alice@example.com", "run.start"), ("bob@example.com", "denied.create_run"),
             ("carol@example.com", "review.approved")} <= events
     assert {("alice@example.com", "user.sign_in"), ("bob@example.com", "user.sign_in"),
             ("carol@example.com", "user.sign_in")} <= events

@@ -114,7 +114,7 @@ def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_
 
     monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
     keys: list[str] = []
-    real = actions.start_run
+    real = actions.create_run
 
     def cut_short(*args, **kwargs):  # type: ignore[no-untyped-def]
         keys.append(kwargs["submit_key"])
@@ -125,7 +125,7 @@ def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_
             raise StopException()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "start_run", cut_short)
+    monkeypatch.setattr(actions, "create_run", cut_short)
     _dataset(engine)
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()
@@ -143,13 +143,13 @@ def test_the_page_passes_a_new_key_per_submission(page_env, engine, no_worker, m
 
     monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
     keys: list[str] = []
-    real = actions.start_run
+    real = actions.create_run
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         keys.append(kwargs["submit_key"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "start_run", spy)
+    monkeypatch.setattr(actions, "create_run", spy)
     _dataset(engine)
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()

@@ -220,17 +220,16 @@ def test_local_model_two_pairs(engine, settings) -> None:
     assert report["level"] in (None, "EXCELLENT", "GOOD", "ACCEPTABLE", "CONCERNING", "POOR")
 
 
-def test_start_fairness_run_in_background_with_sampling(engine, settings, suite) -> None:
+def test_fairness_run_in_background_with_sampling(engine, settings, suite) -> None:
     import time
 
-    from evalcore.fairness import start_fairness_run
     from evalcore.store import queries
 
     from evalcore.runner.background import get_runner
 
     with FaultServer(FaultConfig(responder=fair)) as server:
         add_model(settings, server, "bg")
-        run_id = start_fairness_run(engine, suite=suite, model="bg", samples=3, temperature=None,
+        run_id = create_fairness_run(engine, suite=suite, model="bg", samples=3, temperature=None,
                                     models_path=settings.models_path, created_by="test")
         assert queries.get_run(engine, run_id).status == "queued"  # a worker executes it
         get_runner().ensure_worker(engine, poll_s=0.05)

@@ -57,7 +57,6 @@ def test_start_actions_with_one_key_start_one_run_and_queue_one_attack(engine, s
                                                                        tmp_path) -> None:
     from evalcore import actions
     from evalcore.auth import audit, local_actor
-    from evalcore.runner.plan import RunSpec
     from evalcore.store import jobs
     from tests.auth.conftest import team_actor
     from tests.perturb.attack_set_helpers import write_math_csv
@@ -65,9 +64,11 @@ def test_start_actions_with_one_key_start_one_run_and_queue_one_attack(engine, s
     alice = team_actor("evaluator", "alice@x.com")
     actions.import_dataset(alice, engine, write_math_csv(tmp_path / "m.csv"), name="sums",
                            format="math23k")
-    spec = RunSpec(kind="stability", dataset="sums", model="local")
-    first = actions.start_run(alice, engine, spec, settings.models_path, submit_key="a:0")
-    again = actions.start_run(alice, engine, spec, settings.models_path, submit_key="a:0")
+    params = {"dataset": "sums", "model": "local"}
+    first = actions.create_run(alice, engine, "stability", params, settings.models_path,
+                               submit_key="a:0")
+    again = actions.create_run(alice, engine, "stability", params, settings.models_path,
+                               submit_key="a:0")
     assert again == first and [r.id for r in queries.list_runs(engine)] == [first]
     assert [e.action for e in audit.list_events(engine)].count("run.start") == 1
     job = actions.queue_attack(local_actor(), engine, dataset="sums", level="char",
