@@ -51,9 +51,12 @@ _SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_p
 
 def print_runs(result: dict[str, Any], top: int) -> None:
     """The comparison of 2-8 runs as text: alignment, figures with intervals, findings."""
+    from evalcore.kinds import find_kind
     from evalcore.report.compare_runs import differing_questions
     from evalcore.report.run_figures import interval_text
 
+    kind = find_kind(result["kind"])
+    shown = tuple(dict.fromkeys(_SHOWN + (kind.headline if kind else ())))
     align = result["alignment"]
     print(f"{result['kind']} runs aligned by {align['by']}: {align['shared']} shared items "
           f"of {align['union']}")
@@ -64,7 +67,7 @@ def print_runs(result: dict[str, Any], top: int) -> None:
         run, metrics, intervals = fig["run"], fig["metrics"], fig["intervals"]
         print(f"run {run['id']} {run['model']} ({run['status']}, N={run['rounds']}): "
               f"accuracy on shared items {interval_text(shared['accuracy'], shared['interval'])}")
-        for key in _SHOWN:
+        for key in shown:
             value = metrics.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
                 print(f"    {key:<22} {value:,}")

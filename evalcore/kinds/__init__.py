@@ -67,6 +67,8 @@ class EvalKind:
     needs_references: bool = False
     """Whether a rules-judged run needs reference answers (`scorers.readiness`)."""
     figures: Optional[Figures] = None
+    headline: tuple[str, ...] = ()
+    """The kind's own headline figures, shown beside the common ones (trust report, compare)."""
     aliases: Mapping[str, str] = field(default_factory=dict)
     """Figures that are another figure under the kind's own name (new name -> source)."""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -76,6 +78,9 @@ class EvalKind:
     of the kind with the highest precedence."""
     gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
+    gate_directions: Mapping[str, str] = field(default_factory=dict)
+    """The kind's own gate-able figures and which way is better ("lower" / "higher"),
+    beyond `metrics.gate.METRICS`."""
     default_gate: Optional[str] = None
     """The kind's default gate config (path under the project root)."""
     gate_on_results: bool = True

@@ -56,6 +56,19 @@ ROBUSTNESS_METRICS: dict[str, Literal["lower", "higher"]] = {
 accuracy under attack."""
 METRICS.update(STABILITY_METRICS)
 METRICS.update(ROBUSTNESS_METRICS)
+
+
+def known_metrics() -> dict[str, Literal["lower", "higher"]]:
+    """METRICS and the ones each kind of evaluation declares (`EvalKind.gate_directions`):
+    a new kind's figures are gate-able without an edit here."""
+    from evalcore.kinds import all_kinds
+
+    known = dict(METRICS)
+    for kind in all_kinds().values():
+        known.update(kind.gate_directions)  # type: ignore[arg-type]
+    return known
+
+
 ALIASES = {"overall": "overall_score", "di": "disparate_impact",
            "toxicity": "toxicity_disparity", "stereotype": "stereotype_rate"}
 
@@ -98,10 +111,11 @@ def _metric_name(key: str, source: str) -> tuple[str, Literal["max", "min"]]:
         if key.endswith(suffix):
             base = key[: -len(suffix)]
             metric = ALIASES.get(base, base)
-            if metric in METRICS:
+            if metric in known_metrics():
                 return metric, suffix[1:]  # type: ignore[return-value]
     raise GateError(f"{source}: [absolute] key {key!r} names no known metric; write "
-                    f"<metric>_max or <metric>_min with a metric from: {', '.join(METRICS)} "
+                    f"<metric>_max or <metric>_min with a metric from: "
+                    f"{', '.join(known_metrics())} "
                     f"(aliases: {', '.join(ALIASES)})")
 
 
@@ -159,8 +173,9 @@ def _number(value: Any, key: str, source: str) -> float:
 def metrics_of(report_or_metrics: Mapping[str, Any]) -> dict[str, Optional[float]]:
     """The flat metric dict of a fairness report (its `gate_metrics`) or a dict that is one."""
     flat = report_or_metrics.get("gate_metrics", report_or_metrics)
+    known = known_metrics()
     return {k: (None if v is None else float(v)) for k, v in flat.items()
-            if k in METRICS and (v is None or isinstance(v, (int, float)))}
+            if k in known and (v is None or isinstance(v, (int, float)))}
 
 
 def evaluate_gate(report_or_metrics: Mapping[str, Any],
@@ -194,7 +209,7 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
             raise GateError(f"{cfg.source}: a baseline was given but [relative] max_regression "
                             "is not set; add it (e.g. max_regression = 0.10)")
         base = metrics_of(baseline)
-        for metric, better in METRICS.items():
+        for metric, better in known_metrics().items():
             now, then = metrics.get(metric), base.get(metric)
             if then is None:
                 continue

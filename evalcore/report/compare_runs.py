@@ -128,12 +128,12 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
 def gate_deltas(figures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each later run's gate metrics minus the first run's (the baseline), with whether
     the change is for the worse (`metrics.gate.METRICS` says which way is better)."""
-    from evalcore.metrics.gate import METRICS
+    from evalcore.metrics.gate import known_metrics
 
     base = figures[0]["metrics"]
     rows = []
     for fig in figures[1:]:
-        for metric, better in METRICS.items():
+        for metric, better in known_metrics().items():
             now, then = fig["metrics"].get(metric), base.get(metric)
             if isinstance(now, (int, float)) and isinstance(then, (int, float)):
                 delta = float(now) - float(then)

@@ -14,12 +14,12 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evalcore.metrics.gate import (
-    METRICS,
     Check,
     GateConfig,
     GateError,
     GateResult,
     evaluate_gate,
+    known_metrics,
 )
 
 def default_gates() -> dict[str, str]:
@@ -90,10 +90,11 @@ def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
         raise GateError(f"run {run.id} is a {run.kind} run but baseline {base_run.id} is a "
                         f"{base_run.kind} run; pick a {run.kind} baseline")
     result = evaluate_gate(metrics, config, baseline)
+    directions = known_metrics()
     for check in result.checks:  # say which way each regression check counts
         metric = check.name.removeprefix("regression:")
-        if check.name.startswith("regression:") and metric in METRICS:
-            check.detail += f" ({METRICS[metric]} is better)"
+        if check.name.startswith("regression:") and metric in directions:
+            check.detail += f" ({directions[metric]} is better)"
     for which, row in (("run", run), ("baseline", base_run)):
         if row is not None and row.status != "done":
             result.checks.insert(0, Check(

@@ -34,9 +34,9 @@ def _paired(engine: Engine, baseline: int, run_id: int) -> Optional[dict[str, An
 
 
 def _direction(metric: str) -> str:
-    from evalcore.metrics.gate import METRICS
+    from evalcore.metrics.gate import known_metrics
 
-    return METRICS.get(metric, "higher")
+    return known_metrics().get(metric, "higher")
 
 
 def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[str] = None,

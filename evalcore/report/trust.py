@@ -75,9 +75,9 @@ def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for fig in figs:
         kind = find_kind(fig["run"]["kind"])
-        labels = kind.labels if kind else {}
+        labels, own = (kind.labels, kind.headline) if kind else ({}, ())
         m, iv = fig["metrics"], fig["intervals"]
-        names = list(HEADLINE) + sorted(k for k in m if k.startswith("pdr_"))
+        names = list(HEADLINE) + list(own) + sorted(k for k in m if k.startswith("pdr_"))
         for name in dict.fromkeys(names):
             value = m.get(name)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
