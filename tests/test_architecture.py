@@ -133,3 +133,35 @@ def test_stages_never_import_upward():
             if _layer(target) > _layer(module):
                 offenders.append(f"evalcore.{module} -> evalcore.{target}")
     assert offenders == [], "imports against the layers:\n" + "\n".join(sorted(offenders))
+
+
+KIND_LITERAL_LIMIT = 10
+STARTERS = ("evalcore/demo.py", "pages/home.py")
+"""The demo and Home may name the kind they start."""
+
+
+def test_kind_names_stay_in_their_own_files():
+    """A kind is one module (`evalcore.kinds`): generic code looks it up instead of naming
+    it. A kind's name as a string literal may appear in its own files (any file named
+    after it: its kind module, report module, page, CLI module) and in the demo and Home;
+    elsewhere at most KIND_LITERAL_LIMIT times in all (issue 22: 64 before)."""
+    import re
+
+    from evalcore.kinds import kind_names
+
+    names = list(kind_names())
+    pattern = re.compile(r"""["'](%s)["']""" % "|".join(map(re.escape, names)))
+    files = [p for p in [*EVALCORE.rglob("*"), *(REPO_ROOT / "pages").rglob("*.py"),
+                         REPO_ROOT / "streamlit_app.py"]
+             if p.is_file() and p.suffix in (".py", ".html", ".toml", ".md", ".txt")]
+    found = []
+    for path in files:
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        if rel in STARTERS:
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            found += [f"{rel}:{number}: {m.group(0)}" for m in pattern.finditer(line)
+                      if m.group(1) != path.stem]
+    assert len(found) <= KIND_LITERAL_LIMIT, (
+        f"{len(found)} kind names outside their kind's files (limit {KIND_LITERAL_LIMIT}); "
+        "look the kind up in evalcore.kinds instead:\n" + "\n".join(found))
