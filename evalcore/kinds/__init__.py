@@ -13,9 +13,9 @@ executed by a job of kind "run". A new kind is one module here (or anywhere that
 from __future__ import annotations
 
 import importlib
-import pkgutil
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
+import os
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
 from evalcore.errors import RunError
 
@@ -28,8 +28,7 @@ kind's headline metrics (and their intervals) in place. A returned key "rated" (
 limits the accuracy to those items (robustness: the clean ones)."""
 
 
-@dataclass(frozen=True)
-class Export:
+class Export(NamedTuple):
     """One download of a run: a label, a file name (with {run} for the run id), a mime
     type and the function that makes the bytes."""
 
@@ -39,9 +38,13 @@ class Export:
     make: Callable[["Engine", int], bytes]
 
 
-@dataclass(frozen=True)
-class EvalKind:
-    """Everything one kind of evaluation differs by; the generic code reads only this."""
+NONE: Mapping[str, str] = MappingProxyType({})
+
+
+class EvalKind(NamedTuple):
+    """Everything one kind of evaluation differs by; the generic code reads only this.
+    (A NamedTuple, not a dataclass: `--help` loads every kind, and `dataclasses` would
+    bring `inspect` along.)"""
 
     name: str
     title: str
@@ -52,7 +55,7 @@ class EvalKind:
     build: Callable[["Engine", Mapping[str, Any]], tuple[Any, Optional[list[int]]]]
     """(engine, params) -> (`runner.plan.RunSpec`, item ids or None for the dataset's): the one spec
     builder the page form, the CLI flags and the demo all call (`actions.create_run`)."""
-    exports: tuple[Export, ...] = field(default_factory=tuple)
+    exports: tuple[Export, ...] = ()
     icon: str = ":material/science:"
     order: int = 100
     """Where the kind is listed (navigation, pickers, the CLI): lowest first."""
@@ -69,16 +72,16 @@ class EvalKind:
     figures: Optional[Figures] = None
     headline: tuple[str, ...] = ()
     """The kind's own headline figures, shown beside the common ones (trust report, compare)."""
-    aliases: Mapping[str, str] = field(default_factory=dict)
+    aliases: Mapping[str, str] = NONE
     """Figures that are another figure under the kind's own name (new name -> source)."""
-    labels: Mapping[str, str] = field(default_factory=dict)
+    labels: Mapping[str, str] = NONE
     """How the trust report labels a figure of this kind (figure -> label)."""
     precedence: int = 0
     """Where two kinds of run on a dataset give one figure, the leaderboard shows the one
     of the kind with the highest precedence."""
     gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
-    gate_directions: Mapping[str, str] = field(default_factory=dict)
+    gate_directions: Mapping[str, str] = NONE
     """The kind's own gate-able figures and which way is better ("lower" / "higher"),
     beyond `metrics.gate.METRICS`."""
     default_gate: Optional[str] = None
@@ -113,8 +116,9 @@ def _load() -> None:
     global _loaded
     if not _loaded:
         _loaded = True
-        for module in pkgutil.iter_modules(__path__):
-            importlib.import_module(f"{__name__}.{module.name}")
+        for entry in sorted(os.listdir(os.path.dirname(__file__))):
+            if entry.endswith(".py") and not entry.startswith("_"):
+                importlib.import_module(f"{__name__}.{entry[:-3]}")
 
 
 def all_kinds() -> dict[str, EvalKind]:

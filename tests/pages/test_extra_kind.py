@@ -7,7 +7,6 @@ exports. docs/kinds.md walks through this module.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -86,7 +85,7 @@ def recall(tmp_path: Path):
     gate = tmp_path / "gate.recall.toml"
     gate.write_text("[absolute]\nrecall_at_n_min = 0.5\n\n[relative]\nmax_regression = 0.1\n",
                     encoding="utf-8")
-    yield register(replace(RECALL, default_gate=str(gate)))
+    yield register(RECALL._replace(default_gate=str(gate)))
     unregister(NAME)
 
 
