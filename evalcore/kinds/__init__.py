@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import threading
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
@@ -98,6 +99,7 @@ class EvalKind(NamedTuple):
 
 _REGISTRY: dict[str, EvalKind] = {}
 _loaded = False
+_loading = threading.RLock()  # the app's sessions and its warm-up thread look kinds up at once
 
 
 def register(kind: EvalKind) -> EvalKind:
@@ -114,11 +116,14 @@ def unregister(name: str) -> None:
 def _load() -> None:
     """Import every kind module of this package once: each registers itself."""
     global _loaded
-    if not _loaded:
-        _loaded = True
-        for entry in sorted(os.listdir(os.path.dirname(__file__))):
-            if entry.endswith(".py") and not entry.startswith("_"):
-                importlib.import_module(f"{__name__}.{entry[:-3]}")
+    if _loaded:
+        return
+    with _loading:  # re-entrant: a kind module that looks a kind up while it loads
+        if not _loaded:
+            for entry in sorted(os.listdir(os.path.dirname(__file__))):
+                if entry.endswith(".py") and not entry.startswith("_"):
+                    importlib.import_module(f"{__name__}.{entry[:-3]}")
+            _loaded = True
 
 
 def all_kinds() -> dict[str, EvalKind]:
