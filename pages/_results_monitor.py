@@ -18,6 +18,14 @@ TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share"
                  "stereotype_rate", "violation_rate")
 
 
+def trend_metrics() -> tuple[str, ...]:
+    """TREND_METRICS and each kind's own headline figures (`EvalKind.headline`)."""
+    from evalcore.kinds import all_kinds
+
+    return tuple(dict.fromkeys(TREND_METRICS + tuple(
+        name for kind in all_kinds().values() for name in kind.headline)))
+
+
 def _dataset_names() -> list[str]:
     from evalcore.dataset import list_datasets
 
@@ -98,7 +106,7 @@ def trend_view() -> None:
     if dataset is None:
         return
     left, right = st.columns([2, 1])
-    metric = left.selectbox("Metric", TREND_METRICS, key="results.trend_metric")
+    metric = left.selectbox("Metric", trend_metrics(), key="results.trend_metric")
     days = int(right.number_input("Last days (0 = all)", min_value=0, value=0, step=1,
                                   key="results.trend_days"))
     gate_text = st.text_area("Gate config to mark verdicts (TOML, optional)", "",

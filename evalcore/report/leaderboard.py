@@ -57,7 +57,16 @@ def chosen_runs(runs: Sequence[dict[str, Any]], pinned: Sequence[int] = ()
     return chosen
 
 
-def _row(model: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def _own_columns() -> list[str]:
+    """The kinds' own headline figures (`EvalKind.headline`) that are no column yet."""
+    from evalcore.kinds import all_kinds
+
+    return list(dict.fromkeys(name for kind in all_kinds().values() for name in kind.headline
+                              if name not in COLUMNS))
+
+
+def _row(model: str, figures: dict[str, dict[str, Any]],
+         own: Sequence[str] = ()) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model, "runs": {k: f["run"]["id"] for k, f in figures.items()}}
     from evalcore.kinds import find_kind
 
@@ -67,7 +76,7 @@ def _row(model: str, figures: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
     source = {name: kind for kind in sorted(figures, key=precedence)  # the highest wins
               for name in figures[kind].get("metrics", {})}
-    for name in RATE_COLUMNS:
+    for name in (*RATE_COLUMNS, *own):
         fig = figures.get(source.get(name, ""), {})
         row[name] = fig.get("metrics", {}).get(name)
         interval = fig.get("intervals", {}).get(name) or {}
@@ -94,7 +103,9 @@ def leaderboard(engine: Engine, dataset: str | int, *, runs: Sequence[int] = (),
 
     ds = get_dataset(engine, dataset)
     choice = chosen_runs(dataset_runs(engine, int(ds.id)), runs)
-    rows = [_row(model, {kind: run_figures(engine, run_id) for kind, run_id in kinds.items()})
+    own = _own_columns()
+    rows = [_row(model, {kind: run_figures(engine, run_id) for kind, run_id in kinds.items()},
+                 own)
             for model, kinds in choice.items()]
     lower_better = sort.startswith("pdr") or sort in ("flaky_share", "errors", "cost",
                                                       "mean_latency_ms")
@@ -107,4 +118,5 @@ def leaderboard(engine: Engine, dataset: str | int, *, runs: Sequence[int] = (),
 
     rows.sort(key=key)
     return {"dataset": ds.name, "dataset_id": int(ds.id), "sort": sort, "rows": rows,
-            "columns": list(COLUMNS)}
+            "columns": [*COLUMNS[:len(RATE_COLUMNS) + 1], *own,
+                        *COLUMNS[len(RATE_COLUMNS) + 1:]]}

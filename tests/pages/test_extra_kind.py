@@ -122,8 +122,10 @@ def test_an_extra_kind_is_found_everywhere(recall, page_env, engine, dataset, se
     assert result["kind"] == NAME and result["runs"][1]["metrics"]["recall_at_n"] == half
     code, out = _cli(capsys, "compare", str(first), str(second))
     assert code == 0 and f"{NAME} runs aligned" in out and "recall_at_n" in out
-    row, = leaderboard(engine, dataset)["rows"]
-    assert row["runs"] == {NAME: second}
+    board = leaderboard(engine, dataset)
+    row, = board["rows"]
+    assert row["runs"] == {NAME: second} and row["recall_at_n"] == half
+    assert "recall_at_n" in board["columns"]
     points = trend(engine, dataset, "recall_at_n")["series"]["fake"]
     assert [(p["run_id"], p["kind"], p["value"]) for p in points] == [
         (first, NAME, half), (second, NAME, half)]
@@ -147,6 +149,12 @@ def test_an_extra_kind_is_found_everywhere(recall, page_env, engine, dataset, se
     assert "Recall JSON" in [b.proto.label for b in at.get("download_button")]
     assert json.loads(recall.exports[0].make(engine, second)) == report(engine, second)
     assert "recall_at_n_min" in at.text_area(key=f"results.gate_text.{NAME}").value
+    at = run_page(str(REPO / "pages" / "results.py"), {"results.tab": "Leaderboard"})
+    table = next(df.value for df in at.dataframe if "recall_at_n" in df.value.columns)
+    assert list(table["runs"]) == [f"{NAME} #{second}"]
+    at = run_page(str(REPO / "pages" / "results.py"), {"results.tab": "Trend"})
+    at.selectbox(key="results.trend_metric").set_value("recall_at_n").run()
+    assert not at.exception and at.get("plotly_chart")
     at = run_page(str(REPO / "pages" / "results.py"), {"results.tab": "Compare"})
     assert NAME in at.radio(key="results.compare_kind").options
     at.radio(key="results.compare_kind").set_value(NAME).run()
