@@ -44,8 +44,7 @@ NONE: Mapping[str, str] = MappingProxyType({})
 
 class EvalKind(NamedTuple):
     """Everything one kind of evaluation differs by; the generic code reads only this.
-    (A NamedTuple, not a dataclass: `--help` loads every kind, and `dataclasses` would
-    bring `inspect` along.)"""
+    Immutable: a variant is `kind._replace(...)`, registered again."""
 
     name: str
     title: str
@@ -54,8 +53,8 @@ class EvalKind(NamedTuple):
     report: Callable[["Engine", int], dict[str, Any]]
     """The kind's full report of a stored run (its JSON export, its page's figures)."""
     build: Callable[["Engine", Mapping[str, Any]], tuple[Any, Optional[list[int]]]]
-    """(engine, params) -> (`runner.plan.RunSpec`, item ids or None for the dataset's): the one spec
-    builder the page form, the CLI flags and the demo all call (`actions.create_run`)."""
+    """(engine, params) -> (`runner.plan.RunSpec`, item ids or None for the dataset's):
+    the one spec builder the page form, the CLI flags and the demo all call."""
     exports: tuple[Export, ...] = ()
     icon: str = ":material/science:"
     order: int = 100
