@@ -85,7 +85,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__", "warmup"),
+    ("fairness", "kinds", "demo", "actions", "cli", "__main__", "__init__", "warmup", "monitor"),
 ]
 
 
