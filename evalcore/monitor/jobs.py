@@ -26,7 +26,7 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
     if row.run_id is not None:
         return {"run_id": row.run_id}
     schedule = schedules.get_schedule(engine, row.schedule_id)
-    name = run_name(int(schedule.id), schedules._aware(row.due_at))
+    name = run_name(int(schedule.id), row_id, schedules._aware(row.due_at))
     with engine.begin() as conn:
         jobs.hold(conn, ctx.fence)  # still ours: nobody else is making this run
     run_id = schedules.scheduled_run_named(engine, name)

@@ -14,9 +14,10 @@ from evalcore.auth.identity import Actor
 KINDS = ("stability", "robustness", "fairness")
 
 
-def run_name(schedule_id: int, due_at: datetime) -> str:
-    """The name of the run a schedule makes at `due_at` (unique per due time)."""
-    return f"schedule {schedule_id} @ {due_at:%Y-%m-%d %H:%M:%S}"
+def run_name(schedule_id: int, row_id: int, due_at: datetime) -> str:
+    """The name of the run a schedule makes at `due_at`: unique per due time (`row_id` is
+    its `schedule_run` row)."""
+    return f"schedule {schedule_id} #{row_id} @ {due_at:%Y-%m-%d %H:%M:%S}"
 
 
 def schedule_actor(created_by: str, schedule_id: int) -> Actor:
