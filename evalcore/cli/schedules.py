@@ -1,0 +1,161 @@
+"""`schedules add|list|pause|resume|delete|test-alert`: continuous monitoring from the
+command line (`baseline` is in cli/baseline.py), through the same functions as the Monitoring page
+(`evalcore.monitor.actions`, `evalcore.monitor.view`)."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+KINDS = ("stability", "robustness", "fairness")
+
+
+def _params(args: argparse.Namespace) -> dict[str, Any]:
+    """The kind's run options, as its start action takes them."""
+    from evalcore.monitor.channels import ChannelError
+
+    if args.kind == "fairness":
+        suite = args.suite or args.dataset
+        if not suite:
+            raise ChannelError("a fairness schedule needs --suite NAME (a saved suite)")
+        return {"suite": suite, "model": args.model, "samples": args.samples,
+                **({"limit": args.limit} if args.limit else {})}
+    if args.kind == "robustness":
+        if not args.attack_set:
+            raise ChannelError("a robustness schedule needs --attack-set ID (repeatable)")
+        return {"attack_set_ids": args.attack_set, "model": args.model, "rounds": args.rounds}
+    if not args.dataset:
+        raise ChannelError("a stability schedule needs --dataset NAME")
+    return {"dataset": args.dataset, "model": args.model, "rounds": args.rounds,
+            **({"limit": args.limit} if args.limit else {})}
+
+
+def _channels(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from evalcore.monitor import channels
+
+    found = [channels.webhook(url, shape=args.webhook_shape) for url in args.webhook]
+    found += [channels.webhook(url_env=name, shape=args.webhook_shape)
+              for name in args.webhook_env]
+    found += [channels.email(to, host=args.smtp_host or "", port=args.smtp_port or 0,
+                             user=args.smtp_user or "", password_env=args.smtp_password_env or "",
+                             sender=args.email_from or "", tls=args.smtp_tls)
+              for to in args.email]
+    return found
+
+
+def _add(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.monitor.actions import add_schedule
+    from evalcore.store.schedules import parse_every
+
+    engine, settings = engine_and_settings()
+    every_s = parse_every(args.every) if args.every else None
+    row = add_schedule(acting_user(engine), engine, args.kind, _params(args),
+                       models_path=settings.models_path, every_s=every_s, cron=args.cron,
+                       gate=args.gate, channels=_channels(args))
+    print(f"schedule {row.id}: {args.kind} every {args.every or 'cron ' + args.cron}, "
+          f"first run due {row.next_due_at:%Y-%m-%d %H:%M:%S} UTC (workers start it)")
+    return 0
+
+
+def _line(info: dict[str, Any]) -> str:
+    target = info["params"].get("dataset") or info["params"].get("suite") or \
+        info["params"].get("attack_set_ids")
+    last = info["last"][-1] if info["last"] else None
+    verdict = f"last {last['verdict'] or last['status']}" if last else "no run yet"
+    nxt = "paused" if info["paused"] else f"next {info['next_due'][:19].replace('T', ' ')}"
+    return (f"{info['id']:>4}  {info['kind']:<10} {str(target):<20} {info['params']['model']:<14}"
+            f" every {info['every']:<8} {nxt:<25} runs {len(info['runs']):>3}  {verdict}")
+
+
+def _list(args: argparse.Namespace) -> int:
+    from evalcore import actions
+    from evalcore.cli.common import acting_user, engine_and_settings, print_rows
+    from evalcore.monitor.view import monitoring
+
+    engine, _ = engine_and_settings()
+    actions.require_read(acting_user(engine), engine, "schedules list")
+    return print_rows(monitoring(engine), args.json, lambda info: info, _line,
+                      "no schedules yet: `python -m evalcore schedules add stability "
+                      "--every 1d --dataset D --model M`")
+
+
+def _pause(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.monitor.actions import pause_schedule
+
+    engine, _ = engine_and_settings()
+    row = pause_schedule(acting_user(engine), engine, args.id, args.schedules_command == "pause")
+    state = "paused" if row.paused else f"resumed, next run due {row.next_due_at:%H:%M:%S} UTC"
+    print(f"schedule {row.id} {state}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.monitor.actions import delete_schedule
+
+    engine, _ = engine_and_settings()
+    delete_schedule(acting_user(engine), engine, args.id)
+    print(f"schedule {args.id} deleted (its runs stay)")
+    return 0
+
+
+def _test_alert(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.monitor.actions import test_alert
+
+    engine, _ = engine_and_settings()
+    results = test_alert(acting_user(engine), engine, args.id)
+    if not results:
+        print(f"schedule {args.id} has no alert channel (--webhook, --email)")
+    for r in results:
+        print(f"{r['status']:<7} {r['channel']}" + (f": {r['error']}" if r["error"] else ""))
+    return 0 if all(r["status"] == "sent" for r in results) else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the `schedules` command."""
+    p = sub.add_parser("schedules", help="runs that repeat (every N s/m/h/d or cron), gated "
+                                         "and alerted")
+    ss = p.add_subparsers(dest="schedules_command", required=True, metavar="ACTION")
+    add = ss.add_parser("add", help="add a schedule (evaluators and up)")
+    add.add_argument("kind", choices=KINDS)
+    when = add.add_mutually_exclusive_group(required=True)
+    when.add_argument("--every", help="period: 10s, 5m, 1h, 1d")
+    when.add_argument("--cron", help='cron expression in UTC, e.g. "0 6 * * *"')
+    add.add_argument("--dataset", help="dataset (stability)")
+    add.add_argument("--suite", help="fairness suite (fairness)")
+    add.add_argument("--attack-set", type=int, action="append", default=[],
+                     help="attack set id (robustness; repeatable)")
+    add.add_argument("--model", required=True, help="model name (see `models list`)")
+    add.add_argument("--rounds", type=int, default=1, help="rounds per question (default 1)")
+    add.add_argument("--samples", type=int, default=1, help="fairness samples (default 1)")
+    add.add_argument("--limit", type=int, help="only the first N items")
+    add.add_argument("--gate", help="gate TOML (default: the kind's data/gate*.example.toml)")
+    add.add_argument("--webhook", action="append", default=[], metavar="URL",
+                     help="POST alerts here (shown masked)")
+    add.add_argument("--webhook-env", action="append", default=[], metavar="NAME",
+                     help="environment variable holding a secret webhook URL")
+    add.add_argument("--webhook-shape", choices=("plain", "slack", "feishu"), default="plain",
+                     help="JSON shape of the webhook body (default plain)")
+    add.add_argument("--email", action="append", default=[], metavar="ADDR",
+                     help="e-mail alerts to ADDR over SMTP (EVALCORE_SMTP_* settings)")
+    add.add_argument("--smtp-host", help="SMTP host (default EVALCORE_SMTP_HOST or localhost)")
+    add.add_argument("--smtp-port", type=int, help="SMTP port (default EVALCORE_SMTP_PORT, 25)")
+    add.add_argument("--smtp-user", help="SMTP login (default EVALCORE_SMTP_USER)")
+    add.add_argument("--smtp-password-env", metavar="NAME",
+                     help="environment variable holding the SMTP password")
+    add.add_argument("--email-from", help="sender address (default EVALCORE_SMTP_FROM)")
+    add.add_argument("--smtp-tls", choices=("none", "starttls", "ssl"), default="none")
+    add.set_defaults(func=_add)
+    lst = ss.add_parser("list", help="schedules with next due time, runs and verdicts")
+    lst.add_argument("--json", action="store_true")
+    lst.set_defaults(func=_list)
+    for name, func, text in (("pause", _pause, "pause a schedule"),
+                             ("resume", _pause, "resume a paused schedule"),
+                             ("delete", _delete, "delete a schedule (its runs stay)"),
+                             ("test-alert", _test_alert, "send a test message to its channels")):
+        one = ss.add_parser(name, help=text)
+        one.add_argument("id", type=int)
+        one.set_defaults(func=func)
+
