@@ -31,7 +31,8 @@ PAGES = {
                  st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"),
                  st.Page("pages/robustness.py", title="Robustness", icon=":material/shield:"),
                  st.Page("pages/fairness.py", title="Fairness", icon=":material/balance:")],
-    "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
+    "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:"),
+                st.Page("pages/monitoring.py", title="Monitoring", icon=":material/monitoring:")],
 }
 
 if actor.team and allows(actor.role, read_permission("team page")):
