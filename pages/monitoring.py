@@ -70,6 +70,16 @@ def _schedule(info: dict[str, Any]) -> None:
         if _shared.allowed_button("Delete", "schedule", key=f"monitoring.delete.{sid}",
                                   help="its runs stay"):
             _act(f"delete schedule {sid}", lambda: actions.delete_schedule(actor, eng, sid))
+    with st.form(f"monitoring.edit.{sid}"):
+        every = st.text_input("New period (10s, 5m, 1h, 1d) or cron expression",
+                              info["every"].removeprefix("cron "), key=f"monitoring.every.{sid}")
+        if _shared.allowed_button("Change period", "schedule", form=True):
+            from evalcore.store.schedules import parse_every
+
+            text = every.strip()
+            cron = text if len(text.split()) == 5 else None
+            _act(f"change the period of schedule {sid}", lambda: actions.edit_schedule(
+                actor, eng, sid, every_s=None if cron else parse_every(text), cron=cron))
     series = figure_series(eng, sid)
     failing = sorted(series, key=lambda name: all(p["passed"] for p in series[name]))
     for name in failing[:6]:

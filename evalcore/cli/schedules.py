@@ -90,6 +90,24 @@ def _pause(args: argparse.Namespace) -> int:
     return 0
 
 
+def _edit(args: argparse.Namespace) -> int:
+    from evalcore.cli.common import acting_user, engine_and_settings
+    from evalcore.monitor.actions import edit_schedule
+    from evalcore.store.schedules import every_label, parse_every
+
+    engine, settings = engine_and_settings()
+    chans = _channels(args) if (args.webhook or args.webhook_env or args.email) else None
+    options = {k: v for k, v in (("model", args.model), ("rounds", args.rounds),
+                                 ("samples", args.samples), ("limit", args.limit)) if v}
+    row = edit_schedule(acting_user(engine), engine, args.id, models_path=settings.models_path,
+                        every_s=parse_every(args.every) if args.every else None,
+                        cron=args.cron, gate=args.gate,
+                        channels=[] if args.no_alerts else chans, params=options or None)
+    print(f"schedule {row.id}: every {every_label(row.every_s, row.cron)}, next run due "
+          f"{row.next_due_at:%Y-%m-%d %H:%M:%S} UTC")
+    return 0
+
+
 def _delete(args: argparse.Namespace) -> int:
     from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.monitor.actions import delete_schedule
@@ -113,6 +131,25 @@ def _test_alert(args: argparse.Namespace) -> int:
     return 0 if all(r["status"] == "sent" for r in results) else 1
 
 
+def _channel_flags(parser: argparse.ArgumentParser) -> None:
+    """--webhook, --webhook-env, --webhook-shape, --email and the SMTP settings."""
+    parser.add_argument("--webhook", action="append", default=[], metavar="URL",
+                     help="POST alerts here (shown masked)")
+    parser.add_argument("--webhook-env", action="append", default=[], metavar="NAME",
+                     help="environment variable holding a secret webhook URL")
+    parser.add_argument("--webhook-shape", choices=("plain", "slack", "feishu"), default="plain",
+                     help="JSON shape of the webhook body (default plain)")
+    parser.add_argument("--email", action="append", default=[], metavar="ADDR",
+                     help="e-mail alerts to ADDR over SMTP (EVALCORE_SMTP_* settings)")
+    parser.add_argument("--smtp-host", help="SMTP host (default EVALCORE_SMTP_HOST or localhost)")
+    parser.add_argument("--smtp-port", type=int, help="SMTP port (default EVALCORE_SMTP_PORT, 25)")
+    parser.add_argument("--smtp-user", help="SMTP login (default EVALCORE_SMTP_USER)")
+    parser.add_argument("--smtp-password-env", metavar="NAME",
+                     help="environment variable holding the SMTP password")
+    parser.add_argument("--email-from", help="sender address (default EVALCORE_SMTP_FROM)")
+    parser.add_argument("--smtp-tls", choices=("none", "starttls", "ssl"), default="none")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `schedules` command."""
     p = sub.add_parser("schedules", help="runs that repeat (every N s/m/h/d or cron), gated "
@@ -132,22 +169,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--samples", type=int, default=1, help="fairness samples (default 1)")
     add.add_argument("--limit", type=int, help="only the first N items")
     add.add_argument("--gate", help="gate TOML (default: the kind's data/gate*.example.toml)")
-    add.add_argument("--webhook", action="append", default=[], metavar="URL",
-                     help="POST alerts here (shown masked)")
-    add.add_argument("--webhook-env", action="append", default=[], metavar="NAME",
-                     help="environment variable holding a secret webhook URL")
-    add.add_argument("--webhook-shape", choices=("plain", "slack", "feishu"), default="plain",
-                     help="JSON shape of the webhook body (default plain)")
-    add.add_argument("--email", action="append", default=[], metavar="ADDR",
-                     help="e-mail alerts to ADDR over SMTP (EVALCORE_SMTP_* settings)")
-    add.add_argument("--smtp-host", help="SMTP host (default EVALCORE_SMTP_HOST or localhost)")
-    add.add_argument("--smtp-port", type=int, help="SMTP port (default EVALCORE_SMTP_PORT, 25)")
-    add.add_argument("--smtp-user", help="SMTP login (default EVALCORE_SMTP_USER)")
-    add.add_argument("--smtp-password-env", metavar="NAME",
-                     help="environment variable holding the SMTP password")
-    add.add_argument("--email-from", help="sender address (default EVALCORE_SMTP_FROM)")
-    add.add_argument("--smtp-tls", choices=("none", "starttls", "ssl"), default="none")
+    _channel_flags(add)
     add.set_defaults(func=_add)
+    edit = ss.add_parser("edit", help="change a schedule's period, options, gate or channels")
+    edit.add_argument("id", type=int)
+    period = edit.add_mutually_exclusive_group()
+    period.add_argument("--every", help="new period: 10s, 5m, 1h, 1d")
+    period.add_argument("--cron", help="new cron expression (UTC)")
+    edit.add_argument("--model", help="new model")
+    edit.add_argument("--rounds", type=int)
+    edit.add_argument("--samples", type=int)
+    edit.add_argument("--limit", type=int)
+    edit.add_argument("--gate", help="new gate TOML")
+    _channel_flags(edit)
+    edit.add_argument("--no-alerts", action="store_true", help="remove every channel")
+    edit.set_defaults(func=_edit)
     lst = ss.add_parser("list", help="schedules with next due time, runs and verdicts")
     lst.add_argument("--json", action="store_true")
     lst.set_defaults(func=_list)

@@ -82,6 +82,33 @@ def pause_schedule(actor: Actor, engine: Any, schedule_id: int, paused: bool = T
     return row
 
 
+def edit_schedule(actor: Actor, engine: Any, schedule_id: int, *, models_path: Any = None,
+                  every_s: Optional[int] = None, cron: Optional[str] = None, gate: Any = None,
+                  channels: Optional[list[dict[str, Any]]] = None,
+                  params: Optional[dict[str, Any]] = None) -> Any:
+    """Change a schedule's period, gate, channels or run options (None = unchanged), for
+    evaluators and up; the audit event names what changed."""
+    from evalcore.store.schedules import edit_schedule as _edit, get_schedule
+
+    _check(engine, actor, "schedule", "edit_schedule", schedule_id)
+    changes: dict[str, Any] = {}
+    if every_s or cron:
+        changes.update(every_s=every_s, cron=cron)
+    if gate is not None:
+        changes["gate"] = gate_dict(gate)
+    if channels is not None:
+        changes["channels"] = list(channels)
+    if params is not None:
+        row = get_schedule(engine, schedule_id)
+        merged = {**row.params, **params}
+        _check_params(engine, row.kind, merged, models_path)
+        changes["params"] = merged
+    row = _edit(engine, schedule_id, **changes)
+    _record(engine, actor, "schedule.edit", "schedule", schedule_id, changed=sorted(changes),
+            channels=shown(row.channels) if channels is not None else None)
+    return row
+
+
 def delete_schedule(actor: Actor, engine: Any, schedule_id: int) -> Any:
     """Delete a schedule (its runs stay), for evaluators and up."""
     from evalcore.store.schedules import delete_schedule as _delete

@@ -149,6 +149,29 @@ def set_paused(engine: Engine, schedule_id: int, paused: bool) -> Schedule:
     return get_schedule(engine, schedule_id)
 
 
+def edit_schedule(engine: Engine, schedule_id: int, **changes: Any) -> Schedule:
+    """Change a schedule's period (`every_s` or `cron`, the next due time then counts
+    from now), gate, channels or run options; other keys are refused."""
+    row = get_schedule(engine, schedule_id)
+    unknown = set(changes) - {"every_s", "cron", "gate", "channels", "params"}
+    if unknown:
+        raise ScheduleError(f"cannot change {sorted(unknown)} of a schedule")
+    values = dict(changes)
+    if "every_s" in changes or "cron" in changes:
+        every_s, cron = changes.get("every_s"), changes.get("cron")
+        if bool(every_s) == bool(cron):
+            raise ScheduleError("give exactly one of --every (10s, 5m, 1h, 1d) and --cron EXPR")
+        if cron:
+            check_cron(cron)
+        now = utcnow()
+        values.update(every_s=every_s, cron=cron,
+                      next_due_at=following(every_s, cron, now, now if every_s else None))
+    if values:
+        with engine.begin() as conn:
+            conn.execute(update(Schedule).where(Schedule.id == row.id).values(**values))
+    return get_schedule(engine, schedule_id)
+
+
 def delete_schedule(engine: Engine, schedule_id: int) -> Schedule:
     """Delete a schedule and its due-time rows; its runs stay (they are ordinary runs)."""
     row = get_schedule(engine, schedule_id)

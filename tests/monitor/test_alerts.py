@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import re
+import string
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings as hsettings, strategies as st
 from sqlalchemy import update
 
 from evalcore.auth.identity import Actor
@@ -187,3 +189,30 @@ def test_smtp_down_is_recorded_with_the_reason(engine, fast_retries, monkeypatch
                                         run_id=13))
     assert result[0]["status"] == "failed" and "ConnectionRefusedError" in result[0]["error"]
     assert "hunter2" not in str(deliveries(engine, run_id=13))
+
+
+def test_test_alert_from_the_cli_reaches_each_channel(engine, settings, fast_retries):
+    from tests.monitor.test_baseline_cli import cli
+    from tests.pages.helpers import add_fake_model
+    from tests.fakes.stored_runs import seed_dataset
+
+    add_fake_model(settings)
+    seed_dataset(engine, "sums", ["What is 1 plus 1?"])
+    with WebhookReceiver() as hook:
+        assert cli(settings, "schedules", "add", "stability", "--every", "1d", "--dataset",
+                   "sums", "--model", "fake", "--webhook", hook.url).returncode == 0
+        sent = cli(settings, "schedules", "test-alert", "1")
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.startswith("sent    webhook plain http://127.0.0.1")
+    assert [b["event"] for b in hook.bodies] == ["test"]
+    assert deliveries(engine, schedule_id=1)[0]["status"] == "sent"
+
+
+@given(token=st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=8,
+                     max_size=40),
+       host=st.from_regex(r"[a-z]{1,10}\.example\.org", fullmatch=True))
+@hsettings(max_examples=100, deadline=None)
+def test_channel_labels_never_show_a_webhook_token(token, host):
+    for url in (f"https://{host}/services/{token}", f"https://{host}/hook?token={token}",
+                f"https://user:{token}@{host}/x"):
+        assert token not in channels.label(channels.webhook(url))

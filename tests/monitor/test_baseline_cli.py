@@ -151,3 +151,33 @@ def test_schedule_list_names_the_runs_it_made(engine, settings, three_runs):
     assert monitoring(engine)[0]["runs"] == [good, half]
     out = cli(settings, "schedules", "list").stdout
     assert "runs   2  last pass" in out
+
+
+def test_cli_edit_changes_period_and_channels_audited(engine, settings, three_runs):
+    from evalcore.auth.audit import list_events
+
+    add_fake_model(settings)
+    assert cli(settings, "schedules", "add", "stability", "--every", "1h", "--dataset", "sums",
+               "--model", "fake", "--email", "a@example.org").returncode == 0
+    edited = cli(settings, "schedules", "edit", "1", "--every", "5m", "--webhook",
+                 "https://hooks.example.org/x/secret-path-123", "--rounds", "3")
+    assert edited.returncode == 0, edited.stderr and "every 5m" in edited.stdout
+    info = json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]
+    assert info["every"] == "5m" and info["params"]["rounds"] == 3
+    assert [c.split()[0] for c in info["channels"]] == ["webhook"]
+    event = [e for e in list_events(engine) if e.action == "schedule.edit"][0]
+    assert event.detail["changed"] == ["channels", "cron", "every_s", "params"]
+    assert cli(settings, "schedules", "edit", "1", "--no-alerts").returncode == 0
+    assert json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]["channels"] == []
+
+
+def test_cli_cron_schedules(engine, settings, three_runs):
+    pytest.importorskip("cronsim", reason="pip install -r requirements.txt (cronsim)")
+    add_fake_model(settings)
+    added = cli(settings, "schedules", "add", "stability", "--cron", "0 6 * * *", "--dataset",
+                "sums", "--model", "fake")
+    assert added.returncode == 0, added.stderr
+    info = json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]
+    assert info["every"] == "cron 0 6 * * *" and info["next_due"][11:19] == "06:00:00"
+    bad = cli(settings, "schedules", "edit", "1", "--cron", "99 * * * *")
+    assert bad.returncode == 2 and "five fields" in bad.stderr
