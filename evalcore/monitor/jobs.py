@@ -26,7 +26,7 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
     if row.run_id is not None:
         return {"run_id": row.run_id}
     schedule = schedules.get_schedule(engine, row.schedule_id)
-    name = run_name(int(schedule.id), row_id, schedules._aware(row.due_at))
+    name = run_name(int(schedule.id), row_id, schedules.as_utc(row.due_at))
     with engine.begin() as conn:
         jobs.hold(conn, ctx.fence)  # still ours: nobody else is making this run
     run_id = schedules.scheduled_run_named(engine, name)
@@ -39,12 +39,12 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
             from evalcore.masking import mask_text
 
+            reason = mask_text(f"the run could not be created: {type(exc).__name__}: {exc}")
             with engine.begin() as conn:
                 jobs.hold(conn, ctx.fence)
-                schedules.update_schedule_run(conn, row_id, status="skipped", verdict="run failed",
-                                              reason=mask_text(f"the run could not be created: "
-                                                               f"{exc}"))
-            return {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+                schedules.update_schedule_run(conn, row_id, status="skipped",
+                                              verdict="run failed", reason=reason)
+            return {"status": "failed", "error": reason, "alert": True}
     with engine.begin() as conn:
         jobs.hold(conn, ctx.fence)
         schedules.update_schedule_run(conn, row_id, status="created", run_id=run_id)
@@ -114,4 +114,28 @@ async def schedule_job(ctx: JobContext) -> dict[str, Any]:
     row_id = int(params["schedule_run"])
     if params.get("step") == "check":
         return await _check(ctx, row_id)
-    return await asyncio.to_thread(_create, ctx, row_id)
+    result = await asyncio.to_thread(_create, ctx, row_id)
+    if result.pop("alert", False):
+        result["alerts"] = await _alert_not_created(ctx, row_id, result["error"])
+    return result
+
+
+async def _alert_not_created(ctx: JobContext, row_id: int, reason: str) -> list[dict[str, Any]]:
+    """A due time whose run could not even be created (dataset or model gone): one alert."""
+    from evalcore.monitor.alerts import build_message, deliver
+    from evalcore.store import schedules
+
+    schedule = await asyncio.to_thread(schedules.get_schedule,
+                                       ctx.engine, (await asyncio.to_thread(
+                                           schedules.get_schedule_run, ctx.engine, row_id)
+                                                    ).schedule_id)
+    if not schedule.channels:
+        return []
+    params = schedule.params
+    message = build_message(event="run_failed", suite=str(params.get("dataset")
+                                                          or params.get("suite") or ""),
+                            model=str(params.get("model", "")), run_id=None,
+                            verdict="run failed", checks=[], schedule_id=schedule.id,
+                            error=reason)
+    return await deliver(ctx.engine, f"due:{row_id}:run_failed", schedule.channels, message,
+                         schedule_id=schedule.id)

@@ -67,7 +67,8 @@ def check_cron(expr: str) -> str:
     return expr
 
 
-def _aware(when: datetime) -> datetime:
+def as_utc(when: datetime) -> datetime:
+    """`when` with UTC as its zone when it has none (SQLite returns naive datetimes)."""
     return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
 
 
@@ -75,15 +76,15 @@ def following(every_s: Optional[int], cron: Optional[str], after: datetime,
               anchor: Optional[datetime] = None) -> datetime:
     """The first due time strictly after `after`: on the grid anchor + k * every_s, or
     the cron expression's next time (UTC)."""
-    after = _aware(after)
+    after = as_utc(after)
     if cron:
         from cronsim import CronSim
 
-        return _aware(next(CronSim(cron, after)))
+        return as_utc(next(CronSim(cron, after)))
     step = int(every_s or 0)
     if step <= 0:
         raise ScheduleError("a schedule needs a period (every N s/m/h/d) or a cron expression")
-    base = _aware(anchor or after)
+    base = as_utc(anchor or after)
     if base > after:
         return base
     k = int((after - base).total_seconds() // step) + 1
@@ -102,7 +103,7 @@ def add_schedule(engine: Engine, *, kind: str, params: dict[str, Any], every_s: 
     if cron:
         check_cron(cron)
     now = utcnow()
-    first = _aware(start) if start else following(every_s, cron, now, now if every_s else None)
+    first = as_utc(start) if start else following(every_s, cron, now, now if every_s else None)
     row = Schedule(kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
                    channels=channels, paused=False, next_due_at=first, created_by=created_by,
                    created_at=now)
@@ -142,7 +143,7 @@ def set_paused(engine: Engine, schedule_id: int, paused: bool) -> Schedule:
     values: dict[str, Any] = {"paused": paused}
     if not paused:
         now = utcnow()
-        if _aware(row.next_due_at) <= now:
+        if as_utc(row.next_due_at) <= now:
             values["next_due_at"] = following(row.every_s, row.cron, now, row.next_due_at)
     with engine.begin() as conn:
         conn.execute(update(Schedule).where(Schedule.id == schedule_id).values(**values))
@@ -214,7 +215,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
                 .with_for_update(skip_locked=True)).one_or_none()
             if row is None:
                 return None
-            due = _aware(row.next_due_at)
+            due = as_utc(row.next_due_at)
             nxt = following(row.every_s, row.cron, due, due)
             missed = []
             while nxt <= now and len(missed) < MAX_SKIPPED:  # no worker ran for a while

@@ -181,3 +181,16 @@ def test_cli_cron_schedules(engine, settings, three_runs):
     assert info["every"] == "cron 0 6 * * *" and info["next_due"][11:19] == "06:00:00"
     bad = cli(settings, "schedules", "edit", "1", "--cron", "99 * * * *")
     assert bad.returncode == 2 and "five fields" in bad.stderr
+
+
+def test_trend_figure_draws_each_baseline_change(engine, three_runs):
+    from evalcore.monitor.actions import set_baseline
+    from evalcore.report.trend import trend, trend_figure
+
+    good, half, _ = three_runs
+    set_baseline(REVIEWER, engine, good)
+    set_baseline(REVIEWER, engine, half)
+    fig = trend_figure(trend(engine, "sums", "mean_success_rate"))
+    notes = [a.text for a in fig.layout.annotations]
+    assert notes == [f"baseline: run {good}", f"baseline: run {half}"]
+    assert len(fig.layout.shapes) == 2

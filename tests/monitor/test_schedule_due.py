@@ -123,7 +123,7 @@ def test_missed_due_times_are_recorded_and_the_next_is_in_the_future(engine, set
     assert [r.status for r in rows] == ["queued", "skipped", "skipped", "skipped"]
     assert all("no worker" in r.reason for r in rows[1:])
     nxt = schedules.get_schedule(engine, sched.id).next_due_at
-    assert schedules._aware(nxt) == T0 + timedelta(seconds=40)
+    assert schedules.as_utc(nxt) == T0 + timedelta(seconds=40)
 
 
 def test_paused_schedules_make_nothing_and_resume_from_now(engine, settings, dataset, server):
@@ -136,6 +136,6 @@ def test_paused_schedules_make_nothing_and_resume_from_now(engine, settings, dat
     pause_schedule(admin, engine, sched.id)
     assert schedules.enqueue_due(engine, T0 + timedelta(seconds=100)) == []
     row = pause_schedule(admin, engine, sched.id, paused=False)
-    assert schedules._aware(row.next_due_at) > datetime.now(timezone.utc)
+    assert schedules.as_utc(row.next_due_at) > datetime.now(timezone.utc)
     with engine.connect() as conn:
         assert conn.execute(select(ScheduleRun.id)).all() == []

@@ -39,7 +39,7 @@ def test_a_taken_over_create_job_finds_the_run_already_made(engine, settings, da
     row = schedules.schedule_runs(engine, sched.id)[0]
     # the first worker made the run, then died before linking it to the due time
     made = start_scheduled_run(engine, "stability", sched.params,
-                               name=run_name(sched.id, row.id, schedules._aware(row.due_at)),
+                               name=run_name(sched.id, row.id, schedules.as_utc(row.due_at)),
                                actor=schedule_actor("tester", sched.id),
                                models_path=settings.models_path)
     drain(engine)
@@ -90,3 +90,21 @@ def test_a_due_time_row_is_never_inserted_twice(engine, settings, dataset, serve
                 created_at=utcnow()))
             create_job(engine, "schedule", params={}, conn=conn)
     assert len(list_jobs(engine, kind="schedule")) == 1
+
+
+def test_a_run_that_cannot_be_created_is_recorded_and_alerted_once(engine, settings, dataset,
+                                                                   server):
+    from evalcore.providers.registry import remove_model
+
+    with WebhookReceiver() as hook:
+        add_model(settings, server)
+        sched = add_stability_schedule(engine, settings, dataset, every_s=3600,
+                                       channels=[channels.webhook(hook.url)])
+        remove_model(settings.models_path, "fake")  # the model went away since
+        due_now(engine)
+        drain(engine)
+    row = schedules.schedule_runs(engine, sched.id)[0]
+    assert (row.status, row.verdict, row.run_id) == ("skipped", "run failed", None)
+    assert "could not be created" in row.reason and "fake" in row.reason
+    assert len(hook.bodies) == 1 and hook.bodies[0]["event"] == "run_failed"
+    assert "fake" in hook.bodies[0]["text"]

@@ -70,7 +70,7 @@ def test_every_due_time_gets_one_run_with_a_worker_killed(db, settings):  # noqa
         finally:
             stop_all(workers)
     rows = schedules.schedule_runs(engine, sched.id)
-    due = [schedules._aware(r.due_at) for r in rows]
+    due = [schedules.as_utc(r.due_at) for r in rows]
     assert due == [first + timedelta(seconds=PERIOD_S * k) for k in range(len(rows))]
     assert len(rows) >= DUE_TIMES
     assert [r.status for r in rows] == ["created"] * len(rows), [r.reason for r in rows]
