@@ -194,3 +194,14 @@ def test_trend_figure_draws_each_baseline_change(engine, three_runs):
     notes = [a.text for a in fig.layout.annotations]
     assert notes == [f"baseline: run {good}", f"baseline: run {half}"]
     assert len(fig.layout.shapes) == 2
+
+
+def test_compare_one_run_uses_the_stored_baseline(engine, settings, three_runs):
+    from evalcore.monitor.actions import set_baseline
+
+    good, _, low = three_runs
+    alone = cli(settings, "compare", str(low))
+    assert alone.returncode == 2 and "no stored baseline" in alone.stderr
+    set_baseline(REVIEWER, engine, good)
+    out = json.loads(cli(settings, "compare", str(low), "--json").stdout)
+    assert [r["run"]["id"] for r in out["runs"]] == [good, low]
