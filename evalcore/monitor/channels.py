@@ -59,7 +59,8 @@ def email(to: str, *, host: str = "", port: int = 0, user: str = "", password_en
 def masked_url(url: str) -> str:
     """scheme://host/*** : enough to recognise a webhook, nothing of its token."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname or ''}{':' + str(parts.port) if parts.port else ''}/{REDACTED}"
+    port = f":{parts.port}" if parts.port else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{port}/{REDACTED}"
 
 
 def label(channel: Mapping[str, Any]) -> str:

@@ -26,3 +26,13 @@ def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int 
             conn.execute(update(Schedule).where(Schedule.id == row.id)
                          .values(next_due_at=start))
     return row
+
+
+def needs(module: str, requirements: str = "requirements.txt") -> None:
+    """Skip locally (fail under CI=true) when `module` is not installed."""
+    import importlib.util
+
+    from tests.conftest import require
+
+    require(importlib.util.find_spec(module) is not None,
+            f"{module} missing: pip install -r {requirements}")

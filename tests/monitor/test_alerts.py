@@ -20,6 +20,7 @@ from evalcore.store.tables import utcnow
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.fakes.receivers import SmtpReceiver, WebhookReceiver
 from tests.report.test_fairness_report import biased, fair, suite  # noqa: F401
+from tests.monitor.conftest import needs
 from tests.runner.conftest import add_model
 
 GATE = {"absolute": {"spd_max": 0.1},
@@ -161,7 +162,7 @@ def test_secret_webhook_url_is_read_from_its_variable_and_masked(engine, monkeyp
 
 
 def test_smtp_mail_reaches_a_local_server(engine, monkeypatch):
-    pytest.importorskip("aiosmtpd", reason="pip install -r requirements-dev.txt (aiosmtpd)")
+    needs("aiosmtpd", "requirements-dev.txt")
     with SmtpReceiver() as smtp:
         chan = channels.email("oncall@example.org", host="127.0.0.1", port=smtp.port,
                               sender="evalcore@example.org")

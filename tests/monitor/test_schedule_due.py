@@ -13,7 +13,7 @@ from evalcore.store import schedules
 from evalcore.store.jobs import list_jobs
 from evalcore.store.monitor_tables import ScheduleRun
 from evalcore.store.tables import Run
-from tests.monitor.conftest import add_stability_schedule
+from tests.monitor.conftest import add_stability_schedule, needs
 from tests.runner.conftest import add_model
 
 T0 = datetime(2026, 11, 26, 12, 0, 0, tzinfo=timezone.utc)
@@ -42,7 +42,7 @@ def test_next_due_lies_on_the_grid_and_after(step, offset):
 
 
 def test_cron_next_time_and_bad_expression():
-    pytest.importorskip("cronsim", reason="pip install -r requirements.txt (cronsim)")
+    needs("cronsim")
     assert schedules.following(None, "0 6 * * *", T0) == T0.replace(day=27, hour=6)
     with pytest.raises(schedules.ScheduleError, match="five fields"):
         schedules.check_cron("61 * * * *")
