@@ -76,6 +76,21 @@ def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
     return dict(message)
 
 
+def _feishu_code(text: str) -> int:
+    """Feishu/Lark answer HTTP 200 with {"code": N} ({"StatusCode": N} before); N != 0 is
+    a refusal (bad token, keyword filter, signature)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    code = data.get("code", data.get("StatusCode", 0))
+    return int(code) if isinstance(code, (int, float)) else 0
+
+
 async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     import aiohttp
 
@@ -90,8 +105,7 @@ async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
                 if reply.status >= 300:
                     raise SendError(f"HTTP {reply.status} from {masked_url(url)}: "
                                     f"{text[:200]}", retry=False)
-                if channel.get("shape") == "feishu" and '"code":0' not in text.replace(" ", "") \
-                        and '"code"' in text:
+                if channel.get("shape") == "feishu" and _feishu_code(text):
                     raise SendError(f"Feishu/Lark refused the message: {text[:200]}",
                                     retry=False)
     except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
