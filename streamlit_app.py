@@ -36,7 +36,8 @@ PAGES = {
          for kind in all_kinds().values()]
         + [(15, st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"))],
         key=lambda pair: pair[0])],
-    "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:")],
+    "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:"),
+                st.Page("pages/monitoring.py", title="Monitoring", icon=":material/monitoring:")],
 }
 
 if actor.team and allows(actor.role, read_permission("team page")):

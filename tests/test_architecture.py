@@ -87,7 +87,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds.*", "demo", "actions", "cli", "__main__", "__init__", "warmup"),
+    ("fairness", "kinds.*", "demo", "actions", "cli", "__main__", "__init__", "warmup", "monitor"),
 ]
 
 

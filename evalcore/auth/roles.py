@@ -25,10 +25,11 @@ PERMISSIONS: dict[str, tuple[str, str]] = {
     "attack": ("evaluator", "generate attack sets"),
     "review": ("reviewer", "review attacked questions"),
     "test_model": ("evaluator", "send a test call to a model (a paid call)"),
+    "schedule": ("evaluator", "add, pause, resume or delete schedules, or send a test alert"),
     "models": ("admin", "add, edit or delete models"),
     "users": ("admin", "add users or change roles"),
     "delete": ("admin", "delete datasets or attack sets"),
-    "baseline": ("admin", "change gate baselines"),
+    "baseline": ("reviewer", "mark a run as the baseline of its dataset and model"),
     "audit": ("admin", "read the user list or the audit log"),
     "work": ("admin", "run a worker (python -m evalcore worker)"),
 }

@@ -18,6 +18,7 @@ COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "
 (`EvalKind.cli`, see `evalcore.kinds`)."""
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
+COMMAND_MODULES += ("schedules", "baseline")  # continuous monitoring (issue 26)
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_CODES = """exit codes:

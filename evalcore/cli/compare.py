@@ -12,7 +12,8 @@ from evalcore.dataset.numbering import question_label
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare 2 to 8 runs of one kind side by side")
     p.add_argument("runs", type=int, nargs="+", metavar="RUN",
-                   help="run ids (2 to 8, same kind; the first is the baseline)")
+                   help="run ids (2 to 8, same kind; the first is the baseline); one run "
+                        "alone is compared with the stored baseline of its dataset and model")
     p.add_argument("--top", type=int, default=10, help="most changed questions to list (default 10)")
     p.add_argument("--errors-as-wrong", action="store_true",
                    help="count rounds without a verdict as wrong (default for stability "
@@ -27,6 +28,18 @@ def _compare(args: argparse.Namespace) -> int:
     from evalcore.report.compare_runs import compare_runs
 
     engine, _ = engine_and_settings()
+    if len(args.runs) == 1:
+        from evalcore.store.baselines import baseline_for_run
+
+        base = baseline_for_run(engine, args.runs[0])
+        if base is None:
+            from evalcore.errors import RunError
+
+            raise RunError(f"run {args.runs[0]} alone: its dataset and model have no stored "
+                           "baseline; give 2 to 8 runs, or `python -m evalcore baseline set RUN`")
+        args.runs = [base, *args.runs]
+        if not args.json:
+            print(f"baseline: run {base} (the stored baseline of its dataset and model)")
     result = compare_runs(engine, args.runs,
                           failure_policy="as_wrong" if args.errors_as_wrong else None)
     pair, kind = None, find_kind(result["kind"])

@@ -7,7 +7,9 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
     g.add_argument("--run", type=int, required=True, help="the run to check")
-    g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks")
+    g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks "
+                   "(default: the stored baseline of the run's dataset and model, "
+                   "`baseline set RUN`)")
     g.add_argument("--config", required=True, help="gate TOML (see data/gate.example.toml)")
     g.add_argument("--threshold", type=float, default=7.0, help="decision threshold (default 7)")
     g.add_argument("--json", help="write the verdict JSON here")
@@ -21,7 +23,14 @@ def _gate(args: argparse.Namespace) -> int:
 
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
-    result = gate_any(engine, args.run, config, baseline_id=args.baseline,
+    baseline = args.baseline
+    if baseline is None and config.max_regression is not None:
+        from evalcore.store.baselines import baseline_for_run
+
+        baseline = baseline_for_run(engine, args.run)
+        if baseline is not None:
+            print(f"baseline: run {baseline} (the stored baseline of its dataset and model)")
+    result = gate_any(engine, args.run, config, baseline_id=baseline,
                       threshold=args.threshold)
     for check in result.checks:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")

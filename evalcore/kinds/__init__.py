@@ -94,6 +94,10 @@ class EvalKind(NamedTuple):
     """(report or None, lines) that `runs show` adds for a run of the kind."""
     compare_pair: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_a, run_b, top=...) -> the detailed comparison of two runs of the kind."""
+    schedule: Optional[Callable[[Mapping[str, Any]], dict[str, Any]]] = None
+    """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
+    samples, limit, attack_sets), or None if the kind cannot be scheduled
+    (`evalcore.monitor`); raises RunError naming the missing field."""
 
 
 _REGISTRY: dict[str, EvalKind] = {}
@@ -133,6 +137,14 @@ def all_kinds() -> dict[str, EvalKind]:
 
 def kind_names() -> tuple[str, ...]:
     return tuple(all_kinds())
+
+
+def need(fields: Mapping[str, Any], name: str, flag: str, kind: str) -> Any:
+    """`fields[name]`, or RunError saying which option a `kind` schedule lacks."""
+    value = fields.get(name)
+    if not value:
+        raise RunError(f"a {kind} schedule needs {flag}")
+    return value
 
 
 def find_kind(name: Optional[str]) -> Optional[EvalKind]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, register, report_json
+from evalcore.kinds import EvalKind, Export, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -71,9 +71,16 @@ def cli(sub: Any) -> None:
     register_cli(sub)
 
 
+def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A schedule's run options: its suite (the dataset field), model, samples (and limit)."""
+    return {"suite": need(fields, "dataset", "--suite NAME (a saved suite)", NAME),
+            "model": fields["model"], "samples": int(fields.get("samples") or 1),
+            **({"limit": fields["limit"]} if fields.get("limit") else {})}
+
+
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
-    order=30, report=report, build=build, cli=cli,
+    order=30, report=report, build=build, cli=cli, schedule=schedule,
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
     accuracy_needs_verdicts=True, figures=figures, precedence=20,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, register, report_json
+from evalcore.kinds import EvalKind, Export, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -84,9 +84,16 @@ def cli(sub: Any) -> None:
     register_cli(sub)
 
 
+def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A schedule's run options: its attack sets, model and rounds."""
+    return {"attack_set_ids": list(need(fields, "attack_sets", "--attack-set ID (repeatable)",
+                                        NAME)),
+            "model": fields["model"], "rounds": int(fields.get("rounds") or 1)}
+
+
 KIND = register(EvalKind(
     name=NAME, title="Robustness", page="pages/robustness.py", icon=":material/shield:",
-    order=20, report=report, build=build, cli=cli,
+    order=20, report=report, build=build, cli=cli, schedule=schedule,
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),
     needs_references=True, figures=figures, labels={"accuracy": "accuracy (clean items)"},

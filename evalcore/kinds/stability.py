@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
-from evalcore.kinds import EvalKind, Export, register, report_json
+from evalcore.kinds import EvalKind, Export, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -108,9 +108,16 @@ def cli(sub: Any) -> None:
     register_cli(sub)
 
 
+def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A schedule's run options: its dataset, model, rounds (and limit)."""
+    return {"dataset": need(fields, "dataset", "--dataset NAME", NAME), "model": fields["model"],
+            "rounds": int(fields.get("rounds") or 1),
+            **({"limit": fields["limit"]} if fields.get("limit") else {})}
+
+
 KIND = register(EvalKind(
     name=NAME, title="Stability", page="pages/stability.py", icon=":material/repeat:",
-    order=10, report=report, build=build, cli=cli,
+    order=10, report=report, build=build, cli=cli, schedule=schedule,
     exports=(Export("Stability CSV (中文表头)", "stability_run{run}_zh.csv", "text/csv",
                     _csv("zh")),
              Export("Stability CSV (English headers)", "stability_run{run}_en.csv",

@@ -2,7 +2,8 @@
 monitoring the fairness method asks for, for any kind.
 
 Per model the finished runs that measure the metric, oldest first. The baseline is the
-model's oldest such run unless one is given. Each later run is paired with the baseline
+model's stored baseline (`store.baselines`, `baseline set RUN`), else its oldest such
+run, unless one is given; each baseline change is a mark (`baseline_marks`). Each later run is paired with the baseline
 on their shared items (`compare_runs` / `compare.paired_test`, Wilcoxon); a point is a
 `regression` only when that test is significant and the run is worse than the baseline
 (a metric where lower is better is worse when it rises). With a gate config, each point
@@ -67,9 +68,15 @@ def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[st
         series.setdefault(run["model"], []).append({
             "run_id": int(run["id"]), "kind": run["kind"], "created_at": run["created_at"],
             "value": float(value), "low": interval.get("low"), "high": interval.get("high")})
-    for points in series.values():
+    from evalcore.store.baselines import baseline_history
+
+    marks = [{"model": b.model, "run_id": b.run_id, "set_by": b.set_by, "set_at": b.set_at}
+             for b in baseline_history(engine, int(ds.id), model)]
+    stored = {m["model"]: m["run_id"] for m in marks}  # the newest change of each model
+    for name, points in series.items():
         ids = [p["run_id"] for p in points]
-        base = baseline if baseline in ids else ids[0]
+        base = (baseline if baseline in ids else stored.get(name) if stored.get(name) in ids
+                else ids[0])
         for p in points:
             p["baseline"] = p["run_id"] == base
             test = None if p["baseline"] else _paired(engine, base, p["run_id"])
@@ -81,7 +88,7 @@ def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[st
                                   baseline_id=None if p["baseline"] else base).passed
                          if gate is not None else None)
     return {"dataset": ds.name, "metric": metric, "better": better, "alpha": alpha,
-            "series": series}
+            "series": series, "baseline_marks": marks}
 
 
 def trend_figure(result: Mapping[str, Any]) -> Any:
@@ -115,4 +122,8 @@ def trend_figure(result: Mapping[str, Any]) -> Any:
                             f"({result['better']} is better)",
                       xaxis_title="run created", yaxis_title=result["metric"],
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    for mark in result.get("baseline_marks", []):  # each baseline change, as a line
+        fig.add_vline(x=mark["set_at"], line_dash="dot", line_color="#888")
+        fig.add_annotation(x=mark["set_at"], yref="paper", y=1, showarrow=False,
+                           text=f"baseline: run {mark['run_id']}", font={"size": 10})
     return fig

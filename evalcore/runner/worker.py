@@ -25,6 +25,11 @@ log = logging.getLogger("evalcore.worker")
 
 POLL_S = 0.5
 """Seconds between looks at the queue while idle."""
+SCHEDULE_POLL_S = 1.0
+"""Seconds between looks for schedules that fell due (and scheduled runs to gate)."""
+HANDLER_MODULES = ("evalcore.runner.kinds", "evalcore.monitor.jobs")
+"""Modules whose import registers job handlers (the monitor's sits above the runner, so
+it is named here rather than imported)."""
 MAX_BACKOFF_S = 5.0
 """Longest wait between looks at a lost database: one connection attempt per 5 s costs
 nothing, and the worker is back at work within 5 s of the database."""
@@ -40,8 +45,10 @@ class Worker:
 
     def __init__(self, engine: Engine, *, jobs: int = 2, kinds: Optional[Iterable[str]] = None,
                  name: Optional[str] = None, poll_s: float = POLL_S) -> None:
-        import evalcore.runner.kinds  # noqa: F401 - registers the job handlers
+        import importlib
 
+        for module in HANDLER_MODULES:  # registers the job handlers
+            importlib.import_module(module)
         self.engine = engine
         self.jobs = max(1, jobs)
         self.kinds = list(kinds) if kinds else None
@@ -59,11 +66,15 @@ class Worker:
         log.info("worker %s started (jobs=%d, kinds=%s)", self.name, self.jobs,
                  ",".join(self.kinds) if self.kinds else "all")
         heart = asyncio.create_task(self._heartbeat())
+        clock = (asyncio.create_task(self._schedules())
+                 if self.kinds is None or "schedule" in self.kinds else None)
         try:
             return await self._work(once)
         finally:
-            heart.cancel()
-            await asyncio.gather(heart, return_exceptions=True)
+            for task in (heart, clock):
+                if task is not None:
+                    task.cancel()
+            await asyncio.gather(heart, *([clock] if clock else []), return_exceptions=True)
             await asyncio.to_thread(self._forget)
 
     async def _work(self, once: bool) -> int:
@@ -126,6 +137,22 @@ class Worker:
         while True:
             await asyncio.to_thread(self.beat_now)
             await asyncio.sleep(HEARTBEAT_S)
+
+    def schedule_tick(self) -> None:
+        """Queue the jobs of schedules that fell due and of scheduled runs that ended
+        (blocking; `store.schedules` makes each happen once whatever the workers)."""
+        from evalcore.store.schedules import enqueue_checks, enqueue_due
+
+        try:
+            enqueue_due(self.engine)
+            enqueue_checks(self.engine)
+        except Exception as exc:  # noqa: BLE001 - tried again at the next tick
+            database(self.engine).failed(f"worker {self.name} looked for due schedules", exc)
+
+    async def _schedules(self) -> None:
+        while True:
+            await asyncio.to_thread(self.schedule_tick)
+            await asyncio.sleep(SCHEDULE_POLL_S)
 
     def _forget(self) -> None:
         from evalcore.store.workers import forget

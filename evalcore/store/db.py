@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, create_engine
 
-from evalcore.store import tables  # noqa: F401  (registers the tables)
+from evalcore.store import monitor_tables, tables  # noqa: F401  (registers the tables)
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"

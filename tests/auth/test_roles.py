@@ -10,8 +10,10 @@ from tests.auth.conftest import team_actor
 
 EXPECTED = {  # the issue's table: what each role may do
     "viewer": {"read", "export"},
-    "evaluator": {"read", "export", "run", "import", "attack", "test_model"},
-    "reviewer": {"read", "export", "run", "import", "attack", "test_model", "review"},
+    "evaluator": {"read", "export", "run", "import", "attack", "test_model", "schedule"},
+    # issue 26: a reviewer or admin marks a run as the baseline of its suite and model
+    "reviewer": {"read", "export", "run", "import", "attack", "test_model", "schedule",
+                 "review", "baseline"},
     "admin": set(PERMISSIONS),
     "worker": {"work"},  # the workers' service account: executes jobs, nothing else
 }

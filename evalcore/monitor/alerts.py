@@ -1,0 +1,193 @@
+"""Alert messages and their delivery: one message per event and channel, retried with
+backoff, the outcome recorded on the run (`store.alerts`).
+
+A message names the suite (dataset), the model, each failed check with its value and its
+threshold or the baseline's value, and links to the run. Webhooks get JSON in one of
+three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's
+{"msg_type": "text", "content": {"text"}}), e-mail a plain-text mail over SMTP.
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any, Mapping, Optional
+
+from evalcore.masking import mask_text
+from evalcore.monitor.channels import label, masked_url, secret, webhook_url
+
+ATTEMPTS = 4
+"""Tries per message: the first and three retries."""
+BACKOFF_BASE_S = 1.0
+"""Full-jitter exponential backoff (as the model client's): up to 1, 2, 4 s between tries."""
+TIMEOUT_S = 10.0
+
+
+class SendError(Exception):
+    """One try failed; `retry` says whether another try may succeed."""
+
+    def __init__(self, message: str, retry: bool = True) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+def app_link(run_id: Optional[int]) -> str:
+    """Where a person opens the run: EVALCORE_APP_URL (default the local app)."""
+    base = (os.environ.get("EVALCORE_APP_URL") or "http://localhost:8501").rstrip("/")
+    return f"{base}/results?run={run_id}" if run_id is not None else base
+
+
+def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
+                  verdict: str, checks: list[Mapping[str, Any]],
+                  baseline_id: Optional[int] = None, schedule_id: Optional[int] = None,
+                  error: Optional[str] = None) -> dict[str, Any]:
+    """The alert's fields and its text (what every shape carries)."""
+    failed = [dict(c) for c in checks if not c.get("passed", False)]
+    for check in failed:
+        if str(check.get("name", "")).startswith("regression:"):
+            check["baseline"] = check.get("threshold")
+    head = ("TEST alert from evalcore" if event == "test" else
+            f"evalcore: {suite} on {model}: " + ("run FAILED" if event == "run_failed"
+                                                  else f"gate {verdict.upper()}"))
+    lines = [head]
+    if run_id is not None:
+        lines.append(f"run {run_id}" + (f" (schedule {schedule_id})" if schedule_id else "")
+                     + (f", baseline run {baseline_id}" if baseline_id else ""))
+    if error:
+        lines.append(f"error: {error}")
+    for check in failed:
+        value = "not measured" if check.get("value") is None else f"{check['value']:.4g}"
+        ref = check.get("baseline", check.get("threshold"))
+        what = "baseline" if "baseline" in check else "threshold"
+        lines.append(f"- {check['name']}: {value} ({what} "
+                     f"{'-' if ref is None else format(ref, '.4g')}) {check.get('detail', '')}")
+    link = app_link(run_id)
+    lines.append(link)
+    return {"event": event, "suite": suite, "model": model, "run_id": run_id,
+            "schedule_id": schedule_id, "verdict": verdict, "baseline_run_id": baseline_id,
+            "failed_checks": failed, "link": link, "text": mask_text("\n".join(lines))}
+
+
+def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON a webhook of `shape` receives."""
+    if shape == "slack":
+        return {"text": message["text"]}
+    if shape == "feishu":
+        return {"msg_type": "text", "content": {"text": message["text"]}}
+    return dict(message)
+
+
+def _feishu_code(text: str) -> int:
+    """Feishu/Lark answer HTTP 200 with {"code": N} ({"StatusCode": N} before); N != 0 is
+    a refusal (bad token, keyword filter, signature)."""
+    import json
+
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    code = data.get("code", data.get("StatusCode", 0))
+    return int(code) if isinstance(code, (int, float)) else 0
+
+
+async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    import aiohttp
+
+    url = webhook_url(channel)
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as s:
+            async with s.post(url, json=webhook_body(str(channel.get("shape", "plain")),
+                                                     message)) as reply:
+                text = await reply.text()
+                if reply.status >= 500 or reply.status == 429:
+                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}")
+                if reply.status >= 300:
+                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}: "
+                                    f"{text[:200]}", retry=False)
+                if channel.get("shape") == "feishu" and _feishu_code(text):
+                    raise SendError(f"Feishu/Lark refused the message: {text[:200]}",
+                                    retry=False)
+    except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+        raise SendError(f"{type(exc).__name__} posting to {masked_url(url)}: "
+                        f"{str(exc).replace(url, masked_url(url))}") from None
+
+
+def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    import smtplib
+    from email.message import EmailMessage
+
+    mail = EmailMessage()
+    mail["From"] = channel["sender"]
+    mail["To"] = channel["to"]
+    mail["Subject"] = str(message["text"]).splitlines()[0]
+    mail.set_content(str(message["text"]))
+    password = secret(channel["password_env"], "SMTP password") if channel.get("password_env") \
+        else ""
+    host, port = str(channel["host"]), int(channel["port"])
+    try:
+        smtp_class = smtplib.SMTP_SSL if channel.get("tls") == "ssl" else smtplib.SMTP
+        with smtp_class(host, port, timeout=TIMEOUT_S) as smtp:
+            if channel.get("tls") == "starttls":
+                smtp.starttls()
+            if channel.get("user"):
+                smtp.login(str(channel["user"]), password)
+            smtp.send_message(mail)
+    except smtplib.SMTPResponseException as exc:
+        raise SendError(f"SMTP {host}:{port} answered {exc.smtp_code}",
+                        retry=400 <= exc.smtp_code < 500) from None
+    except smtplib.SMTPRecipientsRefused:
+        raise SendError(f"SMTP {host}:{port} refused {channel['to']}", retry=False) from None
+    except (smtplib.SMTPException, OSError) as exc:
+        raise SendError(f"SMTP {host}:{port}: {type(exc).__name__}: {exc}") from None
+
+
+async def send_once(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    """One try at one channel (SendError on failure)."""
+    if channel.get("type") == "email":
+        await asyncio.to_thread(_mail, channel, message)
+    else:
+        await _post(channel, message)
+
+
+async def send_with_retries(channel: Mapping[str, Any], message: Mapping[str, Any]
+                            ) -> tuple[bool, int, Optional[str]]:
+    """(sent, tries, masked error): up to ATTEMPTS tries with full-jitter backoff."""
+    from evalcore.providers.retry import backoff
+
+    error = None
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            await send_once(channel, message)
+            return True, attempt, None
+        except SendError as exc:
+            error = mask_text(str(exc))
+            if not exc.retry or attempt == ATTEMPTS:
+                return False, attempt, error
+        except Exception as exc:  # noqa: BLE001 - a missing variable, a bad setting
+            return False, attempt, mask_text(f"{type(exc).__name__}: {exc}")
+        await asyncio.sleep(backoff(attempt, base=BACKOFF_BASE_S, cap=8 * BACKOFF_BASE_S))
+    return False, ATTEMPTS, error
+
+
+async def deliver(engine: Any, event_key: str, channels: list[Mapping[str, Any]],
+                  message: Mapping[str, Any], *, run_id: Optional[int] = None,
+                  schedule_id: Optional[int] = None) -> list[dict[str, Any]]:
+    """Send `message` to each channel at most once for `event_key`; returns, per channel,
+    {channel, status (sent / failed / already), attempts, error}."""
+    from evalcore.store.alerts import claim_delivery, finish_delivery
+
+    results = []
+    for channel in channels:
+        name = label(channel)
+        delivery = await asyncio.to_thread(claim_delivery, engine, event_key, name,
+                                           run_id=run_id, schedule_id=schedule_id)
+        if delivery is None:
+            results.append({"channel": name, "status": "already", "attempts": 0, "error": None})
+            continue
+        ok, tries, error = await send_with_retries(channel, message)
+        await asyncio.to_thread(finish_delivery, engine, delivery, ok=ok, attempts=tries,
+                                error=error)
+        results.append({"channel": name, "status": "sent" if ok else "failed",
+                        "attempts": tries, "error": error})
+    return results

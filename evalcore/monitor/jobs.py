@@ -1,0 +1,141 @@
+"""The job of a schedule's due time (kind "schedule"), in two steps, each one job:
+
+- `create`: make the due time's run (or find the one a dead predecessor made) and link it;
+- `check`: once the run ended, gate it (the schedule's gate, against the stored baseline
+  of its dataset and model) and, if the gate failed or the run failed, alert each channel
+  once (`monitor.alerts.deliver`).
+
+Every write goes through `jobs.hold`, so a worker whose lease was taken over writes
+nothing; a step repeated after a takeover finds what was done and does not redo it.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from evalcore.runner.jobs import JobContext, handler
+
+
+def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
+    from evalcore.config import load_settings
+    from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
+    from evalcore.store import jobs, schedules
+
+    engine = ctx.engine
+    row = schedules.get_schedule_run(engine, row_id)
+    if row.run_id is not None:
+        return {"run_id": row.run_id}
+    schedule = schedules.get_schedule(engine, row.schedule_id)
+    name = run_name(int(schedule.id), row_id, schedules.as_utc(row.due_at))
+    with engine.begin() as conn:
+        jobs.hold(conn, ctx.fence)  # still ours: nobody else is making this run
+    run_id = schedules.scheduled_run_named(engine, name)
+    if run_id is None:
+        try:
+            run_id = start_scheduled_run(engine, schedule.kind, schedule.params, name=name,
+                                         actor=schedule_actor(schedule.created_by,
+                                                              int(schedule.id)),
+                                         models_path=load_settings().models_path)
+        except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
+            from evalcore.masking import mask_text
+
+            reason = mask_text(f"the run could not be created: {type(exc).__name__}: {exc}")
+            with engine.begin() as conn:
+                jobs.hold(conn, ctx.fence)
+                schedules.update_schedule_run(conn, row_id, status="skipped",
+                                              verdict="run failed", reason=reason)
+            return {"status": "failed", "error": reason, "alert": True}
+    with engine.begin() as conn:
+        jobs.hold(conn, ctx.fence)
+        schedules.update_schedule_run(conn, row_id, status="created", run_id=run_id)
+    return {"run_id": run_id}
+
+
+def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any]], Any]:
+    """(verdict, checks, baseline run id) of a scheduled run that ended."""
+    from evalcore.metrics.gate import load_gate_config
+    from evalcore.report.gates import default_gates, gate_any, verdict_of
+    from evalcore.resources import PROJECT_ROOT
+    from evalcore.store.baselines import baseline_for_run
+
+    if run.status != "done":
+        return "run failed", [], None
+    config = load_gate_config(schedule.gate) if schedule.gate else load_gate_config(
+        str(PROJECT_ROOT / default_gates()[schedule.kind]))
+    baseline = baseline_for_run(engine, int(run.id)) if config.max_regression is not None \
+        else None
+    result = gate_any(engine, int(run.id), config, baseline_id=baseline)
+    return verdict_of(result), [c.model_dump() for c in result.checks], baseline
+
+
+async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
+    from evalcore.monitor.alerts import build_message, deliver
+    from evalcore.store import jobs, queries, schedules
+
+    engine = ctx.engine
+    row = await asyncio.to_thread(schedules.get_schedule_run, engine, row_id)
+    schedule = await asyncio.to_thread(schedules.get_schedule, engine, row.schedule_id)
+    run = await asyncio.to_thread(queries.get_run, engine, int(row.run_id))
+    verdict, checks, baseline = await asyncio.to_thread(_gate, engine, schedule, run)
+
+    def store() -> None:
+        with engine.begin() as conn:
+            jobs.hold(conn, ctx.fence)
+            schedules.update_schedule_run(conn, row_id, verdict=verdict, checks=checks,
+                                          baseline_id=baseline)
+
+    await asyncio.to_thread(store)
+    result: dict[str, Any] = {"run_id": run.id, "verdict": verdict}
+    if verdict in ("fail", "run failed") and schedule.channels:
+        suite = await asyncio.to_thread(_dataset_name, engine, run.dataset_id)
+        event = "run_failed" if verdict == "run failed" else "gate_failed"
+        message = build_message(event=event, suite=suite, model=run.model, run_id=run.id,
+                                verdict=verdict, checks=checks, baseline_id=baseline,
+                                schedule_id=schedule.id, error=run.error)
+        result["alerts"] = await deliver(engine, f"run:{run.id}:{event}", schedule.channels,
+                                         message, run_id=run.id, schedule_id=schedule.id)
+    return result
+
+
+def _dataset_name(engine: Any, dataset_id: Any) -> str:
+    from sqlmodel import Session
+
+    from evalcore.store.tables import Dataset
+
+    with Session(engine) as session:
+        row = session.get(Dataset, dataset_id) if dataset_id is not None else None
+    return row.name if row is not None else "?"
+
+
+@handler("schedule")
+async def schedule_job(ctx: JobContext) -> dict[str, Any]:
+    """One step of a schedule's due time (see the module's docstring)."""
+    params = ctx.job.params or {}
+    row_id = int(params["schedule_run"])
+    if params.get("step") == "check":
+        return await _check(ctx, row_id)
+    result = await asyncio.to_thread(_create, ctx, row_id)
+    if result.pop("alert", False):
+        result["alerts"] = await _alert_not_created(ctx, row_id, result["error"])
+    return result
+
+
+async def _alert_not_created(ctx: JobContext, row_id: int, reason: str) -> list[dict[str, Any]]:
+    """A due time whose run could not even be created (dataset or model gone): one alert."""
+    from evalcore.monitor.alerts import build_message, deliver
+    from evalcore.store import schedules
+
+    schedule = await asyncio.to_thread(schedules.get_schedule,
+                                       ctx.engine, (await asyncio.to_thread(
+                                           schedules.get_schedule_run, ctx.engine, row_id)
+                                                    ).schedule_id)
+    if not schedule.channels:
+        return []
+    params = schedule.params
+    message = build_message(event="run_failed", suite=str(params.get("dataset")
+                                                          or params.get("suite") or ""),
+                            model=str(params.get("model", "")), run_id=None,
+                            verdict="run failed", checks=[], schedule_id=schedule.id,
+                            error=reason)
+    return await deliver(ctx.engine, f"due:{row_id}:run_failed", schedule.channels, message,
+                         schedule_id=schedule.id)

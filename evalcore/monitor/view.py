@@ -1,0 +1,85 @@
+"""What the monitoring view and `schedules list` show, from one function each, so the page
+and the CLI cannot disagree: per schedule its period, next due time, the runs it made
+with their verdicts and alert deliveries, and each gated figure over time against its
+threshold and the baseline's value (read from the checks stored at each gate)."""
+from __future__ import annotations
+
+from typing import Any
+
+from evalcore.monitor.channels import shown
+
+
+def _iso(moment: Any) -> Any:
+    return moment.isoformat() if moment is not None else None
+
+
+def schedule_info(engine: Any, schedule: Any, *, recent: int = 10) -> dict[str, Any]:
+    """One schedule as the CLI's JSON and the page's table row: id, kind, every,
+    next_due, paused, runs (the run ids it made), last (its newest due times)."""
+    from evalcore.store.alerts import deliveries
+    from evalcore.store.schedules import every_label, schedule_runs
+
+    rows = schedule_runs(engine, int(schedule.id))
+    sent = {}
+    for d in deliveries(engine, schedule_id=int(schedule.id)):
+        if d["run_id"] is not None:
+            sent.setdefault(d["run_id"], []).append(d)
+    last = [{"due_at": _iso(r.due_at), "status": r.status, "run_id": r.run_id,
+             "verdict": r.verdict, "reason": r.reason, "baseline_id": r.baseline_id,
+             "alerts": [{k: d[k] for k in ("channel", "status", "error")}
+                        for d in sent.get(r.run_id, [])]}
+            for r in rows[-recent:]]
+    return {"id": int(schedule.id), "kind": schedule.kind, "params": dict(schedule.params),
+            "every": every_label(schedule.every_s, schedule.cron),
+            "next_due": None if schedule.paused else _iso(schedule.next_due_at),
+            "paused": bool(schedule.paused), "channels": shown(schedule.channels),
+            "gate": dict(schedule.gate) or "default", "created_by": schedule.created_by,
+            "runs": [r.run_id for r in rows if r.run_id is not None],
+            "skipped": sum(r.status == "skipped" for r in rows), "last": last}
+
+
+def monitoring(engine: Any) -> list[dict[str, Any]]:
+    """Every schedule's `schedule_info`, oldest schedule first."""
+    from evalcore.store.schedules import list_schedules
+
+    return [schedule_info(engine, s) for s in list_schedules(engine)]
+
+
+def figure_series(engine: Any, schedule_id: int) -> dict[str, list[dict[str, Any]]]:
+    """{check name: [{run_id, due_at, value, limit, baseline, passed}]}: each gated figure
+    of the schedule's gated runs, oldest first. An absolute check's `limit` is its
+    threshold; a regression check's `baseline` is the baseline run's value."""
+    from evalcore.store.schedules import schedule_runs
+
+    series: dict[str, list[dict[str, Any]]] = {}
+    for row in schedule_runs(engine, schedule_id):
+        for check in row.checks or []:
+            name = str(check.get("name", ""))
+            if name.endswith("_status"):
+                continue
+            regression = name.startswith("regression:")
+            series.setdefault(name, []).append({
+                "run_id": row.run_id, "due_at": _iso(row.due_at), "value": check.get("value"),
+                "limit": None if regression else check.get("threshold"),
+                "baseline": check.get("threshold") if regression else None,
+                "passed": bool(check.get("passed"))})
+    return series
+
+
+def series_figure(name: str, points: list[dict[str, Any]]) -> Any:
+    """One gated figure over the schedule's runs, with its threshold or baseline line."""
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[p["due_at"] for p in points], y=[p["value"] for p in points], name=name,
+        mode="lines+markers", customdata=[p["run_id"] for p in points],
+        marker={"symbol": ["circle" if p["passed"] else "x" for p in points], "size": 10},
+        hovertemplate="run %{customdata}: %{y:.4g}<extra></extra>"))
+    for key, title in (("limit", "threshold"), ("baseline", "baseline")):
+        if any(p[key] is not None for p in points):
+            fig.add_trace(go.Scatter(x=[p["due_at"] for p in points],
+                                     y=[p[key] for p in points], name=title,
+                                     mode="lines", line={"dash": "dash"}))
+    fig.update_layout(title=name, height=280, margin={"t": 40, "b": 30, "l": 40, "r": 10})
+    return fig

@@ -1,0 +1,302 @@
+"""Schedules in the database: their periods, and turning due times into jobs exactly once.
+
+Every worker calls `enqueue_due` about once a second. For a schedule whose `next_due_at`
+has come it inserts, in ONE transaction, the `schedule_run` row of that due time (unique
+per schedule and due time), the job that makes its run, and the schedule's next due
+time. Two workers racing for one due time: one insert wins, the other's transaction
+fails on the unique key and rolls back whole. A worker dying afterwards leaves a queued
+job the job engine hands to another worker (claim, lease, fence). A due time whose
+previous run is still going gets a `skipped` row and no job: runs are never doubled.
+`enqueue_checks` does the same for finished runs (one gate-and-alert job each).
+"""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from typing import Any, Optional
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from evalcore.errors import EvalcoreError
+from evalcore.store.db import reader
+from evalcore.store.monitor_tables import Schedule, ScheduleRun
+from evalcore.store.tables import Run, utcnow
+
+UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_SKIPPED = 50
+"""Due times missed while no worker ran are recorded as skipped, up to this many."""
+RUN_ENDED = ("done", "failed", "cancelled")
+
+
+class ScheduleError(EvalcoreError):
+    """A schedule cannot be made or found (the message says what to change)."""
+
+
+def parse_every(text: str) -> int:
+    """Seconds of a period written `10s`, `5m`, `1h` or `1d` (a bare number is seconds)."""
+    match = re.fullmatch(r"\s*(\d+)\s*([smhd]?)\s*", str(text or ""))
+    if not match or int(match.group(1)) <= 0:
+        raise ScheduleError(f"period {text!r} is not N followed by s, m, h or d (e.g. 10s, "
+                            "5m, 1h, 1d)")
+    return int(match.group(1)) * UNITS[match.group(2) or "s"]
+
+
+def every_label(every_s: Optional[int], cron: Optional[str]) -> str:
+    """The period as people write it: '5m', '1d', or 'cron 0 6 * * *'."""
+    if cron:
+        return f"cron {cron}"
+    seconds = int(every_s or 0)
+    for unit in ("d", "h", "m"):
+        if seconds and seconds % UNITS[unit] == 0:
+            return f"{seconds // UNITS[unit]}{unit}"
+    return f"{seconds}s"
+
+
+def check_cron(expr: str) -> str:
+    """`expr` if cronsim accepts it (5 fields, UTC), else ScheduleError saying why."""
+    from cronsim import CronSim, CronSimError
+
+    try:
+        CronSim(expr, datetime.now(timezone.utc))
+    except CronSimError as exc:
+        raise ScheduleError(f"cron expression {expr!r}: {exc} (five fields: minute hour "
+                            "day-of-month month day-of-week, in UTC)") from None
+    return expr
+
+
+def as_utc(when: datetime) -> datetime:
+    """`when` with UTC as its zone when it has none (SQLite returns naive datetimes)."""
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def following(every_s: Optional[int], cron: Optional[str], after: datetime,
+              anchor: Optional[datetime] = None) -> datetime:
+    """The first due time strictly after `after`: on the grid anchor + k * every_s, or
+    the cron expression's next time (UTC)."""
+    after = as_utc(after)
+    if cron:
+        from cronsim import CronSim
+
+        return as_utc(next(CronSim(cron, after)))
+    step = int(every_s or 0)
+    if step <= 0:
+        raise ScheduleError("a schedule needs a period (every N s/m/h/d) or a cron expression")
+    base = as_utc(anchor or after)
+    if base > after:
+        return base
+    k = int((after - base).total_seconds() // step) + 1
+    return base + timedelta(seconds=k * step)
+
+
+# ------------------------------------------------------------------ rows
+
+
+def add_schedule(engine: Engine, *, kind: str, params: dict[str, Any], every_s: Optional[int],
+                 cron: Optional[str], gate: dict[str, Any], channels: list[dict[str, Any]],
+                 created_by: str = "", start: Optional[datetime] = None) -> Schedule:
+    """Store a schedule; its first run is due one period from now (or at `start`)."""
+    if bool(every_s) == bool(cron):
+        raise ScheduleError("give exactly one of --every (10s, 5m, 1h, 1d) and --cron EXPR")
+    if cron:
+        check_cron(cron)
+    now = utcnow()
+    first = as_utc(start) if start else following(every_s, cron, now, now if every_s else None)
+    row = Schedule(kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
+                   channels=channels, paused=False, next_due_at=first, created_by=created_by,
+                   created_at=now)
+    with Session(engine) as session:
+        session.add(row)
+        session.commit()
+        session.refresh(row)
+    return row
+
+
+def get_schedule(engine: Engine, schedule_id: int) -> Schedule:
+    """Schedule `schedule_id`, or ScheduleError pointing at `schedules list`."""
+    with Session(reader(engine)) as session:
+        row = session.get(Schedule, schedule_id)
+    if row is None:
+        raise ScheduleError(f"schedule {schedule_id} not found; see `python -m evalcore "
+                            "schedules list`")
+    return row
+
+
+def list_schedules(engine: Engine) -> list[Schedule]:
+    with Session(reader(engine)) as session:
+        return list(session.scalars(select(Schedule).order_by(Schedule.id)))  # type: ignore[arg-type]
+
+
+def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[ScheduleRun]:
+    """The schedule's due times, oldest first (at most the newest `limit`)."""
+    query = (select(ScheduleRun).where(ScheduleRun.schedule_id == schedule_id)
+             .order_by(ScheduleRun.due_at.desc()).limit(limit))  # type: ignore[attr-defined]
+    with Session(reader(engine)) as session:
+        return list(reversed(list(session.scalars(query))))
+
+
+def set_paused(engine: Engine, schedule_id: int, paused: bool) -> Schedule:
+    """Pause or resume; a resumed schedule's next due time is the next one from now."""
+    row = get_schedule(engine, schedule_id)
+    values: dict[str, Any] = {"paused": paused}
+    if not paused:
+        now = utcnow()
+        if as_utc(row.next_due_at) <= now:
+            values["next_due_at"] = following(row.every_s, row.cron, now, row.next_due_at)
+    with engine.begin() as conn:
+        conn.execute(update(Schedule).where(Schedule.id == schedule_id).values(**values))
+    return get_schedule(engine, schedule_id)
+
+
+def edit_schedule(engine: Engine, schedule_id: int, **changes: Any) -> Schedule:
+    """Change a schedule's period (`every_s` or `cron`, the next due time then counts
+    from now), gate, channels or run options; other keys are refused."""
+    row = get_schedule(engine, schedule_id)
+    unknown = set(changes) - {"every_s", "cron", "gate", "channels", "params"}
+    if unknown:
+        raise ScheduleError(f"cannot change {sorted(unknown)} of a schedule")
+    values = dict(changes)
+    if "every_s" in changes or "cron" in changes:
+        every_s, cron = changes.get("every_s"), changes.get("cron")
+        if bool(every_s) == bool(cron):
+            raise ScheduleError("give exactly one of --every (10s, 5m, 1h, 1d) and --cron EXPR")
+        if cron:
+            check_cron(cron)
+        now = utcnow()
+        values.update(every_s=every_s, cron=cron,
+                      next_due_at=following(every_s, cron, now, now if every_s else None))
+    if values:
+        with engine.begin() as conn:
+            conn.execute(update(Schedule).where(Schedule.id == row.id).values(**values))
+    return get_schedule(engine, schedule_id)
+
+
+def delete_schedule(engine: Engine, schedule_id: int) -> Schedule:
+    """Delete a schedule and its due-time rows; its runs stay (they are ordinary runs)."""
+    row = get_schedule(engine, schedule_id)
+    with engine.begin() as conn:
+        conn.execute(delete(ScheduleRun).where(ScheduleRun.schedule_id == schedule_id))
+        conn.execute(delete(Schedule).where(Schedule.id == schedule_id))
+    return row
+
+
+# ------------------------------------------------------------------ due times -> jobs
+
+
+def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
+    """Why the next due time must wait: the newest due time's run is still going."""
+    last = conn.execute(
+        select(ScheduleRun.id, ScheduleRun.status, ScheduleRun.run_id)
+        .where(ScheduleRun.schedule_id == schedule_id, ScheduleRun.status != "skipped")
+        .order_by(ScheduleRun.due_at.desc()).limit(1)).one_or_none()  # type: ignore[attr-defined]
+    if last is None:
+        return None
+    if last.status == "queued":
+        return f"the previous due time's run is still being created (row {last.id})"
+    if last.run_id is not None:
+        status = conn.execute(select(Run.status).where(Run.id == last.run_id)).scalar()
+        if status is not None and status not in RUN_ENDED:
+            return f"run {last.run_id} of the previous due time is still {status}"
+    return None
+
+
+def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[int]:
+    """Handle one schedule's due time in one transaction; returns the job id (None when
+    skipped, not due, or another worker got there first)."""
+    from evalcore.store.jobs import create_job
+
+    try:
+        with engine.begin() as conn:
+            row = conn.execute(
+                select(Schedule).where(Schedule.id == schedule_id, Schedule.paused.is_(False),
+                                       Schedule.next_due_at <= now)
+                .with_for_update(skip_locked=True)).one_or_none()
+            if row is None:
+                return None
+            due = as_utc(row.next_due_at)
+            nxt = following(row.every_s, row.cron, due, due)
+            missed = []
+            while nxt <= now and len(missed) < MAX_SKIPPED:  # no worker ran for a while
+                missed.append(nxt)
+                nxt = following(row.every_s, row.cron, nxt, due)
+            while nxt <= now:
+                nxt = following(row.every_s, row.cron, now, due)
+            busy = _previous_busy(conn, schedule_id)
+            table = ScheduleRun.__table__
+            base = dict(schedule_id=schedule_id, checks=[], created_at=now)
+            job_id = None
+            if busy:
+                conn.execute(table.insert().values(due_at=due, status="skipped",
+                                                   reason=busy, **base))
+            else:
+                sr = conn.execute(table.insert().values(due_at=due, status="queued", **base)
+                                  .returning(table.c.id)).scalar_one()
+                job_id = create_job(engine, "schedule", params={"schedule_run": int(sr),
+                                                                 "step": "create"},
+                                    label=f"schedule {schedule_id} due {due:%H:%M:%S}",
+                                    created_by=row.created_by, conn=conn)
+            for when in missed:
+                conn.execute(table.insert().values(
+                    due_at=when, status="skipped", **base,
+                    reason="no worker was running at this due time"))
+            conn.execute(update(Schedule).where(Schedule.id == schedule_id)
+                         .values(next_due_at=nxt))
+            return job_id
+    except IntegrityError:
+        return None  # another worker handled this due time in the meantime
+
+
+def enqueue_due(engine: Engine, now: Optional[datetime] = None) -> list[int]:
+    """Queue one job per schedule that has fallen due (called by every worker); returns
+    the job ids this call created."""
+    now = now or utcnow()
+    with reader(engine).connect() as conn:
+        due = list(conn.execute(select(Schedule.id).where(
+            Schedule.paused.is_(False), Schedule.next_due_at <= now)).scalars())
+    made = [_enqueue_one(engine, int(sid), now) for sid in due]
+    return [j for j in made if j is not None]
+
+
+def enqueue_checks(engine: Engine) -> list[int]:
+    """Queue one gate-and-alert job per scheduled run that ended and was not checked."""
+    from evalcore.store.jobs import create_job
+
+    with reader(engine).connect() as conn:
+        ended = list(conn.execute(
+            select(ScheduleRun.id).join(Run, Run.id == ScheduleRun.run_id)
+            .where(ScheduleRun.verdict.is_(None),  # type: ignore[union-attr]
+                   Run.status.in_(RUN_ENDED))).scalars())  # type: ignore[attr-defined]
+    made = []
+    for sr in ended:
+        with engine.begin() as conn:
+            won = conn.execute(update(ScheduleRun).where(
+                ScheduleRun.id == sr, ScheduleRun.verdict.is_(None))  # type: ignore[union-attr]
+                .values(verdict="checking")).rowcount
+            if won == 1:
+                made.append(create_job(engine, "schedule", conn=conn,
+                                       params={"schedule_run": int(sr), "step": "check"},
+                                       label=f"gate of scheduled row {sr}"))
+    return made
+
+
+def get_schedule_run(engine: Engine, row_id: int) -> ScheduleRun:
+    with Session(reader(engine)) as session:
+        row = session.get(ScheduleRun, row_id)
+    if row is None:
+        raise ScheduleError(f"scheduled run row {row_id} not found (its schedule was deleted)")
+    return row
+
+
+def update_schedule_run(conn: Connection, row_id: int, **values: Any) -> None:
+    """Write a due time's outcome in the caller's transaction (after `jobs.hold`)."""
+    conn.execute(update(ScheduleRun).where(ScheduleRun.id == row_id).values(**values))
+
+
+def scheduled_run_named(engine: Engine, name: str) -> Optional[int]:
+    """The run called `name` (a scheduled run's name says its schedule and due time), so
+    a job taken over after a crash finds the run its predecessor made."""
+    with reader(engine).connect() as conn:
+        return conn.execute(select(Run.id).where(Run.name == name).order_by(Run.id)
+                            .limit(1)).scalar()

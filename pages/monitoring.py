@@ -1,0 +1,177 @@
+"""Monitoring: schedules that run an evaluation again and again, their last runs with the
+gate verdicts and alert deliveries, each gated figure against its threshold and the
+baseline, the next due time; add, pause, resume, delete a schedule, send a test alert,
+and mark a run as the baseline of its dataset and model.
+
+The page only gathers input, calls evalcore (`evalcore.monitor`) and draws: the table is
+`monitor.view.monitoring`, the same rows `python -m evalcore schedules list --json` prints.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from evalcore.markup import md
+from pages import _shared
+
+NOTICE = "monitoring.notice"  # what the last action did, shown on the next draw
+
+
+def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The schedules table: one row per schedule, as the CLI's JSON names the fields."""
+    return [{"id": r["id"], "kind": r["kind"],
+             "target": str(r["params"].get("dataset") or r["params"].get("suite")
+                           or r["params"].get("attack_set_ids")),
+             "model": r["params"].get("model"), "every": r["every"],
+             "next_due": "paused" if r["paused"] else (r["next_due"] or "")[:19],
+             "runs": ", ".join(str(i) for i in r["runs"]),
+             "last verdict": (r["last"][-1]["verdict"] or r["last"][-1]["status"])
+             if r["last"] else "", "channels": "; ".join(r["channels"])} for r in rows]
+
+
+def _act(what: str, do: Any) -> None:
+    try:
+        do()
+    except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
+        _shared.show_error(exc, f"Could not {what}: ")
+        return
+    st.session_state[NOTICE] = f"Done: {what}."
+    st.rerun()
+
+
+def _schedule(info: dict[str, Any]) -> None:
+    from evalcore.monitor import actions
+    from evalcore.monitor.view import figure_series, series_figure
+
+    eng, actor, sid = _shared.engine(), _shared.actor(), info["id"]
+    st.dataframe([{"due": (r["due_at"] or "")[:19], "status": r["status"], "run": r["run_id"],
+                   "verdict": r["verdict"] or "", "reason": r["reason"] or "",
+                   "alerts": "; ".join(f"{a['status']} {a['channel']}"
+                                       + (f" ({a['error']})" if a["error"] else "")
+                                       for a in r["alerts"])}
+                  for r in info["last"]], hide_index=True)
+    cols = st.columns(3)
+    with cols[0]:
+        label = "Resume" if info["paused"] else "Pause"
+        if _shared.allowed_button(label, "schedule", key=f"monitoring.pause.{sid}"):
+            _act(f"{label.lower()} schedule {sid}",
+                 lambda: actions.pause_schedule(actor, eng, sid, not info["paused"]))
+    with cols[1]:
+        if _shared.allowed_button("Test alert", "schedule", key=f"monitoring.test.{sid}",
+                                  disabled=not info["channels"],
+                                  help="send a test message to each channel now"):
+            results = actions.test_alert(actor, eng, sid)
+            for r in results:
+                (st.success if r["status"] == "sent" else st.error)(
+                    f"{md(r['status'])}: {md(r['channel'])}"
+                    + (f" ({md(r['error'])})" if r["error"] else ""))
+    with cols[2]:
+        if _shared.allowed_button("Delete", "schedule", key=f"monitoring.delete.{sid}",
+                                  help="its runs stay"):
+            _act(f"delete schedule {sid}", lambda: actions.delete_schedule(actor, eng, sid))
+    with st.form(f"monitoring.edit.{sid}"):
+        every = st.text_input("New period (10s, 5m, 1h, 1d) or cron expression",
+                              info["every"].removeprefix("cron "), key=f"monitoring.every.{sid}")
+        if _shared.allowed_button("Change period", "schedule", form=True):
+            from evalcore.store.schedules import parse_every
+
+            text = every.strip()
+            cron = text if len(text.split()) == 5 else None
+            _act(f"change the period of schedule {sid}", lambda: actions.edit_schedule(
+                actor, eng, sid, every_s=None if cron else parse_every(text), cron=cron))
+    series = figure_series(eng, sid)
+    failing = sorted(series, key=lambda name: all(p["passed"] for p in series[name]))
+    for name in failing[:6]:
+        with _shared.section(f"trend of {name}"):
+            st.plotly_chart(series_figure(name, series[name]),
+                            key=f"monitoring.fig.{sid}.{name}")
+    if len(failing) > 6:
+        st.caption(f"{len(failing) - 6} more gated figures: `python -m evalcore schedules "
+                   "list --json` and the Results page's trend tab show them all.")
+
+
+def _add_form() -> None:
+    from evalcore.errors import RunError
+    from evalcore.kinds import get_kind
+    from evalcore.monitor import actions, channels
+    from evalcore.monitor.runs import schedulable
+    from evalcore.store.schedules import parse_every
+
+    from evalcore.dataset import list_datasets
+
+    eng = _shared.engine()
+    with st.form("monitoring.add"):
+        kind = st.selectbox("Kind", schedulable(), key="monitoring.kind",
+                            format_func=lambda name: get_kind(name).title)
+        dataset = st.selectbox("Dataset or fairness suite",
+                               [d.name for d in list_datasets(eng)], key="monitoring.dataset")
+        model = st.selectbox("Model", _shared.model_names(), key="monitoring.model")
+        rounds = st.number_input("Rounds (stability) or samples (fairness)", 1, 100, 1)
+        every = st.text_input("Every (10s, 5m, 1h, 1d)", "1d", key="monitoring.every")
+        cron = st.text_input("or a cron expression, UTC (replaces Every)", "",
+                             key="monitoring.cron")
+        hook = st.text_input("Webhook URL (optional; shown masked)", "", key="monitoring.hook")
+        hook_env = st.text_input("or the environment variable holding it", "",
+                                 key="monitoring.hook_env")
+        shape = st.selectbox("Webhook shape", list(channels.SHAPES), key="monitoring.shape")
+        mail = st.text_input("E-mail alerts to (SMTP: EVALCORE_SMTP_* settings)", "",
+                             key="monitoring.mail")
+        if not _shared.allowed_button("Add schedule", "schedule", form=True):
+            return
+    try:
+        params = get_kind(kind).schedule({"dataset": dataset, "model": model,
+                                          "rounds": int(rounds), "samples": int(rounds)})
+    except RunError as exc:
+        st.error(f"Could not add the schedule: {exc}")
+        return
+
+    def add() -> None:
+        chans = ([channels.webhook(hook.strip(), shape=shape)] if hook.strip() else []) + (
+            [channels.webhook(url_env=hook_env.strip(), shape=shape)] if hook_env.strip()
+            else []) + ([channels.email(mail.strip())] if mail.strip() else [])
+        actions.add_schedule(_shared.actor(), eng, kind, params,
+                             models_path=_shared.settings().models_path,
+                             every_s=None if cron.strip() else parse_every(every),
+                             cron=cron.strip() or None, channels=chans)
+
+    _act("add the schedule", add)
+
+
+def _baseline() -> None:
+    from evalcore.monitor.actions import set_baseline
+
+    eng = _shared.engine()
+    run_id = st.number_input("Run", min_value=1, step=1, key="monitoring.baseline_run")
+    if _shared.allowed_button("Mark as baseline", "baseline", key="monitoring.baseline",
+                              help="gates, the trend and schedules compare with it"):
+        _act(f"mark run {int(run_id)} as the baseline",
+             lambda: set_baseline(_shared.actor(), eng, int(run_id)))
+
+
+def main() -> None:
+    from evalcore.monitor.view import monitoring
+
+    _shared.page_setup("Monitoring", "Runs that repeat on a schedule, gated against the "
+                                     "baseline, with alerts when a gate fails.")
+    if st.session_state.get(NOTICE):
+        st.success(md(st.session_state.pop(NOTICE)))
+    rows = monitoring(_shared.engine())
+    if not rows:
+        st.info("No schedules yet: add one below (or `python -m evalcore schedules add`). "
+                "Workers start each run when it falls due.")
+    else:
+        st.dataframe(_table(rows), hide_index=True,
+                     key="monitoring.table")
+        for info in rows:
+            target = info["params"].get("dataset") or info["params"].get("suite")
+            with st.expander(f"Schedule {info['id']} · {info['kind']} · {md(target)} · "
+                             f"{md(info['params'].get('model'))} · every {info['every']}"):
+                _schedule(info)
+    with st.expander("Add a schedule"):
+        _add_form()
+    with st.expander("Baseline: mark a run as its dataset's and model's production run"):
+        _baseline()
+
+
+main()

@@ -1,0 +1,141 @@
+"""Due times become jobs exactly once: periods and cron, racing workers, a run still going
+when the next is due (skipped and recorded), missed due times, pause and resume."""
+from __future__ import annotations
+
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+from sqlalchemy import select, update
+
+from evalcore.store import schedules
+from evalcore.store.jobs import list_jobs
+from evalcore.store.monitor_tables import ScheduleRun
+from evalcore.store.tables import Run
+from tests.monitor.conftest import add_stability_schedule, needs
+from tests.runner.conftest import add_model
+
+T0 = datetime(2026, 11, 26, 12, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("text,seconds", [("10s", 10), ("5m", 300), ("1h", 3600),
+                                          ("1d", 86400), ("45", 45)])
+def test_periods_parse(text, seconds):
+    assert schedules.parse_every(text) == seconds
+    assert schedules.every_label(seconds, None) in (text, f"{seconds}s")
+
+
+@pytest.mark.parametrize("bad", ["", "0s", "-5m", "5w", "1.5h", "m"])
+def test_bad_periods_say_how_to_write_one(bad):
+    with pytest.raises(schedules.ScheduleError, match="10s, 5m, 1h, 1d"):
+        schedules.parse_every(bad)
+
+
+@given(step=st.integers(1, 10 ** 6), offset=st.integers(0, 10 ** 7))
+@hsettings(max_examples=200, deadline=None)
+def test_next_due_lies_on_the_grid_and_after(step, offset):
+    after = T0 + timedelta(seconds=offset)
+    nxt = schedules.following(step, None, after, T0)
+    assert nxt > after and nxt - after <= timedelta(seconds=step)
+    assert (nxt - T0).total_seconds() % step == 0
+
+
+def test_cron_next_time_and_bad_expression():
+    needs("cronsim")
+    assert schedules.following(None, "0 6 * * *", T0) == T0.replace(day=27, hour=6)
+    with pytest.raises(schedules.ScheduleError, match="five fields"):
+        schedules.check_cron("61 * * * *")
+
+
+def _rows(engine, schedule_id):
+    return schedules.schedule_runs(engine, schedule_id)
+
+
+def test_racing_workers_make_one_job_per_due_time(store_url, settings, tmp_path):
+    """Eight threads tick at the same moments: each due time has one row and one job."""
+    from evalcore.store.db import make_engine
+    from tests.runner.conftest import import_qa, QUESTIONS
+
+    engine = make_engine(store_url)
+    settings.models_path.parent.mkdir(parents=True, exist_ok=True)
+    add_model(settings, type("S", (), {"openai_url": "http://127.0.0.1:9/v1"})())
+    name = import_qa(engine, tmp_path, QUESTIONS)
+    sched = add_stability_schedule(engine, settings, name, every_s=10, start=T0)
+    made: list[int] = []
+    lock = threading.Lock()
+    for tick in range(5):
+        now = T0 + timedelta(seconds=10 * tick + 1)
+        barrier = threading.Barrier(8)
+
+        def race(now=now, barrier=barrier) -> None:
+            barrier.wait()
+            jobs = schedules.enqueue_due(engine, now)
+            with lock:
+                made.extend(jobs)
+
+        threads = [threading.Thread(target=race) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        with engine.begin() as conn:  # the run of each due time ends before the next
+            conn.execute(update(ScheduleRun).values(status="created"))
+    rows = _rows(engine, sched.id)
+    assert [r.due_at.astimezone(timezone.utc) for r in rows] == [
+        T0 + timedelta(seconds=10 * k) for k in range(5)]
+    assert len(made) == 5 == len(set(made))
+    assert len(list_jobs(engine, kind="schedule")) == 5
+    engine.dispose()
+
+
+def test_a_run_still_going_is_not_doubled(engine, settings, dataset, server):
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10, start=T0)
+    assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=1))) == 1
+    # its run exists and is running when the next due time comes
+    run_id = _make_run(engine)
+    with engine.begin() as conn:
+        conn.execute(update(ScheduleRun).values(status="created", run_id=run_id))
+        conn.execute(update(Run).where(Run.id == run_id).values(status="running"))
+    assert schedules.enqueue_due(engine, T0 + timedelta(seconds=11)) == []
+    rows = _rows(engine, sched.id)
+    assert [r.status for r in rows] == ["created", "skipped"]
+    assert f"run {run_id}" in rows[1].reason and "still running" in rows[1].reason
+    with engine.begin() as conn:
+        conn.execute(update(Run).where(Run.id == run_id).values(status="done"))
+    assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=21))) == 1
+
+
+def _make_run(engine) -> int:
+    from evalcore.store import queries
+
+    return int(queries.create_run(engine, kind="stability", rounds=1, config={}).id)
+
+
+def test_missed_due_times_are_recorded_and_the_next_is_in_the_future(engine, settings, dataset,
+                                                                     server):
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10, start=T0)
+    now = T0 + timedelta(seconds=35)  # no worker for 35 s: due times 0, 10, 20, 30
+    assert len(schedules.enqueue_due(engine, now)) == 1
+    rows = _rows(engine, sched.id)
+    assert [r.status for r in rows] == ["queued", "skipped", "skipped", "skipped"]
+    assert all("no worker" in r.reason for r in rows[1:])
+    nxt = schedules.get_schedule(engine, sched.id).next_due_at
+    assert schedules.as_utc(nxt) == T0 + timedelta(seconds=40)
+
+
+def test_paused_schedules_make_nothing_and_resume_from_now(engine, settings, dataset, server):
+    from evalcore.auth.identity import Actor
+    from evalcore.monitor.actions import pause_schedule
+
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10, start=T0)
+    admin = Actor(email="", name="tester", role="admin")
+    pause_schedule(admin, engine, sched.id)
+    assert schedules.enqueue_due(engine, T0 + timedelta(seconds=100)) == []
+    row = pause_schedule(admin, engine, sched.id, paused=False)
+    assert schedules.as_utc(row.next_due_at) > datetime.now(timezone.utc)
+    with engine.connect() as conn:
+        assert conn.execute(select(ScheduleRun.id)).all() == []

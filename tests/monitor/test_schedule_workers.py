@@ -1,0 +1,85 @@
+"""The Done-when of issue 26: a schedule on the fake model, two worker processes, one
+killed with SIGKILL mid-way: every due time of the window gets exactly one run."""
+from __future__ import annotations
+
+import signal
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from evalcore.store import jobs, queries, schedules
+from evalcore.store.monitor_tables import Schedule
+from evalcore.store.tables import Run, utcnow
+from evalcore.store.workers import live_workers
+from tests.fakes.fault_server import FaultConfig, FaultServer
+from tests.monitor.conftest import add_stability_schedule
+from tests.runner.conftest import add_model, tagged_dataset
+from tests.runner.test_workers import db, start_worker, stop_all, wait_for  # noqa: F401
+
+pytestmark = [pytest.mark.integration, pytest.mark.serial]
+PERIOD_S = 6
+"""Longer than a takeover (lease 3 s + a poll) plus a run (6 calls at 0.15 s), so the
+killed worker's run ends before the next due time and none is skipped."""
+DUE_TIMES = 6
+
+
+def _settled(engine, schedule_id: int) -> bool:  # noqa: ANN001
+    rows = schedules.schedule_runs(engine, schedule_id)
+    return len(rows) >= DUE_TIMES and all(
+        r.status == "skipped" or (r.run_id is not None
+                                  and queries.get_run(engine, r.run_id).status == "done")
+        for r in rows)
+
+
+def _state(engine, schedule_id: int) -> list:  # noqa: ANN001
+    return [(r.status, r.run_id, r.reason) for r in schedules.schedule_runs(engine, schedule_id)]
+
+
+def test_every_due_time_gets_one_run_with_a_worker_killed(db, settings):  # noqa: F811
+    engine, url = db
+    with FaultServer(FaultConfig(latency=0.15)) as server:
+        add_model(settings, server, concurrency=1)
+        name = tagged_dataset(engine, "sched", 6)
+        sched = add_stability_schedule(engine, settings, name, every_s=PERIOD_S)
+        with engine.begin() as conn:
+            conn.execute(update(Schedule).values(paused=True))
+        workers = [start_worker(settings, url, f"w{n}") for n in range(2)]
+        try:
+            # both workers up (their run imports are preloaded before the first heartbeat)
+            wait_for(lambda: len(live_workers(engine)) == 2, 60, "two live workers")
+            first = utcnow() + timedelta(seconds=1)
+            with engine.begin() as conn:
+                conn.execute(update(Schedule).values(paused=False, next_due_at=first))
+            def busy_worker():  # a worker holding a scheduled run or its creation, mid-way
+                if utcnow() < first + timedelta(seconds=PERIOD_S * 2):
+                    return None
+                held = jobs.list_jobs(engine, status=["running"])
+                return held[0] if held else None
+
+            job = wait_for(busy_worker, PERIOD_S * 3, "a worker holding a scheduled job")
+            victim = workers[int(job.owner.removeprefix("w"))]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(timeout=10)
+            end = first + timedelta(seconds=PERIOD_S * (DUE_TIMES - 1) + 1)
+            wait_for(lambda: utcnow() > end, PERIOD_S * DUE_TIMES + 10, "the window to pass")
+            with engine.begin() as conn:
+                conn.execute(update(Schedule).values(paused=True))
+            wait_for(lambda: _settled(engine, sched.id), 30,
+                     f"the last runs to finish: {_state(engine, sched.id)}")
+        finally:
+            stop_all(workers)
+    rows = schedules.schedule_runs(engine, sched.id)
+    due = [schedules.as_utc(r.due_at) for r in rows]
+    assert due == [first + timedelta(seconds=PERIOD_S * k) for k in range(len(rows))]
+    assert len(rows) >= DUE_TIMES
+    assert [r.status for r in rows] == ["created"] * len(rows), [r.reason for r in rows]
+    run_ids = [r.run_id for r in rows]
+    assert len(set(run_ids)) == len(rows)  # one run per due time, none shared
+    with engine.connect() as conn:
+        made = conn.execute(select(Run.id).where(Run.name.like(f"schedule {sched.id} #%"))
+                            ).scalars().all()
+    assert sorted(made) == sorted(run_ids)  # and no run beside them (none doubled)
+    assert all(queries.get_run(engine, r).status == "done" for r in run_ids)
+    taken_over = [j for j in jobs.list_jobs(engine) if j.attempts > 1]
+    assert taken_over, "the kill hit no job: nothing was taken over"
