@@ -7,7 +7,7 @@ file (keys stay the NAMES of environment variables, resolved where a call is mad
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DATABASE = "database"
@@ -19,6 +19,18 @@ class ModelsInDatabase:
     """The model list of the database at `db_url`."""
 
     db_url: str
+    bind: Any = field(default=None, compare=False, repr=False)
+    """The Connection of an open transaction on this database: reads and writes join it
+    (an admin's model change and its audit event commit together)."""
+
+    def within(self, conn: Any) -> "ModelsInDatabase":
+        """This list, read and written in `conn`'s transaction when `conn` is on the same
+        database (else as it is)."""
+        from evalcore.config import normalize_db_url
+
+        same = (normalize_db_url(conn.engine.url.render_as_string(hide_password=False))
+                == normalize_db_url(self.db_url))
+        return replace(self, bind=conn) if same else self
 
     def __str__(self) -> str:
         from sqlalchemy.engine import make_url
@@ -33,7 +45,7 @@ class ModelsInDatabase:
     def _engine(self) -> Any:
         from evalcore.store.db import get_engine
 
-        return get_engine(self.db_url)
+        return self.bind if self.bind is not None else get_engine(self.db_url)
 
     def tables(self) -> dict[str, dict[str, Any]]:
         """Every stored model's settings, by name."""

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING, Any, Optional
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from evalcore.store.db import Bind
+
     from evalcore.auth.identity import Actor
     from evalcore.store.tables import AuditEvent
 
 
-def record(engine: "Engine", actor: "Actor", action: str, object_type: str = "",
+def record(engine: "Bind", actor: "Actor", action: str, object_type: str = "",
            object_id: Any = "", detail: Optional[dict[str, Any]] = None) -> None:
     """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...)."""
     from evalcore.store.db import session_scope
