@@ -26,10 +26,8 @@ class ModelsInDatabase:
     def within(self, conn: Any) -> "ModelsInDatabase":
         """This list, read and written in `conn`'s transaction when `conn` is on the same
         database (else as it is)."""
-        from evalcore.config import normalize_db_url
-
-        same = (normalize_db_url(conn.engine.url.render_as_string(hide_password=False))
-                == normalize_db_url(self.db_url))
+        same = _same_database(conn.engine.url.render_as_string(hide_password=False),
+                              self.db_url)
         return replace(self, bind=conn) if same else self
 
     def __str__(self) -> str:
@@ -78,6 +76,22 @@ class ModelsInDatabase:
                 elif row.config != config:
                     row.config, row.updated_by, row.updated_at = config, editor, utcnow()
                     session.add(row)
+
+
+def _same_database(a: str, b: str) -> bool:
+    """Whether two URLs name one database (a SQLite file however its path is spelt)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    from evalcore.config import normalize_db_url
+
+    left, right = make_url(normalize_db_url(a)), make_url(normalize_db_url(b))
+    if left.get_backend_name() == right.get_backend_name() == "sqlite":
+        if not left.database or not right.database:
+            return left.database == right.database
+        return Path(left.database).resolve() == Path(right.database).resolve()
+    return left.set(drivername=right.drivername) == right
 
 
 def models_location(db_url: str, models_env: str | None, default_file: Any) -> Any:

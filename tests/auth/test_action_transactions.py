@@ -396,3 +396,20 @@ def test_a_process_killed_while_starting_a_run_leaves_nothing(env: Env, crash_at
                                submit_key="form:k")
     assert jobs.run_job(env.engine, run_id) is not None
     assert [r.id for r in queries.list_runs(env.engine)] == [run_id]
+
+
+def test_the_models_list_joins_the_transaction_however_its_url_is_spelt(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite file named by a relative and an absolute path is one database: the model
+    list must write in the action's transaction, not wait 30 s for its write lock."""
+    from evalcore.model_store import ModelsInDatabase
+    from evalcore.store.db import make_engine, transaction
+
+    monkeypatch.chdir(tmp_path)
+    engine = make_engine(f"sqlite:///{tmp_path / 'evalcore.db'}")
+    try:
+        with transaction(engine) as conn:
+            assert ModelsInDatabase("sqlite:///evalcore.db").within(conn).bind is conn
+            assert ModelsInDatabase("sqlite:///other.db").within(conn).bind is None
+    finally:
+        engine.dispose()
