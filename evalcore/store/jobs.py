@@ -71,9 +71,9 @@ def _until(conn: Connection, seconds: float) -> Any:
 
 def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
                attack_set_id: Optional[int] = None, params: Optional[dict[str, Any]] = None,
-               label: str = "", created_by: str = "", total: int = 0,
-               conn: Optional[Connection] = None) -> int:
-    """Queue a job and return its id (in `conn`'s transaction when given)."""
+               label: str = "", created_by: str = "", total: int = 0) -> int:
+    """Queue a job and return its id (in the caller's transaction when `engine` is the
+    Connection of a `store.db.transaction`)."""
     if kind not in KINDS:
         raise RunError(f"unknown job kind {kind!r}; one of {', '.join(KINDS)}")
     values = dict(kind=kind, run_id=run_id, attack_set_id=attack_set_id, params=params or {},
@@ -81,8 +81,8 @@ def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
                   token=0, attempts=0, max_attempts=3, done=0, cancel_requested=False,
                   result={}, created_at=utcnow())
     stmt = Job.__table__.insert().values(**values).returning(Job.__table__.c.id)
-    with transaction(conn if conn is not None else engine) as c:
-        return int(c.execute(stmt).scalar_one())
+    with transaction(engine) as conn:
+        return int(conn.execute(stmt).scalar_one())
 
 
 def get_job(engine: Bind, job_id: int) -> Job:
