@@ -3,9 +3,10 @@
 Each one takes the acting `Actor` first, refuses with `PermissionDenied` when the actor's
 role is below what the change needs (see `evalcore.auth.roles.PERMISSIONS`), puts the
 actor's identity where the change records a person (run `created_by`, reviewer,
-attack-set creator) and appends an `audit_event` after it succeeded. The work itself is
-done by the existing functions it wraps, unchanged, so a runner rewrite only has to keep
-their signatures (or move these checks into itself).
+attack-set creator) and appends an `audit_event`. The change and its audit event are one
+transaction (`store.db.transaction`, whose Connection the wrapped functions are given in
+place of the engine): one commit per action, so a process dying half-way through stores
+all of it or nothing. A refusal is its own commit (the 'denied.*' event).
 
 The start actions take a `submit_key` (the pages pass one per form submission): the same
 key never creates a second run or job; the call returns the first one's id
@@ -19,22 +20,23 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 from evalcore.auth import audit
 from evalcore.auth.identity import Actor
 from evalcore.auth.roles import PermissionDenied, require
+from evalcore.store.db import Bind, transaction
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
+    from sqlalchemy.engine import Connection, Engine
 
     from evalcore.providers.base import ModelConfig
 
 ModelsPath = Any  # a models.toml path or the database's model registry (evalcore.model_store)
 
 
-def _record(engine: "Engine", actor: Actor, action: str, object_type: str, object_id: Any,
+def _record(engine: Bind, actor: Actor, action: str, object_type: str, object_id: Any,
             **detail: Any) -> None:
     audit.record(engine, actor, action, object_type, object_id,
                  {k: v for k, v in detail.items() if v is not None})
 
 
-def _check(engine: "Engine", actor: Actor, permission: str, action: str,
+def _check(engine: Bind, actor: Actor, permission: str, action: str,
            object_id: Any = "") -> None:
     """`require`, and a refused attempt is kept in the audit log too ('denied.<action>')."""
     try:
@@ -47,28 +49,29 @@ def _check(engine: "Engine", actor: Actor, permission: str, action: str,
 # ------------------------------------------------------------------ datasets
 
 
-def _imported_by(engine: "Engine", actor: Actor, dataset: Any) -> Any:
+def _imported_by(conn: "Connection", actor: Actor, dataset: Any) -> Any:
     """Stamp the importer on the new dataset row (and the returned record)."""
     from sqlalchemy import update
 
     from evalcore.store.tables import Dataset
 
     who = actor.attribution()
-    with engine.begin() as conn:
-        conn.execute(update(Dataset).where(Dataset.id == dataset.id).values(created_by=who))
+    conn.execute(update(Dataset).where(Dataset.id == dataset.id).values(created_by=who))
     dataset.created_by = who
     return dataset
 
 
-def _import(actor: Actor, engine: "Engine", action: str, make: Callable[[], Any], *,
+def _import(actor: Actor, engine: "Engine", action: str, make: Callable[[Bind], Any], *,
             suite: bool = False) -> Any:
-    """Check the import permission, create the dataset with `make()`, stamp the importer
-    on it and record the import (with its file, or as a generated suite)."""
+    """Check the import permission, create the dataset with `make(conn)`, stamp the
+    importer on it and record the import (with its file, or as a generated suite): one
+    transaction."""
     _check(engine, actor, "import", action)
-    dataset = _imported_by(engine, actor, make())
-    where = {"suite": True} if suite else {"file": dataset.source_file}
-    _record(engine, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
-            items=dataset.item_count, **where)
+    with transaction(engine) as conn:
+        dataset = _imported_by(conn, actor, make(conn))
+        where = {"suite": True} if suite else {"file": dataset.source_file}
+        _record(conn, actor, "dataset.import", "dataset", dataset.id, name=dataset.name,
+                items=dataset.item_count, **where)
     return dataset
 
 
@@ -76,14 +79,14 @@ def import_dataset(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -
     """`evalcore.dataset.import_dataset`, for evaluators and above."""
     from evalcore.dataset import import_dataset as _import_file
 
-    return _import(actor, engine, "import_dataset", lambda: _import_file(engine, source, **kwargs))
+    return _import(actor, engine, "import_dataset", lambda conn: _import_file(conn, source, **kwargs))
 
 
 def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.store_parsed` (the Datasets page's import), for evaluators and above."""
     from evalcore.dataset import store_parsed as _store
 
-    return _import(actor, engine, "store_parsed", lambda: _store(engine, parsed, **kwargs))
+    return _import(actor, engine, "store_parsed", lambda conn: _store(conn, parsed, **kwargs))
 
 
 def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] = None,
@@ -92,7 +95,7 @@ def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] 
     for evaluators and above."""
     from evalcore.perturb.counterfactual import save_suite as _save
 
-    return _import(actor, engine, "save_suite", lambda: _save(engine, parsed, name, **kwargs),
+    return _import(actor, engine, "save_suite", lambda conn: _save(conn, parsed, name, **kwargs),
                    suite=True)
 
 
@@ -101,15 +104,17 @@ def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) 
     from evalcore.dataset import delete_dataset as _delete
 
     _check(engine, actor, "delete", "delete_dataset", name_or_id)
-    dataset = _delete(engine, name_or_id)
-    _record(engine, actor, "dataset.delete", "dataset", dataset.id, name=dataset.name)
+    with transaction(engine) as conn:
+        dataset = _delete(conn, name_or_id)
+        _record(conn, actor, "dataset.delete", "dataset", dataset.id, name=dataset.name)
     return dataset
 
 
 def delete_dataset_and_runs(actor: Actor, engine: "Engine", name_or_id: Union[str, int]
                             ) -> tuple[Any, list[int]]:
     """Delete the runs that use a dataset (each one as `delete_run`), then the dataset:
-    the way out of "used by 3 runs", for admins. Returns (dataset, deleted run ids)."""
+    the way out of "used by 3 runs", for admins. Returns (dataset, deleted run ids). One
+    transaction: a failure half-way deletes no run."""
     from evalcore.dataset import dataset_users
 
     from evalcore.errors import DatasetError
@@ -121,17 +126,19 @@ def delete_dataset_and_runs(actor: Actor, engine: "Engine", name_or_id: Union[st
         raise DatasetError(f"dataset {name_or_id!r} has attack set(s) {shown}; delete them "
                            "first (Attacks page)")
     run_ids = users["runs"]
-    for run_id in run_ids:
-        delete_run(actor, engine, run_id)
-    return delete_dataset(actor, engine, name_or_id), run_ids
+    with transaction(engine) as conn:
+        for run_id in run_ids:
+            delete_run(actor, conn, run_id)
+        return delete_dataset(actor, conn, name_or_id), run_ids
 
 
 # ------------------------------------------------------------------ runs
 
 
 def _once(engine: "Engine", submit_key: Optional[str], object_type: str,
-          make: Callable[[], int]) -> int:
-    """`make()` once per submission key (`store.submissions.once`)."""
+          make: Callable[["Connection"], int]) -> int:
+    """`make(conn)` once per submission key, the key in the same transaction
+    (`store.submissions.once`)."""
     from evalcore.store.submissions import once
 
     return once(engine, submit_key, object_type, make)
@@ -148,14 +155,10 @@ def create_run(actor: Actor, engine: "Engine", kind: str, params: Mapping[str, A
     _check(engine, actor, "run", "create_run")
     build = get_kind(kind).build
 
-    def new() -> int:
-        spec, item_ids = build(engine, {**params, "created_by": actor.attribution(
-            params.get("created_by"))})
-        run_id = _create(engine, spec, models_path, item_ids=item_ids)
-        _record(engine, actor, "run.start", "run", run_id, kind=spec.kind)
-        return run_id
-
-    return _once(engine, submit_key, "run", new)
+    spec, item_ids = build(engine, params)
+    # the run, its items, its job, its audit event and the submission key: one transaction
+    return _create(engine, spec, models_path, item_ids=item_ids, actor=actor,
+                   submit_key=submit_key)
 
 
 def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:
@@ -163,8 +166,9 @@ def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:
     from evalcore.runner.start import cancel_run as _cancel
 
     _check(engine, actor, "run", "cancel_run", run_id)
-    _cancel(engine, run_id)
-    _record(engine, actor, "run.cancel", "run", run_id)
+    with transaction(engine) as conn:
+        _cancel(conn, run_id)
+        _record(conn, actor, "run.cancel", "run", run_id)
 
 
 def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = False,
@@ -174,10 +178,11 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
     from evalcore.runner.start import check_resumable, resume_run as _resume
 
     _check(engine, actor, "run", "resume_run", run_id)
-    check_resumable(engine, run_id, force=force)
-    if queue:
-        _resume(engine, run_id)
-    _record(engine, actor, "run.resume", "run", run_id, force=force or None)
+    with transaction(engine) as conn:
+        check_resumable(conn, run_id, force=force)
+        if queue:
+            _resume(conn, run_id)
+        _record(conn, actor, "run.resume", "run", run_id, force=force or None)
 
 
 def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]:
@@ -185,18 +190,20 @@ def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]
     from evalcore.runner.start import retry_failed as _retry
 
     _check(engine, actor, "run", "retry_failed", run_id)
-    moved, job_id = _retry(engine, run_id)
-    _record(engine, actor, "run.retry_failed", "run", run_id, calls=moved)
+    with transaction(engine) as conn:
+        moved, job_id = _retry(conn, run_id)
+        _record(conn, actor, "run.retry_failed", "run", run_id, calls=moved)
     return moved, job_id
 
 
-def delete_run(actor: Actor, engine: "Engine", run_id: int) -> Any:
+def delete_run(actor: Actor, engine: Bind, run_id: int) -> Any:
     """`store.queries.delete_run` (the run, its calls and jobs), for admins."""
     from evalcore.store.queries import delete_run as _delete
 
     _check(engine, actor, "delete", "delete_run", run_id)
-    run = _delete(engine, run_id)
-    _record(engine, actor, "run.delete", "run", run_id, kind=run.kind, model=run.model)
+    with transaction(engine) as conn:
+        run = _delete(conn, run_id)
+        _record(conn, actor, "run.delete", "run", run_id, kind=run.kind, model=run.model)
     return run
 
 
@@ -207,8 +214,9 @@ def queue_rejudge(actor: Actor, engine: "Engine", run_id: int, judge: str,
 
     _check(engine, actor, "run", "rejudge", run_id)
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    job_id = create_rejudge_job(engine, run_id, judge, models_path=models_path, **kwargs)
-    _record(engine, actor, "run.rejudge", "run", run_id, judge=judge, job=job_id)
+    with transaction(engine) as conn:
+        job_id = create_rejudge_job(conn, run_id, judge, models_path=models_path, **kwargs)
+        _record(conn, actor, "run.rejudge", "run", run_id, judge=judge, job=job_id)
     return job_id
 
 
@@ -220,8 +228,10 @@ def queue_judge_analysis(actor: Actor, engine: "Engine", run_id: int, judge: str
 
     _check(engine, actor, "run", "judge_analysis", run_id)
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
-    job_id = create_judge_analysis_job(engine, run_id, judge, models_path=models_path, **kwargs)
-    _record(engine, actor, "run.judge_analysis", "run", run_id, judge=judge, job=job_id)
+    with transaction(engine) as conn:
+        job_id = create_judge_analysis_job(conn, run_id, judge, models_path=models_path,
+                                           **kwargs)
+        _record(conn, actor, "run.judge_analysis", "run", run_id, judge=judge, job=job_id)
     return job_id
 
 
@@ -230,8 +240,9 @@ def cancel_job(actor: Actor, engine: "Engine", job_id: int) -> bool:
     from evalcore.store.jobs import cancel_job as _cancel
 
     _check(engine, actor, "run", "cancel_job", job_id)
-    done = _cancel(engine, job_id)
-    _record(engine, actor, "job.cancel", "job", job_id)
+    with transaction(engine) as conn:
+        done = _cancel(conn, job_id)
+        _record(conn, actor, "job.cancel", "job", job_id)
     return done
 
 
@@ -240,8 +251,9 @@ def requeue_job(actor: Actor, engine: "Engine", job_id: int) -> None:
     from evalcore.store.jobs import requeue_job as _requeue
 
     _check(engine, actor, "run", "requeue_job", job_id)
-    _requeue(engine, job_id)
-    _record(engine, actor, "job.requeue", "job", job_id)
+    with transaction(engine) as conn:
+        _requeue(conn, job_id)
+        _record(conn, actor, "job.requeue", "job", job_id)
 
 
 def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
@@ -249,8 +261,9 @@ def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
     from evalcore.demo import DEMO_KIND, start_demo as _demo
 
     _check(engine, actor, "run", "start_demo")
-    run_id = _demo(engine, models_path, created_by=actor.attribution())
-    _record(engine, actor, "run.start", "run", run_id, kind=DEMO_KIND, demo=True)
+    with transaction(engine) as conn:
+        run_id = _demo(conn, models_path, created_by=actor.attribution())
+        _record(conn, actor, "run.start", "run", run_id, kind=DEMO_KIND, demo=True)
     return run_id
 
 
@@ -266,9 +279,9 @@ def queue_attack(actor: Actor, engine: "Engine", *, submit_key: Optional[str] = 
     _check(engine, actor, "attack", "generate_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
 
-    def new() -> int:
-        job_id = create_attack_job(engine, **kwargs)
-        _record(engine, actor, "attack_set.generate", "job", job_id,
+    def new(conn: "Connection") -> int:
+        job_id = create_attack_job(conn, **kwargs)
+        _record(conn, actor, "attack_set.generate", "job", job_id,
                 dataset=kwargs.get("dataset"), level=kwargs.get("level"))
         return job_id
 
@@ -284,9 +297,9 @@ def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, *,
     _check(engine, actor, "import", "import_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
 
-    def new() -> int:
-        job_id = create_import_job(engine, data, **kwargs)
-        _record(engine, actor, "attack_set.import", "job", job_id,
+    def new(conn: "Connection") -> int:
+        job_id = create_import_job(conn, data, **kwargs)
+        _record(conn, actor, "attack_set.import", "job", job_id,
                 filename=kwargs.get("filename"), level=kwargs.get("level"))
         return job_id
 
@@ -298,8 +311,9 @@ def delete_attack_set(actor: Actor, engine: "Engine", id_or_name: Union[str, int
     from evalcore.perturb.sets import delete_attack_set as _delete
 
     _check(engine, actor, "delete", "delete_attack_set")
-    gone = _delete(engine, id_or_name)
-    _record(engine, actor, "attack_set.delete", "attack_set", gone.id, name=gone.name)
+    with transaction(engine) as conn:
+        gone = _delete(conn, id_or_name)
+        _record(conn, actor, "attack_set.delete", "attack_set", gone.id, name=gone.name)
     return gone
 
 
@@ -310,9 +324,11 @@ def set_review(actor: Actor, engine: "Engine", attack_item_id: int, status: str,
     from evalcore.perturb.review import set_review as _set
 
     _check(engine, actor, "review", "set_review", attack_item_id)
-    item = _set(engine, attack_item_id, status, reviewer=actor.attribution(reviewer), **kwargs)
-    _record(engine, actor, f"review.{status}", "attack_item", attack_item_id,
-            attack_set=item.attack_set_id)
+    with transaction(engine) as conn:
+        item = _set(conn, attack_item_id, status, reviewer=actor.attribution(reviewer),
+                    **kwargs)
+        _record(conn, actor, f"review.{status}", "attack_item", attack_item_id,
+                attack_set=item.attack_set_id)
     return item
 
 
@@ -322,10 +338,11 @@ def edit_attack_item(actor: Actor, engine: "Engine", attack_item_id: int, attack
     from evalcore.perturb.review import edit_attack_item as _edit
 
     _check(engine, actor, "review", "edit_attack_item")
-    item = _edit(engine, attack_item_id, attacked, reviewer=actor.attribution(reviewer),
-                 **kwargs)
-    _record(engine, actor, "review.edit", "attack_item", attack_item_id,
-            attack_set=item.attack_set_id, status=item.status)
+    with transaction(engine) as conn:
+        item = _edit(conn, attack_item_id, attacked, reviewer=actor.attribution(reviewer),
+                     **kwargs)
+        _record(conn, actor, "review.edit", "attack_item", attack_item_id,
+                attack_set=item.attack_set_id, status=item.status)
     return item
 
 
@@ -335,12 +352,23 @@ def approve_unflagged(actor: Actor, engine: "Engine", attack_set_id: int, *,
     from evalcore.perturb.review import approve_unflagged as _bulk
 
     _check(engine, actor, "review", "approve_unflagged")
-    count = _bulk(engine, attack_set_id, reviewer=actor.attribution(reviewer))
-    _record(engine, actor, "review.approve_unflagged", "attack_set", attack_set_id, items=count)
+    with transaction(engine) as conn:
+        count = _bulk(conn, attack_set_id, reviewer=actor.attribution(reviewer))
+        _record(conn, actor, "review.approve_unflagged", "attack_set", attack_set_id,
+                items=count)
     return count
 
 
 # ------------------------------------------------------------------ models
+
+
+def _models_in(path: ModelsPath, conn: "Connection") -> ModelsPath:
+    """The model list `path`, written in `conn`'s transaction when it is the database's
+    (team mode: the change and its audit event commit together). A models.toml is
+    written before the audit event commits: a failed write records nothing."""
+    from evalcore.model_store import ModelsInDatabase
+
+    return path.within(conn) if isinstance(path, ModelsInDatabase) else path
 
 
 def add_model(actor: Actor, engine: "Engine", path: ModelsPath, config: "ModelConfig") -> Any:
@@ -348,8 +376,9 @@ def add_model(actor: Actor, engine: "Engine", path: ModelsPath, config: "ModelCo
     from evalcore.providers.registry import add_model as _add
 
     _check(engine, actor, "models", "add_model")
-    added = _add(path, config, editor=actor.label)
-    _record(engine, actor, "model.add", "model", added.name, kind=added.kind)
+    with transaction(engine) as conn:
+        added = _add(_models_in(path, conn), config, editor=actor.label)
+        _record(conn, actor, "model.add", "model", added.name, kind=added.kind)
     return added
 
 
@@ -359,8 +388,9 @@ def update_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str,
     from evalcore.providers.registry import update_model as _update
 
     _check(engine, actor, "models", "update_model")
-    updated = _update(path, name, editor=actor.label, **changes)
-    _record(engine, actor, "model.update", "model", name, changed=sorted(changes))
+    with transaction(engine) as conn:
+        updated = _update(_models_in(path, conn), name, editor=actor.label, **changes)
+        _record(conn, actor, "model.update", "model", name, changed=sorted(changes))
     return updated
 
 
@@ -369,8 +399,9 @@ def remove_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str) ->
     from evalcore.providers.registry import remove_model as _remove
 
     _check(engine, actor, "models", "remove_model")
-    _remove(path, name)
-    _record(engine, actor, "model.delete", "model", name)
+    with transaction(engine) as conn:
+        _remove(_models_in(path, conn), name)
+        _record(conn, actor, "model.delete", "model", name)
 
 
 def import_models(actor: Actor, engine: "Engine", path: ModelsPath, toml_file: Path, *,
@@ -379,8 +410,9 @@ def import_models(actor: Actor, engine: "Engine", path: ModelsPath, toml_file: P
     from evalcore.providers.registry import import_models as _import
 
     _check(engine, actor, "models", "import_models")
-    names = _import(path, toml_file, editor=actor.label, replace=replace)
-    _record(engine, actor, "model.import", "model", ",".join(names), file=str(toml_file))
+    with transaction(engine) as conn:
+        names = _import(_models_in(path, conn), toml_file, editor=actor.label, replace=replace)
+        _record(conn, actor, "model.import", "model", ",".join(names), file=str(toml_file))
     return names
 
 
@@ -437,8 +469,9 @@ def add_user(actor: Actor, engine: "Engine", email: str, role: str, name: str = 
     from evalcore.auth.users import add_user as _add
 
     _check(engine, actor, "users", "add_user")
-    user = _add(engine, email, role, name)
-    _record(engine, actor, "user.add", "user", user.email, role=user.role)
+    with transaction(engine) as conn:
+        user = _add(conn, email, role, name)
+        _record(conn, actor, "user.add", "user", user.email, role=user.role)
     return user
 
 
@@ -447,7 +480,8 @@ def set_role(actor: Actor, engine: "Engine", email: str, role: str) -> Any:
     from evalcore.auth.users import set_role as _set
 
     _check(engine, actor, "users", "set_role", email)
-    user, previous = _set(engine, email, role)
-    _record(engine, actor, "user.set_role", "user", user.email, role=user.role,
-            previous=previous)
+    with transaction(engine) as conn:
+        user, previous = _set(conn, email, role)
+        _record(conn, actor, "user.set_role", "user", user.email, role=user.role,
+                previous=previous)
     return user

@@ -7,7 +7,7 @@ file (keys stay the NAMES of environment variables, resolved where a call is mad
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 DATABASE = "database"
@@ -19,6 +19,16 @@ class ModelsInDatabase:
     """The model list of the database at `db_url`."""
 
     db_url: str
+    bind: Any = field(default=None, compare=False, repr=False)
+    """The Connection of an open transaction on this database: reads and writes join it
+    (an admin's model change and its audit event commit together)."""
+
+    def within(self, conn: Any) -> "ModelsInDatabase":
+        """This list, read and written in `conn`'s transaction when `conn` is on the same
+        database (else as it is)."""
+        same = _same_database(conn.engine.url.render_as_string(hide_password=False),
+                              self.db_url)
+        return replace(self, bind=conn) if same else self
 
     def __str__(self) -> str:
         from sqlalchemy.engine import make_url
@@ -33,7 +43,7 @@ class ModelsInDatabase:
     def _engine(self) -> Any:
         from evalcore.store.db import get_engine
 
-        return get_engine(self.db_url)
+        return self.bind if self.bind is not None else get_engine(self.db_url)
 
     def tables(self) -> dict[str, dict[str, Any]]:
         """Every stored model's settings, by name."""
@@ -66,6 +76,22 @@ class ModelsInDatabase:
                 elif row.config != config:
                     row.config, row.updated_by, row.updated_at = config, editor, utcnow()
                     session.add(row)
+
+
+def _same_database(a: str, b: str) -> bool:
+    """Whether two URLs name one database (a SQLite file however its path is spelt)."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    from evalcore.config import normalize_db_url
+
+    left, right = make_url(normalize_db_url(a)), make_url(normalize_db_url(b))
+    if left.get_backend_name() == right.get_backend_name() == "sqlite":
+        if not left.database or not right.database:
+            return left.database == right.database
+        return Path(left.database).resolve() == Path(right.database).resolve()
+    return left.set(drivername=right.drivername) == right
 
 
 def models_location(db_url: str, models_env: str | None, default_file: Any) -> Any:

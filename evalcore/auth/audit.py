@@ -8,12 +8,14 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from evalcore.auth.identity import Actor
+    from evalcore.store.db import Bind
     from evalcore.store.tables import AuditEvent
 
 
-def record(engine: "Engine", actor: "Actor", action: str, object_type: str = "",
+def record(engine: "Bind", actor: "Actor", action: str, object_type: str = "",
            object_id: Any = "", detail: Optional[dict[str, Any]] = None) -> None:
-    """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...)."""
+    """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...).
+    Given a `store.db.transaction`'s Connection, the event commits with the change."""
     from evalcore.store.db import session_scope
     from evalcore.store.tables import AuditEvent
 

@@ -294,8 +294,9 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
             dataset.item_count = count
             session.add(dataset)
     except IntegrityError as exc:
-        # Another process may have taken the name between our check and the insert.
-        with session_scope(engine) as session:
+        # Another process may have taken the name between our check and the insert
+        # (read afresh: a caller's transaction, if given one, was rolled back).
+        with session_scope(engine.engine, write=False) as session:
             taken = session.exec(select(Dataset.id).where(Dataset.name == name)).first()
         if taken is None:
             raise

@@ -218,6 +218,7 @@ def _update_item(conn: Any, attack_item_id: int, values: dict[str, Any],
 def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: str,
                note: Optional[str] = None, expected_status: Optional[str] = None) -> "AttackItem":
     """Set an item's review status (approve, reject, back to pending) and record who and when."""
+    from evalcore.store.db import transaction
     from evalcore.store.tables import utcnow
 
     _check_status(status)
@@ -227,7 +228,7 @@ def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: 
     values: dict[str, Any] = {"status": status, "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:
         values["note"] = note
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         changed = _update_item(conn, attack_item_id, values, expected_status)
     if not changed:
         raise _conflict(engine, attack_item_id, expected_status)
@@ -255,7 +256,7 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     from sqlalchemy import update
 
     from evalcore.dataset.records import Question
-    from evalcore.store.db import session_scope
+    from evalcore.store.db import session_scope, transaction
     from evalcore.store.tables import Item, utcnow
 
     reviewer = _check_reviewer(reviewer)
@@ -277,7 +278,7 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
         values["note"] = note
     if expected_status is not None:
         _check_status(expected_status)
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         changed = _update_item(conn, attack_item_id, values, expected_status)
         if changed and current.attacked_item_id is not None:
             conn.execute(update(Item).where(Item.id == current.attacked_item_id)
@@ -291,13 +292,14 @@ def approve_unflagged(engine: "Engine", attack_set_id: int, *, reviewer: str) ->
     """Approve every PENDING item without flags; returns how many. Flagged items stay pending."""
     from sqlalchemy import update
 
+    from evalcore.store.db import transaction
     from evalcore.store.tables import AttackItem, utcnow
 
     reviewer = _check_reviewer(reviewer)
     ids = [i.id for i in list_attack_items(engine, attack_set_id, status="pending", flagged=False)]
     now = utcnow()
     changed = 0
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
             rows = conn.execute(

@@ -113,10 +113,10 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
                   "level": level, "source_dataset": source_dataset, "check": check,
                   "similarity": similarity, "allow_duplicate": allow_duplicate,
                   "created_by": created_by}
-        return jobs.create_job(engine, "attack_import", params=params, created_by=created_by,
+        return jobs.create_job(session.connection(), "attack_import", params=params,
+                               created_by=created_by,
                                label=f"import of {filename} ({level} level)",
-                               total=len(parsed.questions) if check else 0,
-                               conn=session.connection())
+                               total=len(parsed.questions) if check else 0)
 
 
 async def import_job(ctx: Any) -> dict[str, Any]:

@@ -3,13 +3,18 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from evalcore.errors import RunError
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.run import RunProgress, model_snapshot
+from evalcore.store.db import Bind, transaction
+
+if TYPE_CHECKING:
+    from evalcore.auth.identity import Actor
+
 
 def stale_after_s() -> float:
     """A queued or running run with no sign of life for two job leases has no worker: none
@@ -19,27 +24,54 @@ def stale_after_s() -> float:
     return 2 * lease_seconds()
 
 
-def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
-               item_ids: Optional[list[int]] = None) -> int:
+def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
+               item_ids: Optional[list[int]] = None, actor: Optional["Actor"] = None,
+               submit_key: Optional[str] = None,
+               audit_detail: Optional[dict[str, Any]] = None) -> int:
     """Validate `spec`, store a queued run with a snapshot of its items and models, return its id.
 
     The snapshot makes a run reproducible and resumable even if the dataset list or
     models.toml changes later; it holds env var names, never API keys. `item_ids` lets
     a kind of run choose its items across datasets (robustness: clean + attacked);
     by default they are the dataset's items after `spec.limit` and `spec.item_ids`.
+
+    The run, its items, its job, the `run.start` audit event of `actor` (who is also the
+    run's creator) and the `submit_key` (`store.submissions.once`: the same key returns
+    the first run) are one transaction: a process dying half-way stores none of them.
     """
+    from evalcore.store.submissions import once
+
+    if actor is not None:
+        spec = spec.model_copy(update={"created_by": actor.attribution(spec.created_by)})
+
+    def make(conn: Connection) -> int:
+        run_id = _insert_run(conn, spec, models_path, item_ids)
+        if actor is not None:
+            from evalcore.auth import audit
+
+            detail = {"kind": spec.kind, **(audit_detail or {})}
+            audit.record(conn, actor, "run.start", "run", run_id,
+                         {k: v for k, v in detail.items() if v is not None})
+        return run_id
+
+    return once(engine, submit_key, "run", make)
+
+
+def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
+                item_ids: Optional[list[int]]) -> int:
+    """The steps of `create_run`, in the caller's transaction."""
     from evalcore.dataset import get_dataset
     from evalcore.providers.registry import get_model
-    from evalcore.store import queries
+    from evalcore.store import jobs, queries
 
-    dataset = get_dataset(engine, spec.dataset)
+    dataset = get_dataset(conn, spec.dataset)
     models = {spec.model: get_model(models_path, spec.model)}
     if spec.judge != "rules":
         models[spec.judge] = get_model(models_path, spec.judge)
     if item_ids is not None:
         item_ids = list(item_ids)
     else:
-        item_ids = queries.dataset_item_ids(engine, dataset.id, limit=spec.limit)
+        item_ids = queries.dataset_item_ids(conn, dataset.id, limit=spec.limit)
     if spec.item_ids is not None:
         wanted = set(spec.item_ids)
         item_ids = [i for i in item_ids if i in wanted]
@@ -48,20 +80,18 @@ def create_run(engine: Engine, spec: RunSpec, models_path: Path, *,
                        f"(limit={spec.limit}, item_ids={spec.item_ids}); pick other items")
     config = {"spec": spec.model_dump(),
               "models": {name: model_snapshot(cfg) for name, cfg in models.items()}}
-    prompts = _checked_prompts(engine, item_ids, spec, dataset.name)
-    run = queries.create_run(engine, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
+    prompts = _checked_prompts(conn, item_ids, spec, dataset.name)
+    run = queries.create_run(conn, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
                              model=spec.model, judge=spec.judge, rounds=spec.rounds,
                              config=config, created_by=spec.created_by,
                              total=len(item_ids) * spec.rounds)
-    queries.add_run_items(engine, int(run.id), list(zip(item_ids, prompts)))
-    from evalcore.store import jobs
-
-    jobs.create_job(engine, "run", run_id=int(run.id), label=_label(run),
+    queries.add_run_items(conn, int(run.id), list(zip(item_ids, prompts)))
+    jobs.create_job(conn, "run", run_id=int(run.id), label=_label(run),
                     created_by=spec.created_by)
     return int(run.id)
 
 
-def _checked_prompts(engine: Engine, item_ids: list[int], spec: RunSpec,
+def _checked_prompts(engine: Bind, item_ids: list[int], spec: RunSpec,
                      dataset: str) -> list[str]:
     """The prompt of each item as the run will send it, after checking the items can be
     scored (a rules-judged run needs reference answers); a bad template or a missing
@@ -76,11 +106,14 @@ def _checked_prompts(engine: Engine, item_ids: list[int], spec: RunSpec,
             for i in item_ids]
 
 
-def start_run(engine: Engine, spec: RunSpec, models_path: Path, *,
-              item_ids: Optional[list[int]] = None) -> int:
+def start_run(engine: Bind, spec: RunSpec, models_path: Path, *,
+              item_ids: Optional[list[int]] = None, actor: Optional["Actor"] = None,
+              submit_key: Optional[str] = None,
+              audit_detail: Optional[dict[str, Any]] = None) -> int:
     """Create a run and queue it; any worker (the app's embedded one, or `python -m
     evalcore worker` processes) executes it. Returns at once with its id."""
-    return create_run(engine, spec, models_path, item_ids=item_ids)
+    return create_run(engine, spec, models_path, item_ids=item_ids, actor=actor,
+                      submit_key=submit_key, audit_detail=audit_detail)
 
 
 def run_in_foreground(engine: Engine, run_id: int,
@@ -161,7 +194,7 @@ class Released(RunError):
         self.job_id = job_id
 
 
-def _claimable_job(engine: Engine, run_id: int, *, force: bool) -> int:
+def _claimable_job(engine: Bind, run_id: int, *, force: bool) -> int:
     """The run's job, made claimable: a finished one requeued, a live one refused (or,
     with `force`, its lease ended so it can be taken over)."""
     from evalcore.store import jobs, queries
@@ -184,37 +217,39 @@ def _claimable_job(engine: Engine, run_id: int, *, force: bool) -> int:
     return int(job.id)
 
 
-def resume_run(engine: Engine, run_id: int) -> int:
+def resume_run(engine: Bind, run_id: int) -> int:
     """Queue a cancelled, failed or stalled run again (a worker finishes it; stored calls
     are never sent again); returns its job id. Refused while a live worker holds it."""
     from evalcore.store import queries
 
-    job_id = _claimable_job(engine, run_id, force=False)
-    queries.update_run(engine, run_id, status="queued", cancel_requested=False, error=None)
+    with transaction(engine) as conn:
+        job_id = _claimable_job(conn, run_id, force=False)
+        queries.update_run(conn, run_id, status="queued", cancel_requested=False, error=None)
     return job_id
 
 
-def retry_failed(engine: Engine, run_id: int) -> tuple[int, int]:
+def retry_failed(engine: Bind, run_id: int) -> tuple[int, int]:
     """Send a finished run's failed calls again: they are kept under a new stage name
     (their record stays), the run is queued, and only they are sent. Returns (calls set
-    aside, job id)."""
+    aside, job id). One transaction: a crash leaves the run as it was."""
     from evalcore.store import jobs, queries
 
-    run = queries.get_run(engine, run_id)
-    job = jobs.run_job(engine, run_id)
-    if run.status not in queries.FINISHED or (job is not None and jobs.lease_alive(job)):
-        raise RunError(f"run {run_id} is {run.status}; retry its failed calls once it has "
-                       "ended (or cancel it first)")
-    moved = queries.archive_failed_calls(engine, run_id)
-    queries.recount_progress(engine, run_id, judged=run.judge != "rules")
-    queries.update_run(engine, run_id, status="queued", cancel_requested=False, error=None,
-                       finished_at=None)
-    if job is None:
-        job_id = jobs.create_job(engine, "run", run_id=run_id, label=_label(run),
-                                 created_by=run.created_by)
-    else:
-        jobs.requeue_job(engine, int(job.id))
-        job_id = int(job.id)
+    with transaction(engine) as conn:
+        run = queries.get_run(conn, run_id)
+        job = jobs.run_job(conn, run_id)
+        if run.status not in queries.FINISHED or (job is not None and jobs.lease_alive(job)):
+            raise RunError(f"run {run_id} is {run.status}; retry its failed calls once it "
+                           "has ended (or cancel it first)")
+        moved = queries.archive_failed_calls(conn, run_id)
+        queries.recount_progress(conn, run_id, judged=run.judge != "rules")
+        queries.update_run(conn, run_id, status="queued", cancel_requested=False,
+                           error=None, finished_at=None)
+        if job is None:
+            job_id = jobs.create_job(conn, "run", run_id=run_id, label=_label(run),
+                                     created_by=run.created_by)
+        else:
+            jobs.requeue_job(conn, int(job.id))
+            job_id = int(job.id)
     return moved, job_id
 
 
@@ -273,7 +308,7 @@ def waiting_text(engine: Engine, run: Any, now: Optional[datetime] = None) -> Op
     return "waiting for a worker: a free worker takes it within seconds"
 
 
-def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None:
+def check_resumable(engine: Bind, run_id: int, *, force: bool = False) -> None:
     """Refuse to resume a finished run, or one that another live worker is executing."""
     from evalcore.store import jobs, queries
 
@@ -286,15 +321,16 @@ def check_resumable(engine: Engine, run_id: int, *, force: bool = False) -> None
                        "for it, or pass --force to take it over")
 
 
-def cancel_run(engine: Engine, run_id: int) -> None:
+def cancel_run(engine: Bind, run_id: int) -> None:
     """Ask a run to stop; whichever worker executes it stops after its calls in flight
     (a run still queued is cancelled at once)."""
     from evalcore.store import jobs, queries
 
-    queries.request_cancel(engine, run_id)
-    job = jobs.run_job(engine, run_id)
-    if job is not None:
-        jobs.cancel_job(engine, int(job.id))
+    with transaction(engine) as conn:
+        queries.request_cancel(conn, run_id)
+        job = jobs.run_job(conn, run_id)
+        if job is not None:
+            jobs.cancel_job(conn, int(job.id))
 
 
 def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Union
 
 from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, Engine
@@ -108,10 +108,42 @@ def _make_folder(folder: Path) -> None:
         ) from None
 
 
-def reader(engine: Engine) -> Engine:
+Bind = Union[Engine, Connection]
+"""What the store's functions take: an Engine (each call is its own transaction) or the
+Connection of an open `transaction` (the call joins it; the caller commits once)."""
+
+
+def reader(engine: Bind) -> Bind:
     """`engine` (same pool) for transactions that only read: on SQLite they start with a
-    deferred BEGIN, so a long read (an export) never holds up the runner's writes."""
+    deferred BEGIN, so a long read (an export) never holds up the runner's writes. A
+    Connection is returned as it is: a read inside a transaction sees its writes."""
+    if isinstance(engine, Connection):
+        return engine
     return engine.execution_options(**{_READ: True})
+
+
+@contextmanager
+def transaction(bind: Bind) -> Iterator[Connection]:
+    """One write transaction: on an Engine a new one, committed when the block ends and
+    rolled back if it raises; on a Connection the caller's open one (nothing committed
+    here). Every step of an action runs in it, so a process dying between two steps
+    leaves everything or nothing stored (issue #22)."""
+    if isinstance(bind, Connection):
+        yield bind
+        return
+    with bind.begin() as conn:
+        yield conn
+
+
+@contextmanager
+def reading(bind: Bind) -> Iterator[Connection]:
+    """A connection to read with: a deferred read transaction of its own on an Engine,
+    the caller's transaction on a Connection (so it sees what that wrote)."""
+    if isinstance(bind, Connection):
+        yield bind
+        return
+    with reader(bind).connect() as conn:
+        yield conn
 
 
 _engines: dict[str, Engine] = {}
@@ -136,12 +168,14 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def session_scope(engine: Engine, *, write: bool = True) -> Iterator[Session]:
+def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
     """A session that commits on success and rolls back on error.
 
     On SQLite the write lock is taken when the transaction starts, so a read-then-write
     session cannot fail with "database is locked"; pass `write=False` for sessions that
-    only read (a page, an export), which then never hold up the runner.
+    only read (a page, an export), which then never hold up the runner. Given the
+    Connection of a `transaction`, the session works inside it: its commit only flushes,
+    its rollback (an error) rolls the whole transaction back.
     """
     bind = engine if write else reader(engine)
     with Session(bind, expire_on_commit=False) as session:

@@ -17,11 +17,11 @@ from datetime import timedelta
 from typing import Any, Iterable, Optional
 
 from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from evalcore.errors import RunError
-from evalcore.store.db import reader
+from evalcore.store.db import Bind, reader, reading, transaction
 from evalcore.store.tables import Job, Run, utcnow
 
 log = logging.getLogger(__name__)
@@ -69,11 +69,11 @@ def _until(conn: Connection, seconds: float) -> Any:
 # ------------------------------------------------------------------ create / read
 
 
-def create_job(engine: Engine, kind: str, *, run_id: Optional[int] = None,
+def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
                attack_set_id: Optional[int] = None, params: Optional[dict[str, Any]] = None,
-               label: str = "", created_by: str = "", total: int = 0,
-               conn: Optional[Connection] = None) -> int:
-    """Queue a job and return its id (in `conn`'s transaction when given)."""
+               label: str = "", created_by: str = "", total: int = 0) -> int:
+    """Queue a job and return its id (in the caller's transaction when `engine` is the
+    Connection of a `store.db.transaction`)."""
     if kind not in KINDS:
         raise RunError(f"unknown job kind {kind!r}; one of {', '.join(KINDS)}")
     values = dict(kind=kind, run_id=run_id, attack_set_id=attack_set_id, params=params or {},
@@ -81,13 +81,11 @@ def create_job(engine: Engine, kind: str, *, run_id: Optional[int] = None,
                   token=0, attempts=0, max_attempts=3, done=0, cancel_requested=False,
                   result={}, created_at=utcnow())
     stmt = Job.__table__.insert().values(**values).returning(Job.__table__.c.id)
-    if conn is not None:
+    with transaction(engine) as conn:
         return int(conn.execute(stmt).scalar_one())
-    with engine.begin() as c:
-        return int(c.execute(stmt).scalar_one())
 
 
-def get_job(engine: Engine, job_id: int) -> Job:
+def get_job(engine: Bind, job_id: int) -> Job:
     """The job `job_id`; RunError if there is none."""
     with Session(reader(engine)) as session:
         job = session.get(Job, job_id)
@@ -96,7 +94,7 @@ def get_job(engine: Engine, job_id: int) -> Job:
     return job
 
 
-def list_jobs(engine: Engine, *, kind: Optional[str] = None, status: Iterable[str] = (),
+def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str] = (),
               run_id: Optional[int] = None, limit: int = 100) -> list[Job]:
     """The newest jobs first, optionally of one kind, statuses or run."""
     query = select(Job).order_by(Job.id.desc()).limit(limit)  # type: ignore[union-attr]
@@ -111,7 +109,7 @@ def list_jobs(engine: Engine, *, kind: Optional[str] = None, status: Iterable[st
         return list(session.scalars(query))
 
 
-def attack_set_jobs(engine: Engine) -> dict[int, Job]:
+def attack_set_jobs(engine: Bind) -> dict[int, Job]:
     """{attack set id: its newest job}: whether a set without items is still queued,
     being generated, or failed (an empty set is not "0 items - generated")."""
     query = (select(Job).where(Job.attack_set_id.is_not(None))  # type: ignore[union-attr]
@@ -123,7 +121,7 @@ def attack_set_jobs(engine: Engine) -> dict[int, Job]:
     return newest
 
 
-def run_job(engine: Engine, run_id: int) -> Optional[Job]:
+def run_job(engine: Bind, run_id: int) -> Optional[Job]:
     """The newest job of kind 'run' executing `run_id` (None for runs made before jobs)."""
     jobs = list_jobs(engine, kind="run", run_id=run_id, limit=1)
     return jobs[0] if jobs else None
@@ -141,11 +139,11 @@ def lease_alive(job: Job) -> bool:
     return expires > utcnow()
 
 
-def busy_workers(engine: Engine) -> dict[str, int]:
+def busy_workers(engine: Bind) -> dict[str, int]:
     """Workers alive by the database's evidence, each with the jobs it holds: a worker
     renews (heartbeats) the lease of every job it executes, so a lease that lies ahead
     means a live worker, busy. An idle worker leaves no trace; this cannot see it."""
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         rows = conn.execute(
             select(Job.owner, func.count(Job.id))  # type: ignore[arg-type]
             .where(Job.status == "running", Job.lease_expires_at > now_expr(conn))
@@ -166,7 +164,7 @@ def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
     return cond
 
 
-def claim_job(engine: Engine, owner: str, *, kinds: Optional[Iterable[str]] = None,
+def claim_job(engine: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None,
               job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Job]:
     """Take the oldest claimable job (or `job_id` if claimable) for `owner`; None if none.
 
@@ -175,7 +173,7 @@ def claim_job(engine: Engine, owner: str, *, kinds: Optional[Iterable[str]] = No
     (its worker died each time) is marked failed instead of being claimed again.
     """
     lease_s = lease_seconds() if lease_s is None else lease_s
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         _fail_exhausted(conn)
         query = (select(Job.id).where(_claimable(conn, kinds)).order_by(Job.id).limit(1)
                  .with_for_update(skip_locked=True))
@@ -234,16 +232,16 @@ def hold(conn: Connection, fence: Fence, *, done: Optional[int] = None,
     return bool(cancel)
 
 
-def renew(engine: Engine, fence: Fence, **progress: Optional[int]) -> bool:
+def renew(engine: Bind, fence: Fence, **progress: Optional[int]) -> bool:
     """`hold` in its own transaction (the worker's lease keeper); returns cancel asked."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         return hold(conn, fence, **progress)
 
 
-def finish_job(engine: Engine, fence: Fence, status: str, *, error: Optional[str] = None,
+def finish_job(engine: Bind, fence: Fence, status: str, *, error: Optional[str] = None,
                result: Optional[dict[str, Any]] = None) -> None:
     """End a job the worker still holds (LeaseLost otherwise)."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         hold(conn, fence)
         values: dict[str, Any] = {"status": status, "error": error, "finished_at": now_expr(conn),
                                   "lease_expires_at": None}
@@ -252,10 +250,10 @@ def finish_job(engine: Engine, fence: Fence, status: str, *, error: Optional[str
         conn.execute(update(Job).where(Job.id == fence.job_id).values(**values))
 
 
-def release_job(engine: Engine, fence: Fence) -> None:
+def release_job(engine: Bind, fence: Fence) -> None:
     """Give a job back at once (a worker stopping): queued again, claimable now, and the
     claim does not count as an attempt."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         hold(conn, fence)
         conn.execute(update(Job).where(Job.id == fence.job_id).values(
             status="queued", owner="", lease_expires_at=None,
@@ -264,9 +262,9 @@ def release_job(engine: Engine, fence: Fence) -> None:
         _mirror_run(conn, fence.job_id, status="queued")
 
 
-def requeue_job(engine: Engine, job_id: int) -> None:
+def requeue_job(engine: Bind, job_id: int) -> None:
     """Queue a finished or stuck job again with fresh attempts (a user's 'resume')."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         job = conn.execute(select(Job.status, Job.lease_expires_at).where(Job.id == job_id)
                            ).one_or_none()
         if job is None:
@@ -277,9 +275,9 @@ def requeue_job(engine: Engine, job_id: int) -> None:
         _mirror_run(conn, job_id, status="queued", clear_cancel=True)
 
 
-def cancel_job(engine: Engine, job_id: int) -> bool:
+def cancel_job(engine: Bind, job_id: int) -> bool:
     """Ask a job to stop; a job still queued is cancelled at once. False if finished."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         status = conn.execute(select(Job.status).where(Job.id == job_id)).scalar_one_or_none()
         if status is None:
             raise RunError(f"job {job_id} not found")
@@ -311,9 +309,9 @@ def _mirror_run(conn: Connection, job_id: int, *, status: str, error: Optional[s
     conn.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
-def expire_lease(engine: Engine, job_id: int) -> None:
+def expire_lease(engine: Bind, job_id: int) -> None:
     """End a running job's lease now, so the next claim takes it over (`--force`); the
     worker that held it finds its token stale at its next write and stops."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         conn.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(
             lease_expires_at=now_expr(conn) - timedelta(seconds=1)))

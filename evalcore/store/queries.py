@@ -1,6 +1,8 @@
 """The reads and writes the runner, the pages and the CLI share.
 
-Each function opens its own short transaction, so it is safe from any thread or process.
+Each function opens its own short transaction, so it is safe from any thread or process;
+given the Connection of a `store.db.transaction` instead of the engine, it joins that
+transaction (an action's steps then commit together, once).
 The hot path of a run (`record_calls`, `add_progress`, `heartbeat`) is plain SQL
 statements: no ORM loading, atomic increments, and a unique unit (run, item, round,
 stage) that is written once even when a resumed run or a second process repeats it.
@@ -15,13 +17,13 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
 from sqlalchemy import func, insert, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 from pydantic_core import PydanticUndefined
 from sqlmodel import Session
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
-from evalcore.store.db import reader, session_scope
+from evalcore.store.db import Bind, reader, reading, session_scope, transaction
 from evalcore.store.tables import Call, Run, utcnow
 
 FINISHED = ("done", "failed", "cancelled")
@@ -55,7 +57,7 @@ def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
 # ------------------------------------------------------------------ runs
 
 
-def create_run(engine: Engine, **fields: Any) -> Run:
+def create_run(engine: Bind, **fields: Any) -> Run:
     """Insert a run (status 'queued' unless given) and return it with its id."""
     _check_run_fields(fields)
     run = Run(**_clean_run_fields(fields))
@@ -66,7 +68,7 @@ def create_run(engine: Engine, **fields: Any) -> Run:
     return run
 
 
-def get_run(engine: Engine, run_id: int) -> Run:
+def get_run(engine: Bind, run_id: int) -> Run:
     """The run `run_id`; raises RunError if there is none."""
     with Session(reader(engine)) as session:
         run = session.get(Run, run_id)
@@ -76,7 +78,7 @@ def get_run(engine: Engine, run_id: int) -> Run:
     return run
 
 
-def list_runs(engine: Engine, kind: str | None = None, limit: int = 100,
+def list_runs(engine: Bind, kind: str | None = None, limit: int = 100,
               status: str | None = None) -> list[Run]:
     """The newest runs first, optionally of one kind and/or status."""
     query = select(Run).order_by(Run.id.desc()).limit(limit)  # type: ignore[union-attr]
@@ -88,11 +90,11 @@ def list_runs(engine: Engine, kind: str | None = None, limit: int = 100,
         return list(session.scalars(query))
 
 
-def update_run(engine: Engine, run_id: int, **fields: Any) -> Run:
+def update_run(engine: Bind, run_id: int, **fields: Any) -> Run:
     """Set `fields` on run `run_id` and return the updated run; RunError if missing."""
     _check_run_fields(fields)
     if fields:
-        with engine.begin() as conn:
+        with transaction(engine) as conn:
             result = conn.execute(update(Run).where(Run.id == run_id)
                                   .values(**_clean_run_fields(fields)))
         if result.rowcount == 0:
@@ -100,7 +102,7 @@ def update_run(engine: Engine, run_id: int, **fields: Any) -> Run:
     return get_run(engine, run_id)
 
 
-def delete_run(engine: Engine, run_id: int) -> Run:
+def delete_run(engine: Bind, run_id: int) -> Run:
     """Delete a run with its calls and jobs; refused while a worker is executing it."""
     from sqlalchemy import delete
 
@@ -112,7 +114,7 @@ def delete_run(engine: Engine, run_id: int) -> Run:
     if live:
         raise RunError(f"run {run_id} is being executed by {live[0].owner}; cancel it first "
                        f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         conn.execute(delete(Call).where(Call.run_id == run_id))
         conn.execute(delete(RunItem).where(RunItem.run_id == run_id))
         conn.execute(delete(Job).where(Job.run_id == run_id))
@@ -120,12 +122,12 @@ def delete_run(engine: Engine, run_id: int) -> Run:
     return run
 
 
-def request_cancel(engine: Engine, run_id: int) -> bool:
+def request_cancel(engine: Bind, run_id: int) -> bool:
     """Ask a queued or running run to stop; False if it had already finished.
 
     The runner polls `cancel_requested`; this works across processes.
     """
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         result = conn.execute(update(Run)
                               .where(Run.id == run_id, Run.status.not_in(FINISHED))
                               .values(cancel_requested=True))
@@ -135,14 +137,14 @@ def request_cancel(engine: Engine, run_id: int) -> bool:
     return True
 
 
-def add_progress(engine: Engine, run_id: int, done: int = 0, errors: int = 0,
+def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
                  retries: int = 0) -> bool:
     """Add to the run's counters atomically (also a heartbeat); safe from many writers.
 
     Returns whether a cancel was requested, so the runner's periodic flush doubles as
     its cancel poll; RunError if the run is gone.
     """
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         cancel = conn.execute(update(Run).where(Run.id == run_id).values(
             done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
             heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
@@ -151,7 +153,7 @@ def add_progress(engine: Engine, run_id: int, done: int = 0, errors: int = 0,
     return bool(cancel)
 
 
-def progress(engine: Engine, run_id: int) -> dict[str, Any]:
+def progress(engine: Bind, run_id: int) -> dict[str, Any]:
     """Counters of the run plus `rate` (done per second since start) and `eta` (seconds
     left, None while unknown); read from the Run row only, so it is cheap to poll."""
     run = get_run(engine, run_id)
@@ -173,7 +175,7 @@ def progress(engine: Engine, run_id: int) -> dict[str, Any]:
 # ------------------------------------------------------------------ calls
 
 
-def record_calls(engine: Engine, calls: Iterable[Call | Mapping[str, Any]], *,
+def record_calls(engine: Bind, calls: Iterable[Call | Mapping[str, Any]], *,
                  count_progress: bool = False) -> int:
     """Store calls in one transaction; returns how many were new.
 
@@ -187,11 +189,11 @@ def record_calls(engine: Engine, calls: Iterable[Call | Mapping[str, Any]], *,
     rows = [_call_row(call) for call in calls]
     if not rows:
         return 0
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         return _insert_calls(conn, rows, count_progress=count_progress)
 
 
-def flush_run(engine: Engine, run_id: int, calls: Iterable[Mapping[str, Any]], *,
+def flush_run(engine: Bind, run_id: int, calls: Iterable[Mapping[str, Any]], *,
               fence: Any, done: int = 0, errors: int = 0, retries: int = 0) -> bool:
     """A runner's periodic write, fenced: renew the job's lease, store finished calls and
     add progress in one transaction; LeaseLost (nothing written) if the job was taken
@@ -199,7 +201,7 @@ def flush_run(engine: Engine, run_id: int, calls: Iterable[Mapping[str, Any]], *
     from evalcore.store.jobs import hold
 
     rows = [_call_row(call) for call in calls]
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         cancel = hold(conn, fence)
         if rows:
             _insert_calls(conn, rows)
@@ -211,14 +213,14 @@ def flush_run(engine: Engine, run_id: int, calls: Iterable[Mapping[str, Any]], *
     return cancel or bool(run_cancel)
 
 
-def record_calls_fenced(engine: Engine, calls: Iterable[Mapping[str, Any]], *,
+def record_calls_fenced(engine: Bind, calls: Iterable[Mapping[str, Any]], *,
                         fence: Any, done: int | None = None, total: int | None = None) -> int:
     """`record_calls` for a job's worker: the job's lease is renewed (and its progress
     set) in the same transaction, or LeaseLost and nothing is written."""
     from evalcore.store.jobs import hold
 
     rows = [_call_row(call) for call in calls]
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         hold(conn, fence, done=done, total=total)
         return _insert_calls(conn, rows) if rows else 0
 
@@ -248,10 +250,10 @@ def _insert_calls(conn: Connection, rows: list[dict[str, Any]], *,
     return len(new)
 
 
-def archive_failed_calls(engine: Engine, run_id: int) -> int:
+def archive_failed_calls(engine: Bind, run_id: int) -> int:
     """Move a run's failed calls out of the way (stage `answer` -> `answer#<call id>`), so
     a resume sends them again while their record stays; returns how many."""
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         ids = list(conn.execute(select(Call.id).where(
             Call.run_id == run_id, Call.error.is_not(None),  # type: ignore[union-attr]
             Call.stage.in_(("answer", "judge")))).scalars())  # type: ignore[attr-defined]
@@ -261,14 +263,14 @@ def archive_failed_calls(engine: Engine, run_id: int) -> int:
     return len(ids)
 
 
-def answer_outcome(engine: Engine, run_id: int) -> tuple[int, int, str | None]:
+def answer_outcome(engine: Bind, run_id: int) -> tuple[int, int, str | None]:
     """(answer calls, failed answer calls, the first failure's error) of a run."""
     query = select(func.count(), func.count(Call.error)).where(
         Call.run_id == run_id, Call.stage == "answer")
     first = (select(Call.error).where(Call.run_id == run_id, Call.stage == "answer",
                                       Call.error.is_not(None))  # type: ignore[union-attr]
              .order_by(Call.id).limit(1))
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         calls, failed = conn.execute(query).one()
         error = conn.execute(first).scalar_one_or_none()
     return int(calls), int(failed), error
@@ -288,7 +290,7 @@ def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tup
     return new
 
 
-def done_units(engine: Engine, run_id: int, *,
+def done_units(engine: Bind, run_id: int, *,
                include_failed: bool = True) -> set[tuple[int, int, str]]:
     """The (item_id, round, stage) units of the run already stored, to skip on resume.
 
@@ -297,25 +299,25 @@ def done_units(engine: Engine, run_id: int, *,
     query = select(Call.item_id, Call.round, Call.stage).where(Call.run_id == run_id)
     if not include_failed:
         query = query.where(Call.error.is_(None))  # type: ignore[union-attr]
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return {(item, rnd, stage) for item, rnd, stage in conn.execute(query)}
 
 
-def count_calls(engine: Engine, run_id: int, stage: str | None = None) -> int:
+def count_calls(engine: Bind, run_id: int, stage: str | None = None) -> int:
     """How many calls of the run are stored (optionally of one stage)."""
     query = select(func.count()).select_from(Call).where(Call.run_id == run_id)
     if stage is not None:
         query = query.where(Call.stage == stage)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return int(conn.execute(query).scalar_one())
 
 
-def run_calls(engine: Engine, run_id: int, stage: str | None = None) -> list[Call]:
+def run_calls(engine: Bind, run_id: int, stage: str | None = None) -> list[Call]:
     """All calls of a run in (item, round, stage) order; use `iter_calls` for big runs."""
     return list(iter_calls(engine, run_id, stage=stage))
 
 
-def iter_calls(engine: Engine, run_id: int, batch: int = 1000,
+def iter_calls(engine: Bind, run_id: int, batch: int = 1000,
                stage: str | None = None, stage_prefix: str | None = None) -> Iterator[Call]:
     """Stream a run's calls in (item, round, stage) order, `batch` rows in memory at a time,
     optionally of one stage or of the stages starting with `stage_prefix`.
@@ -336,7 +338,7 @@ def iter_calls(engine: Engine, run_id: int, batch: int = 1000,
                 yield call
 
 
-def unjudged_answers(engine: Engine, run_id: int) -> list[tuple[int, int, str]]:
+def unjudged_answers(engine: Bind, run_id: int) -> list[tuple[int, int, str]]:
     """(item_id, round, answer) of successful answer calls with no judge call yet, in
     unit order: what a resumed run with a judge model still has to judge."""
     from sqlalchemy import and_
@@ -350,25 +352,25 @@ def unjudged_answers(engine: Engine, run_id: int) -> list[tuple[int, int, str]]:
                     Call.error.is_(None), Call.answer.is_not(None),  # type: ignore[union-attr]
                     judge.id.is_(None))  # type: ignore[union-attr]
              .order_by(Call.item_id, Call.round))  # type: ignore[arg-type]
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return [(item, rnd, answer) for item, rnd, answer in conn.execute(query)]
 
 
-def call_stats(engine: Engine, run_id: int) -> dict[str, Any]:
+def call_stats(engine: Bind, run_id: int) -> dict[str, Any]:
     """Totals over a run's stored calls: calls, errors, tokens (prompt + completion),
     prompt_tokens, completion_tokens, mean_latency_ms (None without latencies)."""
     query = select(func.count(), func.count(Call.error),
                    func.coalesce(func.sum(Call.prompt_tokens), 0),
                    func.coalesce(func.sum(Call.completion_tokens), 0),
                    func.avg(Call.latency_ms)).where(Call.run_id == run_id)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         calls, errors, prompt, completion, latency = conn.execute(query).one()
     return {"calls": int(calls), "errors": int(errors), "tokens": int(prompt + completion),
             "prompt_tokens": int(prompt), "completion_tokens": int(completion),
             "mean_latency_ms": None if latency is None else float(latency)}
 
 
-def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[dict[str, Any]]:
+def iter_call_rows(engine: Bind, run_id: int, batch: int = 1000) -> Iterator[dict[str, Any]]:
     """Stream a run's calls joined with their items as plain dicts, ordered by item
     position (`item_idx`), round, then stage ('answer' before 'judge'): the export rows.
 
@@ -389,7 +391,7 @@ def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[d
              .where(Call.run_id == run_id)
              .order_by(Item.idx, Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
              .execution_options(yield_per=batch))
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         items = {item_id: {"item_idx": idx, "question": question, "reference": reference,
                            "choices": choices, "task_type": task_type, "language": language}
                  for item_id, idx, question, reference, choices, task_type, language
@@ -403,18 +405,18 @@ def iter_call_rows(engine: Engine, run_id: int, batch: int = 1000) -> Iterator[d
 # ------------------------------------------------------------------ items
 
 
-def dataset_item_ids(engine: Engine, dataset_id: int, limit: int | None = None) -> list[int]:
+def dataset_item_ids(engine: Bind, dataset_id: int, limit: int | None = None) -> list[int]:
     """Ids of a dataset's items in file order, the first `limit` if given."""
     from evalcore.store.tables import Item
 
     query = select(Item.id).where(Item.dataset_id == dataset_id).order_by(Item.idx)
     if limit is not None:
         query = query.limit(limit)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return list(conn.execute(query).scalars())
 
 
-def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int = 0,
+def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int = 0,
                limit: int = 50) -> tuple[list[dict[str, Any]], int]:
     """One page of a dataset's items in file order, and how many match `search`.
 
@@ -438,7 +440,7 @@ def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int
         where.append(or_(*found))
     columns = (Item.idx, Item.question, Item.reference, Item.choices, Item.task_type,
                Item.language)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         total = int(conn.execute(select(func.count(Item.id)).where(*where)).scalar_one())
         rows = conn.execute(select(*columns).where(*where).order_by(Item.idx)
                             .offset(max(offset, 0)).limit(max(limit, 0))).all()
@@ -447,24 +449,24 @@ def list_items(engine: Engine, dataset_id: int, *, search: str = "", offset: int
             for r in rows], total
 
 
-def add_run_items(engine: Engine, run_id: int, items: list[tuple[int, str | None]]) -> None:
+def add_run_items(engine: Bind, run_id: int, items: list[tuple[int, str | None]]) -> None:
     """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
     from evalcore.store.tables import RunItem
 
     rows = [{"run_id": run_id, "position": n, "item_id": item_id, "prompt": prompt}
             for n, (item_id, prompt) in enumerate(items)]
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         for start in range(0, len(rows), 1000):
             conn.execute(insert(RunItem), rows[start:start + 1000])
 
 
-def run_item_ids(engine: Engine, run_id: int) -> list[int]:
+def run_item_ids(engine: Bind, run_id: int) -> list[int]:
     """A run's item ids in the order it asks them: its run_item rows, else (runs made
     before them) `config["item_ids"]`, else every item of its dataset."""
     from evalcore.store.tables import RunItem
 
     query = select(RunItem.item_id).where(RunItem.run_id == run_id).order_by(RunItem.position)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         ids = list(conn.execute(query).scalars())
     if ids:
         return ids
@@ -478,17 +480,17 @@ def run_item_ids(engine: Engine, run_id: int) -> list[int]:
     return dataset_item_ids(engine, run.dataset_id)
 
 
-def run_prompts(engine: Engine, run_id: int) -> dict[int, str]:
+def run_prompts(engine: Bind, run_id: int) -> dict[int, str]:
     """{item_id: the prompt the run sends} for the items whose prompt is stored."""
     from evalcore.store.tables import RunItem
 
     query = select(RunItem.item_id, RunItem.prompt).where(RunItem.run_id == run_id,
                                                           RunItem.prompt.is_not(None))  # type: ignore[union-attr]
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return {item_id: prompt for item_id, prompt in conn.execute(query)}
 
 
-def questions_by_id(engine: Engine, item_ids: list[int], *, what: str) -> dict[int, Any]:
+def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int, Any]:
     """{item_id: Question} in the order of `item_ids`; RunError naming `what` if some
     are no longer in the database."""
     from evalcore.dataset.records import Question
@@ -507,7 +509,7 @@ def questions_by_id(engine: Engine, item_ids: list[int], *, what: str) -> dict[i
     return {i: Question.model_validate(found[i]) for i in item_ids}
 
 
-def run_questions(engine: Engine, run_id: int) -> dict[int, Any]:
+def run_questions(engine: Bind, run_id: int) -> dict[int, Any]:
     """{item_id: Question} of a run in the order the run asks them (`run_item_ids`)."""
     return questions_by_id(engine, run_item_ids(engine, run_id), what=f"run {run_id}")
 
@@ -571,7 +573,7 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def recount_progress(engine: Engine, run_id: int, *, judged: bool) -> tuple[int, int]:
+def recount_progress(engine: Bind, run_id: int, *, judged: bool) -> tuple[int, int]:
     """(done, errors) of a run recomputed from its stored calls, and written to the run.
 
     A unit (item, round) is done when its verdict is stored: its judge call when the run
@@ -582,9 +584,9 @@ def recount_progress(engine: Engine, run_id: int, *, judged: bool) -> tuple[int,
     answer_errors = func.count(Call.error).filter(Call.stage == "answer")
     finished = func.count().filter(Call.stage == ("judge" if judged else "answer"))
     query = select(finished, answer_errors).where(Call.run_id == run_id)
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         verdicts, errors = conn.execute(query).one()
     done = int(verdicts) + (int(errors) if judged else 0)
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         conn.execute(update(Run).where(Run.id == run_id).values(done=done, errors=int(errors)))
     return done, int(errors)

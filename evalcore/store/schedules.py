@@ -233,10 +233,10 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
             else:
                 sr = conn.execute(table.insert().values(due_at=due, status="queued", **base)
                                   .returning(table.c.id)).scalar_one()
-                job_id = create_job(engine, "schedule", params={"schedule_run": int(sr),
-                                                                 "step": "create"},
+                job_id = create_job(conn, "schedule", params={"schedule_run": int(sr),
+                                                               "step": "create"},
                                     label=f"schedule {schedule_id} due {due:%H:%M:%S}",
-                                    created_by=row.created_by, conn=conn)
+                                    created_by=row.created_by)
             for when in missed:
                 conn.execute(table.insert().values(
                     due_at=when, status="skipped", **base,
@@ -275,7 +275,7 @@ def enqueue_checks(engine: Engine) -> list[int]:
                 ScheduleRun.id == sr, ScheduleRun.verdict.is_(None))  # type: ignore[union-attr]
                 .values(verdict="checking")).rowcount
             if won == 1:
-                made.append(create_job(engine, "schedule", conn=conn,
+                made.append(create_job(conn, "schedule",
                                        params={"schedule_run": int(sr), "step": "check"},
                                        label=f"gate of scheduled row {sr}"))
     return made
