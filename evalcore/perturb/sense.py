@@ -96,14 +96,16 @@ def neighbour_noun(tokens: Sequence[Token], start: int, end: int, role: str) -> 
                 continue
             return word if _is_noun(word) else None
         return None
-    for word in _words(tokens, end, 1):
-        if word.lower() in _SKIP_AFTER:
-            continue
+    import lemminflect
+
+    after = [w for w in _words(tokens, end, 1, limit=5) if w.lower() not in _SKIP_AFTER]
+    for n, word in enumerate(after):
+        adjective = "ADJ" in lemminflect.getAllLemmas(word.lower())
+        if adjective and n + 1 < len(after):
+            continue  # "a heavy box": the noun comes after its adjectives
         if _is_noun(word):
             return word
-        import lemminflect
-
-        if "ADJ" not in lemminflect.getAllLemmas(word.lower()):
+        if not adjective:
             return None  # "carrying quickly": not a noun phrase
     return None
 
