@@ -185,3 +185,62 @@ def test_any_choice_item_keeps_its_options_count_order_numbers_and_names(
         assert numbers(old, "en") == numbers(new, "en")
         assert set(entities(old, "en")) <= set(entities(new, "en"))
     assert not {"number_changed", "entity_changed"} & set(result.flags)
+
+
+def _codah_csv(path, rows):
+    import csv
+
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["attribute", "Question prompt", "choice0", "choice1", "choice2",
+                         "choice3", "answer"])
+        for prompt, choices, answer in rows:
+            writer.writerow(["o", prompt, *choices, answer])
+    return path
+
+
+def test_stored_set_review_and_export_carry_the_attacked_options(engine, tmp_path,
+                                                                  wordnet_ready):
+    """The derived item asks the attacked options; the review sees their diff; the export
+    keeps the method's columns and adds attacked_choiceN and synword_where."""
+    import csv
+
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.export import write_attack_set_csv
+    from evalcore.perturb.review import list_attack_items, option_diffs
+    from evalcore.perturb.sets import make_attack_set
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    rows = [(CODAH.question, CODAH.choices, 3)] * 6
+    import_dataset(engine, _codah_csv(tmp_path / "codah.csv", rows), name="codah_small")
+    attack_set = make_attack_set(engine, dataset="codah_small", level="word", seed=3,
+                                 params={"similarity": False})
+    items = list_attack_items(engine, int(attack_set.id))
+    diffs = option_diffs(engine, items)
+    assert diffs, "no option was attacked in 6 items"
+    with session_scope(engine, write=False) as session:
+        for item in items:
+            clean = session.get(Item, item.source_item_id)
+            derived = session.get(Item, item.attacked_item_id)
+            assert derived.reference == clean.reference
+            assert len(derived.choices) == len(clean.choices)
+            changed = [i for i, (a, b) in enumerate(zip(clean.choices, derived.choices))
+                       if a != b]
+            assert [i for i, _, _ in diffs.get(int(item.id), [])] == changed
+            places = {w for p in item.pairs if len(p) == 3 for w in p[2].split(", ")}
+            assert {f"option {i}" for i in changed} <= places
+    path = tmp_path / "out.csv"
+    write_attack_set_csv(engine, int(attack_set.id), path)
+    with path.open(encoding="utf-8-sig") as fh:
+        out = list(csv.DictReader(fh))
+    header = list(out[0])
+    assert header[:7] == ["attribute", "Question prompt", "choice0", "choice1", "choice2",
+                          "choice3", "answer"]
+    assert header.index("attacked_question") < header.index("attacked_choice0") \
+        < header.index("attack_num") < header.index("synword_pairs") \
+        < header.index("synword_where")
+    for row, item in zip(out, items):
+        assert row["answer"] == "3"
+        for i, before, after in diffs.get(int(item.id), []):
+            assert row[f"attacked_choice{i}"] == after and row[f"choice{i}"] == before
