@@ -217,9 +217,9 @@ def _flags_line(item: Any) -> str:
 
     flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
     sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
-    pairs = " · ".join(f"{a} → {b}" + (f" ({_where(p)})" if len(p) == 3 else "")
-                       for p in item.pairs or [] if p in unique_pairs([p])
-                       for a, b in [p[:2]])
+    where = {(str(p[0]), str(p[1])): _where(p) for p in item.pairs or [] if len(p) == 3}
+    pairs = " · ".join(f"{a} → {b}" + (f" ({where[a, b]})" if (a, b) in where else "")
+                       for a, b in unique_pairs(item.pairs))
     parts = [f"insertions/replacements **{item.attack_num}**", f"similarity **{sim}**",
              f"flags {flags}"]
     if pairs:
