@@ -244,3 +244,23 @@ def test_stored_set_review_and_export_carry_the_attacked_options(engine, tmp_pat
         assert row["answer"] == "3"
         for i, before, after in diffs.get(int(item.id), []):
             assert row[f"attacked_choice{i}"] == after and row[f"choice{i}"] == before
+
+
+def test_editing_the_question_keeps_the_option_swaps(engine, tmp_path, wordnet_ready):
+    """A reviewer's edit is of the question: the option swaps stay in the pairs, and an
+    item whose options changed is not `unchanged` even when the question is restored."""
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.review import edit_attack_item, list_attack_items, option_diffs
+    from evalcore.perturb.sets import make_attack_set
+
+    rows = [(CODAH.question, CODAH.choices, 3)] * 6
+    import_dataset(engine, _codah_csv(tmp_path / "codah.csv", rows), name="codah_edit")
+    attack_set = make_attack_set(engine, dataset="codah_edit", level="word", seed=3,
+                                 params={"similarity": False})
+    items = list_attack_items(engine, int(attack_set.id))
+    diffs = option_diffs(engine, items)
+    item = next(i for i in items if int(i.id) in diffs)
+    option_pairs = [p for p in item.pairs if len(p) == 3 and "option" in p[2]]
+    edited = edit_attack_item(engine, int(item.id), CODAH.question, reviewer="ann")
+    assert "unchanged" not in edited.flags
+    assert [p[:2] for p in option_pairs] == [p[:2] for p in edited.pairs if len(p) == 3]
