@@ -224,14 +224,19 @@ def _ceiling(questions: list) -> dict[str, float]:
     from evalcore.perturb.phrases import phrase_sites
     from evalcore.perturb.tokens import count_words, segment
 
+    from evalcore.perturb.attack import attacks_options
+
     one = enough = 0
     for q in questions:
         language = question_language(q)
-        tokens = segment(q.question, language, reference_words(q, language))
-        free = sum(1 for t in tokens if t.kind == "word" and not t.protect and not t.stop)
-        free += len(phrase_sites(tokens, language))
+        texts = [segment(q.question, language, reference_words(q, language))]
+        if attacks_options(q):  # the item is the question plus its options
+            texts += [segment(c, language) for c in q.choices]
+        free = sum(1 for tokens in texts for t in tokens
+                   if t.kind == "word" and not t.protect and not t.stop)
+        free += sum(len(phrase_sites(tokens, language)) for tokens in texts)
         one += free >= 1
-        enough += free >= edit_count(count_words(tokens, language))
+        enough += free >= edit_count(sum(count_words(tokens, language) for tokens in texts))
     return {"at_least_one": round(one / len(questions), 3),
             "count_rule_met": round(enough / len(questions), 3)}
 

@@ -118,6 +118,7 @@ def test_a_repeated_english_word_is_swapped_in_the_question_and_the_options(word
     ("The laws require drivers to stop here.", "need"),
     ("This is the biggest lie in history.", "largest"),
     ("The girl is carrying a cat up the stairs.", "transport"),
+    ("The child was scared. He hid on top of his desk.", "concealed"),  # needs an object
 ])
 def test_english_swaps_keep_their_sense_in_context(text, never, wordnet_ready):
     """The blind audit's English failures: a wrong sense in context."""
