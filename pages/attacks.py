@@ -217,12 +217,21 @@ def _flags_line(item: Any) -> str:
 
     flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
     sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
-    pairs = " · ".join(f"{a} → {b}" for a, b in unique_pairs(item.pairs))
+    where = {(str(p[0]), str(p[1])): _where(p) for p in item.pairs or [] if len(p) == 3}
+    pairs = " · ".join(f"{a} → {b}" + (f" ({where[a, b]})" if (a, b) in where else "")
+                       for a, b in unique_pairs(item.pairs))
     parts = [f"insertions/replacements **{item.attack_num}**", f"similarity **{sim}**",
              f"flags {flags}"]
     if pairs:
         parts.append(f"pairs: {pairs}")
     return " · ".join(parts)
+
+
+def _where(pair: list[str]) -> str:
+    """"question, option 2" -> "question, option C" (the letters the review shows)."""
+    return ", ".join(f"option {chr(65 + int(w[7:]))}" if w.startswith("option ")
+                     and w[7:].isdigit() and int(w[7:]) < 26 else w
+                     for w in str(pair[2]).split(", "))
 
 
 def _reasons_line(item: Any) -> str:
@@ -241,10 +250,13 @@ def _who(item: Any) -> str:
     return f"{item.status} by {item.reviewer} at {when}" + (" (edited)" if item.edited else "")
 
 
-def item_card(item: Any, position: int, reviewer: str, number: int | None) -> None:
+def item_card(item: Any, position: int, reviewer: str, number: int | None,
+              options: list[tuple[int, str, str]] | None = None) -> None:
     """Original vs attacked with the changes marked, the checks, and the review buttons.
 
-    `number` is the question's number in its source dataset (what a reviewer can look up).
+    `number` is the question's number in its source dataset (what a reviewer can look up);
+    `options`: (index, original, attacked) of each option a word attack changed, shown
+    under the question the same way.
     """
     from evalcore.report.diff import side_by_side_html
 
@@ -254,6 +266,10 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None) -> No
         label = question_label(None if number is None else number - 1)
         st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
+        for index, before, after in options or []:
+            st.caption(f"Option {md(chr(65 + index) if index < 26 else index + 1)} "
+                       "(label and answer key unchanged)")
+            st.html(side_by_side_html(before, after))
         st.caption(_flags_line(item))
         if reasons := _reasons_line(item):
             st.caption(reasons)  # trusted markdown: _reasons_line escapes the model's text
@@ -336,7 +352,7 @@ def review_log_table(set_id: int) -> None:
 def review_queue(attack_set: Any, reviewer: str) -> None:
     """Filters, the review progress, bulk approval and one page of item cards."""
     from evalcore.perturb.guard import FLAGS
-    from evalcore.perturb.review import question_numbers
+    from evalcore.perturb.review import option_diffs, question_numbers
 
     set_id = int(attack_set.id)
     progress = progress_bar(set_id)
@@ -361,8 +377,9 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
                f"{min(start + PAGE_SIZE, len(items))}")
     shown = items[start:start + PAGE_SIZE]
     numbers = question_numbers(_shared.engine(), shown)
+    options = option_diffs(_shared.engine(), shown)
     for n, item in enumerate(shown, start=start + 1):
-        item_card(item, n, reviewer, numbers.get(int(item.id)))
+        item_card(item, n, reviewer, numbers.get(int(item.id)), options.get(int(item.id)))
 
 
 def _csv(set_id: int) -> bytes:

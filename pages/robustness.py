@@ -212,6 +212,11 @@ def results(run_id: int) -> None:
         cols[0].metric("Clean questions", report["clean_questions"])
         cols[1].metric("Attacked questions", report["pairs"])
         cols[2].metric("Clean accuracy (all)", _pct(report.get("accuracy_clean_all")))
+        nothing = report.get("nothing_to_attack") or {}
+        if nothing.get("items"):
+            st.caption(f"Nothing to attack in {md(nothing['items'])} of {md(nothing['of'])} "
+                       "items of the attack sets (every word protected or without a safe "
+                       "synonym): they are left out of the PDR.")
     with section("level cards", run_id):
         level_cards(report)
     with section("accuracy chart", run_id):

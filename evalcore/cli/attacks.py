@@ -194,7 +194,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.review import (attack_item_info, list_attack_items,
+    from evalcore.perturb.review import (attack_item_info, list_attack_items, option_diffs,
                                          question_numbers, review_log)
     from evalcore.perturb.sets import attack_set_info, get_attack_set
     from evalcore.dataset.numbering import question_label
@@ -205,7 +205,10 @@ def _show(args: argparse.Namespace) -> int:
     found = list_attack_items(engine, int(attack_set.id), status=args.status, flag=args.flag,
                               flagged=args.flagged, limit=args.limit)
     numbers = question_numbers(engine, found)
-    items = [attack_item_info(i, numbers.get(int(i.id))) for i in found]
+    options = option_diffs(engine, found)
+    items = [{**attack_item_info(i, numbers.get(int(i.id))),
+              "options": [{"index": n, "original": a, "attacked": b}
+                          for n, a, b in options.get(int(i.id), [])]} for i in found]
     log = review_log(engine, int(attack_set.id)) if args.log else None
     if args.json:
         print_json({**info, "attack_items": items, **({"review_log": log} if args.log else {})})
@@ -223,6 +226,8 @@ def _show(args: argparse.Namespace) -> int:
               f"similarity {sim} changes {i['attack_num']}")
         print(f"    original: {i['original']}")
         print(f"    attacked: {i['attacked']}")
+        for o in i["options"]:  # a word attack that reached the options
+            print(f"    option {o['index']}: {o['original']} -> {o['attacked']}")
     if log is not None:
         print(f"review log ({len(log)} actions, newest first):")
         for e in log:

@@ -70,6 +70,10 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
         print(f"status: {status}; {report['clean_questions']} clean questions, "
               f"{report['pairs']} attacked, {report['rounds']} round(s); clean accuracy "
               f"{_pct(report['accuracy_clean_all'])}")
+        nothing = report.get("nothing_to_attack") or {}
+        if nothing.get("items"):
+            print(f"nothing to attack in {nothing['items']} of {nothing['of']} items of the "
+                  "attack sets (left out of the PDR)")
     for warning in report.get("warnings", []):
         print(f"warning: {warning}")
     for level, data in report["levels"].items():

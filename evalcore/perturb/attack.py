@@ -1,6 +1,10 @@
 """Attack one question or many: pick the level, seed it, apply it, check it.
 
-Only `question.question` is attacked; `question.choices` are never touched. Each item's
+The char and sentence levels attack `question.question` only. The word level attacks a
+choice item's options too (task types in `OPTION_TASKS`, options not glued into the
+question): `swaps.attack_texts` swaps every occurrence of a word in the question and the
+options the same way, the right option(s) only with reviewed swaps, and the options keep
+their order, so labels and the answer key never change. Each item's
 random generator is seeded from (seed, idx, level), so an item's result does not depend on
 the other items, their order or the batch size. Every result goes through
 `guard.check_attack`: numbers, options, entities, reference words and similarity.
@@ -45,6 +49,9 @@ PARAMS: dict[str, dict[str, Any]] = {
 }
 """Default params per level (see the module docstring)."""
 COMMON_PARAMS: dict[str, Any] = {"threshold": DEFAULT_SIMILARITY_THRESHOLD, "similarity": True}
+OPTION_TASKS: tuple[str, ...] = ("choice", "multi_tf")
+"""Task types whose options the word attack reaches (bias_choice items keep theirs: their
+options are the groups the bias score counts)."""
 _CHUNK = 50
 """Questions attacked per worker-thread hop (progress is reported between hops)."""
 
@@ -60,6 +67,12 @@ class AttackResult(BaseModel):
     """Edits made: noise insertions and typos, replaced words, or 1 for a back-translation."""
     pairs: list[tuple[str, str]] = Field(default_factory=list)
     """(original word, replacement) for word attacks."""
+    where: list[str] = Field(default_factory=list)
+    """Per pair, where it was made: "question", "option N" (0-based index in the item's
+    choices) or several of them, ", "-joined (word level; empty for the other levels)."""
+    choices: list[str] = Field(default_factory=list)
+    """The attacked options, in the item's order (empty when the options were not
+    attacked: other levels, non-choice items, options glued into the question)."""
     similarity: float | None = None
     """e5 cosine of original and attacked question (None when not computed)."""
     flags: list[str] = Field(default_factory=list)
@@ -94,9 +107,35 @@ def question_language(question: Question) -> Language:
     return detect_language(question.question, default=question.language)
 
 
-def _local_attack(question: Question, level: str, seed: int,
-                  params: dict[str, Any]) -> tuple[str, int, list[tuple[str, str]], dict]:
-    """Char or word attack without the similarity score."""
+_Raw = tuple[str, int, list[tuple[str, str]], dict[str, Any]]
+
+
+def right_options(question: Question) -> set[int]:
+    """Indices of the options the reference marks right (one index, or a 0/1 list)."""
+    import json
+
+    ref = (question.reference or "").strip()
+    if ref.isdigit():
+        return {int(ref)}
+    try:
+        flags = json.loads(ref)
+    except ValueError:
+        return set()
+    return {i for i, f in enumerate(flags) if str(f) == "1"} if isinstance(flags, list) else set()
+
+
+def attacks_options(question: Question) -> bool:
+    """Whether the word attack reaches this item's options."""
+    from evalcore.perturb.tokens import option_spans
+
+    return (question.task_type in OPTION_TASKS and bool(question.choices)
+            and option_spans(question.question)[1] is None)
+
+
+def _local_attack(question: Question, level: str, seed: int, params: dict[str, Any]) -> _Raw:
+    """Char or word attack without the similarity score; a word attack of a choice item
+    puts the attacked options in details["choices"] and each pair's place in
+    details["where"]."""
     language = question_language(question)
     tokens = segment(question.question, language, reference_words(question, language))
     rng = item_rng(seed, question, level)
@@ -106,23 +145,90 @@ def _local_attack(question: Question, level: str, seed: int,
         text, n, details = char_attack(tokens, language, rng, ops=params["ops"],
                                        edits=params["insertions"])
         return text, n, [], details
-    from evalcore.perturb.word import word_attack
+    from evalcore.perturb.swaps import Text, attack_texts, option_where
 
-    text, pairs, details = word_attack(tokens, language, rng,
+    texts = [Text(tokens)]
+    if attacks_options(question):
+        right = right_options(question)
+        texts += [Text(segment(c, language), option_where(i), strict=i in right)
+                  for i, c in enumerate(question.choices)]
+    out, pairs, details = attack_texts(texts, language, rng,
                                        replacements=params["replacements"],
                                        min_similarity=params["min_similarity"])
-    return text, len(pairs), pairs, details
+    details["where"] = [where for _, _, where in pairs]
+    if len(texts) > 1:
+        details["choices"] = out[1:]
+    return out[0], len(pairs), [(old, new) for old, new, _ in pairs], details
+
+
+def option_flags(question: Question, choices: list[str], similarities: list[float | None],
+                 threshold: float) -> list[str]:
+    """The guard on attacked options: numbers and names kept, e5 similarity of each
+    changed option to its original at least `threshold` (None: not computed)."""
+    from evalcore.perturb.guard import FLAG_ENTITY, FLAG_LOW_SIMILARITY, FLAG_NUMBER, numbers
+    from evalcore.perturb.tokens import entities
+
+    language = question_language(question)
+    flags: list[str] = []
+    for old, new, sim in zip(question.choices, choices, similarities):
+        if old == new:
+            continue
+        if numbers(old, language) != numbers(new, language):
+            flags.append(FLAG_NUMBER)
+        if set(entities(old, language)) - set(entities(new, language)):
+            flags.append(FLAG_ENTITY)
+        if sim is not None and sim < threshold:
+            flags.append(FLAG_LOW_SIMILARITY)
+    return list(dict.fromkeys(flags))
 
 
 def _result(question: Question, level: str, seed: int, params: dict[str, Any], text: str,
             n: int, pairs: list[tuple[str, str]], details: dict[str, Any],
-            similarity: float | None, extra_flags: tuple[str, ...] = ()) -> AttackResult:
+            similarity: float | None, extra_flags: tuple[str, ...] = (),
+            option_similarities: list[float | None] | None = None) -> AttackResult:
+    """The checked result. With attacked options, the item is unchanged only when the
+    question and every option are, and `similarity` is the lowest of the question's and
+    the changed options' (the guard holds each text to the same bar)."""
+    from evalcore.perturb.guard import FLAG_UNCHANGED
+
     sim, flags = check_attack(question, text, threshold=params["threshold"],
                               similarity=similarity, embed=params["similarity"])
+    choices = list(details.get("choices") or [])
+    if choices and choices != list(question.choices):
+        if option_similarities is None:
+            option_similarities = _option_similarities([question], [choices],
+                                                       params["similarity"])[0]
+        flags = [f for f in flags if f != FLAG_UNCHANGED]
+        flags += [f for f in option_flags(question, choices, option_similarities,
+                                          params["threshold"]) if f not in flags]
+        changed = [s for s in option_similarities if s is not None]
+        if sim is not None and changed:
+            sim = min([sim, *changed])
     flags = list(extra_flags) + [f for f in flags if f not in extra_flags]
     meta = {"language": question_language(question), "seed": seed, "params": params, **details}
     return AttackResult(attacked=text, attack_num=n, pairs=pairs, similarity=sim, flags=flags,
-                        level=level, details=meta)
+                        level=level, details=meta, choices=choices,
+                        where=list(details.get("where") or []))
+
+
+def _option_similarities(questions: list[Question], choices: list[list[str]],
+                         enabled: bool) -> list[list[float | None]]:
+    """e5 cosine of each changed option to its original (None for unchanged options, or
+    all when disabled), in one batch."""
+    out: list[list[float | None]] = [[None] * len(c) for c in choices]
+    if not enabled:
+        return out
+    todo = [(qi, ci) for qi, (q, cs) in enumerate(zip(questions, choices))
+            for ci, c in enumerate(cs) if ci < len(q.choices) and c != q.choices[ci]]
+    if not todo:
+        return out
+    from evalcore.scorers.text import embedding_cosine_batch
+
+    scores = embedding_cosine_batch([choices[qi][ci] for qi, ci in todo],
+                                    [questions[qi].choices[ci] for qi, ci in todo])
+    for (qi, ci), score in zip(todo, scores):
+        out[qi][ci] = float(score)
+    return out
 
 
 def attack_question(question: Question, level: Level, *, seed: int = 0,
@@ -224,8 +330,12 @@ async def attack_questions(questions: list[Question], level: Level, *, seed: int
                 on_progress(len(raw), total)
     texts = [r[0] for r in raw]
     sims = await asyncio.to_thread(_similarities, questions, texts, resolved["similarity"])
+    option_sims = await asyncio.to_thread(
+        _option_similarities, questions, [list(r[3].get("choices") or []) for r in raw],
+        resolved["similarity"])
     results = []
-    for q, (text, n, pairs, details, flags), sim in zip(questions, raw, sims):
-        results.append(_result(q, level, seed, resolved, text, n, pairs, details, sim, flags))
+    for q, (text, n, pairs, details, flags), sim, osim in zip(questions, raw, sims, option_sims):
+        results.append(_result(q, level, seed, resolved, text, n, pairs, details, sim, flags,
+                               osim))
     return results
 

@@ -2,7 +2,10 @@
 
 Columns: the source dataset's original columns (as imported), then attacked_question,
 attack_num, synword_pairs (word level only, the method's dict repr), similarity, flags
-(";"-separated) and review_status. Original cells come from the item's kept columns
+(";"-separated) and review_status; when a word attack changed options, also
+attacked_choice0... (each option's attacked text under its original column's number,
+before attack_num) and synword_where after synword_pairs ({word: "question, choice2"}:
+where each swap was). Original cells come from the item's kept columns
 (`meta`) and, for the columns a format consumed (question, answer, options), from the
 table `_CONSUMED` below; a dataset imported with a column mapping uses its mapping. Any
 other dataset gets generic question / reference / choices columns. So an exported
@@ -72,6 +75,46 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
     return cells
 
 
+def _attacked_choices(engine: "Engine", items: list[Any], clean: dict[int, "Item"]
+                      ) -> dict[int, list[str]]:
+    """attack item id -> its attacked options, when any item's options were attacked."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    ids = [int(i.attacked_item_id) for i in items if i.attacked_item_id is not None]
+    found: dict[int, list[str]] = {}
+    with session_scope(engine, write=False) as session:
+        for start in range(0, len(ids), 500):
+            for item_id, options in session.exec(select(Item.id, Item.choices).where(
+                    Item.id.in_(ids[start:start + 500]))):  # type: ignore[union-attr]
+                found[int(item_id)] = list(options or [])
+    out = {int(i.id): found.get(int(i.attacked_item_id), []) for i in items
+           if i.attacked_item_id is not None}
+    changed = any(out[int(i.id)] != list(clean[i.source_item_id].choices or [])
+                  for i in items if int(i.id) in out)
+    return out if changed else {}
+
+
+def _positions(item: "Item") -> list[int]:
+    """Each option's column number in the source file (options may have been shuffled)."""
+    return [int(p) for p in ((item.meta or {}).get("original_option_index")
+                             or range(len(item.choices or [])))]
+
+
+def _where(pairs: list[Any], positions: list[int]) -> dict[str, str]:
+    """synword_pairs' words -> where each was swapped, options named by their original
+    column ("question, choice2")."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        places = str(pair[2]).split(", ") if len(pair) == 3 else ["question"]
+        named = [f"choice{positions[int(w[7:])]}" if w.startswith("option ")
+                 and w[7:].isdigit() and int(w[7:]) < len(positions) else w for w in places]
+        out[str(pair[0])] = ", ".join(named)
+    return out
+
+
 def _columns(dataset: "Dataset", sample: dict[str, Any]) -> list[str]:
     columns = [c for c in (dataset.meta or {}).get("columns", []) if c not in ATTACK_COLUMNS]
     return columns or list(sample)
@@ -103,6 +146,12 @@ def write_attack_set_csv(engine: "Engine", attack_set_id: int,
                    if c != "synword_pairs" or attack_set.level == "word"]
     sample = _original_cells(clean[items[0].source_item_id], source) if items else {}
     header = _columns(source, sample) + attack_cols
+    attacked_choices = _attacked_choices(engine, items, clean)
+    if attacked_choices:
+        width = 1 + max((max(_positions(i), default=-1) for i in clean.values()), default=-1)
+        at = header.index("attack_num")
+        header[at:at] = [f"attacked_choice{n}" for n in range(width)]
+        header.insert(header.index("synword_pairs") + 1, "synword_where")
 
     def write(fh: TextIO) -> int:
         writer = csv.writer(fh)
@@ -110,10 +159,15 @@ def write_attack_set_csv(engine: "Engine", attack_set_id: int,
         for item in items:
             cells = _original_cells(clean[item.source_item_id], source)
             cells.update({"attacked_question": item.attacked, "attack_num": item.attack_num,
-                          "synword_pairs": repr({a: b for a, b in item.pairs}),
+                          "synword_pairs": repr({p[0]: p[1] for p in item.pairs}),
                           "similarity": "" if item.similarity is None
                           else round(item.similarity, 4),
                           "flags": ";".join(item.flags or []), "review_status": item.status})
+            if attacked_choices:
+                positions = _positions(clean[item.source_item_id])
+                for position, text in zip(positions, attacked_choices.get(int(item.id), [])):
+                    cells[f"attacked_choice{position}"] = text
+                cells["synword_where"] = repr(_where(item.pairs, positions))
             writer.writerow([safe_cell("" if cells.get(c) is None else cells.get(c))
                              for c in header])
         return len(items)

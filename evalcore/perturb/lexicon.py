@@ -59,6 +59,9 @@ class Lexicon:
     """Contractions both ways and multi-word paraphrases (phrases.py)."""
     en_not_before: frozenset[tuple[str, str]] = frozenset()
     """(lemma, next word): the lemma is not replaced before that word (happen to)."""
+    en_selection: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """"lemma/POS" or a phrase -> (subject | object, what the neighbour noun must be:
+    living / physical, or "-living" for must not be): sense.en_selection_ok."""
 
     def is_zh_term(self, word: str) -> bool:
         """A maths/science term, or a word holding one (最小公倍数, 年利率)."""
@@ -136,7 +139,19 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         zh_phrases=_table([(a, b) for a, b in zh.get("phrases", [])]),
         en_not_before=frozenset((a, b) for a, b in en.get("not_before", [])),
         en_phrases=_table([(a.lower().replace("’", "'"), b) for a, b in en.get("phrases", [])]),
+        en_selection=_selection(en.get("selection", {})),
     )
+
+
+def _selection(rows: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
+    """lexicon.toml `en.selection`, checked: a typo must not silently allow every swap."""
+    out = {}
+    for key, (role, need) in rows.items():
+        if role not in ("subject", "object") or need.lstrip("-") not in ("living", "physical"):
+            raise ValueError(f"lexicon.toml en.selection {key!r}: {role!r} {need!r}; use "
+                             "subject|object and living|physical (or -living|-physical)")
+        out[key.lower()] = (role, need)
+    return out
 
 
 def _table(rows: list[tuple[Any, str]]) -> dict[Any, tuple[str, ...]]:

@@ -107,14 +107,58 @@ def question_numbers(engine: "Engine", items: list["AttackItem"]) -> dict[int, i
     return {int(i.id): found[i.source_item_id] + 1 for i in items if i.source_item_id in found}
 
 
+def option_diffs(engine: "Engine", items: list["AttackItem"]
+                 ) -> dict[int, list[tuple[int, str, str]]]:
+    """attack item id -> (index, original option, attacked option) of each option the
+    attack changed (word attacks of choice items), from the clean and attacked items."""
+    from sqlmodel import select
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    ids = sorted({int(i.source_item_id) for i in items}
+                 | {int(i.attacked_item_id) for i in items if i.attacked_item_id is not None})
+    choices: dict[int, list[str]] = {}
+    with session_scope(engine, write=False) as session:
+        for start in range(0, len(ids), 500):
+            for item_id, options in session.exec(select(Item.id, Item.choices).where(
+                    Item.id.in_(ids[start:start + 500]))):  # type: ignore[union-attr]
+                choices[int(item_id)] = list(options or [])
+    out: dict[int, list[tuple[int, str, str]]] = {}
+    for item in items:
+        if item.attacked_item_id is None:
+            continue
+        changed = option_changes(choices.get(int(item.source_item_id), []),
+                                 choices.get(int(item.attacked_item_id), []))
+        if changed:
+            out[int(item.id)] = changed
+    return out
+
+
 def unique_pairs(pairs: list[Any]) -> list[list[str]]:
     """[original, replacement] pairs, each once, in first-seen order (a word replaced twice
-    in one question is one pair)."""
+    in one question is one pair); a stored [old, new, where] counts as [old, new]."""
     seen: dict[tuple[str, str], None] = {}
     for pair in pairs or []:
-        if len(pair) == 2 and pair[0] != pair[1]:
+        if len(pair) in (2, 3) and pair[0] != pair[1]:
             seen.setdefault((str(pair[0]), str(pair[1])), None)
     return [list(p) for p in seen]
+
+
+def option_pairs(pairs: list[Any]) -> list[list[str]]:
+    """The stored [old, new, where] pairs made in options, narrowed to their options."""
+    out = []
+    for pair in pairs or []:
+        if len(pair) == 3:
+            where = ", ".join(w for w in str(pair[2]).split(", ") if w != "question")
+            if where:
+                out.append([str(pair[0]), str(pair[1]), where])
+    return out
+
+
+def option_changes(original: list[str], attacked: list[str]) -> list[tuple[int, str, str]]:
+    """(index, original option, attacked option) for each option the attack changed."""
+    return [(i, a, b) for i, (a, b) in enumerate(zip(original, attacked)) if a != b]
 
 
 def _trim(old: str, new: str) -> tuple[str, str]:
@@ -157,7 +201,9 @@ def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[s
     return {"id": item.id, "number": number, "attack_set_id": item.attack_set_id,
             "source_item_id": item.source_item_id, "attacked_item_id": item.attacked_item_id,
             "original": item.original, "attacked": item.attacked, "attack_num": item.attack_num,
-            "pairs": unique_pairs(item.pairs), "similarity": item.similarity, "flags": item.flags,
+            "pairs": unique_pairs(item.pairs),
+            "where": {str(p[0]): str(p[2]) for p in item.pairs or [] if len(p) == 3},
+            "similarity": item.similarity, "flags": item.flags,
             "reasons": flag_reasons(item.flags, item.original, item.attacked),
             "status": item.status, "reviewer": item.reviewer,
             "reviewed_at": item.reviewed_at.isoformat() if item.reviewed_at else None,
@@ -267,8 +313,14 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     current = get_attack_item(engine, attack_item_id)
     with session_scope(engine, write=False) as session:
         source = session.get(Item, current.source_item_id)
+        derived = (session.get(Item, current.attacked_item_id)
+                   if current.attacked_item_id is not None else None)
     similarity, flags = engine_fn("check_attack")(Question.model_validate(source), attacked)
     pairs, stretches = changes(current.original, attacked, source.language)
+    kept = option_pairs(current.pairs)  # the edit is of the question: option swaps stay
+    if derived is not None and list(derived.choices or []) != list(source.choices or []):
+        flags = [f for f in flags if f != "unchanged"]
+    pairs, stretches = pairs + kept, stretches + len(kept)
     values: dict[str, Any] = {"attacked": attacked, "similarity": None if similarity is None
                               else float(similarity), "flags": [str(f) for f in flags],
                               "pairs": pairs, "attack_num": stretches,

@@ -321,7 +321,8 @@ def _derived_question(row: dict[str, Any], level: str) -> "Question":
 
     src = row["source"]
     return Question(idx=row.get("idx", src.idx), question=row["attacked"],
-                    reference=src.reference, choices=src.choices, task_type=src.task_type,
+                    reference=src.reference, choices=row.get("choices") or src.choices,
+                    task_type=src.task_type,
                     language=src.language, meta=_derived_meta(row, level))
 
 
@@ -349,10 +350,21 @@ def _row_from_result(item: "Item", result: Any) -> dict[str, Any]:
     details = getattr(result, "details", None) or {}
     return {"source": item, "attacked": str(result.attacked),
             "attack_num": int(getattr(result, "attack_num", 0) or 0),
-            "pairs": [list(p) for p in (getattr(result, "pairs", None) or [])],
+            "pairs": _pairs_where(result),
+            "choices": list(getattr(result, "choices", None) or []),
             "similarity": _float(getattr(result, "similarity", None)),
             "flags": [str(f) for f in (getattr(result, "flags", None) or [])],
             "details": json.loads(json.dumps(details, default=str, ensure_ascii=False))}
+
+
+def _pairs_where(result: Any) -> list[list[str]]:
+    """[old, new] pairs, as [old, new, where] when the attack says where each was made
+    ("question", "option 2": word attacks of choice items)."""
+    pairs = [list(p) for p in (getattr(result, "pairs", None) or [])]
+    where = list(getattr(result, "where", None) or [])
+    if len(where) == len(pairs) and any(w != "question" for w in where):
+        return [[*p[:2], w] for p, w in zip(pairs, where)]
+    return pairs
 
 
 def _float(value: Any) -> Optional[float]:

@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalcore.perturb.lexicon import load_lexicon
-from evalcore.perturb.tokens import Language, Token, count_words, zh_word_flag
+from evalcore.perturb.tokens import Language, Token, zh_word_flag
 
 log = logging.getLogger(__name__)
 
@@ -445,64 +445,20 @@ def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
                 or (word, nxt.text) in lex.zh_not_before or (prev, word) in lex.zh_not_after)
 
 
-def _word_choice(tokens: Sequence[Token], i: int, language: Language, rng: random.Random,
-                 min_similarity: float) -> tuple[str, dict[str, Any]] | None:
-    """A replacement for token `i` and what to record about it, or None."""
-    if language == "zh":
-        if not _zh_context_allows(tokens, i):
-            return None
-        pos, found = tokens[i].flag, zh_word_candidates(tokens[i], min_similarity)
-    else:
-        pos, found = en_word_candidates(tokens, i)
-    if not found:
-        return None
-    cand, why = rng.choice(found[:TOP_CANDIDATES])
-    return cand, {"pos": pos, ("score" if language == "zh" else "sense"): why}
-
-
 def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
                 replacements: int | None = None,
                 min_similarity: float = DEFAULT_MIN_SIMILARITY,
                 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
-    """(attacked text, replaced (old, new) pairs, details) for one segmented question.
+    """(attacked text, replaced (old, new) pairs, details) for one segmented text.
 
     `replacements=None` applies the method's rule (2 below 15 words, else one per 10);
     fewer are made when fewer words have a safe synonym (details["wanted"] tells).
-    Sites are single words (table, dictionaries) and listed phrases (phrases.py: "do
-    not" -> "don't"), visited in a seeded random order; a token is changed at most once.
+    The loop (sites in a seeded random order, every occurrence of a word the same way,
+    context checks) is `swaps.attack_texts`, which also attacks a choice item's options.
     """
-    from evalcore.perturb.char import edit_count
-    from evalcore.perturb.phrases import phrase_sites
+    from evalcore.perturb.swaps import Text, attack_texts
 
-    n_words = count_words(tokens, language)
-    wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
-    sites: list[Any] = [i for i, t in enumerate(tokens) if t.kind == "word" and not t.protect]
-    sites += phrase_sites(tokens, language)
-    rng.shuffle(sites)
-    new_text: dict[int, str] = {}
-    pairs: list[tuple[str, str]] = []
-    info: list[dict[str, Any]] = []
-    chosen: dict[str, str] = {}
-    for site in sites:
-        if len(pairs) >= wanted:
-            break
-        if isinstance(site, int):
-            span, before = range(site, site + 1), tokens[site].text
-            choice = None if site in new_text else _word_choice(tokens, site, language, rng,
-                                                                min_similarity)
-            if choice is None:
-                continue
-            cand, detail = choice
-        else:
-            span, before = range(site.start, site.end), site.before
-            if any(j in new_text for j in span):
-                continue
-            cand, detail = rng.choice(site.options), {"pos": "phrase", "kind": "phrase"}
-        cand = chosen.setdefault(before, cand)  # one replacement per word: the export's
-        for j in span:                           # synword_pairs dict keeps every pair
-            new_text[j] = ""
-        new_text[span[0]] = cand
-        pairs.append((before, cand))
-        info.append({"token": span[0], "before": before, "after": cand, **detail})
-    text = "".join(new_text.get(i, t.text) for i, t in enumerate(tokens))
-    return text, pairs, {"words": n_words, "wanted": wanted, "replacements": info}
+    texts, pairs, details = attack_texts([Text(tokens)], language, rng,
+                                         replacements=replacements,
+                                         min_similarity=min_similarity)
+    return texts[0], [(old, new) for old, new, _ in pairs], details

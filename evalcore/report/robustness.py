@@ -183,6 +183,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "judge": run.judge, "rounds": run.rounds, "dataset_id": run.dataset_id,
         "attack_set_ids": extra.get("attack_set_ids") or [],
         "clean_questions": len(clean_ids), "pairs": len(pairs),
+        "nothing_to_attack": _nothing_to_attack(attack_items.values()),
         "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
         "levels": levels, "sets": per_set,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
@@ -198,6 +199,16 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "timing": {"calls": stats["calls"], "errors": stats["errors"], "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"]},
     }
+
+
+def _nothing_to_attack(items: Any) -> dict[str, int]:
+    """How many items of the run's sets the attack could not change (flag `unchanged`:
+    every word protected or without a safe synonym), of how many. They are never approved
+    by `approve --unflagged`, so they stay out of the PDR; the count says how much of the
+    dataset the PDR speaks for."""
+    items = list(items)
+    return {"items": sum(1 for a in items if "unchanged" in (a.flags or [])),
+            "of": len(items)}
 
 
 def _flip_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -169,3 +169,27 @@ def cli_engine():
     from evalcore.cli.common import engine_and_settings
 
     return engine_and_settings()[0]
+
+
+def test_show_prints_the_attacked_options(run, tmp_path):
+    """#25: `attacks show` prints each option a word attack changed, as the page does."""
+    rows = [["o", "I am feeling nervous about my midterm tomorrow. I fear that",
+             "the professor will delay the midterm.",
+             "I will doodle on my exam and receive points for it.",
+             "my grandpa has diabetes.", "I will fail.", "3"]] * 6
+    path = tmp_path / "codah.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([["attribute", "Question prompt", "choice0", "choice1",
+                                   "choice2", "choice3", "answer"], *rows])
+    assert run("datasets", "import", str(path), "--name", "codah_cli")[0] == 0
+    code, out, err = run("attack", "--dataset", "codah_cli", "--level", "word", "--seed", "3",
+                         "--no-similarity", "--json")
+    assert code == 0, err
+    set_id = str(json.loads(out)["id"])
+    code, out, _ = run("attacks", "show", set_id, "--json")
+    items = json.loads(out)["attack_items"]
+    changed = [o for i in items for o in i["options"]]
+    assert changed and all(o["original"] != o["attacked"] for o in changed)
+    assert any(i["where"] for i in items)
+    code, out, _ = run("attacks", "show", set_id)
+    assert code == 0 and f"option {changed[0]['index']}: {changed[0]['original']} -> " in out

@@ -393,3 +393,26 @@ def test_cards_say_why_a_degenerate_flag_fired(page_env, engine, attack_set):
     assert "`cut_off`: ends on \"；\" mid" in captions and "剩*多少" in captions
     assert "剩*多少" not in raw  # the model's text is escaped, never read as emphasis
     assert "`length_ratio`: length 2.70x the original" in captions
+
+
+def test_cards_show_the_attacked_options_diff(page_env, engine, attack_set):
+    """#25: a word attack that reached an option shows that option's diff under the
+    question, with the label, and the pair says where it was made."""
+    from sqlalchemy import update
+
+    from evalcore.store.tables import AttackItem, Item
+
+    first = items_by_position(engine, int(attack_set.id))[0]
+    with engine.begin() as conn:
+        conn.execute(update(Item).where(Item.id == first.source_item_id)
+                     .values(choices=["24元", "我会失败", "他很紧张"]))
+        conn.execute(update(Item).where(Item.id == first.attacked_item_id)
+                     .values(choices=["24元", "我会失败", "他很焦虑"]))
+        conn.execute(update(AttackItem).where(AttackItem.id == first.id)
+                     .values(pairs=[["买", "购", "question"], ["紧张", "焦虑", "option 2"]]))
+    at = open_page()
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert "Option C" in captions and "Option B" not in captions
+    assert "紧张 → 焦虑 (option C)" in captions
+    markup = html_of(at)
+    assert "<ins class=\"ec-rep\">焦虑</ins>" in markup or "焦虑</ins>" in markup

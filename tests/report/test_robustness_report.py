@@ -102,3 +102,25 @@ def test_text_diff(original, attacked, expected):
     assert text_diff(original, attacked) == expected
     joined = "".join(t for op, t in text_diff(original, attacked) if op != "delete")
     assert joined == attacked
+
+
+def test_the_report_counts_items_with_nothing_to_attack(engine, settings, math_dataset,
+                                                       fake_engine, model):
+    """#25: the report says how many items the attack could not change (flag
+    `unchanged`); they stay out of the PDR."""
+    from sqlalchemy import update
+
+    from evalcore.perturb.review import approve_unflagged
+    from evalcore.store.tables import AttackItem
+
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
+    items = list_attack_items(engine, attack_set.id)
+    with engine.begin() as conn:
+        conn.execute(update(AttackItem).where(AttackItem.id == items[0].id)
+                     .values(flags=["unchanged"]))
+    approve_unflagged(engine, attack_set.id, reviewer="ann")
+    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+                                   rounds=1, models_path=settings.models_path)
+    report = robustness_report(engine, run_id)
+    assert report["nothing_to_attack"] == {"items": 1, "of": len(QUESTIONS)}
+    assert items[0].id not in [row["attack_item_id"] for row in report["questions"]]

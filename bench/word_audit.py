@@ -1,0 +1,121 @@
+"""Blind audit of word attacks: draw, write blind, score a reviewer's verdicts (#25 item 5).
+
+    .venv/bin/python bench/word_audit.py --write                 # both languages, n=200, seed 7
+    .venv/bin/python bench/word_audit.py --score docs/audits/DATE/word_verdicts_en.json
+
+`--write` attacks the shared sets at word level (seed 1, the e5 guard on), keeps the
+items that changed and carry no flag (what `attacks approve --unflagged` would approve),
+and draws a seeded sample per language: English from CODAH and TruthfulQA (question and
+option swaps together), Chinese from Math23K. It writes, under docs/audits/<date>/:
+
+- `word_blind_{en,zh}.json`: [{"id", "original", "attacked"}], each side the question
+  and, for choice items, its options in order; nothing else (no flags, no pairs, no
+  similarity, no notes), for a reviewer who did not write the attack;
+- `word_key_{en,zh}.json`: what the reviewer must not see (set, row, pairs and where,
+  similarity), for the lead to trace a verdict back.
+
+The reviewer answers in `word_verdicts_{en,zh}.json`: [{"id": 1, "verdict": "keeps" |
+"changes", "why": "..."}]. `--score` prints the share that keeps the meaning with its
+95% Wilson interval (target: >= 95%, lower bound >= 92%).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+DATA = ROOT.parent / "shared" / "datasets" / "trusted-evaluation"
+SETS = {"en": {"CODAH": "CODAHtest.csv", "TruthfulQA": "TruthfulQASinglectest.csv"},
+        "zh": {"Math23K": "Math23Ktest.csv"}}
+KEEPS = "keeps"
+CHANGES = "changes"
+TARGET, TARGET_LOW = 0.95, 0.92
+
+
+def _side(question: str, options: list[str]) -> dict[str, object]:
+    return {"question": question, "options": options} if options else {"question": question}
+
+
+def draw(language: str, n: int, sample_seed: int, seed: int) -> tuple[list, list]:
+    """(blind rows, key rows) of `n` unflagged attacked items of `language`."""
+    from evalcore.dataset import parse_dataset
+    from evalcore.perturb import attack_questions
+
+    pool = []
+    for name, file in SETS[language].items():
+        questions = parse_dataset(DATA / file).questions
+        results = asyncio.run(attack_questions(questions, "word", seed=seed))
+        for q, r in zip(questions, results):
+            if r.pairs and not r.flags:
+                pool.append((name, q, r))
+    random.Random(sample_seed).shuffle(pool)
+    blind, key = [], []
+    for i, (name, q, r) in enumerate(pool[:n], 1):
+        options = list(q.choices) if r.choices else []
+        blind.append({"id": i, "original": _side(q.question, options),
+                      "attacked": _side(r.attacked, list(r.choices))})
+        key.append({"id": i, "set": name, "row": q.idx + 1,
+                    "pairs": [[a, b, w] for (a, b), w in zip(r.pairs, r.where)],
+                    "similarity": r.similarity})
+    return blind, key
+
+
+def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str]) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for language in languages:
+        blind, key = draw(language, n, sample_seed, seed)
+        for stem, rows in (("blind", blind), ("key", key)):
+            path = out / f"word_{stem}_{language}.json"
+            path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n",
+                            encoding="utf-8")
+        print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
+                          "attack_seed": seed, "out": str(out)}))
+
+
+def score(verdicts: list[dict]) -> dict[str, object]:
+    """Share of "keeps" verdicts with its 95% Wilson interval; any other verdict is an
+    error a reviewer can fix (the id is named)."""
+    from evalcore.metrics.stability import wilson_interval
+
+    bad = [v.get("id") for v in verdicts if v.get("verdict") not in (KEEPS, CHANGES)]
+    if bad:
+        raise SystemExit(f"error: verdicts {bad[:5]} are not {KEEPS!r} or {CHANGES!r} "
+                         "(fix the verdicts file)")
+    n = len(verdicts)
+    keeps = sum(1 for v in verdicts if v["verdict"] == KEEPS)
+    low, high = wilson_interval(keeps, n)
+    return {"items": n, "keeps": keeps, "share": round(keeps / n, 4),
+            "wilson_95": [round(low, 4), round(high, 4)],
+            "target_met": keeps / n >= TARGET and low >= TARGET_LOW,
+            "changes_ids": [v["id"] for v in verdicts if v["verdict"] == CHANGES]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--write", action="store_true", help="draw and write the blind files")
+    parser.add_argument("--score", type=Path, help="a verdicts file to score")
+    parser.add_argument("--lang", choices=("en", "zh"), action="append",
+                        help="language(s) to draw (default both)")
+    parser.add_argument("--n", type=int, default=200, help="items per language")
+    parser.add_argument("--sample-seed", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=1, help="attack seed")
+    parser.add_argument("--out", type=Path,
+                        default=ROOT / "docs" / "audits" / dt.date.today().isoformat())
+    args = parser.parse_args()
+    if args.score:
+        print(json.dumps(score(json.loads(args.score.read_text(encoding="utf-8")))))
+    elif args.write:
+        write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"])
+    else:
+        parser.error("choose --write or --score FILE")
+
+
+if __name__ == "__main__":
+    main()

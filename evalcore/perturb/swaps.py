@@ -1,0 +1,215 @@
+"""The word attack over one item: its question and, for choice items, its options.
+
+A choice item is the question plus its options, and the method's own attacked files swap
+words in both. Each text is segmented and protected on its own (tokens.py); then:
+
+- **Every occurrence the same way, or none.** A word is replaced everywhere it occurs in
+  the item (question and options) with one replacement, or nowhere: a candidate must be
+  right at every occurrence, no occurrence may be protected, and a Chinese word that also
+  occurs inside a longer token (衬衫 in 男式衬衫 cut as one) is left alone. A candidate
+  already in the item is refused (乘客 -> 旅客 where 旅客 is another word of the problem).
+- **The right option only with reviewed swaps** (`Text.strict`): the paraphrase table and
+  the listed phrases, which the audits read; dictionary synonyms (WordNet, Cilin) only
+  reach the question and the distractors.
+- **Sense in context** (sense.py): English selection rules, Chinese words cut across
+  jieba tokens, Chinese verbs used as nouns.
+- Option labels and the answer key are not text here: options are attacked as their own
+  texts, in place, so their order and the reference index never change.
+
+The method's count rule is applied to the item's words (question + options), as in its
+files, where the options are glued into `attacked_question`.
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from evalcore.perturb.tokens import Language, Token, count_words
+
+QUESTION = "question"
+
+
+@dataclass
+class Text:
+    """One text of an item: its tokens, where it is, and whether it is the right option."""
+
+    tokens: list[Token]
+    where: str = QUESTION
+    """"question" or "option N" (N = the option's 0-based index in the item's choices)."""
+    strict: bool = False
+    """Only reviewed swaps (table, phrases): the right option."""
+
+
+def option_where(index: int) -> str:
+    return f"option {index}"
+
+
+def _key(text: str, language: Language) -> str:
+    return text if language == "zh" else text.lower().replace("’", "'")
+
+
+def _word_candidates(tokens: Sequence[Token], i: int, language: Language, strict: bool,
+                     min_similarity: float) -> tuple[str | None, list[tuple[str, Any]]]:
+    """(part of speech, [(candidate, why)]) for token `i` after every context check."""
+    from evalcore.perturb import sense
+    from evalcore.perturb.lexicon import load_lexicon
+    from evalcore.perturb.word import _zh_context_allows, en_word_candidates, zh_word_candidates
+
+    tok = tokens[i]
+    if language == "zh":
+        if not _zh_context_allows(tokens, i) or sense.zh_inside_longer_word(tokens, i):
+            return None, []
+        found = list(zh_word_candidates(tok, min_similarity))
+        table = load_lexicon().zh_paraphrases
+        reviewed = bool(table.get(f"{tok.text}/{tok.flag}") or table.get(tok.text))
+        if strict and not reviewed:
+            return tok.flag, []
+        if found and sense.zh_used_as_noun(tokens, i):
+            found = [c for c in found if sense.zh_can_be_noun(c[0])]
+        return tok.flag, found
+    pos, cands = en_word_candidates(tokens, i)
+    found = [c for c in cands if not strict or c[1] == "table"]
+    if found and pos:
+        import lemminflect
+
+        lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or (tok.text,))[0]
+        if not sense.en_selection_ok(tokens, i, i + 1, f"{lemma}/{pos}"):
+            return pos, []
+    return pos, found
+
+
+def _phrase_ok(tokens: Sequence[Token], site: Any) -> bool:
+    from evalcore.perturb import sense
+
+    key = "".join(t.text for t in tokens[site.start:site.end])
+    return sense.en_selection_ok(tokens, site.start, site.end, key.replace("’", "'"))
+
+
+def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, *,
+                 replacements: int | None = None, min_similarity: float = 0.55,
+                 ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
+    """(attacked texts, (old, new, where) pairs, details) for one item's texts.
+
+    `where` lists every text the word was replaced in ("question", "option 2", or both,
+    ", "-joined). `replacements=None` applies the method's rule to the words of all texts;
+    fewer are made when fewer words have a safe synonym (details["wanted"])."""
+    from evalcore.perturb.char import edit_count
+    from evalcore.perturb.phrases import phrase_sites
+    from evalcore.perturb.word import TOP_CANDIDATES
+
+    n_words = sum(count_words(t.tokens, language) for t in texts)
+    wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
+    words: dict[str, list[tuple[int, int]]] = {}
+    for ti, text in enumerate(texts):
+        for i, tok in enumerate(text.tokens):
+            if tok.kind == "word":
+                words.setdefault(_key(tok.text, language), []).append((ti, i))
+    phrases = [(ti, site) for ti, text in enumerate(texts)
+               for site in phrase_sites(text.tokens, language)]
+    by_phrase: dict[str, list[tuple[int, Any]]] = {}
+    for ti, site in phrases:
+        by_phrase.setdefault(_key(site.before, language), []).append((ti, site))
+    whole = "\n".join("".join(t.text for t in text.tokens) for text in texts)
+    sites: list[Any] = [(ti, i) for ti, text in enumerate(texts)
+                        for i, t in enumerate(text.tokens) if t.kind == "word" and not t.protect]
+    sites += phrases
+    rng.shuffle(sites)
+    new: list[dict[int, str]] = [{} for _ in texts]
+    done: set[str] = set()
+    pairs: list[tuple[str, str, str]] = []
+    info: list[dict[str, Any]] = []
+    for ti, site in sites:
+        if len(pairs) >= wanted:
+            break
+        if isinstance(site, int):
+            key = _key(texts[ti].tokens[site].text, language)
+            if key in done:
+                continue
+            done.add(key)
+            chosen = _word_everywhere(texts, words[key], language, new, whole, rng,
+                                      min_similarity, TOP_CANDIDATES)
+            before = texts[ti].tokens[site].text
+            spans = [(tj, j, j + 1) for tj, j in words[key]]
+        else:
+            key = "phrase:" + _key(site.before, language)
+            if key in done:
+                continue
+            done.add(key)
+            chosen = _phrase_everywhere(texts, by_phrase[key[7:]], language, new, whole, rng)
+            before = site.before
+            spans = [(tj, s.start, s.end) for tj, s in by_phrase[key[7:]]]
+        if chosen is None:
+            continue
+        cand, detail = chosen
+        for tj, start, end in spans:
+            for j in range(start, end):
+                new[tj][j] = ""
+            new[tj][start] = cand
+        where = ", ".join(dict.fromkeys(texts[tj].where for tj, _, _ in spans))
+        pairs.append((before, cand, where))
+        info.append({"token": spans[0][1], "text": texts[ti].where, "where": where,
+                     "before": before, "after": cand, "occurrences": len(spans), **detail})
+    out = ["".join(new[ti].get(i, t.text) for i, t in enumerate(text.tokens))
+           for ti, text in enumerate(texts)]
+    return out, pairs, {"words": n_words, "wanted": wanted, "replacements": info}
+
+
+def _present(word: str, whole: str, language: Language) -> bool:
+    if language == "zh":
+        return word in whole
+    import re
+
+    return re.search(rf"(?<![A-Za-z']){re.escape(word)}(?![A-Za-z'])", whole, re.IGNORECASE) is not None
+
+
+def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], language: Language,
+                     new: list[dict[int, str]], whole: str, rng: random.Random,
+                     min_similarity: float, top: int) -> tuple[str, dict[str, Any]] | None:
+    """One replacement right at every occurrence of a word, or None."""
+    first = texts[places[0][0]].tokens[places[0][1]].text
+    if language == "zh" and whole.count(first) != len(places):
+        return None  # also inside a longer token: 衬衫 of 男式衬衫 would stay
+    common: list[tuple[str, Any]] | None = None
+    pos = None
+    for ti, i in places:
+        tok = texts[ti].tokens[i]
+        if tok.protect or i in new[ti]:
+            return None
+        pos, found = _word_candidates(texts[ti].tokens, i, language, texts[ti].strict,
+                                      min_similarity)
+        names = {c for c, _ in found}
+        common = found if common is None else [c for c in common if c[0] in names]
+        if not common:
+            return None
+    common = [c for c in common or [] if not _present(c[0], whole, language)]
+    if not common:
+        return None
+    cand, why = rng.choice(common[:top])
+    return cand, {"pos": pos, ("score" if language == "zh" else "sense"): why}
+
+
+def _phrase_everywhere(texts: Sequence[Text], places: list[tuple[int, Any]],
+                       language: Language, new: list[dict[int, str]], whole: str,
+                       rng: random.Random) -> tuple[str, dict[str, Any]] | None:
+    """One replacement for every occurrence of a listed phrase, or None."""
+    common: list[str] | None = None
+    for ti, site in places:
+        if any(j in new[ti] for j in range(site.start, site.end)):
+            return None
+        if language == "en" and not _phrase_ok(texts[ti].tokens, site):
+            return None
+        options = [o.lower() for o in site.options]
+        common = options if common is None else [o for o in common if o in options]
+        if not common:
+            return None
+    ti, site = places[0]
+    options = [o for o in site.options if o.lower() in (common or [])
+               and not _present(o, whole, language)]  # "I am" -> "I'm" beside an "I'm"
+    if not options:
+        return None
+    choice = rng.choice(options)
+    if len(places) > 1 and any(s.before != site.before for _, s in places):
+        return None  # "Do not" and "do not": one text per key keeps the cases apart
+    return choice, {"pos": "phrase", "kind": "phrase"}

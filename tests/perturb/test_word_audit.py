@@ -1,0 +1,39 @@
+"""bench/word_audit.py scores a reviewer's verdicts with a Wilson interval (#25 item 5)."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def audit():
+    spec = importlib.util.spec_from_file_location("word_audit", ROOT / "bench" / "word_audit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _verdicts(keeps: int, n: int) -> list[dict]:
+    return [{"id": i + 1, "verdict": "keeps" if i < keeps else "changes"} for i in range(n)]
+
+
+def test_share_wilson_bound_and_target(audit):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    result = audit.score(_verdicts(196, 200))
+    low, high = scipy_stats.binomtest(196, 200).proportion_ci(method="wilson")
+    assert result["share"] == 0.98
+    assert result["wilson_95"] == [round(low, 4), round(high, 4)]
+    assert result["target_met"] and result["changes_ids"] == [197, 198, 199, 200]
+    # 95% of 60 meets the share but not the lower bound: the sample is too small
+    assert not audit.score(_verdicts(57, 60))["target_met"]
+    assert not audit.score(_verdicts(188, 200))["target_met"]  # 94%
+
+
+def test_an_unknown_verdict_is_named(audit):
+    rows = _verdicts(3, 3) + [{"id": 4, "verdict": "maybe"}]
+    with pytest.raises(SystemExit, match=r"verdicts \[4\]"):
+        audit.score(rows)
