@@ -22,7 +22,8 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from evalcore.perturb.sets import AttackSetError, engine_fn
+from evalcore.perturb.adapter import engine_fn
+from evalcore.perturb.sets import AttackSetError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

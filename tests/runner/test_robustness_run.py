@@ -7,7 +7,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.perturb.review import approve, approve_unflagged, list_attack_items, reject
-from evalcore.perturb.sets import make_attack_set
+from evalcore.perturb.generate import make_attack_set
 from evalcore.report.robustness import robustness_report
 from evalcore.runner.robustness import create_robustness_run
 from evalcore.runner.start import run_in_foreground
