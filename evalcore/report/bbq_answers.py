@@ -6,7 +6,7 @@ needs the single answers behind them. Each row here is one stored answer of a
 `bias_choice` item, read exactly as `report.fairness` reads it (`_bias_fields`: the
 option stored at scoring time, else the rules scorer's reading), with:
 
-- `read_as`: which rule of `scorers.rules.extract_choice` named the option (an answer
+- `read_as`: which rule of `scorers.rules_choice.extract_choice` named the option (an answer
   phrase such as "the answer is 2", an option label, or the option's text), or why
   nothing was read (no option named, two options named, the options only listed);
 - `outcome`: correct / wrong / unparsed (unparsed answers count as wrong in accuracy);
@@ -75,7 +75,7 @@ def _read_as(answer: Optional[str], choices: Sequence[str], question: str,
              stored_pred: Optional[int], how: Optional[str]) -> str:
     """The extraction rule that named the option (re-read with today's rules when the
     option was stored at scoring time, which kept the index only)."""
-    from evalcore.scorers.rules import extract_choice
+    from evalcore.scorers.rules_choice import extract_choice
 
     if answer is None:
         return "no reply"

@@ -173,7 +173,7 @@ def _bias_fields(call: Mapping[str, Any], question: Any,
                  unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
     from evalcore.metrics.bbq import answer_roles, option_index
-    from evalcore.scorers.rules import extract_choice
+    from evalcore.scorers.rules_choice import extract_choice
 
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])
