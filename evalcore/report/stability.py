@@ -48,7 +48,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     report names it at the top and in `summary`. `meaning`: group open answers by e5
     similarity too (`report.repeats`; costs e5 time, no model call).
     """
-    from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
+    from evalcore.metrics.consistency import consistency_summary
+    from evalcore.metrics.stability import round_json, stability_summary
     from evalcore.report import repeats as repeats_figures
     from evalcore.report.repeats import RepeatRounds
     from evalcore.scorers.rules import unparsed_summary
