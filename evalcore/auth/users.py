@@ -22,16 +22,14 @@ def _norm(email: str) -> str:
 
 def get_user(engine: "Engine", email: str) -> "AppUser":
     """One user, or an error listing the known ones."""
-    from sqlmodel import select
-
     from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
+    from evalcore.store.people import user_by_email, users_by_email
 
     email = _norm(email)
     with session_scope(reader(engine), write=False) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
+        user = user_by_email(session, email)
         if user is None:
-            known = [u.email for u in session.exec(select(AppUser).order_by(AppUser.email))]
+            known = [u.email for u in users_by_email(session)]
             raise EvalcoreError(f"no user {email!r}; known users: {', '.join(known) or '(none)'}."
                                 f" Add one with `python -m evalcore users add {email} "
                                 "--role ROLE`")
@@ -40,13 +38,11 @@ def get_user(engine: "Engine", email: str) -> "AppUser":
 
 def list_users(engine: "Engine") -> list["AppUser"]:
     """Everyone, by email."""
-    from sqlmodel import select
-
     from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
+    from evalcore.store.people import users_by_email
 
     with session_scope(reader(engine), write=False) as session:
-        return list(session.exec(select(AppUser).order_by(AppUser.email)))
+        return users_by_email(session)
 
 
 def user_info(user: "AppUser") -> dict[str, Any]:
@@ -58,14 +54,13 @@ def user_info(user: "AppUser") -> dict[str, Any]:
 
 def add_user(engine: "Engine", email: str, role: str, name: str = "") -> "AppUser":
     """Add a user with a role; an existing email is an error (use `set_role`)."""
-    from sqlmodel import select
-
     from evalcore.store.db import session_scope
+    from evalcore.store.people import user_by_email
     from evalcore.store.tables import AppUser
 
     email, role = _norm(email), check_role(role)
     with session_scope(engine) as session:
-        if session.exec(select(AppUser).where(AppUser.email == email)).first() is not None:
+        if user_by_email(session, email) is not None:
             raise EvalcoreError(f"user {email!r} exists already; change the role with "
                                 f"`python -m evalcore users set-role {email} {role}`")
         user = AppUser(email=email, name=name or email, role=role)
@@ -76,15 +71,14 @@ def add_user(engine: "Engine", email: str, role: str, name: str = "") -> "AppUse
 
 def set_role(engine: "Engine", email: str, role: str) -> tuple["AppUser", str]:
     """Change a user's role; returns the user and the previous role."""
-    from sqlmodel import select
-
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import AppUser
+    from evalcore.store.people import user_by_email
 
     role = check_role(role)
     get_user(engine, email)  # the error lists the known users
     with session_scope(engine) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == _norm(email))).one()
+        user = user_by_email(session, _norm(email))
+        assert user is not None  # get_user found it
         previous, user.role = user.role, role
         session.add(user)
         session.flush()
@@ -94,16 +88,14 @@ def set_role(engine: "Engine", email: str, role: str) -> tuple["AppUser", str]:
 def role_of(engine: "Engine", email: str, config: AuthConfig) -> str:
     """The role `email` acts with: admin if listed in EVALCORE_ADMINS, else the stored
     role, else the default role for unknown users."""
-    from sqlmodel import select
-
     from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
+    from evalcore.store.people import user_by_email
 
     email = _norm(email)
     if email in config.admins:
         return "admin"
     with session_scope(reader(engine), write=False) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
+        user = user_by_email(session, email)
     return user.role if user is not None else config.default_role
 
 
@@ -111,14 +103,13 @@ def sign_in(engine: "Engine", email: str, name: str, config: AuthConfig,
             now: Optional[Any] = None) -> "AppUser":
     """Record a sign-in: a first-timer is added with the default role (admin if listed in
     EVALCORE_ADMINS) so they show up in the user list; last_seen is updated."""
-    from sqlmodel import select
-
     from evalcore.store.db import session_scope
+    from evalcore.store.people import user_by_email
     from evalcore.store.tables import AppUser, utcnow
 
     email = _norm(email)
     with session_scope(engine) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
+        user = user_by_email(session, email)
         if user is None:
             user = AppUser(email=email, name=name or email, role=config.default_role)
         if email in config.admins:

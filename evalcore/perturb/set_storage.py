@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.perturb.sets import AttackSetError
 from evalcore.store import attack_sets as q
+from evalcore.store.datasets import insert_items
 from evalcore.store.db import session_scope
 from evalcore.store.tables import AttackSet, Dataset
 
@@ -82,7 +83,7 @@ def append(engine: "Engine", set_id: int, rows: list[dict[str, Any]],
         if attack_set is None or attack_set.dataset_id is None:
             raise AttackSetError(f"attack set {set_id} was deleted while it was generated")
         level = attack_set.level
-        q.insert_items(session, int(attack_set.dataset_id), [derived_question(r, level)
+        insert_items(session, int(attack_set.dataset_id), [derived_question(r, level)
                                                              for r in rows])
         q.insert_attack_items(session, set_id, attack_set.dataset_id, rows)
         q.add_to_counts(session, set_id, attack_set.dataset_id, len(rows))

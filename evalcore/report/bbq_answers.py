@@ -36,18 +36,12 @@ PAGE_SIZE = 10
 
 def run_task_types(engine: Engine, run_id: int) -> set[str]:
     """The task types of the items of the run's dataset (one small SQL query)."""
-    from sqlalchemy import select
-
-    from evalcore.store import queries
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Item
+    from evalcore.store import datasets, queries
 
     run = queries.get_run(engine, run_id)
     if run.dataset_id is None:
         return set()
-    query = select(Item.task_type).where(Item.dataset_id == run.dataset_id).distinct()
-    with reader(engine).connect() as conn:
-        return {str(t) for (t,) in conn.execute(query)}
+    return datasets.task_types(engine, int(run.dataset_id))
 
 
 def is_benchmark_run(engine: Engine, run_id: int) -> bool:

@@ -7,13 +7,14 @@ clash id, the runs that use a set) and the caller words the error.
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 from sqlalchemy import delete, func, insert, update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from evalcore.dataset.records import ParsedDataset, Question
+from evalcore.dataset.records import ParsedDataset
+from evalcore.store.datasets import insert_items
 from evalcore.store.db import session_scope
 from evalcore.store.tables import (
     AttackItem,
@@ -61,16 +62,6 @@ def insert_dataset(session: Session, parsed: ParsedDataset, name: str) -> Datase
     session.flush()
     insert_items(session, int(dataset.id), parsed.questions)  # type: ignore[arg-type]
     return dataset
-
-
-def insert_items(session: Session, dataset_id: int, questions: Sequence[Question]) -> None:
-    """The items of `questions`, in one multi-row insert."""
-    if not questions:
-        return
-    session.execute(insert(Item), [
-        {"dataset_id": dataset_id, "idx": q.idx, "question": q.question, "reference": q.reference,
-         "choices": q.choices, "task_type": q.task_type, "language": q.language, "meta": q.meta}
-        for q in questions])
 
 
 def insert_attack_items(session: Session, attack_set_id: int, dataset_id: int,
@@ -139,3 +130,14 @@ def delete_set(engine: Engine, attack_set: AttackSet) -> list[int]:
         session.execute(delete(Item).where(Item.dataset_id == attack_set.dataset_id))  # type: ignore[arg-type]
         session.execute(delete(Dataset).where(Dataset.id == attack_set.dataset_id))  # type: ignore[arg-type]
     return []
+
+
+def items_and_sets(engine: Engine, set_ids: list[int]
+                   ) -> tuple[dict[int, AttackItem], dict[int, AttackSet]]:
+    """({attack item id: item}, {set id: set}) of the given sets, in one read."""
+    with session_scope(engine, write=False) as session:
+        items = {a.id: a for a in session.exec(select(AttackItem).where(
+            AttackItem.attack_set_id.in_(set_ids)))}  # type: ignore[attr-defined]
+        sets = {s.id: s for s in session.exec(select(AttackSet).where(
+            AttackSet.id.in_(set_ids)))}  # type: ignore[union-attr]
+    return items, sets  # type: ignore[return-value]

@@ -4,7 +4,7 @@ never `config` (model snapshots, item id lists) or calls."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
@@ -61,3 +61,20 @@ def item_ids_at(engine: Engine, dataset_id: int, positions: Sequence[int]) -> di
     wanted = set(positions)
     with reader(engine).connect() as conn:
         return {int(pos): int(i) for pos, i in conn.execute(query) if pos in wanted}
+
+
+def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
+    """Summary columns (no config blob) of the runs on a dataset, newest first."""
+    query = (select(Run.id, Run.kind, Run.status, Run.model, Run.created_at, Run.finished_at)
+             .where(Run.dataset_id == dataset_id).order_by(Run.id.desc()))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def finished_runs_of(engine: Engine, model: str) -> list[tuple[int, str, Optional[int]]]:
+    """(id, kind, dataset id) of a model's finished (done) runs, newest first."""
+    query = (select(Run.id, Run.kind, Run.dataset_id).where(Run.model == model,
+                                                           Run.status == "done")
+             .order_by(Run.id.desc()))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return [(int(i), str(k), d) for i, k, d in conn.execute(query)]
