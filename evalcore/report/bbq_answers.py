@@ -93,9 +93,9 @@ def bbq_answers(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """
     from evalcore.metrics.bbq import is_ambiguous, is_negative
     from evalcore.report.fairness import _bias_fields, _unknown_texts
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []
     for call in queries.iter_call_rows(engine, run_id):

@@ -40,7 +40,7 @@ from sqlalchemy.engine import Engine
 from evalcore.dataset.numbering import item_positions
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import FAILURE_POLICIES, FailurePolicy
-from evalcore.store import queries
+from evalcore.store import queries, run_items
 
 Lang = Literal["zh", "en"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -222,7 +222,7 @@ def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,
     order, streamed `batch` calls at a time."""
     calls = (c for c in queries.iter_calls(engine, run_id, batch=batch)
              if not errors_only or c.error is not None)
-    prompts = queries.run_prompts(engine, run_id)  # answer calls do not repeat the prompt
+    prompts = run_items.run_prompts(engine, run_id)  # answer calls do not repeat the prompt
     while True:
         chunk = list(islice(calls, batch))
         if not chunk:

@@ -68,9 +68,9 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
     """
     from evalcore.runner.judge_analysis import judged_figures
     from evalcore.scorers.analysis import analyze_answer, substituted_length
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     judged = judged_figures(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []

@@ -92,7 +92,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     )
     from evalcore.scorers.registry import score_answer
     from evalcore.scorers.rules import unparsed_summary
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
     from evalcore.store.attack_sets import items_and_sets
 
     run = queries.get_run(engine, run_id)
@@ -101,7 +101,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     if run.kind != "robustness" or not pairs:
         raise RunError(f"run {run_id} is a {run.kind!r} run without attack pairs; open it in "
                        "the results for its kind, or start a robustness run")
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     reasons: list = []
     verdicts, answers = _verdicts(engine, run, reasons)
     unparsed = unparsed_summary(reasons)

@@ -14,7 +14,7 @@ from evalcore.metrics.cost import call_cost, prices_of
 from evalcore.report.export import CALL_COLUMNS, iter_call_dicts
 from evalcore.report.timing import active_seconds, elapsed_seconds
 from evalcore.runner.start import is_stale, waiting_text
-from evalcore.store import queries
+from evalcore.store import queries, run_items
 from evalcore.store.jobs import busy_workers
 from evalcore.store.run_browse import run_filter_values, run_page
 
@@ -110,7 +110,7 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
         "created_by": run.created_by,
         "spec": queries.redact_secrets(config.get("spec", {})),
         "models": queries.redact_secrets(config.get("models", {})),
-        "items": len(queries.run_item_ids(engine, run_id)),
+        "items": len(run_items.run_item_ids(engine, run_id)),
         "progress": queries.progress(engine, run_id),
         "stale": is_stale(run, now, workers_busy=bool(busy_workers(engine))),
         "waiting": waiting_text(engine, run, now),

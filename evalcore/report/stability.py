@@ -134,9 +134,9 @@ def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
     The figures still count an unasked round as one without a verdict (the failure
     policy's rule); this only says which it was.
     """
-    from evalcore.store import queries
+    from evalcore.store import run_items
 
-    unseen = max(len(queries.run_item_ids(engine, int(run.id))) - len(asked), 0)
+    unseen = max(len(run_items.run_item_ids(engine, int(run.id))) - len(asked), 0)
     missing = [run.rounds - n for n in asked.values() if n < run.rounds]
     return {
         "errored_rounds": sum(failed.values()),

@@ -1,6 +1,8 @@
 """The store: one database (SQLite by default, or PostgreSQL) that is the truth about
 datasets, runs and every model call. `tables` is the schema, `db` the engine and
-migrations, `queries` the reads and writes everyone shares.
+migrations, `queries` the reads and writes everyone shares, and a module of named queries per use
+case beside it (run_items, run_reads, run_browse, datasets, attack_sets, reviews, people,
+model_entries).
 
 Importing this package imports SQLAlchemy; the CLI imports it inside its handlers.
 """
@@ -19,7 +21,6 @@ from evalcore.store.queries import (
     call_stats,
     count_calls,
     create_run,
-    dataset_item_ids,
     done_units,
     get_run,
     iter_call_rows,
@@ -30,10 +31,10 @@ from evalcore.store.queries import (
     redact_secrets,
     request_cancel,
     run_calls,
-    run_questions,
     unjudged_answers,
     update_run,
 )
+from evalcore.store.run_items import dataset_item_ids, run_questions
 from evalcore.store.tables import Call, Dataset, Item, Run
 
 __all__ = [
