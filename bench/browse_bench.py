@@ -3,7 +3,7 @@
     .venv/bin/python bench/browse_bench.py                # 200,000 items, SQLite in a temp dir
     .venv/bin/python bench/browse_bench.py --items 50000
 
-Imports a generated `q,a` CSV, then times `store.queries.list_items` for the first page,
+Imports a generated `q,a` CSV, then times `store.run_items.list_items` for the first page,
 a page deep in the file, a search with few hits, a search with many hits and one with
 none, and reports the process's peak memory: the page must never load the dataset whole.
 """
@@ -36,7 +36,7 @@ def main() -> None:
 
     from evalcore.dataset import import_dataset
     from evalcore.store.db import make_engine
-    from evalcore.store.queries import list_items
+    from evalcore.store.run_items import list_items
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "big.csv"

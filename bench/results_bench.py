@@ -4,7 +4,7 @@
     .venv/bin/python bench/results_bench.py --calls 20000 --runs 200   # a quicker look
 
 Measures (targets from issue 11):
-- list: one page of the Results list (`compare.run_list`, filters and paging in SQL) and
+- list: one page of the Results list (`runs.run_list`, filters and paging in SQL) and
   the filter options, with `--runs` runs stored (target < 1 s); and the whole Runs tab
   of the page under AppTest (list plus the details of the newest, biggest run);
 - compare: `compare_runs` of 4 stability runs of `--calls` calls each (1,000 items x
@@ -112,7 +112,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ["EVALCORE_HOME"] = home
         from evalcore.config import load_settings
-        from evalcore.report import compare
+        from evalcore.report import runs
         from evalcore.report.compare_runs import compare_runs
         from evalcore.report.trust import trust_report_html
         from evalcore.store.db import get_engine
@@ -123,12 +123,12 @@ def main() -> None:
         _emit(measure="seed", runs=args.runs, calls_per_big_run=args.calls,
               seconds=round(time.perf_counter() - started, 1))
         _timed("list page (100 of all runs) + filter options", 1.0,
-               lambda: (compare.run_list(engine), compare.run_filter_options(engine)))
+               lambda: (runs.run_list(engine), runs.run_filter_options(engine)))
         _timed("list page, filtered (kind + model)", 1.0,
-               lambda: compare.run_list(engine, kind=["stability"], model=["m1"]))
+               lambda: runs.run_list(engine, kind=["stability"], model=["m1"]))
         _page_render()
         _timed(f"run details of one {args.calls:,}-call run (a Results refresh, active time "
-               "included)", 0.5, lambda: compare.run_details(engine, big[0]))
+               "included)", 0.5, lambda: runs.run_details(engine, big[0]))
         result = _timed(f"compare 4 runs x {args.calls:,} calls", 2.0,
                         lambda: compare_runs(engine, big), repeat=2)
         _emit(measure="compare result", shared=result["alignment"]["shared"],

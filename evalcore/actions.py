@@ -51,12 +51,10 @@ def _check(engine: Bind, actor: Actor, permission: str, action: str,
 
 def _imported_by(conn: "Connection", actor: Actor, dataset: Any) -> Any:
     """Stamp the importer on the new dataset row (and the returned record)."""
-    from sqlalchemy import update
-
-    from evalcore.store.tables import Dataset
+    from evalcore.store.datasets import stamp_creator
 
     who = actor.attribution()
-    conn.execute(update(Dataset).where(Dataset.id == dataset.id).values(created_by=who))
+    stamp_creator(conn, int(dataset.id), who)
     dataset.created_by = who
     return dataset
 

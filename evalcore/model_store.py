@@ -47,35 +47,16 @@ class ModelsInDatabase:
 
     def tables(self) -> dict[str, dict[str, Any]]:
         """Every stored model's settings, by name."""
-        from sqlmodel import select
+        from evalcore.store.model_entries import model_tables
 
-        from evalcore.store.db import reader, session_scope
-        from evalcore.store.tables import ModelEntry
-
-        with session_scope(reader(self._engine()), write=False) as session:
-            return {row.name: dict(row.config)
-                    for row in session.exec(select(ModelEntry).order_by(ModelEntry.name))}
+        return model_tables(self._engine())
 
     def save(self, tables: dict[str, dict[str, Any]], editor: str = "") -> None:
         """Make the stored list equal `tables` in one transaction: changed rows are
         updated (with who and when), new ones inserted, missing ones deleted."""
-        from sqlmodel import select
+        from evalcore.store.model_entries import save_model_tables
 
-        from evalcore.store.db import session_scope
-        from evalcore.store.tables import ModelEntry, utcnow
-
-        with session_scope(self._engine()) as session:
-            rows = {row.name: row for row in session.exec(select(ModelEntry))}
-            for name, row in rows.items():
-                if name not in tables:
-                    session.delete(row)
-            for name, config in tables.items():
-                row = rows.get(name)
-                if row is None:
-                    session.add(ModelEntry(name=name, config=config, updated_by=editor))
-                elif row.config != config:
-                    row.config, row.updated_by, row.updated_at = config, editor, utcnow()
-                    session.add(row)
+        save_model_tables(self._engine(), tables, editor)
 
 
 def _same_database(a: str, b: str) -> bool:

@@ -2,7 +2,7 @@
 when runs or attack sets still use it) and browsing a dataset's items.
 
 Split from pages/datasets.py (the import half) to keep each file short. Buttons act in
-callbacks; the queries run in evalcore (`dataset_users`, `store.queries.list_items`).
+callbacks; the queries run in evalcore (`dataset_users`, `store.run_items.list_items`).
 """
 from __future__ import annotations
 
@@ -143,7 +143,7 @@ def stored_datasets() -> None:
 @st.fragment
 def browse_items() -> None:
     """A stored dataset's items, a page at a time, searched in the database."""
-    from evalcore.store.queries import list_items
+    from evalcore.store.run_items import list_items
 
     datasets = list_datasets(_shared.engine())
     if not datasets:

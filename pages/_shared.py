@@ -6,7 +6,6 @@ EVALCORE_DB_URL elsewhere gets its own engine instead of a stale one.
 """
 from __future__ import annotations
 
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
@@ -108,57 +107,6 @@ def _route_through_app() -> None:
     st.stop()
 
 
-def describe_local(state: dict[str, Any]) -> str:
-    """One local-model state of a worker's heartbeat (`providers.local.local_state`) in words."""
-    def at(epoch: Any) -> str:
-        return datetime.fromtimestamp(epoch).strftime("%H:%M:%S") if epoch else "?"
-
-    model = state.get("model") or "?"
-    if state.get("state") == "starting":
-        return f"starting: loading {model} (since {at(state.get('since'))})"
-    if state.get("state") == "running":
-        return f"loaded ({model}, since {at(state.get('since'))})"
-    return "not loaded (loads at its first run on the local model)"
-
-
-def local_model_lines() -> list[str]:
-    """The embedded model where runs execute: its state in each live worker (from their
-    heartbeats in the database), or that no worker runs (queued runs then wait); Markdown
-    with every part from the database escaped."""
-    from evalcore.store.workers import live_workers
-
-    workers = live_workers(engine())
-    if not workers:
-        return ["no worker is running: queued runs wait until one starts (`python -m "
-                "evalcore worker`; `make run` starts one with the app)"]
-    return [f"{md(describe_local(w.state.get('local') or {}))} in worker `{code_text(w.name)}`"
-            for w in workers]
-
-
-def _local_busy() -> bool:
-    """A worker is loading the model: "starting" turns into "loaded" within seconds. (Not
-    while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
-    the page's own redraw when a run ends shows the new state.)"""
-    from evalcore.store.workers import live_workers
-
-    try:
-        workers = live_workers(engine())
-    except Exception:  # noqa: BLE001 - the body says why it cannot tell
-        return False
-    return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
-
-
-def _local_model_body() -> None:
-    from evalcore.error_text import describe_error
-
-    try:
-        lines = local_model_lines()
-    except Exception as exc:  # noqa: BLE001 - the sidebar must draw without a database
-        lines = [f"unknown: {md(describe_error(exc) or 'the database cannot be read')}"]
-    for line in lines:
-        st.markdown(line)  # trusted markdown: local_model_lines escapes what it reads
-
-
 def actor() -> Any:
     """The acting user of this session (`evalcore.auth.Actor`; the local admin-equivalent
     user unless EVALCORE_AUTH turns team mode on)."""
@@ -190,6 +138,7 @@ def allowed_button(label: str, permission: str, *, disabled: bool = False,
 def sidebar() -> None:
     """The sidebar every page shows: who is signed in, which database is in use and the
     local model's state."""
+    from pages._local_model import local_busy, local_model_body
     from pages._signin import sidebar_identity
 
     with st.sidebar:
@@ -198,7 +147,7 @@ def sidebar() -> None:
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
         # while a worker loads it, re-read every REFRESH_S ("starting" -> "loaded")
-        st.fragment(run_every=REFRESH_S if _local_busy() else None)(_local_model_body)()
+        st.fragment(run_every=REFRESH_S if local_busy() else None)(local_model_body)()
 
 
 # ------------------------------------------------------------------ downloads

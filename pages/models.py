@@ -20,7 +20,7 @@ from evalcore.providers.local import HEALTH_TIMEOUT
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
 from evalcore.markup import md
-from pages import _shared
+from pages import _local_model, _shared
 
 NEW = "(new model)"
 FORM = "models.form."  # prefix of the editor's widget keys; the suffix is the ModelConfig field
@@ -225,7 +225,7 @@ def local_panel(models: dict[str, ModelConfig]) -> None:
     """Where the embedded llama.cpp model is loaded: in the workers that execute runs (from
     their heartbeats). No Start button: a copy loaded in the app process would serve no run."""
     st.subheader("Local model")
-    for line in _shared.local_model_lines():
+    for line in _local_model.local_model_lines():
         st.markdown(f"State: {line}")  # trusted markdown: local_model_lines escapes its parts
     if not any(m.kind == "local" for m in models.values()):
         st.caption("No model of kind 'local' is configured; add one above to run llama.cpp.")

@@ -1,8 +1,8 @@
 """Results: every run saved; browse, export, and compare runs side by side.
 
 The page only gathers input, calls evalcore and draws. The run list, a run's details
-and its raw calls come from `evalcore.report.compare`; exports from
-`evalcore.report.stability` and `compare.calls_csv_bytes`; the comparison of 2 to 8
+and its raw calls come from `evalcore.report.runs`; exports from
+`evalcore.report.stability` and `report.export.calls_csv_bytes`; the comparison of 2 to 8
 runs lives in `pages/_results_compare.py`. The
 database is the truth about a run: a live run's details re-read it every few seconds.
 Robustness and fairness runs have their reports on their own pages; this page links there.
@@ -14,7 +14,8 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
-from evalcore.report import compare
+from evalcore.report import runs
+from evalcore.report.export import calls_csv_bytes
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
 from evalcore.markup import md
@@ -43,7 +44,7 @@ def browser() -> int | None:
     """Filters, one page of the runs table and a picker; returns the run chosen for
     details. Filtering and paging happen in SQL on the summary columns only."""
     eng = _shared.engine()
-    options = compare.run_filter_options(eng)
+    options = runs.run_filter_options(eng)
     if not options["kind"]:
         st.info("No runs yet: start one on the Stability page (or `python -m evalcore "
                 "stability`). Every run is saved here.")
@@ -53,7 +54,7 @@ def browser() -> int | None:
                                           key=f"results.filter.{column}")
               for i, (column, label) in enumerate(FILTERS)}
     page = int(cols[-1].number_input("Page", min_value=1, value=1, step=1, key="results.page"))
-    shown, total = compare.run_list(eng, **chosen, limit=PAGE_SIZE,
+    shown, total = runs.run_list(eng, **chosen, limit=PAGE_SIZE,
                                     offset=(page - 1) * PAGE_SIZE)
     pages = max((total + PAGE_SIZE - 1) // PAGE_SIZE, 1)
     st.caption(f"{md(total)} runs match; page {md(page)} of {md(pages)} ({len(shown)} shown, "
@@ -198,7 +199,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
         # Deleted (by the button above, in this fragment's rerun, or by someone else):
         # draw the whole page again, whose list no longer has it.
         st.rerun()
-    details = compare.run_details(_shared.engine(), run_id)
+    details = runs.run_details(_shared.engine(), run_id)
     p = details["progress"]
     live = details["status"] not in queries.FINISHED and not details["stale"]
     if live != was_live:
@@ -230,7 +231,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
 
 def status_panel(run_id: int) -> dict[str, Any]:
     """Progress, usage and actions; re-read every REFRESH_S while the run is live."""
-    details = compare.run_details(_shared.engine(), run_id)
+    details = runs.run_details(_shared.engine(), run_id)
     live = details["status"] not in queries.FINISHED and not details["stale"]
     st.fragment(run_every=_shared.REFRESH_S if live else None)(_status_body)(run_id, live)
     return details
@@ -282,7 +283,7 @@ def downloads(run_id: int, kind: str) -> None:
     exports = found.exports if found is not None else ()
     row = st.container(horizontal=True)  # each button as wide as its label, none cut off
     state = (run_id, _shared.run_state(run_id))
-    _shared.download("Raw calls CSV", lambda: compare.calls_csv_bytes(_shared.engine(), run_id),
+    _shared.download("Raw calls CSV", lambda: calls_csv_bytes(_shared.engine(), run_id),
                      state, file_name=f"run{run_id}_calls.csv",
                      mime="text/csv", key="results.calls_csv", column=row, run_id=run_id)
     for n, export in enumerate(exports, start=1):
@@ -300,7 +301,7 @@ def calls_view(run_id: int) -> None:
                               step=50, key="results.calls_limit")
     errors_only = right.toggle("Only calls that ended in an error", key="results.errors_only")
     try:
-        table = compare.calls_frame(_shared.engine(), run_id, int(limit),
+        table = runs.calls_frame(_shared.engine(), run_id, int(limit),
                                     errors_only=errors_only)
     except EvalcoreError as exc:
         st.warning(str(exc))

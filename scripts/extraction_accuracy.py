@@ -24,7 +24,8 @@ CASES = ROOT / "tests" / "scorers" / "data" / "extraction_cases.jsonl"
 
 def read_case(case: dict[str, Any]) -> Any:
     """What the extractor reads from one case's reply (None = nothing)."""
-    from evalcore.scorers.rules import extract_choice, extract_number
+    from evalcore.scorers.rules import extract_number
+    from evalcore.scorers.rules_choice import extract_choice
 
     if case["kind"] == "choice":
         return extract_choice(case["reply"], case["choices"])[0]

@@ -165,3 +165,79 @@ def test_kind_names_stay_in_their_own_files():
     assert len(found) <= KIND_LITERAL_LIMIT, (
         f"{len(found)} kind names outside their kind's files (limit {KIND_LITERAL_LIMIT}); "
         "look the kind up in evalcore.kinds instead:\n" + "\n".join(found))
+
+
+# SQL stays in evalcore/store/: other layers call its named queries. Outside store/ a
+# module may name the database's types (Engine, Connection) and errors (sqlalchemy.exc,
+# make_url to read a URL), but it builds no statement and executes none:
+# - no import of a statement builder from sqlalchemy or sqlmodel (QUERY_BUILDERS), and
+# - no call of a method that runs SQL (`.execute(`, `.exec(`, `.scalars(`, `.scalar(`).
+QUERY_BUILDERS = frozenset({
+    "select", "insert", "update", "delete", "text", "func", "and_", "or_", "not_", "case",
+    "exists", "literal", "literal_column", "column", "table", "union", "union_all", "join",
+    "outerjoin", "bindparam", "cast", "distinct", "tuple_", "values"})
+RUNS_SQL = frozenset({"execute", "exec", "scalars", "scalar", "executemany", "executescript"})
+SQL_EXCEPTIONS = {
+    # the e5 embedding cache: its own sqlite3 file of vectors beside the model, not the
+    # evalcore database (no table of store/tables.py, no engine)
+    "evalcore/scorers/e5_store.py": "sqlite3 embedding cache",
+}
+
+
+def _sql_outside_store(path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
+                and node.module.split(".")[0] in ("sqlalchemy", "sqlmodel"):
+            found += [f"l.{node.lineno} imports {node.module}.{a.name}" for a in node.names
+                      if a.name in QUERY_BUILDERS]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in RUNS_SQL:
+            found.append(f"l.{node.lineno} calls .{node.func.attr}(")
+    return found
+
+
+def _checked_modules(*folders: str):
+    for folder in folders:
+        for path in sorted((REPO_ROOT / folder).rglob("*.py")):
+            rel = path.relative_to(REPO_ROOT).as_posix()
+            if not rel.startswith("evalcore/store/"):
+                yield rel, path
+
+
+def test_sql_stays_in_store():
+    """Statements are built and run in evalcore/store/ only (named queries per use case),
+    so the database schema has one home and every other layer can be read without SQL."""
+    offenders = [f"{rel} {hit}" for rel, path in _checked_modules("evalcore", "pages")
+                 if rel not in SQL_EXCEPTIONS for hit in _sql_outside_store(path)]
+    assert offenders == [], "SQL outside evalcore/store/:\n" + "\n".join(offenders)
+
+
+def test_the_sql_rule_catches_a_query(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("from sqlalchemy import select\n\ndef f(conn, T):\n"
+                   "    return conn.execute(select(T)).all()\n", encoding="utf-8")
+    assert _sql_outside_store(bad) == ["l.1 imports sqlalchemy.select", "l.4 calls .execute("]
+    for rel in SQL_EXCEPTIONS:  # an exception that no longer exists is removed from the list
+        assert (REPO_ROOT / rel).exists(), rel
+
+
+MAX_LINES = 500
+"""A module longer than this mixes jobs: split it by what its parts are."""
+LONG_MODULE_EXCEPTIONS: dict[str, str] = {}
+
+
+def _lines(path) -> int:
+    return len(path.read_text(encoding="utf-8").splitlines())
+
+
+def test_no_module_over_500_lines():
+    """Every module of evalcore/ and pages/ stays small enough to read in one sitting."""
+    long = [f"{rel}: {_lines(path)} lines" for folder in ("evalcore", "pages")
+            for path in sorted((REPO_ROOT / folder).rglob("*.py"))
+            if (rel := path.relative_to(REPO_ROOT).as_posix()) not in LONG_MODULE_EXCEPTIONS
+            and _lines(path) > MAX_LINES]
+    assert long == [], f"modules over {MAX_LINES} lines:\n" + "\n".join(long)
+    for rel in LONG_MODULE_EXCEPTIONS:  # an exception that no longer applies is removed
+        assert _lines(REPO_ROOT / rel) > MAX_LINES, f"{rel} is short now: drop its exception"

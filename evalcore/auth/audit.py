@@ -42,17 +42,10 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
     """
     from datetime import timedelta
 
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AuditEvent
+    from evalcore.store.people import recent_sign_ins
 
     now = now or datetime.now(timezone.utc)
-    query = (select(AuditEvent).where(AuditEvent.actor == actor.label,
-                                      AuditEvent.action == "user.sign_in")
-             .order_by(AuditEvent.id.desc()).limit(50))  # type: ignore[union-attr]
-    with session_scope(engine, write=False) as session:
-        earlier = list(session.exec(query))
+    earlier = recent_sign_ins(engine, actor.label, 50)
     if login is not None:
         if any((e.detail or {}).get("login") == login for e in earlier):
             return False
@@ -69,20 +62,12 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
 def list_events(engine: "Engine", *, since: Optional[datetime] = None,
                 actor: Optional[str] = None, limit: int = 500) -> list["AuditEvent"]:
     """Events newest first, optionally since a time or of one actor."""
-    from sqlmodel import select
+    from evalcore.store.people import audit_events
 
-    from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AuditEvent
-
-    query = select(AuditEvent).order_by(AuditEvent.at.desc(), AuditEvent.id.desc()).limit(limit)
-    if since is not None:
-        if since.tzinfo is None:
-            since = since.replace(tzinfo=timezone.utc)
-        query = query.where(AuditEvent.at >= since)
-    if actor:
-        query = query.where(AuditEvent.actor == actor.strip().lower())
-    with session_scope(reader(engine), write=False) as session:
-        return list(session.exec(query))
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=timezone.utc)
+    return audit_events(engine, since=since, actor=actor.strip().lower() if actor else None,
+                        limit=limit)
 
 
 def event_info(event: "AuditEvent") -> dict[str, Any]:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from evalcore.auth.config import AuthConfig
 from evalcore.auth.roles import check_role
 from evalcore.errors import EvalcoreError
+from evalcore.store import people
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -22,31 +23,18 @@ def _norm(email: str) -> str:
 
 def get_user(engine: "Engine", email: str) -> "AppUser":
     """One user, or an error listing the known ones."""
-    from sqlmodel import select
-
-    from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
-
     email = _norm(email)
-    with session_scope(reader(engine), write=False) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
-        if user is None:
-            known = [u.email for u in session.exec(select(AppUser).order_by(AppUser.email))]
-            raise EvalcoreError(f"no user {email!r}; known users: {', '.join(known) or '(none)'}."
-                                f" Add one with `python -m evalcore users add {email} "
-                                "--role ROLE`")
-        return user
+    user, known = people.find_user(engine, email)
+    if user is None:
+        raise EvalcoreError(f"no user {email!r}; known users: {', '.join(known) or '(none)'}."
+                            f" Add one with `python -m evalcore users add {email} "
+                            "--role ROLE`")
+    return user
 
 
 def list_users(engine: "Engine") -> list["AppUser"]:
     """Everyone, by email."""
-    from sqlmodel import select
-
-    from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
-
-    with session_scope(reader(engine), write=False) as session:
-        return list(session.exec(select(AppUser).order_by(AppUser.email)))
+    return people.all_users(engine)
 
 
 def user_info(user: "AppUser") -> dict[str, Any]:
@@ -58,74 +46,38 @@ def user_info(user: "AppUser") -> dict[str, Any]:
 
 def add_user(engine: "Engine", email: str, role: str, name: str = "") -> "AppUser":
     """Add a user with a role; an existing email is an error (use `set_role`)."""
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AppUser
-
     email, role = _norm(email), check_role(role)
-    with session_scope(engine) as session:
-        if session.exec(select(AppUser).where(AppUser.email == email)).first() is not None:
-            raise EvalcoreError(f"user {email!r} exists already; change the role with "
-                                f"`python -m evalcore users set-role {email} {role}`")
-        user = AppUser(email=email, name=name or email, role=role)
-        session.add(user)
-        session.flush()
-        return user
+    user = people.insert_user(engine, email, name or email, role)
+    if user is None:
+        raise EvalcoreError(f"user {email!r} exists already; change the role with "
+                            f"`python -m evalcore users set-role {email} {role}`")
+    return user
 
 
 def set_role(engine: "Engine", email: str, role: str) -> tuple["AppUser", str]:
     """Change a user's role; returns the user and the previous role."""
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AppUser
-
     role = check_role(role)
     get_user(engine, email)  # the error lists the known users
-    with session_scope(engine) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == _norm(email))).one()
-        previous, user.role = user.role, role
-        session.add(user)
-        session.flush()
-        return user, previous
+    changed = people.change_role(engine, _norm(email), role)
+    if changed is None:  # deleted in between
+        get_user(engine, email)
+    assert changed is not None
+    return changed
 
 
 def role_of(engine: "Engine", email: str, config: AuthConfig) -> str:
     """The role `email` acts with: admin if listed in EVALCORE_ADMINS, else the stored
     role, else the default role for unknown users."""
-    from sqlmodel import select
-
-    from evalcore.store.db import reader, session_scope
-    from evalcore.store.tables import AppUser
-
     email = _norm(email)
     if email in config.admins:
         return "admin"
-    with session_scope(reader(engine), write=False) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
-    return user.role if user is not None else config.default_role
+    return people.stored_role(engine, email) or config.default_role
 
 
 def sign_in(engine: "Engine", email: str, name: str, config: AuthConfig,
             now: Optional[Any] = None) -> "AppUser":
     """Record a sign-in: a first-timer is added with the default role (admin if listed in
     EVALCORE_ADMINS) so they show up in the user list; last_seen is updated."""
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AppUser, utcnow
-
     email = _norm(email)
-    with session_scope(engine) as session:
-        user = session.exec(select(AppUser).where(AppUser.email == email)).first()
-        if user is None:
-            user = AppUser(email=email, name=name or email, role=config.default_role)
-        if email in config.admins:
-            user.role = "admin"
-        if name and user.name in ("", user.email):
-            user.name = name
-        user.last_seen = now or utcnow()
-        session.add(user)
-        session.flush()
-        return user
+    return people.upsert_sign_in(engine, email, name, default_role=config.default_role,
+                                 admin=email in config.admins, now=now)

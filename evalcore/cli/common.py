@@ -137,18 +137,10 @@ def add_exit_flags(parser: Any) -> None:
 
 def error_counts(engine: Any, run_id: int) -> tuple[int, int, int]:
     """(answer calls, answer calls with an error, of those the provider's refusals)."""
-    from sqlalchemy import func, select
-
     from evalcore.providers.base import REFUSAL
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call
+    from evalcore.store.run_reads import answer_error_counts
 
-    query = select(func.count(), func.count(Call.error),
-                   func.count().filter(Call.error.like(f"{REFUSAL}%"))).where(
-        Call.run_id == run_id, Call.stage == "answer")
-    with reader(engine).connect() as conn:
-        calls, errors, refusals = conn.execute(query).one()
-    return int(calls), int(errors), int(refusals)
+    return answer_error_counts(engine, run_id, REFUSAL)
 
 
 def run_exit_code(engine: Any, run_id: int, status: str, max_error_rate: float) -> int:

@@ -147,7 +147,7 @@ def _retry_failed(args: argparse.Namespace) -> int:
 def _export(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings
     from evalcore.errors import RunError
-    from evalcore.report.compare import write_calls_csv
+    from evalcore.report.export import write_calls_csv
     from evalcore.report.export import write_json_rows
     from evalcore.store import queries
 

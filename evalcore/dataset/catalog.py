@@ -19,29 +19,17 @@ if TYPE_CHECKING:
 
 def list_datasets(engine: "Engine") -> list["Dataset"]:
     """Every stored dataset, oldest first."""
-    from sqlmodel import select
+    from evalcore.store import datasets
 
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset
-
-    with session_scope(engine) as session:
-        return list(session.exec(select(Dataset).order_by(Dataset.id)).all())
+    return datasets.list_datasets(engine)
 
 
 def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
-    from sqlmodel import select
+    from evalcore.store import datasets
 
-    from evalcore.store.tables import Dataset
-
-    found: Optional[Dataset] = None
-    if isinstance(name_or_id, int):
-        found = session.get(Dataset, name_or_id)
-    else:
-        found = session.exec(select(Dataset).where(Dataset.name == name_or_id)).first()
-        if found is None and name_or_id.strip().isdigit():
-            found = session.get(Dataset, int(name_or_id))
+    found = datasets.find_dataset(session, name_or_id)
     if found is None:
-        names = session.exec(select(Dataset.name).order_by(Dataset.name)).all()
+        names = datasets.dataset_names(session)
         from evalcore.error_text import shown, shown_list
 
         known = shown_list(names) if names else "none yet"
@@ -60,16 +48,9 @@ def get_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
 
 def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -> list["Item"]:
     """The stored items of a dataset in file order (rows carry their database ids)."""
-    from sqlmodel import select
+    from evalcore.store import datasets
 
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Item
-
-    query = select(Item).where(Item.dataset_id == dataset_id).order_by(Item.idx)
-    if limit is not None:
-        query = query.limit(limit)
-    with session_scope(engine) as session:
-        return list(session.exec(query).all())
+    return datasets.load_items(engine, dataset_id, limit)
 
 
 def load_questions(engine: "Engine", dataset_id: int,
@@ -78,42 +59,25 @@ def load_questions(engine: "Engine", dataset_id: int,
     return [Question.model_validate(item) for item in load_items(engine, dataset_id, limit)]
 
 
-def _users(session: "Session", dataset_id: int) -> tuple[list[Any], list[int]]:
-    """([(attack set id, name)], [run id]) of what still needs the dataset."""
-    from sqlmodel import select
-
-    from evalcore.store.tables import AttackSet, Call, Item, Run
-
-    sets = list(session.exec(select(AttackSet.id, AttackSet.name).where(
-        (AttackSet.source_dataset_id == dataset_id) | (AttackSet.dataset_id == dataset_id)
-    )).all())
-    used = select(Item.id).where(Item.dataset_id == dataset_id)
-    run_ids = sorted(set(session.exec(select(Run.id).where(Run.dataset_id == dataset_id)).all())
-                     | set(session.exec(select(Call.run_id).where(
-                         Call.item_id.in_(used)).distinct()).all()))  # type: ignore[union-attr]
-    return sets, run_ids
-
-
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
     """What keeps a dataset from being deleted: {"attack_sets": [(id, name)], "runs": [id]}
     (the page lists them and offers the way out)."""
+    from evalcore.store import datasets
     from evalcore.store.db import session_scope
 
     with session_scope(engine, write=False) as session:
-        sets, run_ids = _users(session, int(_find(session, name_or_id).id))
+        sets, run_ids = datasets.dataset_users(session, int(_find(session, name_or_id).id))
     return {"attack_sets": [(int(i), str(n)) for i, n in sets], "runs": run_ids}
 
 
 def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """Delete a dataset and its items; refuses (DatasetError) while runs reference it."""
-    from sqlalchemy import delete
-
+    from evalcore.store import datasets
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset, Item
 
     with session_scope(engine) as session:
         dataset = _find(session, name_or_id)
-        sets, run_ids = _users(session, int(dataset.id))
+        sets, run_ids = datasets.dataset_users(session, int(dataset.id))
         if sets:
             shown = ", ".join(f"#{i} {n}" for i, n in sets[:10])
             raise DatasetError(f"dataset '{dataset.name}' has {len(sets)} attack set(s) "
@@ -124,8 +88,7 @@ def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
             raise DatasetError(f"dataset '{dataset.name}' is used by {len(run_ids)} run(s) "
                                f"(ids {shown}); delete those runs first - their results "
                                "would lose their questions")
-        session.execute(delete(Item).where(Item.dataset_id == dataset.id))
-        session.execute(delete(Dataset).where(Dataset.id == dataset.id))
+        datasets.delete_dataset_rows(session, int(dataset.id))
     return dataset
 
 

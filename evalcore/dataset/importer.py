@@ -245,12 +245,11 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     """The dataset row, its items in batches, then its count, language and meta (known
     once every row is read; items with no language of their own get the file's), all in
     one transaction."""
-    from sqlalchemy import insert, update
     from sqlalchemy.exc import IntegrityError
-    from sqlmodel import select
 
+    from evalcore.store import datasets
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset, Item
+    from evalcore.store.tables import Dataset
 
     source_file = header["source_file"]
     name = (name or Path(source_file).stem or "").strip()
@@ -259,16 +258,15 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     try:
         with session_scope(engine) as session:
             if not allow_duplicate:
-                same = session.exec(select(Dataset).where(  # the same bytes read as another
-                    Dataset.sha256 == header["sha256"],   # format (MC1 / MC2) are another
-                    Dataset.format == header["format"])).first()
+                # the same bytes read as another format (MC1 / MC2) are another
+                same = datasets.same_content(session, header["sha256"], header["format"])
                 if same is not None:
                     raise DuplicateContentError(
                         f"{source_file}: the same content was already imported as dataset "
                         f"'{same.name}' (id {same.id}, {same.created_at:%Y-%m-%d %H:%M}); use that "
                         "one, or import again with allow_duplicate (--allow-duplicate)",
                         same.name, int(same.id))
-            clash = session.exec(select(Dataset).where(Dataset.name == name)).first()
+            clash = datasets.dataset_named(session, name)
             if clash is not None:
                 raise _name_taken(name, clash.id, source_file)
             dataset = Dataset(name=name, language="", item_count=0, meta={}, **header)
@@ -276,28 +274,21 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
             session.flush()
             count = 0
             for batch in _batches(questions):
-                session.execute(insert(Item), [
-                    {"dataset_id": dataset.id, "idx": q.idx, "question": q.question,
-                     "reference": q.reference, "choices": q.choices, "task_type": q.task_type,
-                     "language": q.language, "meta": q.meta} for q in batch])
+                datasets.insert_items(session, int(dataset.id), batch)  # type: ignore[arg-type]
                 count += len(batch)
                 if on_progress is not None:
                     on_progress(count)
             if not count:
                 raise _no_rows(source_file)
             dataset.language, dataset.meta, undecided = finish()
-            for start in range(0, len(undecided), 500):
-                session.execute(update(Item).where(
-                    Item.dataset_id == dataset.id,
-                    Item.idx.in_(undecided[start:start + 500]))  # type: ignore[attr-defined]
-                    .values(language=dataset.language))
+            datasets.set_item_language(session, int(dataset.id), undecided,  # type: ignore[arg-type]
+                                       dataset.language)
             dataset.item_count = count
             session.add(dataset)
     except IntegrityError as exc:
         # Another process may have taken the name between our check and the insert
         # (read afresh: a caller's transaction, if given one, was rolled back).
-        with session_scope(engine.engine, write=False) as session:
-            taken = session.exec(select(Dataset.id).where(Dataset.name == name)).first()
+        taken = datasets.dataset_id_named(engine.engine, name)
         if taken is None:
             raise
         raise _name_taken(name, taken, source_file) from exc

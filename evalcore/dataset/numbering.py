@@ -26,15 +26,6 @@ def question_label(idx: Optional[int]) -> str:
 
 def item_positions(engine: "Engine", item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
-    from sqlalchemy import select
+    from evalcore.store.datasets import item_positions as positions
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Item
-
-    ids = sorted({int(i) for i in item_ids})
-    found: dict[int, int] = {}
-    with reader(engine).connect() as conn:
-        for start in range(0, len(ids), 500):  # stay under bound-parameter limits
-            query = select(Item.id, Item.idx).where(Item.id.in_(ids[start:start + 500]))  # type: ignore[union-attr]
-            found.update({int(i): int(x) for i, x in conn.execute(query)})
-    return found
+    return positions(engine, item_ids)

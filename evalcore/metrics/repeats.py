@@ -32,7 +32,8 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from evalcore.metrics.stability import MetricInputError, answer_key
+from evalcore.metrics.consistency import answer_key
+from evalcore.metrics.stability import MetricInputError
 
 TAUS: tuple[float, ...] = (0.25, 0.5, 0.75, 1.0)
 """The tau values reported (keys "0.25", "0.5", "0.75", "1.0")."""

@@ -282,7 +282,7 @@ def answer_similarity(clean: Sequence[Optional[str]], attacked: Sequence[Optiona
     both = [(c, a) for c, a in zip(clean, attacked) if c is not None and a is not None]
     if not both:
         return AnswerSimilarity(0, None)
-    from evalcore.metrics.stability import normalize_answer
+    from evalcore.metrics.consistency import normalize_answer
     from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
     def language(c: str, a: str) -> Any:

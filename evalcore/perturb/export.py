@@ -78,18 +78,10 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
 def _attacked_choices(engine: "Engine", items: list[Any], clean: dict[int, "Item"]
                       ) -> dict[int, list[str]]:
     """attack item id -> its attacked options, when any item's options were attacked."""
-    from sqlmodel import select
+    from evalcore.store.reviews import item_choices
 
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Item
-
-    ids = [int(i.attacked_item_id) for i in items if i.attacked_item_id is not None]
-    found: dict[int, list[str]] = {}
-    with session_scope(engine, write=False) as session:
-        for start in range(0, len(ids), 500):
-            for item_id, options in session.exec(select(Item.id, Item.choices).where(
-                    Item.id.in_(ids[start:start + 500]))):  # type: ignore[union-attr]
-                found[int(item_id)] = list(options or [])
+    found = item_choices(engine, [int(i.attacked_item_id) for i in items
+                                  if i.attacked_item_id is not None])
     out = {int(i.id): found.get(int(i.attacked_item_id), []) for i in items
            if i.attacked_item_id is not None}
     changed = any(out[int(i.id)] != list(clean[i.source_item_id].choices or [])
@@ -124,23 +116,15 @@ def write_attack_set_csv(engine: "Engine", attack_set_id: int,
                          out: Union[TextIO, str, PathLike[str]],
                          status: Optional[str] = None) -> int:
     """Write the set's CSV (optionally only items of one review status); returns rows written."""
-    from sqlmodel import select
-
     from evalcore.perturb.review import list_attack_items
     from evalcore.perturb.sets import get_attack_set
     from evalcore.report.export import safe_cell
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset, Item
+    from evalcore.store.datasets import dataset_with_items
 
     attack_set = get_attack_set(engine, attack_set_id)
     items = list_attack_items(engine, int(attack_set.id), status=status)
-    with session_scope(engine, write=False) as session:
-        source = session.get(Dataset, attack_set.source_dataset_id)
-        ids = [i.source_item_id for i in items]
-        clean: dict[int, Item] = {}
-        for start in range(0, len(ids), 500):
-            for row in session.exec(select(Item).where(Item.id.in_(ids[start:start + 500]))):  # type: ignore
-                clean[int(row.id)] = row  # type: ignore[arg-type]
+    source, clean = dataset_with_items(engine, int(attack_set.source_dataset_id),
+                                       [i.source_item_id for i in items])
     assert source is not None
     attack_cols = [c for c in ATTACK_COLUMNS
                    if c != "synword_pairs" or attack_set.level == "word"]

@@ -22,7 +22,9 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
-from evalcore.perturb.sets import AttackSetError, engine_fn
+from evalcore.perturb.adapter import engine_fn
+from evalcore.perturb.sets import AttackSetError
+from evalcore.store import reviews
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -51,11 +53,7 @@ def _check_reviewer(reviewer: str) -> str:
 
 def get_attack_item(engine: "Engine", attack_item_id: int) -> "AttackItem":
     """One attack item; AttackSetError if there is none."""
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem
-
-    with session_scope(engine, write=False) as session:
-        item = session.get(AttackItem, attack_item_id)
+    item = reviews.get_item(engine, attack_item_id)
     if item is None:
         raise AttackSetError(f"no attack item {attack_item_id}; list a set's items with "
                              "`attacks show ID`")
@@ -66,18 +64,9 @@ def list_attack_items(engine: "Engine", attack_set_id: int, *, status: Optional[
                       flag: Optional[str] = None, flagged: Optional[bool] = None,
                       offset: int = 0, limit: Optional[int] = None) -> list["AttackItem"]:
     """The set's items in source order, filtered by status, by one flag, or by having flags."""
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem
-
     if status is not None:
         _check_status(status)
-    query = select(AttackItem).where(AttackItem.attack_set_id == attack_set_id)
-    if status is not None:
-        query = query.where(AttackItem.status == status)
-    with session_scope(engine, write=False) as session:
-        items = list(session.exec(query.order_by(AttackItem.source_item_id)).all())
+    items = reviews.set_items(engine, attack_set_id, status)
     # flags are a JSON list: filtered here, the same on SQLite and PostgreSQL
     if flag is not None:
         items = [i for i in items if flag in (i.flags or [])]
@@ -92,18 +81,9 @@ def question_numbers(engine: "Engine", items: list["AttackItem"]) -> dict[int, i
     Reviewers know questions by their place in the file; attack item ids keep counting
     across sets (set #2 starts at 31), so they label nothing a reviewer can look up.
     """
-    from sqlmodel import select
+    from evalcore.dataset.numbering import item_positions
 
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Item
-
-    sources = sorted({int(i.source_item_id) for i in items})
-    found: dict[int, int] = {}
-    with session_scope(engine, write=False) as session:
-        for start in range(0, len(sources), 500):
-            chunk = sources[start:start + 500]
-            found.update(session.exec(select(Item.id, Item.idx).where(
-                Item.id.in_(chunk))).all())  # type: ignore[union-attr]
+    found = item_positions(engine, (int(i.source_item_id) for i in items))
     return {int(i.id): found[i.source_item_id] + 1 for i in items if i.source_item_id in found}
 
 
@@ -111,19 +91,9 @@ def option_diffs(engine: "Engine", items: list["AttackItem"]
                  ) -> dict[int, list[tuple[int, str, str]]]:
     """attack item id -> (index, original option, attacked option) of each option the
     attack changed (word attacks of choice items), from the clean and attacked items."""
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Item
-
     ids = sorted({int(i.source_item_id) for i in items}
                  | {int(i.attacked_item_id) for i in items if i.attacked_item_id is not None})
-    choices: dict[int, list[str]] = {}
-    with session_scope(engine, write=False) as session:
-        for start in range(0, len(ids), 500):
-            for item_id, options in session.exec(select(Item.id, Item.choices).where(
-                    Item.id.in_(ids[start:start + 500]))):  # type: ignore[union-attr]
-                choices[int(item_id)] = list(options or [])
+    choices = reviews.item_choices(engine, ids)
     out: dict[int, list[tuple[int, str, str]]] = {}
     for item in items:
         if item.attacked_item_id is None:
@@ -219,52 +189,9 @@ def _conflict(engine: "Engine", attack_item_id: int, expected: Optional[str]) ->
         f"{who}{when}, not '{expected}' as shown; reload it and review again")
 
 
-def _current(conn: Any, attack_item_id: int) -> Any:
-    """(attack_set_id, status, attacked) of an item, locked for this transaction where the
-    database can (PostgreSQL; SQLite's BEGIN IMMEDIATE already holds the write lock)."""
-    from sqlalchemy import select
-
-    from evalcore.store.tables import AttackItem
-
-    return conn.execute(
-        select(AttackItem.attack_set_id, AttackItem.status, AttackItem.attacked)
-        .where(AttackItem.id == attack_item_id).with_for_update()).first()
-
-
-def _record(conn: Any, events: list[dict[str, Any]]) -> None:
-    """Append review events (one per changed item) in the caller's transaction."""
-    from sqlalchemy import insert
-
-    from evalcore.store.tables import ReviewEvent
-
-    if events:
-        conn.execute(insert(ReviewEvent), events)
-
-
-def _update_item(conn: Any, attack_item_id: int, values: dict[str, Any],
-                 expected_status: Optional[str]) -> bool:
-    """Apply one action to an item and log it; False if it is gone or not `expected_status`."""
-    from sqlalchemy import update
-
-    from evalcore.store.tables import AttackItem
-
-    before = _current(conn, attack_item_id)
-    if before is None or (expected_status is not None and before.status != expected_status):
-        return False
-    conn.execute(update(AttackItem).where(AttackItem.id == attack_item_id).values(**values))
-    _record(conn, [{"attack_set_id": before.attack_set_id, "attack_item_id": attack_item_id,
-                    "status": values["status"], "previous_status": before.status,
-                    "edited": "attacked" in values,
-                    "attacked": values.get("attacked", before.attacked),
-                    "reviewer": values["reviewer"], "note": values.get("note") or "",
-                    "at": values["reviewed_at"]}])
-    return True
-
-
 def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: str,
                note: Optional[str] = None, expected_status: Optional[str] = None) -> "AttackItem":
     """Set an item's review status (approve, reject, back to pending) and record who and when."""
-    from evalcore.store.db import transaction
     from evalcore.store.tables import utcnow
 
     _check_status(status)
@@ -274,9 +201,7 @@ def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: 
     values: dict[str, Any] = {"status": status, "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:
         values["note"] = note
-    with transaction(engine) as conn:
-        changed = _update_item(conn, attack_item_id, values, expected_status)
-    if not changed:
+    if not reviews.review_item(engine, attack_item_id, values, expected_status):
         raise _conflict(engine, attack_item_id, expected_status)
     return get_attack_item(engine, attack_item_id)
 
@@ -299,11 +224,8 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
                      expected_status: Optional[str] = None, approve: bool = False,
                      note: Optional[str] = None) -> "AttackItem":
     """Replace the attacked text, re-check it, and store it in the item and the derived dataset."""
-    from sqlalchemy import update
-
     from evalcore.dataset.records import Question
-    from evalcore.store.db import session_scope, transaction
-    from evalcore.store.tables import Item, utcnow
+    from evalcore.store.tables import utcnow
 
     reviewer = _check_reviewer(reviewer)
     attacked = (attacked or "").strip()
@@ -311,10 +233,9 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
         raise AttackSetError(f"attack item {attack_item_id}: the edited question is empty; "
                              "write the attacked question or reject the item")
     current = get_attack_item(engine, attack_item_id)
-    with session_scope(engine, write=False) as session:
-        source = session.get(Item, current.source_item_id)
-        derived = (session.get(Item, current.attacked_item_id)
-                   if current.attacked_item_id is not None else None)
+    source = reviews.get_source_item(engine, current.source_item_id)
+    derived = (reviews.get_source_item(engine, current.attacked_item_id)
+               if current.attacked_item_id is not None else None)
     similarity, flags = engine_fn("check_attack")(Question.model_validate(source), attacked)
     pairs, stretches = changes(current.original, attacked, source.language)
     kept = option_pairs(current.pairs)  # the edit is of the question: option swaps stay
@@ -330,42 +251,20 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
         values["note"] = note
     if expected_status is not None:
         _check_status(expected_status)
-    with transaction(engine) as conn:
-        changed = _update_item(conn, attack_item_id, values, expected_status)
-        if changed and current.attacked_item_id is not None:
-            conn.execute(update(Item).where(Item.id == current.attacked_item_id)
-                         .values(question=attacked))
-    if not changed:
+    if not reviews.review_item(engine, attack_item_id, values, expected_status,
+                               attacked_item_id=current.attacked_item_id):
         raise _conflict(engine, attack_item_id, expected_status)
     return get_attack_item(engine, attack_item_id)
 
 
 def approve_unflagged(engine: "Engine", attack_set_id: int, *, reviewer: str) -> int:
     """Approve every PENDING item without flags; returns how many. Flagged items stay pending."""
-    from sqlalchemy import update
-
-    from evalcore.store.db import transaction
-    from evalcore.store.tables import AttackItem, utcnow
+    from evalcore.store.tables import utcnow
 
     reviewer = _check_reviewer(reviewer)
     ids = [i.id for i in list_attack_items(engine, attack_set_id, status="pending", flagged=False)]
-    now = utcnow()
-    changed = 0
-    with transaction(engine) as conn:
-        for start in range(0, len(ids), 500):
-            chunk = ids[start:start + 500]
-            rows = conn.execute(
-                update(AttackItem)
-                .where(AttackItem.id.in_(chunk), AttackItem.status == "pending")  # type: ignore
-                .values(status="approved", reviewer=reviewer, reviewed_at=now)
-                .returning(AttackItem.id, AttackItem.attacked)).all()
-            _record(conn, [{"attack_set_id": attack_set_id, "attack_item_id": item_id,
-                            "status": "approved", "previous_status": "pending", "edited": False,
-                            "attacked": attacked, "reviewer": reviewer,
-                            "note": "bulk: approve unflagged", "at": now}
-                           for item_id, attacked in rows])
-            changed += len(rows)
-    return changed
+    return reviews.approve_pending(engine, attack_set_id, ids, reviewer=reviewer, at=utcnow(),
+                                   note="bulk: approve unflagged")
 
 
 def review_progress(engine: "Engine", attack_set_id: int) -> dict[str, Any]:
@@ -389,16 +288,7 @@ def review_progress(engine: "Engine", attack_set_id: int) -> dict[str, Any]:
 def review_version(engine: "Engine", attack_set_id: int) -> tuple[int, int]:
     """(review actions, newest action's id) of a set in one aggregate query: it changes with
     every approval, rejection or edit, so it keys anything built from the set's reviews."""
-    from sqlalchemy import func, select
-
-    from evalcore.store.db import reader
-    from evalcore.store.tables import ReviewEvent
-
-    query = (select(func.count(), func.coalesce(func.max(ReviewEvent.id), 0))
-             .where(ReviewEvent.attack_set_id == attack_set_id))
-    with reader(engine).connect() as conn:
-        count, newest = conn.execute(query).one()
-    return int(count), int(newest)
+    return reviews.review_version(engine, attack_set_id)
 
 
 def review_log(engine: "Engine", attack_set_id: int,
@@ -408,16 +298,7 @@ def review_log(engine: "Engine", attack_set_id: int,
     `id` is the attack item; `status` its status after the action, `previous_status`
     before; `attacked` the item's text at that moment (the new text for an edit).
     """
-    from sqlmodel import select
-
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import ReviewEvent
-
-    query = (select(ReviewEvent).where(ReviewEvent.attack_set_id == attack_set_id)
-             .order_by(ReviewEvent.at.desc(), ReviewEvent.id.desc())  # type: ignore[attr-defined]
-             .limit(limit))
-    with session_scope(engine, write=False) as session:
-        events = list(session.exec(query).all())
+    events = reviews.review_events(engine, attack_set_id, limit)
     return [{"id": e.attack_item_id, "status": e.status, "previous_status": e.previous_status,
              "reviewer": e.reviewer, "reviewed_at": e.at.isoformat(), "edited": e.edited,
              "note": e.note, "attacked": e.attacked} for e in events]

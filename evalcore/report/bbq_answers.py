@@ -6,7 +6,7 @@ needs the single answers behind them. Each row here is one stored answer of a
 `bias_choice` item, read exactly as `report.fairness` reads it (`_bias_fields`: the
 option stored at scoring time, else the rules scorer's reading), with:
 
-- `read_as`: which rule of `scorers.rules.extract_choice` named the option (an answer
+- `read_as`: which rule of `scorers.rules_choice.extract_choice` named the option (an answer
   phrase such as "the answer is 2", an option label, or the option's text), or why
   nothing was read (no option named, two options named, the options only listed);
 - `outcome`: correct / wrong / unparsed (unparsed answers count as wrong in accuracy);
@@ -36,18 +36,12 @@ PAGE_SIZE = 10
 
 def run_task_types(engine: Engine, run_id: int) -> set[str]:
     """The task types of the items of the run's dataset (one small SQL query)."""
-    from sqlalchemy import select
-
-    from evalcore.store import queries
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Item
+    from evalcore.store import datasets, queries
 
     run = queries.get_run(engine, run_id)
     if run.dataset_id is None:
         return set()
-    query = select(Item.task_type).where(Item.dataset_id == run.dataset_id).distinct()
-    with reader(engine).connect() as conn:
-        return {str(t) for (t,) in conn.execute(query)}
+    return datasets.task_types(engine, int(run.dataset_id))
 
 
 def is_benchmark_run(engine: Engine, run_id: int) -> bool:
@@ -75,7 +69,7 @@ def _read_as(answer: Optional[str], choices: Sequence[str], question: str,
              stored_pred: Optional[int], how: Optional[str]) -> str:
     """The extraction rule that named the option (re-read with today's rules when the
     option was stored at scoring time, which kept the index only)."""
-    from evalcore.scorers.rules import extract_choice
+    from evalcore.scorers.rules_choice import extract_choice
 
     if answer is None:
         return "no reply"
@@ -99,9 +93,9 @@ def bbq_answers(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """
     from evalcore.metrics.bbq import is_ambiguous, is_negative
     from evalcore.report.fairness import _bias_fields, _unknown_texts
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []
     for call in queries.iter_call_rows(engine, run_id):

@@ -206,23 +206,14 @@ def differing_questions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 def question_view(engine: Engine, run_ids: Sequence[int], item_id: int) -> dict[str, Any]:
     """One item in every run: question, reference, and per run its rounds (answer,
     verdict, error); `differs` when the runs' verdict lists are not all the same."""
-    from sqlalchemy import select
-
     from evalcore.store import queries
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call, Item
+    from evalcore.store.run_reads import item_calls
 
     ids = _check_ids(run_ids)
     runs = {i: queries.get_run(engine, i) for i in ids}
-    with reader(engine).connect() as conn:
-        item = conn.execute(select(Item.question, Item.reference, Item.idx)
-                            .where(Item.id == item_id)).first()
-        if item is None:
-            raise CompareError(f"item {item_id} not found; pick an item id from the comparison")
-        calls = conn.execute(select(Call.run_id, Call.round, Call.stage, Call.answer,
-                                    Call.correct, Call.error, Call.reason)
-                             .where(Call.run_id.in_(ids), Call.item_id == item_id)  # type: ignore[attr-defined]
-                             .order_by(Call.run_id, Call.round, Call.stage)).all()
+    item, calls = item_calls(engine, ids, item_id)
+    if item is None:
+        raise CompareError(f"item {item_id} not found; pick an item id from the comparison")
     per_run: dict[int, dict[int, dict[str, Any]]] = {i: {} for i in ids}
     for run_id, rnd, stage, answer, correct, error, reason in calls:
         judged = runs[run_id].judge != "rules"

@@ -20,20 +20,12 @@ DEFAULT_CHARS_PER_TOKEN = 4.0
 
 def prompt_lengths(engine: Engine, dataset: str | int, limit: Optional[int] = None) -> list[int]:
     """Character lengths of a dataset's questions (with their options), in file order."""
-    from sqlalchemy import select
-
     from evalcore.dataset import get_dataset
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Item
+    from evalcore.store.datasets import item_texts
 
     ds = get_dataset(engine, dataset)
-    query = (select(Item.question, Item.choices).where(Item.dataset_id == ds.id)
-             .order_by(Item.idx))
-    if limit is not None:
-        query = query.limit(limit)
-    with reader(engine).connect() as conn:
-        return [len(q or "") + sum(len(str(c)) + 4 for c in (choices or []))
-                for q, choices in conn.execute(query)]
+    return [len(q or "") + sum(len(str(c)) + 4 for c in (choices or []))
+            for q, choices in item_texts(engine, int(ds.id), limit)]  # type: ignore[arg-type]
 
 
 def estimate_run_cost(engine: Engine, dataset: str | int, model: Any, rounds: int, *,

@@ -24,9 +24,9 @@ def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     picked (None when the reply names neither) and whether it is the stereotyped one."""
     from evalcore.metrics.bbq import option_index
     from evalcore.scorers.crows import read_pick
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     rows = []
     for call in queries.iter_call_rows(engine, run_id):
         question = questions.get(call["item_id"])

@@ -14,11 +14,11 @@ import statistics
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
 from evalcore.report.timing import format_seconds
+from evalcore.store.run_reads import recent_latencies
 
 SAMPLE_CALLS = 200
 """Stored calls of a model whose latencies make its measured speed (the most recent)."""
@@ -73,14 +73,7 @@ class Estimate:
 
 def _latencies(engine: Engine, model: str, sample: int = SAMPLE_CALLS) -> list[float]:
     """Seconds of the model's most recent answered calls (errors and waits left out)."""
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call
-
-    query = (select(Call.latency_ms).where(Call.model == model, Call.error.is_(None),
-                                           Call.latency_ms.is_not(None))
-             .order_by(Call.id.desc()).limit(sample))  # type: ignore[union-attr]
-    with reader(engine).connect() as conn:
-        return [float(ms) / 1000.0 for ms in conn.execute(query).scalars() if ms > 0]
+    return [ms / 1000.0 for ms in recent_latencies(engine, model, sample) if ms > 0]
 
 
 def model_speed(engine: Engine, model: ModelConfig, *,

@@ -1,4 +1,5 @@
-"""The stability CSV in the method's layout, written as a stream.
+"""The CSV exports: the stability CSV in the method's layout, written as a stream, and
+a run's raw calls (`write_calls_csv`), both with the same BOM and formula guard.
 
 One line per question: number, question, reference answer, type, then per round k its
 answer, score and reason, then answered and errored round counts, correct count and
@@ -29,13 +30,17 @@ from __future__ import annotations
 import csv
 import io
 import re
-from itertools import groupby
+from itertools import groupby, islice
 from os import PathLike
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal, Mapping, Optional, TextIO, Union
 
+from sqlalchemy.engine import Engine
+
+from evalcore.dataset.numbering import item_positions
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import FAILURE_POLICIES, FailurePolicy
+from evalcore.store import queries, run_items
 
 Lang = Literal["zh", "en"]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
@@ -187,4 +192,65 @@ def csv_bytes(rows: Iterable[Any], n_rounds: int, lang: Lang = "zh",
     """The same CSV as bytes (UTF-8 with BOM) for a download button; holds the file in memory."""
     buffer = io.StringIO(newline="")
     write_stability_csv(rows, n_rounds, buffer, lang, failure_policy)
+    return buffer.getvalue().encode("utf-8")
+
+
+# ------------------------------------------------------------------ a run's raw calls
+
+CALL_COLUMNS = ("item_idx", "item_id", "round", "stage", "model", "prompt", "answer",
+                "extracted", "score", "correct", "reason", "latency_ms", "prompt_tokens",
+                "completion_tokens", "tokens", "error", "attempts")
+
+
+def _call_dict(call: Any, idx: Mapping[int, int],
+               prompts: Mapping[int, str] | None = None) -> dict[str, Any]:
+    prompt_t, completion_t = call.prompt_tokens, call.completion_tokens
+    tokens = None if prompt_t is None and completion_t is None else (prompt_t or 0) + (completion_t or 0)
+    return {"item_idx": idx.get(call.item_id), "item_id": call.item_id, "round": call.round,
+            "stage": call.stage, "model": call.model,
+            "prompt": call.prompt or (prompts or {}).get(call.item_id, ""),
+            "answer": call.answer, "extracted": getattr(call, "extracted", None),
+            "score": call.score, "correct": call.correct, "reason": call.reason,
+            "latency_ms": call.latency_ms, "prompt_tokens": prompt_t,
+            "completion_tokens": completion_t, "tokens": tokens, "error": call.error,
+            "attempts": call.attempts}
+
+
+def iter_call_dicts(engine: Engine, run_id: int, *, errors_only: bool = False,
+                    batch: int = 1000) -> Iterable[dict[str, Any]]:
+    """Every stored call of a run as a dict of `CALL_COLUMNS`, in (item, round, stage)
+    order, streamed `batch` calls at a time."""
+    calls = (c for c in queries.iter_calls(engine, run_id, batch=batch)
+             if not errors_only or c.error is not None)
+    prompts = run_items.run_prompts(engine, run_id)  # answer calls do not repeat the prompt
+    while True:
+        chunk = list(islice(calls, batch))
+        if not chunk:
+            return
+        idx = item_positions(engine, (c.item_id for c in chunk))
+        for call in chunk:
+            yield _call_dict(call, idx, prompts)
+
+
+def write_calls_csv(engine: Engine, run_id: int, out: TextIO) -> int:
+    """Stream every call of a run as CSV (UTF-8 BOM first, for Excel); returns the rows.
+
+    Text cells pass through `safe_cell`: prompts and answers come from datasets
+    and models, and a cell starting with "=" must not run as a spreadsheet formula.
+    """
+    queries.get_run(engine, run_id)
+    out.write("\ufeff")
+    writer = csv.writer(out)
+    writer.writerow(CALL_COLUMNS)
+    written = 0
+    for row in iter_call_dicts(engine, run_id):
+        writer.writerow([safe_cell("" if row[c] is None else row[c]) for c in CALL_COLUMNS])
+        written += 1
+    return written
+
+
+def calls_csv_bytes(engine: Engine, run_id: int) -> bytes:
+    """`write_calls_csv` as bytes for a download button (holds the file in memory)."""
+    buffer = io.StringIO(newline="")
+    write_calls_csv(engine, run_id, buffer)
     return buffer.getvalue().encode("utf-8")

@@ -67,9 +67,9 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
     """
     from evalcore.runner.judge_analysis import judged_figures
     from evalcore.scorers.analysis import analyze_answer, substituted_length
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     judged = judged_figures(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []
@@ -172,7 +172,7 @@ def _bias_fields(call: Mapping[str, Any], question: Any,
                  unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
     from evalcore.metrics.bbq import answer_roles, option_index
-    from evalcore.scorers.rules import extract_choice
+    from evalcore.scorers.rules_choice import extract_choice
 
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])

@@ -27,15 +27,9 @@ COLUMNS = ("model", *RATE_COLUMNS, "fairness_score", "fairness_level", "errors",
 
 def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
-    from sqlalchemy import select
+    from evalcore.store import run_browse
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Run
-
-    query = (select(Run.id, Run.kind, Run.status, Run.model, Run.created_at, Run.finished_at)
-             .where(Run.dataset_id == dataset_id).order_by(Run.id.desc()))  # type: ignore[union-attr]
-    with reader(engine).connect() as conn:
-        return [dict(row._mapping) for row in conn.execute(query)]
+    return run_browse.dataset_runs(engine, dataset_id)
 
 
 def chosen_runs(runs: Sequence[dict[str, Any]], pinned: Sequence[int] = ()

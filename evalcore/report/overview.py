@@ -15,17 +15,10 @@ if TYPE_CHECKING:
 def catalog_counts(engine: "Engine") -> dict[str, int]:
     """{datasets: imported question sets, attack_sets, fairness_suites}: attacked copies
     are counted as their attack sets, generated suites apart from datasets."""
-    from sqlalchemy import func, select
-
     from evalcore.perturb.counterfactual import SUITE_FORMAT
-    from evalcore.store.db import reader
-    from evalcore.store.tables import AttackSet, Dataset
+    from evalcore.store.datasets import catalog_rows
 
-    with reader(engine).connect() as conn:
-        derived = {int(i) for (i,) in conn.execute(
-            select(AttackSet.dataset_id).where(AttackSet.dataset_id.is_not(None)))}  # type: ignore[union-attr]
-        formats = conn.execute(select(Dataset.id, Dataset.format)).all()
-        attack_sets = int(conn.execute(select(func.count(AttackSet.id))).scalar_one())
+    derived, formats, attack_sets = catalog_rows(engine)
     suites = sum(1 for i, fmt in formats if fmt == SUITE_FORMAT and int(i) not in derived)
     datasets = sum(1 for i, fmt in formats if fmt != SUITE_FORMAT and int(i) not in derived)
     return {"datasets": datasets, "attack_sets": attack_sets, "fairness_suites": suites}

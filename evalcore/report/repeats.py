@@ -79,18 +79,18 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
     """The answer the task's rules extractor reads in `reply` (None: none found): the
     number, the option letter, the sentiment label or the 0/1 list. Read again from the
     reply, so runs judged by a model (which store no extraction) group the same way."""
-    from evalcore.scorers import rules
+    from evalcore.scorers import rules, rules_choice, rules_labels
 
     kind = question.task_type
     if kind == "math":
         found = rules.extract_number(reply)
         return None if found is None else found.text
     if kind == "choice":
-        index, _ = rules.extract_choice(reply, question.choices, question.question)
+        index, _ = rules_choice.extract_choice(reply, question.choices, question.question)
         return None if index is None else _letter(str(index))
     if kind == "sentiment":
-        return rules.extract_sentiment(reply)[0]
-    return rules.multi_tf(reply, question).extracted
+        return rules_labels.extract_sentiment(reply)[0]
+    return rules_labels.multi_tf(reply, question).extracted
 
 
 def add_repeats(report: dict[str, Any], summary: StabilitySummary,

@@ -83,8 +83,6 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                       fragile_limit: int = FRAGILE_LIMIT) -> dict[str, Any]:
     """The robustness JSON of a run (see the module docstring); `embeddings` adds the e5
     cosine between clean and attacked answers (slower: a model call per answer)."""
-    from sqlmodel import select
-
     from evalcore.metrics.robustness import (
         PairedOutcome,
         accuracy,
@@ -94,9 +92,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     )
     from evalcore.scorers.registry import score_answer
     from evalcore.scorers.rules import unparsed_summary
-    from evalcore.store import queries
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem, AttackSet
+    from evalcore.store import queries, run_items
+    from evalcore.store.attack_sets import items_and_sets
 
     run = queries.get_run(engine, run_id)
     extra = (run.config.get("spec") or {}).get("extra") or {}
@@ -104,15 +101,11 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     if run.kind != "robustness" or not pairs:
         raise RunError(f"run {run_id} is a {run.kind!r} run without attack pairs; open it in "
                        "the results for its kind, or start a robustness run")
-    questions = queries.run_questions(engine, run_id)
+    questions = run_items.run_questions(engine, run_id)
     reasons: list = []
     verdicts, answers = _verdicts(engine, run, reasons)
     unparsed = unparsed_summary(reasons)
-    with session_scope(engine, write=False) as session:
-        attack_items = {a.id: a for a in session.exec(select(AttackItem).where(
-            AttackItem.attack_set_id.in_(extra.get("attack_set_ids") or [])))}  # type: ignore
-        sets = {s.id: s for s in session.exec(select(AttackSet).where(
-            AttackSet.id.in_(extra.get("attack_set_ids") or [])))}  # type: ignore[union-attr]
+    attack_items, sets = items_and_sets(engine, list(extra.get("attack_set_ids") or []))
 
     def verdict_list(item_id: int) -> list:
         return list(verdicts[item_id]) if item_id in verdicts else [None] * run.rounds

@@ -80,68 +80,46 @@ def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = N
     hold right, wrong and no-verdict rounds in that order, not in round order, which
     every figure here ignores. A judged run reads its calls to pair judge and answer.
     """
-    from sqlalchemy import and_, case, func, select
-
     from evalcore.store import queries
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call
+    from evalcore.store.run_reads import outcome_rows
 
     run = queries.get_run(engine, run_id)
     rounds = max(int(run.rounds or 1), 1)
     out = RunOutcomes(run=run, failure_policy=failure_policy or default_policy(run.kind))
-    in_run = and_(Call.run_id == run_id, Call.round >= 1, Call.round <= rounds)
-    answers = and_(in_run, Call.stage == "answer")
-    usage = (select(Call.model, func.count(), func.coalesce(func.sum(Call.prompt_tokens), 0),
-                    func.coalesce(func.sum(Call.completion_tokens), 0))
-             .where(Call.run_id == run_id).group_by(Call.model))
-    answered = select(func.count(Call.error), func.coalesce(func.sum(Call.latency_ms), 0.0),
-                      func.count(Call.latency_ms)).where(answers)
-    with reader(engine).connect() as conn:
-        for model, calls, prompt, completion in conn.execute(usage):
-            previous = out.tokens_by_model.get(model or run.model, (0, 0))
-            out.tokens_by_model[model or run.model] = (previous[0] + int(prompt),
-                                                       previous[1] + int(completion))
-            out.calls += int(calls)
-        errors, latency_sum, latency_n = conn.execute(answered).one()
-        out.errors, out.latency_sum, out.latency_n = int(errors), float(latency_sum), \
-            int(latency_n)
-        if run.judge == "rules":
-            _count_verdicts(conn, answers, rounds, out, case, func, select)
-        else:
-            _judged_verdicts(conn, in_run, rounds, out, select)
+    judged = run.judge != "rules"
+    rows = outcome_rows(engine, run_id, rounds, judged=judged)
+    for model, calls, prompt, completion in rows["usage"]:
+        previous = out.tokens_by_model.get(model or run.model, (0, 0))
+        out.tokens_by_model[model or run.model] = (previous[0] + int(prompt),
+                                                   previous[1] + int(completion))
+        out.calls += int(calls)
+    errors, latency_sum, latency_n = rows["answered"]
+    out.errors, out.latency_sum, out.latency_n = int(errors), float(latency_sum), int(latency_n)
+    if judged:
+        _judged_verdicts(rows["verdicts"], rounds, out)
+    else:
+        _count_verdicts(rows["verdicts"], rounds, out)
     if _counts_unasked(run.kind):  # an item never answered still counts (as wrong)
         for item_id in (run.config or {}).get("item_ids") or []:
             out.verdicts.setdefault(int(item_id), [None] * rounds)
     return out
 
 
-def _count_verdicts(conn: Any, answers: Any, rounds: int, out: RunOutcomes,
-                    case: Any, func: Any, select: Any) -> None:
-    """Rules verdicts counted per item in SQL: right, wrong, then no verdict (a failed
-    call or a round not stored)."""
-    from sqlalchemy import and_
-
-    from evalcore.store.tables import Call
-
-    ok = case((and_(Call.correct.is_(True), Call.error.is_(None)), 1), else_=0)  # type: ignore[union-attr]
-    query = (select(Call.item_id, func.sum(ok), func.count(Call.error), func.count())
-             .where(answers).group_by(Call.item_id))
-    for item_id, right, errors, stored in conn.execute(query):
+def _count_verdicts(counts: Sequence[tuple[Any, ...]], rounds: int, out: RunOutcomes) -> None:
+    """Rules verdicts counted per item in SQL, (item, right, errors, stored): right, wrong,
+    then no verdict (a failed call or a round not stored)."""
+    for item_id, right, errors, stored in counts:
         right, errors = int(right or 0), int(errors or 0)
         wrong = max(int(stored) - right - errors, 0)
         out.verdicts[item_id] = [True] * right + [False] * wrong + \
             [None] * max(rounds - right - wrong, 0)
 
 
-def _judged_verdicts(conn: Any, in_run: Any, rounds: int, out: RunOutcomes,
-                     select: Any) -> None:
+def _judged_verdicts(calls: Sequence[tuple[Any, ...]], rounds: int, out: RunOutcomes) -> None:
     """Judge verdicts, except where the answer call failed (no verdict)."""
-    from evalcore.store.tables import Call
-
-    query = select(Call.item_id, Call.round, Call.stage, Call.correct, Call.error).where(in_run)
     answer_error: set[tuple[int, int]] = set()
     judge_verdict: dict[tuple[int, int], Verdict] = {}
-    for item_id, rnd, stage, correct, error in conn.execute(query):
+    for item_id, rnd, stage, correct, error in calls:
         out.verdicts.setdefault(item_id, [None] * rounds)
         if stage == "answer" and error is not None:
             answer_error.add((item_id, rnd))

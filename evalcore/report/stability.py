@@ -48,7 +48,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     report names it at the top and in `summary`. `meaning`: group open answers by e5
     similarity too (`report.repeats`; costs e5 time, no model call).
     """
-    from evalcore.metrics.stability import consistency_summary, round_json, stability_summary
+    from evalcore.metrics.consistency import consistency_summary
+    from evalcore.metrics.stability import round_json, stability_summary
     from evalcore.report import repeats as repeats_figures
     from evalcore.report.repeats import RepeatRounds
     from evalcore.scorers.rules import unparsed_summary
@@ -133,9 +134,9 @@ def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
     The figures still count an unasked round as one without a verdict (the failure
     policy's rule); this only says which it was.
     """
-    from evalcore.store import queries
+    from evalcore.store import run_items
 
-    unseen = max(len(queries.run_item_ids(engine, int(run.id))) - len(asked), 0)
+    unseen = max(len(run_items.run_item_ids(engine, int(run.id))) - len(asked), 0)
     missing = [run.rounds - n for n in asked.values() if n < run.rounds]
     return {
         "errored_rounds": sum(failed.values()),

@@ -48,15 +48,10 @@ def _timestamp(moment: datetime) -> float:
 
 def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     """Seconds during which a call of the run was under way (None before its first call)."""
-    from sqlalchemy import select
+    from evalcore.store.run_reads import call_ends
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call
-
-    query = (select(Call.created_at, Call.latency_ms)
-             .where(Call.run_id == run_id, Call.stage.in_(RUN_STAGES)))  # type: ignore[attr-defined]
-    with reader(engine).connect() as conn:
-        ends = [(_timestamp(stored), latency or 0.0) for stored, latency in conn.execute(query)]
+    ends = [(_timestamp(stored), latency or 0.0)
+            for stored, latency in call_ends(engine, run_id, RUN_STAGES)]
     intervals = [(end - latency / 1000, end) for end, latency in ends]
     return union_seconds(intervals) if intervals else None
 

@@ -35,22 +35,15 @@ class ReportError(EvalcoreError):
 
 def model_runs(engine: Engine, model: str) -> list[int]:
     """The model's latest finished run of each kind and dataset (summary columns only)."""
-    from sqlalchemy import select
+    from evalcore.store.run_browse import finished_runs_of
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Run
-
-    query = (select(Run.id, Run.kind, Run.dataset_id).where(Run.model == model,
-                                                           Run.status == "done")
-             .order_by(Run.id.desc()))  # type: ignore[union-attr]
     from evalcore.kinds import kind_names
 
     known = kind_names()
     seen: dict[tuple[str, Any], int] = {}
-    with reader(engine).connect() as conn:
-        for run_id, kind, dataset_id in conn.execute(query):
-            if kind in known:
-                seen.setdefault((kind, dataset_id), int(run_id))
+    for run_id, kind, dataset_id in finished_runs_of(engine, model):
+        if kind in known:
+            seen.setdefault((kind, dataset_id), int(run_id))
     if not seen:
         named = " or ".join(filter(None, (", ".join(known[:-1]), known[-1])))
         raise ReportError(f"model {model!r} has no finished {named} run; run one first or "
@@ -59,14 +52,9 @@ def model_runs(engine: Engine, model: str) -> list[int]:
 
 
 def _dataset_names(engine: Engine, ids: set[int]) -> dict[int, str]:
-    from sqlalchemy import select
+    from evalcore.store.datasets import names_by_id
 
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Dataset
-
-    with reader(engine).connect() as conn:
-        return {int(i): n for i, n in conn.execute(
-            select(Dataset.id, Dataset.name).where(Dataset.id.in_(ids)))}  # type: ignore[union-attr]
+    return names_by_id(engine, ids)
 
 
 def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

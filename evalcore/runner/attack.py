@@ -2,7 +2,7 @@
 
 Generation: the set is validated and created (empty) when the job is queued, so pages
 can point at it at once; any worker then fills it in, one batch of items per fenced
-transaction (`perturb.sets.generate_attack_items_async`): a takeover continues with the
+transaction (`perturb.generate.generate_attack_items_async`): a takeover continues with the
 items not stored yet, none lost or stored twice.
 
 Import of an attacked file: the file is checked when the job is queued and its bytes kept
@@ -36,7 +36,8 @@ def create_attack_job(engine: Engine, *, dataset: Union[str, int], level: str, s
                       limit: Optional[int] = None) -> int:
     """Check the request, create the (empty) attack set and queue its generation; returns
     the job id. `translator` is a spec ("llm:MODEL", "google") for sentence level."""
-    from evalcore.perturb.sets import create_attack_set, get_attack_set
+    from evalcore.perturb.generate import create_attack_set
+    from evalcore.perturb.sets import get_attack_set
 
     set_id = create_attack_set(engine, dataset=dataset, level=level, seed=seed, params=params,
                                translator=translator, name=name, created_by=created_by,
@@ -68,7 +69,7 @@ def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
 
 async def attack_job(ctx: Any) -> dict[str, Any]:
     """The job handler: generate the set's missing items, batch by batch, fenced."""
-    from evalcore.perturb.sets import generate_attack_items_async
+    from evalcore.perturb.generate import generate_attack_items_async
     from evalcore.runner.kinds import ProgressPump
     from evalcore.store.jobs import hold
 
@@ -97,7 +98,7 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
     dataset: `plan_import`, which raises what a user can act on), keep its bytes in the
     database and queue its import; returns the job id. The checks of every row and their
     e5 similarity, the slow part, run in the job."""
-    from evalcore.perturb.sets import plan_import
+    from evalcore.perturb.set_import import plan_import
     from evalcore.store import jobs
     from evalcore.store.db import session_scope
     from evalcore.store.uploads import save_upload
@@ -124,7 +125,8 @@ async def import_job(ctx: Any) -> dict[str, Any]:
     upload. A takeover first looks for the set an earlier attempt stored."""
     import asyncio
 
-    from evalcore.perturb.sets import import_attack_set, set_of_job
+    from evalcore.perturb.set_import import import_attack_set
+    from evalcore.perturb.sets import set_of_job
     from evalcore.runner.kinds import ProgressPump
     from evalcore.store.jobs import hold
     from evalcore.store.uploads import delete_upload, load_upload

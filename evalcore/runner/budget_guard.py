@@ -48,15 +48,8 @@ def run_budget(engine: Engine, run: Any, limit: Optional[float]) -> Budget:
     """The budget of `run` with what its stored calls already cost."""
     if limit is None:
         return Budget(None, None)
-    from sqlalchemy import func, select
-
     from evalcore.metrics.cost import run_cost
-    from evalcore.store.db import reader
-    from evalcore.store.tables import Call
+    from evalcore.store.run_reads import tokens_by_model
 
-    query = (select(Call.model, func.coalesce(func.sum(Call.prompt_tokens), 0),
-                    func.coalesce(func.sum(Call.completion_tokens), 0))
-             .where(Call.run_id == run.id).group_by(Call.model))
-    with reader(engine).connect() as conn:
-        tokens = {model: (int(p), int(c)) for model, p, c in conn.execute(query)}
+    tokens = tokens_by_model(engine, int(run.id))
     return Budget(limit, run_cost(tokens, run.config.get("models", {})))

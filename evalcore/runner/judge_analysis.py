@@ -53,12 +53,12 @@ async def judge_analysis_job(ctx: Any) -> dict[str, int]:
     from evalcore.runner.passes import run_pass
 
     judge = ModelConfig.model_validate(ctx.job.params["judge"])
-    from evalcore.store import queries
+    from evalcore.store import run_items
 
     run_id = int(ctx.job.run_id)
     todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, run_id,
                                             ctx.job.params.get("limit"))
-    prompts = await asyncio.to_thread(queries.run_prompts, ctx.engine, run_id)
+    prompts = await asyncio.to_thread(run_items.run_prompts, ctx.engine, run_id)
 
     async def one(client: Any, call: Any) -> dict[str, Any]:
         row = await _rate(client, judge, call, call.prompt or prompts.get(call.item_id, ""))

@@ -74,13 +74,13 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
     """The job handler: judge the sample's answers not judged yet, store them as they come."""
     from evalcore.runner.passes import run_pass
     from evalcore.scorers.judge import judge_request, parse_verdict
-    from evalcore.store import queries
+    from evalcore.store import run_items
     from evalcore.store.tables import utcnow
 
     params = ctx.job.params
     run_id = int(ctx.job.run_id)
     judge = ModelConfig.model_validate(params["judge"])
-    questions = await asyncio.to_thread(queries.run_questions, ctx.engine, run_id)
+    questions = await asyncio.to_thread(run_items.run_questions, ctx.engine, run_id)
     todo, already = await asyncio.to_thread(rejudge_todo, ctx.engine, run_id,
                                             sample=params["sample"], passes=params["passes"],
                                             seed=params.get("seed", 0), job_id=ctx.fence.job_id)

@@ -130,7 +130,7 @@ def _now():  # noqa: ANN202 - tiny alias keeps call sites short
 
 def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
-    from evalcore.store import queries
+    from evalcore.store import queries, run_items
 
     spec = RunSpec.model_validate(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
@@ -139,8 +139,8 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     if spec.temperature is not None:
         model = model.model_copy(update={"temperature": spec.temperature})
     judge = models.get(spec.judge) if spec.judge != "rules" else None
-    questions = queries.run_questions(engine, run.id)
-    prompts = queries.run_prompts(engine, run.id)
+    questions = run_items.run_questions(engine, run.id)
+    prompts = run_items.run_prompts(engine, run.id)
     if len(prompts) < len(questions):  # a run made before prompts were stored
         from evalcore.prompt import render_prompt
 

@@ -62,7 +62,7 @@ def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
     """The steps of `create_run`, in the caller's transaction."""
     from evalcore.dataset import get_dataset
     from evalcore.providers.registry import get_model
-    from evalcore.store import jobs, queries
+    from evalcore.store import jobs, queries, run_items
 
     dataset = get_dataset(conn, spec.dataset)
     models = {spec.model: get_model(models_path, spec.model)}
@@ -71,7 +71,7 @@ def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
     if item_ids is not None:
         item_ids = list(item_ids)
     else:
-        item_ids = queries.dataset_item_ids(conn, dataset.id, limit=spec.limit)
+        item_ids = run_items.dataset_item_ids(conn, dataset.id, limit=spec.limit)
     if spec.item_ids is not None:
         wanted = set(spec.item_ids)
         item_ids = [i for i in item_ids if i in wanted]
@@ -98,9 +98,9 @@ def _checked_prompts(engine: Bind, item_ids: list[int], spec: RunSpec,
     reference fails here, before anything is stored."""
     from evalcore.prompt import render_prompt
     from evalcore.scorers.readiness import require_references
-    from evalcore.store import queries
+    from evalcore.store import run_items
 
-    questions = queries.questions_by_id(engine, item_ids, what="the run's items")
+    questions = run_items.questions_by_id(engine, item_ids, what="the run's items")
     require_references(questions.values(), dataset=dataset, judge=spec.judge, kind=spec.kind)
     return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
             for i in item_ids]

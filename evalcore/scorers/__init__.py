@@ -13,18 +13,13 @@ from evalcore.scorers.registry import (
     score_answer,
     scorer_names,
 )
-from evalcore.scorers.rules import (
-    bias_choice,
-    choice,
+from evalcore.scorers.rules import extract_number, is_invalid, make_numeric_scorer, numeric
+from evalcore.scorers.rules_choice import bias_choice, choice, extract_choice
+from evalcore.scorers.rules_labels import (
     exact_match,
     extract_bits,
-    extract_choice,
-    extract_number,
     extract_sentiment,
-    is_invalid,
-    make_numeric_scorer,
     multi_tf,
-    numeric,
     prf,
     sentiment,
 )

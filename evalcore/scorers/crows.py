@@ -12,7 +12,7 @@ import re
 
 from evalcore.dataset.records import Question
 from evalcore.scorers.base import Score
-from evalcore.scorers.rules import extract_choice
+from evalcore.scorers.rules_choice import extract_choice
 
 _SENTENCE = re.compile(r"\bsentences?\b|\bsent\.(?=\s*\d)", re.IGNORECASE)
 """Replies say "Sentence 1" / "句子1" where the prompt said "choice 1" / "选项 1"."""

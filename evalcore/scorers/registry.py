@@ -10,10 +10,20 @@ from typing import Optional
 
 from evalcore.dataset.records import TASK_TYPES, Question
 from evalcore.errors import EvalcoreError
-from evalcore.scorers import crows, rules, text
+from evalcore.scorers import crows, rules, rules_choice, rules_labels, text
 from evalcore.scorers.base import Score, Scorer
 
-SCORERS: dict[str, Scorer] = {**rules.RULES, "translation": text.translation,
+RULES: dict[str, Scorer] = {
+    "numeric": rules.numeric,
+    "choice": rules_choice.choice,
+    "bias_choice": rules_choice.bias_choice,
+    "sentiment": rules_labels.sentiment,
+    "multi_tf": rules_labels.multi_tf,
+    "exact_match": rules_labels.exact_match,
+}
+"""Rules scorers by name (SCORERS adds the text-similarity ones)."""
+
+SCORERS: dict[str, Scorer] = {**RULES, "translation": text.translation,
                               "bias_pair": crows.bias_pair}
 """Every rules / text scorer by name."""
 

@@ -3,6 +3,8 @@ datasets, runs and every model call. `tables` is the schema, `db` the engine and
 migrations, `queries` the reads and writes everyone shares. `transaction(engine)` yields
 a Connection that every store function takes in place of the engine: the steps of one
 action then commit together, once.
+Beside it, a module of named queries per use case (run_items, run_reads, run_browse,
+datasets, attack_sets, reviews, people, model_entries).
 
 Importing this package imports SQLAlchemy; the CLI imports it inside its handlers.
 """
@@ -24,7 +26,6 @@ from evalcore.store.queries import (
     call_stats,
     count_calls,
     create_run,
-    dataset_item_ids,
     done_units,
     get_run,
     iter_call_rows,
@@ -35,10 +36,10 @@ from evalcore.store.queries import (
     redact_secrets,
     request_cancel,
     run_calls,
-    run_questions,
     unjudged_answers,
     update_run,
 )
+from evalcore.store.run_items import dataset_item_ids, run_questions
 from evalcore.store.tables import Call, Dataset, Item, Run
 
 __all__ = [

@@ -137,6 +137,7 @@ def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
 
 
 def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):
+    import evalcore.perturb.generate as generate
     import evalcore.perturb.sets as sets
 
     code, out, err = run("attack", "--dataset", apples, "--level", "char",
@@ -145,7 +146,7 @@ def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):
     assert fake_engine[-1]["params"] == {"similarity": False}
     made = json.loads(out)
 
-    original = sets.generate_attack_items_async
+    original = generate.generate_attack_items_async
 
     async def stop_after_one_batch(engine, set_id, **kwargs):
         def progress(done, total):
@@ -154,12 +155,12 @@ def test_attack_no_similarity_and_resume(run, apples, fake_engine, monkeypatch):
         return await original(engine, set_id, **{**kwargs, "on_progress": progress,
                                                  "batch_size": 2})
 
-    set_id = sets.create_attack_set(cli_engine(), dataset=apples, level="word", name="w")
-    monkeypatch.setattr(sets, "generate_attack_items_async", stop_after_one_batch)
+    set_id = generate.create_attack_set(cli_engine(), dataset=apples, level="word", name="w")
+    monkeypatch.setattr(generate, "generate_attack_items_async", stop_after_one_batch)
     code, _, err = run("attacks", "resume", "w")
     assert code == 130 and "`attacks resume " in err  # Ctrl-C after the first batch
     assert sets.get_attack_set(cli_engine(), "w").item_count == 2
-    monkeypatch.setattr(sets, "generate_attack_items_async", original)
+    monkeypatch.setattr(generate, "generate_attack_items_async", original)
     code, out, err = run("attacks", "resume", "w", "--json")
     assert code == 0, err
     assert json.loads(out)["items"] == 4 and made["id"] != set_id

@@ -13,13 +13,11 @@ from scipy.special import comb
 from scipy.stats import binomtest
 
 from evalcore.errors import EvalcoreError
+from evalcore.metrics.consistency import answer_consistency, consistency_summary, normalize_answer
 from evalcore.metrics.stability import (
     CLASSES,
     MetricInputError,
-    answer_consistency,
     classify,
-    consistency_summary,
-    normalize_answer,
     pass_at_k,
     pass_hat_k,
     question_stability,
@@ -449,7 +447,7 @@ def test_wilson_with_default_level_is_95_percent() -> None:
 
 
 def test_answer_consistency_folds_number_spellings():
-    from evalcore.metrics.stability import answer_consistency, answer_key
+    from evalcore.metrics.consistency import answer_consistency, answer_key
 
     assert answer_consistency(["1,200", "1200", "1200.0"]).distinct == 1
     assert answer_key("1200.50") == "1200.5" and answer_key("-3") == "-3"

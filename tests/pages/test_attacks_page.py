@@ -39,7 +39,7 @@ def attack_set(engine, tmp_path):
     from sqlalchemy import update
 
     from evalcore.perturb.review import list_attack_items
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
     from evalcore.store.tables import AttackItem
 
     path = tmp_path / "Tiny_underwordattack.csv"
@@ -262,7 +262,7 @@ def test_pairs_line_follows_the_edit_and_shows_each_pair_once(page_env, engine, 
 
 
 def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, attack_set):
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
 
     second = import_attack_set(engine, _csv_bytes(), filename="Tiny_underwordattack.csv",
                                check=False, name="tiny-word-2", allow_duplicate=True)

@@ -39,7 +39,7 @@ def open_page() -> AppTest:
 def approved_set(engine, tmp_path) -> int:
     """The 4-row word-level set imported through the service, every item approved."""
     from evalcore.perturb.review import approve_unflagged
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
 
     path = tmp_path / "Small_underwordattack.csv"
     with path.open("w", encoding="utf-8", newline="") as fh:
@@ -153,7 +153,7 @@ def test_starting_a_run_through_the_widgets_runs_clean_and_attacked(page_env, en
 
 def test_a_set_with_nothing_approved_cannot_start_and_says_where_to_review(page_env, engine,
                                                                            tmp_path):
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
 
     path = tmp_path / "Unreviewed_underwordattack.csv"
     with path.open("w", newline="", encoding="utf-8") as fh:

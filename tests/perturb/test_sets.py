@@ -7,13 +7,13 @@ import pytest
 
 from evalcore.errors import DatasetError
 from evalcore.perturb.review import list_attack_items, review_progress
+from evalcore.perturb.generate import make_attack_set
+from evalcore.perturb.set_import import import_attack_set
 from evalcore.perturb.sets import (
     AttackSetError,
     attack_set_info,
-    make_attack_set,
     delete_attack_set,
     get_attack_set,
-    import_attack_set,
     list_attack_sets,
 )
 from tests.conftest import require
@@ -142,13 +142,13 @@ def test_import_errors_name_the_problem(engine, math_dataset, tmp_path):
 
 
 def test_import_is_all_or_nothing(engine, math_dataset, tmp_path, monkeypatch):
-    import evalcore.perturb.sets as sets
+    import evalcore.store.attack_sets as queries
     from evalcore.dataset import list_datasets
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(sets, "_insert_attack_items", broken)
+    monkeypatch.setattr(queries, "insert_attack_items", broken)
     with pytest.raises(RuntimeError):
         import_attack_set(engine, attacked_file(tmp_path), check=False)
     assert [d.name for d in list_datasets(engine)] == ["apples"]
@@ -205,11 +205,8 @@ class Stop(Exception):
 def test_generation_resumes_after_a_stop_with_every_item_once(engine, math_dataset,
                                                               fake_engine):
     from evalcore.dataset import get_dataset
-    from evalcore.perturb.sets import (
-        attack_set_complete,
-        create_attack_set,
-        generate_attack_items,
-    )
+    from evalcore.perturb.generate import create_attack_set, generate_attack_items
+    from evalcore.perturb.sets import attack_set_complete
 
     set_id = create_attack_set(engine, dataset=math_dataset, level="word", seed=2)
     empty = get_attack_set(engine, set_id)
@@ -244,7 +241,7 @@ def test_generation_resumes_after_a_stop_with_every_item_once(engine, math_datas
 
 
 def test_a_fence_that_raises_writes_nothing(engine, math_dataset, fake_engine):
-    from evalcore.perturb.sets import create_attack_set, generate_attack_items
+    from evalcore.perturb.generate import create_attack_set, generate_attack_items
 
     set_id = create_attack_set(engine, dataset=math_dataset, level="char")
     calls = []
@@ -264,7 +261,7 @@ def test_a_fence_that_raises_writes_nothing(engine, math_dataset, fake_engine):
 
 
 def test_create_validates_before_storing(engine, math_dataset):
-    from evalcore.perturb.sets import create_attack_set
+    from evalcore.perturb.generate import create_attack_set
 
     with pytest.raises(AttackSetError, match="needs a translator"):
         create_attack_set(engine, dataset=math_dataset, level="sentence")
@@ -275,7 +272,7 @@ def test_create_validates_before_storing(engine, math_dataset):
 
 def test_an_import_without_a_name_takes_a_free_one(engine, math_dataset, tmp_path):
     """Importing a file again (allow_duplicate) needs no new name from the user."""
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
     from tests.perturb.attack_set_helpers import write_math_csv
 
     path = write_math_csv(tmp_path / "apples_underwordattack.csv", attacked={})

@@ -22,7 +22,8 @@ from evalcore.perturb.review import (
     set_review,
     unique_pairs,
 )
-from evalcore.perturb.sets import AttackSetError, make_attack_set
+from evalcore.perturb.generate import make_attack_set
+from evalcore.perturb.sets import AttackSetError
 from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
 
 
@@ -142,7 +143,7 @@ def test_export_csv_original_columns_attack_columns_and_safe_cells(engine, attac
 
 def test_exported_file_reimports_as_an_attack_set(engine, attack_set, tmp_path):
     from evalcore.perturb.export import write_attack_set_csv
-    from evalcore.perturb.sets import import_attack_set
+    from evalcore.perturb.set_import import import_attack_set
 
     path = tmp_path / "apples_underwordattack.csv"
     write_attack_set_csv(engine, attack_set.id, path)

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalcore.dataset.records import Question
-from evalcore.scorers import crows, extract, rules
+from evalcore.scorers import crows, extract, registry, rules, rules_choice, rules_labels
 from evalcore.scorers.base import Score
 from tests.properties.hostile import FAST, HUGE, choices_lists, replies
 
@@ -46,7 +46,7 @@ def test_numbers_are_read_or_none(reply: str) -> None:
 @FAST
 @given(replies, choices_lists, replies)
 def test_choice_is_an_option_or_a_reason(reply: str, choices: list[str], question: str) -> None:
-    index, how = rules.extract_choice(reply, choices, question)
+    index, how = rules_choice.extract_choice(reply, choices, question)
     assert index is None or 0 <= index and (not choices or index < len(choices))
     assert index is not None or how.startswith((rules.INVALID, rules.AMBIGUOUS))
 
@@ -54,25 +54,25 @@ def test_choice_is_an_option_or_a_reason(reply: str, choices: list[str], questio
 @FAST
 @given(replies, st.integers(0, 12), choices_lists)
 def test_bits_are_a_list_or_a_reason(reply: str, n: int, choices: list[str]) -> None:
-    bits, how = rules.extract_bits(reply, n, choices)
+    bits, how = rules_labels.extract_bits(reply, n, choices)
     assert bits is None and how.startswith(rules.INVALID) or set(bits) <= {0, 1}
-    assert rules.parse_reference_bits(reply) is None or True
+    assert rules_labels.parse_reference_bits(reply) is None or True
 
 
 @FAST
 @given(replies)
 def test_sentiment_and_exact_text(reply: str) -> None:
-    label, how = rules.extract_sentiment(reply)
+    label, how = rules_labels.extract_sentiment(reply)
     assert label in (None, "positive", "negative")
-    assert isinstance(rules.normalize_text(reply), str)
+    assert isinstance(rules_labels.normalize_text(reply), str)
 
 
 @FAST
-@given(st.sampled_from(sorted(rules.RULES)), replies, REFERENCES, choices_lists)
+@given(st.sampled_from(sorted(registry.RULES)), replies, REFERENCES, choices_lists)
 def test_every_rules_scorer_returns_a_score(name: str, reply: str, reference: str | None,
                                             choices: list[str]) -> None:
     question = Question(idx=0, question="q", reference=reference, choices=choices)
-    _check_score(rules.RULES[name](reply, question))
+    _check_score(registry.RULES[name](reply, question))
     _check_score(crows.bias_pair(reply, question))
 
 
@@ -89,9 +89,9 @@ def test_extract_helpers(reply: str, choices: list[str]) -> None:
                                   "1. true\n" + "9" * 5000 + ". false",
                                   "[inf, 1]", "[1e999, 0]", "[-inf]", "[nan, 1]"])
 def test_bits_of_huge_labels_and_infinities(text: str) -> None:
-    bits, _ = rules.extract_bits(text, 2)
+    bits, _ = rules_labels.extract_bits(text, 2)
     assert bits is None or len(bits) <= 2 + 100
-    assert rules.parse_reference_bits(text) is None or True
+    assert rules_labels.parse_reference_bits(text) is None or True
 
 
 @pytest.mark.parametrize("text", ["choice " + "9" * 5000, "答案是" + "9" * 5000,
@@ -99,7 +99,7 @@ def test_bits_of_huge_labels_and_infinities(text: str) -> None:
                                   "1.5*10^" + "9" * 5000, "2 " + "9" * 5000 + "/" + "9" * 5000])
 def test_numbers_and_labels_with_thousands_of_digits(text: str) -> None:
     rules.extract_number(text)
-    rules.extract_choice(text, ["a", "b"])
+    rules_choice.extract_choice(text, ["a", "b"])
     _check_score(rules.numeric(text, Question(idx=0, question="q", reference="12")))
 
 
@@ -112,8 +112,8 @@ def test_nested_parentheses_are_stripped_in_linear_time() -> None:
 
 
 @pytest.mark.parametrize(("case", "scorer"), [
-    ("digits", rules.choice), ("nested parens", rules.numeric),
-    ("markers", rules.numeric), ("lines", rules.multi_tf), ("chinese", rules.choice)])
+    ("digits", rules_choice.choice), ("nested parens", rules.numeric),
+    ("markers", rules.numeric), ("lines", rules_labels.multi_tf), ("chinese", rules_choice.choice)])
 def test_a_megabyte_reply_is_read_in_seconds(case: str, scorer) -> None:
     """The shapes that were cubic (digits: choice labels), quadratic (nested asides,
     repeated markers) or a hundred-million-entry list (option lines) before."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.metrics.stability import (
+from evalcore.metrics.consistency import (
     answer_consistency,
     answer_key,
     consistency_summary,

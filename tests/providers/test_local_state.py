@@ -43,7 +43,7 @@ def slow_llama(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
 
 def test_state_is_starting_while_the_model_loads(slow_llama, tmp_path: Path) -> None:
-    from pages._shared import describe_local
+    from pages._local_model import describe_local
 
     def local_model_line() -> str:
         return describe_local(local.local_state())

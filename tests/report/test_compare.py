@@ -15,7 +15,8 @@ import pytest
 from scipy.stats import wilcoxon
 
 from evalcore.errors import RunError
-from evalcore.report import compare, compare_figures
+from evalcore.metrics.paired import paired_test
+from evalcore.report import compare, compare_figures, export, runs
 from evalcore.report.figures import bin_colour
 from evalcore.report.stability import stability_report
 from tests.fakes.stored_runs import seed_dataset, seed_run
@@ -113,11 +114,11 @@ def test_compare_and_robustness_use_one_paired_test() -> None:
 
     # 5 of 100 questions drop (by 0.1 .. 0.5): the exact test on the 5 gives 2/32
     a, b = [1.0] * 100, [0.9, 0.8, 0.7, 0.6, 0.5] + [1.0] * 95
-    test = compare.paired_test(a, b)
+    test = paired_test(a, b)
     assert test["p_value"] == pytest.approx(0.0625) and test["method"] == "exact"
     assert paired_rate_test(a, b).p_value == test["p_value"]
     # rates from counts are compared exactly: 0.3 - 0.1 and 0.5 - 0.3 are the same drop
-    ties = compare.paired_test([0.3, 0.5, 0.9], [0.1, 0.3, 0.7])
+    ties = paired_test([0.3, 0.5, 0.9], [0.1, 0.3, 0.7])
     assert ties["method"] == "approx"  # three equal |differences| tie
 
 
@@ -129,7 +130,7 @@ def test_no_changed_question_means_no_test(engine):
     assert test["n_pairs"] == 3 and test["n_changed"] == 0
     assert test["statistic"] is None and test["p_value"] is None
     assert "changed" in test["reason"]
-    assert compare.paired_test([], [])["reason"] == "no question is in both runs"
+    assert paired_test([], [])["reason"] == "no question is in both runs"
 
 
 def test_different_datasets_join_on_question_text(engine):
@@ -216,21 +217,21 @@ def test_runs_frame_and_filters(engine, two_runs):
     old = datetime.now(UTC) - timedelta(minutes=10)
     queries.update_run(engine, live, heartbeat_at=old, started_at=old)
     fresh = seed_run(engine, ds, {0: [1]}, 3, status="running", model="m-live", kind="fairness")
-    frame = compare.runs_frame(queries.list_runs(engine), datasets={ds: "sums"})
+    frame = runs.runs_frame(queries.list_runs(engine), datasets={ds: "sums"})
     assert list(frame["id"]) == [fresh, live, run_b, run_a]
-    assert list(frame.columns) == list(compare.RUN_COLUMNS)
+    assert list(frame.columns) == list(runs.RUN_COLUMNS)
     by_id = frame.set_index("id")
     assert by_id.loc[live, "stale"] and not by_id.loc[fresh, "stale"]
     assert not by_id.loc[run_a, "stale"]
     assert by_id.loc[live, "progress"] == pytest.approx(1 / 3)
     assert set(frame["dataset"]) == {"sums"}
     assert by_id.loc[run_a, "duration_s"] == pytest.approx(30, abs=2)
-    assert list(compare.filter_runs(frame, kind=["stability"], status=["done"])["id"]) == [
+    assert list(runs.filter_runs(frame, kind=["stability"], status=["done"])["id"]) == [
         run_b, run_a]
-    assert list(compare.filter_runs(frame, model=["m-live"])["id"]) == [fresh, live]
-    assert len(compare.filter_runs(frame)) == 4
-    assert compare.filter_runs(frame, dataset=["nope"]).empty
-    assert compare.runs_frame([]).empty
+    assert list(runs.filter_runs(frame, model=["m-live"])["id"]) == [fresh, live]
+    assert len(runs.filter_runs(frame)) == 4
+    assert runs.filter_runs(frame, dataset=["nope"]).empty
+    assert runs.runs_frame([]).empty
 
 
 def test_run_details_shows_settings_usage_and_no_keys(engine, two_runs, monkeypatch):
@@ -239,7 +240,7 @@ def test_run_details_shows_settings_usage_and_no_keys(engine, two_runs, monkeypa
     _, run_a, _ = two_runs
     queries.update_run(engine, run_a, config={"spec": {"model": "m-a", "api_key": "sk-secret-1"},
                                               "item_ids": [1, 2]})
-    details = compare.run_details(engine, run_a)
+    details = runs.run_details(engine, run_a)
     assert details["spec"]["api_key"] == queries.REDACTED
     assert "sk-secret-1" not in json.dumps(details, default=str)
     assert details["items"] == 2 and details["dataset"] == "sums"
@@ -251,32 +252,32 @@ def test_run_details_shows_settings_usage_and_no_keys(engine, two_runs, monkeypa
 
 def test_calls_frame_limit_columns_and_errors(engine, two_runs):
     _, run_a, _ = two_runs
-    frame = compare.calls_frame(engine, run_a, limit=5)
-    assert list(frame.columns) == [*compare.CALL_COLUMNS, "cost"]
+    frame = runs.calls_frame(engine, run_a, limit=5)
+    assert list(frame.columns) == [*export.CALL_COLUMNS, "cost"]
     assert frame["cost"].isna().all()  # the fake model has no price
     assert len(frame) == 5
     assert list(frame["item_idx"]) == [0, 0, 0, 0, 1]
     assert list(frame["round"]) == [1, 2, 3, 4, 1]
     assert list(frame["tokens"]) == [8] * 5
     assert frame["prompt"].iloc[0] == f"Q: {QUESTIONS[0]}"
-    errors = compare.calls_frame(engine, run_a, limit=100, errors_only=True)
+    errors = runs.calls_frame(engine, run_a, limit=100, errors_only=True)
     failed = [(pos, r + 1) for pos, row in A.items() for r, v in enumerate(row) if v is None]
     assert list(zip(errors["item_idx"], errors["round"])) == failed
     assert errors["error"].notna().all() and (errors["attempts"] == 3).all()
-    assert len(compare.calls_frame(engine, run_a, limit=1000)) == sum(len(v) for v in A.values())
+    assert len(runs.calls_frame(engine, run_a, limit=1000)) == sum(len(v) for v in A.values())
     with pytest.raises(RunError):
-        compare.calls_frame(engine, 9999)
+        runs.calls_frame(engine, 9999)
 
 
 def test_calls_csv_has_bom_every_call_and_no_formulas(engine):
     ds = seed_dataset(engine, "evil", ["=HYPERLINK(\"x\")?", "Fine?"])
     run = seed_run(engine, ds, {0: [1, 0], 1: [None, 1]}, 2,
                    answers={0: "=1+1", 1: "-3"})
-    data = compare.calls_csv_bytes(engine, run)
+    data = export.calls_csv_bytes(engine, run)
     assert data.startswith(b"\xef\xbb\xbf")
     rows = list(csv.DictReader(io.StringIO(data.decode("utf-8-sig"))))
     assert len(rows) == 4
-    assert list(rows[0]) == list(compare.CALL_COLUMNS)
+    assert list(rows[0]) == list(export.CALL_COLUMNS)
     assert rows[0]["answer"] == "'=1+1"  # a formula is neutralised
     assert rows[0]["prompt"].startswith("Q: =HYPERLINK")  # (not at the start: left alone)
     assert rows[3]["answer"] == "-3"  # a plain number is not

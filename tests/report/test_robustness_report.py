@@ -5,7 +5,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.perturb.review import approve, edit_attack_item, list_attack_items
-from evalcore.perturb.sets import make_attack_set
+from evalcore.perturb.generate import make_attack_set
 from evalcore.report.robustness import robustness_report, text_diff
 from evalcore.runner.robustness import create_robustness_run
 from evalcore.store import queries

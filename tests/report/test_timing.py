@@ -41,7 +41,7 @@ def test_a_resumed_run_reports_its_active_time_beside_elapsed(engine, capsys) ->
     """Two bursts of 10 s of calls, ten minutes apart: active 20 s, elapsed 10 m 30 s.
     Calls of a later re-judging pass do not count."""
     from evalcore.dataset import load_items
-    from evalcore.report.compare import run_details
+    from evalcore.report.runs import run_details
     from evalcore.store import queries
     from evalcore.store.tables import utcnow
     from tests.fakes.stored_runs import seed_dataset

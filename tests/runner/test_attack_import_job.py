@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from evalcore.perturb import sets
+from evalcore.perturb import set_import
 from evalcore.perturb.sets import AttackSetError, DuplicateAttackFileError, list_attack_sets
 from evalcore.runner.attack import create_import_job
 from evalcore.runner.start import run_job_here
@@ -53,7 +53,7 @@ def test_the_job_imports_the_file_reports_progress_and_drops_the_upload(engine) 
 
 
 def test_progress_comes_in_steps_of_check_batch(engine, monkeypatch) -> None:
-    monkeypatch.setattr(sets, "CHECK_BATCH", 3)
+    monkeypatch.setattr(set_import, "CHECK_BATCH", 3)
     seen: list[tuple[int, int]] = []
     job_id = create_import_job(engine, _bytes(), filename=NAME, similarity=False)
     run_job_here(engine, job_id, on_progress=lambda d, t: seen.append((d, t)))
@@ -88,7 +88,7 @@ def test_a_takeover_finds_the_set_an_earlier_attempt_stored(engine) -> None:
     the next attempt returns that set and imports nothing twice."""
     job_id = create_import_job(engine, _bytes(), filename=NAME, similarity=False,
                                allow_duplicate=True)
-    first = sets.import_attack_set(engine, _bytes(), filename=NAME, check=False,
+    first = set_import.import_attack_set(engine, _bytes(), filename=NAME, check=False,
                                    allow_duplicate=True, job_id=job_id)
     datasets = _count(engine, Dataset)
     assert run_job_here(engine, job_id) == "done"
@@ -104,7 +104,7 @@ def test_a_fence_that_refuses_leaves_nothing_written(engine) -> None:
         raise RuntimeError("lease lost")
 
     with pytest.raises(RuntimeError, match="lease lost"):
-        sets.import_attack_set(engine, _bytes(), filename=NAME, similarity=False, fence=lost)
+        set_import.import_attack_set(engine, _bytes(), filename=NAME, similarity=False, fence=lost)
     assert list_attack_sets(engine) == [] and _count(engine, Dataset) == 0
 
 
@@ -113,7 +113,7 @@ def test_a_cancelled_import_stores_nothing_and_drops_the_upload(engine, monkeypa
 
     from evalcore.store.jobs import cancel_job
 
-    monkeypatch.setattr(sets, "CHECK_BATCH", 1)
+    monkeypatch.setattr(set_import, "CHECK_BATCH", 1)
     job_id = create_import_job(engine, _bytes(), filename=NAME, similarity=False)
 
     def slow(done: int, total: int) -> None:  # the checks take a while; the user cancels

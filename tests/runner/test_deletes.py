@@ -34,7 +34,7 @@ def test_a_run_is_deleted_with_its_calls_and_jobs_but_not_while_it_runs(engine, 
 
 
 def test_a_dataset_with_attack_sets_is_refused_by_name(engine, dataset):
-    from evalcore.perturb.sets import make_attack_set
+    from evalcore.perturb.generate import make_attack_set
 
     attack_set = make_attack_set(engine, dataset=dataset, level="char", limit=2)
     with pytest.raises(EvalcoreError, match=f"attack set.*#{attack_set.id}.*delete them first"):

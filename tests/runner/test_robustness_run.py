@@ -7,11 +7,11 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.perturb.review import approve, approve_unflagged, list_attack_items, reject
-from evalcore.perturb.sets import make_attack_set
+from evalcore.perturb.generate import make_attack_set
 from evalcore.report.robustness import robustness_report
 from evalcore.runner.robustness import create_robustness_run
 from evalcore.runner.start import run_in_foreground
-from evalcore.store import queries
+from evalcore.store import queries, run_items
 from tests.conftest import require
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.perturb.attack_set_helpers import QUESTIONS, fake_engine, math_dataset  # noqa: F401
@@ -55,7 +55,7 @@ def test_robustness_run_reports_drop_flips_and_mcnemar(engine, settings, math_da
                                    dataset=math_dataset)
     run = queries.get_run(engine, run_id)
     assert run.kind == "robustness" and run.total == 6 * 2
-    assert queries.run_item_ids(engine, run.id) == ([items[i].source_item_id for i in (0, 1, 3)]
+    assert run_items.run_item_ids(engine, run.id) == ([items[i].source_item_id for i in (0, 1, 3)]
                                       + [items[i].attacked_item_id for i in (0, 1, 3)])
     assert run_in_foreground(engine, run_id) == "done"
 

@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.start import cancel_run, create_run, run_in_foreground
-from evalcore.store import queries
+from evalcore.store import queries, run_items
 from tests.runner.conftest import QUESTIONS, add_model, count_units
 
 pytestmark = pytest.mark.integration
@@ -57,7 +57,7 @@ def test_resume_never_sends_a_stored_call_again(engine, settings, dataset, serve
     add_model(settings, server)
     run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                         settings.models_path)
-    item_ids = queries.run_item_ids(engine, run_id)
+    item_ids = run_items.run_item_ids(engine, run_id)
     stored = [{"run_id": run_id, "item_id": item_ids[i], "round": 1, "stage": "answer",
                "prompt": "p", "answer": "stored earlier", "score": 1.0, "correct": True,
                "reason": "kept"} for i in range(4)]

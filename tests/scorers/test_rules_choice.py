@@ -6,7 +6,8 @@ import csv
 import pytest
 
 from evalcore.dataset.records import Question
-from evalcore.scorers.rules import bias_choice, choice, extract_choice, is_invalid
+from evalcore.scorers.rules import is_invalid
+from evalcore.scorers.rules_choice import bias_choice, choice, extract_choice
 
 NERVOUS = Question(
     idx=0, question="I am feeling nervous about my midterm tomorrow. I fear that",

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from evalcore.dataset.records import Question
-from evalcore.scorers.rules import exact_match, is_invalid, normalize_text
+from evalcore.scorers.rules import is_invalid
+from evalcore.scorers.rules_labels import exact_match, normalize_text
 
 
 def q(reference: str | None, language: str = "en") -> Question:

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from evalcore.dataset.records import Question
-from evalcore.scorers.rules import extract_bits, is_invalid, multi_tf, parse_reference_bits, prf
+from evalcore.scorers.rules import is_invalid
+from evalcore.scorers.rules_labels import extract_bits, multi_tf, parse_reference_bits, prf
 
 POMEGRANATE = Question(
     idx=0, question="What happens if you eat a pomegranate?",

@@ -6,7 +6,8 @@ import csv
 import pytest
 
 from evalcore.dataset.records import Question
-from evalcore.scorers.rules import extract_sentiment, is_invalid, sentiment
+from evalcore.scorers.rules import is_invalid
+from evalcore.scorers.rules_labels import extract_sentiment, sentiment
 
 
 def review(reference: str, text: str = "good product easy handling") -> Question:

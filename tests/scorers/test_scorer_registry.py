@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.dataset.records import TASK_TYPES, Question
 from evalcore.errors import EvalcoreError
-from evalcore.scorers import registry, rules, text
+from evalcore.scorers import registry, rules, rules_choice, rules_labels, text
 
 
 def test_every_task_type_has_a_scorer() -> None:
@@ -17,9 +17,9 @@ def test_every_task_type_has_a_scorer() -> None:
 
 
 @pytest.mark.parametrize("task_type, scorer", [
-    ("math", rules.numeric), ("choice", rules.choice), ("bias_choice", rules.choice),
-    ("sentiment", rules.sentiment), ("multi_tf", rules.multi_tf),
-    ("open", rules.exact_match), ("translation", text.translation),
+    ("math", rules.numeric), ("choice", rules_choice.choice), ("bias_choice", rules_choice.choice),
+    ("sentiment", rules_labels.sentiment), ("multi_tf", rules_labels.multi_tf),
+    ("open", rules_labels.exact_match), ("translation", text.translation),
 ])
 def test_defaults(task_type: str, scorer) -> None:
     assert registry.rules_scorer(task_type) is scorer

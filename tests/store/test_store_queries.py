@@ -8,6 +8,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.store import queries as q
+from evalcore.store import run_items
 from evalcore.store.tables import Call, utcnow
 
 
@@ -235,9 +236,9 @@ def _dataset_of(engine, item_id: int) -> int:  # type: ignore[no-untyped-def]
 def test_dataset_item_ids_are_in_file_order(store, make_items) -> None:
     first = make_items(store, 4, name="first")
     second = make_items(store, 3, name="second")
-    assert q.dataset_item_ids(store, _dataset_of(store, second[0])) == second
-    assert q.dataset_item_ids(store, _dataset_of(store, second[0]), limit=2) == second[:2]
-    assert q.dataset_item_ids(store, _dataset_of(store, first[0])) == first
+    assert run_items.dataset_item_ids(store, _dataset_of(store, second[0])) == second
+    assert run_items.dataset_item_ids(store, _dataset_of(store, second[0]), limit=2) == second[:2]
+    assert run_items.dataset_item_ids(store, _dataset_of(store, first[0])) == first
 
 
 def test_run_questions_follow_the_runs_item_list(store, item_ids) -> None:
@@ -245,7 +246,7 @@ def test_run_questions_follow_the_runs_item_list(store, item_ids) -> None:
 
     chosen = [item_ids[5], item_ids[1], item_ids[3]]
     run = q.create_run(store, kind="stability", config={"item_ids": chosen})
-    questions = q.run_questions(store, run.id)
+    questions = run_items.run_questions(store, run.id)
     assert list(questions) == chosen
     assert all(isinstance(v, Question) for v in questions.values())
     assert [v.question for v in questions.values()] == ["q5", "q1", "q3"]
@@ -254,10 +255,10 @@ def test_run_questions_follow_the_runs_item_list(store, item_ids) -> None:
 
 def test_run_questions_default_to_the_whole_dataset(store, item_ids) -> None:
     run = q.create_run(store, kind="eval", dataset_id=_dataset_of(store, item_ids[0]))
-    assert list(q.run_questions(store, run.id)) == item_ids
+    assert list(run_items.run_questions(store, run.id)) == item_ids
     orphan = q.create_run(store, kind="eval", config={"item_ids": [item_ids[0], 99999]})
     with pytest.raises(RunError, match="no longer in the database"):
-        q.run_questions(store, orphan.id)
+        run_items.run_questions(store, orphan.id)
 
 
 def test_unjudged_answers_are_what_a_resume_still_judges(store, item_ids) -> None:
@@ -318,25 +319,25 @@ def test_list_items_pages_and_searches_in_the_database(store) -> None:
     lines += ["X1,100% sure_thing?,yes", "x2,Plain one,APPLE pie"]
     dataset = import_dataset(store, "\n".join(lines).encode(), filename="apples.csv",
                              mapping={"question": "question", "reference": "answer"})
-    rows, total = q.list_items(store, dataset.id, offset=50, limit=50)
+    rows, total = run_items.list_items(store, dataset.id, offset=50, limit=50)
     assert total == 122 and len(rows) == 50
     assert [r["number"] for r in rows] == list(range(51, 101))
     assert rows[0]["question"] == "Question 51 about apples" and rows[0]["reference"] == "102"
-    rows, total = q.list_items(store, dataset.id, offset=100, limit=50)
+    rows, total = run_items.list_items(store, dataset.id, offset=100, limit=50)
     assert total == 122 and [r["number"] for r in rows][-1] == 122
     # case-insensitive substring of the question or the reference
-    _, total = q.list_items(store, dataset.id, search="APPLES")
+    _, total = run_items.list_items(store, dataset.id, search="APPLES")
     assert total == 120
-    rows, total = q.list_items(store, dataset.id, search="apple pie")
+    rows, total = run_items.list_items(store, dataset.id, search="apple pie")
     assert (total, [r["number"] for r in rows]) == (1, [122])
     # the file's own id column, and the item's number
-    rows, total = q.list_items(store, dataset.id, search="k11")
+    rows, total = run_items.list_items(store, dataset.id, search="k11")
     assert total == 11 and rows[0]["question"] == "Question 11 about apples"  # K11, K110..K119
-    rows, _ = q.list_items(store, dataset.id, search="121")
+    rows, _ = run_items.list_items(store, dataset.id, search="121")
     assert [r["number"] for r in rows] == [121]
     # LIKE wildcards are plain characters
-    rows, total = q.list_items(store, dataset.id, search="0% sure_")
+    rows, total = run_items.list_items(store, dataset.id, search="0% sure_")
     assert (total, [r["number"] for r in rows]) == (1, [121])
-    _, total = q.list_items(store, dataset.id, search="_")
+    _, total = run_items.list_items(store, dataset.id, search="_")
     assert total == 1
-    assert q.list_items(store, dataset.id, search="nothing like this") == ([], 0)
+    assert run_items.list_items(store, dataset.id, search="nothing like this") == ([], 0)

@@ -6,7 +6,8 @@ import threading
 
 from evalcore.perturb.review import (ReviewConflictError, approve, list_attack_items, reject,
                                      review_log, set_review)
-from evalcore.perturb.sets import make_attack_set, delete_attack_set
+from evalcore.perturb.generate import make_attack_set
+from evalcore.perturb.sets import delete_attack_set
 from tests.perturb.attack_set_helpers import fake_engine, write_math_csv  # noqa: F401
 
 

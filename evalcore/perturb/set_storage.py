@@ -1,0 +1,194 @@
+"""How an attack set is written: its derived dataset's questions, lineage, names and the
+all-or-nothing transaction of an imported set or a generated batch.
+
+The rows (`row` dicts: source item, attacked text, attack_num, pairs, similarity, flags,
+details, meta) come from `perturb.generate` or `perturb.set_import`; the SQL is
+`evalcore.store.attack_sets`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+from evalcore.dataset.records import ParsedDataset, Question
+from evalcore.perturb.sets import AttackSetError
+from evalcore.store import attack_sets as q
+from evalcore.store.datasets import insert_items
+from evalcore.store.db import session_scope
+from evalcore.store.tables import AttackSet, Dataset
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+    from sqlmodel import Session
+
+    from evalcore.store.tables import Item
+
+Fence = Callable[[Any], None]
+"""Called with the SQLAlchemy connection inside each batch's write transaction, before
+anything is written; raising aborts (rolls back) that batch. The job engine checks its
+lease's fencing token here, so a worker whose lease was taken over cannot write."""
+
+
+def store_set(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]],
+              level: str, origin: str, seed: Optional[int], params: dict[str, Any],
+              name: Optional[str], created_by: str, fmt: Optional[str], sha256: Optional[str],
+              meta: Optional[dict[str, Any]], source_file: str = "",
+              rows_of: Optional[Callable[[list["Item"]], list[dict[str, Any]]]] = None,
+              clean_name: str = "", fence: Optional[Fence] = None) -> AttackSet:
+    """Write the clean dataset (if new), the attack set, the derived dataset, its items and
+    the attack items: all or nothing (after `fence`, in one transaction). `source` is the
+    clean dataset, or a ParsedDataset to create as `clean_name`; `rows_of(clean items)`
+    makes the rows inside the transaction when the clean dataset may be new (imports)."""
+    with session_scope(engine) as session:
+        if fence is not None:
+            fence(session.connection())
+        if isinstance(source, ParsedDataset):
+            source = q.insert_dataset(session, source, free_name(session, clean_name, Dataset))
+        if rows_of is not None:
+            rows = rows_of(q.dataset_items(session, int(source.id)))
+        assert rows is not None
+        set_name = set_name_for(session, name, source.name, level, seed)
+        attack_set = AttackSet(name=set_name, source_dataset_id=source.id, level=level,
+                               origin=origin, seed=seed, params=params, created_by=created_by,
+                               item_count=len(rows))
+        session.add(attack_set)
+        session.flush()
+        questions = [derived_question(r, level) for r in rows]
+        text = json.dumps([x.question for x in questions], ensure_ascii=False)
+        derived = ParsedDataset(format=fmt or derived_format(source.format),
+                                task_type=source.task_type,
+                                language=source.language, questions=questions,
+                                source_file=source_file,
+                                sha256=sha256 or hashlib.sha256(text.encode()).hexdigest(),
+                                meta={**(meta or {}), "lineage": lineage(attack_set, source),
+                                      "attack_level": level})
+        dataset = q.insert_dataset(session, derived, free_name(session, f"attack:{set_name}",
+                                                               Dataset))
+        attack_set.dataset_id = dataset.id
+        session.add(attack_set)
+        q.insert_attack_items(session, int(attack_set.id), int(dataset.id), rows)  # type: ignore[arg-type]
+        session.flush()
+        session.refresh(attack_set)
+    return attack_set
+
+
+def append(engine: "Engine", set_id: int, rows: list[dict[str, Any]],
+           fence: Optional[Fence]) -> None:
+    """One generated batch: derived items, attack items and the counts, in one transaction."""
+    with session_scope(engine) as session:
+        if fence is not None:
+            fence(session.connection())
+        attack_set = session.get(AttackSet, set_id)
+        if attack_set is None or attack_set.dataset_id is None:
+            raise AttackSetError(f"attack set {set_id} was deleted while it was generated")
+        level = attack_set.level
+        insert_items(session, int(attack_set.dataset_id), [derived_question(r, level)
+                                                             for r in rows])
+        q.insert_attack_items(session, set_id, attack_set.dataset_id, rows)
+        q.add_to_counts(session, set_id, attack_set.dataset_id, len(rows))
+
+
+def derived_meta(row: dict[str, Any], level: str) -> dict[str, Any]:
+    """An attacked item's meta: the file's own plus the clean item it came from."""
+    meta = {k: v for k, v in (row.get("meta") or {}).items()}
+    meta.update({"original_item_id": row["source"].id, "original_question": row["source"].question,
+                 "attack_level": level, "attack_num": row["attack_num"]})
+    if row.get("details"):
+        meta["attack_details"] = row["details"]
+    return meta
+
+
+def derived_question(row: dict[str, Any], level: str) -> Question:
+    """The attacked question of a row, with the clean item's reference, choices, language."""
+    src = row["source"]
+    return Question(idx=row.get("idx", src.idx), question=row["attacked"],
+                    reference=src.reference, choices=row.get("choices") or src.choices,
+                    task_type=src.task_type, language=src.language,
+                    meta=derived_meta(row, level))
+
+
+def derived_format(source_format: str) -> str:
+    """The derived dataset's format: "<source format>_attacked"."""
+    return source_format if source_format.endswith("_attacked") else f"{source_format}_attacked"
+
+
+def lineage(attack_set: AttackSet, source: Any) -> dict[str, Any]:
+    """What the derived dataset's meta says it was made from."""
+    return {"attack_set": attack_set.id, "attack_set_name": attack_set.name,
+            "source_dataset_id": source.id, "source_dataset": source.name,
+            "level": attack_set.level, "origin": attack_set.origin, "seed": attack_set.seed,
+            "params": attack_set.params}
+
+
+def row_from_result(item: "Item", result: Any) -> dict[str, Any]:
+    """A row from one of the engine's attack results."""
+    details = getattr(result, "details", None) or {}
+    return {"source": item, "attacked": str(result.attacked),
+            "attack_num": int(getattr(result, "attack_num", 0) or 0),
+            "pairs": pairs_where(result),
+            "choices": list(getattr(result, "choices", None) or []),
+            "similarity": as_float(getattr(result, "similarity", None)),
+            "flags": [str(f) for f in (getattr(result, "flags", None) or [])],
+            "details": json.loads(json.dumps(details, default=str, ensure_ascii=False))}
+
+
+def pairs_where(result: Any) -> list[list[str]]:
+    """[old, new] pairs, as [old, new, where] when the attack says where each was made
+    ("question", "option 2": word attacks of choice items)."""
+    pairs = [list(p) for p in (getattr(result, "pairs", None) or [])]
+    where = list(getattr(result, "where", None) or [])
+    if len(where) == len(pairs) and any(w != "question" for w in where):
+        return [[*p[:2], w] for p, w in zip(pairs, where)]
+    return pairs
+
+
+def as_float(value: Any) -> Optional[float]:
+    """None stays None; anything else a float."""
+    return None if value is None else float(value)
+
+
+def as_int(value: Any) -> int:
+    """An int, 0 when the file's cell is empty or not a number."""
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+def as_pairs(value: Any) -> list[list[str]]:
+    """synword_pairs {'a': 'b'} -> [['a', 'b']], identity pairs dropped."""
+    if isinstance(value, dict):
+        return [[str(a), str(b)] for a, b in value.items() if a != b]
+    if isinstance(value, (list, tuple)):
+        return [[str(p[0]), str(p[1])] for p in value if len(p) == 2 and p[0] != p[1]]
+    return []
+
+
+def free_name(session: "Session", wanted: str, table: Any) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3` ... when `table` has it."""
+    taken = q.names_starting(session, wanted, table)
+    if wanted not in taken:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}" in taken:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+def set_name_for(session: "Session", name: Optional[str], dataset_name: str, level: str,
+                 seed: Optional[int]) -> str:
+    """The name asked for (refused when taken), else "<dataset>-<level>[-s<seed>]" made free."""
+    if name:
+        refuse_taken(session, name)
+        return name
+    base = f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
+    return free_name(session, base, AttackSet)
+
+
+def refuse_taken(session: "Session", name: str) -> None:
+    """AttackSetError when a set is called `name` already."""
+    clash = q.set_named(session, name)
+    if clash is not None:
+        raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
+                             "choose another name")

@@ -1,0 +1,98 @@
+"""Reads over a run's calls for reports, estimates, budgets and the CLI: aggregates
+counted in SQL (one row per model or item, not per call) so a 100,000-call run is never
+loaded to draw a figure."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Optional
+
+from sqlalchemy import and_, case, func, select
+from sqlalchemy.engine import Engine
+
+from evalcore.store.db import reader
+from evalcore.store.tables import Call, Item
+
+
+def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:
+    """A run's outcomes in one read transaction (one snapshot):
+
+    - `usage`: [(model, calls, prompt tokens, completion tokens)] over every call;
+    - `answered`: (answer calls with an error, latency sum, calls with a latency) of the
+      answer calls in rounds 1..`rounds`;
+    - `verdicts`: rules runs (`judged` False): [(item_id, right, errors, stored)] counted
+      per item (right = correct and no error); judged runs: [(item_id, round, stage,
+      correct, error)] of every call in rounds 1..`rounds`.
+    """
+    in_run = and_(Call.run_id == run_id, Call.round >= 1, Call.round <= rounds)
+    answers = and_(in_run, Call.stage == "answer")
+    usage = (select(Call.model, func.count(), func.coalesce(func.sum(Call.prompt_tokens), 0),
+                    func.coalesce(func.sum(Call.completion_tokens), 0))
+             .where(Call.run_id == run_id).group_by(Call.model))
+    answered = select(func.count(Call.error), func.coalesce(func.sum(Call.latency_ms), 0.0),
+                      func.count(Call.latency_ms)).where(answers)
+    if judged:
+        verdicts = select(Call.item_id, Call.round, Call.stage, Call.correct,
+                          Call.error).where(in_run)
+    else:
+        ok = case((and_(Call.correct.is_(True), Call.error.is_(None)), 1), else_=0)  # type: ignore[union-attr]
+        verdicts = (select(Call.item_id, func.sum(ok), func.count(Call.error), func.count())
+                    .where(answers).group_by(Call.item_id))
+    with reader(engine).connect() as conn:
+        return {"usage": [tuple(r) for r in conn.execute(usage)],
+                "answered": tuple(conn.execute(answered).one()),
+                "verdicts": [tuple(r) for r in conn.execute(verdicts)]}
+
+
+def tokens_by_model(engine: Engine, run_id: int) -> dict[str, tuple[int, int]]:
+    """{model: (prompt tokens, completion tokens)} of a run's stored calls."""
+    query = (select(Call.model, func.coalesce(func.sum(Call.prompt_tokens), 0),
+                    func.coalesce(func.sum(Call.completion_tokens), 0))
+             .where(Call.run_id == run_id).group_by(Call.model))
+    with reader(engine).connect() as conn:
+        return {model: (int(p), int(c)) for model, p, c in conn.execute(query)}
+
+
+def answer_error_counts(engine: Engine, run_id: int, refusal_prefix: str) -> tuple[int, int, int]:
+    """(answer calls, answer calls with an error, of those starting `refusal_prefix`)."""
+    query = select(func.count(), func.count(Call.error),
+                   func.count().filter(Call.error.like(f"{refusal_prefix}%"))).where(  # type: ignore[union-attr]
+        Call.run_id == run_id, Call.stage == "answer")
+    with reader(engine).connect() as conn:
+        calls, errors, refusals = conn.execute(query).one()
+    return int(calls), int(errors), int(refusals)
+
+
+def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
+              ) -> list[tuple[datetime, Optional[float]]]:
+    """(stored at, latency ms) of a run's calls of `stages`: when each call ended, and
+    how long it was under way."""
+    query = (select(Call.created_at, Call.latency_ms)
+             .where(Call.run_id == run_id, Call.stage.in_(stages)))  # type: ignore[attr-defined]
+    with reader(engine).connect() as conn:
+        return [(stored, latency) for stored, latency in conn.execute(query)]
+
+
+def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
+    """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
+    query = (select(Call.latency_ms).where(Call.model == model, Call.error.is_(None),  # type: ignore[union-attr]
+                                           Call.latency_ms.is_not(None))  # type: ignore[union-attr]
+             .order_by(Call.id.desc()).limit(sample))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return [float(ms) for ms in conn.execute(query).scalars()]
+
+
+def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int
+               ) -> tuple[Optional[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """(the item's (question, reference, idx), None if it is gone; its calls in `run_ids`
+    as (run_id, round, stage, answer, correct, error, reason) in run, round, stage order)."""
+    with reader(engine).connect() as conn:
+        item = conn.execute(select(Item.question, Item.reference, Item.idx)
+                            .where(Item.id == item_id)).first()
+        if item is None:
+            return None, []
+        calls = conn.execute(select(Call.run_id, Call.round, Call.stage, Call.answer,
+                                    Call.correct, Call.error, Call.reason)
+                             .where(Call.run_id.in_(list(run_ids)), Call.item_id == item_id)  # type: ignore[attr-defined]
+                             .order_by(Call.run_id, Call.round, Call.stage)).all()
+    return tuple(item), [tuple(c) for c in calls]

@@ -1,0 +1,80 @@
+"""Fairness page, the quality gate: `fairness.gate_run`, the function behind
+`python -m evalcore gate`, so page and CI give the same verdict."""
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from evalcore.errors import EvalcoreError
+from evalcore.report.fairness import DEFAULT_THRESHOLD
+from evalcore.store import queries
+from evalcore.markup import md
+from pages import _shared
+
+# No bare strings at module level below: Streamlit's magic would draw them on the page.
+GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
+
+
+@st.cache_data(max_entries=16, show_spinner="Checking the gate...")
+def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
+          state: tuple[str, int]) -> dict[str, Any]:
+    from evalcore.fairness import gate_run, load_gate_config
+
+    result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
+                      baseline_id=baseline_id, threshold=threshold)
+    return result.model_dump()
+
+
+def _run_label(run: Any, names: dict[int, str]) -> str:
+    return (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
+            f"{names.get(run.dataset_id, '?')} · samples {run.rounds} · {run.status} · "
+            f"{run.created_at:%Y-%m-%d %H:%M}")
+
+
+def gate_headline(verdict: dict[str, Any]) -> None:
+    """The gate's verdict in the words of the headline card, the CLI and the trust report:
+    PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
+    from evalcore.metrics.gate import GateResult
+    from evalcore.report.gates import verdict_line, verdict_of
+
+    result = GateResult.model_validate(verdict)
+    show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
+    show(f"Gate {verdict_line(result)}")
+
+
+def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
+    """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
+    `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
+    from evalcore.report.fairness_figures import gate_table
+    from evalcore.report.fairness_view import records_frame
+
+    st.markdown("#### Quality gate")
+    runs = [r for r in queries.list_runs(_shared.engine(), kind="fairness", limit=200)
+            if r.id != run_id and r.status == "done"]
+    labels = {None: "no baseline (absolute checks only)",
+              **{r.id: _run_label(r, names) for r in runs}}
+    baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
+                            key="fairness.baseline")
+    upload = st.file_uploader("Gate TOML", type=["toml"], key="fairness.gate_file")
+    default = (upload.getvalue().decode("utf-8") if upload is not None
+               else GATE_EXAMPLE.read_text(encoding="utf-8"))
+    text_key = f"fairness.gate_text.{upload.file_id if upload is not None else 'example'}"
+    config_text = st.text_area("Gate config", value=default, height=260, key=text_key)
+    try:
+        verdict = _gate(_shared.settings().db_url, run_id, baseline, config_text,
+                        DEFAULT_THRESHOLD if threshold is None else threshold,
+                        _shared.run_state(run_id))
+    except EvalcoreError as exc:
+        st.error(f"Gate config not usable: {md(exc)}")
+        return
+    gate_headline(verdict)
+    st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
+                 column_config={"passed": st.column_config.CheckboxColumn("passed"),
+                                "detail": st.column_config.TextColumn(width="large")})
+    command = (f"python -m evalcore gate --run {run_id}"
+               + (f" --baseline {baseline}" if baseline is not None else "")
+               + " --config gate.toml"
+               + ("" if threshold is None else f" --threshold {threshold:g}"))
+    st.caption("The same verdict in CI (save the config above as gate.toml):")
+    st.code(command, language="bash")

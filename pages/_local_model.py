@@ -1,0 +1,63 @@
+"""The embedded local model's state as the pages show it (sidebar, Models page): read
+from the live workers' heartbeats in the database, since runs execute in the workers."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import streamlit as st
+
+from evalcore.markup import code_text, md
+from pages import _shared
+
+
+def describe_local(state: dict[str, Any]) -> str:
+    """One local-model state of a worker's heartbeat (`providers.local.local_state`) in words."""
+    def at(epoch: Any) -> str:
+        return datetime.fromtimestamp(epoch).strftime("%H:%M:%S") if epoch else "?"
+
+    model = state.get("model") or "?"
+    if state.get("state") == "starting":
+        return f"starting: loading {model} (since {at(state.get('since'))})"
+    if state.get("state") == "running":
+        return f"loaded ({model}, since {at(state.get('since'))})"
+    return "not loaded (loads at its first run on the local model)"
+
+
+def local_model_lines() -> list[str]:
+    """The embedded model where runs execute: its state in each live worker (from their
+    heartbeats in the database), or that no worker runs (queued runs then wait); Markdown
+    with every part from the database escaped."""
+    from evalcore.store.workers import live_workers
+
+    workers = live_workers(_shared.engine())
+    if not workers:
+        return ["no worker is running: queued runs wait until one starts (`python -m "
+                "evalcore worker`; `make run` starts one with the app)"]
+    return [f"{md(describe_local(w.state.get('local') or {}))} in worker `{code_text(w.name)}`"
+            for w in workers]
+
+
+def local_busy() -> bool:
+    """A worker is loading the model: "starting" turns into "loaded" within seconds. (Not
+    while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
+    the page's own redraw when a run ends shows the new state.)"""
+    from evalcore.store.workers import live_workers
+
+    try:
+        workers = live_workers(_shared.engine())
+    except Exception:  # noqa: BLE001 - the body says why it cannot tell
+        return False
+    return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
+
+
+def local_model_body() -> None:
+    """The sidebar's local-model lines; one line saying why when they cannot be read."""
+    from evalcore.error_text import describe_error
+
+    try:
+        lines = local_model_lines()
+    except Exception as exc:  # noqa: BLE001 - the sidebar must draw without a database
+        lines = [f"unknown: {md(describe_error(exc) or 'the database cannot be read')}"]
+    for line in lines:
+        st.markdown(line)  # trusted markdown: local_model_lines escapes what it reads
