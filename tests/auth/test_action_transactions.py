@@ -55,10 +55,10 @@ def _run(env: Env, **spec: Any) -> int:
 
 def _finished_run(env: Env, failed_calls: int = 1) -> int:
     """A run that ended 'failed' with `failed_calls` failed answers and one good one."""
-    from evalcore.store import jobs, queries
+    from evalcore.store import jobs, queries, run_items
 
     run_id = _run(env)
-    items = queries.run_item_ids(env.engine, run_id)
+    items = run_items.run_item_ids(env.engine, run_id)
     calls = [{"run_id": run_id, "item_id": items[0], "round": 0, "stage": "answer",
               "answer": "4", "model": "local"}]
     calls += [{"run_id": run_id, "item_id": i, "round": 0, "stage": "answer",
@@ -72,7 +72,7 @@ def _finished_run(env: Env, failed_calls: int = 1) -> int:
 
 
 def _attack_set(env: Env) -> int:
-    from evalcore.perturb.sets import make_attack_set
+    from evalcore.perturb.generate import make_attack_set
 
     return int(make_attack_set(env.engine, dataset="sums", level="word").id)
 

@@ -209,7 +209,7 @@ def test_stored_set_review_and_export_carry_the_attacked_options(engine, tmp_pat
     from evalcore.dataset import import_dataset
     from evalcore.perturb.export import write_attack_set_csv
     from evalcore.perturb.review import list_attack_items, option_diffs
-    from evalcore.perturb.sets import make_attack_set
+    from evalcore.perturb.generate import make_attack_set
     from evalcore.store.db import session_scope
     from evalcore.store.tables import Item
 
@@ -252,7 +252,7 @@ def test_editing_the_question_keeps_the_option_swaps(engine, tmp_path, wordnet_r
     item whose options changed is not `unchanged` even when the question is restored."""
     from evalcore.dataset import import_dataset
     from evalcore.perturb.review import edit_attack_item, list_attack_items, option_diffs
-    from evalcore.perturb.sets import make_attack_set
+    from evalcore.perturb.generate import make_attack_set
 
     rows = [(CODAH.question, CODAH.choices, 3)] * 6
     import_dataset(engine, _codah_csv(tmp_path / "codah.csv", rows), name="codah_edit")
