@@ -272,6 +272,19 @@ def queue_rejudge(actor: Actor, engine: "Engine", run_id: int, judge: str,
     return job_id
 
 
+def queue_meaning_judge(actor: Actor, engine: "Engine", run_id: int, judge: str,
+                        models_path: ModelsPath, created_by: str | None = None) -> int:
+    """`runner.meaning_judge.create_meaning_job` (paid judge calls: a judge model says
+    which open answers mean the same), for evaluators and above, like re-judging."""
+    from evalcore.runner.meaning_judge import create_meaning_job
+
+    _check(engine, actor, "run", "meaning_judge", run_id)
+    job_id = create_meaning_job(engine, run_id, judge, models_path=models_path,
+                                created_by=actor.attribution(created_by))
+    _record(engine, actor, "run.meaning_judge", "run", run_id, judge=judge, job=job_id)
+    return job_id
+
+
 def queue_judge_analysis(actor: Actor, engine: "Engine", run_id: int, judge: str,
                          models_path: ModelsPath, **kwargs: Any) -> int:
     """`runner.judge_analysis.create_judge_analysis_job` (paid judge calls), for

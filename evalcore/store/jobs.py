@@ -40,7 +40,7 @@ def lease_seconds() -> float:
 
 
 JOB_FINISHED = ("done", "failed", "cancelled")
-KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import")
+KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import", "meaning_judge")
 """The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""
 
 

@@ -96,7 +96,7 @@ def test_open_answers_group_by_meaning_only_when_asked(engine):
     assert [(g["answer"], g["count"], g["correct"]) for g in res["answer_groups"]] == [
         ("paris is the capital of france", 3, 3), ("lyon is the capital of france", 1, 0)]
     assert res["semantic_entropy"] == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
-    assert "e5 cosine >= 0.945" in by_meaning["summary"]["answer_grouping"]
+    assert "e5 cosine >= 0.9)" in by_meaning["summary"]["answer_grouping"]
 
 
 def test_trust_report_and_compare_show_judge_noise_after_a_rejudging_pass(engine, runs):
