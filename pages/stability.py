@@ -137,7 +137,7 @@ def _model_concurrency(name: str) -> int | None:
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
 def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
-            meaning: bool = False) -> dict[str, Any]:
+            meaning: bool | str = False) -> dict[str, Any]:
     """The run's report under a failure policy (open answers grouped by meaning or not),
     cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
@@ -345,7 +345,7 @@ def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads; each section
     drawn on its own (`_shared.section`): one that fails is one line, the rest still draw."""
     policy = failure_policy()
-    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle())
+    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle(run_id))
     if report is None:
         return
     section = _shared.section

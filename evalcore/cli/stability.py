@@ -33,10 +33,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="count rounds without a verdict (model or judge error after all "
                         "retries) as wrong answers, the method's seed rule; by default they "
                         "are left out and each rate is over the answered rounds")
-    p.add_argument("--group-by-meaning", action="store_true",
-                   help="group open answers by meaning (e5 cosine >= 0.945) as well as by "
-                        "their text, for the answer groups and semantic entropy; costs e5 "
-                        "time here, no model call")
+    meaning = p.add_mutually_exclusive_group()
+    meaning.add_argument("--group-by-meaning", action="store_true",
+                         help="group open answers by meaning offline (yes/no, negation, "
+                              "number and swapped-word cues, then e5 cosine >= 0.90) as well "
+                              "as by their text, for the answer groups and semantic entropy; "
+                              "costs e5 time here, no model call")
+    meaning.add_argument("--meaning-judge", metavar="MODEL",
+                         help="group open answers by meaning by asking this judge model "
+                              "\"same meaning?\" per pair of different answers (paid calls: "
+                              "the cost is printed before it starts; verdicts are stored and "
+                              "never asked twice)")
     p.add_argument("--rejudge", metavar="MODEL",
                    help="after the run, re-judge a sample of answers with this judge model "
                         "to measure the judge's own noise (flip rate, Cohen's kappa)")
@@ -74,9 +81,13 @@ def _stability(args: argparse.Namespace) -> int:
         return 0
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
+    meaning: bool | str = args.group_by_meaning
+    if args.meaning_judge:
+        _meaning_judge(engine, settings, run_id, args.meaning_judge)
+        meaning = f"judge:{args.meaning_judge}"
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
     report = stability_report(engine, run_id, failure_policy=policy,
-                              meaning=args.group_by_meaning, timing={"wall_s": round(time.perf_counter() - started, 3)})
+                              meaning=meaning, timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)
@@ -93,6 +104,19 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
     job_id = actions.queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
                                    settings.models_path, sample=args.rejudge_sample,
                                    passes=args.rejudge_passes)
+    run_job_here(engine, job_id)
+
+
+def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
+    """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+    from evalcore.runner.meaning_judge import cost_line, meaning_cost
+    from evalcore.runner.start import run_job_here
+
+    print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
+    job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
+                                         settings.models_path)
     run_job_here(engine, job_id)
 
 

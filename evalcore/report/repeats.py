@@ -267,6 +267,13 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
         lines.append(f"mG-Pass@k (mean G-Pass over tau in (0.5, 1]): {mg}")
     lines.append(f"semantic entropy: mean {_fmt(summary['semantic_entropy_mean'])} nats "
                  "(0 = every round gave one answer)")
+    grouping = summary.get("answer_grouping")
+    if grouping:
+        judged = summary.get("meaning_judge")
+        lines.append(f"answers grouped {grouping}" + (
+            f" ({judged['verdicts_used']} verdicts, {judged['unreadable_or_failed']} "
+            f"unreadable or failed, {judged['pairs_not_judged']} pairs not judged yet)"
+            if judged else ""))
     for key, entropy, line in top_entropy(report, top):
         if entropy:
             lines.append(f"  #{key}: {entropy:.3f} nats, {line}")

@@ -91,6 +91,8 @@ def meaning_cost(engine: Engine, run_id: int, judge: str) -> dict[str, int]:
         lo, hi = comparisons_bounds(n)
         low, high, distinct = low + lo, high + hi, distinct + n
     cached = len(verdicts)
+    if not pending_pairs(groups, judge, verdicts):
+        low = high = cached  # every merge is decided: nothing left to ask
     return {"questions": len(groups), "distinct_answers": distinct, "cached": cached,
             "min_calls": max(low - cached, 0), "max_calls": max(high - cached, 0)}
 
