@@ -54,6 +54,7 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("delete_run", "delete", lambda p: ((1,), {})),
     ("queue_rejudge", "run", lambda p: ((1, "local", p), {})),
     ("queue_judge_analysis", "run", lambda p: ((1, "local", p), {})),
+    ("queue_meaning_judge", "run", lambda p: ((1, "local", p), {})),
     ("cancel_job", "run", lambda p: ((1,), {})),
     ("requeue_job", "run", lambda p: ((1,), {})),
     ("start_demo", "run", lambda p: ((p,), {})),
@@ -107,7 +108,7 @@ def _inner(name: str) -> str:
     """The name a refused attempt is recorded under (the action's own check)."""
     return {"queue_attack": "generate_attack_set", "queue_rejudge": "rejudge",
             "queue_attack_import": "import_attack_set",
-            "queue_judge_analysis": "judge_analysis",
+            "queue_judge_analysis": "judge_analysis", "queue_meaning_judge": "meaning_judge",
             "require_read": "read.audit_list"}.get(name, name)
 
 
