@@ -141,20 +141,16 @@ def offline_same(a: str, b: str, cosine: float, threshold: float = MEANING_COSIN
 MEANING_STAGE = "meaning:"
 """Call stage prefix of a judge's "same meaning?" verdict on one unordered answer pair."""
 
-MEANING_PROMPT = """Two answers were given to the same QUESTION. Do they give the same answer
-(the same claim or conclusion), even if worded differently, in another language, or with
-more or less detail? Answers that contradict each other, name a different person, place,
-thing or number, or say yes where the other says no do NOT mean the same.
-Reply with one word: yes or no.
-
-QUESTION:
-{question}
-
-ANSWER 1:
-{a}
-
-ANSWER 2:
-{b}"""
+MEANING_SYSTEM = "You compare two answers. You reply with exactly one word: yes or no."
+MEANING_PROMPT = """QUESTION: {question}
+ANSWER 1: {a}
+ANSWER 2: {b}
+Do ANSWER 1 and ANSWER 2 give the same answer to the QUESTION (the same claim, even in other
+words, another language, or with more or less detail)? Answers that contradict each other,
+name another person, place, thing or number, or say yes where the other says no are not
+the same. Reply yes or no."""
+"""Short, the instruction last and a one-word system line: small local models (SmolLM2-135M)
+otherwise continue the text instead of answering."""
 
 
 def ordered(a: str, b: str) -> tuple[str, str]:
@@ -173,7 +169,7 @@ def meaning_request(question: str, a: str, b: str) -> ChatRequest:
     """The "same meaning?" request for two replies (given in canonical order)."""
     first, second = ordered(a, b)
     return ChatRequest.user(MEANING_PROMPT.format(question=question, a=first, b=second),
-                            temperature=0.0, max_tokens=16)
+                            system=MEANING_SYSTEM, temperature=0.0, max_tokens=16)
 
 
 _WORD = re.compile(r"[a-z]+|[\u4e00-\u9fff]+")
@@ -207,8 +203,22 @@ def parse_same(reply: Optional[str]) -> Optional[bool]:
             return False
         if "\u4e00" <= word[0] <= "\u9fff":
             return _chinese(word)
-        return None
-    return None
+        break
+    return _phrased(text)
+
+
+_SAID_DIFFERENT = re.compile(r"\bnot\b[^.]{0,30}\bsame\b|\bdiffer|\bcontradict|\bdisagree|"
+                             r"\bopposite\b|不同|不一样|矛盾")
+_SAID_SAME = re.compile(r"\bsame\b|\bequivalent\b|\bidentical\b|\bagree\b|相同|一样|一致")
+
+
+def _phrased(text: str) -> Optional[bool]:
+    """A reply that does not open with yes/no but says "different" (or "the same") in
+    its first sentences, and not the other: "They differ: one names Lyon"."""
+    head = text[:400]
+    different = _SAID_DIFFERENT.search(head) is not None
+    same = _SAID_SAME.search(_SAID_DIFFERENT.sub(" ", head)) is not None
+    return None if different == same else same
 
 
 def _chinese(word: str) -> Optional[bool]:

@@ -65,7 +65,8 @@ def test_cues(a: str, b: str, same) -> None:
 
 @pytest.mark.parametrize("reply, same", [
     ("Yes", True), ("yes.", True), ("**No**", False), ("Answer: yes", True),
-    ("NO, they differ.", False), ("They are the same.", None), ("The same.", True),
+    ("NO, they differ.", False), ("They are the same.", True), ("They are not the same.", False),
+    ("They differ but agree on Paris.", None), ("The same.", True),
     ('{"same": true}', True), ('```json\n{"same": false}\n```', False),
     ('{"answer": "no"}', False), ("是的，意思相同。", True), ("不是。", False),
     ("答案：不同", False), ("", None), ("Maybe.", None), ("  \n\n yes", True),
