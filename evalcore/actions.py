@@ -285,6 +285,22 @@ def queue_meaning_judge(actor: Actor, engine: "Engine", run_id: int, judge: str,
     return job_id
 
 
+def queue_variants(actor: Actor, engine: "Engine", run_id: int, *,
+                   option_order: str | None, templates: list[dict[str, Any]],
+                   seed: int = 0, created_by: str | None = None) -> int:
+    """`runner.variants.create_variants_job` (paid calls of the run's model: its items
+    under other option orders and templates), for evaluators and above."""
+    from evalcore.runner.variants import create_variants_job
+
+    _check(engine, actor, "run", "variants", run_id)
+    job_id = create_variants_job(engine, run_id, option_order=option_order,
+                                 templates=templates, seed=seed,
+                                 created_by=actor.attribution(created_by))
+    _record(engine, actor, "run.variants", "run", run_id, job=job_id,
+            option_order=option_order, templates=[t["name"] for t in templates])
+    return job_id
+
+
 def queue_judge_analysis(actor: Actor, engine: "Engine", run_id: int, judge: str,
                          models_path: ModelsPath, **kwargs: Any) -> int:
     """`runner.judge_analysis.create_judge_analysis_job` (paid judge calls), for

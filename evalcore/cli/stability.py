@@ -51,6 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="answers to re-judge (default 20)")
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
+    p.add_argument("--option-order", metavar="ORDER",
+                   help="also ask each choice item with its options reordered: circular "
+                        "(every rotation, CircularEval) or shuffle:N (N seeded shuffles); "
+                        "reports circular accuracy and position bias (extra calls, stated "
+                        "before the run starts)")
+    p.add_argument("--templates", metavar="LIST",
+                   help="also ask each item under 2-6 prompt templates: zero, few or a "
+                        "template FILE, comma-separated (e.g. zero,few,mine.txt); reports "
+                        "accuracy per template, the spread, the worst, McNemar best vs worst")
+    p.add_argument("--variant-seed", type=int, default=0, metavar="S",
+                   help="seed of the shuffles of --option-order shuffle:N (default 0)")
     add_detach(p)
     add_exit_flags(p)
     p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
@@ -67,6 +78,7 @@ def _stability(args: argparse.Namespace) -> int:
     from evalcore.runner.plan import RunSpec
 
     started = time.perf_counter()
+    variants = _variant_settings(args)  # a bad setting fails before anything is created
     engine, settings = engine_and_settings()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     spec = RunSpec(kind="stability", dataset=args.dataset, model=args.model, rounds=args.rounds,
@@ -76,9 +88,19 @@ def _stability(args: argparse.Namespace) -> int:
     run_id = actions.create_run(acting_user(engine), engine, spec, settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
+    if variants is not None:
+        from evalcore.runner.variants import cost_line, variants_cost
+
+        print(cost_line(variants_cost(engine, run_id, **variants)), flush=True)
+        if args.detach:  # a worker runs it, like the run
+            _queue_variants(engine, run_id, variants)
     status = detach_or_run(args, engine, run_id)
     if status is None:
         return 0
+    if variants is not None:
+        from evalcore.runner.start import run_job_here
+
+        run_job_here(engine, _queue_variants(engine, run_id, variants))
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
     meaning: bool | str = args.group_by_meaning
@@ -107,6 +129,27 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
     run_job_here(engine, job_id)
 
 
+def _variant_settings(args: argparse.Namespace) -> dict | None:
+    """{option_order, templates, seed} of --option-order / --templates, checked (a
+    VariantError is one `error:` line), or None without them."""
+    if not args.option_order and not args.templates:
+        return None
+    from evalcore.prompt.variants import parse_option_order
+    from evalcore.runner.variants import read_templates
+
+    if args.option_order:
+        parse_option_order(args.option_order)
+    templates = read_templates(args.templates) if args.templates else []
+    return {"option_order": args.option_order, "templates": templates, "seed": args.variant_seed}
+
+
+def _queue_variants(engine, run_id: int, variants: dict) -> int:  # noqa: ANN001
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+
+    return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
+
+
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
     """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
     from evalcore import actions
@@ -128,7 +171,8 @@ def _print_summary(report: dict, status: str) -> None:
     run_id = report.get("run_id")
     for name, lines in (("summary", _headline), ("distribution", _distribution),
                         ("classes and risk", _classes), ("judge reliability", _reliability),
-                        ("repeated answers", _repeats), ("timing", _timing)):
+                        ("repeated answers", _repeats),
+                        ("option order and templates", _variants), ("timing", _timing)):
         with cli_section(name, run_id):
             lines(report, status)
     for warning in report.get("warnings", []):
@@ -181,6 +225,13 @@ def _repeats(report: dict, status: str) -> None:
     from evalcore.report.repeats import repeats_lines
 
     for line in repeats_lines(report):
+        print(line)
+
+
+def _variants(report: dict, status: str) -> None:
+    from evalcore.report.variants import variant_lines
+
+    for line in variant_lines(report["summary"]):
         print(line)
 
 

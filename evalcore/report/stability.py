@@ -126,6 +126,9 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         verdicts = stored_verdicts(engine, run_id, str(judge))
     repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning,
                                 verdicts=verdicts)
+    from evalcore.report.variants import add_variants  # the run options' figures
+
+    add_variants(report, engine, run_id)
     return report
 
 

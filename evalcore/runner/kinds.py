@@ -43,6 +43,14 @@ async def meaning_judge_job(ctx: JobContext) -> dict[str, Any]:
     return await work(ctx)
 
 
+@handler("variants")
+async def variants_job(ctx: JobContext) -> dict[str, Any]:
+    """A stability run's items under other option orders and prompt templates."""
+    from evalcore.runner.variants import variants_job as work
+
+    return await work(ctx)
+
+
 @handler("judge_analysis")
 async def judge_analysis_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model rates every answer of a fairness run."""

@@ -55,6 +55,7 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("queue_rejudge", "run", lambda p: ((1, "local", p), {})),
     ("queue_judge_analysis", "run", lambda p: ((1, "local", p), {})),
     ("queue_meaning_judge", "run", lambda p: ((1, "local", p), {})),
+    ("queue_variants", "run", lambda p: ((1,), {"option_order": "circular", "templates": []})),
     ("cancel_job", "run", lambda p: ((1,), {})),
     ("requeue_job", "run", lambda p: ((1,), {})),
     ("start_demo", "run", lambda p: ((p,), {})),
@@ -109,6 +110,7 @@ def _inner(name: str) -> str:
     return {"queue_attack": "generate_attack_set", "queue_rejudge": "rejudge",
             "queue_attack_import": "import_attack_set",
             "queue_judge_analysis": "judge_analysis", "queue_meaning_judge": "meaning_judge",
+            "queue_variants": "variants",
             "require_read": "read.audit_list"}.get(name, name)
 
 
