@@ -20,7 +20,7 @@ from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _stability_repeats, _submit
+from pages import _cost, _shared, _stability_repeats, _stability_variants, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -370,6 +370,7 @@ def results(run_id: int, status: str) -> None:
         errored_summary(summary)
     if status == "done":
         rejudge_form(run_id, report)
+        _stability_variants.form(run_id)
 
     st.markdown("#### Questions right j times out of N")
     with section("distribution cards", run_id):
@@ -389,6 +390,8 @@ def results(run_id: int, status: str) -> None:
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
     with section("answer spread", run_id):
         _stability_repeats.section(report)
+    with section("option order and templates", run_id):
+        _stability_variants.section(report)
 
     st.markdown("#### Questions")
     with section("questions table", run_id):

@@ -35,17 +35,17 @@ def variant_units(engine: Engine, run_id: int, option_order: Optional[str],
     """Every (item_id, stage, question as asked, template text, style) of the pass,
     including those already stored. Option orders apply to choice items only."""
     from evalcore.prompt.variants import orders, reordered
-    from evalcore.runner.plan import RunSpec
     from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
-    spec = RunSpec.model_validate(run.config["spec"])
+    spec = (run.config or {}).get("spec") or {}  # the run's own template and style
+    template, style = spec.get("template"), spec.get("prompt_style") or "zero"
     units = []
     for item_id, q in queries.run_questions(engine, run_id).items():
         if option_order and q.task_type == "choice" and len(q.choices) >= 2:
             for order in orders(len(q.choices), option_order, seed, item_id)[1:]:
-                units.append((item_id, order_stage(order), reordered(q, order), spec.template,
-                              spec.prompt_style))
+                units.append((item_id, order_stage(order), reordered(q, order), template,
+                              style))
         for t in templates:
             units.append((item_id, TEMPLATE_STAGE + t["name"], q, t["text"], t["style"]))
     return units
