@@ -293,4 +293,6 @@ def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
 
     summary = stability_report(engine, run_id)["summary"]
     return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
-            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread")}
+            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
+            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
+            "template_spread": summary.get("template_spread")}
