@@ -74,6 +74,7 @@ def variant_figures(engine: Engine, run_id: int) -> Optional[dict[str, Any]]:
         out.update(circular_accuracy(verdicts))
         table, p = position_bias(chosen_all, right_all, slots)
         out["position_bias"], out["position_bias_p"] = table, p
+        out["position_bias_orders"] = sum(c is not None for c in chosen_all)
         out["slot_followers"] = [
             {"item_idx": positions.get(k), "slot": slot_label(chosen_by[k][0])}
             for k in slot_followers(chosen_by)]
@@ -112,7 +113,8 @@ def variant_lines(summary: dict[str, Any]) -> list[str]:
         bias = ", ".join(f"{s} chosen {_pct(v['chosen'])} / right {_pct(v['right'])}"
                          for s, v in summary["position_bias"].items())
         p = summary["position_bias_p"]
-        lines.append(f"position bias: {bias}; chi-square p = "
+        lines.append(f"position bias over the {summary['position_bias_orders']} orders "
+                     f"where an option was read: {bias}; chi-square p = "
                      f"{'n/a' if p is None else format(p, '.3g')}")
         followers = summary.get("slot_followers") or []
         if followers:

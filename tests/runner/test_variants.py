@@ -76,7 +76,7 @@ def test_planted_slot_picker_and_bad_template_are_read_correctly(settings, engin
     assert summary["position_bias"]["A"] == {"chosen": 10 / 16, "right": 0.25}
     assert summary["position_bias"]["B"] == {"chosen": 2 / 16, "right": 0.25}
     assert summary["position_bias_p"] == pytest.approx(chisquare([10, 2, 2, 2]).pvalue)
-    assert summary["position_bias_p"] < 0.01
+    assert summary["position_bias_p"] < 0.01 and summary["position_bias_orders"] == 16
     assert [(f["item_idx"], f["slot"]) for f in summary["slot_followers"]] == [(0, "A"), (1, "A")]
 
     assert summary["template_accuracy"] == {"bad": 0.0, "few": 0.75, "zero": 0.75}
