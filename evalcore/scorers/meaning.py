@@ -165,9 +165,16 @@ def pair_stage(judge: str, a: str, b: str) -> str:
     return MEANING_STAGE + digest[:24]
 
 
+ANSWER_CHARS = 2000
+"""Each answer is cut to this many characters in the request: a runaway reply must not
+make the judge call (and its cost) unbounded."""
+
+
 def meaning_request(question: str, a: str, b: str) -> ChatRequest:
-    """The "same meaning?" request for two replies (given in canonical order)."""
-    first, second = ordered(a, b)
+    """The "same meaning?" request for two replies (given in canonical order, each cut
+    to `ANSWER_CHARS`)."""
+    first, second = (t if len(t) <= ANSWER_CHARS else t[:ANSWER_CHARS] + " ..."
+                     for t in ordered(a, b))
     return ChatRequest.user(MEANING_PROMPT.format(question=question, a=first, b=second),
                             system=MEANING_SYSTEM, temperature=0.0, max_tokens=16)
 

@@ -86,7 +86,7 @@ def test_parse_same_never_raises_and_says_yes_no_or_nothing(reply) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.booleans(), st.sampled_from(["", "**", "'", '"', "`"]),
        st.sampled_from(["", "Answer: ", "answer - ", "\n  ", "Final answer: "]),
-       st.text(alphabet=st.characters(blacklist_categories=("L", "N")), max_size=20),
+       st.text(alphabet=st.characters(blacklist_categories=("L", "N", "M")), max_size=20),
        st.text(max_size=200))
 def test_a_wrapped_yes_or_no_is_read_whatever_follows(same, quote, lead, gap, tail) -> None:
     word = "yes" if same else "no"
@@ -113,3 +113,18 @@ def test_a_huge_reply_is_read_quickly() -> None:
 
 def test_a_pair_is_cached_once_whatever_its_order() -> None:
     assert pair_stage("j", "a", "b") == pair_stage("j", "b", "a") != pair_stage("k", "a", "b")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=120), st.text(max_size=120), st.floats(-1, 1))
+def test_offline_same_of_any_replies_is_symmetric_and_never_raises(a, b, cosine) -> None:
+    got, why = offline_same(a, b, cosine)
+    assert isinstance(got, bool) and why
+    assert offline_same(b, a, cosine)[0] == got
+
+
+def test_a_runaway_reply_is_cut_in_the_judge_request() -> None:
+    from evalcore.scorers.meaning import ANSWER_CHARS, meaning_request
+
+    text = meaning_request("q?", "x" * 1_000_000, "short").messages[-1]["content"]
+    assert len(text) < ANSWER_CHARS + 1000 and "short" in text
