@@ -329,9 +329,8 @@ def _repeats_side(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {"mg_pass_at_k": mg, "mg_pass_at_n": mg[list(mg)[-1]] if mg else None,
             "semantic_entropy_mean": summary.get("semantic_entropy_mean"),
             "judge_noise": noise.get("judge_share_of_spread"),
-            "circular_accuracy": summary.get("circular_accuracy"),
-            "template_spread": summary.get("template_spread"),
-            "worst_template": summary.get("worst_template")}
+            **{k: summary.get(k) for k in ("circular_accuracy", "template_spread",
+                                           "worst_template")}}
 
 
 def _keyed(report: Mapping[str, Any], by: str) -> dict[Any, tuple[int, Mapping[str, Any]]]:
@@ -450,7 +449,6 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
         "delta": {k: None if a[k] is None or b[k] is None else b[k] - a[k]
                   for k in ("mean", "std", "mg_pass_at_n", "semantic_entropy_mean",
                             "judge_noise", "circular_accuracy", "template_spread")},
-        # None: not measured in a run
         "distribution": _distribution_rows(a, b),
         "pass_k": _pass_k_rows(a, b),
         "join": {"by": by, "matched": len(pairs), "only_a": len(keyed_a) - len(pairs),
