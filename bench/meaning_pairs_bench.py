@@ -8,7 +8,8 @@
     .venv/bin/python bench/meaning_pairs_bench.py score --pairs /tmp/pairs.json \
         --verdicts /tmp/verdicts.json [--judge local]
     # a labelled file (calibration or a past blind audit): both routes on it
-    .venv/bin/python bench/meaning_pairs_bench.py score --labelled tests/metrics/meaning_pairs.json \
+    .venv/bin/python bench/meaning_pairs_bench.py score \
+        --labelled tests/metrics/meaning_pairs.json \
         --judge local
 
 Sources for `draw`: `--run ID`: two different answer texts of one open question of a

@@ -140,7 +140,8 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
         report["summary"]["answer_grouping"] = f"open answers by meaning, judged by {judge}"
         report["summary"]["meaning_judge"] = figures
     else:
-        report["summary"]["answer_grouping"] = "by extracted answer, open answers by normalised text"
+        report["summary"]["answer_grouping"] = ("by extracted answer, open answers by "
+                                                "normalised text")
     for q in summary.questions:
         entry = results[str(q.key)]
         r = rounds.get(q.key)
@@ -194,7 +195,8 @@ def _by_judge(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds], ju
         return bool(verdicts[stage])
 
     for k, r in rounds.items():
-        if r.task_type not in EXTRACTING_TASKS and sum(g.answer is not None for g in grouped[k]) > 1:
+        if r.task_type not in EXTRACTING_TASKS and \
+                sum(g.answer is not None for g in grouped[k]) > 1:
             out[k] = merge_groups(grouped[k], same)
     return out, {"judge": judge, "verdicts_used": used, "unreadable_or_failed": failed,
                  "pairs_not_judged": missing}

@@ -133,7 +133,8 @@ def offline_same(a: str, b: str, cosine: float, threshold: float = MEANING_COSIN
     decided = cue(a, b)
     if decided is not None:
         return decided
-    return cosine >= threshold, f"e5 cosine {cosine:.3f} {'>=' if cosine >= threshold else '<'} {threshold}"
+    sign = ">=" if cosine >= threshold else "<"
+    return cosine >= threshold, f"e5 cosine {cosine:.3f} {sign} {threshold}"
 
 
 # --------------------------------------------------------------------------- judge route
