@@ -272,7 +272,7 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
     grouping = summary.get("answer_grouping")
     if grouping:
         judged = summary.get("meaning_judge")
-        lines.append(f"answers grouped {grouping}" + (
+        lines.append(f"answer grouping: {grouping}" + (
             f" ({judged['verdicts_used']} verdicts, {judged['unreadable_or_failed']} "
             f"unreadable or failed, {judged['pairs_not_judged']} pairs not judged yet)"
             if judged else ""))

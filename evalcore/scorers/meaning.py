@@ -181,6 +181,9 @@ def meaning_request(question: str, a: str, b: str) -> ChatRequest:
 
 
 _WORD = re.compile(r"[a-z]+|[\u4e00-\u9fff]+")
+_LEAD_IN = re.compile(r"^\W*(?:my |the )?(?:final |short )?(?:answer|reply|verdict)"
+                      r"(?: to (?:this|the|your) question)?(?: is)?\W*")
+"""'The answer to this question is: No.' (how SmolLM2-135M answers) opens with its verdict."""
 _JSON_KEYS = ("same", "same_meaning", "answer", "verdict", "result")
 
 
@@ -200,7 +203,7 @@ def parse_same(reply: Optional[str]) -> Optional[bool]:
         found = _from_json(text)
         if found is not None:
             return found
-    words = _WORD.findall(text)
+    words = _WORD.findall(_LEAD_IN.sub("", text, count=1))
     for word in words[:40]:
         if word in ("answer", "reply", "verdict", "the", "a", "is", "my", "final",
                     "答案", "回答", "判断", "结论", "答"):

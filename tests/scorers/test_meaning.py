@@ -71,6 +71,8 @@ def test_cues(a: str, b: str, same) -> None:
     ('{"answer": "no"}', False), ("是的，意思相同。", True), ("不是。", False),
     ("答案：不同", False), ("", None), ("Maybe.", None), ("  \n\n yes", True),
     ("Different: one names Paris, the other Lyon.", False),
+    ("The answer to this question is: No.", False), ('The answer to this question is "yes."', True),
+    ("The answer is: I'm an AI designed to help", None),
 ])
 def test_parse_same_reads_the_usual_replies(reply: str, same) -> None:
     assert parse_same(reply) is same
