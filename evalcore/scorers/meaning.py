@@ -12,6 +12,7 @@
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -44,9 +45,15 @@ _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
 def _tokens(text: str) -> list[str]:
+    return list(_cached_tokens(text))
+
+
+@functools.lru_cache(maxsize=8192)
+def _cached_tokens(text: str) -> tuple[str, ...]:
+    """A reply is compared with several representatives: tokenised once."""
     from evalcore.scorers.text import tokenize
 
-    return tokenize(text)
+    return tuple(tokenize(text))
 
 
 def _numbers(text: str) -> set[str]:
