@@ -127,6 +127,11 @@ def repeats_caption(side: dict[str, Any]) -> str:
             f"semantic entropy {num(side.get('semantic_entropy_mean'))} nats (answer spread)")
     if side.get("judge_noise") is not None:
         text += f" · judge noise {num(side['judge_noise'], '.1%')} of the verdict spread"
+    if side.get("circular_accuracy") is not None:
+        text += f" · circular accuracy {num(side['circular_accuracy'], '.1%')}"
+    if side.get("template_spread") is not None:
+        text += (f" · template spread {num(side['template_spread'], '.1%')} "
+                 f"(worst {side.get('worst_template')})")
     return text
 
 

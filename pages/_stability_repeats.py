@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from pages import _shared
 from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 from evalcore.report.repeats import judge_noise_line, top_entropy
@@ -34,16 +35,54 @@ EXPLAIN = {
 }
 
 
-def meaning_toggle() -> bool:
-    """Group open answers by meaning (e5 similarity) as well as by their text."""
-    from evalcore.metrics.repeats import MEANING_THRESHOLD
+ROUTES = ("offline: cues, then e5", "a judge model")
 
-    return st.toggle(
-        "Group open answers by meaning (e5)", key="stability.meaning",
-        help=f"Replies to open questions whose e5 cosine is >= {MEANING_THRESHOLD} count as "
-             "one answer: a hint only (a blind check found it right on 20 of 40 answer "
-             "pairs; e5 cannot see a negation, so a contradiction may merge). Choice and number answers are always grouped by "
-             "the extracted answer. Costs e5 time on this machine, no model call.")
+
+def meaning_toggle(run_id: int | None = None) -> bool | str:
+    """How open answers are grouped: False (by text), True (by meaning offline) or
+    "judge:MODEL" (by the judge's stored "same meaning?" verdicts; a form asks it)."""
+    from evalcore.scorers.meaning import MEANING_COSINE
+
+    on = st.toggle(
+        "Group open answers by meaning", key="stability.meaning",
+        help="Choice and number answers are always grouped by the extracted answer. "
+             "Offline: opposite yes/no, a negation on one side, other numbers or one swapped "
+             f"word keep two replies apart, else e5 cosine >= {MEANING_COSINE} merges them "
+             "(right on 31 of a blind reviewer's 40 pairs; e5 alone 20): a hint, no model "
+             "call. A judge model is asked \"same meaning?\" per pair (paid calls, cost "
+             "shown before it starts).")
+    if not on:
+        return False
+    route = st.radio("Meaning by", ROUTES, horizontal=True, key="stability.meaning_route")
+    if route == ROUTES[0] or run_id is None:
+        return True
+    models = _shared.model_names()
+    if not models:
+        st.info("Add a judge model on the Models page first.")
+        return True
+    judge = str(st.selectbox("Judge model", models, key="stability.meaning_judge",
+                             index=_shared.default_model_index(models)))
+    _judge_form(run_id, judge)
+    return f"judge:{judge}"
+
+
+def _judge_form(run_id: int, judge: str) -> None:
+    """The cost of asking `judge`, and the button that queues the job (any worker runs it;
+    the verdicts are stored, so the report regroups as they come)."""
+    from evalcore import actions
+    from evalcore.runner.meaning_judge import cost_line, meaning_cost
+
+    key = f"stability.meaning_job.{run_id}"
+    if st.session_state.get(key) is not None:
+        _shared.job_panel(int(st.session_state[key]), "stability.meaning_panel")
+    cost = meaning_cost(_shared.engine(), run_id, judge)
+    st.caption(md(cost_line(cost, judge)) + ".")
+    if cost["max_calls"] and _shared.allowed_button(
+            f"Ask {judge}", "run", key="stability.meaning_ask") and _shared.queue_job(
+            lambda: actions.queue_meaning_judge(_shared.actor(), _shared.engine(), run_id,
+                                                judge, _shared.settings().models_path),
+            key) is not None:
+        st.rerun()
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:

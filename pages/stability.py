@@ -20,7 +20,7 @@ from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.report import figures, frames, stability_cards
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _stability_repeats, _submit
+from pages import _cost, _shared, _stability_repeats, _stability_variants, _submit
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -136,7 +136,7 @@ def _model_concurrency(name: str) -> int | None:
 
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
 def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
-            meaning: bool = False) -> dict[str, Any]:
+            meaning: bool | str = False) -> dict[str, Any]:
     """The run's report under a failure policy (open answers grouped by meaning or not),
     cached per `_shared.run_state`."""
     from evalcore.report.stability import stability_report
@@ -344,7 +344,7 @@ def results(run_id: int, status: str) -> None:
     """Cards, figures, the questions table, the drill-down and the downloads; each section
     drawn on its own (`_shared.section`): one that fails is one line, the rest still draw."""
     policy = failure_policy()
-    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle())
+    report = _shared.cached_report(_report, run_id, policy, _stability_repeats.meaning_toggle(run_id))
     if report is None:
         return
     section = _shared.section
@@ -369,6 +369,7 @@ def results(run_id: int, status: str) -> None:
         errored_summary(summary)
     if status == "done":
         rejudge_form(run_id, report)
+        _stability_variants.form(run_id)
 
     st.markdown("#### Questions right j times out of N")
     with section("distribution cards", run_id):
@@ -388,6 +389,8 @@ def results(run_id: int, status: str) -> None:
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
     with section("answer spread", run_id):
         _stability_repeats.section(report)
+    with section("option order and templates", run_id):
+        _stability_variants.section(report)
 
     st.markdown("#### Questions")
     with section("questions table", run_id):

@@ -118,7 +118,8 @@ def print_comparison(result: dict[str, Any]) -> None:
     print(f"{'mean success':<16}{a['mean']:>10.3f}{b['mean']:>10.3f}{b['mean'] - a['mean']:>+10.3f}")
     print(f"{'std of rates':<16}{a['std']:>10.3f}{b['std']:>10.3f}{b['std'] - a['std']:>+10.3f}")
     for label, key in (("mG-Pass@N", "mg_pass_at_n"), ("sem. entropy", "semantic_entropy_mean"),
-                       ("judge noise", "judge_noise")):
+                       ("judge noise", "judge_noise"), ("circular acc.", "circular_accuracy"),
+                       ("template spread", "template_spread")):
         if a.get(key) is not None or b.get(key) is not None:
             delta = result["delta"].get(key)
             print(f"{label:<16}{_num(a.get(key)):>10}{_num(b.get(key)):>10}"

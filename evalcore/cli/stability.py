@@ -33,10 +33,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="count rounds without a verdict (model or judge error after all "
                         "retries) as wrong answers, the method's seed rule; by default they "
                         "are left out and each rate is over the answered rounds")
-    p.add_argument("--group-by-meaning", action="store_true",
-                   help="group open answers by meaning (e5 cosine >= 0.945) as well as by "
-                        "their text, for the answer groups and semantic entropy; costs e5 "
-                        "time here, no model call")
+    meaning = p.add_mutually_exclusive_group()
+    meaning.add_argument("--group-by-meaning", action="store_true",
+                         help="group open answers by meaning offline (yes/no, negation, "
+                              "number and swapped-word cues, then e5 cosine >= 0.90) as well "
+                              "as by their text, for the answer groups and semantic entropy; "
+                              "costs e5 time here, no model call")
+    meaning.add_argument("--meaning-judge", metavar="MODEL",
+                         help="group open answers by meaning by asking this judge model "
+                              "\"same meaning?\" per pair of different answers (paid calls: "
+                              "the cost is printed before it starts; verdicts are stored and "
+                              "never asked twice)")
     p.add_argument("--rejudge", metavar="MODEL",
                    help="after the run, re-judge a sample of answers with this judge model "
                         "to measure the judge's own noise (flip rate, Cohen's kappa)")
@@ -44,6 +51,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="answers to re-judge (default 20)")
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
+    p.add_argument("--option-order", metavar="ORDER",
+                   help="also ask each choice item with its options reordered: circular "
+                        "(every rotation, CircularEval) or shuffle:N (N seeded shuffles); "
+                        "reports circular accuracy and position bias (extra calls, stated "
+                        "before the run starts)")
+    p.add_argument("--templates", metavar="LIST",
+                   help="also ask each item under 2-6 prompt templates: zero, few or a "
+                        "template FILE, comma-separated (e.g. zero,few,mine.txt); reports "
+                        "accuracy per template, the spread, the worst, McNemar best vs worst")
+    p.add_argument("--variant-seed", type=int, default=0, metavar="S",
+                   help="seed of the shuffles of --option-order shuffle:N (default 0)")
     add_detach(p)
     add_exit_flags(p)
     p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
@@ -59,6 +77,7 @@ def _stability(args: argparse.Namespace) -> int:
     from evalcore.report.stability import stability_report, write_run_csv
 
     started = time.perf_counter()
+    variants = _variant_settings(args)  # a bad setting fails before anything is created
     engine, settings = engine_and_settings()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     params = dict(dataset=args.dataset, model=args.model, rounds=args.rounds,
@@ -69,14 +88,29 @@ def _stability(args: argparse.Namespace) -> int:
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
+    if variants is not None:
+        from evalcore.runner.variants import cost_line, variants_cost
+
+        print(cost_line(variants_cost(engine, run_id, **variants)), flush=True)
+        if args.detach:  # a worker runs it, like the run
+            _queue_variants(engine, run_id, variants)
     status = detach_or_run(args, engine, run_id)
     if status is None:
         return 0
+    if variants is not None:
+        from evalcore.runner.start import run_job_here
+
+        run_job_here(engine, _queue_variants(engine, run_id, variants))
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
+    meaning: bool | str = args.group_by_meaning
+    if args.meaning_judge:
+        _meaning_judge(engine, settings, run_id, args.meaning_judge)
+        meaning = f"judge:{args.meaning_judge}"
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
     report = stability_report(engine, run_id, failure_policy=policy,
-                              meaning=args.group_by_meaning, timing={"wall_s": round(time.perf_counter() - started, 3)})
+                              meaning=meaning,
+                              timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)
@@ -96,6 +130,40 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
     run_job_here(engine, job_id)
 
 
+def _variant_settings(args: argparse.Namespace) -> dict | None:
+    """{option_order, templates, seed} of --option-order / --templates, checked (a
+    VariantError is one `error:` line), or None without them."""
+    if not args.option_order and not args.templates:
+        return None
+    from evalcore.prompt.variants import parse_option_order
+    from evalcore.runner.variants import read_templates
+
+    if args.option_order:
+        parse_option_order(args.option_order)
+    templates = read_templates(args.templates) if args.templates else []
+    return {"option_order": args.option_order, "templates": templates, "seed": args.variant_seed}
+
+
+def _queue_variants(engine, run_id: int, variants: dict) -> int:  # noqa: ANN001
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+
+    return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
+
+
+def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
+    """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
+    from evalcore import actions
+    from evalcore.cli.common import acting_user
+    from evalcore.runner.meaning_judge import cost_line, meaning_cost
+    from evalcore.runner.start import run_job_here
+
+    print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
+    job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
+                                         settings.models_path)
+    run_job_here(engine, job_id)
+
+
 def _print_summary(report: dict, status: str) -> None:
     """The run's summary, section by section: one that fails is one `error:` line on
     stderr (`report.sections.cli_section`), the others are printed, the exit code stays."""
@@ -104,7 +172,8 @@ def _print_summary(report: dict, status: str) -> None:
     run_id = report.get("run_id")
     for name, lines in (("summary", _headline), ("distribution", _distribution),
                         ("classes and risk", _classes), ("judge reliability", _reliability),
-                        ("repeated answers", _repeats), ("timing", _timing)):
+                        ("repeated answers", _repeats),
+                        ("option order and templates", _variants), ("timing", _timing)):
         with cli_section(name, run_id):
             lines(report, status)
     for warning in report.get("warnings", []):
@@ -157,6 +226,13 @@ def _repeats(report: dict, status: str) -> None:
     from evalcore.report.repeats import repeats_lines
 
     for line in repeats_lines(report):
+        print(line)
+
+
+def _variants(report: dict, status: str) -> None:
+    from evalcore.report.variants import variant_lines
+
+    for line in variant_lines(report["summary"]):
         print(line)
 
 

@@ -12,8 +12,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--jobs", type=bounded(1, 64, int), metavar="N",
                    help="jobs executed at once (default EVALCORE_WORKER_JOBS, else 2)")
     p.add_argument("--kinds", nargs="+", metavar="KIND",
-                   help="only these kinds of job (run, rejudge, judge_analysis, attack; "
-                        "default all)")
+                   help="only these kinds of job (run, rejudge, judge_analysis, attack, "
+                        "attack_import, meaning_judge, variants; default all)")
     p.add_argument("--once", action="store_true",
                    help="exit when the queue is empty instead of waiting for more")
     p.add_argument("--name", help="worker name in logs and leases (default host:pid:id)")

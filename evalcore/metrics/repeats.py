@@ -329,7 +329,9 @@ answers on the same topic): 0.945 classifies 34 of 40 right (85%), the best of 0
 0.990 in steps of 0.005. e5 puts any two related sentences near 0.9 and cannot see a
 negation ("Yes, it is safe" / "No, it is not safe": 0.993), so meaning grouping is an
 option, never the default: it can merge a contradiction. On a blind reviewer's fresh 40
-pairs (docs/audits/2026-11-26/meaning_pairs_blind.json) it is right on only 20: a hint."""
+pairs (docs/audits/2026-11-26/meaning_pairs_blind.json) it is right on only 20: a hint.
+e5 alone; reports group with lexical cues first (`scorers.meaning.offline_same`) or a
+judge model's verdicts (`runner.meaning_judge`)."""
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -340,16 +342,29 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def merge_by_meaning(groups: Sequence[AnswerGroup], vectors: Mapping[Optional[str], Sequence[float]],
                      threshold: float = MEANING_THRESHOLD) -> list[AnswerGroup]:
-    """Groups whose answers mean the same merged, biggest first: each group, in order of
-    size, joins the first kept group whose answer's vector has a cosine >= `threshold`
-    to its own (the kept group's answer and example stay). `vectors` maps a group's
-    answer to its embedding; the no-answer group never merges."""
+    """Groups whose answers' vectors have a cosine >= `threshold` merged (`merge_groups`).
+    `vectors` maps a group's answer to its embedding."""
+    return merge_groups(groups, lambda kept, g: _cosine(vectors[kept.answer],
+                                                        vectors[g.answer]) >= threshold)
+
+
+SameMeaning = Callable[[AnswerGroup, AnswerGroup], Optional[bool]]
+"""same(kept group, new group): True when the two answers mean the same (None: unknown,
+kept apart)."""
+
+
+def merge_groups(groups: Sequence[AnswerGroup], same: SameMeaning) -> list[AnswerGroup]:
+    """Groups that mean the same merged, biggest first, with few comparisons: each group,
+    in order of size, is compared with the kept groups' representatives (biggest first)
+    and joins the first that `same` says means the same; the kept group's answer and
+    example stay. A group that joins none is kept as a new representative, so n groups
+    of one meaning cost n - 1 comparisons and n different ones n(n-1)/2. The merge is
+    transitive through the representatives. The no-answer group never merges."""
     kept: list[AnswerGroup] = []
     for g in sorted(groups, key=lambda g: (-g.count, g.first)):
         target = None
         if g.answer is not None:
-            target = next((k for k in kept if k.answer is not None
-                           and _cosine(vectors[k.answer], vectors[g.answer]) >= threshold), None)
+            target = next((k for k in kept if k.answer is not None and same(k, g)), None)
         if target is None:
             kept.append(AnswerGroup(g.answer, g.count, g.correct, g.wrong, g.example, g.first))
         else:
@@ -357,3 +372,34 @@ def merge_by_meaning(groups: Sequence[AnswerGroup], vectors: Mapping[Optional[st
             target.correct += g.correct
             target.wrong += g.wrong
     return sorted(kept, key=lambda g: (-g.count, g.first))
+
+
+class _Unknown(Exception):
+    def __init__(self, pair: tuple[AnswerGroup, AnswerGroup]) -> None:
+        self.pair = pair
+
+
+def next_comparison(groups: Sequence[AnswerGroup],
+                    known: Callable[[AnswerGroup, AnswerGroup], Optional[bool]],
+                    ) -> Optional[tuple[AnswerGroup, AnswerGroup]]:
+    """The next (representative, group) pair `merge_groups` must compare that `known`
+    cannot answer (it raises KeyError for an unknown pair), or None when the merge is
+    decided: ask it, store the verdict, ask again. Each pair asked is one that the
+    merge with every verdict in hand compares, so none is wasted."""
+    def same(kept: AnswerGroup, g: AnswerGroup) -> Optional[bool]:
+        try:
+            return known(kept, g)
+        except KeyError:
+            raise _Unknown((kept, g)) from None
+
+    try:
+        merge_groups(groups, same)
+    except _Unknown as unknown:
+        return unknown.pair
+    return None
+
+
+def comparisons_bounds(distinct: int) -> tuple[int, int]:
+    """(fewest, most) comparisons `merge_groups` makes over `distinct` answers: n - 1
+    when all mean one thing, n(n-1)/2 when all differ."""
+    return max(distinct - 1, 0), distinct * (distinct - 1) // 2

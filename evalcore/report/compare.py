@@ -69,7 +69,9 @@ def _repeats_side(summary: Mapping[str, Any]) -> dict[str, Any]:
     noise = summary.get("judge_noise") or {}
     return {"mg_pass_at_k": mg, "mg_pass_at_n": mg[list(mg)[-1]] if mg else None,
             "semantic_entropy_mean": summary.get("semantic_entropy_mean"),
-            "judge_noise": noise.get("judge_share_of_spread")}
+            "judge_noise": noise.get("judge_share_of_spread"),
+            **{k: summary.get(k) for k in ("circular_accuracy", "template_spread",
+                                           "worst_template")}}
 
 
 def _keyed(report: Mapping[str, Any], by: str) -> dict[Any, tuple[int, Mapping[str, Any]]]:
@@ -164,7 +166,7 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
         "a": a, "b": b,
         "delta": {k: None if a[k] is None or b[k] is None else b[k] - a[k]
                   for k in ("mean", "std", "mg_pass_at_n", "semantic_entropy_mean",
-                            "judge_noise")},  # None: not measured in a run
+                            "judge_noise", "circular_accuracy", "template_spread")},
         "distribution": _distribution_rows(a, b),
         "pass_k": _pass_k_rows(a, b),
         "join": {"by": by, "matched": len(pairs), "only_a": len(keyed_a) - len(pairs),

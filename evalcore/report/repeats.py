@@ -9,22 +9,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 from evalcore.metrics.repeats import (
-    MEANING_THRESHOLD,
+    _cosine,
     accuracy_by_entropy,
     group_answers,
     groups_entropy,
     groups_line,
     judge_noise,
     k_values,
-    merge_by_meaning,
+    merge_groups,
     question_flicker,
     question_g_pass,
     run_g_pass,
 )
 from evalcore.metrics.stability import StabilitySummary
+from evalcore.scorers.meaning import MEANING_COSINE
 
 EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types whose rules scorer extracts an answer (a choice, a number, a label, a list):
@@ -93,12 +94,31 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
     return rules_labels.multi_tf(reply, question).extracted
 
 
+Meaning = Union[bool, str]
+"""How open answers are grouped: False by their text; True (or "offline") by meaning
+offline (lexical cues, then e5: `scorers.meaning.offline_same`); "judge:MODEL" by the
+stored "same meaning?" verdicts of that judge model (`runner.meaning_judge`)."""
+
+
+def parse_meaning(value: Meaning) -> tuple[str, Optional[str]]:
+    """("text" | "offline" | "judge", judge model) of a `Meaning`; ValueError if unknown."""
+    if value is False or value in ("", "text", None):
+        return "text", None
+    if value is True or value == "offline":
+        return "offline", None
+    if isinstance(value, str) and value.startswith("judge:") and value[6:].strip():
+        return "judge", value[6:].strip()
+    raise ValueError(f"unknown answer grouping {value!r} (use offline or judge:MODEL)")
+
+
 def add_repeats(report: dict[str, Any], summary: StabilitySummary,
                 rounds: dict[int, RepeatRounds], rejudge: Optional[dict[str, Any]],
-                meaning: bool = False) -> None:
+                meaning: Meaning = False,
+                verdicts: Optional[dict[str, Optional[bool]]] = None) -> None:
     """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
-    per-answer detail) judge flicker into `report` in place. `meaning`: open answers
-    are also grouped by e5 similarity (`merge_by_meaning`), not only by their text."""
+    per-answer detail) judge flicker into `report` in place. `meaning`: how open answers
+    are grouped (`Meaning`); with a judge, `verdicts` are its stored ones (stage ->
+    same?): pairs it has not judged yet stay apart and are counted."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
     if rejudge is not None:
@@ -109,11 +129,19 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     grouped = {key: group_answers(r.replies, r.verdicts,
                                   r.extracted if r.task_type in EXTRACTING_TASKS else None)
                for key, r in rounds.items()}
-    if meaning:
+    how, judge = parse_meaning(meaning)
+    if how == "offline":
         grouped = _by_meaning(grouped, rounds)
-    report["summary"]["answer_grouping"] = (
-        f"open answers by meaning (e5 cosine >= {MEANING_THRESHOLD})" if meaning
-        else "by extracted answer, open answers by normalised text")
+        report["summary"]["answer_grouping"] = (
+            "open answers by meaning offline (yes/no, negation, number and swapped-word "
+            f"cues, then e5 cosine >= {MEANING_COSINE})")
+    elif how == "judge":
+        grouped, figures = _by_judge(grouped, rounds, str(judge), verdicts or {})
+        report["summary"]["answer_grouping"] = f"open answers by meaning, judged by {judge}"
+        report["summary"]["meaning_judge"] = figures
+    else:
+        report["summary"]["answer_grouping"] = ("by extracted answer, open answers by "
+                                                "normalised text")
     for q in summary.questions:
         entry = results[str(q.key)]
         r = rounds.get(q.key)
@@ -147,10 +175,39 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
                               "passes": rejudge["passes"], "answers": rejudge["answers"]}
 
 
+def _by_judge(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds], judge: str,
+              verdicts: dict[str, Optional[bool]]) -> tuple[dict[int, list[Any]], dict[str, Any]]:
+    """Open questions' text groups merged by the judge's stored verdicts, replaying the
+    job's merge; a pair not judged yet keeps its groups apart and is counted."""
+    from evalcore.scorers.meaning import pair_stage
+
+    missing = used = failed = 0
+    out = dict(grouped)
+
+    def same(kept: Any, g: Any) -> bool:
+        nonlocal missing, used, failed
+        stage = pair_stage(judge, kept.answer, g.answer)
+        if stage not in verdicts:
+            missing += 1
+            return False
+        used += 1
+        failed += verdicts[stage] is None
+        return bool(verdicts[stage])
+
+    for k, r in rounds.items():
+        if r.task_type not in EXTRACTING_TASKS and \
+                sum(g.answer is not None for g in grouped[k]) > 1:
+            out[k] = merge_groups(grouped[k], same)
+    return out, {"judge": judge, "verdicts_used": used, "unreadable_or_failed": failed,
+                 "pairs_not_judged": missing}
+
+
 def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
                 ) -> dict[int, list[Any]]:
-    """Open questions' text groups merged by e5 similarity of their example replies (all
-    embedded in one call; repeated texts once, and from the e5 vector store)."""
+    """Open questions' text groups merged offline: lexical cues, then the e5 cosine of
+    their example replies (all embedded in one call; repeated texts once, and from the
+    e5 vector store)."""
+    from evalcore.scorers.meaning import offline_same
     from evalcore.scorers.text import embed
 
     open_keys = [k for k, r in rounds.items() if r.task_type not in EXTRACTING_TASKS
@@ -161,8 +218,8 @@ def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
     vectors = dict(zip(texts, embed(texts).tolist()))
     out = dict(grouped)
     for k in open_keys:
-        by_answer = {g.answer: vectors[g.example] for g in grouped[k] if g.answer is not None}
-        out[k] = merge_by_meaning(grouped[k], by_answer)
+        out[k] = merge_groups(grouped[k], lambda kept, g: offline_same(
+            kept.example, g.example, _cosine(vectors[kept.example], vectors[g.example]))[0])
     return out
 
 
@@ -212,6 +269,13 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
         lines.append(f"mG-Pass@k (mean G-Pass over tau in (0.5, 1]): {mg}")
     lines.append(f"semantic entropy: mean {_fmt(summary['semantic_entropy_mean'])} nats "
                  "(0 = every round gave one answer)")
+    grouping = summary.get("answer_grouping")
+    if grouping:
+        judged = summary.get("meaning_judge")
+        lines.append(f"answer grouping: {grouping}" + (
+            f" ({judged['verdicts_used']} verdicts, {judged['unreadable_or_failed']} "
+            f"unreadable or failed, {judged['pairs_not_judged']} pairs not judged yet)"
+            if judged else ""))
     for key, entropy, line in top_entropy(report, top):
         if entropy:
             lines.append(f"  #{key}: {entropy:.3f} nats, {line}")
@@ -231,4 +295,6 @@ def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
 
     summary = stability_report(engine, run_id)["summary"]
     return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
-            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread")}
+            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
+            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
+            "template_spread": summary.get("template_spread")}

@@ -27,6 +27,8 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
     for _, unit in groupby(rows, key=lambda r: (r["item_id"], r["round"])):
         merged: Optional[dict[str, Any]] = None
         for row in unit:  # 'answer' sorts before 'judge'
+            if row["stage"] not in ("answer", "judge"):
+                continue  # a re-judgement or a "same meaning?" verdict stored on the unit
             if merged is None:
                 merged = dict(row)
                 merged["judge_error"] = None
@@ -40,13 +42,14 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
-                     failure_policy: FailurePolicy = "exclude", meaning: bool = False
+                     failure_policy: FailurePolicy = "exclude", meaning: bool | str = False
                      ) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
 
     `failure_policy`: how rounds without a verdict count (see the module doc); the
-    report names it at the top and in `summary`. `meaning`: group open answers by e5
-    similarity too (`report.repeats`; costs e5 time, no model call).
+    report names it at the top and in `summary`. `meaning`: group open answers by meaning
+    offline (True; costs e5 time) or by a judge's stored verdicts ("judge:MODEL"; see
+    `report.repeats.Meaning`): never a model call here.
     """
     from evalcore.metrics.consistency import consistency_summary
     from evalcore.metrics.stability import round_json, stability_summary
@@ -116,7 +119,17 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],
                    **(timing or {})},
     }
-    repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning)
+    how, judge = repeats_figures.parse_meaning(meaning)
+    verdicts = None
+    if how == "judge":
+        from evalcore.runner.meaning_judge import stored_verdicts
+
+        verdicts = stored_verdicts(engine, run_id, str(judge))
+    repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning,
+                                verdicts=verdicts)
+    from evalcore.report.variants import add_variants  # the run options' figures
+
+    add_variants(report, engine, run_id)
     return report
 
 

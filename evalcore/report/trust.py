@@ -24,7 +24,8 @@ from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
 TEMPLATE = Path(__file__).with_name("templates") / "trust.html"
 CHROMIUM = "/usr/bin/chromium"
 HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_pass_at_k",
-            "semantic_entropy_mean", "judge_noise", "errored_rounds",
+            "semantic_entropy_mean", "judge_noise", "circular_accuracy", "template_spread",
+            "errored_rounds",
             "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
             "stereotype_rate", "violation_rate", "cost", "mean_latency_ms")
 
@@ -86,6 +87,10 @@ NOTES = {
                              "across rounds, in nats (0 = the same answer every round).",
     "judge_noise": "judge_noise: the share of the verdicts' spread across rounds that is the "
                    "judge's, not the model's (from a re-judging pass).",
+    "circular_accuracy": "circular_accuracy: items right under every order of their options "
+                         "that was asked (CircularEval).",
+    "template_spread": "template_spread: best minus worst accuracy over the prompt templates "
+                       "the items were asked under.",
 }
 
 

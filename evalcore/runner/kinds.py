@@ -35,6 +35,22 @@ async def rejudge_job(ctx: JobContext) -> dict[str, Any]:
     return await work(ctx)
 
 
+@handler("meaning_judge")
+async def meaning_judge_job(ctx: JobContext) -> dict[str, Any]:
+    """A judge model says which open answers of a stability run mean the same."""
+    from evalcore.runner.meaning_judge import meaning_job as work
+
+    return await work(ctx)
+
+
+@handler("variants")
+async def variants_job(ctx: JobContext) -> dict[str, Any]:
+    """A stability run's items under other option orders and prompt templates."""
+    from evalcore.runner.variants import variants_job as work
+
+    return await work(ctx)
+
+
 @handler("judge_analysis")
 async def judge_analysis_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model rates every answer of a fairness run."""

@@ -40,7 +40,8 @@ def lease_seconds() -> float:
 
 
 JOB_FINISHED = ("done", "failed", "cancelled")
-KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import", "schedule")
+KINDS = ("run", "rejudge", "judge_analysis", "attack", "attack_import", "meaning_judge",
+         "variants", "schedule")
 """The kinds of long work; `runner.jobs.HANDLERS` maps each to the code that does it."""
 
 

@@ -100,3 +100,52 @@ def test_meaning_toggle_rebuilds_the_report_grouped_by_meaning(page_env, engine)
     # choice answers keep their extracted letters: the figures do not move
     assert {m.label: m.value for m in at.metric}["Semantic entropy (mean)"] == \
         f"{0.6931 / 3:.3f}"
+
+
+def test_meaning_by_a_judge_shows_its_cost_and_regroups_by_its_stored_verdicts(
+        page_env, settings, engine):
+    """Open answers: 'Paris' twice, "It's Paris." once, 'Lyon' once; the judge's stored
+    verdicts merge the two Paris phrasings (entropy of 3:1), its cost is shown first."""
+    import json
+    import math
+
+    from evalcore.dataset import import_dataset, load_items
+    from evalcore.scorers.meaning import pair_stage
+    from evalcore.store import queries
+    from tests.pages.helpers import add_fake_model, shown
+
+    add_fake_model(settings, name="judge")
+    body = json.dumps({"q": "What is the capital of France?", "a": "Paris"}) + "\n"
+    ds = import_dataset(engine, body.encode(), filename="cap.jsonl", name="cap",
+                        mapping={"question": "q", "reference": "a", "task_type": "open",
+                                 "language": "en"})
+    item = load_items(engine, ds.id)[0]
+    replies = ["Paris.", "It's Paris.", "Paris.", "Lyon."]
+    run = queries.create_run(engine, kind="stability", dataset_id=ds.id, model="fake",
+                             judge="rules", rounds=4, status="done", total=4, done=4,
+                             config={"item_ids": [item.id]})
+    rows = [{"run_id": run.id, "item_id": item.id, "round": r + 1, "stage": "answer",
+             "model": "fake", "prompt": "", "answer": text, "correct": "Paris" in text,
+             "score": None, "reason": "planted", "error": None}
+            for r, text in enumerate(replies)]
+    queries.record_calls(engine, rows)
+    at = open_page()
+    at.toggle(key="stability.meaning").set_value(True).run()
+    at.radio(key="stability.meaning_route").set_value("a judge model").run()
+    at.selectbox(key="stability.meaning_judge").set_value("judge").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = shown(" ".join(values(at, "caption")))
+    assert 'asking judge "same meaning?" costs 2 to 3 judge calls' in captions
+    assert at.button(key="stability.meaning_ask")  # the form asks before paying
+    rows = [{"run_id": run.id, "item_id": item.id, "round": 1,
+             "stage": pair_stage("judge", a, b), "model": "judge", "prompt": "",
+             "answer": reply, "correct": same, "score": float(same), "reason": "",
+             "error": None}
+            for a, b, reply, same in [("paris", "it s paris", "Yes", True),
+                                      ("paris", "lyon", "No", False)]]
+    queries.record_calls(engine, rows)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    entropy = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
+    assert {m.label: m.value for m in at.metric}["Semantic entropy (mean)"] == f"{entropy:.3f}"
+    assert 'costs 0 judge calls' in shown(" ".join(values(at, "caption")))

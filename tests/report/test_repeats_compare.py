@@ -96,7 +96,7 @@ def test_open_answers_group_by_meaning_only_when_asked(engine):
     assert [(g["answer"], g["count"], g["correct"]) for g in res["answer_groups"]] == [
         ("paris is the capital of france", 3, 3), ("lyon is the capital of france", 1, 0)]
     assert res["semantic_entropy"] == pytest.approx(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
-    assert "e5 cosine >= 0.945" in by_meaning["summary"]["answer_grouping"]
+    assert "e5 cosine >= 0.9)" in by_meaning["summary"]["answer_grouping"]
 
 
 def test_trust_report_and_compare_show_judge_noise_after_a_rejudging_pass(engine, runs):
@@ -119,3 +119,26 @@ def test_trust_report_and_compare_show_judge_noise_after_a_rejudging_pass(engine
     page = trust_report_html(engine, runs=[run_b])
     assert "judge_noise" in page and "1.000" in page
     assert "the share of the verdicts&#39; spread across rounds that is the judge&#39;s" in page
+
+
+def test_trust_report_and_compare_show_circular_accuracy_and_template_spread(engine, runs,
+                                                                              capsys):
+    """B's items asked under two templates (one right on every item, one on none)."""
+    from evalcore.report.trust import trust_report_html
+    from evalcore.runner.variants import TEMPLATE_STAGE
+    from evalcore.store import queries, run_items
+
+    run_a, run_b = runs
+    items = list(run_items.run_questions(engine, run_b))
+    queries.record_calls(engine, [
+        {"run_id": run_b, "item_id": item_id, "round": 1, "stage": TEMPLATE_STAGE + name,
+         "model": "m", "prompt": "", "answer": "x", "correct": right, "score": float(right),
+         "reason": "", "error": None}
+        for item_id in items for name, right in (("zero", True), ("mine", False))])
+    result = compare.compare_stability(engine, run_a, run_b)
+    assert result["b"]["template_spread"] == 1.0 and result["b"]["worst_template"] == "mine"
+    assert result["a"]["template_spread"] is None and result["delta"]["template_spread"] is None
+    page = trust_report_html(engine, runs=[run_b])
+    assert "template_spread" in page and "best minus worst accuracy" in page
+    assert main(["compare", str(run_a), str(run_b)]) == 0
+    assert "template spread" in capsys.readouterr().out

@@ -1,0 +1,72 @@
+"""Option-order and template figures against hand counts, scipy and statsmodels."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalcore.metrics.positions import (circular_accuracy, mcnemar, position_bias,
+                                        slot_followers, slot_label, template_figures)
+
+
+def test_circular_accuracy_counts_an_item_right_only_under_every_order() -> None:
+    got = circular_accuracy({1: [True, True, True], 2: [True, False, True],
+                             3: [False, None, False], 4: [None, None]})
+    assert got["circular_accuracy"] == pytest.approx(1 / 3) and got["circular_items"] == 3
+    assert got["plain_accuracy"] == pytest.approx(2 / 3)  # first order: T, T, F
+    assert got["circular_ci"][0] < 1 / 3 < got["circular_ci"][1]
+
+
+def test_position_bias_shares_and_chi_square_match_scipy() -> None:
+    from scipy.stats import chisquare
+
+    chosen = [0, 0, 0, 0, 1, 2, 0, 3]
+    right = [0, 1, 2, 3, 1, 2, 3, 0]
+    table, p = position_bias(chosen, right, 4)
+    assert table["A"] == {"chosen": 5 / 8, "right": 2 / 8}
+    assert table["D"] == {"chosen": 1 / 8, "right": 2 / 8}
+    assert p == pytest.approx(chisquare([5, 1, 1, 1], [2, 2, 2, 2]).pvalue)
+    assert position_bias([None, None], [0, 1], 2)[1] is None  # nothing chosen: no test
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(2, 6).flatmap(lambda n: st.tuples(st.just(n), st.lists(
+    st.tuples(st.one_of(st.none(), st.integers(0, n - 1)), st.integers(0, n - 1)),
+    min_size=1, max_size=60))))
+def test_position_bias_of_any_answers_stays_a_distribution(data) -> None:
+    n, pairs = data
+    table, p = position_bias([c for c, _ in pairs], [r for _, r in pairs], n)
+    answered = sum(c is not None for c, _ in pairs)
+    if answered:
+        assert sum(v["chosen"] for v in table.values()) == pytest.approx(1)
+        assert sum(v["right"] for v in table.values()) == pytest.approx(1)
+    assert p is None or 0 <= p <= 1
+    assert list(table) == [slot_label(i) for i in range(n)]
+
+
+def test_slot_followers_need_one_slot_in_every_order() -> None:
+    assert slot_followers({1: [0, 0, 0], 2: [0, 1, 0], 3: [2], 4: [1, None]}) == [1]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=80))
+def test_mcnemar_equals_statsmodels_exact(pairs) -> None:
+    from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    got = mcnemar(a, b)
+    table = [[sum(x and y for x, y in pairs), sum(x and not y for x, y in pairs)],
+             [sum(y and not x for x, y in pairs), sum(not x and not y for x, y in pairs)]]
+    assert (got["b"], got["c"]) == (table[0][1], table[1][0])
+    if got["b"] + got["c"]:
+        assert got["p"] == pytest.approx(min(1.0, sm_mcnemar(table, exact=True).pvalue))
+
+
+def test_template_figures_name_the_worst_and_the_spread() -> None:
+    got = template_figures({"zero": [True, True, False, True], "few": [True, True, True, True],
+                            "mine": [False, False, False, None]})
+    assert got["template_accuracy"] == {"zero": 0.75, "few": 1.0, "mine": 0.0}
+    assert got["worst_template"] == "mine" and got["best_template"] == "few"
+    assert got["template_spread"] == 1.0
+    assert (got["template_mcnemar"]["b"], got["template_mcnemar"]["c"]) == (3, 0)
+    assert got["template_mcnemar"]["paired_items"] == 3

@@ -1,0 +1,64 @@
+"""The Stability page shows circular accuracy, position bias and the per-template table
+of a run asked under other option orders and templates, and states the extra calls of
+asking before its button (AppTest, stored run)."""
+from __future__ import annotations
+
+from tests.pages.helpers import shown, values
+from tests.pages.test_stability_page import open_page
+from tests.pages.test_stability_repeats_page import planted_run
+
+
+def _plant_variants(engine, run_id: int) -> None:
+    """Every rotation of each item answered 'choice 0'; templates zero (all right) and
+    mine (all wrong)."""
+    from evalcore.prompt.variants import orders
+    from evalcore.runner.variants import TEMPLATE_STAGE, order_stage
+    from evalcore.store import queries, run_items
+
+    rows = []
+    for item_id, q in run_items.run_questions(engine, run_id).items():
+        for order in orders(len(q.choices), "circular")[1:]:
+            rows.append({"stage": order_stage(order), "item_id": item_id, "answer": "choice 0",
+                         "extracted": "0", "correct": order[0] == int(q.reference)})
+        for name, right in (("zero", True), ("mine", False)):
+            rows.append({"stage": TEMPLATE_STAGE + name, "item_id": item_id,
+                         "answer": "x", "extracted": None, "correct": right})
+    queries.record_calls(engine, [{"run_id": run_id, "round": 1, "model": "fake", "prompt": "",
+                                   "score": None, "reason": "", "error": None, **r}
+                                  for r in rows])
+
+
+def test_option_order_and_template_figures_are_drawn(page_env, engine):
+    from evalcore.report.variants import variant_figures
+
+    run_id = planted_run(engine, rejudge=False)
+    _plant_variants(engine, run_id)
+    figures = variant_figures(engine, run_id)
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Circular accuracy"] == f"{figures['circular_accuracy']:.1%}"
+    assert metrics["Plain accuracy"] == f"{figures['plain_accuracy']:.1%}"
+    bias = next(df.value for df in at.dataframe if "chosen" in df.value.columns)
+    assert list(bias["slot"]) == ["A", "B", "C", "D"]
+    templates = next(df.value for df in at.dataframe if "template" in df.value.columns)
+    assert dict(zip(templates["template"], templates["accuracy"])) == {"mine": 0.0, "zero": 1.0}
+    captions = shown(" ".join(values(at, "caption")))
+    assert "Circular accuracy (CircularEval): an item counts right only if" in captions
+    assert "Spread 100.0%; worst mine" in captions
+
+
+def test_the_form_states_the_extra_calls_before_asking(page_env, engine):
+    planted_run(engine, rejudge=False)  # 3 choice items of 4 options, nothing varied yet
+    at = open_page()
+    at.radio(key="stability.option_order").set_value("circular").run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = shown(" ".join(values(at, "caption")))
+    assert "option order and templates: 9 extra model calls (9 for option orders, 0 for " \
+           "templates; 0 stored already)" in captions
+    at.multiselect(key="stability.templates_pick").set_value(["zero"]).run()
+    assert "pick at least 2 templates" in " ".join(e.value for e in at.error)
+    at.multiselect(key="stability.templates_pick").set_value(["zero", "few"]).run()
+    assert "15 extra model calls (9 for option orders, 6 for templates" in \
+        shown(" ".join(values(at, "caption")))
+    assert at.button(key="stability.variants_ask")
