@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,11 +177,8 @@ class Project:
         edges = set()
         for target in mod.top:
             edges.add(target)
-            parts = target.split(".")
-            for i in range(1, len(parts)):
-                parent = ".".join(parts[:i])
-                if parent in self.modules and not (name + ".").startswith(parent + "."):
-                    edges.add(parent)
+            edges.update(p for p in _parents(target)
+                         if p in self.modules and not _is_ancestor(p, name))
         return edges
 
     def closure(self, name: str) -> set[str]:
@@ -195,6 +193,15 @@ class Project:
     def deferred_count(self) -> int:
         return sum(1 for m in self.modules.values() if not m.name.startswith("streamlit_app")
                    for node, _ in m.deferred if any(is_ours(t) for t in _names(node)))
+
+
+def _parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def _is_ancestor(package: str, name: str) -> bool:
+    return name.startswith(package + ".")
 
 
 def _names(node: ast.AST) -> list[str]:
@@ -217,6 +224,33 @@ def patched_names(tests: Path) -> set[str]:
     return names
 
 
+PLAIN = "<import>"
+
+
+def _same(bound: dict[str, object], name: str, src: tuple[str, str | None]) -> bool:
+    """Whether the module's top already binds `name` exactly as `src` would."""
+    have = bound.get(name)
+    if src[0] == PLAIN:
+        return isinstance(have, frozenset) and src[1] in have
+    return have == src
+
+
+def _clash(bound: dict[str, object], name: str, src: tuple[str, str | None]) -> bool:
+    """Whether binding `name` to `src` at the top would change what `name` means there."""
+    have = bound.get(name)
+    if have is None or _same(bound, name, src):
+        return False
+    return not (src[0] == PLAIN and isinstance(have, frozenset))
+
+
+def _bind(bound: dict[str, object], name: str, src: tuple[str, str | None]) -> None:
+    if src[0] == PLAIN:
+        have = bound.get(name)
+        bound[name] = (have if isinstance(have, frozenset) else frozenset()) | {src[1]}
+    else:
+        bound.setdefault(name, src)
+
+
 def bindings(node: ast.AST) -> list[tuple[str, tuple[str, str | None]]]:
     """(bound name, (module, attribute or None for the module itself)) of an import."""
     out: list[tuple[str, tuple[str, str | None]]] = []
@@ -224,8 +258,8 @@ def bindings(node: ast.AST) -> list[tuple[str, tuple[str, str | None]]]:
         for a in node.names:
             if a.asname:
                 out.append((a.asname, (a.name, None)))
-            else:
-                out.append((a.name.split(".")[0], (a.name.split(".")[0], None)))
+            else:  # `import a.b.c` binds `a` and loads a.b.c: several may share `a`
+                out.append((a.name.split(".")[0], (PLAIN, a.name)))
     elif isinstance(node, ast.ImportFrom):
         for a in node.names:
             out.append((a.asname or a.name, (node.module or "", a.name)))
@@ -248,7 +282,7 @@ def module_bindings(mod: Module) -> dict[str, object]:
     for node in mod.tree.body:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             for name, src in bindings(node):
-                bound.setdefault(name, src)
+                _bind(bound, name, src)
             continue
         if _is_type_checking(node):
             continue
@@ -290,9 +324,9 @@ def plan_module(project: Project, mod: Module, patched: set[str],
             why[reason] += 1
             continue
         plan.remove.append(node)
-        new = [(n, s) for n, s in bindings(node) if bound.get(n) != s]
+        new = [(n, s) for n, s in bindings(node) if not _same(bound, n, s)]
         for name, src in new:
-            bound[name] = src
+            _bind(bound, name, src)
         if new:
             plan.add.append(node)
             mod.top.update(project.targets(node))
@@ -319,16 +353,16 @@ def _refuse(project: Project, mod: Module, node: ast.stmt, stack: list[ast.AST],
     if lines[node.lineno - 1][:node.col_offset].strip():
         return "shape"
     for name, src in bindings(node):
-        if name in bound and bound[name] != src:
+        if _clash(bound, name, src):
             return "name"
         if src[1] is not None and src[1] in patched and f"{src[0]}.{src[1]}" not in project.modules:
             return "name"
     targets = project.targets(node)
-    for target in targets:
-        if mod.name in project.closure(target):
-            return "cycle"
-    reach = set().union(*(project.closure(t) for t in targets))
-    reach |= {".".join(t.split(".")[:i]) for t in targets for i in range(1, len(t.split(".")))}
+    loads = {t for t in targets} | {p for t in targets for p in _parents(t)
+                                    if p in project.modules and not _is_ancestor(p, mod.name)}
+    reach = set().union(*(project.closure(t) for t in loads))
+    if mod.name in reach:
+        return "cycle"
     reach_libs = {r.split(".")[0] for r in reach} | reach
     for root, forbidden in LIGHT.items():
         if root in project.modules and mod.name in project.closure(root) and reach_libs & forbidden:
@@ -405,10 +439,16 @@ def rewrite(mod: Module, plan: Plan) -> str:
     additions: dict[int, list[str]] = defaultdict(list)
     block = [n for n in _import_block(mod.tree)]
     merged: dict[str, list[ast.alias]] = defaultdict(list)
+    plain: list[ast.stmt] = []
     for node in plan.add:
-        if isinstance(node, ast.ImportFrom):
+        source = "".join(lines[node.lineno - 1:node.end_lineno])
+        if "#" in source:  # a comment (`noqa`, why) travels with its import, as written
+            text = textwrap.dedent(source).rstrip("\n")
+            additions[_insert_at(block, node, mod.tree)].append(text)
+        elif isinstance(node, ast.ImportFrom):
             merged[node.module or ""].extend(node.names)
-    plain = [n for n in plan.add if isinstance(n, ast.Import)]
+        else:
+            plain.append(node)
     for module, aliases in merged.items():
         host = next((n for n in block if isinstance(n, ast.ImportFrom) and n.module == module
                      and n.level == 0 and "#" not in "".join(lines[n.lineno - 1:n.end_lineno])),
