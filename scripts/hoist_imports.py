@@ -50,9 +50,11 @@ BEFORE_FIRST_REQUEST = frozenset((
 """What a stability run never loads before its first request (tests/cli/test_cli_startup.py)."""
 
 RUN_PATH = ("evalcore.cli.stability", "evalcore.cli.common", "evalcore.actions",
-            "evalcore.runner.start", "evalcore.runner.run", "evalcore.report.stability",
-            "evalcore.store.db", "evalcore.store.queries", "evalcore.config")
-"""What a stability run imports before its first request (`cli.stability`'s handler)."""
+            "evalcore.runner.start", "evalcore.runner.kinds", "evalcore.runner.jobs",
+            "evalcore.runner.run", "evalcore.report.stability", "evalcore.store.db",
+            "evalcore.store.queries", "evalcore.config")
+"""What a stability run imports before its first request (`cli.stability`'s handler, the
+job handlers `runner.start` registers, the modules `cli.common.RUN_IMPORTS` preloads)."""
 
 LIGHT: dict[str, frozenset[str]] = {
     "evalcore": HEAVY, "evalcore.cli": HEAVY, "evalcore.__main__": HEAVY,
@@ -316,10 +318,18 @@ def plan_module(project: Project, mod: Module, patched: set[str],
                 for sub in ast.walk(node) if isinstance(sub, (ast.Import, ast.ImportFrom))
                 for name, _ in bindings(sub)}
     lines = mod.text.splitlines()
+    sources: dict[str, set[object]] = defaultdict(set)
+    for node, _ in mod.deferred:
+        for name, src in bindings(node):
+            sources[name].add(src)
+    # a name the functions bind to different things (`... as work` in each) stays local
+    ambiguous = {name for name, srcs in sources.items() if len(srcs) > 1
+                 and not all(src[0] == PLAIN for src in srcs)}
     for node, stack in mod.deferred:
         if not any(is_ours(t) for t in _names(node)):
             continue
-        reason = _refuse(project, mod, node, stack, patched, bound, lines)
+        reason = ("name" if any(n in ambiguous for n, _ in bindings(node))
+                  else _refuse(project, mod, node, stack, patched, bound, lines))
         if reason:
             why[reason] += 1
             continue
