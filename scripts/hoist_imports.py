@@ -15,7 +15,7 @@ that is safe and leaves it where it is not, saying why:
 Idempotent (a second run changes nothing) and robust to arbitrary code: a file it cannot
 parse is left alone. Duplicates of an existing top import are simply removed; a name the
 module also imported under `if TYPE_CHECKING:` is taken out of that block. Finishes with
-`ruff --select F401,F811 --fix` on the files it changed.
+`ruff --select F401,F811` on the files it changed (it should find nothing).
 
     .venv/bin/python scripts/hoist_imports.py           # rewrite, print before/after counts
     .venv/bin/python scripts/hoist_imports.py --check   # counts and what stays, no writes
@@ -62,13 +62,13 @@ LIGHT: dict[str, frozenset[str]] = {
 """Module -> what its top-level import closure must never contain."""
 
 
-def sources() -> list[Path]:
-    files = sorted((ROOT / "evalcore").rglob("*.py")) + sorted((ROOT / "pages").glob("*.py"))
-    return files + [ROOT / "streamlit_app.py"]
+def sources(root: Path) -> list[Path]:
+    files = sorted((root / "evalcore").rglob("*.py")) + sorted((root / "pages").glob("*.py"))
+    return files + [p for p in [root / "streamlit_app.py"] if p.is_file()]
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -99,16 +99,16 @@ class Module:
 class Project:
     """Every module of the project, its top-level and its deferred imports."""
 
-    def __init__(self) -> None:
+    def __init__(self, root: Path = ROOT) -> None:
         self.modules: dict[str, Module] = {}
-        for path in sources():
+        for path in sources(root):
             try:
                 text = path.read_text(encoding="utf-8")
                 tree = ast.parse(text, filename=str(path))
             except (OSError, SyntaxError, ValueError) as exc:
-                print(f"skip {path.relative_to(ROOT)}: {exc}", file=sys.stderr)
+                print(f"skip {path.relative_to(root)}: {exc}", file=sys.stderr)
                 continue
-            name = module_name(path)
+            name = module_name(path, root)
             self.modules[name] = Module(name, path, text, tree,
                                         is_package=path.name == "__init__.py")
         self._lazy: dict[str, dict[str, str]] = {}
@@ -424,8 +424,9 @@ def rewrite(mod: Module, plan: Plan) -> str:
                 first = body[0]
                 replace[first.lineno - 1] = " " * first.col_offset + "pass\n"
     # take hoisted names out of `if TYPE_CHECKING:` blocks
+    emptied: list[ast.stmt] = []
     for node in mod.tree.body:
-        if not _is_type_checking(node):
+        if not _is_type_checking(node) or node.orelse:
             continue
         kept = 0
         for sub in node.body:
@@ -445,6 +446,8 @@ def rewrite(mod: Module, plan: Plan) -> str:
                 kept += 1
         if not kept:
             drop.update(range(node.lineno - 1, node.end_lineno))
+            emptied.append(node)
+    _drop_type_checking_name(mod.tree, emptied, lines, drop, replace)
     # new top imports: merge into an existing `from m import ...` or insert in order
     additions: dict[int, list[str]] = defaultdict(list)
     block = [n for n in _import_block(mod.tree)]
@@ -494,6 +497,25 @@ def rewrite(mod: Module, plan: Plan) -> str:
     return "".join(out)
 
 
+def _drop_type_checking_name(tree: ast.Module, emptied: list[ast.stmt], lines: list[str],
+                             drop: set[int], replace: dict[int, str]) -> None:
+    """Once no `if TYPE_CHECKING:` block is left, `TYPE_CHECKING` leaves the typing import."""
+    blocks = [n for n in ast.walk(tree) if _is_type_checking(n)]
+    if not emptied or len(blocks) != len(emptied):
+        return
+    others = sum(1 for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "TYPE_CHECKING")
+    if others != len(blocks):
+        return  # named elsewhere too
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "typing" and any(
+                a.name == "TYPE_CHECKING" and not a.asname for a in node.names):
+            rest = [a for a in node.names if a.name != "TYPE_CHECKING"]
+            drop.update(range(node.lineno - 1, node.end_lineno))
+            if rest:
+                replace[node.lineno - 1] = render(node, rest) + "\n"
+            return
+
+
 def _drop_blank_after(lines: list[str], drop: set[int], starts: set[int]) -> None:
     """After a removed run of lines, drop the blank line that follows it when the line
     before it is blank, opens a block or ends a docstring (no empty line grows or opens
@@ -541,9 +563,10 @@ def _insert_at(block: list[ast.stmt], stmt: ast.stmt, tree: ast.Module) -> int:
     return 0
 
 
-def run(write: bool) -> int:
-    project = Project()
-    patched = patched_names(ROOT / "tests")
+def run(write: bool, root: Path = ROOT) -> int:
+    """Hoist (or with `write` False, count) in the project at `root`; prints the counts."""
+    project = Project(root)
+    patched = patched_names(root / "tests")
     before = project.deferred_count()
     why: Counter[str] = Counter()
     changed: list[Path] = []
@@ -559,9 +582,9 @@ def run(write: bool) -> int:
     if write and changed:
         ruff = shutil.which("ruff", path=str(ROOT / ".venv" / "bin")) or shutil.which("ruff")
         if ruff:
-            subprocess.run([ruff, "check", "--select", "F401,F811", "--fix", "--quiet",
-                            *map(str, changed)], cwd=ROOT, check=False)
-    after = Project().deferred_count() if write else before - why["hoisted"]
+            subprocess.run([ruff, "check", "--select", "F401,F811", "--quiet",
+                            *map(str, changed)], cwd=root, check=False)
+    after = Project(root).deferred_count() if write else before - why["hoisted"]
     print(f"in-function imports of evalcore modules: {before} before, {after} after"
           f" ({len(changed)} files {'changed' if write else 'would change'})")
     print("left in place: " + ", ".join(f"{k} {v}" for k, v in sorted(why.items())
