@@ -16,48 +16,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
+from evalcore.db_url import normalize_db_url
 from evalcore.errors import SettingsError
 
 DEFAULT_MODEL = "local"
 """Name of the model used when none is chosen: the embedded one (`providers.registry`).
 Defined here, with the settings, so the CLI's parser can name it without importing the
 providers package (~0.3 s of every command's start-up)."""
-DB_URL_HELP = ("expected sqlite:///path/to/evalcore.db or "
-               "postgresql://USER@HOST:5432/DBNAME")
 MAX_FIELD_BYTES = 1 << 20
 """Default largest cell an import accepts (1 MiB): a question, an option, a column name."""
-_PG_ALIASES = ("postgres://", "postgresql://", "postgres+psycopg://")
-
-
-def normalize_db_url(url: str) -> str:
-    """`url` as SQLAlchemy wants it, or a SettingsError (never echoing a password)."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    url = url.strip()
-    for alias in _PG_ALIASES:
-        if url.startswith(alias):
-            url = "postgresql+psycopg://" + url[len(alias):]
-            break
-    try:
-        parsed = make_url(url)
-    except (ArgumentError, ValueError):
-        raise SettingsError(f"EVALCORE_DB_URL is not a database URL ({DB_URL_HELP})") from None
-    try:
-        port = parsed.port
-    except ValueError:
-        port = None
-    if port is not None and not 1 <= int(port) <= 65535:
-        raise SettingsError(f"EVALCORE_DB_URL: port {port} is out of range: ports are "
-                            f"1-65535 ({DB_URL_HELP})")
-    backend = parsed.get_backend_name()
-    if backend not in ("sqlite", "postgresql"):
-        raise SettingsError(f"EVALCORE_DB_URL: database '{backend}' is not supported; "
-                            f"evalcore stores runs in SQLite or PostgreSQL ({DB_URL_HELP})")
-    if backend == "postgresql" and parsed.get_driver_name() != "psycopg":
-        raise SettingsError(f"EVALCORE_DB_URL: driver '{parsed.get_driver_name()}' is not "
-                            "installed; use postgresql://... (psycopg 3)")
-    return url
 
 
 LEASE_FLOOR_S = 2.0

@@ -65,7 +65,7 @@ def _same_database(a: str, b: str) -> bool:
 
     from sqlalchemy.engine import make_url
 
-    from evalcore.config import normalize_db_url
+    from evalcore.db_url import normalize_db_url
 
     left, right = make_url(normalize_db_url(a)), make_url(normalize_db_url(b))
     if left.get_backend_name() == right.get_backend_name() == "sqlite":

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import streamlit as st
 
-from evalcore.config import Settings, load_settings
 from evalcore.report.timing import format_seconds
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
+from pages._engine import engine, settings
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -56,29 +56,6 @@ def section(name: str, run_id: int | list[int] | None = None) -> ContextManager[
     from evalcore.report.sections import guarded_section
 
     return guarded_section(name, run_id, st.error)
-
-
-def settings() -> Settings:
-    """The process-wide settings (environment read once by evalcore)."""
-    return load_settings()
-
-
-@st.cache_resource(show_spinner=False)
-def _engine_for(db_url: str) -> Engine:
-    """The engine, and this process's embedded worker for its database (started once:
-    it executes the jobs pages queue; EVALCORE_EMBEDDED_WORKER=0 leaves that to
-    `python -m evalcore worker` processes)."""
-    from evalcore.runner.background import get_runner
-    from evalcore.store.db import get_engine
-
-    eng = get_engine(db_url)
-    get_runner().ensure_worker(eng)
-    return eng
-
-
-def engine() -> Engine:
-    """The shared engine for the configured database (one pool for every session)."""
-    return _engine_for(settings().db_url)
 
 
 def page_setup(title: str, intro: str) -> None:

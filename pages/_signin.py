@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 from evalcore.markup import md
+from pages._engine import engine
 
 if TYPE_CHECKING:
     from evalcore.auth import Actor
@@ -34,9 +35,7 @@ def _config() -> Any:
 
 
 def _engine() -> Any:
-    from pages import _shared
-
-    return _shared.engine()
+    return engine()
 
 
 def _identity(config: Any) -> tuple[str, str]:

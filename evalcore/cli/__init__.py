@@ -1,8 +1,9 @@
 """`python -m evalcore`: parse flags and call the same public functions the pages call.
 
 Each sub-command lives in its own module with a `register(subparsers)` function (a kind
-of evaluation's comes from its `EvalKind.cli`); heavy libraries are imported inside the
-handlers so `--help` stays fast.
+of evaluation's comes from its `EvalKind.cli`) and imports what its handlers need at its
+top; `python -m evalcore --help` lists the commands from `COMMANDS` and the kind registry
+(name and help line) without importing any command module, so it stays fast.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import argparse
 import gc
 import importlib
 import sys
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "worker", "jobs",
                    "users", "audit")
@@ -19,6 +20,33 @@ COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 COMMAND_MODULES += ("schedules", "baseline")  # continuous monitoring (issue 26)
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "datasets": ("datasets", "import, list, show and delete datasets"),
+    "models": ("models", "add, list, test or remove models (models.toml)"),
+    "runs": ("runs", "list, inspect, resume or cancel runs"),
+    "compare": ("compare", "compare 2 to 8 runs of one kind side by side"),
+    "gate": ("gate", "check a run (any kind) against a gate config; exit 1 on fail"),
+    "attack": ("attacks", "attack a dataset (char, word or sentence level) into a new attack "
+                          "set for review"),
+    "attacks": ("attacks", "attack sets: list, resume, show, import, approve, reject, export, "
+                           "delete"),
+    "worker": ("worker", "execute queued jobs; run any number of them, on any number of hosts, "
+                         "against one database"),
+    "jobs": ("jobs", "list, inspect, requeue or cancel queued work"),
+    "users": ("users", "team mode: list users, add them, set roles"),
+    "audit": ("audit", "the audit log: every state change, who, when"),
+    "leaderboard": ("leaderboard", "every model that ran on a dataset, one row each"),
+    "trend": ("trend", "a metric over time across a dataset's runs, per model"),
+    "report": ("report", "one self-contained trust report (HTML, PDF) per model"),
+    "schedules": ("schedules", "runs that repeat (every N s/m/h/d or cron), gated and alerted"),
+    "baseline": ("baseline", "the stored baseline run of a dataset and model"),
+}
+"""Command -> (its module in `evalcore.cli`, its line in `--help`), for the commands that
+are no kind of evaluation (a kind's name and line come from the registry, `EvalKind.cli`
+and `cli_help`): the top-level help and a mistyped command are answered from here, without
+importing a command module (each loads SQLAlchemy and more at its top).
+tests/cli/test_cli_help.py holds it equal to the modules."""
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_CODES = """exit codes:
@@ -40,22 +68,54 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with a known `command`, only that sub-command is registered.
-
-    argparse sets up ~150 options for all commands in ~20 ms (mostly gettext look-ups);
-    a run needs only its own, so it starts that much sooner.
-    """
+def _top_parser() -> tuple[OneLineParser, argparse._SubParsersAction]:
     parser = OneLineParser(
         prog="python -m evalcore",
         description="Evaluate LLMs: datasets, stability, robustness, fairness.",
         epilog=EXIT_CODES, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--debug", action="store_true",
                         help="show the traceback of an error (anywhere on the line)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+
+def _kind_commands() -> dict[str, Any]:
+    """Kind name -> the kind, for each kind with a CLI sub-command (the registry imports
+    nothing heavy: a kind module defers its own imports)."""
     from evalcore.kinds import all_kinds
 
-    kinds = {name: kind.cli for name, kind in all_kinds().items() if kind.cli is not None}
+    return {name: kind for name, kind in all_kinds().items() if kind.cli is not None}
+
+
+def help_parser() -> argparse.ArgumentParser:
+    """The parser for anything but a known command (`--help`, a typo, nothing): every
+    command by name and help line, none of their modules imported."""
+    parser, sub = _top_parser()
+    lines = {name: text for name, (module, text) in COMMANDS.items() if module in COMMAND_MODULES}
+    kinds = {name: kind.cli_help for name, kind in _kind_commands().items()}
+    for name, text in {**lines, **kinds}.items():  # the order `build_parser` registers
+        sub.add_parser(name, help=text)
+    return parser
+
+
+def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The parser `main` uses: a known command's own module, else `help_parser()`."""
+    command = argv[0] if argv else None
+    if command in COMMANDS and COMMANDS[command][0] in COMMAND_MODULES:
+        return build_parser(COMMANDS[command][0])
+    if command and command in _kind_commands():
+        return build_parser(command)
+    return help_parser()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with a known `command` (a command module or a kind), only that
+    sub-command is registered.
+
+    argparse sets up ~150 options for all commands in ~20 ms (mostly gettext look-ups);
+    a run needs only its own, so it starts that much sooner.
+    """
+    parser, sub = _top_parser()
+    kinds = {name: kind.cli for name, kind in _kind_commands().items()}
     names = COMMAND_MODULES
     if command in COMMAND_MODULES:
         names, kinds = (command,), {}
@@ -77,7 +137,7 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        args = build_parser(argv[0] if argv else None).parse_args(argv)
+        args = parser_for(argv).parse_args(argv)
         _check_settings()
         preload(getattr(args, "preload", ()), pause_gc=pause_gc)
         return int(args.func(args) or 0)

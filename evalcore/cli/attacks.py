@@ -141,7 +141,8 @@ def _execute(engine, job_id: int, desc: str, unit: str) -> str:  # noqa: ANN001
 def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
     """Execute the generation job here with a progress bar, then print the set."""
     from evalcore.cli.common import print_json
-    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.perturb.review import attack_set_info
+    from evalcore.perturb.sets import get_attack_set
     from evalcore.store.jobs import get_job
 
     job = get_job(engine, job_id)
@@ -175,7 +176,8 @@ def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
 
 def _list(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.sets import attack_set_info, list_attack_sets
+    from evalcore.perturb.review import attack_set_info
+    from evalcore.perturb.sets import list_attack_sets
 
     engine, _ = engine_and_settings()
     infos = [attack_set_info(engine, s) for s in list_attack_sets(engine, args.dataset)]
@@ -196,7 +198,8 @@ def _show(args: argparse.Namespace) -> int:
     from evalcore.cli.common import engine_and_settings, print_json
     from evalcore.perturb.review import (attack_item_info, list_attack_items, option_diffs,
                                          question_numbers, review_log)
-    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.perturb.review import attack_set_info
+    from evalcore.perturb.sets import get_attack_set
     from evalcore.dataset.numbering import question_label
 
     engine, _ = engine_and_settings()
@@ -242,7 +245,8 @@ def _import(args: argparse.Namespace) -> int:
     from evalcore import actions
     from evalcore.cli.common import acting_user, engine_and_settings, print_json
     from evalcore.dataset.readers import load_source
-    from evalcore.perturb.sets import attack_set_info, get_attack_set
+    from evalcore.perturb.review import attack_set_info
+    from evalcore.perturb.sets import get_attack_set
     from evalcore.store.jobs import get_job
 
     engine, _ = engine_and_settings()

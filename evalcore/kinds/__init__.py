@@ -61,6 +61,8 @@ class EvalKind(NamedTuple):
     """Where the kind is listed (navigation, pickers, the CLI): lowest first."""
     cli: Optional[Callable[[Any], None]] = None
     """`register(subparsers)` of the kind's CLI sub-command (named like the kind)."""
+    cli_help: str = ""
+    """The sub-command's line in the top-level `--help` (listed without importing `cli`)."""
     failure_policy: str = "as_wrong"
     """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
     counts_unasked: bool = False

@@ -81,6 +81,7 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
     order=30, report=report, build=build, cli=cli, schedule=schedule,
+    cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
     accuracy_needs_verdicts=True, figures=figures, precedence=20,

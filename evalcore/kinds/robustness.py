@@ -94,6 +94,7 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
 KIND = register(EvalKind(
     name=NAME, title="Robustness", page="pages/robustness.py", icon=":material/shield:",
     order=20, report=report, build=build, cli=cli, schedule=schedule,
+    cli_help="run clean vs attacked questions and report the drop",
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),
     needs_references=True, figures=figures, labels={"accuracy": "accuracy (clean items)"},

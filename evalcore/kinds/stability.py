@@ -77,7 +77,7 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
 
 def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
     """Answer spread and judge noise: they need the stored answers."""
-    from evalcore.report.repeats import repeats_metrics
+    from evalcore.report.stability import repeats_metrics
 
     return repeats_metrics(engine, run_id)
 
@@ -118,6 +118,7 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
 KIND = register(EvalKind(
     name=NAME, title="Stability", page="pages/stability.py", icon=":material/repeat:",
     order=10, report=report, build=build, cli=cli, schedule=schedule,
+    cli_help="run a stability evaluation (N rounds per question)",
     exports=(Export("Stability CSV (中文表头)", "stability_run{run}_zh.csv", "text/csv",
                     _csv("zh")),
              Export("Stability CSV (English headers)", "stability_run{run}_en.csv",

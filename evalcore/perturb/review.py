@@ -29,7 +29,7 @@ from evalcore.store import reviews
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from evalcore.store.tables import AttackItem
+    from evalcore.store.tables import AttackItem, AttackSet
 
 Status = Literal["pending", "approved", "rejected"]
 STATUSES: tuple[str, ...] = ("pending", "approved", "rejected")
@@ -302,3 +302,17 @@ def review_log(engine: "Engine", attack_set_id: int,
     return [{"id": e.attack_item_id, "status": e.status, "previous_status": e.previous_status,
              "reviewer": e.reviewer, "reviewed_at": e.at.isoformat(), "edited": e.edited,
              "note": e.note, "attacked": e.attacked} for e in events]
+
+
+def attack_set_info(engine: "Engine", attack_set: "AttackSet") -> dict[str, Any]:
+    """A JSON-ready summary: lineage, counts by status and flags."""
+    from evalcore.dataset import get_dataset
+
+    source = get_dataset(engine, attack_set.source_dataset_id)
+    return {"id": attack_set.id, "name": attack_set.name, "level": attack_set.level,
+            "origin": attack_set.origin, "seed": attack_set.seed, "params": attack_set.params,
+            "source_dataset_id": attack_set.source_dataset_id, "source_dataset": source.name,
+            "dataset_id": attack_set.dataset_id, "items": attack_set.item_count,
+            "created_by": attack_set.created_by,
+            "created_at": attack_set.created_at.isoformat(),
+            "review": review_progress(engine, int(attack_set.id))}

@@ -18,7 +18,7 @@ deleting sets. Their SQL is in `evalcore.store.attack_sets`.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import attack_sets as q
@@ -81,21 +81,6 @@ def set_of_job(engine: "Engine", job_id: int) -> Optional["AttackSet"]:
     """The attack set an import job stored (params job_id), if any."""
     return next((s for s in list_attack_sets(engine)
                  if (s.params or {}).get("job_id") == int(job_id)), None)
-
-
-def attack_set_info(engine: "Engine", attack_set: "AttackSet") -> dict[str, Any]:
-    """A JSON-ready summary: lineage, counts by status and flags."""
-    from evalcore.dataset import get_dataset
-    from evalcore.perturb.review import review_progress
-
-    source = get_dataset(engine, attack_set.source_dataset_id)
-    return {"id": attack_set.id, "name": attack_set.name, "level": attack_set.level,
-            "origin": attack_set.origin, "seed": attack_set.seed, "params": attack_set.params,
-            "source_dataset_id": attack_set.source_dataset_id, "source_dataset": source.name,
-            "dataset_id": attack_set.dataset_id, "items": attack_set.item_count,
-            "created_by": attack_set.created_by,
-            "created_at": attack_set.created_at.isoformat(),
-            "review": review_progress(engine, int(attack_set.id))}
 
 
 def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackSet":

@@ -213,3 +213,21 @@ def _phrase_everywhere(texts: Sequence[Text], places: list[tuple[int, Any]],
     if len(places) > 1 and any(s.before != site.before for _, s in places):
         return None  # "Do not" and "do not": one text per key keeps the cases apart
     return choice, {"pos": "phrase", "kind": "phrase"}
+
+
+def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
+                replacements: int | None = None,
+                min_similarity: float = 0.55,
+                ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
+    """(attacked text, replaced (old, new) pairs, details) for one segmented text.
+
+    `replacements=None` applies the method's rule (2 below 15 words, else one per 10);
+    fewer are made when fewer words have a safe synonym (details["wanted"] tells).
+    The loop (sites in a seeded random order, every occurrence of a word the same way,
+    context checks) is `attack_texts`, which also attacks a choice item's options. Here,
+    beside the loop, not in `word` (whose candidates the loop calls): no import circle.
+    """
+    texts, pairs, details = attack_texts([Text(tokens)], language, rng,
+                                         replacements=replacements,
+                                         min_similarity=min_similarity)
+    return texts[0], [(old, new) for old, new, _ in pairs], details

@@ -40,14 +40,13 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import random
 import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from evalcore.perturb.lexicon import load_lexicon
-from evalcore.perturb.tokens import Language, Token, zh_word_flag
+from evalcore.perturb.tokens import Token, zh_word_flag
 
 log = logging.getLogger(__name__)
 
@@ -444,21 +443,3 @@ def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
     return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
                 or (word, nxt.text) in lex.zh_not_before or (prev, word) in lex.zh_not_after)
 
-
-def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
-                replacements: int | None = None,
-                min_similarity: float = DEFAULT_MIN_SIMILARITY,
-                ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
-    """(attacked text, replaced (old, new) pairs, details) for one segmented text.
-
-    `replacements=None` applies the method's rule (2 below 15 words, else one per 10);
-    fewer are made when fewer words have a safe synonym (details["wanted"] tells).
-    The loop (sites in a seeded random order, every occurrence of a word the same way,
-    context checks) is `swaps.attack_texts`, which also attacks a choice item's options.
-    """
-    from evalcore.perturb.swaps import Text, attack_texts
-
-    texts, pairs, details = attack_texts([Text(tokens)], language, rng,
-                                         replacements=replacements,
-                                         min_similarity=min_similarity)
-    return texts[0], [(old, new) for old, new, _ in pairs], details

@@ -287,14 +287,3 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
         lines.append("judge noise: " + judge_noise_line(summary["judge_noise"]))
     return lines
 
-
-def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
-    """Mean semantic entropy and judge noise (share of the verdict spread; None without a
-    re-judging pass) of a stability run, for the trust report's headline."""
-    from evalcore.report.stability import stability_report
-
-    summary = stability_report(engine, run_id)["summary"]
-    return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
-            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
-            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
-            "template_spread": summary.get("template_spread")}

@@ -183,3 +183,13 @@ def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "z
     run = queries.get_run(engine, run_id)
     return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang,  # type: ignore[arg-type]
                                failure_policy=failure_policy)
+
+
+def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
+    """Mean semantic entropy and judge noise (share of the verdict spread; None without a
+    re-judging pass) of a stability run, for the trust report's headline."""
+    summary = stability_report(engine, run_id)["summary"]
+    return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
+            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
+            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
+            "template_spread": summary.get("template_spread")}

@@ -70,7 +70,7 @@ def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
 async def attack_job(ctx: Any) -> dict[str, Any]:
     """The job handler: generate the set's missing items, batch by batch, fenced."""
     from evalcore.perturb.generate import generate_attack_items_async
-    from evalcore.runner.kinds import ProgressPump
+    from evalcore.runner.progress import ProgressPump
     from evalcore.store.jobs import hold
 
     set_id = int(ctx.job.attack_set_id)
@@ -127,7 +127,7 @@ async def import_job(ctx: Any) -> dict[str, Any]:
 
     from evalcore.perturb.set_import import import_attack_set
     from evalcore.perturb.sets import set_of_job
-    from evalcore.runner.kinds import ProgressPump
+    from evalcore.runner.progress import ProgressPump
     from evalcore.store.jobs import hold
     from evalcore.store.uploads import delete_upload, load_upload
 

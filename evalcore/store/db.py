@@ -46,7 +46,7 @@ def is_memory_sqlite(url: str) -> bool:
 
 def make_engine(url: str, *, migrate: bool = True) -> Engine:
     """A new engine for `url`; with `migrate` (default) the schema is brought to head."""
-    from evalcore.config import normalize_db_url
+    from evalcore.db_url import normalize_db_url
 
     url = normalize_db_url(url)
     if url.startswith("sqlite"):

@@ -60,7 +60,7 @@ def test_zh_phrases_span_several_tokens():
     ("zh", "照这样计算，甲队修完这条路还剩多少米？"),
 ])
 def test_pairs_rebuild_the_original(language, text, wordnet_ready, zh_synonyms_ready):
-    from evalcore.perturb.word import word_attack
+    from evalcore.perturb.swaps import word_attack
 
     phrases = 0
     for seed in range(8):

@@ -70,7 +70,8 @@ def test_paraphrase_tables_obey_the_meaning_rules():
 
 
 def test_table_swaps_keep_inflection_and_the_article(wordnet_ready):
-    from evalcore.perturb.word import en_table_candidates, word_attack
+    from evalcore.perturb.swaps import word_attack
+    from evalcore.perturb.word import en_table_candidates
 
     assert en_table_candidates("decided", "VERB") == (("chose", "table"),)
     assert en_table_candidates("teachers", "NOUN") == (("instructors", "table"),)
@@ -81,7 +82,7 @@ def test_table_swaps_keep_inflection_and_the_article(wordnet_ready):
 
 
 def test_the_same_word_gets_the_same_replacement(zh_synonyms_ready):
-    from evalcore.perturb.word import word_attack
+    from evalcore.perturb.swaps import word_attack
 
     text = "如果甲每天做5个，如果乙每天做6个，如果丙每天做7个，一共要做几天？"
     for seed in range(5):
@@ -97,7 +98,7 @@ def test_the_same_word_gets_the_same_replacement(zh_synonyms_ready):
 ])
 def test_numbers_and_their_units_survive_every_seed(language, text, zh_synonyms_ready,
                                                     wordnet_ready):
-    from evalcore.perturb.word import word_attack
+    from evalcore.perturb.swaps import word_attack
 
     for seed in range(10):
         out, pairs, _ = word_attack(segment(text, language), language, random.Random(seed))

@@ -6,12 +6,11 @@ from pathlib import Path
 import pytest
 
 from evalcore.errors import DatasetError
-from evalcore.perturb.review import list_attack_items, review_progress
+from evalcore.perturb.review import attack_set_info, list_attack_items, review_progress
 from evalcore.perturb.generate import make_attack_set
 from evalcore.perturb.set_import import import_attack_set
 from evalcore.perturb.sets import (
     AttackSetError,
-    attack_set_info,
     delete_attack_set,
     get_attack_set,
     list_attack_sets,

@@ -74,4 +74,5 @@ def test_attacks_keep_the_clean_questions_vectors_on_disk(model, tmp_path, monke
     sims = _similarities(questions, ["question 0", "changed 1", "changed 2"], True)
     assert sims[0] == 1.0 and model.calls == [["changed 1", "changed 2",
                                                "question 1", "question 2"]]
-    assert set(e5_store.load(q.question for q in questions)) == {"question 1", "question 2"}
+    assert set(e5_store.load((q.question for q in questions),
+                              text.engine_name())) == {"question 1", "question 2"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from evalcore.runner.kinds import ProgressPump
+from evalcore.runner.progress import ProgressPump
 
 
 class _SlowCtx:

@@ -154,13 +154,13 @@ def test_engine_can_be_chosen(monkeypatch, restore_embedder) -> None:
 
 def test_store_keeps_vectors_between_processes(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("EVALCORE_HOME", str(tmp_path))
-    assert e5_store.load(["a", "b"]) == {}
+    assert e5_store.load(["a", "b"], text.engine_name()) == {}
     vectors = {"a": np.arange(384, dtype=np.float32), "b": np.ones(384, dtype=np.float32)}
-    e5_store.save(vectors)
-    e5_store.save({"a": np.zeros(384, dtype=np.float32)})  # first one stays
-    found = e5_store.load(["a", "b", "c"])
+    e5_store.save(vectors, text.engine_name())
+    e5_store.save({"a": np.zeros(384, dtype=np.float32)}, text.engine_name())  # first one stays
+    found = e5_store.load(["a", "b", "c"], text.engine_name())
     assert set(found) == {"a", "b"} and np.array_equal(found["a"], vectors["a"])
-    assert e5_store.store_path().parent == tmp_path
+    assert e5_store.store_path(text.engine_name()).parent == tmp_path
 
 
 def test_remembered_texts_skip_the_model(tmp_path, monkeypatch) -> None:
@@ -183,9 +183,9 @@ def test_engines_keep_their_vectors_apart(tmp_path, monkeypatch) -> None:
     for name in ("E5Onnx", "E5Numpy"):
         engine = type(name, (), {})
         monkeypatch.setattr(text, "_embedder", lambda engine=engine: engine())
-        assert e5_store.load(["a"]) == {}  # nothing from the other engine
-        e5_store.save({"a": np.full(384, len(name), dtype=np.float32)})
-        assert e5_store.load(["a"])["a"][0] == len(name)
+        assert e5_store.load(["a"], text.engine_name()) == {}  # nothing from the other engine
+        e5_store.save({"a": np.full(384, len(name), dtype=np.float32)}, text.engine_name())
+        assert e5_store.load(["a"], text.engine_name())["a"][0] == len(name)
     assert len(list(tmp_path.glob("e5-cache-*.sqlite"))) == 2
 
 
@@ -194,8 +194,8 @@ def test_unwritable_store_only_warns(tmp_path, monkeypatch, caplog) -> None:
     blocker.write_text("not a folder")
     monkeypatch.setenv("EVALCORE_HOME", str(blocker))
     e5_store._warn.cache_clear()
-    e5_store.save({"a": np.zeros(384, dtype=np.float32)})
-    assert e5_store.load(["a"]) == {}
+    e5_store.save({"a": np.zeros(384, dtype=np.float32)}, text.engine_name())
+    assert e5_store.load(["a"], text.engine_name()) == {}
     assert "e5 vector store unavailable" in caplog.text
 
 
@@ -207,7 +207,8 @@ def test_store_lookup_needs_no_model_load(tmp_path, monkeypatch, restore_embedde
     _fresh_embedder(monkeypatch)
     assert text.engine_name() == "e5numpy"
     assert text._embedder.cache_info().currsize == 0  # nothing loaded to say so
-    assert e5_store.load(["a"]) == {} and text._embedder.cache_info().currsize == 0
+    assert e5_store.load(["a"], text.engine_name()) == {}
+    assert text._embedder.cache_info().currsize == 0
     assert text.engine_name() == type(text._embedder()).__name__.lower()
 
 
