@@ -131,14 +131,23 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
     """Run the CLI; returns the process exit code (errors users can act on go to stderr).
 
-    `pause_gc` is for the `python -m evalcore` process only (see `preload`).
+    `pause_gc` is for the `python -m evalcore` process only (see `preload`): the collector
+    stays off from the command module's import (its top imports load SQLAlchemy and the
+    rest) to the end of the preload.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        args = parser_for(argv).parse_args(argv)
-        _check_settings()
+        if pause_gc:
+            gc.disable()
+        try:
+            args = parser_for(argv).parse_args(argv)
+            _check_settings()
+        except BaseException:
+            if pause_gc:
+                gc.enable()
+            raise
         preload(getattr(args, "preload", ()), pause_gc=pause_gc)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
