@@ -64,6 +64,18 @@ LIGHT: dict[str, frozenset[str]] = {
     **{name: BEFORE_FIRST_REQUEST for name in RUN_PATH}}
 """Module -> what its top-level import closure must never contain."""
 
+KIND_MODULES = "evalcore.kinds."
+"""Each kind's module (`evalcore.kinds.<kind>`): `evalcore.kinds` imports every one of them
+by name (importlib, unseen here) for the top-level `--help` and for any run's start, so
+each is a root that must stay as light as both."""
+
+
+def light_roots(project: "Project") -> dict[str, frozenset[str]]:
+    """`LIGHT` plus the kind modules this project has."""
+    kinds = {name: HEAVY | BEFORE_FIRST_REQUEST for name in project.modules
+             if name.startswith(KIND_MODULES)}
+    return {**LIGHT, **kinds}
+
 
 def sources(root: Path) -> list[Path]:
     files = sorted((root / "evalcore").rglob("*.py")) + sorted((root / "pages").glob("*.py"))
@@ -377,7 +389,7 @@ def _refuse(project: Project, mod: Module, node: ast.stmt, stack: list[ast.AST],
     if mod.name in reach:
         return "cycle"
     reach_libs = reach | {p for r in reach for p in [r.split(".")[0], *_parents(r)]}
-    for root, forbidden in LIGHT.items():
+    for root, forbidden in light_roots(project).items():
         if root in project.modules and mod.name in project.closure(root) and reach_libs & forbidden:
             return "light"
     return None
