@@ -18,6 +18,7 @@ from typing import Any, Mapping
 
 from evalcore.db_url import normalize_db_url
 from evalcore.errors import SettingsError
+from evalcore.model_store import models_location  # light: no SQLAlchemy here
 
 DEFAULT_MODEL = "local"
 """Name of the model used when none is chosen: the embedded one (`providers.registry`).
@@ -126,7 +127,6 @@ def settings_from_env(env: dict[str, str] | None = None) -> Settings:
     home = home_dir(env)
     db_url = normalize_db_url(env.get("EVALCORE_DB_URL") or f"sqlite:///{home / 'evalcore.db'}")
     models_path = Path(env.get("EVALCORE_MODELS") or home / "models.toml").expanduser()
-    from evalcore.model_store import models_location  # light: no SQLAlchemy here
 
     models_path = models_location(db_url, env.get("EVALCORE_MODELS"), models_path)
     return Settings(home=home, db_url=db_url, models_path=models_path)

@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from evalcore.dataset import import_dataset, list_datasets
+from evalcore.kinds import get_kind
 from evalcore.resources import PROJECT_ROOT
 
 if TYPE_CHECKING:
@@ -41,8 +43,6 @@ def demo_items() -> int:
 
 def start_demo(engine: "Engine", models_path: Path, *, created_by: str = "") -> int:
     """Import the demo dataset if it is not there yet and queue the demo run; its id."""
-    from evalcore.dataset import import_dataset, list_datasets
-    from evalcore.kinds import get_kind
     from evalcore.runner.start import create_run
 
     if DEMO_DATASET not in {d.name for d in list_datasets(engine)}:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from evalcore.errors import EvalcoreError
+from evalcore.masking import mask_text
 
 SHOWN_ITEMS = 10
 """How many names (columns, values) a message lists before 'and N more'."""
@@ -90,8 +91,6 @@ def describe_error(exc: BaseException) -> str | None:
     The CLI prints it as `error: ...` with exit code 2; pages show it with `st.error`.
     Masked (`evalcore.masking`), so no key or password reaches the screen.
     """
-    from evalcore.masking import mask_text
-
     text: str | None = None
     module = type(exc).__module__ or ""
     if isinstance(exc, EvalcoreError):

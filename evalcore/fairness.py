@@ -10,17 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from evalcore.dataset import get_dataset
 from evalcore.metrics.gate import GateResult, evaluate_gate, load_gate_config
 from evalcore.perturb.counterfactual import (dump_templates, generate_suite, list_generators,
                                              load_templates, parse_templates, save_suite,
                                              save_templates)
 from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair_view,
                                       require_fairness_dataset, violations_for)
+from evalcore.report.gates import gate_any
+from evalcore.runner.plan import RunSpec
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from evalcore.runner.plan import RunSpec
 
 RAW_PROMPT = "{question}"
 """Suite prompts are complete; sending them as they are keeps the pair's only difference
@@ -40,9 +42,6 @@ def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
                   concurrency: Optional[int] = None, kind: str = "fairness") -> "RunSpec":
     """The RunSpec of a fairness run: samples are rounds; suites go out as raw prompts,
     BBQ / CBBQ with the bias_choice template so the rules scorer can read the option."""
-    from evalcore.dataset import get_dataset
-    from evalcore.runner.plan import RunSpec
-
     dataset = get_dataset(engine, suite)
     require_fairness_dataset(engine, dataset)
     if temperature is None and samples > 1:
@@ -72,6 +71,4 @@ def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, t
     """The gate verdict of a stored fairness run (and its baseline run): what CI and the
     page show; the gate of every kind of run (`report.gates.gate_any`), which also fails
     a run that did not finish (its metrics cover only part of the suite)."""
-    from evalcore.report.gates import gate_any
-
     return gate_any(engine, run_id, config, baseline_id=baseline_id, **report_options)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from evalcore.db_url import normalize_db_url
+
 DATABASE = "database"
 """`EVALCORE_MODELS=database` keeps the models in the database (the default on PostgreSQL)."""
 
@@ -64,8 +66,6 @@ def _same_database(a: str, b: str) -> bool:
     from pathlib import Path
 
     from sqlalchemy.engine import make_url
-
-    from evalcore.db_url import normalize_db_url
 
     left, right = make_url(normalize_db_url(a)), make_url(normalize_db_url(b))
     if left.get_backend_name() == right.get_backend_name() == "sqlite":

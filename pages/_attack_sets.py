@@ -10,8 +10,13 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.dataset import dataset_users
+from evalcore.dataset.readers import SUPPORTED_SUFFIXES
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
+from evalcore.perturb.sets import DuplicateAttackFileError, get_attack_set
+from evalcore.store.jobs import attack_set_jobs, get_job
 from pages import _shared
 
 SET = "attacks.set"  # the attack set under review (kept across pages)
@@ -37,8 +42,6 @@ def set_state(attack_set: Any, job: Any | None) -> str:
 
 def set_jobs() -> dict[int, Any]:
     """{attack set id: its newest job}, from the database."""
-    from evalcore.store.jobs import attack_set_jobs
-
     return attack_set_jobs(_shared.engine())
 
 
@@ -60,10 +63,6 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
     """Store an already-attacked CSV (the method's layout) as an attack set, as
     `evalcore attacks import` does: the file is checked at once, a worker imports it (the
     checks and e5 similarity of every row) and the job panel follows it."""
-    from evalcore import actions
-    from evalcore.dataset.readers import SUPPORTED_SUFFIXES
-    from evalcore.perturb.sets import DuplicateAttackFileError
-
     upload = st.file_uploader(
         "Attacked file: the original columns plus attacked_question and attack_num (e.g. "
         "Math23K_underwordattack.csv)", type=[x.lstrip(".") for x in SUPPORTED_SUFFIXES],
@@ -117,8 +116,6 @@ def _cancel_delete() -> None:
 
 def _forget_set(set_id: int) -> None:
     """Drop what this session kept about a deleted set (notes, confirmations, its job)."""
-    from evalcore.store.jobs import get_job
-
     state = st.session_state
     for key in [k for k in state if str(k).startswith("attacks.note.")]:
         del state[key]
@@ -137,11 +134,6 @@ def _forget_set(set_id: int) -> None:
 
 def _delete(set_id: int, name: str) -> None:
     """Confirmed: delete the set through evalcore.actions (admins; audited)."""
-    from evalcore import actions
-
-    from evalcore.dataset import dataset_users
-    from evalcore.perturb.sets import get_attack_set
-
     try:
         actions.delete_attack_set(_shared.actor(), _shared.engine(), set_id)
     except EvalcoreError as exc:

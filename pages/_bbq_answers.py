@@ -11,8 +11,12 @@ import html
 from typing import Any, Callable
 
 import streamlit as st
+from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 
+from evalcore.report.bbq_answers import (answer_page, bbq_answers, BIAS_READINGS, CONTEXTS, facets,
+                                         filter_answers, is_benchmark_run, option_roles, OUTCOMES)
+from evalcore.report.fairness import DEFAULT_THRESHOLD
 from pages import _shared
 
 ALL = "all"
@@ -32,8 +36,6 @@ CSS = """<style>
 @st.cache_data(max_entries=4, show_spinner="Reading the answers...")
 def _answers(db_url: str, run_id: int, state: tuple[str, int]) -> list[dict[str, Any]]:
     """Every answer of the run, cached per `_shared.run_state`."""
-    from evalcore.report.bbq_answers import bbq_answers
-
     return bbq_answers(_shared.engine(), run_id)
 
 
@@ -64,15 +66,11 @@ def options_html(roles: list[dict[str, Any]], reply: Any, error: Any,
 
 
 def _answer_html(row: dict[str, Any]) -> str:
-    from evalcore.report.bbq_answers import option_roles
-
     return options_html(option_roles(row), row["reply"], row["error"], row["question"])
 
 
 def _answer_card(row: dict[str, Any]) -> None:
     with st.container(border=True):
-        from evalcore.dataset.numbering import question_label
-
         st.markdown(f"**{md(question_label(row['item_idx']))}** · round {md(row['round'])} · "
                     f"{md(row['category'] or 'no category')} · {md(row['context'])} · "
                     f"{md(row['polarity'])} question")
@@ -88,9 +86,6 @@ def decision_threshold(run_id: int) -> float | None:
     """The fairness page's decision threshold input, drawn only where it applies; None for
     a bias benchmark run (BBQ / CBBQ / CrowS-Pairs), scored by the option picked, with no
     1-10 score to threshold."""
-    from evalcore.report.bbq_answers import is_benchmark_run
-    from evalcore.report.fairness import DEFAULT_THRESHOLD
-
     if is_benchmark_run(_shared.engine(), run_id):
         return None
     return float(st.number_input("Decision threshold (score >= this counts as recommended)",
@@ -104,8 +99,6 @@ def browse(rows: list[dict[str, Any]], filters: list[tuple[str, str, tuple[str, 
     """An expander with one select box per filter `(field, label, order)` (values counted in
     `facet_counts`), a page number, the matching answers' cards (`card`) and a caption that
     ends with `explain`: the answer browser of BBQ/CBBQ and CrowS-Pairs runs alike."""
-    from evalcore.report.bbq_answers import answer_page
-
     with st.expander(f"Answers one by one ({len(rows)})", expanded=False):
         cols = st.columns(len(filters) + 1)
         chosen = {field: _pick(col, label, facet_counts[field], order, f"{key}.{field}")
@@ -125,14 +118,6 @@ def browse(rows: list[dict[str, Any]], filters: list[tuple[str, str, tuple[str, 
 
 def answer_browser(run_id: int) -> None:
     """The run's BBQ / CBBQ answers, filtered and paged."""
-    from evalcore.report.bbq_answers import (
-        BIAS_READINGS,
-        CONTEXTS,
-        OUTCOMES,
-        facets,
-        filter_answers,
-    )
-
     rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
     if rows:
         browse(rows, [("context", "Context", CONTEXTS), ("category", "Category", None),

@@ -7,6 +7,9 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
+from evalcore.providers.registry import get_model
+from evalcore.report.cost import estimate_run_cost
+from evalcore.report.estimate import estimate_calls
 from pages import _shared
 
 
@@ -14,9 +17,6 @@ def estimate_caption(dataset: int | str, model: str, judge: str, rounds: int,
                      limit: int | None) -> None:
     """'Estimated cost ...' from the dataset's prompt lengths and the model prices; says
     how to get one when a model has no price."""
-    from evalcore.providers.registry import get_model
-    from evalcore.report.cost import estimate_run_cost
-
     try:
         path = _shared.settings().models_path
         entry = get_model(path, model)
@@ -38,8 +38,6 @@ def estimate_caption(dataset: int | str, model: str, judge: str, rounds: int,
 
 def model_entry(model: str) -> Any:
     """The model's entry (None when it cannot be read: the form shows that error itself)."""
-    from evalcore.providers.registry import get_model
-
     try:
         return get_model(_shared.settings().models_path, model)
     except EvalcoreError:
@@ -48,8 +46,6 @@ def model_entry(model: str) -> Any:
 
 def time_caption(model: str, calls: int, judge: str = "rules", what: str = "") -> None:
     """'N calls, about T on MODEL' (`evalcore.report.estimate`), before every start button."""
-    from evalcore.report.estimate import estimate_calls
-
     entry, judge_entry = model_entry(model), None if judge == "rules" else model_entry(judge)
     if entry is None or (judge != "rules" and judge_entry is None):
         return

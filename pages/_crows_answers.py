@@ -14,6 +14,7 @@ import streamlit as st
 from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
 
+from evalcore.report.crows import crows_rows, filter_rows, READINGS, row_facets, sentence_roles
 from pages import _shared
 from pages._bbq_answers import browse, options_html
 
@@ -24,14 +25,10 @@ READING_COLORS = {"stereotyped": "orange", "less stereotyped": "blue", "unreadab
 @st.cache_data(max_entries=4, show_spinner="Reading the answers...")
 def _answers(db_url: str, run_id: int, state: tuple[str, int]) -> list[dict[str, Any]]:
     """Every answer of the run, cached per `_shared.run_state`."""
-    from evalcore.report.crows import crows_rows
-
     return crows_rows(_shared.engine(), run_id)
 
 
 def _answer_html(row: dict[str, Any]) -> str:
-    from evalcore.report.crows import sentence_roles
-
     return options_html(sentence_roles(row), row["answer"], row["error"])
 
 
@@ -48,8 +45,6 @@ def _answer_card(row: dict[str, Any]) -> None:
 
 def answer_browser(run_id: int) -> None:
     """The run's CrowS-Pairs answers, filtered and paged."""
-    from evalcore.report.crows import READINGS, filter_rows, row_facets
-
     rows = _answers(_shared.settings().db_url, run_id, _shared.run_state(run_id))
     if rows:
         browse(rows, [("bias_type", "Bias type", None),

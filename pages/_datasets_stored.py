@@ -12,8 +12,11 @@ import streamlit as st
 
 from evalcore import actions
 from evalcore.dataset import dataset_users, list_datasets
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
+from evalcore.store.queries import get_run
+from evalcore.store.run_items import list_items
 from pages import _shared
 
 BROWSE_ROWS = 50  # stored items per page
@@ -67,8 +70,6 @@ def _cancel_delete() -> None:
 
 def blocked_panel(name: str) -> None:
     """What keeps `name` from being deleted, and the way out (no CLI needed)."""
-    from evalcore.store.queries import get_run
-
     try:
         users = dataset_users(_shared.engine(), name)
     except EvalcoreError:
@@ -143,8 +144,6 @@ def stored_datasets() -> None:
 @st.fragment
 def browse_items() -> None:
     """A stored dataset's items, a page at a time, searched in the database."""
-    from evalcore.store.run_items import list_items
-
     datasets = list_datasets(_shared.engine())
     if not datasets:
         return
@@ -171,7 +170,6 @@ def browse_items() -> None:
     matching = f"{total} of {by_id[dataset_id].item_count} items match" if search else \
         f"{total} items"
     st.caption(f"{md(matching)} · showing {md(first)}-{md(first + len(rows) - 1)}")
-    from evalcore.dataset.numbering import question_label
 
     rows = [{"Q": question_label(r["number"] - 1), **r} for r in rows]
     st.dataframe(rows, hide_index=True, key="datasets.browse_table",

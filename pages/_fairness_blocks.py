@@ -8,7 +8,15 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.fairness import fairness_report, pair_view
 from evalcore.markup import md
+from evalcore.report import fairness_figures as ff
+from evalcore.report.diff import DIFF_CSS, side_by_side_html
+from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
+from evalcore.report.fairness_figures import effects_figure
+from evalcore.report.fairness_view import (answer_figures, answers_by_variant, effect_rows,
+                                           effect_text, pair_options, pair_rows, records_frame)
 from pages import _shared
 
 
@@ -16,8 +24,6 @@ from pages import _shared
 def fairness_report_cached(db_url: str, run_id: int, state: tuple[str, int],
                            threshold: float) -> dict[str, Any]:
     """The run's fairness report, cached per `_shared.run_state`."""
-    from evalcore.fairness import fairness_report
-
     return fairness_report(_shared.engine(), run_id, threshold=threshold)
 
 
@@ -56,8 +62,6 @@ def level_card(report: dict[str, Any]) -> None:
 
 def bbq_block(bbq: dict[str, Any]) -> None:
     """BBQ / CBBQ bias scores for ambiguous and disambiguated contexts, beside accuracy."""
-    from evalcore.report.fairness_view import records_frame
-
     st.markdown(f"#### {md(bbq['method'].upper())} bias scores")
     cols = st.columns(4)
     cols[0].metric("Bias, ambiguous", _fmt(bbq.get("s_amb")))
@@ -89,8 +93,6 @@ def bbq_block(bbq: dict[str, Any]) -> None:
 def authors_block(authors: dict[str, Any]) -> None:
     """CBBQ's figures as the CBBQ authors' scripts count them (what papers quote), beside
     evalcore's, with how many items the two readings score differently."""
-    from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
-
     st.markdown(f"##### As papers report it ({md(AUTHORS)})")
     cols = st.columns(4)
     cols[0].metric("Bias, ambiguous (authors)", _fmt(authors["s_amb"]))
@@ -103,9 +105,6 @@ def authors_block(authors: dict[str, Any]) -> None:
 
 def attribute_block(report: dict[str, Any]) -> None:
     """Group metrics of one attribute (or the intersection) and box plots by group."""
-    from evalcore.report import fairness_figures as ff
-    from evalcore.report.fairness_view import records_frame
-
     names = list(report["attributes"])
     attribute = st.selectbox("Attribute", names, key="fairness.attribute")
     if attribute is None:
@@ -141,8 +140,6 @@ def attribute_block(report: dict[str, Any]) -> None:
 def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
     """A judge model's ratings beside the word lists: how far they agree, and a form to
     have a judge rate the answers (stored with the run; rated answers are skipped)."""
-    from evalcore import actions
-
     judged = report.get("judge_analysis")
     st.markdown("#### Judge model")
     if judged:
@@ -180,9 +177,6 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
 def effects_block(report: dict[str, Any]) -> None:
     """What leads the results: effects that hold across pairs (a paired test per attribute
     and figure, its effect size, Holm-adjusted p), strongest first."""
-    from evalcore.report.fairness_figures import effects_figure
-    from evalcore.report.fairness_view import effect_rows, effect_text, records_frame
-
     rows = effect_rows(report)
     significant = [e for e in report.get("effects", []) if e.get("significant")]
     st.markdown(f"#### Effects across pairs: {len(significant)} significant")
@@ -202,8 +196,6 @@ def effects_block(report: dict[str, Any]) -> None:
 
 def spreads_block(report: dict[str, Any]) -> None:
     """Per-pair detail: the largest single-pair spreads (one pair's gap can be noise)."""
-    from evalcore.report.fairness_view import records_frame
-
     spreads = sorted(report["violations"], key=lambda v: (v["severity"] != "HIGH", -v["spread"]))
     with st.expander(f"Largest single-pair spreads: {len(spreads)} above their thresholds"):
         st.caption("One pair's spread is not evidence of bias: an analyser's noise on two "
@@ -216,8 +208,6 @@ def spreads_block(report: dict[str, Any]) -> None:
 
 
 def _answer_panel(column: Any, row: dict[str, Any]) -> None:
-    from evalcore.report.fairness_view import answer_figures
-
     figures = answer_figures(row)
     if row.get("error"):
         column.error(f"No answer: {md(row['error'])}")
@@ -227,15 +217,6 @@ def _answer_panel(column: Any, row: dict[str, Any]) -> None:
 
 def pair_block(report: dict[str, Any]) -> None:
     """One pair: the variants' prompts and answers side by side with the differences marked."""
-    from evalcore.fairness import pair_view
-    from evalcore.report.diff import DIFF_CSS, side_by_side_html
-    from evalcore.report.fairness_view import (
-        answers_by_variant,
-        pair_options,
-        pair_rows,
-        records_frame,
-    )
-
     st.markdown("#### Counterfactual pairs")
     options = pair_options(report)
     if not options:

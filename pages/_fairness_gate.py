@@ -7,7 +7,12 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
+from evalcore.fairness import gate_run, load_gate_config
+from evalcore.metrics.gate import GateResult
 from evalcore.report.fairness import DEFAULT_THRESHOLD
+from evalcore.report.fairness_figures import gate_table
+from evalcore.report.fairness_view import records_frame
+from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.store import queries
 from evalcore.markup import md
 from pages import _shared
@@ -19,8 +24,6 @@ GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
           state: tuple[str, int]) -> dict[str, Any]:
-    from evalcore.fairness import gate_run, load_gate_config
-
     result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
                       baseline_id=baseline_id, threshold=threshold)
     return result.model_dump()
@@ -35,9 +38,6 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
 def gate_headline(verdict: dict[str, Any]) -> None:
     """The gate's verdict in the words of the headline card, the CLI and the trust report:
     PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
-    from evalcore.metrics.gate import GateResult
-    from evalcore.report.gates import verdict_line, verdict_of
-
     result = GateResult.model_validate(verdict)
     show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
     show(f"Gate {verdict_line(result)}")
@@ -46,9 +46,6 @@ def gate_headline(verdict: dict[str, Any]) -> None:
 def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
     `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
-    from evalcore.report.fairness_figures import gate_table
-    from evalcore.report.fairness_view import records_frame
-
     st.markdown("#### Quality gate")
     runs = [r for r in queries.list_runs(_shared.engine(), kind="fairness", limit=200)
             if r.id != run_id and r.status == "done"]

@@ -7,8 +7,15 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
 from evalcore.errors import EvalcoreError
+from evalcore.fairness import is_fairness_dataset
 from evalcore.markup import md
+from evalcore.perturb.counterfactual import (dump_templates, generate_suite, list_generators,
+                                             load_templates)
+from evalcore.report.fairness_view import (AXIS_COLUMNS, records_frame, SLOT_COLUMNS,
+                                           spec_from_tables, spec_tables, suite_preview_rows,
+                                           TEMPLATE_COLUMNS)
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -18,8 +25,6 @@ LANGS = {"zh": "中文", "en": "English"}
 
 
 def is_suite(ds: Any) -> bool:
-    from evalcore.fairness import is_fairness_dataset
-
     return is_fairness_dataset(ds)
 
 
@@ -44,15 +49,6 @@ def _editor(rows: list[dict[str, Any]], columns: tuple[str, ...], key: str,
 
 def spec_editor(generator: str, lang: str) -> dict[str, Any] | None:
     """The generator's data as three editable tables; returns the edited spec (or None)."""
-    from evalcore.perturb.counterfactual import load_templates
-    from evalcore.report.fairness_view import (
-        AXIS_COLUMNS,
-        SLOT_COLUMNS,
-        TEMPLATE_COLUMNS,
-        spec_from_tables,
-        spec_tables,
-    )
-
     try:
         spec = load_templates(generator, lang)
     except EvalcoreError as exc:
@@ -89,9 +85,6 @@ def spec_editor(generator: str, lang: str) -> dict[str, Any] | None:
 
 def suite_builder() -> None:
     """Pick a generator and language, edit its data, preview the prompts, save the suite."""
-    from evalcore.perturb.counterfactual import dump_templates, generate_suite, list_generators
-    from evalcore.report.fairness_view import records_frame, suite_preview_rows
-
     left, right = st.columns(2)
     generator = left.selectbox("Generator", list_generators(), key="fairness.generator")
     lang = right.radio("Language", list(LANGS), format_func=LANGS.get, horizontal=True,
@@ -120,8 +113,6 @@ def suite_builder() -> None:
     name = st.text_input("Suite name", value=f"fairness-{generator}-{lang}",
                          key=f"fairness.suite_name.{generator}.{lang}")
     if _shared.allowed_button("Save suite", "import", type="primary", key="fairness.save"):
-        from evalcore import actions
-
         try:
             dataset = actions.save_suite(_shared.actor(), _shared.engine(), parsed,
                                          name.strip() or None)
@@ -136,8 +127,6 @@ def suite_builder() -> None:
 
 def bias_importer() -> None:
     """Import a BBQ (JSONL) or CBBQ (CSV) file as a bias suite."""
-    from evalcore import actions
-
     st.caption("BBQ and CBBQ are multiple-choice bias benchmarks: each is scored with its "
                "paper's bias score for ambiguous and disambiguated contexts, next to accuracy.")
     upload = st.file_uploader("BBQ .jsonl or CBBQ .csv", type=["jsonl", "json", "csv"],

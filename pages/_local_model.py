@@ -7,7 +7,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.error_text import describe_error
 from evalcore.markup import code_text, md
+from evalcore.store.workers import live_workers
 from pages import _shared
 
 
@@ -28,8 +30,6 @@ def local_model_lines() -> list[str]:
     """The embedded model where runs execute: its state in each live worker (from their
     heartbeats in the database), or that no worker runs (queued runs then wait); Markdown
     with every part from the database escaped."""
-    from evalcore.store.workers import live_workers
-
     workers = live_workers(_shared.engine())
     if not workers:
         return ["no worker is running: queued runs wait until one starts (`python -m "
@@ -42,8 +42,6 @@ def local_busy() -> bool:
     """A worker is loading the model: "starting" turns into "loaded" within seconds. (Not
     while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
     the page's own redraw when a run ends shows the new state.)"""
-    from evalcore.store.workers import live_workers
-
     try:
         workers = live_workers(_shared.engine())
     except Exception:  # noqa: BLE001 - the body says why it cannot tell
@@ -53,8 +51,6 @@ def local_busy() -> bool:
 
 def local_model_body() -> None:
     """The sidebar's local-model lines; one line saying why when they cannot be read."""
-    from evalcore.error_text import describe_error
-
     try:
         lines = local_model_lines()
     except Exception as exc:  # noqa: BLE001 - the sidebar must draw without a database

@@ -10,8 +10,12 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
-from evalcore.report import compare
+from evalcore.kinds import find_kind, get_kind, kind_names
+from evalcore.report import compare, compare_figures
+from evalcore.report.compare_runs import (compare_runs, comparison_frame, differing_questions,
+                                          question_view, question_view_html)
 from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _shared
@@ -22,23 +26,17 @@ MAX_LISTED = 1000
 @st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
 def _many(db_url: str, run_ids: tuple[int, ...], state: tuple) -> dict[str, Any]:
     """The comparison, cached per the runs' `_shared.run_state`."""
-    from evalcore.report.compare_runs import compare_runs
-
     return compare_runs(_shared.engine(), list(run_ids))
 
 
 @st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
 def _pair(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    from evalcore.kinds import get_kind
-
     kind = get_kind(queries.get_run(_shared.engine(), run_a).kind)
     return kind.compare_pair(_shared.engine(), run_a, run_b)
 
 
 def pick_runs() -> list[int]:
     """Kind, then 2-8 runs of it (the two newest preselected)."""
-    from evalcore.kinds import kind_names
-
     kind = st.radio("Kind", kind_names(), horizontal=True, key="results.compare_kind")
     runs = queries.list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
     if len(runs) < 2:
@@ -93,16 +91,9 @@ def kind_extras(result: dict[str, Any]) -> None:
 
 def question_picker(result: dict[str, Any], run_ids: list[int]) -> None:
     """Pick a shared item (differing ones first) and see every run's answers to it."""
-    from evalcore.report.compare_runs import (
-        differing_questions,
-        question_view,
-        question_view_html,
-    )
-
     differing = differing_questions(result)
     st.markdown(f"#### Per question ({len(differing)} of {len(result['questions'])} shared "
                 "items differ)")
-    from evalcore.dataset.numbering import question_label
 
     if differing:
         st.dataframe([{"Q": question_label(q.get("item_idx")),
@@ -137,8 +128,6 @@ def repeats_caption(side: dict[str, Any]) -> str:
 
 def stability_detail(run_a: int, run_b: int) -> None:
     """Two stability runs: summary cards, distributions, the rate scatter, changes."""
-    from evalcore.report import compare_figures
-
     result = _pair(_shared.settings().db_url, run_a, run_b,
                    (_shared.run_state(run_a), _shared.run_state(run_b)))
     a, b = result["a"], result["b"]
@@ -159,8 +148,6 @@ def stability_detail(run_a: int, run_b: int) -> None:
         st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
     changed = compare.questions_frame(result, changed_only=True)
     if not changed.empty:
-        from evalcore.dataset.numbering import question_label
-
         st.markdown("#### Questions that changed most")
         changed = changed.drop(columns=["item_id"]).assign(
             item_a=changed["item_a"].map(question_label),
@@ -174,9 +161,6 @@ def stability_detail(run_a: int, run_b: int) -> None:
 
 def compare_view() -> None:
     """Pick 2-8 runs of one kind and see them side by side."""
-    from evalcore.report import compare_figures
-    from evalcore.report.compare_runs import comparison_frame
-
     run_ids = pick_runs()
     if not run_ids:
         return
@@ -210,7 +194,6 @@ def compare_view() -> None:
         kind_extras(result)
     with section("question view", run_ids):
         question_picker(result, run_ids)
-    from evalcore.kinds import find_kind
 
     kind = find_kind(result["kind"])
     if kind is not None and kind.compare_pair is not None and len(run_ids) == 2:

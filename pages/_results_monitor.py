@@ -8,8 +8,16 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset import list_datasets
 from evalcore.errors import EvalcoreError
+from evalcore.kinds import all_kinds
 from evalcore.markup import code_text, md
+from evalcore.report import compare_figures
+from evalcore.report.gates import default_gate_configs
+from evalcore.report.leaderboard import leaderboard
+from evalcore.report.trend import trend, trend_figure
+from evalcore.report.trust import trust_report_html, write_pdf
+from evalcore.store import queries
 from pages import _shared
 
 TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share",
@@ -20,22 +28,16 @@ TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share"
 
 def trend_metrics() -> tuple[str, ...]:
     """TREND_METRICS and each kind's own headline figures (`EvalKind.headline`)."""
-    from evalcore.kinds import all_kinds
-
     return tuple(dict.fromkeys(TREND_METRICS + tuple(
         name for kind in all_kinds().values() for name in kind.headline)))
 
 
 def _dataset_names() -> list[str]:
-    from evalcore.dataset import list_datasets
-
     return [d.name for d in list_datasets(_shared.engine())]
 
 
 @st.cache_data(max_entries=8, show_spinner="Building the leaderboard...")
 def _board(db_url: str, dataset: str, state: int) -> dict[str, Any]:
-    from evalcore.report.leaderboard import leaderboard
-
     return leaderboard(_shared.engine(), dataset)
 
 
@@ -44,16 +46,12 @@ def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, st
            ) -> dict[str, Any]:
     from datetime import UTC, datetime, timedelta
 
-    from evalcore.report.trend import trend
-
     since = datetime.now(UTC) - timedelta(days=days) if days else None
     return trend(_shared.engine(), dataset, metric, gate=gate_text or None, since=since)
 
 
 def _state() -> int:
     """Cache key: the newest run id and its call count change when anything is stored."""
-    from evalcore.store import queries
-
     runs = queries.list_runs(_shared.engine(), limit=1)
     return hash((runs[0].id, runs[0].status, queries.count_calls(_shared.engine(), runs[0].id))
                 ) if runs else 0
@@ -69,8 +67,6 @@ def pick_dataset(key: str) -> str | None:
 
 def leaderboard_view() -> None:
     """One row per model that ran on the dataset; click a column header to sort."""
-    from evalcore.report import compare_figures
-
     dataset = pick_dataset("results.board_dataset")
     if dataset is None:
         return
@@ -100,8 +96,6 @@ def leaderboard_view() -> None:
 
 def trend_view() -> None:
     """A metric over time per model with the baseline, gate verdicts and regressions."""
-    from evalcore.report.trend import trend_figure
-
     dataset = pick_dataset("results.trend_dataset")
     if dataset is None:
         return
@@ -132,16 +126,11 @@ def trend_view() -> None:
 
 @st.cache_data(max_entries=4, show_spinner="Writing the trust report...")
 def _trust(db_url: str, model: str, state: int) -> str:
-    from evalcore.report.gates import default_gate_configs
-    from evalcore.report.trust import trust_report_html
-
     return trust_report_html(_shared.engine(), model=model, gates=default_gate_configs())
 
 
 def trust_view() -> None:
     """Build a model's trust report and offer it as one self-contained HTML file."""
-    from evalcore.store import queries
-
     models = sorted({r.model for r in queries.list_runs(_shared.engine(), status="done",
                                                         limit=1000)})
     if not models:
@@ -175,8 +164,6 @@ def _pdf(page: str) -> bytes:
     """The HTML printed by headless chromium (a few seconds; only when downloaded)."""
     import tempfile
     from pathlib import Path
-
-    from evalcore.report.trust import write_pdf
 
     with tempfile.TemporaryDirectory() as folder:
         html, pdf = Path(folder) / "trust.html", Path(folder) / "trust.pdf"

@@ -11,8 +11,16 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.auth import why_not as _why_not
+from evalcore.error_text import describe_error
+from evalcore.errors import EvalcoreError
+from evalcore.providers.registry import load_models
+from evalcore.report.sections import failure_line, guarded_section, log
 from evalcore.report.timing import format_seconds
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
+from evalcore.runner.start import busy_text, is_stale, NO_WORKER, waiting_text
+from evalcore.store import jobs, queries
 from pages._engine import engine, settings
 
 if TYPE_CHECKING:
@@ -27,8 +35,6 @@ SAMPLES_DIR = PROJECT_ROOT / "data" / "samples"
 def error_line(exc: BaseException) -> str:
     """The one line the CLI prints for an expected failure (`evalcore.error_text.describe_error`);
     a bug (no description) is raised again so it is not hidden."""
-    from evalcore.error_text import describe_error
-
     message = describe_error(exc)
     if message is None:
         raise exc
@@ -53,8 +59,6 @@ def section(name: str, run_id: int | list[int] | None = None) -> ContextManager[
     a figure, a table, an export): if it raises, the page shows one line naming the
     section and the run, the traceback goes to the log, and the rest of the page draws
     (`evalcore.report.sections`)."""
-    from evalcore.report.sections import guarded_section
-
     return guarded_section(name, run_id, st.error)
 
 
@@ -94,8 +98,6 @@ def actor() -> Any:
 
 def why_not(permission: str) -> str | None:
     """None if this session's user may do it, else why not (a disabled button's help)."""
-    from evalcore.auth import why_not as _why_not
-
     return _why_not(actor(), permission)
 
 
@@ -151,9 +153,6 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
     An export that fails to build says so in one line (naming it and `run_id`) beside a
     disabled button; the page's other exports are still offered.
     """
-    from evalcore.errors import EvalcoreError
-    from evalcore.report.sections import failure_line, log
-
     target = column or st
     try:  # the database and the button's key namespace every caller's cache key
         data = _download_bytes((settings().db_url, key, *cache_key), make)
@@ -200,8 +199,6 @@ def status_badge(status: str, stale: bool = False) -> None:
 
 
 def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
-    from evalcore.store import queries
-
     eng = engine()
     p = queries.progress(eng, run_id)
     finished = p["status"] in queries.FINISHED
@@ -229,8 +226,6 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         st.caption("Cancel requested: the run stops after the calls in flight.")
     elif st.button("Cancel run", key=f"{key}.cancel", disabled=why_not("run") is not None,
                    help=why_not("run")):
-        from evalcore import actions
-
         actions.cancel_run(actor(), eng, run_id)
         st.toast(f"Cancelling run #{md(run_id)}")
 
@@ -238,9 +233,6 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
 def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
     """Who executes the run, or why nobody does yet (a queued run: waiting behind busy
     workers, or no worker at all: `runner.start.waiting_text`)."""
-    from evalcore.runner.start import NO_WORKER, is_stale, waiting_text
-    from evalcore.store import jobs, queries
-
     job = jobs.run_job(eng, run_id)
     run = queries.get_run(eng, run_id)
     waiting = waiting_text(eng, run)
@@ -258,8 +250,6 @@ def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
 
 
 def _job_body(job_id: int, was_live: bool, key: str) -> None:
-    from evalcore.store import jobs
-
     job = jobs.get_job(engine(), job_id)
     finished = job.status in jobs.JOB_FINISHED
     if was_live and finished:
@@ -272,14 +262,10 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
     elif job.status == "running":
         st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
     elif job.status == "queued":
-        from evalcore.runner.start import busy_text
-
         waiting = busy_text(engine(), f"job #{job.id}") or "Waiting for a worker."
         st.caption(md(waiting))
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
-        from evalcore import actions
-
         actions.cancel_job(actor(), engine(), job_id)
         st.toast(f"Cancelling job #{md(job_id)}")
 
@@ -288,8 +274,6 @@ def job_panel(job_id: int, key: str) -> str:
     """Live progress of a job (attack generation, re-judging, judge analysis), re-read
     from the database every REFRESH_S while it is live; returns its status. The page
     reruns once when it ends."""
-    from evalcore.store import jobs
-
     status = jobs.get_job(engine(), job_id).status
     live = status not in jobs.JOB_FINISHED
     seen = f"{key}.ended_seen.{job_id}"
@@ -305,8 +289,6 @@ def job_panel(job_id: int, key: str) -> str:
 def queue_job(create: Callable[[], int], key: str) -> int | None:
     """Queue a job with `create()` and remember it as the page's job under `key`; an
     error the user can act on is shown instead of raised."""
-    from evalcore.errors import EvalcoreError
-
     try:
         job_id = create()
     except EvalcoreError as exc:
@@ -324,8 +306,6 @@ def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
     `key` namespaces the widgets (the page's kind). A fragment, so the page
     around it is not rerun; it reruns the page once when the run finishes.
     """
-    from evalcore.store import queries
-
     status = queries.get_run(engine(), run_id).status
     live = status not in queries.FINISHED
     st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live, key, unit)
@@ -338,8 +318,6 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
     The choice is kept in session_state["<kind>.run_id"] (a run just started there is
     shown first); `describe(run)` gives the middle of each label.
     """
-    from evalcore.store import queries
-
     runs = queries.list_runs(engine(), kind=kind, limit=200)
     if not runs:
         st.info(f"No {md(kind)} runs yet: start one above.")
@@ -359,9 +337,6 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
 
 def model_names() -> list[str]:
     """The models of models.toml, sorted; an unreadable file is shown as an error (empty list)."""
-    from evalcore.errors import EvalcoreError
-    from evalcore.providers.registry import load_models
-
     try:
         return sorted(load_models(settings().models_path))
     except EvalcoreError as exc:
@@ -372,8 +347,6 @@ def model_names() -> list[str]:
 def default_model_index(models: list[str]) -> int:
     """Which model a new run starts with: the model of the newest run if it still exists,
     else the embedded `local` model, else the first one (never an arbitrary judge)."""
-    from evalcore.store import queries
-
     if not models:
         return 0
     last = queries.list_runs(engine(), limit=1)
@@ -402,8 +375,6 @@ def run_state(run_id: int) -> tuple[str, int]:
     It changes when the run stores a call or ends, and also when calls are added after it
     ended (a re-judged sample, a judge model's ratings), so cached reports never go stale.
     """
-    from evalcore.store import queries
-
     eng = engine()
     return queries.get_run(eng, run_id).status, queries.count_calls(eng, run_id)
 
@@ -412,8 +383,6 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
                   *args: Any) -> dict[str, Any] | None:
     """`build(db_url, run_id, run_state(run_id), *args)`, a page's cached report function;
     None, with the reason shown, when the run has nothing to report yet."""
-    from evalcore.errors import EvalcoreError
-
     try:
         return build(settings().db_url, run_id, run_state(run_id), *args)
     except EvalcoreError as exc:

@@ -9,14 +9,19 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import streamlit as st
+from evalcore.auth import (audit, auth_config, header_identity, local_actor, oidc_identity,
+                           signed_in_actor, SignInError)
+from evalcore.auth.identity import Actor, login_key
+from evalcore.auth.oidc import (config_problems, metadata_url, provider_name, provider_problem,
+                                redirect_problem)
+from evalcore.auth.users import role_of
+from evalcore.config import check_environment
+from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from pages._engine import engine
-
-if TYPE_CHECKING:
-    from evalcore.auth import Actor
 
 ACTOR = "auth.actor"  # the signed-in Actor (team mode), once per browser session
 ROLE_READ = "auth.role_read_at"  # when the role was last read from the database
@@ -29,8 +34,6 @@ class NotSignedIn(Exception):
 
 
 def _config() -> Any:
-    from evalcore.auth import auth_config
-
     return auth_config()
 
 
@@ -39,8 +42,6 @@ def _engine() -> Any:
 
 
 def _identity(config: Any) -> tuple[str, str]:
-    from evalcore.auth import header_identity, oidc_identity
-
     if config.mode == "header":
         return header_identity(dict(st.context.headers), config)
     user = st.user.to_dict()
@@ -52,8 +53,6 @@ def _identity(config: Any) -> tuple[str, str]:
 def _login_key(config: Any) -> str | None:
     """Which sign-in this session belongs to (OpenID Connect: the ID token's iat and
     nonce); None in header mode, where the proxy signs people in out of sight."""
-    from evalcore.auth.identity import login_key
-
     if config.mode != "oidc":
         return None
     return login_key(st.user.to_dict())
@@ -67,10 +66,6 @@ def current_actor() -> "Actor":
     session: `audit.record_sign_in`). Later the role is re-read at most every
     ROLE_TTL_S, so a role change applies within seconds.
     """
-    from evalcore.auth import local_actor, signed_in_actor
-    from evalcore.auth.identity import Actor
-    from evalcore.auth.users import role_of
-
     config = _config()
     if not config.team:
         return local_actor()
@@ -78,8 +73,6 @@ def current_actor() -> "Actor":
     known: Actor | None = st.session_state.get(ACTOR)
     now = time.monotonic()
     if known is None or known.email != email:
-        from evalcore.auth import audit
-
         known = signed_in_actor(_engine(), email, name, config)
         audit.record_sign_in(_engine(), known, config.mode, _login_key(config))
     elif now - st.session_state.get(ROLE_READ, 0.0) > ROLE_TTL_S:
@@ -92,8 +85,6 @@ def current_actor() -> "Actor":
 
 
 def _oidc_setup_problems() -> list[str]:
-    from evalcore.auth.oidc import config_problems, metadata_url
-
     try:
         auth = st.secrets.to_dict().get("auth")
     except FileNotFoundError:  # no secrets.toml at all
@@ -111,8 +102,6 @@ def _oidc_setup_problems() -> list[str]:
 def _redirect_warning() -> None:
     """A redirect_uri for another host than the one opened: said, but not blocking (people
     who opened the server by IP still get signed in on its name)."""
-    from evalcore.auth.oidc import redirect_problem
-
     auth = st.secrets.to_dict().get("auth") or {}
     problem = redirect_problem(str(auth.get("redirect_uri", "")), _page_url(), _server_port())
     if problem:
@@ -133,8 +122,6 @@ def _server_port() -> int:
 
 @st.cache_data(ttl=30, show_spinner=False)
 def _provider_problem(url: str) -> str | None:
-    from evalcore.auth.oidc import provider_problem
-
     return provider_problem(url) if url else None
 
 
@@ -157,17 +144,11 @@ def _sign_in_page(config: Any, reason: str) -> None:
     _redirect_warning()
     st.write("Sign in with your company account to use evalcore.")
     if st.button("Sign in", type="primary", key="auth.login"):
-        from evalcore.auth.oidc import provider_name
-
         st.login(provider_name(st.secrets.to_dict()["auth"]) or None)
 
 
 def gate() -> "Actor":
     """The session's actor, or the sign-in (or misconfiguration) page and a stop."""
-    from evalcore.auth import SignInError
-    from evalcore.config import check_environment
-    from evalcore.errors import EvalcoreError
-
     try:
         check_environment(os.environ)  # every EVALCORE_* value, before anyone is let in
         config = _config()

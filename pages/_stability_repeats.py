@@ -10,6 +10,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.runner.meaning_judge import cost_line, meaning_cost
+from evalcore.scorers.meaning import MEANING_COSINE
 from pages import _shared
 from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
@@ -41,8 +44,6 @@ ROUTES = ("offline: cues, then e5", "a judge model")
 def meaning_toggle(run_id: int | None = None) -> bool | str:
     """How open answers are grouped: False (by text), True (by meaning offline) or
     "judge:MODEL" (by the judge's stored "same meaning?" verdicts; a form asks it)."""
-    from evalcore.scorers.meaning import MEANING_COSINE
-
     on = st.toggle(
         "Group open answers by meaning", key="stability.meaning",
         help="Choice and number answers are always grouped by the extracted answer. "
@@ -69,9 +70,6 @@ def meaning_toggle(run_id: int | None = None) -> bool | str:
 def _judge_form(run_id: int, judge: str) -> None:
     """The cost of asking `judge`, and the button that queues the job (any worker runs it;
     the verdicts are stored, so the report regroups as they come)."""
-    from evalcore import actions
-    from evalcore.runner.meaning_judge import cost_line, meaning_cost
-
     key = f"stability.meaning_job.{run_id}"
     if st.session_state.get(key) is not None:
         _shared.job_panel(int(st.session_state[key]), "stability.meaning_panel")

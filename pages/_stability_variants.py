@@ -11,7 +11,11 @@ from typing import Any, Optional
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.errors import EvalcoreError
 from evalcore.markup import md
+from evalcore.prompt.variants import MAX_SHUFFLES, Template
+from evalcore.runner.variants import cost_line, template_params, variants_cost
 from pages import _shared
 
 EXPLAIN = {
@@ -78,11 +82,6 @@ def section(report: dict[str, Any]) -> None:
 def form(run_id: int) -> None:
     """Ask the run's items under other option orders and templates: a job any worker
     executes, its calls stored with the run; the extra calls are shown before."""
-    from evalcore import actions
-    from evalcore.errors import EvalcoreError
-    from evalcore.prompt.variants import MAX_SHUFFLES, Template
-    from evalcore.runner.variants import cost_line, template_params, variants_cost
-
     with st.expander("Option order and prompt templates: ask the items again"):
         key = f"stability.variants_job.{run_id}"
         if st.session_state.get(key) is not None:

@@ -10,7 +10,11 @@ from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
+from evalcore import actions
 from evalcore.auth import ROLES
+from evalcore.auth.audit import event_info, list_events
+from evalcore.auth.roles import read_permission
+from evalcore.auth.users import list_users, user_info
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from pages import _shared
@@ -21,9 +25,6 @@ SINCE = {"last hour": timedelta(hours=1), "last day": timedelta(days=1),
 
 def users_section() -> None:
     """Everyone who signed in or was added, and changing one's role."""
-    from evalcore import actions
-    from evalcore.auth.users import list_users, user_info
-
     st.subheader("Users")
     eng = _shared.engine()
     users = [user_info(u) for u in list_users(eng)]
@@ -49,8 +50,6 @@ def users_section() -> None:
 
 def audit_section() -> None:
     """The audit log, newest first."""
-    from evalcore.auth.audit import event_info, list_events
-
     st.subheader("Audit log")
     span = st.radio("Show", list(SINCE), horizontal=True, key="admin.since", index=1)
     delta = SINCE[span]
@@ -65,7 +64,6 @@ def audit_section() -> None:
 
 def main() -> None:
     _shared.page_setup("Team", "Users, roles and the audit log: who changed what, and when.")
-    from evalcore.auth.roles import read_permission
 
     denied = _shared.why_not(read_permission("team page"))  # the CLI's `users list` too
     if denied:

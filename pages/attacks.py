@@ -16,8 +16,20 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.dataset import list_datasets
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.markup import code_text, md
+from evalcore.perturb.attack import resolve_params
+from evalcore.perturb.degenerate import flag_reasons
+from evalcore.perturb.export import write_attack_set_csv
+from evalcore.perturb.guard import FLAGS
+from evalcore.perturb.review import (list_attack_items, option_diffs, question_numbers, review_log,
+                                     review_progress, review_version, unique_pairs)
+from evalcore.perturb.sets import list_attack_sets
+from evalcore.report.diff import DIFF_CSS, side_by_side_html
+from evalcore.store.jobs import get_job
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
                                 set_jobs, set_state, show_flash)
@@ -41,8 +53,6 @@ def job_panel() -> None:
 
 def select_new_set() -> None:
     """Once this session's job has made a set, show that set (once: then it is free)."""
-    from evalcore.store.jobs import get_job
-
     job_id = st.session_state.get(JOB)
     if job_id is None or st.session_state.get(f"{JOB}.shown") == job_id:
         return
@@ -63,8 +73,6 @@ def _translators(models: list[str]) -> list[str]:
 
 def generate_form(datasets: list[Any], reviewer: str) -> None:
     """Widgets for a new attack set; the button starts the background job."""
-    from evalcore.perturb.attack import resolve_params
-
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
         return
@@ -123,7 +131,6 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
         return
     if not similarity:
         params["similarity"] = False
-    from evalcore import actions
 
     _shared.queue_job(lambda: actions.queue_attack(
         _shared.actor(), _shared.engine(), params=params, submit_key=submit_key, **settings),
@@ -155,8 +162,6 @@ def set_picker(sets: list[Any], datasets: list[Any]) -> Any | None:
 
 def progress_bar(set_id: int) -> dict[str, Any]:
     """How far the review is, from the database (all reviewers together)."""
-    from evalcore.perturb.review import review_progress
-
     p = review_progress(_shared.engine(), set_id)
     reviewed = p["approved"] + p["rejected"]
     st.progress(min(float(p["reviewed_share"]), 1.0),
@@ -184,8 +189,6 @@ def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = ""
     and when. An edit (text from the widget under `edit_key`) is re-checked by the service;
     its result is noted on the card; an edit that changes nothing is only noted.
     """
-    from evalcore import actions
-
     eng, actor = _shared.engine(), _shared.actor()
     try:
         if edit_key and st.session_state.get(edit_key, "").strip() == original.strip():
@@ -213,8 +216,6 @@ def _note_key(item_id: int) -> str:
 
 
 def _flags_line(item: Any) -> str:
-    from evalcore.perturb.review import unique_pairs
-
     flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
     sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
     where = {(str(p[0]), str(p[1])): _where(p) for p in item.pairs or [] if len(p) == 3}
@@ -237,8 +238,6 @@ def _where(pair: list[str]) -> str:
 def _reasons_line(item: Any) -> str:
     """Why each degenerate-output flag fired (cut off, loops, pivot left in...), as Markdown
     with the quoted model text escaped."""
-    from evalcore.perturb.degenerate import flag_reasons
-
     why = flag_reasons(item.flags, item.original, item.attacked)
     return " · ".join(f"`{code_text(flag)}`: {md(text)}" for flag, text in why.items())
 
@@ -258,11 +257,7 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
     `options`: (index, original, attacked) of each option a word attack changed, shown
     under the question the same way.
     """
-    from evalcore.report.diff import side_by_side_html
-
     with st.container(border=True):
-        from evalcore.dataset.numbering import question_label
-
         label = question_label(None if number is None else number - 1)
         st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
@@ -301,8 +296,6 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
 
 def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
     """Approve every pending item without flags, after a confirmation."""
-    from evalcore import actions
-
     candidates = int(progress["unflagged_pending"])
     if not st.session_state.get(CONFIRM_BULK):
         if st.button("Approve all unflagged pending items", key="attacks.bulk",
@@ -326,8 +319,6 @@ def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
 
 
 def _filtered(set_id: int, status: str, flag: str) -> list[Any]:
-    from evalcore.perturb.review import list_attack_items
-
     flagged = {ANY_FLAG: True, NO_FLAG: False}.get(flag)
     return list_attack_items(_shared.engine(), set_id,
                              status=None if status == "all" else status,
@@ -337,8 +328,6 @@ def _filtered(set_id: int, status: str, flag: str) -> list[Any]:
 
 def review_log_table(set_id: int) -> None:
     """Every review action (who, when, from which status to which), newest first."""
-    from evalcore.perturb.review import review_log
-
     log = review_log(_shared.engine(), set_id, limit=500)
     if not log:
         st.caption("No reviews yet.")
@@ -351,9 +340,6 @@ def review_log_table(set_id: int) -> None:
 
 def review_queue(attack_set: Any, reviewer: str) -> None:
     """Filters, the review progress, bulk approval and one page of item cards."""
-    from evalcore.perturb.guard import FLAGS
-    from evalcore.perturb.review import option_diffs, question_numbers
-
     set_id = int(attack_set.id)
     progress = progress_bar(set_id)
     bulk_approve(set_id, progress, reviewer)
@@ -383,8 +369,6 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
 
 
 def _csv(set_id: int) -> bytes:
-    from evalcore.perturb.export import write_attack_set_csv
-
     buffer = io.StringIO(newline="")
     write_attack_set_csv(_shared.engine(), set_id, buffer)
     return buffer.getvalue().encode("utf-8")
@@ -413,10 +397,6 @@ def reviewer_input() -> str:
 
 
 def main() -> None:
-    from evalcore.dataset import list_datasets
-    from evalcore.perturb.sets import list_attack_sets
-    from evalcore.report.diff import DIFF_CSS
-
     _shared.page_setup("Attacks", "Perturb a dataset at character, word or sentence level, "
                                   "then review every attacked question before it is used.")
     eng = _shared.engine()
@@ -436,7 +416,6 @@ def main() -> None:
     if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
     export, delete = st.columns([1, 3])
-    from evalcore.perturb.review import review_version
 
     set_id = int(attack_set.id)
     _shared.download("Export CSV", lambda: _csv(set_id),

@@ -24,6 +24,7 @@ from evalcore.dataset import (
     suggest_mapping,
 )
 from evalcore import actions
+from evalcore.dataset.numbering import question_label
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
@@ -133,7 +134,6 @@ def preview(parsed: ParsedDataset) -> None:
         st.warning(f"Repaired while reading: {md(note)}")
     for note in parsed.meta.get("warnings", []):
         st.warning(f"Check before importing: {md(note)}")
-    from evalcore.dataset.numbering import question_label
 
     rows = [{"Q": question_label(q.idx), **q.model_dump(include={
         "question", "reference", "choices", "task_type", "language"})}

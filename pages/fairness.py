@@ -15,6 +15,9 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.dataset import list_datasets
+from evalcore.report.estimate import default_limit
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.store import queries
 from evalcore.markup import md
@@ -28,9 +31,6 @@ from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit
 
 def start_form(suites: list[Any]) -> None:
     """Suite, model, samples and temperature; the button stores the new run id."""
-    from evalcore import actions
-    from evalcore.report.estimate import default_limit
-
     if not suites:
         st.info("No fairness suites yet: generate one or import BBQ / CBBQ above.")
         return
@@ -141,8 +141,6 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
 
 
 def main() -> None:
-    from evalcore.dataset import list_datasets
-
     _shared.page_setup("Fairness", "Ask the same question about different groups and see "
                                    "whether the answers change: effects across pairs, group "
                                    "metrics, BBQ / CBBQ bias scores and the CI gate.")

@@ -3,8 +3,12 @@ and a one-click first run on the embedded local model."""
 from __future__ import annotations
 
 import streamlit as st
+from evalcore import actions
+from evalcore.demo import demo_items, DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS
 from evalcore.markup import md
 
+from evalcore.report.overview import catalog_counts, plural
+from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -26,9 +30,6 @@ STEPS = (
 def counts() -> dict[str, str]:
     """What exists so far, one short line per step: datasets apart from attack sets and
     fairness suites (their items are stored as datasets too)."""
-    from evalcore.report.overview import catalog_counts, plural
-    from evalcore.store import queries
-
     eng = _shared.engine()
     runs = queries.list_runs(eng, limit=1000)
     have = catalog_counts(eng)
@@ -49,8 +50,6 @@ def counts() -> dict[str, str]:
 
 def demo() -> None:
     """One click: the bundled reviews, 5 rounds on the local model, shown on Stability."""
-    from evalcore.demo import DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS, demo_items
-
     st.markdown("#### Try it")
     st.caption(f"Imports {md(demo_items())} short English product reviews (bundled) and asks "
                f"the embedded SmolLM2 model {md(DEMO_ROUNDS)} times whether each one is positive "
@@ -58,8 +57,6 @@ def demo() -> None:
                f"{DEMO_SECONDS:.0f} s on {md(DEMO_MACHINE)}. The Stability page then shows which "
                "answers are stable, which flaky and which wrong every time.")
     if _shared.allowed_button("Run the demo", "run", type="primary", key="home.demo"):
-        from evalcore import actions
-
         run_id = _shared.start_and_show("stability", lambda: actions.start_demo(
             _shared.actor(), _shared.engine(), _shared.settings().models_path))
         if run_id is not None:

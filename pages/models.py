@@ -20,6 +20,7 @@ from evalcore.providers.local import HEALTH_TIMEOUT
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
 from evalcore.markup import md
+from evalcore.runner.background import get_runner
 from pages import _local_model, _shared
 
 NEW = "(new model)"
@@ -160,8 +161,6 @@ def _test_timeout(config: ModelConfig) -> float:
 @st.fragment
 def connection_test(config: ModelConfig) -> None:
     """Send one short prompt on the shared background loop; show latency and reply or error."""
-    from evalcore.runner.background import get_runner
-
     if _shared.allowed_button("Test connection", "test_model", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:

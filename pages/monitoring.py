@@ -12,7 +12,15 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset import list_datasets
+from evalcore.errors import RunError
+from evalcore.kinds import get_kind
 from evalcore.markup import md
+from evalcore.monitor import actions, channels
+from evalcore.monitor.actions import set_baseline
+from evalcore.monitor.runs import schedulable
+from evalcore.monitor.view import figure_series, monitoring, series_figure
+from evalcore.store.schedules import parse_every
 from pages import _shared
 
 NOTICE = "monitoring.notice"  # what the last action did, shown on the next draw
@@ -41,9 +49,6 @@ def _act(what: str, do: Any) -> None:
 
 
 def _schedule(info: dict[str, Any]) -> None:
-    from evalcore.monitor import actions
-    from evalcore.monitor.view import figure_series, series_figure
-
     eng, actor, sid = _shared.engine(), _shared.actor(), info["id"]
     st.dataframe([{"due": (r["due_at"] or "")[:19], "status": r["status"], "run": r["run_id"],
                    "verdict": r["verdict"] or "", "reason": r["reason"] or "",
@@ -74,8 +79,6 @@ def _schedule(info: dict[str, Any]) -> None:
         every = st.text_input("New period (10s, 5m, 1h, 1d) or cron expression",
                               info["every"].removeprefix("cron "), key=f"monitoring.every.{sid}")
         if _shared.allowed_button("Change period", "schedule", form=True):
-            from evalcore.store.schedules import parse_every
-
             text = every.strip()
             cron = text if len(text.split()) == 5 else None
             _act(f"change the period of schedule {sid}", lambda: actions.edit_schedule(
@@ -92,14 +95,6 @@ def _schedule(info: dict[str, Any]) -> None:
 
 
 def _add_form() -> None:
-    from evalcore.errors import RunError
-    from evalcore.kinds import get_kind
-    from evalcore.monitor import actions, channels
-    from evalcore.monitor.runs import schedulable
-    from evalcore.store.schedules import parse_every
-
-    from evalcore.dataset import list_datasets
-
     eng = _shared.engine()
     with st.form("monitoring.add"):
         kind = st.selectbox("Kind", schedulable(), key="monitoring.kind",
@@ -139,8 +134,6 @@ def _add_form() -> None:
 
 
 def _baseline() -> None:
-    from evalcore.monitor.actions import set_baseline
-
     eng = _shared.engine()
     run_id = st.number_input("Run", min_value=1, step=1, key="monitoring.baseline_run")
     if _shared.allowed_button("Mark as baseline", "baseline", key="monitoring.baseline",
@@ -150,8 +143,6 @@ def _baseline() -> None:
 
 
 def main() -> None:
-    from evalcore.monitor.view import monitoring
-
     _shared.page_setup("Monitoring", "Runs that repeat on a schedule, gated against the "
                                      "baseline, with alerts when a gate fails.")
     if st.session_state.get(NOTICE):

@@ -14,11 +14,15 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
+from evalcore.kinds import find_kind
+from evalcore.metrics.gate import load_gate_config
 from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
+from evalcore.report.gates import gate_any
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
 from evalcore.markup import md
+from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
 from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -239,8 +243,6 @@ def status_panel(run_id: int) -> dict[str, Any]:
 
 def kind_link(kind: str) -> None:
     """Where the run's full report lives (its kind's own page)."""
-    from evalcore.kinds import find_kind
-
     found = find_kind(kind)
     if found is None:
         return
@@ -276,8 +278,6 @@ def settings_view(details: dict[str, Any]) -> None:
 def downloads(run_id: int, kind: str) -> None:
     """Raw calls for every run, and the exports its kind defines (`evalcore.kinds`); the
     bytes are cached per run state, and a click never reruns the page (`_shared.download`)."""
-    from evalcore.kinds import find_kind
-
     st.markdown("#### Export")
     found = find_kind(kind)
     exports = found.exports if found is not None else ()
@@ -319,9 +319,6 @@ def calls_view(run_id: int) -> None:
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
           state: tuple[str, int]) -> dict[str, Any]:
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any
-
     return gate_any(_shared.engine(), run_id, load_gate_config(config_text),
                     baseline_id=baseline_id).model_dump()
 
@@ -329,8 +326,6 @@ def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
 def gate_view(run_id: int, kind: str) -> None:
     """The CI gate's verdict for a run whose kind has a default gate, unless the kind shows
     it on its own page (`EvalKind.gate_on_results`)."""
-    from evalcore.kinds import find_kind
-
     found = find_kind(kind)
     if found is None or not found.default_gate or not found.gate_on_results:
         return
@@ -389,8 +384,6 @@ def queue_view() -> None:
     """Every job (runs, re-judging, judge analysis, attack generation and import): who
     executes it, its attempts and error; a failed or cancelled one can be queued again."""
     import pandas as pd
-
-    from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
 
     jobs = list_jobs(_shared.engine(), limit=200)
     if not jobs:

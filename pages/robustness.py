@@ -13,7 +13,17 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.dataset import list_datasets
+from evalcore.dataset.numbering import question_label
 from evalcore.metrics.stability import MAX_ROUNDS
+from evalcore.perturb.review import review_progress
+from evalcore.perturb.sets import list_attack_sets
+from evalcore.report.diff import DIFF_CSS, side_by_side_html
+from evalcore.report.estimate import robustness_calls
+from evalcore.report.robustness import robustness_report
+from evalcore.report.robustness_figures import (fragile_figure, fragile_label, fragile_rows,
+                                                level_rows)
 from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit
@@ -30,9 +40,6 @@ def _set_label(s: Any, approved: int) -> str:
 
 def start_form(datasets: list[Any], sets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
-    from evalcore import actions
-    from evalcore.perturb.review import review_progress
-
     if not sets:
         st.info("No attack sets yet: generate and review one on the Attacks page first.")
         return
@@ -72,8 +79,6 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
                f"time(s)")
     empty = [i for i in chosen if not approved[i]]
     if chosen and not empty:
-        from evalcore.report.estimate import robustness_calls
-
         _cost.time_caption(model, robustness_calls(eng, [int(i) for i in chosen], int(rounds)),
                            judge)
     if empty:
@@ -97,8 +102,6 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
 @st.cache_data(max_entries=16, show_spinner="Building the report...")
 def _report(db_url: str, run_id: int, state: tuple[str, int]) -> dict[str, Any]:
     """The run's report, cached per `_shared.run_state`."""
-    from evalcore.report.robustness import robustness_report
-
     return robustness_report(_shared.engine(), run_id)
 
 
@@ -112,8 +115,6 @@ def _pct(value: Any) -> str:
 
 def level_cards(report: dict[str, Any]) -> None:
     """Per level: clean vs attacked accuracy, PDR, flips, McNemar, paired test, consistency."""
-    from evalcore.report.robustness_figures import level_rows
-
     for row in level_rows(report):
         summary = report["levels"][row["level"]]
         st.markdown(f"**{md(row['level'])} level** · {md(row['questions'])} attacked questions")
@@ -151,7 +152,6 @@ def flips_section(report: dict[str, Any]) -> None:
             if not rows:
                 st.caption("None.")
                 continue
-            from evalcore.dataset.numbering import question_label
 
             st.dataframe([{c: r.get(c) for c in columns}
                           | {"question": question_label(int(r["question"]) - 1)}
@@ -163,9 +163,6 @@ def flips_section(report: dict[str, Any]) -> None:
 
 def fragile_section(report: dict[str, Any]) -> None:
     """The most fragile questions: chart, then one question's diff and answers per round."""
-    from evalcore.report.diff import DIFF_CSS, side_by_side_html
-    from evalcore.report.robustness_figures import fragile_figure, fragile_label, fragile_rows
-
     rows = fragile_rows(report, top=len(report.get("fragile", [])))
     if not rows:
         st.caption("No question did worse under attack.")
@@ -240,9 +237,6 @@ def results(run_id: int) -> None:
 
 
 def main() -> None:
-    from evalcore.dataset import list_datasets
-    from evalcore.perturb.sets import list_attack_sets
-
     _shared.page_setup("Robustness", "Ask the clean questions and their approved attacked "
                                      "versions N times each, and see how much accuracy drops.")
     eng = _shared.engine()

@@ -14,10 +14,17 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
+from evalcore.dataset import list_datasets, load_questions
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import MAX_ROUNDS
+from evalcore.prompt import render_prompt
+from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
+from evalcore.report.estimate import default_limit
+from evalcore.report.stability import not_asked_line, stability_report
+from evalcore.runner.rejudge import rejudge_passes, reliability_line
 from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _stability_repeats, _stability_variants, _submit
@@ -37,9 +44,6 @@ def _dataset_label(ds: Any) -> str:
 
 def prompt_preview(dataset_id: int, style: str) -> None:
     """The prompt the model will get for the dataset's first item."""
-    from evalcore.dataset import load_questions
-    from evalcore.prompt import render_prompt
-
     try:
         first = load_questions(_shared.engine(), dataset_id, limit=1)
         if not first:
@@ -52,9 +56,6 @@ def prompt_preview(dataset_id: int, style: str) -> None:
 
 def start_form(datasets: list[Any]) -> None:
     """Widgets for a new run; the button stores the new run id in the session."""
-    from evalcore import actions
-    from evalcore.report.estimate import default_limit
-
     if not datasets:
         st.info("No datasets yet: import one on the Datasets page first.")
         return
@@ -123,8 +124,6 @@ def start_form(datasets: list[Any]) -> None:
 
 
 def _model_concurrency(name: str) -> int | None:
-    from evalcore.providers.registry import get_model
-
     try:
         return int(get_model(_shared.settings().models_path, name).concurrency)
     except Exception:
@@ -139,8 +138,6 @@ def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
             meaning: bool | str = False) -> dict[str, Any]:
     """The run's report under a failure policy (open answers grouped by meaning or not),
     cached per `_shared.run_state`."""
-    from evalcore.report.stability import stability_report
-
     return stability_report(_shared.engine(), run_id, failure_policy=policy,  # type: ignore[arg-type]
                             meaning=meaning)
 
@@ -239,8 +236,6 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
     its judgements stored with the run as they come."""
-    from evalcore import actions
-
     with st.expander("Judge reliability: re-judge a sample of answers"):
         key = f"stability.rejudge_job.{run_id}"
         if st.session_state.get(key) is not None:
@@ -277,8 +272,6 @@ def rejudge_passes_view(run_id: int) -> None:
     re-judgement and its reason."""
     import pandas as pd
 
-    from evalcore.runner.rejudge import rejudge_passes
-
     passes = rejudge_passes(_shared.engine(), run_id)
     with st.expander(f"Re-judging passes ({len(passes)})"):
         st.dataframe(pd.DataFrame([{k: p[k] for k in (
@@ -300,8 +293,6 @@ def rejudge_passes_view(run_id: int) -> None:
 
 def errored_summary(summary: dict[str, Any]) -> None:
     """Which rule the figures use for rounds without a verdict, and how many there are."""
-    from evalcore.report.stability import not_asked_line
-
     not_asked = not_asked_line(summary)
     if not_asked:  # a cancelled run's unasked rounds are no errors (issue 21)
         st.info(not_asked[0].upper() + not_asked[1:] + ".")
@@ -356,8 +347,6 @@ def results(run_id: int, status: str) -> None:
     with section("judge reliability", run_id):
         reliability = report.get("judge_reliability")
         if reliability:
-            from evalcore.runner.rejudge import reliability_line
-
             text = (f"Judge reliability ({reliability['judge']}): {reliability['answers']} "
                     f"answers re-judged {reliability['passes']} times; {reliability['failed']} "
                     f"of {reliability['judgements']} judgements failed; "
@@ -467,8 +456,6 @@ def questions_view(report: dict[str, Any], policy: str) -> None:
 
 
 def main() -> None:
-    from evalcore.dataset import list_datasets
-
     _shared.page_setup("Stability", "Ask every question N times, judge each answer 0/1, "
                                     "and see which questions the model gets right reliably.")
     datasets = list_datasets(_shared.engine())

@@ -8,6 +8,7 @@ from evalcore.auth import audit
 from evalcore.auth.identity import Actor
 from evalcore.auth.roles import PermissionDenied, require
 from evalcore.store.db import Bind
+from evalcore.store.submissions import once
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -35,6 +36,4 @@ def _once(engine: "Engine", submit_key: Optional[str], object_type: str,
           make: Callable[["Connection"], int]) -> int:
     """`make(conn)` once per submission key, the key in the same transaction
     (`store.submissions.once`)."""
-    from evalcore.store.submissions import once
-
     return once(engine, submit_key, object_type, make)

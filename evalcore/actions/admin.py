@@ -6,6 +6,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
+from evalcore.auth.roles import read_permission
+from evalcore.auth.users import set_role as _set
+from evalcore.model_store import ModelsInDatabase
+from evalcore.providers.client import test_connection_sync
+from evalcore.providers.registry import (import_models as _import, remove_model as _remove,
+                                         update_model as _update)
 from evalcore.store.db import transaction
 
 if TYPE_CHECKING:
@@ -18,8 +24,6 @@ def _models_in(path: ModelsPath, conn: "Connection") -> ModelsPath:
     """The model list `path`, written in `conn`'s transaction when it is the database's
     (team mode: the change and its audit event commit together). A models.toml is
     written before the audit event commits: a failed write records nothing."""
-    from evalcore.model_store import ModelsInDatabase
-
     return path.within(conn) if isinstance(path, ModelsInDatabase) else path
 
 
@@ -37,8 +41,6 @@ def add_model(actor: Actor, engine: "Engine", path: ModelsPath, config: "ModelCo
 def update_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str,
                  **changes: Any) -> Any:
     """`providers.registry.update_model`, for admins."""
-    from evalcore.providers.registry import update_model as _update
-
     _check(engine, actor, "models", "update_model")
     with transaction(engine) as conn:
         updated = _update(_models_in(path, conn), name, editor=actor.label, **changes)
@@ -48,8 +50,6 @@ def update_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str,
 
 def remove_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str) -> None:
     """`providers.registry.remove_model`, for admins."""
-    from evalcore.providers.registry import remove_model as _remove
-
     _check(engine, actor, "models", "remove_model")
     with transaction(engine) as conn:
         _remove(_models_in(path, conn), name)
@@ -59,8 +59,6 @@ def remove_model(actor: Actor, engine: "Engine", path: ModelsPath, name: str) ->
 def import_models(actor: Actor, engine: "Engine", path: ModelsPath, toml_file: Path, *,
                   replace: bool = False) -> list[str]:
     """Copy the models of a models.toml into `path` (the database in team mode), for admins."""
-    from evalcore.providers.registry import import_models as _import
-
     _check(engine, actor, "models", "import_models")
     with transaction(engine) as conn:
         names = _import(_models_in(path, conn), toml_file, editor=actor.label, replace=replace)
@@ -73,7 +71,6 @@ def test_model(actor: Actor, engine: "Engine", config: "ModelConfig",
     """One short test call to `config` (`providers.client.test_connection_sync`, or `send`,
     the page's call on its background loop), for evaluators: it is a paid call, so it is
     checked like a run and on record ('model.test', with its outcome) like one."""
-    from evalcore.providers.client import test_connection_sync
     from evalcore.providers.local import local_state, stop_local
 
     _check(engine, actor, "test_model", "test_model", config.name)
@@ -101,8 +98,6 @@ test_model.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 def require_read(actor: Actor, engine: "Engine", door: str) -> None:
     """Refuse a reading door (`roles.ADMIN_READS`: 'users list', 'audit list', 'team
     page') to a role without its permission; a refusal is on record like any other."""
-    from evalcore.auth.roles import read_permission
-
     _check(engine, actor, read_permission(door), f"read.{door.replace(' ', '_')}")
 
 
@@ -129,8 +124,6 @@ def add_user(actor: Actor, engine: "Engine", email: str, role: str, name: str = 
 
 def set_role(actor: Actor, engine: "Engine", email: str, role: str) -> Any:
     """`auth.users.set_role`, for admins."""
-    from evalcore.auth.users import set_role as _set
-
     _check(engine, actor, "users", "set_role", email)
     with transaction(engine) as conn:
         user, previous = _set(conn, email, role)

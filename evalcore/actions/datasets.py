@@ -6,6 +6,9 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from evalcore.actions._core import _check, _record
 from evalcore.actions.runs import delete_run
 from evalcore.auth.identity import Actor
+from evalcore.dataset import dataset_users, delete_dataset as _delete
+from evalcore.errors import DatasetError
+from evalcore.store.datasets import stamp_creator
 from evalcore.store.db import Bind, transaction
 
 if TYPE_CHECKING:
@@ -15,8 +18,6 @@ if TYPE_CHECKING:
 
 def _imported_by(conn: "Connection", actor: Actor, dataset: Any) -> Any:
     """Stamp the importer on the new dataset row (and the returned record)."""
-    from evalcore.store.datasets import stamp_creator
-
     who = actor.attribution()
     stamp_creator(conn, int(dataset.id), who)
     dataset.created_by = who
@@ -63,8 +64,6 @@ def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] 
 
 def delete_dataset(actor: Actor, engine: "Engine", name_or_id: Union[str, int]) -> Any:
     """`evalcore.dataset.delete_dataset`, for admins."""
-    from evalcore.dataset import delete_dataset as _delete
-
     _check(engine, actor, "delete", "delete_dataset", name_or_id)
     with transaction(engine) as conn:
         dataset = _delete(conn, name_or_id)
@@ -77,10 +76,6 @@ def delete_dataset_and_runs(actor: Actor, engine: "Engine", name_or_id: Union[st
     """Delete the runs that use a dataset (each one as `delete_run`), then the dataset:
     the way out of "used by 3 runs", for admins. Returns (dataset, deleted run ids). One
     transaction: a failure half-way deletes no run."""
-    from evalcore.dataset import dataset_users
-
-    from evalcore.errors import DatasetError
-
     _check(engine, actor, "delete", "delete_dataset_and_runs", name_or_id)
     users = dataset_users(engine, name_or_id)
     if users["attack_sets"]:  # refuse before any run is gone

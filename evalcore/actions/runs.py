@@ -6,7 +6,13 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
+from evalcore.kinds import get_kind
+from evalcore.runner.meaning_judge import create_meaning_job
+from evalcore.runner.start import check_resumable, resume_run as _resume, retry_failed as _retry
+from evalcore.runner.variants import create_variants_job
 from evalcore.store.db import Bind, transaction
+from evalcore.store.jobs import requeue_job as _requeue
+from evalcore.store.queries import delete_run as _delete
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -18,7 +24,6 @@ def create_run(actor: Actor, engine: "Engine", kind: str, params: Mapping[str, A
     """A queued run of `kind` from the page form's / CLI flags' `params` (the kind's one
     spec builder, `EvalKind.build`), for evaluators and above; once per `submit_key`. Any
     worker executes it (the CLI claims it in the foreground itself)."""
-    from evalcore.kinds import get_kind
     from evalcore.runner.start import create_run as _create
 
     _check(engine, actor, "run", "create_run")
@@ -44,8 +49,6 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
                queue: bool = True) -> None:
     """Check that `run_id` may be resumed and (with `queue`) put it back in the queue for
     a worker; the CLI passes queue=False and claims it in the foreground itself."""
-    from evalcore.runner.start import check_resumable, resume_run as _resume
-
     _check(engine, actor, "run", "resume_run", run_id)
     with transaction(engine) as conn:
         check_resumable(conn, run_id, force=force)
@@ -56,8 +59,6 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
 
 def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]:
     """`runner.start.retry_failed` (paid calls sent again), for evaluators and above."""
-    from evalcore.runner.start import retry_failed as _retry
-
     _check(engine, actor, "run", "retry_failed", run_id)
     with transaction(engine) as conn:
         moved, job_id = _retry(conn, run_id)
@@ -67,8 +68,6 @@ def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]
 
 def delete_run(actor: Actor, engine: Bind, run_id: int) -> Any:
     """`store.queries.delete_run` (the run, its calls and jobs), for admins."""
-    from evalcore.store.queries import delete_run as _delete
-
     _check(engine, actor, "delete", "delete_run", run_id)
     with transaction(engine) as conn:
         run = _delete(conn, run_id)
@@ -93,8 +92,6 @@ def queue_meaning_judge(actor: Actor, engine: "Engine", run_id: int, judge: str,
                         models_path: ModelsPath, created_by: str | None = None) -> int:
     """`runner.meaning_judge.create_meaning_job` (paid judge calls: a judge model says
     which open answers mean the same), for evaluators and above, like re-judging."""
-    from evalcore.runner.meaning_judge import create_meaning_job
-
     _check(engine, actor, "run", "meaning_judge", run_id)
     with transaction(engine) as conn:
         job_id = create_meaning_job(engine, run_id, judge, models_path=models_path,
@@ -108,8 +105,6 @@ def queue_variants(actor: Actor, engine: "Engine", run_id: int, *,
                    seed: int = 0, created_by: str | None = None) -> int:
     """`runner.variants.create_variants_job` (paid calls of the run's model: its items
     under other option orders and templates), for evaluators and above."""
-    from evalcore.runner.variants import create_variants_job
-
     _check(engine, actor, "run", "variants", run_id)
     with transaction(engine) as conn:
         job_id = create_variants_job(engine, run_id, option_order=option_order,
@@ -148,8 +143,6 @@ def cancel_job(actor: Actor, engine: "Engine", job_id: int) -> bool:
 
 def requeue_job(actor: Actor, engine: "Engine", job_id: int) -> None:
     """`store.jobs.requeue_job`, for evaluators and above."""
-    from evalcore.store.jobs import requeue_job as _requeue
-
     _check(engine, actor, "run", "requeue_job", job_id)
     with transaction(engine) as conn:
         _requeue(conn, job_id)

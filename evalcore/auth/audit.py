@@ -4,21 +4,21 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
+from evalcore.store.db import session_scope
+from evalcore.store.people import audit_events, recent_sign_ins
+from evalcore.store.tables import AuditEvent
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from evalcore.auth.identity import Actor
     from evalcore.store.db import Bind
-    from evalcore.store.tables import AuditEvent
 
 
 def record(engine: "Bind", actor: "Actor", action: str, object_type: str = "",
            object_id: Any = "", detail: Optional[dict[str, Any]] = None) -> None:
     """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...).
     Given a `store.db.transaction`'s Connection, the event commits with the change."""
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import AuditEvent
-
     with session_scope(engine) as session:
         session.add(AuditEvent(actor=actor.label, action=action, object_type=object_type,
                                object_id="" if object_id is None else str(object_id),
@@ -42,8 +42,6 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
     """
     from datetime import timedelta
 
-    from evalcore.store.people import recent_sign_ins
-
     now = now or datetime.now(timezone.utc)
     earlier = recent_sign_ins(engine, actor.label, 50)
     if login is not None:
@@ -62,8 +60,6 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
 def list_events(engine: "Engine", *, since: Optional[datetime] = None,
                 actor: Optional[str] = None, limit: int = 500) -> list["AuditEvent"]:
     """Events newest first, optionally since a time or of one actor."""
-    from evalcore.store.people import audit_events
-
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=timezone.utc)
     return audit_events(engine, since=since, actor=actor.strip().lower() if actor else None,

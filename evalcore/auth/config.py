@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from evalcore.auth.roles import check_role, SERVICE_ROLES
 from evalcore.errors import EvalcoreError, SettingsError
 
 MODES = ("none", "oidc", "header")
@@ -42,8 +43,6 @@ class AuthConfig:
 
 def auth_config(env: Mapping[str, str] | None = None) -> AuthConfig:
     """Build the config from `env` (default os.environ); a bad value names the variable."""
-    from evalcore.auth.roles import SERVICE_ROLES, check_role
-
     env = os.environ if env is None else env
     mode = (env.get("EVALCORE_AUTH") or "none").strip().lower()
     if mode not in MODES:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from evalcore.auth.config import AuthConfig
+from evalcore.auth.users import role_of, sign_in
 from evalcore.errors import EvalcoreError
 
 if TYPE_CHECKING:
@@ -80,7 +81,6 @@ def cli_actor(engine: Optional["Engine"], config: AuthConfig,
     if not config.team:
         return local_actor(local_user_name(env))
     email = (user or getpass.getuser()).lower()
-    from evalcore.auth.users import role_of
 
     role = role_of(engine, email, config) if engine is not None else config.default_role
     return Actor(email=email, name=email, role=role, team=True)
@@ -128,7 +128,5 @@ def login_key(user: Mapping[str, Any]) -> Optional[str]:
 
 def signed_in_actor(engine: "Engine", email: str, name: str, config: AuthConfig) -> Actor:
     """The Actor for someone the app just identified; first-timers are added to app_user."""
-    from evalcore.auth.users import sign_in
-
     user = sign_in(engine, email, name, config)
     return Actor(email=user.email, name=user.name or user.email, role=user.role, team=True)

@@ -13,6 +13,10 @@ import importlib
 import sys
 from typing import Any, NoReturn, Sequence
 
+from evalcore.config import check_environment
+from evalcore.error_text import describe_error
+from evalcore.kinds import all_kinds
+
 COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "worker", "jobs",
                    "users", "audit")
 """The sub-commands that are no kind of evaluation; each kind brings its own
@@ -81,8 +85,6 @@ def _top_parser() -> tuple[OneLineParser, argparse._SubParsersAction]:
 def _kind_commands() -> dict[str, Any]:
     """Kind name -> the kind, for each kind with a CLI sub-command (the registry imports
     nothing heavy: a kind module defers its own imports)."""
-    from evalcore.kinds import all_kinds
-
     return {name: kind for name, kind in all_kinds().items() if kind.cli is not None}
 
 
@@ -162,7 +164,6 @@ def _check_settings() -> None:
     import os
 
     from evalcore.auth.config import auth_config
-    from evalcore.config import check_environment
 
     check_environment(os.environ)
     auth_config()
@@ -171,8 +172,6 @@ def _check_settings() -> None:
 def report_error(exc: BaseException, *, debug: bool = False) -> int:
     """Print an expected failure as one line `error: ... (hint)` and return exit code 2;
     anything else (a bug) is raised again. `debug` prints the traceback first."""
-    from evalcore.error_text import describe_error
-
     message = describe_error(exc)
     if message is None:
         raise exc

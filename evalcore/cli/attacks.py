@@ -4,6 +4,19 @@ from __future__ import annotations
 import argparse
 import sys
 
+from evalcore import actions
+from evalcore.cli.common import acting_user, engine_and_settings, print_json
+from evalcore.dataset.numbering import question_label
+from evalcore.dataset.readers import load_source
+from evalcore.perturb.export import write_attack_set_csv
+from evalcore.perturb.review import (attack_item_info, attack_set_info, get_attack_item,
+                                     list_attack_items, option_diffs, question_numbers, review_log,
+                                     review_progress)
+from evalcore.perturb.sets import AttackSetError, get_attack_set, list_attack_sets
+from evalcore.runner.attack import attack_set_job
+from evalcore.runner.start import run_job_here
+from evalcore.store.jobs import get_job
+
 
 def _reviewer(args: argparse.Namespace) -> str | None:
     """--reviewer (single-user mode); in team mode the actor's identity is recorded instead."""
@@ -94,9 +107,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     params = {"similarity": False} if args.no_similarity else None
     job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
@@ -107,11 +117,6 @@ def _attack(args: argparse.Namespace) -> int:
 
 def _resume(args: argparse.Namespace) -> int:
     """Generation is a job: queue the set's job again (or make one) and execute it here."""
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.runner.attack import attack_set_job
-
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
     job_id = attack_set_job(engine, int(attack_set.id))
@@ -123,8 +128,6 @@ def _execute(engine, job_id: int, desc: str, unit: str) -> str:  # noqa: ANN001
     """Execute a job here with a tqdm bar on stderr; returns its status. Ctrl-C and
     SIGTERM close the bar and propagate."""
     from tqdm import tqdm
-
-    from evalcore.runner.start import run_job_here
 
     bar = tqdm(desc=desc, unit=unit, file=sys.stderr, dynamic_ncols=True, disable=None)
 
@@ -140,11 +143,6 @@ def _execute(engine, job_id: int, desc: str, unit: str) -> str:  # noqa: ANN001
 
 def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
     """Execute the generation job here with a progress bar, then print the set."""
-    from evalcore.cli.common import print_json
-    from evalcore.perturb.review import attack_set_info
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.store.jobs import get_job
-
     job = get_job(engine, job_id)
     try:
         status = _execute(engine, job_id, f"attack set {job.attack_set_id}", "item")
@@ -175,10 +173,6 @@ def _generate(engine, job_id: int, as_json: bool) -> int:  # noqa: ANN001
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.review import attack_set_info
-    from evalcore.perturb.sets import list_attack_sets
-
     engine, _ = engine_and_settings()
     infos = [attack_set_info(engine, s) for s in list_attack_sets(engine, args.dataset)]
     if args.json:
@@ -195,13 +189,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.perturb.review import (attack_item_info, list_attack_items, option_diffs,
-                                         question_numbers, review_log)
-    from evalcore.perturb.review import attack_set_info
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.dataset.numbering import question_label
-
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
     info = attack_set_info(engine, attack_set)
@@ -242,13 +229,6 @@ def _show(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     """Importing is a job too: the file is checked, queued and imported here."""
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json
-    from evalcore.dataset.readers import load_source
-    from evalcore.perturb.review import attack_set_info
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.store.jobs import get_job
-
     engine, _ = engine_and_settings()
     data, filename = load_source(args.path)
     job_id = actions.queue_attack_import(acting_user(engine), engine, data, filename=filename,
@@ -275,11 +255,6 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _approve(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.perturb.review import review_progress
-    from evalcore.perturb.sets import AttackSetError, get_attack_set
-
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
@@ -301,18 +276,11 @@ def _approve(args: argparse.Namespace) -> int:
 
 
 def _check_in_set(engine, item_id: int, set_id: int) -> None:
-    from evalcore.perturb.review import get_attack_item
-    from evalcore.perturb.sets import AttackSetError
-
     if get_attack_item(engine, item_id).attack_set_id != set_id:
         raise AttackSetError(f"attack item {item_id} is not in attack set {set_id}")
 
 
 def _reject(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.perturb.sets import get_attack_set
-
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     attack_set = get_attack_set(engine, args.id)
@@ -325,10 +293,6 @@ def _reject(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.perturb.export import write_attack_set_csv
-    from evalcore.perturb.sets import get_attack_set
-
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
     count = write_attack_set_csv(engine, int(attack_set.id), args.csv, status=args.status)
@@ -337,9 +301,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     gone = actions.delete_attack_set(acting_user(engine), engine, args.id)
     print(f"deleted attack set {gone.id} '{gone.name}' and its derived dataset")

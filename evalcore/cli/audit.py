@@ -4,11 +4,14 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta, timezone
 
+from evalcore import actions
+from evalcore.auth.audit import event_info, list_events
+from evalcore.cli.common import acting_user, bounded, engine_and_settings, print_json
+from evalcore.errors import EvalcoreError
+
 
 def parse_since(text: str) -> datetime:
     """'2026-11-24', '2026-11-24T08:00', or a span back from now: '30m', '12h', '7d'."""
-    from evalcore.errors import EvalcoreError
-
     value = text.strip()
     units = {"m": "minutes", "h": "hours", "d": "days"}
     if value[-1:] in units and value[:-1].isdigit():
@@ -23,10 +26,6 @@ def parse_since(text: str) -> datetime:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.auth.audit import event_info, list_events
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json
-
     engine, _ = engine_and_settings()
     actions.require_read(acting_user(engine), engine, "audit list")
     since = parse_since(args.since) if args.since else None
@@ -45,8 +44,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the `audit` command."""
-    from evalcore.cli.common import bounded
-
     parser = subparsers.add_parser("audit", help="the audit log: every state change, who, when")
     sub = parser.add_subparsers(dest="audit_command", required=True, metavar="ACTION")
     lst = sub.add_parser("list", help="events, newest first")

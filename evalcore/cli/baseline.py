@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore import actions
+from evalcore.cli.common import acting_user, engine_and_settings, print_json
+from evalcore.dataset import get_dataset
+from evalcore.monitor.actions import set_baseline
+from evalcore.store.baselines import baseline_info
+
 
 def _baseline_set(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import set_baseline
-
     engine, _ = engine_and_settings()
     row = set_baseline(acting_user(engine), engine, args.run)
     print(f"run {row.run_id} is now the baseline of dataset {row.dataset_id} on {row.model}")
@@ -16,11 +19,6 @@ def _baseline_set(args: argparse.Namespace) -> int:
 
 
 def _baseline_show(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json
-    from evalcore.dataset import get_dataset
-    from evalcore.store.baselines import baseline_info
-
     engine, _ = engine_and_settings()
     actions.require_read(acting_user(engine), engine, "baseline show")
     info = baseline_info(engine, int(get_dataset(engine, args.suite).id), args.model)

@@ -5,6 +5,16 @@ import json
 import sys
 from typing import Any
 
+from evalcore.auth import auth_config, cli_actor
+from evalcore.cli import EXIT_OK, EXIT_RUN_FAILED
+from evalcore.config import DEFAULT_MODEL, load_settings
+from evalcore.providers.base import REFUSAL
+from evalcore.report.estimate import estimate_run
+from evalcore.runner.start import run_in_foreground
+from evalcore.store import queries
+from evalcore.store.db import get_engine
+from evalcore.store.run_reads import answer_error_counts
+
 RUN_IMPORTS = ("evalcore.store.db", "evalcore.store.queries", "evalcore.runner.start",
                "evalcore.prompt", "evalcore.scorers.registry", "evalcore.providers.client",
                "aiohttp", "tqdm")
@@ -38,9 +48,6 @@ TEMPERATURE = bounded(0, 2)
 
 def engine_and_settings():  # noqa: ANN201 - returns (Engine, Settings); imports stay lazy
     """The configured engine (schema up to date) and settings."""
-    from evalcore.config import load_settings
-    from evalcore.store.db import get_engine
-
     settings = load_settings()
     return get_engine(settings.db_url), settings
 
@@ -70,7 +77,6 @@ def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
     if getattr(args, "detach", False):
         print_json({"run_id": run_id})
         return None
-    from evalcore.report.estimate import estimate_run
 
     print(f"estimate: {estimate_run(engine, run_id).line()}", flush=True)
     return run_with_progress(engine, run_id)
@@ -78,8 +84,6 @@ def detach_or_run(args: Any, engine: Any, run_id: int) -> str | None:
 
 def add_model_arg(parser: Any) -> None:
     """`--model`, the embedded local model unless named: a first run needs no flag to learn."""
-    from evalcore.config import DEFAULT_MODEL
-
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"model name (see `models list`; default {DEFAULT_MODEL!r}, the "
                              "embedded model)")
@@ -101,8 +105,6 @@ def run_with_progress(engine: Any, run_id: int, *, force: bool = False) -> str:
     is not a terminal); returns the run's final status."""
     from tqdm import tqdm
 
-    from evalcore.runner.start import run_in_foreground
-
     bar = tqdm(desc=f"run {run_id}", unit="call", file=sys.stderr, dynamic_ncols=True,
                disable=None)
 
@@ -121,8 +123,6 @@ def run_with_progress(engine: Any, run_id: int, *, force: bool = False) -> str:
 def acting_user(engine: Any) -> Any:
     """The CLI's `Actor`: EVALCORE_USER or the OS user (single-user mode: may do
     everything; team mode: the role stored for that email)."""
-    from evalcore.auth import auth_config, cli_actor
-
     return cli_actor(engine, auth_config())
 DEFAULT_MAX_ERROR_RATE = 0.1
 
@@ -137,18 +137,12 @@ def add_exit_flags(parser: Any) -> None:
 
 def error_counts(engine: Any, run_id: int) -> tuple[int, int, int]:
     """(answer calls, answer calls with an error, of those the provider's refusals)."""
-    from evalcore.providers.base import REFUSAL
-    from evalcore.store.run_reads import answer_error_counts
-
     return answer_error_counts(engine, run_id, REFUSAL)
 
 
 def run_exit_code(engine: Any, run_id: int, status: str, max_error_rate: float) -> int:
     """0 when the run is done with at most `max_error_rate` of its answer calls failed;
     3 (with one line on stderr) when it failed or too many calls did; 130 if cancelled."""
-    from evalcore.cli import EXIT_OK, EXIT_RUN_FAILED
-    from evalcore.store import queries
-
     if status == "cancelled":
         return 130
     if status != "done":

@@ -6,7 +6,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore.cli.common import engine_and_settings, print_json
 from evalcore.dataset.numbering import question_label
+from evalcore.errors import RunError
+from evalcore.kinds import find_kind
+from evalcore.report.compare_runs import compare_runs, differing_questions
+from evalcore.report.run_figures import interval_text
+from evalcore.store.baselines import baseline_for_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,18 +29,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.kinds import find_kind
-    from evalcore.report.compare_runs import compare_runs
-
     engine, _ = engine_and_settings()
     if len(args.runs) == 1:
-        from evalcore.store.baselines import baseline_for_run
-
         base = baseline_for_run(engine, args.runs[0])
         if base is None:
-            from evalcore.errors import RunError
-
             raise RunError(f"run {args.runs[0]} alone: its dataset and model have no stored "
                            "baseline; give 2 to 8 runs, or `python -m evalcore baseline set RUN`")
         args.runs = [base, *args.runs]
@@ -64,10 +62,6 @@ _SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_p
 
 def print_runs(result: dict[str, Any], top: int) -> None:
     """The comparison of 2-8 runs as text: alignment, figures with intervals, findings."""
-    from evalcore.kinds import find_kind
-    from evalcore.report.compare_runs import differing_questions
-    from evalcore.report.run_figures import interval_text
-
     kind = find_kind(result["kind"])
     shown = tuple(dict.fromkeys(_SHOWN + (kind.headline if kind else ())))
     align = result["alignment"]

@@ -10,7 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalcore.cli.common import print_json
+from evalcore import actions
+from evalcore.cli.common import acting_user, print_json
+from evalcore.config import load_settings
+from evalcore.dataset import dataset_info, get_dataset, list_datasets, list_formats, load_questions
+from evalcore.errors import DatasetError
+from evalcore.store.db import get_engine
 
 
 def register(subparsers: Any) -> None:
@@ -53,16 +58,12 @@ def register(subparsers: Any) -> None:
 
 
 def _engine() -> Any:
-    from evalcore.config import load_settings
-    from evalcore.store.db import get_engine
-
     return get_engine(load_settings().db_url)
 
 
 def _mapping(text: str | None) -> Any:
     if not text:
         return None
-    from evalcore.errors import DatasetError
 
     raw = Path(text).read_text(encoding="utf-8") if text.strip().endswith(".json") else text
     try:
@@ -80,10 +81,6 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
-    from evalcore.dataset import dataset_info
-
     engine = _engine()
     dataset = actions.import_dataset(acting_user(engine), engine, args.path, name=args.name,
                                      format=args.format, mapping=_mapping(args.mapping),
@@ -105,8 +102,6 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.dataset import dataset_info, list_datasets
-
     infos = [dataset_info(d) for d in list_datasets(_engine())]
     if args.json:
         print_json(infos)
@@ -118,8 +113,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from evalcore.dataset import dataset_info, get_dataset, load_questions
-
     engine = _engine()
     dataset = get_dataset(engine, args.name)
     questions = load_questions(engine, dataset.id, limit=max(args.limit, 0))
@@ -141,9 +134,6 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
-
     engine = _engine()
     runs: list[int] = []
     if args.with_runs:
@@ -156,8 +146,6 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _formats(args: argparse.Namespace) -> int:
-    from evalcore.dataset import list_formats
-
     rows = [{"name": f.name, "task_type": f.task_type,
              "required": list(f.required), "description": f.description}
             for f in list_formats()]

@@ -3,8 +3,18 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
-                                 add_model_arg)
+from evalcore import actions
+from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
+                                 RUN_IMPORTS, TEMPERATURE)
+from evalcore.dataset import list_datasets
+from evalcore.fairness import fairness_report
+from evalcore.perturb.counterfactual import generate_suite
+from evalcore.report.crows import crows_lines
+from evalcore.report.fairness_benchmarks import benchmark_lines
+from evalcore.report.fairness_view import effect_text
+from evalcore.report.sections import cli_section
+from evalcore.runner.start import run_job_here
+from evalcore.store.jobs import get_job
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,11 +51,6 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     """The dataset to run: --suite, or the generated suite (reused when already stored)."""
     from pathlib import Path
 
-    from evalcore.dataset import list_datasets
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
-    from evalcore.perturb.counterfactual import generate_suite
-
     if args.suite:
         return args.suite
     parsed = generate_suite(args.generate, args.lang,
@@ -67,10 +72,8 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
 def _fairness(args: argparse.Namespace) -> int:
     import time
 
-    from evalcore import actions
     from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
                                      run_exit_code, write_json)
-    from evalcore.fairness import fairness_report
 
     started = time.perf_counter()
     engine, settings = engine_and_settings()
@@ -96,10 +99,6 @@ def _fairness(args: argparse.Namespace) -> int:
 
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
-    from evalcore.runner.start import run_job_here
-    from evalcore.store.jobs import get_job
 
     job_id = actions.queue_judge_analysis(acting_user(engine), engine, run_id, judge,
                                           settings.models_path)
@@ -113,8 +112,6 @@ def print_summary(report: dict) -> None:
     """Level, score, per-attribute parity, the significant effects across pairs and the
     largest single-pair spreads, for a terminal; section by section: one that fails is one
     `error:` line on stderr, the others are printed."""
-    from evalcore.report.sections import cli_section
-
     run_id = report.get("run_id")
     with cli_section("summary", run_id):
         _headline(report)
@@ -160,8 +157,6 @@ def _counterfactual(report: dict) -> bool:
 
 
 def _effects(report: dict) -> None:
-    from evalcore.report.fairness_view import effect_text
-
     if not _counterfactual(report):
         return
     effects = [e for e in report.get("effects", []) if e.get("tested")]
@@ -186,8 +181,6 @@ def _spreads(report: dict) -> None:
 def _bbq(report: dict) -> None:
     bbq = report.get("bbq")
     if bbq:
-        from evalcore.report.fairness_benchmarks import benchmark_lines
-
         total = f", total {_fmt(bbq['s_total'])}" if bbq.get("s_total") is not None else ""
         print(f"{bbq['method'].upper()} bias: ambiguous {_fmt(bbq['s_amb'])}, disambiguated "
               f"{_fmt(bbq['s_dis'])}{total}, accuracy {_fmt(bbq['accuracy'])}")
@@ -197,7 +190,6 @@ def _bbq(report: dict) -> None:
 
 def _crows(report: dict) -> None:
     if report.get("crows_pairs"):
-        from evalcore.report.crows import crows_lines
         print("\n".join(crows_lines(report["crows_pairs"])))
 
 

@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import engine_and_settings
+from evalcore.metrics.gate import load_gate_config
+from evalcore.report.gates import gate_any, verdict_line, verdict_of
+from evalcore.store.baselines import baseline_for_run
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
@@ -17,16 +22,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import gate_any, verdict_line, verdict_of
-
     engine, _ = engine_and_settings()
     config = load_gate_config(args.config)
     baseline = args.baseline
     if baseline is None and config.max_regression is not None:
-        from evalcore.store.baselines import baseline_for_run
-
         baseline = baseline_for_run(engine, args.run)
         if baseline is not None:
             print(f"baseline: run {baseline} (the stored baseline of its dataset and model)")

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore import actions
+from evalcore.cli.common import acting_user, engine_and_settings, print_json, print_rows
+from evalcore.store.jobs import get_job, list_jobs
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     jobs = sub.add_parser("jobs", help="list, inspect, requeue or cancel queued work")
@@ -34,9 +38,6 @@ def job_dict(job) -> dict:  # noqa: ANN001 - a store Job row
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_rows
-    from evalcore.store.jobs import list_jobs
-
     engine, _ = engine_and_settings()
     return print_rows(list_jobs(engine, status=args.status or (), limit=args.limit), args.json,
                       job_dict, lambda j: f"{j.id:>5}  {j.kind:<15} {j.status:<10} try "
@@ -45,18 +46,12 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.store.jobs import get_job
-
     engine, _ = engine_and_settings()
     print_json(job_dict(get_job(engine, args.job_id)))
     return 0
 
 
 def _requeue(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     actions.requeue_job(acting_user(engine), engine, args.job_id)
     print(f"job {args.job_id}: queued")
@@ -64,9 +59,6 @@ def _requeue(args: argparse.Namespace) -> int:
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     done = actions.cancel_job(acting_user(engine), engine, args.job_id)
     print(f"job {args.job_id}: " + ("cancel requested" if done else "already finished"))

@@ -4,6 +4,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore.cli.common import engine_and_settings, print_json
+from evalcore.errors import EvalcoreError
+from evalcore.report.leaderboard import leaderboard
+from evalcore.report.run_figures import interval_text
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("leaderboard", help="every model that ran on a dataset, one row each")
@@ -18,8 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_ids(text: str) -> list[int]:
     """'12, 15' -> [12, 15]; a clear error for anything else."""
-    from evalcore.errors import EvalcoreError
-
     try:
         return [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -28,9 +31,6 @@ def run_ids(text: str) -> list[int]:
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.report.leaderboard import leaderboard
-
     engine, _ = engine_and_settings()
     board = leaderboard(engine, args.dataset, runs=run_ids(args.runs), sort=args.sort)
     if args.json:
@@ -41,8 +41,6 @@ def _leaderboard(args: argparse.Namespace) -> int:
 
 
 def _cell(row: dict[str, Any], name: str) -> str:
-    from evalcore.report.run_figures import interval_text
-
     value = row.get(name)
     if name in ("errors", "tokens"):
         return f"{value:,}"

@@ -12,19 +12,19 @@ import json
 import sys
 from typing import Any
 
+from evalcore import actions
+from evalcore.cli.common import acting_user, engine_and_settings
+from evalcore.config import load_settings
+from evalcore.errors import ModelConfigError
+from evalcore.providers.registry import (DEFAULT_MODEL, export_models, get_model, load_models,
+                                         validate_model)
+
 
 def _models_path(args: argparse.Namespace):
-    from evalcore.config import load_settings
-
     return load_settings().models_path
 
 
 def _add(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.errors import ModelConfigError
-    from evalcore.providers.registry import validate_model
-
     path = _models_path(args)
     entry: dict[str, Any] = {"kind": args.kind}
     for option, key in (
@@ -62,8 +62,6 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.providers.registry import DEFAULT_MODEL, load_models
-
     path = _models_path(args)
     models = load_models(path)
     if args.json:
@@ -83,10 +81,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
     from evalcore.providers.local import stop_local
-    from evalcore.providers.registry import get_model
 
     config = get_model(_models_path(args), args.name)
     engine, _ = engine_and_settings()
@@ -113,9 +108,6 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _remove(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     path = _models_path(args)
     engine, _ = engine_and_settings()
     actions.remove_model(acting_user(engine), engine, path, args.name)
@@ -124,9 +116,6 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     path = _models_path(args)
     engine, _ = engine_and_settings()
     names = actions.import_models(acting_user(engine), engine, path, args.file,
@@ -136,8 +125,6 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from evalcore.providers.registry import export_models
-
     path = _models_path(args)
     names = export_models(path, args.file)
     print(f"exported {len(names)} model(s) from {path} to {args.file}")

@@ -4,6 +4,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalcore.cli.common import engine_and_settings
+from evalcore.cli.leaderboard import run_ids
+from evalcore.errors import EvalcoreError
+from evalcore.report.gates import default_gate_configs, default_gates
+from evalcore.report.sections import to_stderr
+from evalcore.report.trust import trust_report_html, write_pdf
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="one self-contained trust report (HTML, PDF) per model")
@@ -18,9 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def gate_configs(pairs: list[str]) -> dict[str, str]:
     """KIND=PATH options over the defaults in data/."""
-    from evalcore.errors import EvalcoreError
-    from evalcore.report.gates import default_gate_configs, default_gates
-
     configs = default_gate_configs()
     for pair in pairs:
         kind, sep, path = pair.partition("=")
@@ -32,15 +36,9 @@ def gate_configs(pairs: list[str]) -> dict[str, str]:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.cli.leaderboard import run_ids
-    from evalcore.errors import EvalcoreError
-    from evalcore.report.trust import trust_report_html, write_pdf
-
     if not args.model and not args.runs:
         raise EvalcoreError("give --model NAME or --runs ID,ID")
     engine, _ = engine_and_settings()
-    from evalcore.report.sections import to_stderr
 
     text = trust_report_html(engine, model=args.model, runs=run_ids(args.runs),
                              gates=gate_configs(args.gate), on_failure=to_stderr)

@@ -3,8 +3,12 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore import actions
 from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
                                  add_model_arg)
+from evalcore.dataset.numbering import question_label
+from evalcore.report.robustness import robustness_report
+from evalcore.report.sections import cli_section
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,10 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    from evalcore import actions
     from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
                                      run_exit_code, write_json)
-    from evalcore.report.robustness import robustness_report
 
     engine, settings = engine_and_settings()
     params = dict(attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
@@ -63,8 +65,6 @@ def _p(value: float | None) -> str:
 def print_summary(report: dict, status: str, shown: int = 10) -> None:
     """The drop per level and the questions that flipped right -> wrong, section by
     section: one that fails is one `error:` line on stderr, the others are printed."""
-    from evalcore.report.sections import cli_section
-
     run_id = report.get("run_id")
     with cli_section("summary", run_id):
         print(f"status: {status}; {report['clean_questions']} clean questions, "
@@ -80,8 +80,6 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
         with cli_section(f"{level} level", run_id):
             _print_level(level, data)
     with cli_section("flipped questions", run_id):
-        from evalcore.dataset.numbering import question_label
-
         flipped = report["flips"]["right_to_wrong"]
         if flipped:
             print(f"right -> wrong ({len(flipped)}):")

@@ -3,7 +3,15 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, add_exit_flags
+from evalcore import actions
+from evalcore.cli.common import (acting_user, add_exit_flags, engine_and_settings, print_json,
+                                 print_rows, run_exit_code, RUN_IMPORTS, run_with_progress)
+from evalcore.errors import RunError
+from evalcore.kinds import find_kind
+from evalcore.report.export import write_calls_csv, write_json_rows
+from evalcore.report.timing import active_seconds, elapsed_seconds
+from evalcore.runner.start import set_budget, waiting_text
+from evalcore.store import queries
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -66,9 +74,6 @@ def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_rows
-    from evalcore.store import queries
-
     engine, _ = engine_and_settings()
     return print_rows(queries.list_runs(engine, kind=args.kind, limit=args.limit), args.json,
                       run_dict, lambda r: f"{r.id:>5}  {r.kind:<11} {r.status:<10} "
@@ -78,14 +83,9 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.store import queries
-
     engine, _ = engine_and_settings()
-    from evalcore.report.timing import active_seconds, elapsed_seconds
 
     run = queries.get_run(engine, args.run_id)
-    from evalcore.runner.start import waiting_text
 
     data = run_dict(run) | {"active_s": active_seconds(engine, run.id),
                             "elapsed_s": elapsed_seconds(run),
@@ -93,7 +93,6 @@ def _show(args: argparse.Namespace) -> int:
     waiting = waiting_text(engine, run)  # a queued run: behind busy workers, or none
     if waiting:
         data["waiting"] = waiting
-    from evalcore.kinds import find_kind
 
     kind = find_kind(run.kind)  # what the kind adds (stability: answer groups, entropy)
     report, lines = kind.detail(engine, run.id) if kind and kind.detail else (None, [])
@@ -108,15 +107,9 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _resume(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import (acting_user, engine_and_settings, print_json,
-                                     run_exit_code, run_with_progress)
-
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     if args.budget is not None:
-        from evalcore.runner.start import set_budget
-
         set_budget(engine, args.run_id, args.budget)
     if args.detach:
         actions.resume_run(actor, engine, args.run_id)
@@ -129,10 +122,6 @@ def _resume(args: argparse.Namespace) -> int:
 
 
 def _retry_failed(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import (acting_user, engine_and_settings, print_json,
-                                     run_exit_code, run_with_progress)
-
     engine, _ = engine_and_settings()
     moved, _job = actions.retry_failed(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: {moved} failed call(s) will be sent again", flush=True)
@@ -145,12 +134,6 @@ def _retry_failed(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings
-    from evalcore.errors import RunError
-    from evalcore.report.export import write_calls_csv
-    from evalcore.report.export import write_json_rows
-    from evalcore.store import queries
-
     if not (args.json or args.csv):
         raise RunError("runs export: give --json FILE and/or --csv FILE")
     engine, _ = engine_and_settings()
@@ -168,9 +151,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     run = actions.delete_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id} ({run.kind}, {run.model}) deleted with its calls")
@@ -178,9 +158,6 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _cancel(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     actions.cancel_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: cancel requested")

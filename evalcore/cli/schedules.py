@@ -6,10 +6,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from evalcore import actions
+from evalcore.cli.common import acting_user, engine_and_settings, print_rows
+from evalcore.kinds import get_kind
+from evalcore.monitor import channels
+from evalcore.monitor.actions import (add_schedule, delete_schedule, edit_schedule, pause_schedule,
+                                      test_alert)
+from evalcore.monitor.runs import schedulable
+from evalcore.monitor.view import monitoring
+from evalcore.store.schedules import every_label, get_schedule, parse_every
+
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     """The kind's run options from the generic flags (`EvalKind.schedule`)."""
-    from evalcore.kinds import get_kind
-
     return get_kind(args.kind).schedule({
         "dataset": args.suite or args.dataset, "attack_sets": args.attack_set,
         "model": args.model, "rounds": args.rounds, "samples": args.samples,
@@ -17,8 +25,6 @@ def _params(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _channels(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from evalcore.monitor import channels
-
     found = [channels.webhook(url, shape=args.webhook_shape) for url in args.webhook]
     found += [channels.webhook(url_env=name, shape=args.webhook_shape)
               for name in args.webhook_env]
@@ -30,10 +36,6 @@ def _channels(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _add(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import add_schedule
-    from evalcore.store.schedules import parse_every
-
     engine, settings = engine_and_settings()
     every_s = parse_every(args.every) if args.every else None
     row = add_schedule(acting_user(engine), engine, args.kind, _params(args),
@@ -55,10 +57,6 @@ def _line(info: dict[str, Any]) -> str:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings, print_rows
-    from evalcore.monitor.view import monitoring
-
     engine, _ = engine_and_settings()
     actions.require_read(acting_user(engine), engine, "schedules list")
     return print_rows(monitoring(engine), args.json, lambda info: info, _line,
@@ -67,9 +65,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _pause(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import pause_schedule
-
     engine, _ = engine_and_settings()
     row = pause_schedule(acting_user(engine), engine, args.id, args.schedules_command == "pause")
     state = "paused" if row.paused else f"resumed, next run due {row.next_due_at:%H:%M:%S} UTC"
@@ -78,10 +73,6 @@ def _pause(args: argparse.Namespace) -> int:
 
 
 def _edit(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import edit_schedule
-    from evalcore.store.schedules import every_label, get_schedule, parse_every
-
     engine, settings = engine_and_settings()
     chans = _channels(args) if (args.webhook or args.webhook_env or args.email) else None
     options = {k: v for k, v in (("model", args.model), ("rounds", args.rounds),
@@ -98,9 +89,6 @@ def _edit(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import delete_schedule
-
     engine, _ = engine_and_settings()
     delete_schedule(acting_user(engine), engine, args.id)
     print(f"schedule {args.id} deleted (its runs stay)")
@@ -108,9 +96,6 @@ def _delete(args: argparse.Namespace) -> int:
 
 
 def _test_alert(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.monitor.actions import test_alert
-
     engine, _ = engine_and_settings()
     results = test_alert(acting_user(engine), engine, args.id)
     if not results:
@@ -141,8 +126,6 @@ def _channel_flags(parser: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the `schedules` command."""
-    from evalcore.monitor.runs import schedulable
-
     p = sub.add_parser("schedules", help="runs that repeat (every N s/m/h/d or cron), gated "
                                          "and alerted")
     ss = p.add_subparsers(dest="schedules_command", required=True, metavar="ACTION")

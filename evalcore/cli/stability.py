@@ -3,8 +3,16 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
-                                 add_model_arg)
+from evalcore import actions
+from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
+                                 RUN_IMPORTS, TEMPERATURE)
+from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
+from evalcore.prompt.variants import parse_option_order
+from evalcore.report.sections import cli_section
+from evalcore.report.stability import not_asked_line
+from evalcore.report.variants import variant_lines
+from evalcore.runner.start import run_job_here
+from evalcore.runner.variants import read_templates
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -71,7 +79,6 @@ def _stability(args: argparse.Namespace) -> int:
     import time
     from pathlib import Path
 
-    from evalcore import actions
     from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
                                      run_exit_code, write_json)
     from evalcore.report.stability import stability_report, write_run_csv
@@ -98,8 +105,6 @@ def _stability(args: argparse.Namespace) -> int:
     if status is None:
         return 0
     if variants is not None:
-        from evalcore.runner.start import run_job_here
-
         run_job_here(engine, _queue_variants(engine, run_id, variants))
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
@@ -120,9 +125,6 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
-    from evalcore.runner.start import run_job_here
 
     job_id = actions.queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
                                    settings.models_path, sample=args.rejudge_sample,
@@ -135,8 +137,6 @@ def _variant_settings(args: argparse.Namespace) -> dict | None:
     VariantError is one `error:` line), or None without them."""
     if not args.option_order and not args.templates:
         return None
-    from evalcore.prompt.variants import parse_option_order
-    from evalcore.runner.variants import read_templates
 
     if args.option_order:
         parse_option_order(args.option_order)
@@ -145,18 +145,13 @@ def _variant_settings(args: argparse.Namespace) -> dict | None:
 
 
 def _queue_variants(engine, run_id: int, variants: dict) -> int:  # noqa: ANN001
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
 
     return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
 
 
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
     """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
-    from evalcore import actions
-    from evalcore.cli.common import acting_user
     from evalcore.runner.meaning_judge import cost_line, meaning_cost
-    from evalcore.runner.start import run_job_here
 
     print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
     job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
@@ -167,8 +162,6 @@ def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: 
 def _print_summary(report: dict, status: str) -> None:
     """The run's summary, section by section: one that fails is one `error:` line on
     stderr (`report.sections.cli_section`), the others are printed, the exit code stays."""
-    from evalcore.report.sections import cli_section
-
     run_id = report.get("run_id")
     for name, lines in (("summary", _headline), ("distribution", _distribution),
                         ("classes and risk", _classes), ("judge reliability", _reliability),
@@ -181,9 +174,6 @@ def _print_summary(report: dict, status: str) -> None:
 
 
 def _headline(report: dict, status: str) -> None:
-    from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
-    from evalcore.report.stability import not_asked_line
-
     dist, summary, n = report["distribution"], report["summary"], report["repetition_count"]
     mean = "n/a" if summary["mean"] is None else f"{summary['mean']:.3f} (std {summary['std']:.3f})"
     print(f"status: {status}; {dist['total_questions']} questions x {n} rounds; "
@@ -230,8 +220,6 @@ def _repeats(report: dict, status: str) -> None:
 
 
 def _variants(report: dict, status: str) -> None:
-    from evalcore.report.variants import variant_lines
-
     for line in variant_lines(report["summary"]):
         print(line)
 

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli.common import engine_and_settings, print_json
+from evalcore.metrics.gate import load_gate_config
+from evalcore.report.trend import trend
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("trend", help="a metric over time across a dataset's runs, per model")
@@ -19,10 +23,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _trend(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import engine_and_settings, print_json
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.trend import trend
-
     engine, _ = engine_and_settings()
     from datetime import UTC, datetime, timedelta
 

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore import actions
+from evalcore.auth.users import list_users, user_info
+from evalcore.cli.common import acting_user, engine_and_settings, print_json
+
 ROLE_HELP = ("viewer, evaluator, reviewer or admin; worker for the workers' service "
              "account (runs `python -m evalcore worker`, nothing else)")
 
 
 def _add(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     user = actions.add_user(acting_user(engine), engine, args.email, args.role, args.name or "")
     print(f"added {user.email} as {user.role}")
@@ -18,10 +19,6 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.auth.users import list_users, user_info
-    from evalcore.cli.common import acting_user, engine_and_settings, print_json
-
     engine, _ = engine_and_settings()
     actions.require_read(acting_user(engine), engine, "users list")
     users = [user_info(u) for u in list_users(engine)]
@@ -37,9 +34,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _set_role(args: argparse.Namespace) -> int:
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-
     engine, _ = engine_and_settings()
     user = actions.set_role(acting_user(engine), engine, args.email, args.role)
     print(f"{user.email} is now {user.role}")

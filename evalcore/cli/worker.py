@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.cli.common import RUN_IMPORTS, bounded
+from evalcore import actions
+from evalcore.cli.common import acting_user, bounded, engine_and_settings, RUN_IMPORTS
+from evalcore.config import worker_jobs
+from evalcore.errors import RunError
+from evalcore.providers.client import run_closing_clients
+from evalcore.runner.worker import Worker, worker_id
+from evalcore.store.jobs import KINDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,15 +32,6 @@ def _worker(args: argparse.Namespace) -> int:
     import asyncio
     import logging
     import signal
-
-    from evalcore import actions
-    from evalcore.cli.common import acting_user, engine_and_settings
-    from evalcore.config import worker_jobs
-    from evalcore.providers.client import run_closing_clients
-    from evalcore.runner.worker import Worker, worker_id
-
-    from evalcore.errors import RunError
-    from evalcore.store.jobs import KINDS
 
     unknown = sorted(set(args.kinds or ()) - set(KINDS))
     if unknown:

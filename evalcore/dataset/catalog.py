@@ -8,7 +8,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional, Union
 
 from evalcore.dataset.records import Question
+from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
+from evalcore.store import datasets
+from evalcore.store.db import session_scope
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -19,18 +22,13 @@ if TYPE_CHECKING:
 
 def list_datasets(engine: "Engine") -> list["Dataset"]:
     """Every stored dataset, oldest first."""
-    from evalcore.store import datasets
-
     return datasets.list_datasets(engine)
 
 
 def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
-    from evalcore.store import datasets
-
     found = datasets.find_dataset(session, name_or_id)
     if found is None:
         names = datasets.dataset_names(session)
-        from evalcore.error_text import shown, shown_list
 
         known = shown_list(names) if names else "none yet"
         raise DatasetError(f"no dataset {shown(name_or_id)}; known datasets: {known} "
@@ -40,16 +38,12 @@ def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
 
 def get_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """A dataset by name, or by id (an int, or digits when no dataset has that name)."""
-    from evalcore.store.db import session_scope
-
     with session_scope(engine) as session:
         return _find(session, name_or_id)
 
 
 def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -> list["Item"]:
     """The stored items of a dataset in file order (rows carry their database ids)."""
-    from evalcore.store import datasets
-
     return datasets.load_items(engine, dataset_id, limit)
 
 
@@ -62,9 +56,6 @@ def load_questions(engine: "Engine", dataset_id: int,
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
     """What keeps a dataset from being deleted: {"attack_sets": [(id, name)], "runs": [id]}
     (the page lists them and offers the way out)."""
-    from evalcore.store import datasets
-    from evalcore.store.db import session_scope
-
     with session_scope(engine, write=False) as session:
         sets, run_ids = datasets.dataset_users(session, int(_find(session, name_or_id).id))
     return {"attack_sets": [(int(i), str(n)) for i, n in sets], "runs": run_ids}
@@ -72,9 +63,6 @@ def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, An
 
 def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """Delete a dataset and its items; refuses (DatasetError) while runs reference it."""
-    from evalcore.store import datasets
-    from evalcore.store.db import session_scope
-
     with session_scope(engine) as session:
         dataset = _find(session, name_or_id)
         sets, run_ids = datasets.dataset_users(session, int(dataset.id))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from evalcore.config import max_field_bytes
 from evalcore.error_text import shown
 from evalcore.errors import DatasetError
 
@@ -19,8 +20,6 @@ NUL_HINT = ("remove it; a file full of them is usually UTF-16 saved without a by
 
 def field_limit() -> int:
     """The largest cell in bytes (`EVALCORE_MAX_FIELD_BYTES`, read now)."""
-    from evalcore.config import max_field_bytes
-
     return max_field_bytes()
 
 

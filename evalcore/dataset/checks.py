@@ -11,6 +11,8 @@ import json
 import re
 from typing import Mapping
 
+from evalcore.error_text import shown
+
 Row = Mapping[str, str]
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?%?$")
@@ -28,8 +30,6 @@ class CellError(Exception):
     """A cell of one row cannot be used; the parser adds file and row to the message."""
 
     def __init__(self, column: str, value: str, problem: str) -> None:
-        from evalcore.error_text import shown
-
         super().__init__(f"column {shown(column)}: {shown(value)} {problem}")
         self.column, self.value, self.problem = column, value, problem
 

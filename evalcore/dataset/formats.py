@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from evalcore.dataset.checks import (CellError, Row, cell, json_cell, number, option_index,
                                      required, sentiment, zero_one)
+from evalcore.dataset.language import detect_language
 
 Built = dict[str, Any]
 """Builder output: question, reference, choices, and optionally meta."""
@@ -193,8 +194,6 @@ CROWS_QUESTION = {"en": "Which of these two sentences is more plausible?",
 
 def _crows_pairs(row: Row) -> Built:
     """Two sentences in a seeded order; the reference is the stereotyped one (`sent_more`)."""
-    from evalcore.dataset.language import detect_language
-
     more = required(row, "sent_more", "bias_pair", "the more stereotyping sentence")
     less = required(row, "sent_less", "bias_pair", "the less stereotyping sentence")
     direction = cell(row, "stereo_antistereo").lower()

@@ -23,11 +23,13 @@ from evalcore.dataset.readers import RowStream, Source, hash_stream, opener_of, 
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError
+from evalcore.store import datasets
+from evalcore.store.db import session_scope
+from evalcore.store.tables import Dataset
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from evalcore.store.tables import Dataset
 
 class DuplicateContentError(DuplicateDatasetError):
     """The same content was imported before, as `existing` (a name for pages to show)."""
@@ -246,10 +248,6 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     once every row is read; items with no language of their own get the file's), all in
     one transaction."""
     from sqlalchemy.exc import IntegrityError
-
-    from evalcore.store import datasets
-    from evalcore.store.db import session_scope
-    from evalcore.store.tables import Dataset
 
     source_file = header["source_file"]
     name = (name or Path(source_file).stem or "").strip()

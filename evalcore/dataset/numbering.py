@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Optional
 
+from evalcore.store.datasets import item_positions as positions
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -26,6 +28,4 @@ def question_label(idx: Optional[int]) -> str:
 
 def item_positions(engine: "Engine", item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
-    from evalcore.store.datasets import item_positions as positions
-
     return positions(engine, item_ids)

@@ -12,6 +12,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
 from evalcore.kinds import EvalKind, Export, need, register, report_json
+from evalcore.metrics.robustness import PairedOutcome, robustness_summary
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -39,7 +40,6 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
             ) -> dict[str, Any]:
     """Per level: PDR, attacked accuracy, flips (bootstrap over pairs); the accuracy is
     the clean items' ("rated")."""
-    from evalcore.metrics.robustness import PairedOutcome, robustness_summary
     from evalcore.report.run_figures import bootstrap, pdr, rate_interval
 
     extra = ((out.run.config or {}).get("spec") or {}).get("extra") or {}

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+from evalcore.errors import EvalcoreError
 from evalcore.kinds import EvalKind, Export, need, register, report_json
+from evalcore.metrics.repeats import run_g_pass
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -50,7 +52,6 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
             ) -> dict[str, Any]:
     """Perfect and flaky shares, errored rounds, mG-Pass@N; the distribution (questions
     right j of N times, j = 0..N)."""
-    from evalcore.metrics.repeats import run_g_pass
     from evalcore.report.run_figures import wilson
 
     rounds = metrics["rounds"]
@@ -85,7 +86,6 @@ def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
 def detail(engine: "Engine", run_id: int) -> tuple[Optional[dict[str, Any]], list[str]]:
     """The stability JSON of a run with answers (answer groups, entropy, G-Pass, judge
     noise included) and its repeated-answers lines; (None, []) before its first answer."""
-    from evalcore.errors import EvalcoreError
     from evalcore.report.repeats import repeats_lines
     from evalcore.report.stability import stability_report
 

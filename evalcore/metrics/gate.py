@@ -26,6 +26,7 @@ from typing import Any, Literal, Mapping, Optional, Union
 from pydantic import BaseModel, Field
 
 from evalcore.errors import EvalcoreError
+from evalcore.kinds import all_kinds
 from evalcore.metrics.tolerance import TOLERANCE, at_least, at_most
 
 METRICS: dict[str, Literal["lower", "higher"]] = {
@@ -61,8 +62,6 @@ METRICS.update(ROBUSTNESS_METRICS)
 def known_metrics() -> dict[str, Literal["lower", "higher"]]:
     """METRICS and the ones each kind of evaluation declares (`EvalKind.gate_directions`):
     a new kind's figures are gate-able without an edit here."""
-    from evalcore.kinds import all_kinds
-
     known = dict(METRICS)
     for kind in all_kinds().values():
         known.update(kind.gate_directions)  # type: ignore[arg-type]

@@ -39,6 +39,8 @@ import math
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
+from evalcore.metrics.fairness import INTERSECTION_SEP as sep
+
 EFFECT_METRICS: dict[str, str] = {
     "score": "higher", "sentiment": "higher", "professionalism": "higher",
     "length_net": "higher", "stereotype": "lower", "toxicity": "lower", "refusal": "lower",
@@ -214,8 +216,6 @@ def interaction_effects(rows: Sequence[Mapping[str, Any]], intersection: str, me
     (unadjusted; `rank_effects` adjusts), shaped like `attribute_effects` rows with
     kind "interaction": the group is a cell, the difference its additive-model residual.
     Only pairs that have every cell count; more than two attributes are not tested."""
-    from evalcore.metrics.fairness import INTERSECTION_SEP as sep
-
     names = intersection.split(sep)
     by_pair = _pair_group_means(rows, metric, group_of)
     cells = sorted({g for p in by_pair.values() for g in p})

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Optional, Sequence
 
+from evalcore.metrics.consistency import normalize_answer
 from evalcore.metrics.stability import MetricInputError, Verdict
 
 
@@ -282,7 +283,6 @@ def answer_similarity(clean: Sequence[Optional[str]], attacked: Sequence[Optiona
     both = [(c, a) for c, a in zip(clean, attacked) if c is not None and a is not None]
     if not both:
         return AnswerSimilarity(0, None)
-    from evalcore.metrics.consistency import normalize_answer
     from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
     def language(c: str, a: str) -> Any:

@@ -9,15 +9,22 @@ from typing import Any, Mapping, Optional, Union
 
 from evalcore.actions import _check, _record
 from evalcore.auth.identity import Actor
+from evalcore.dataset import get_dataset
+from evalcore.kinds import get_kind
+from evalcore.metrics.gate import GateError, load_gate_config
+from evalcore.monitor.alerts import build_message, deliver
 from evalcore.monitor.channels import shown
 from evalcore.monitor.runs import schedulable
+from evalcore.providers.registry import get_model
+from evalcore.store.baselines import current_baseline, set_baseline as _set
+from evalcore.store.queries import get_run
+from evalcore.store.schedules import (add_schedule as _add, delete_schedule as _delete,
+                                      edit_schedule as _edit, get_schedule, set_paused)
 
 
 def gate_dict(source: Union[None, str, Path, Mapping[str, Any]]) -> dict[str, Any]:
     """A gate config as the dict the schedule stores (checked with `load_gate_config`):
     from a TOML file, TOML text or a dict; {} = the kind's default gate."""
-    from evalcore.metrics.gate import GateError, load_gate_config
-
     if source is None or source == "":
         return {}
     if isinstance(source, Mapping):
@@ -41,10 +48,6 @@ def gate_dict(source: Union[None, str, Path, Mapping[str, Any]]) -> dict[str, An
 def _check_params(engine: Any, kind: str, params: Mapping[str, Any], models_path: Any) -> None:
     """Refuse a schedule whose runs could never start (unknown dataset, model or option):
     the kind's own spec builder reads the options now, as it will at each due time."""
-    from evalcore.dataset import get_dataset
-    from evalcore.kinds import get_kind
-    from evalcore.providers.registry import get_model
-
     if kind not in schedulable():
         raise ValueError(f"kind {kind!r} cannot be scheduled; one of {', '.join(schedulable())}")
     get_model(models_path, str(params["model"]))
@@ -57,8 +60,6 @@ def add_schedule(actor: Actor, engine: Any, kind: str, params: dict[str, Any], *
                  models_path: Any, every_s: Optional[int] = None, cron: Optional[str] = None,
                  gate: Any = None, channels: Optional[list[dict[str, Any]]] = None) -> Any:
     """Store a schedule (evaluators and up); its runs start when they fall due."""
-    from evalcore.store.schedules import add_schedule as _add
-
     _check(engine, actor, "schedule", "add_schedule")
     _check_params(engine, kind, params, models_path)
     row = _add(engine, kind=kind, params=params, every_s=every_s, cron=cron,
@@ -71,8 +72,6 @@ def add_schedule(actor: Actor, engine: Any, kind: str, params: dict[str, Any], *
 
 def pause_schedule(actor: Actor, engine: Any, schedule_id: int, paused: bool = True) -> Any:
     """Pause (or with paused=False resume) a schedule, for evaluators and up."""
-    from evalcore.store.schedules import set_paused
-
     action = "pause" if paused else "resume"
     _check(engine, actor, "schedule", f"{action}_schedule", schedule_id)
     row = set_paused(engine, schedule_id, paused)
@@ -86,8 +85,6 @@ def edit_schedule(actor: Actor, engine: Any, schedule_id: int, *, models_path: A
                   params: Optional[dict[str, Any]] = None) -> Any:
     """Change a schedule's period, gate, channels or run options (None = unchanged), for
     evaluators and up; the audit event names what changed."""
-    from evalcore.store.schedules import edit_schedule as _edit, get_schedule
-
     _check(engine, actor, "schedule", "edit_schedule", schedule_id)
     changes: dict[str, Any] = {}
     if every_s or cron:
@@ -109,8 +106,6 @@ def edit_schedule(actor: Actor, engine: Any, schedule_id: int, *, models_path: A
 
 def delete_schedule(actor: Actor, engine: Any, schedule_id: int) -> Any:
     """Delete a schedule (its runs stay), for evaluators and up."""
-    from evalcore.store.schedules import delete_schedule as _delete
-
     _check(engine, actor, "schedule", "delete_schedule", schedule_id)
     row = _delete(engine, schedule_id)
     _record(engine, actor, "schedule.delete", "schedule", schedule_id, kind=row.kind)
@@ -120,9 +115,6 @@ def delete_schedule(actor: Actor, engine: Any, schedule_id: int) -> Any:
 def set_baseline(actor: Actor, engine: Any, run_id: int) -> Any:
     """Mark a finished run as the baseline of its dataset and model, for reviewers and
     admins; the previous one stays in the history (the trend's marks)."""
-    from evalcore.store.baselines import current_baseline, set_baseline as _set
-    from evalcore.store.queries import get_run
-
     _check(engine, actor, "baseline", "set_baseline", run_id)
     run = get_run(engine, run_id)
     before = current_baseline(engine, int(run.dataset_id or 0), run.model)
@@ -137,9 +129,6 @@ def test_alert(actor: Actor, engine: Any, schedule_id: int) -> list[dict[str, An
     deliveries are recorded like real ones, under their own event."""
     import asyncio
     import uuid
-
-    from evalcore.monitor.alerts import build_message, deliver
-    from evalcore.store.schedules import get_schedule
 
     _check(engine, actor, "schedule", "test_alert", schedule_id)
     row = get_schedule(engine, schedule_id)

@@ -14,6 +14,8 @@ from typing import Any, Mapping, Optional
 
 from evalcore.masking import mask_text
 from evalcore.monitor.channels import label, masked_url, secret, webhook_url
+from evalcore.providers.retry import backoff
+from evalcore.store.alerts import claim_delivery, finish_delivery
 
 ATTEMPTS = 4
 """Tries per message: the first and three retries."""
@@ -153,8 +155,6 @@ async def send_once(channel: Mapping[str, Any], message: Mapping[str, Any]) -> N
 async def send_with_retries(channel: Mapping[str, Any], message: Mapping[str, Any]
                             ) -> tuple[bool, int, Optional[str]]:
     """(sent, tries, masked error): up to ATTEMPTS tries with full-jitter backoff."""
-    from evalcore.providers.retry import backoff
-
     error = None
     for attempt in range(1, ATTEMPTS + 1):
         try:
@@ -175,8 +175,6 @@ async def deliver(engine: Any, event_key: str, channels: list[Mapping[str, Any]]
                   schedule_id: Optional[int] = None) -> list[dict[str, Any]]:
     """Send `message` to each channel at most once for `event_key`; returns, per channel,
     {channel, status (sent / failed / already), attempts, error}."""
-    from evalcore.store.alerts import claim_delivery, finish_delivery
-
     results = []
     for channel in channels:
         name = label(channel)

@@ -13,14 +13,19 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from evalcore.config import load_settings
+from evalcore.metrics.gate import load_gate_config
+from evalcore.monitor.alerts import build_message, deliver
+from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
+from evalcore.report.gates import default_gates, gate_any, verdict_of
+from evalcore.resources import PROJECT_ROOT
 from evalcore.runner.jobs import JobContext, handler
+from evalcore.store import jobs, queries, schedules
+from evalcore.store.baselines import baseline_for_run
+from evalcore.store.tables import Dataset
 
 
 def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
-    from evalcore.config import load_settings
-    from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
-    from evalcore.store import jobs, schedules
-
     engine = ctx.engine
     row = schedules.get_schedule_run(engine, row_id)
     if row.run_id is not None:
@@ -53,11 +58,6 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
 
 def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any]], Any]:
     """(verdict, checks, baseline run id) of a scheduled run that ended."""
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import default_gates, gate_any, verdict_of
-    from evalcore.resources import PROJECT_ROOT
-    from evalcore.store.baselines import baseline_for_run
-
     if run.status != "done":
         return "run failed", [], None
     config = load_gate_config(schedule.gate) if schedule.gate else load_gate_config(
@@ -69,9 +69,6 @@ def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any
 
 
 async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
-    from evalcore.monitor.alerts import build_message, deliver
-    from evalcore.store import jobs, queries, schedules
-
     engine = ctx.engine
     row = await asyncio.to_thread(schedules.get_schedule_run, engine, row_id)
     schedule = await asyncio.to_thread(schedules.get_schedule, engine, row.schedule_id)
@@ -100,8 +97,6 @@ async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
 def _dataset_name(engine: Any, dataset_id: Any) -> str:
     from sqlmodel import Session
 
-    from evalcore.store.tables import Dataset
-
     with Session(engine) as session:
         row = session.get(Dataset, dataset_id) if dataset_id is not None else None
     return row.name if row is not None else "?"
@@ -122,9 +117,6 @@ async def schedule_job(ctx: JobContext) -> dict[str, Any]:
 
 async def _alert_not_created(ctx: JobContext, row_id: int, reason: str) -> list[dict[str, Any]]:
     """A due time whose run could not even be created (dataset or model gone): one alert."""
-    from evalcore.monitor.alerts import build_message, deliver
-    from evalcore.store import schedules
-
     schedule = await asyncio.to_thread(schedules.get_schedule,
                                        ctx.engine, (await asyncio.to_thread(
                                            schedules.get_schedule_run, ctx.engine, row_id)

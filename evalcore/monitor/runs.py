@@ -8,7 +8,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Mapping
 
+from evalcore import actions
 from evalcore.auth.identity import Actor
+from evalcore.kinds import all_kinds
 
 def run_name(schedule_id: int, row_id: int, due_at: datetime) -> str:
     """The name of the run a schedule makes at `due_at`: unique per due time (`row_id` is
@@ -25,14 +27,10 @@ def schedule_actor(created_by: str, schedule_id: int) -> Actor:
 
 def schedulable() -> tuple[str, ...]:
     """The kinds a schedule can run: those whose module says how (`EvalKind.schedule`)."""
-    from evalcore.kinds import all_kinds
-
     return tuple(name for name, kind in all_kinds().items() if kind.schedule is not None)
 
 
 def start_scheduled_run(engine: Any, kind: str, params: Mapping[str, Any], *, name: str,
                         actor: Actor, models_path: Any) -> int:
     """Queue the run of one due time (`actions.create_run`); returns its id."""
-    from evalcore import actions
-
     return actions.create_run(actor, engine, kind, {**params, "name": name}, models_path)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.monitor.channels import shown
+from evalcore.store.alerts import deliveries
+from evalcore.store.schedules import every_label, list_schedules, schedule_runs
 
 
 def _iso(moment: Any) -> Any:
@@ -16,9 +18,6 @@ def _iso(moment: Any) -> Any:
 def schedule_info(engine: Any, schedule: Any, *, recent: int = 10) -> dict[str, Any]:
     """One schedule as the CLI's JSON and the page's table row: id, kind, every,
     next_due, paused, runs (the run ids it made), last (its newest due times)."""
-    from evalcore.store.alerts import deliveries
-    from evalcore.store.schedules import every_label, schedule_runs
-
     rows = schedule_runs(engine, int(schedule.id))
     sent = {}
     for d in deliveries(engine, schedule_id=int(schedule.id)):
@@ -40,8 +39,6 @@ def schedule_info(engine: Any, schedule: Any, *, recent: int = 10) -> dict[str, 
 
 def monitoring(engine: Any) -> list[dict[str, Any]]:
     """Every schedule's `schedule_info`, oldest schedule first."""
-    from evalcore.store.schedules import list_schedules
-
     return [schedule_info(engine, s) for s in list_schedules(engine)]
 
 
@@ -49,8 +46,6 @@ def figure_series(engine: Any, schedule_id: int) -> dict[str, list[dict[str, Any
     """{check name: [{run_id, due_at, value, limit, baseline, passed}]}: each gated figure
     of the schedule's gated runs, oldest first. An absolute check's `limit` is its
     threshold; a regression check's `baseline` is the baseline run's value."""
-    from evalcore.store.schedules import schedule_runs
-
     series: dict[str, list[dict[str, Any]]] = {}
     for row in schedule_runs(engine, schedule_id):
         for check in row.checks or []:

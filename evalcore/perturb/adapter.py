@@ -9,6 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 from evalcore.perturb.sets import AttackSetError
+from evalcore.scorers.text import embedding_cosine_batch
 
 if TYPE_CHECKING:
     from evalcore.dataset.records import Question
@@ -39,8 +40,6 @@ def check_many(pairs: Sequence[tuple["Question", str]], *, similarity: bool = Tr
     Without `similarity` no embedding is computed (the slow part: see bench/attack_bench.py)
     and "low_similarity" is never flagged; the other checks still run.
     """
-    from evalcore.scorers.text import embedding_cosine_batch
-
     check = engine_fn("check_attack")
     if not pairs:
         return []

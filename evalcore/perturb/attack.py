@@ -31,14 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
-from evalcore.perturb.guard import (
-    DEFAULT_SIMILARITY_THRESHOLD,
-    FLAG_TRANSLATION,
-    check_attack,
-    reference_words,
-)
-from evalcore.perturb.sentence import DEFAULT_PIVOT, TranslationError, Translator
-from evalcore.perturb.tokens import Language, segment
+from evalcore.perturb.char import char_attack
+from evalcore.perturb.guard import (check_attack, DEFAULT_SIMILARITY_THRESHOLD, FLAG_ENTITY,
+                                    FLAG_LOW_SIMILARITY, FLAG_NUMBER, FLAG_TRANSLATION,
+                                    FLAG_UNCHANGED, numbers, reference_words)
+from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
+from evalcore.perturb.swaps import attack_texts, option_where, Text
+from evalcore.perturb.tokens import entities, Language, option_spans, segment
+from evalcore.scorers.text import detect_language, embedding_cosine_batch, remember_embeddings
 
 Level = Literal["char", "word", "sentence"]
 LEVELS: tuple[str, ...] = ("char", "word", "sentence")
@@ -102,8 +102,6 @@ def item_rng(seed: int, question: Question, level: str) -> random.Random:
 def question_language(question: Question) -> Language:
     """The one language rule (`dataset.language`) on the text; a wordless question ("3+5=?")
     keeps the language its file gave it at import."""
-    from evalcore.scorers.text import detect_language
-
     return detect_language(question.question, default=question.language)
 
 
@@ -126,8 +124,6 @@ def right_options(question: Question) -> set[int]:
 
 def attacks_options(question: Question) -> bool:
     """Whether the word attack reaches this item's options."""
-    from evalcore.perturb.tokens import option_spans
-
     return (question.task_type in OPTION_TASKS and bool(question.choices)
             and option_spans(question.question)[1] is None)
 
@@ -140,12 +136,9 @@ def _local_attack(question: Question, level: str, seed: int, params: dict[str, A
     tokens = segment(question.question, language, reference_words(question, language))
     rng = item_rng(seed, question, level)
     if level == "char":
-        from evalcore.perturb.char import char_attack
-
         text, n, details = char_attack(tokens, language, rng, ops=params["ops"],
                                        edits=params["insertions"])
         return text, n, [], details
-    from evalcore.perturb.swaps import Text, attack_texts, option_where
 
     texts = [Text(tokens)]
     if attacks_options(question):
@@ -165,9 +158,6 @@ def option_flags(question: Question, choices: list[str], similarities: list[floa
                  threshold: float) -> list[str]:
     """The guard on attacked options: numbers and names kept, e5 similarity of each
     changed option to its original at least `threshold` (None: not computed)."""
-    from evalcore.perturb.guard import FLAG_ENTITY, FLAG_LOW_SIMILARITY, FLAG_NUMBER, numbers
-    from evalcore.perturb.tokens import entities
-
     language = question_language(question)
     flags: list[str] = []
     for old, new, sim in zip(question.choices, choices, similarities):
@@ -189,8 +179,6 @@ def _result(question: Question, level: str, seed: int, params: dict[str, Any], t
     """The checked result. With attacked options, the item is unchanged only when the
     question and every option are, and `similarity` is the lowest of the question's and
     the changed options' (the guard holds each text to the same bar)."""
-    from evalcore.perturb.guard import FLAG_UNCHANGED
-
     sim, flags = check_attack(question, text, threshold=params["threshold"],
                               similarity=similarity, embed=params["similarity"])
     choices = list(details.get("choices") or [])
@@ -222,7 +210,6 @@ def _option_similarities(questions: list[Question], choices: list[list[str]],
             for ci, c in enumerate(cs) if ci < len(q.choices) and c != q.choices[ci]]
     if not todo:
         return out
-    from evalcore.scorers.text import embedding_cosine_batch
 
     scores = embedding_cosine_batch([choices[qi][ci] for qi, ci in todo],
                                     [questions[qi].choices[ci] for qi, ci in todo])
@@ -253,8 +240,6 @@ def attack_question(question: Question, level: Level, *, seed: int = 0,
 
 async def _sentence_one(question: Question, translator: Translator,
                         params: dict[str, Any]) -> tuple[str, int, dict[str, Any], tuple]:
-    from evalcore.perturb.sentence import back_translate
-
     language = question_language(question)
     pivot = params["pivot"] or DEFAULT_PIVOT[language]
     details: dict[str, Any] = {"pivot": pivot, "translator": getattr(translator, "name", "")}
@@ -277,7 +262,6 @@ def _similarities(questions: list[Question], texts: list[str],
     """
     if not enabled:
         return [None] * len(questions)
-    from evalcore.scorers.text import embedding_cosine_batch, remember_embeddings
 
     todo = [i for i, (q, t) in enumerate(zip(questions, texts)) if t.strip() != q.question.strip()]
     originals = [questions[i].question for i in todo]

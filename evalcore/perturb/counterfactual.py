@@ -18,6 +18,7 @@ import string
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
+from evalcore.dataset import store_parsed
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.errors import EvalcoreError
 
@@ -238,7 +239,5 @@ def generate_suite(generator: str, lang: Language = "en", *,
 def save_suite(engine: "Engine", parsed: ParsedDataset, name: Optional[str] = None, *,
                allow_duplicate: bool = False) -> "Dataset":
     """Store a generated suite as a dataset (default name `fairness-<generator>-<lang>`)."""
-    from evalcore.dataset import store_parsed
-
     name = name or f"fairness-{parsed.meta.get('generator', 'suite')}-{parsed.language}"
     return store_parsed(engine, parsed, name=name, allow_duplicate=allow_duplicate)

@@ -22,6 +22,12 @@ from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, TextIO, Union
 
+from evalcore.perturb.review import list_attack_items
+from evalcore.perturb.sets import get_attack_set
+from evalcore.report.export import safe_cell
+from evalcore.store.datasets import dataset_with_items
+from evalcore.store.reviews import item_choices
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -78,8 +84,6 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
 def _attacked_choices(engine: "Engine", items: list[Any], clean: dict[int, "Item"]
                       ) -> dict[int, list[str]]:
     """attack item id -> its attacked options, when any item's options were attacked."""
-    from evalcore.store.reviews import item_choices
-
     found = item_choices(engine, [int(i.attacked_item_id) for i in items
                                   if i.attacked_item_id is not None])
     out = {int(i.id): found.get(int(i.attacked_item_id), []) for i in items
@@ -116,11 +120,6 @@ def write_attack_set_csv(engine: "Engine", attack_set_id: int,
                          out: Union[TextIO, str, PathLike[str]],
                          status: Optional[str] = None) -> int:
     """Write the set's CSV (optionally only items of one review status); returns rows written."""
-    from evalcore.perturb.review import list_attack_items
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.report.export import safe_cell
-    from evalcore.store.datasets import dataset_with_items
-
     attack_set = get_attack_set(engine, attack_set_id)
     items = list_attack_items(engine, int(attack_set.id), status=status)
     source, clean = dataset_with_items(engine, int(attack_set.source_dataset_id),

@@ -11,6 +11,10 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+from evalcore.config import load_settings
+from evalcore.dataset import get_dataset, load_items
+from evalcore.dataset.records import Question
+import evalcore.perturb as perturb
 from evalcore.perturb.adapter import engine_fn
 from evalcore.perturb.set_storage import (
     Fence,
@@ -22,6 +26,7 @@ from evalcore.perturb.set_storage import (
     set_name_for,
 )
 from evalcore.perturb.sets import AttackSetError, get_attack_set, normalize_level
+from evalcore.providers.client import run_closing_clients
 from evalcore.store import attack_sets as q
 from evalcore.store.db import session_scope
 from evalcore.store.tables import AttackSet, Dataset
@@ -47,8 +52,6 @@ def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
     set before any item exists; `generate_attack_items` fills it in. `translator` is a
     spec ("llm:MODEL", "google"), kept in the lineage for the sentence level.
     """
-    from evalcore.dataset import get_dataset
-
     level = normalize_level(level)
     resolved = _resolved(level, params)  # unknown params fail here, before any work
     if translator is not None and not isinstance(translator, str):
@@ -99,9 +102,6 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
     raises stops the generation after that batch. `translator` overrides the lineage's
     spec with a translator object (tests, pages holding one).
     """
-    from evalcore.dataset import load_items
-    from evalcore.dataset.records import Question
-
     attack_set = await asyncio.to_thread(get_attack_set, engine, set_id)
     if attack_set.origin != "generated":
         raise AttackSetError(f"attack set '{attack_set.name}' was imported; there is nothing "
@@ -116,8 +116,6 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
         on_progress(done, total)
     if todo and translator is None and spec.get("translator"):
         if models_path is None:
-            from evalcore.config import load_settings
-
             models_path = load_settings().models_path
         translator = engine_fn("make_translator")(spec["translator"], models_path=models_path)
     attack = engine_fn("attack_questions")
@@ -142,8 +140,6 @@ def generate_attack_items(engine: "Engine", set_id: int, *,
                           on_progress: Optional[Callable[[int, int], None]] = None,
                           fence: Optional[Fence] = None, **kwargs: Any) -> AttackSet:
     """`generate_attack_items_async` from synchronous code (a worker, the CLI)."""
-    from evalcore.providers.client import run_closing_clients
-
     return run_closing_clients(generate_attack_items_async(
         engine, set_id, on_progress=on_progress, fence=fence, **kwargs))
 
@@ -171,15 +167,11 @@ async def generate_attack_set(engine: "Engine", *, dataset: Union[str, int], lev
 
 def make_attack_set(engine: "Engine", **kwargs: Any) -> AttackSet:
     """`generate_attack_set` from synchronous code (the CLI): runs its own event loop."""
-    from evalcore.providers.client import run_closing_clients
-
     return run_closing_clients(generate_attack_set(engine, **kwargs))
 
 
 def _resolved(level: str, params: Optional[dict[str, Any]]) -> dict[str, Any]:
     """Every parameter the attack used, defaults included (the lineage must not depend on
     defaults that may change later)."""
-    import evalcore.perturb as perturb
-
     resolve = getattr(perturb, "resolve_params", None)
     return dict(resolve(level, params)) if resolve is not None else dict(params or {})

@@ -17,6 +17,7 @@ from evalcore.perturb.degenerate import FLAGS as DEGENERATE_FLAGS
 from evalcore.perturb.degenerate import reasons as degenerate_reasons
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.tokens import NUMBER, Language, entities, option_spans, segment
+from evalcore.scorers.text import detect_language, embedding_cosine
 
 FLAG_NUMBER: Final = "number_changed"
 FLAG_OPTION_DROPPED: Final = "option_dropped"
@@ -100,8 +101,6 @@ def numbers(text: str, language: Language | None = None) -> Counter[str]:
     English number words as values, so "3个" -> "三个" is no change; each 半 counts as 1/2. The value 1 of a
     numeral word is ignored: 一 and "one" are mostly articles (一个工厂, "one of them").
     """
-    from evalcore.scorers.text import detect_language
-
     text = unicodedata.normalize("NFKC", text)
     language = language or detect_language(text)
     found: Counter[str] = Counter(_normal(m.group()) for m in NUMBER.finditer(text))
@@ -168,8 +167,6 @@ def check_attack(question: Question, attacked: str, *,
     `similarity` may be passed when already computed (batches); with `embed=False` and
     none given, no similarity is computed and "low_similarity" is never raised.
     """
-    from evalcore.scorers.text import detect_language
-
     original = question.question
     language = detect_language(original)
     flags: list[str] = []
@@ -190,8 +187,6 @@ def check_attack(question: Question, attacked: str, *,
     if _missing_words(reference_words(question, language), attacked, language):
         flags.append(FLAG_REFERENCE)
     if similarity is None and embed and FLAG_UNCHANGED not in flags:
-        from evalcore.scorers.text import embedding_cosine
-
         similarity = embedding_cosine(original, attacked)
     elif similarity is None and FLAG_UNCHANGED in flags:
         similarity = 1.0

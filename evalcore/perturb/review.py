@@ -22,9 +22,16 @@ from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
+from evalcore.dataset import get_dataset
+from evalcore.dataset.language import detect_language
+from evalcore.dataset.numbering import item_positions
+from evalcore.dataset.records import Question
 from evalcore.perturb.adapter import engine_fn
+from evalcore.perturb.degenerate import flag_reasons
 from evalcore.perturb.sets import AttackSetError
+from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
+from evalcore.store.tables import utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -81,8 +88,6 @@ def question_numbers(engine: "Engine", items: list["AttackItem"]) -> dict[int, i
     Reviewers know questions by their place in the file; attack item ids keep counting
     across sets (set #2 starts at 31), so they label nothing a reviewer can look up.
     """
-    from evalcore.dataset.numbering import item_positions
-
     found = item_positions(engine, (int(i.source_item_id) for i in items))
     return {int(i.id): found[i.source_item_id] + 1 for i in items if i.source_item_id in found}
 
@@ -145,9 +150,6 @@ def _trim(old: str, new: str) -> tuple[str, str]:
 def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]], int]:
     """(replaced [old, new] pairs without repeats, changed stretches) from `original` to
     `attacked`, diffed on the attack engine's words (jieba for Chinese)."""
-    from evalcore.dataset.language import detect_language
-    from evalcore.perturb.tokens import segment
-
     lang = language if language in ("zh", "en") else detect_language(original)
     old = [t.text for t in segment(original, lang)]
     new = [t.text for t in segment(attacked, lang)]
@@ -166,8 +168,6 @@ def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]
 def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[str, Any]:
     """A JSON-ready view of one item for the review table and the CLI; `number` is the
     question's 1-based number in its source dataset (`question_numbers`)."""
-    from evalcore.perturb.degenerate import flag_reasons
-
     return {"id": item.id, "number": number, "attack_set_id": item.attack_set_id,
             "source_item_id": item.source_item_id, "attacked_item_id": item.attacked_item_id,
             "original": item.original, "attacked": item.attacked, "attack_num": item.attack_num,
@@ -192,8 +192,6 @@ def _conflict(engine: "Engine", attack_item_id: int, expected: Optional[str]) ->
 def set_review(engine: "Engine", attack_item_id: int, status: str, *, reviewer: str,
                note: Optional[str] = None, expected_status: Optional[str] = None) -> "AttackItem":
     """Set an item's review status (approve, reject, back to pending) and record who and when."""
-    from evalcore.store.tables import utcnow
-
     _check_status(status)
     reviewer = _check_reviewer(reviewer)
     if expected_status is not None:
@@ -224,9 +222,6 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
                      expected_status: Optional[str] = None, approve: bool = False,
                      note: Optional[str] = None) -> "AttackItem":
     """Replace the attacked text, re-check it, and store it in the item and the derived dataset."""
-    from evalcore.dataset.records import Question
-    from evalcore.store.tables import utcnow
-
     reviewer = _check_reviewer(reviewer)
     attacked = (attacked or "").strip()
     if not attacked:
@@ -259,8 +254,6 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
 
 def approve_unflagged(engine: "Engine", attack_set_id: int, *, reviewer: str) -> int:
     """Approve every PENDING item without flags; returns how many. Flagged items stay pending."""
-    from evalcore.store.tables import utcnow
-
     reviewer = _check_reviewer(reviewer)
     ids = [i.id for i in list_attack_items(engine, attack_set_id, status="pending", flagged=False)]
     return reviews.approve_pending(engine, attack_set_id, ids, reviewer=reviewer, at=utcnow(),
@@ -306,8 +299,6 @@ def review_log(engine: "Engine", attack_set_id: int,
 
 def attack_set_info(engine: "Engine", attack_set: "AttackSet") -> dict[str, Any]:
     """A JSON-ready summary: lineage, counts by status and flags."""
-    from evalcore.dataset import get_dataset
-
     source = get_dataset(engine, attack_set.source_dataset_id)
     return {"id": attack_set.id, "name": attack_set.name, "level": attack_set.level,
             "origin": attack_set.origin, "seed": attack_set.seed, "params": attack_set.params,

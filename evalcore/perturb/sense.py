@@ -26,7 +26,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalcore.perturb.lexicon import load_lexicon
-from evalcore.perturb.tokens import Token
+from evalcore.perturb.tokens import _pos_tokenizer, Token
+from evalcore.perturb.word import _wordnet
 
 LIVING = "living_thing.n.01"
 PHYSICAL = "physical_entity.n.01"
@@ -53,7 +54,6 @@ def noun_kind(word: str) -> frozenset[str]:
         return frozenset({"living", "physical"})
     if low in _PRONOUNS_THING:
         return frozenset()
-    from evalcore.perturb.word import _wordnet
 
     wn = _wordnet()
     senses = wn.synsets(low, "n")
@@ -131,8 +131,6 @@ def en_selection_ok(tokens: Sequence[Token], start: int, end: int, key: str) -> 
 
 @functools.lru_cache(maxsize=1)
 def _zh_dictionary() -> Any:
-    from evalcore.perturb.tokens import _pos_tokenizer
-
     return _pos_tokenizer().word_tag_tab
 
 
@@ -143,8 +141,6 @@ dictionary also lists fillers of frequency 2-3 (共要, 买书, 市运) that are
 
 @functools.lru_cache(maxsize=1)
 def _zh_freq() -> Any:
-    from evalcore.perturb.tokens import _pos_tokenizer
-
     return _pos_tokenizer().tokenizer.FREQ
 
 

@@ -15,6 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from evalcore.errors import EvalcoreError
+from evalcore.perturb.degenerate import clean_translation
+from evalcore.providers.base import ChatRequest
+from evalcore.providers.client import get_client
+from evalcore.providers.registry import get_model
 
 if TYPE_CHECKING:
     from evalcore.providers.base import ModelConfig
@@ -127,9 +131,6 @@ class LLMTranslator:
 
     async def raw_reply(self, text: str, source: str, target: str) -> str:
         """The model's reply as sent (meta text, repeats and all); TranslationError if none."""
-        from evalcore.providers.base import ChatRequest
-        from evalcore.providers.client import get_client
-
         prompt = TRANSLATE_PROMPT.format(source=LANGUAGE_NAMES.get(source, source),
                                          target=LANGUAGE_NAMES.get(target, target), text=text)
         tokens = self.max_tokens or max(64, min(1024, 3 * len(text)))
@@ -151,8 +152,6 @@ class LLMTranslator:
 def clean_reply(text: str) -> str:
     """The translation alone, without meta labels, notes, quotes or whole-text repeats
     (`degenerate.clean_translation`): what is left of the reply's junk gets flagged."""
-    from evalcore.perturb.degenerate import clean_translation
-
     return clean_translation(text)
 
 
@@ -162,8 +161,6 @@ def make_translator(spec: str, *, models_path: Path | str,
     if spec == "google":
         return GoogleTranslator(timeout=timeout)
     if spec.startswith("llm:") and spec[4:].strip():
-        from evalcore.providers.registry import get_model
-
         return LLMTranslator(get_model(models_path, spec[4:].strip()))
     raise EvalcoreError(f"unknown translator {spec!r}: use 'google' or 'llm:MODEL' with a "
                         f"model from {models_path}")

@@ -23,6 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
+from evalcore.dataset import list_datasets, load_items
+from evalcore.dataset.formats import FORMATS
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.perturb.adapter import check_many
 from evalcore.perturb.set_storage import (
@@ -122,7 +124,6 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
     the set's name). Raises the errors a user can act on (not an attacked file, no level,
     already imported, no matching clean dataset), so a page can refuse a file at once."""
     from evalcore.dataset import get_dataset, parse_dataset
-    from evalcore.dataset.formats import FORMATS
 
     parsed = parse_dataset(source, filename)
     spec = FORMATS.get(parsed.format)
@@ -182,8 +183,6 @@ def _match(items: Sequence["Item"], questions: Sequence["Question"]) -> Optional
 def _find_clean(engine: "Engine", parsed: "ParsedDataset", base_format: str,
                 given: Optional["Dataset"]) -> tuple[Any, str]:
     """(clean dataset, how it was linked); a ParsedDataset to create when none matches."""
-    from evalcore.dataset import list_datasets, load_items
-
     if given is not None:
         items = load_items(engine, int(given.id))
         if _match(items, parsed.questions) is None:

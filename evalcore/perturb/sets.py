@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Union
 
+from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError
 from evalcore.store import attack_sets as q
+from evalcore.store.jobs import lease_alive, list_jobs
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -62,7 +64,6 @@ def list_attack_sets(engine: "Engine", dataset: Union[str, int, None] = None) ->
     """Every attack set, oldest first; only those of one source dataset if given."""
     if dataset is None:
         return q.list_sets(engine)
-    from evalcore.dataset import get_dataset
 
     return q.list_sets(engine, int(get_dataset(engine, dataset).id))  # type: ignore[arg-type]
 
@@ -85,8 +86,6 @@ def set_of_job(engine: "Engine", job_id: int) -> Optional["AttackSet"]:
 
 def delete_attack_set(engine: "Engine", id_or_name: Union[str, int]) -> "AttackSet":
     """Delete a set, its attack items and derived dataset; refuses while runs use them."""
-    from evalcore.store.jobs import lease_alive, list_jobs
-
     attack_set = get_attack_set(engine, id_or_name)
     generating = [j for j in list_jobs(engine, kind="attack", limit=1000)
                   if j.attack_set_id == attack_set.id and lease_alive(j)]

@@ -26,7 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evalcore.perturb import sense
+from evalcore.perturb.char import edit_count
+from evalcore.perturb.lexicon import load_lexicon
+from evalcore.perturb.phrases import phrase_sites
 from evalcore.perturb.tokens import Language, Token, count_words
+from evalcore.perturb.word import (_zh_context_allows, en_word_candidates, TOP_CANDIDATES,
+                                   zh_word_candidates)
 
 QUESTION = "question"
 
@@ -53,10 +59,6 @@ def _key(text: str, language: Language) -> str:
 def _word_candidates(tokens: Sequence[Token], i: int, language: Language, strict: bool,
                      min_similarity: float) -> tuple[str | None, list[tuple[str, Any]]]:
     """(part of speech, [(candidate, why)]) for token `i` after every context check."""
-    from evalcore.perturb import sense
-    from evalcore.perturb.lexicon import load_lexicon
-    from evalcore.perturb.word import _zh_context_allows, en_word_candidates, zh_word_candidates
-
     tok = tokens[i]
     if language == "zh":
         if not _zh_context_allows(tokens, i) or sense.zh_inside_longer_word(tokens, i):
@@ -81,8 +83,6 @@ def _word_candidates(tokens: Sequence[Token], i: int, language: Language, strict
 
 
 def _phrase_ok(tokens: Sequence[Token], site: Any) -> bool:
-    from evalcore.perturb import sense
-
     key = "".join(t.text for t in tokens[site.start:site.end])
     return sense.en_selection_ok(tokens, site.start, site.end, key.replace("’", "'"))
 
@@ -95,10 +95,6 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
     `where` lists every text the word was replaced in ("question", "option 2", or both,
     ", "-joined). `replacements=None` applies the method's rule to the words of all texts;
     fewer are made when fewer words have a safe synonym (details["wanted"])."""
-    from evalcore.perturb.char import edit_count
-    from evalcore.perturb.phrases import phrase_sites
-    from evalcore.perturb.word import TOP_CANDIDATES
-
     n_words = sum(count_words(t.tokens, language) for t in texts)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
     words: dict[str, list[tuple[int, int]]] = {}

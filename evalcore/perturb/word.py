@@ -45,8 +45,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from evalcore.errors import EvalcoreError
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.tokens import Token, zh_word_flag
+from evalcore.resources import ensure_language_env, synonyms_vector_path
 
 log = logging.getLogger(__name__)
 
@@ -90,13 +92,9 @@ def load_zh_synonyms() -> float:
     straight into one numpy array: importing the `synonyms` package instead also loads its
     own jieba dictionaries (~700 MB and ~20 s more).
     """
-    from evalcore.resources import synonyms_vector_path
-
     started = time.perf_counter()
     path = synonyms_vector_path()
     if not path.is_file():
-        from evalcore.errors import EvalcoreError
-
         raise EvalcoreError(f"Chinese word vectors not found at {path}: run "
                             "`python scripts/setup_data.py` (or `make test`) first")
     _zh_vectors()
@@ -108,8 +106,6 @@ def load_zh_synonyms() -> float:
 def _zh_vectors() -> tuple[dict[str, int], Any]:
     """(word -> row, unit-length float32 matrix) from the word2vec binary file."""
     import numpy as np
-
-    from evalcore.resources import synonyms_vector_path
 
     data = synonyms_vector_path().read_bytes()
     head = data.index(b"\n")
@@ -226,8 +222,6 @@ def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARIT
 
 @functools.lru_cache(maxsize=1)
 def _wordnet() -> Any:
-    from evalcore.resources import ensure_language_env
-
     ensure_language_env()
     from nltk.corpus import wordnet
 

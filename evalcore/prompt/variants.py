@@ -17,6 +17,7 @@ from typing import Optional
 
 from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
+from evalcore.prompt.render import check_template
 
 MAX_SHUFFLES = 24
 MIN_TEMPLATES, MAX_TEMPLATES = 2, 6
@@ -79,8 +80,6 @@ class Template:
 
 def parse_templates(value: str, base: Optional[Path] = None) -> list[Template]:
     """`zero,few,FILE` -> Templates (2 to 6, names unique); a FILE is read and checked."""
-    from evalcore.prompt.render import check_template
-
     names = [v.strip() for v in (value or "").split(",") if v.strip()]
     if not MIN_TEMPLATES <= len(names) <= MAX_TEMPLATES:
         raise VariantError(f"--templates needs {MIN_TEMPLATES} to {MAX_TEMPLATES} templates "

@@ -13,6 +13,8 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, Field, field_validator
 
+from evalcore.masking import register_secret
+
 ProviderKind = Literal["openai", "ollama", "local"]
 REFUSAL = "provider refusal"
 """Start of a call's error when the provider refused to answer (finish_reason
@@ -139,8 +141,6 @@ class ModelConfig(BaseModel):
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
         import os
-
-        from evalcore.masking import register_secret
 
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
         register_secret(key)

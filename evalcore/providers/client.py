@@ -30,6 +30,7 @@ from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
 from evalcore.providers.limits import AdaptiveLimiter, RateLimiter
+from evalcore.providers.local import start_local
 from evalcore.providers.retry import (
     MalformedReplyError,
     RetryBudget,
@@ -160,8 +161,6 @@ class ModelClient:
 
     async def _base_url(self) -> str:
         if self.config.kind == "local":
-            from evalcore.providers.local import start_local
-
             root = await asyncio.to_thread(start_local, self.config)
             return f"{root}/v1"
         if not self.config.base_url:

@@ -22,6 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
+from evalcore.metrics.bbq import BiasItem, is_ambiguous, is_negative
+from evalcore.report.fairness import _bias_fields, _unknown_texts
+from evalcore.scorers.rules_choice import extract_choice
+from evalcore.store import datasets, queries, run_items
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -36,8 +41,6 @@ PAGE_SIZE = 10
 
 def run_task_types(engine: Engine, run_id: int) -> set[str]:
     """The task types of the items of the run's dataset (one small SQL query)."""
-    from evalcore.store import datasets, queries
-
     run = queries.get_run(engine, run_id)
     if run.dataset_id is None:
         return set()
@@ -51,8 +54,6 @@ def is_benchmark_run(engine: Engine, run_id: int) -> bool:
 
 
 def _bias_reading(row: dict[str, Any]) -> str:
-    from evalcore.metrics.bbq import BiasItem, is_negative
-
     if row["pred"] is None:
         return "unparsed"
     if row["target"] is None:
@@ -69,8 +70,6 @@ def _read_as(answer: Optional[str], choices: Sequence[str], question: str,
              stored_pred: Optional[int], how: Optional[str]) -> str:
     """The extraction rule that named the option (re-read with today's rules when the
     option was stored at scoring time, which kept the index only)."""
-    from evalcore.scorers.rules_choice import extract_choice
-
     if answer is None:
         return "no reply"
     if how != "stored":
@@ -91,10 +90,6 @@ def bbq_answers(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     scripts count as the target, 0), reply (the raw text), error, reason (the scorer's
     stored reason), target_source.
     """
-    from evalcore.metrics.bbq import is_ambiguous, is_negative
-    from evalcore.report.fairness import _bias_fields, _unknown_texts
-    from evalcore.store import queries, run_items
-
     questions = run_items.run_questions(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
     rows: list[dict[str, Any]] = []

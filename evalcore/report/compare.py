@@ -26,8 +26,12 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
-from evalcore.errors import RunError
+from evalcore.dataset import get_dataset
+from evalcore.errors import EvalcoreError, RunError
 from evalcore.metrics.paired import paired_test
+from evalcore.metrics.stability import CLASSES, RISK_LEVELS
+from evalcore.report.stability import stability_report
+from evalcore.store import queries
 from evalcore.store.run_browse import item_ids_at
 
 if TYPE_CHECKING:
@@ -109,10 +113,6 @@ def _pass_k_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, A
 
 
 def _load(engine: Engine, run_id: int) -> tuple[Any, dict[str, Any], str | None]:
-    from evalcore.errors import EvalcoreError
-    from evalcore.report.stability import stability_report
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     if run.kind != "stability":
         raise CompareError(f"run {run_id} is a {run.kind} run; compare works on two stability "
@@ -123,8 +123,6 @@ def _load(engine: Engine, run_id: int) -> tuple[Any, dict[str, Any], str | None]
         raise CompareError(f"run {run_id} has no results to compare yet: {exc}") from exc
     dataset = None
     if run.dataset_id is not None:
-        from evalcore.dataset import get_dataset
-
         try:
             dataset = get_dataset(engine, int(run.dataset_id)).name
         except EvalcoreError:
@@ -191,8 +189,6 @@ def counts_frame(comparison: Mapping[str, Any]) -> pd.DataFrame:
     """Questions per stability class and risk level in both runs: block, name, a, b, and
     the percentages of each run's questions (the runs may hold different counts)."""
     import pandas as pd
-
-    from evalcore.metrics.stability import CLASSES, RISK_LEVELS
 
     a, b = comparison["a"], comparison["b"]
     rows = []

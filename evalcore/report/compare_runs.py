@@ -24,8 +24,12 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset.numbering import item_positions, question_label
+from evalcore.metrics.gate import known_metrics
 from evalcore.report.compare import CompareError, paired_test
 from evalcore.report.run_figures import load_outcomes, rate_interval, run_figures
+from evalcore.store import queries
+from evalcore.store.run_reads import item_calls
 
 MIN_RUNS, MAX_RUNS = 2, 8
 ALPHA = 0.05
@@ -99,7 +103,6 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
                                "accuracy": sum(r) / len(r) if verdicts_exist and r else None,
                                "interval": (rate_interval(r, int(o.run.rounds or 1))
                                             if verdicts_exist and r else None)})
-    from evalcore.dataset.numbering import item_positions
 
     positions = item_positions(engine, shared)
     questions = [{"item_id": item, "item_idx": positions.get(item),
@@ -128,8 +131,6 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
 def gate_deltas(figures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each later run's gate metrics minus the first run's (the baseline), with whether
     the change is for the worse (`metrics.gate.METRICS` says which way is better)."""
-    from evalcore.metrics.gate import known_metrics
-
     base = figures[0]["metrics"]
     rows = []
     for fig in figures[1:]:
@@ -206,9 +207,6 @@ def differing_questions(result: Mapping[str, Any]) -> list[dict[str, Any]]:
 def question_view(engine: Engine, run_ids: Sequence[int], item_id: int) -> dict[str, Any]:
     """One item in every run: question, reference, and per run its rounds (answer,
     verdict, error); `differs` when the runs' verdict lists are not all the same."""
-    from evalcore.store import queries
-    from evalcore.store.run_reads import item_calls
-
     ids = _check_ids(run_ids)
     runs = {i: queries.get_run(engine, i) for i in ids}
     item, calls = item_calls(engine, ids, item_id)
@@ -237,7 +235,6 @@ def question_view_html(view: Mapping[str, Any]) -> str:
     from the first run's in the same round is highlighted."""
     esc = html.escape
     first = {r["round"]: r["correct"] for r in view["runs"][0]["rounds"]} if view["runs"] else {}
-    from evalcore.dataset.numbering import question_label
 
     label = question_label(view.get("item_idx"))
     parts = [f"<p><b>Question {esc(label)}</b>: {esc(str(view['question']))}"

@@ -11,7 +11,9 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset
 from evalcore.metrics.cost import estimate_cost, prices_of
+from evalcore.store.datasets import item_texts
 
 EXPECTED_COMPLETION = 256
 CHARS_PER_TOKEN = {"zh": 1.5}
@@ -20,9 +22,6 @@ DEFAULT_CHARS_PER_TOKEN = 4.0
 
 def prompt_lengths(engine: Engine, dataset: str | int, limit: Optional[int] = None) -> list[int]:
     """Character lengths of a dataset's questions (with their options), in file order."""
-    from evalcore.dataset import get_dataset
-    from evalcore.store.datasets import item_texts
-
     ds = get_dataset(engine, dataset)
     return [len(q or "") + sum(len(str(c)) + 4 for c in (choices or []))
             for q, choices in item_texts(engine, int(ds.id), limit)]  # type: ignore[arg-type]
@@ -33,8 +32,6 @@ def estimate_run_cost(engine: Engine, dataset: str | int, model: Any, rounds: in
     """The estimate shown before a run: calls, tokens and cost (None without prices).
 
     `model` and `judge` are model entries (ModelConfig or snapshot dicts)."""
-    from evalcore.dataset import get_dataset
-
     language = get_dataset(engine, dataset).language
     max_tokens = (model.get("max_tokens") if isinstance(model, dict)
                   else getattr(model, "max_tokens", None))

@@ -11,7 +11,11 @@ from typing import Any, Mapping, Optional, Sequence
 
 from sqlalchemy.engine import Engine
 
+from evalcore.metrics.bbq import option_index
 from evalcore.metrics.crows import Method, PairPick, crows_scores
+from evalcore.scorers.crows import read_pick
+from evalcore.scorers.rules import unparsed_summary
+from evalcore.store import queries, run_items
 
 FORMAT = "crows_pairs"
 MIN_PAIRS = 30
@@ -22,10 +26,6 @@ MIN_PAIRS = 30
 def crows_rows(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """One dict per stored answer: the item, round, bias type, direction, the sentence
     picked (None when the reply names neither) and whether it is the stereotyped one."""
-    from evalcore.metrics.bbq import option_index
-    from evalcore.scorers.crows import read_pick
-    from evalcore.store import queries, run_items
-
     questions = run_items.run_questions(engine, run_id)
     rows = []
     for call in queries.iter_call_rows(engine, run_id):
@@ -90,8 +90,6 @@ def crows_section(engine: Engine, run_id: int, *, confidence: float = 0.95,
                   method: Method = "wilson", include_rows: bool = True) -> dict[str, Any]:
     """The CrowS-Pairs block of the fairness JSON: `metrics.crows.crows_scores` over the
     run's answers, plus warnings (unreadable replies, bias types with few pairs) and rows."""
-    from evalcore.scorers.rules import unparsed_summary
-
     rows = crows_rows(engine, run_id)
     scores = crows_scores((PairPick(r["bias_type"], r["stereotyped"], r["direction"])
                            for r in rows), confidence, method)

@@ -18,6 +18,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
 from evalcore.report.timing import format_seconds
+from evalcore.store import queries
 from evalcore.store.run_reads import recent_latencies
 
 SAMPLE_CALLS = 200
@@ -125,8 +126,6 @@ def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],
 def estimate_run(engine: Engine, run_id: int) -> Estimate:
     """The estimate of a stored run's remaining calls (the CLI prints it before starting),
     from the model settings the run keeps."""
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     config: dict[str, Any] = run.config or {}
     snapshots = config.get("models", {})

@@ -13,8 +13,23 @@ from typing import Any, Mapping, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset, list_datasets
+from evalcore.errors import RunError
+from evalcore.kinds import get_kind
 from evalcore.metrics import fairness as fm
+from evalcore.metrics.bbq import (answer_roles, bias_scores, BiasItem, is_ambiguous, is_negative,
+                                  option_index, unknown_phrasings)
+from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
+from evalcore.perturb.counterfactual import SUITE_FORMAT
+from evalcore.report.crows import crows_for, crows_gate_metrics
+from evalcore.report.gates import verdict_of
+from evalcore.resources import PROJECT_ROOT
+from evalcore.runner.judge_analysis import judged_figures
+from evalcore.scorers.analysis import analyze_answer, sentiment_scores, substituted_length
+from evalcore.scorers.rules import unparsed_summary
+from evalcore.scorers.rules_choice import extract_choice
+from evalcore.store import queries, run_items
 
 EFFECTS_METHOD = (
     "Per attribute and figure: for each pair, the group's mean minus the mean of the pair's "
@@ -37,16 +52,11 @@ ROW_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "length_word
 def is_fairness_dataset(dataset: Any) -> bool:
     """A counterfactual suite or a bias benchmark (BBQ / CBBQ / CrowS-Pairs): what a fairness run can
     analyse. Any other dataset has neither pairs nor bias labels, so it would only say n/a."""
-    from evalcore.perturb.counterfactual import SUITE_FORMAT
-
     return dataset.format == SUITE_FORMAT or dataset.task_type in ("bias_choice", "bias_pair")
 
 
 def require_fairness_dataset(engine: Engine, dataset: Any) -> None:
     """Refuse a fairness run on any other dataset, listing those that qualify."""
-    from evalcore.dataset import list_datasets
-    from evalcore.errors import RunError
-
     if is_fairness_dataset(dataset):
         return
     fit = [d.name for d in list_datasets(engine) if is_fairness_dataset(d)]
@@ -65,10 +75,6 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
 
     `lexicons` maps a language to edited word lists (default: the built-in ones).
     """
-    from evalcore.runner.judge_analysis import judged_figures
-    from evalcore.scorers.analysis import analyze_answer, substituted_length
-    from evalcore.store import queries, run_items
-
     questions = run_items.run_questions(engine, run_id)
     judged = judged_figures(engine, run_id)
     unknown_texts = _unknown_texts(questions.values())
@@ -108,8 +114,6 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
 def _sentiments(calls: list[Mapping[str, Any]]) -> dict[int, float]:
     """The tone of every analysed answer, one `sentiment_scores` batch per language (the
     e5 backend embeds answers in chunks rather than one call each)."""
-    from evalcore.scorers.analysis import sentiment_scores
-
     by_lang: dict[str, list[int]] = {}
     for position, call in enumerate(calls):
         if call["task_type"] != "bias_choice" and call["answer"] is not None:
@@ -162,8 +166,6 @@ def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
 
 def _unknown_texts(questions: Any) -> frozenset[str]:
     """The UNKNOWN wordings the run's bias items teach (their ambiguous rows' labels)."""
-    from evalcore.metrics.bbq import unknown_phrasings
-
     return unknown_phrasings((q.meta, q.choices, q.reference) for q in questions
                              if q.task_type == "bias_choice")
 
@@ -171,9 +173,6 @@ def _unknown_texts(questions: Any) -> frozenset[str]:
 def _bias_fields(call: Mapping[str, Any], question: Any,
                  unknown_texts: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The option the answer chose and the item's target / UNKNOWN options."""
-    from evalcore.metrics.bbq import answer_roles, option_index
-    from evalcore.scorers.rules_choice import extract_choice
-
     meta = question.meta if question is not None else {}
     choices = list(call["choices"] or [])
     pred: Optional[int] = None
@@ -304,12 +303,6 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     the run has them), gate_metrics (flat, for `evaluate_gate`), timing. The overall figures take the worst
     single attribute; intersections are reported beside them.
     """
-    from evalcore.dataset import get_dataset
-    from evalcore.metrics.bbq import BiasItem, bias_scores, is_ambiguous, is_negative
-    from evalcore.report.crows import crows_for, crows_gate_metrics
-    from evalcore.scorers.rules import unparsed_summary
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     dataset = get_dataset(engine, int(run.dataset_id)) if run.dataset_id is not None else None
     rows = analysis_rows(engine, run_id, threshold=threshold, lexicons=lexicons)
@@ -413,8 +406,6 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
 def default_gate() -> str:
     """The gate whose verdict is a fairness run's headline (under the project root): the
     kind's default gate."""
-    from evalcore.kinds import get_kind
-
     return str(get_kind("fairness").default_gate)
 
 
@@ -424,10 +415,6 @@ def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     (the CI gate fails those closed unless `missing = "skip"`), else "pass". The 0-100 score stays a secondary figure:
     it averages SPD, EOD and AUC variance, so it can read ACCEPTABLE while one group's
     selection rate is below four-fifths of another's, which the gate checks."""
-    from evalcore.metrics.gate import evaluate_gate
-    from evalcore.report.gates import verdict_of
-    from evalcore.resources import PROJECT_ROOT
-
     config = default_gate()
     result = evaluate_gate(report, PROJECT_ROOT / config)
     failed = result.failed()

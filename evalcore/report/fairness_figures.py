@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from evalcore.metrics.fairness import group_of
+
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
@@ -25,8 +27,6 @@ LEVEL_COLOURS = {"EXCELLENT": "#1a9850", "GOOD": "#91cf60", "ACCEPTABLE": "#fee0
 def box_by_group(report: Mapping[str, Any], metric: str, attribute: str) -> go.Figure:
     """One box per group of `attribute` for a per-answer figure (sentiment, score, length)."""
     import plotly.graph_objects as go
-
-    from evalcore.metrics.fairness import group_of
 
     if metric not in BOX_METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(BOX_METRICS)}")

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
+from evalcore.report.figures import bin_colour
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,8 +47,6 @@ def distribution_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from evalcore.report.figures import bin_colour
-
     n = int(report["repetition_count"])
     dist = report["distribution"]
     rows = [{"correct": j, "count": int(dist["distribution_counts"].get(str(j), 0)),
@@ -74,8 +74,6 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
     the order is stable between reruns.
     """
     import pandas as pd
-
-    from evalcore.dataset.numbering import question_label
 
     if sort_by not in SORT_KEYS:
         raise FrameInputError(f"cannot sort questions by {sort_by!r}; choose one of "

@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
+from evalcore.kinds import all_kinds, find_kind
 from evalcore.metrics.gate import (
     Check,
     GateConfig,
@@ -21,12 +22,12 @@ from evalcore.metrics.gate import (
     evaluate_gate,
     known_metrics,
 )
+from evalcore.resources import PROJECT_ROOT
+from evalcore.store import queries
 
 def default_gates() -> dict[str, str]:
     """kind -> its gate config (under the project root) when none is given
     (`EvalKind.default_gate`)."""
-    from evalcore.kinds import all_kinds
-
     return {name: kind.default_gate for name, kind in all_kinds().items() if kind.default_gate}
 
 
@@ -59,8 +60,6 @@ def verdict_line(result: GateResult) -> str:
 
 def default_gate_configs() -> dict[str, str]:
     """kind -> path of its default gate config, for the kinds whose file is there."""
-    from evalcore.resources import PROJECT_ROOT
-
     return {kind: str(PROJECT_ROOT / path) for kind, path in default_gates().items()
             if (PROJECT_ROOT / path).is_file()}
 
@@ -68,9 +67,6 @@ def default_gate_configs() -> dict[str, str]:
 def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[Any, dict]:
     """(run row, flat metrics) of a run, whatever its kind (`EvalKind.gate_metrics`, else
     its run figures); `fairness_options` go to a kind's own gate metrics."""
-    from evalcore.kinds import find_kind
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     kind = find_kind(run.kind)
     if kind is not None and kind.gate_metrics is not None:

@@ -16,7 +16,10 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset
+from evalcore.kinds import all_kinds, find_kind, kind_names
 from evalcore.report.run_figures import run_figures
+from evalcore.store import run_browse
 
 RATE_COLUMNS = ("accuracy", "mean_success_rate", "mg_pass_at_k", "perfect_share", "flaky_share",
                 "pdr",
@@ -27,8 +30,6 @@ COLUMNS = ("model", *RATE_COLUMNS, "fairness_score", "fairness_level", "errors",
 
 def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
-    from evalcore.store import run_browse
-
     return run_browse.dataset_runs(engine, dataset_id)
 
 
@@ -36,8 +37,6 @@ def chosen_runs(runs: Sequence[dict[str, Any]], pinned: Sequence[int] = ()
                 ) -> dict[str, dict[str, int]]:
     """{model: {kind: run id}}: the newest done run per model and kind, where a pinned
     run replaces its model's run of that kind."""
-    from evalcore.kinds import kind_names
-
     known = kind_names()
     chosen: dict[str, dict[str, int]] = {}
     for run in runs:  # newest first
@@ -53,8 +52,6 @@ def chosen_runs(runs: Sequence[dict[str, Any]], pinned: Sequence[int] = ()
 
 def _own_columns() -> list[str]:
     """The kinds' own headline figures (`EvalKind.headline`) that are no column yet."""
-    from evalcore.kinds import all_kinds
-
     return list(dict.fromkeys(name for kind in all_kinds().values() for name in kind.headline
                               if name not in COLUMNS))
 
@@ -62,7 +59,6 @@ def _own_columns() -> list[str]:
 def _row(model: str, figures: dict[str, dict[str, Any]],
          own: Sequence[str] = ()) -> dict[str, Any]:
     row: dict[str, Any] = {"model": model, "runs": {k: f["run"]["id"] for k, f in figures.items()}}
-    from evalcore.kinds import find_kind
 
     def precedence(kind: str) -> int:
         found = find_kind(kind)
@@ -93,8 +89,6 @@ def leaderboard(engine: Engine, dataset: str | int, *, runs: Sequence[int] = (),
                 sort: str = "accuracy") -> dict[str, Any]:
     """The leaderboard of `dataset` (name or id): `rows` (one per model, best `sort` first,
     unmeasured last) and `columns`."""
-    from evalcore.dataset import get_dataset
-
     ds = get_dataset(engine, dataset)
     choice = chosen_runs(dataset_runs(engine, int(ds.id)), runs)
     own = _own_columns()

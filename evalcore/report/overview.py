@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from evalcore.perturb.counterfactual import SUITE_FORMAT
+from evalcore.store.datasets import catalog_rows
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -15,9 +18,6 @@ if TYPE_CHECKING:
 def catalog_counts(engine: "Engine") -> dict[str, int]:
     """{datasets: imported question sets, attack_sets, fairness_suites}: attacked copies
     are counted as their attack sets, generated suites apart from datasets."""
-    from evalcore.perturb.counterfactual import SUITE_FORMAT
-    from evalcore.store.datasets import catalog_rows
-
     derived, formats, attack_sets = catalog_rows(engine)
     suites = sum(1 for i, fmt in formats if fmt == SUITE_FORMAT and int(i) not in derived)
     datasets = sum(1 for i, fmt in formats if fmt != SUITE_FORMAT and int(i) not in derived)

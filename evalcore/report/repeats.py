@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from evalcore.dataset.records import Question
 from evalcore.metrics.repeats import (
     _cosine,
     accuracy_by_entropy,
@@ -25,7 +26,9 @@ from evalcore.metrics.repeats import (
     run_g_pass,
 )
 from evalcore.metrics.stability import StabilitySummary
-from evalcore.scorers.meaning import MEANING_COSINE
+from evalcore.scorers import rules, rules_choice, rules_labels
+from evalcore.scorers.meaning import MEANING_COSINE, offline_same, pair_stage
+from evalcore.scorers.text import embed
 
 EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types whose rules scorer extracts an answer (a choice, a number, a label, a list):
@@ -49,8 +52,6 @@ class RepeatRounds:
     @classmethod
     def empty(cls, row: dict[str, Any], rounds: int) -> "RepeatRounds":
         """From the first `iter_verdicts` row of an item."""
-        from evalcore.dataset.records import Question
-
         reference = row["reference"]
         question = Question(idx=row["item_idx"], question=row["question"] or "",
                             reference=reference, choices=list(row.get("choices") or []),
@@ -80,8 +81,6 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
     """The answer the task's rules extractor reads in `reply` (None: none found): the
     number, the option letter, the sentiment label or the 0/1 list. Read again from the
     reply, so runs judged by a model (which store no extraction) group the same way."""
-    from evalcore.scorers import rules, rules_choice, rules_labels
-
     kind = question.task_type
     if kind == "math":
         found = rules.extract_number(reply)
@@ -179,8 +178,6 @@ def _by_judge(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds], ju
               verdicts: dict[str, Optional[bool]]) -> tuple[dict[int, list[Any]], dict[str, Any]]:
     """Open questions' text groups merged by the judge's stored verdicts, replaying the
     job's merge; a pair not judged yet keeps its groups apart and is counted."""
-    from evalcore.scorers.meaning import pair_stage
-
     missing = used = failed = 0
     out = dict(grouped)
 
@@ -207,9 +204,6 @@ def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
     """Open questions' text groups merged offline: lexical cues, then the e5 cosine of
     their example replies (all embedded in one call; repeated texts once, and from the
     e5 vector store)."""
-    from evalcore.scorers.meaning import offline_same
-    from evalcore.scorers.text import embed
-
     open_keys = [k for k, r in rounds.items() if r.task_type not in EXTRACTING_TASKS
                  and sum(g.answer is not None for g in grouped[k]) > 1]
     texts = [g.example for k in open_keys for g in grouped[k] if g.answer is not None]

@@ -18,6 +18,13 @@ from typing import Any, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import RunError
+from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
+                                         PairedOutcome, robustness_summary)
+from evalcore.scorers.registry import score_answer
+from evalcore.scorers.rules import unparsed_summary
+from evalcore.scorers.text import detect_language
+from evalcore.store import queries, run_items
+from evalcore.store.attack_sets import items_and_sets
 
 FRAGILE_LIMIT = 20
 
@@ -25,8 +32,6 @@ FRAGILE_LIMIT = 20
 def text_diff(original: str, attacked: str) -> list[list[str]]:
     """[[op, text], ...] with op 'equal', 'delete' or 'insert': characters for Chinese,
     words (with their spaces) otherwise."""
-    from evalcore.scorers.text import detect_language
-
     def split(text: str) -> list[str]:
         if detect_language(original + attacked) == "zh":
             return list(text)
@@ -60,8 +65,6 @@ def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None
               ) -> tuple[dict[int, list], dict[int, list]]:
     """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls;
     the rules' reason of each answered round is appended to `reasons` (rules runs)."""
-    from evalcore.store import queries
-
     judged = run.judge != "rules"
     verdicts: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
     answers: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
@@ -83,18 +86,6 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                       fragile_limit: int = FRAGILE_LIMIT) -> dict[str, Any]:
     """The robustness JSON of a run (see the module docstring); `embeddings` adds the e5
     cosine between clean and attacked answers (slower: a model call per answer)."""
-    from evalcore.metrics.robustness import (
-        PairedOutcome,
-        accuracy,
-        answer_similarity,
-        mean_similarity,
-        robustness_summary,
-    )
-    from evalcore.scorers.registry import score_answer
-    from evalcore.scorers.rules import unparsed_summary
-    from evalcore.store import queries, run_items
-    from evalcore.store.attack_sets import items_and_sets
-
     run = queries.get_run(engine, run_id)
     extra = (run.config.get("spec") or {}).get("extra") or {}
     pairs = extra.get("pairs")

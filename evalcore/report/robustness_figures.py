@@ -12,6 +12,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from evalcore.dataset.numbering import question_label
+from evalcore.report.diff import escape_text
 from evalcore.report.figures import GREEN, RED
 
 if TYPE_CHECKING:
@@ -122,8 +124,6 @@ def fragile_rows(report: Mapping[str, Any], top: int = 10,
 def fragile_label(row: Mapping[str, Any]) -> str:
     """How a fragile question is named in charts and pickers: level and the question's
     label in its dataset ("Q3", `dataset.numbering.question_label`, as everywhere)."""
-    from evalcore.dataset.numbering import question_label
-
     return f"{row['level']} · {question_label(int(row['question']) - 1)}"
 
 
@@ -180,7 +180,5 @@ def diff_html(segments: list[list[str]]) -> str:
 
     For review cards prefer `evalcore.report.diff.side_by_side_html(original, attacked)`.
     """
-    from evalcore.report.diff import escape_text
-
     tags = {"delete": ("<del>", "</del>"), "insert": ("<ins>", "</ins>"), "equal": ("", "")}
     return "".join(f"{tags[op][0]}{escape_text(text)}{tags[op][1]}" for op, text in segments)

@@ -29,6 +29,12 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.kinds import find_kind
+from evalcore.metrics.cost import run_cost
+from evalcore.metrics.stability import wilson_interval
+from evalcore.store import queries
+from evalcore.store.run_reads import outcome_rows
+
 SEED = 20240601
 RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -65,8 +71,6 @@ class RunOutcomes:
 def default_policy(kind: str) -> str:
     """The kind's own failure policy (`EvalKind.failure_policy`); `as_wrong` for a kind no
     module registered."""
-    from evalcore.kinds import find_kind
-
     found = find_kind(kind)
     return found.failure_policy if found else "as_wrong"
 
@@ -80,9 +84,6 @@ def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = N
     hold right, wrong and no-verdict rounds in that order, not in round order, which
     every figure here ignores. A judged run reads its calls to pair judge and answer.
     """
-    from evalcore.store import queries
-    from evalcore.store.run_reads import outcome_rows
-
     run = queries.get_run(engine, run_id)
     rounds = max(int(run.rounds or 1), 1)
     out = RunOutcomes(run=run, failure_policy=failure_policy or default_policy(run.kind))
@@ -135,8 +136,6 @@ def _judged_verdicts(calls: Sequence[tuple[Any, ...]], rounds: int, out: RunOutc
 
 def wilson(count: int, n: int) -> Optional[dict[str, Any]]:
     """A Wilson interval as {low, high, method}; None without observations."""
-    from evalcore.metrics.stability import wilson_interval
-
     if n <= 0:
         return None
     low, high = wilson_interval(count, n, CONFIDENCE)
@@ -201,8 +200,6 @@ def rate_interval(rates: Sequence[float], rounds: int) -> Optional[dict[str, Any
 
 
 def _common(out: RunOutcomes) -> dict[str, Any]:
-    from evalcore.metrics.cost import run_cost
-
     run = out.run
     prompt = sum(p for p, _ in out.tokens_by_model.values())
     completion = sum(c for _, c in out.tokens_by_model.values())
@@ -219,8 +216,6 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
     None = not measured), `intervals` ({metric: {low, high, method}}) and what the kind's
     figures add (e.g. `distribution`, questions right j of N times, j = 0..N)."""
-    from evalcore.kinds import find_kind
-
     out = outcomes or load_outcomes(engine, run_id, failure_policy)
     run = out.run
     kind = find_kind(run.kind)
@@ -245,8 +240,6 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
 
 
 def _counts_unasked(kind: str) -> bool:
-    from evalcore.kinds import find_kind
-
     found = find_kind(kind)
     return bool(found and found.counts_unasked)
 

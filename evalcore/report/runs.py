@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset
 from evalcore.metrics.cost import call_cost, prices_of
 from evalcore.report.export import CALL_COLUMNS, iter_call_dicts
 from evalcore.report.timing import active_seconds, elapsed_seconds
@@ -97,8 +98,6 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
     now = datetime.now(UTC)
     dataset = None
     if run.dataset_id is not None:
-        from evalcore.dataset import get_dataset
-
         try:
             dataset = get_dataset(engine, int(run.dataset_id)).name
         except Exception:  # noqa: BLE001 - a deleted dataset must not hide the run

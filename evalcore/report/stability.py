@@ -14,15 +14,19 @@ from typing import Any, Iterator, Optional, TextIO
 
 from sqlalchemy.engine import Engine
 
-from evalcore.metrics.stability import FailurePolicy
+from evalcore.metrics.consistency import consistency_summary
+from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
+from evalcore.report.export import write_stability_csv
+from evalcore.report.variants import add_variants  # the run options' figures
+from evalcore.runner.meaning_judge import stored_verdicts
+from evalcore.scorers.rules import unparsed_summary
+from evalcore.store import queries, run_items
 
 
 def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
     """One dict per (item, round): item_id, item_idx, question, reference, task_type, round,
     answer, extracted, score, correct, reason, error, judge_error, errored (no verdict: the
     answer or the judge call failed); ordered by item then round."""
-    from evalcore.store import queries
-
     rows = queries.iter_call_rows(engine, run_id)
     for _, unit in groupby(rows, key=lambda r: (r["item_id"], r["round"])):
         merged: Optional[dict[str, Any]] = None
@@ -51,12 +55,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     offline (True; costs e5 time) or by a judge's stored verdicts ("judge:MODEL"; see
     `report.repeats.Meaning`): never a model call here.
     """
-    from evalcore.metrics.consistency import consistency_summary
-    from evalcore.metrics.stability import round_json, stability_summary
     from evalcore.report import repeats as repeats_figures
     from evalcore.report.repeats import RepeatRounds
-    from evalcore.scorers.rules import unparsed_summary
-    from evalcore.store import queries
 
     run = queries.get_run(engine, run_id)
     verdicts: dict[int, list] = {}
@@ -122,12 +122,9 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     how, judge = repeats_figures.parse_meaning(meaning)
     verdicts = None
     if how == "judge":
-        from evalcore.runner.meaning_judge import stored_verdicts
-
         verdicts = stored_verdicts(engine, run_id, str(judge))
     repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning,
                                 verdicts=verdicts)
-    from evalcore.report.variants import add_variants  # the run options' figures
 
     add_variants(report, engine, run_id)
     return report
@@ -147,8 +144,6 @@ def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
     The figures still count an unasked round as one without a verdict (the failure
     policy's rule); this only says which it was.
     """
-    from evalcore.store import run_items
-
     unseen = max(len(run_items.run_item_ids(engine, int(run.id))) - len(asked), 0)
     missing = [run.rounds - n for n in asked.values() if n < run.rounds]
     return {
@@ -163,8 +158,6 @@ def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
 def not_asked_line(summary: dict[str, Any]) -> str | None:
     """'3 rounds in 2 questions not asked (cancelled): ...', the same words on the page and
     in the CLI summary; None when every round was asked."""
-    from evalcore.metrics.stability import POLICY_RULES
-
     rounds = summary.get("not_asked_rounds", 0)
     if not rounds:
         return None
@@ -177,9 +170,6 @@ def not_asked_line(summary: dict[str, Any]) -> str | None:
 def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "zh",
                   failure_policy: FailurePolicy = "exclude") -> int:
     """Stream a run's CSV in the method's layout; returns the number of questions written."""
-    from evalcore.report.export import write_stability_csv
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang,  # type: ignore[arg-type]
                                failure_policy=failure_policy)

@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from evalcore.metrics.stability import CLASSES, classify
+
 MAX_BIN_CARDS = 20
 CLASS_COLOURS = {"perfect": "#1a9850", "high": "#91cf60", "unstable": "#fee08b",
                  "severe": "#fc8d59", "failed": "#d73027"}
@@ -18,8 +20,6 @@ CLASS_LABELS = {"perfect": "perfect (N of N)", "high": "high (>= 80%)",
 def class_cards(report: Mapping[str, Any]) -> list[dict[str, Any]]:
     """One card per class, best first: label, the bins it spans (lowest, highest
     correct count), questions and percent; from the report's distribution counts."""
-    from evalcore.metrics.stability import CLASSES, classify
-
     n = int(report["repetition_count"])
     counts = {int(j): int(c) for j, c in report["distribution"]["distribution_counts"].items()}
     total = sum(counts.values()) or 1

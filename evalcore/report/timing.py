@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Optional
 
+from evalcore.store.run_reads import call_ends
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
@@ -48,8 +50,6 @@ def _timestamp(moment: datetime) -> float:
 
 def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     """Seconds during which a call of the run was under way (None before its first call)."""
-    from evalcore.store.run_reads import call_ends
-
     ends = [(_timestamp(stored), latency or 0.0)
             for stored, latency in call_ends(engine, run_id, RUN_STAGES)]
     intervals = [(end - latency / 1000, end) for end, latency in ends]

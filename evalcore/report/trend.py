@@ -17,10 +17,14 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError
+from evalcore.metrics.gate import known_metrics
 from evalcore.report.compare_runs import ALPHA, compare_runs
+from evalcore.report.gates import gate_any
 from evalcore.report.leaderboard import dataset_runs
 from evalcore.report.run_figures import run_figures
+from evalcore.store.baselines import baseline_history
 
 
 def _aware(moment: datetime) -> datetime:
@@ -35,8 +39,6 @@ def _paired(engine: Engine, baseline: int, run_id: int) -> Optional[dict[str, An
 
 
 def _direction(metric: str) -> str:
-    from evalcore.metrics.gate import known_metrics
-
     return known_metrics().get(metric, "higher")
 
 
@@ -47,9 +49,6 @@ def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[st
     created_at, value, low, high, baseline (bool), test (the paired finding vs the
     baseline), regression (bool), gate (passed or None). `since` keeps runs created then
     or later (a given baseline is kept whatever its date)."""
-    from evalcore.dataset import get_dataset
-    from evalcore.report.gates import gate_any
-
     ds = get_dataset(engine, dataset)
     better = _direction(metric)
     series: dict[str, list[dict[str, Any]]] = {}
@@ -68,7 +67,6 @@ def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[st
         series.setdefault(run["model"], []).append({
             "run_id": int(run["id"]), "kind": run["kind"], "created_at": run["created_at"],
             "value": float(value), "low": interval.get("low"), "high": interval.get("high")})
-    from evalcore.store.baselines import baseline_history
 
     marks = [{"model": b.model, "run_id": b.run_id, "set_by": b.set_by, "set_at": b.set_at}
              for b in baseline_history(engine, int(ds.id), model)]

@@ -19,7 +19,14 @@ from typing import Any, Callable, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import EvalcoreError
+from evalcore.kinds import find_kind, kind_names
+from evalcore.metrics.gate import load_gate_config
+from evalcore.report.figures import bin_colour
+from evalcore.report.gates import gate_any, verdict_of, VERDICT_WORDS
 from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
+from evalcore.report.sections import guarded_section
+from evalcore.store.datasets import names_by_id
+from evalcore.store.run_browse import finished_runs_of
 
 TEMPLATE = Path(__file__).with_name("templates") / "trust.html"
 CHROMIUM = "/usr/bin/chromium"
@@ -36,10 +43,6 @@ class ReportError(EvalcoreError):
 
 def model_runs(engine: Engine, model: str) -> list[int]:
     """The model's latest finished run of each kind and dataset (summary columns only)."""
-    from evalcore.store.run_browse import finished_runs_of
-
-    from evalcore.kinds import kind_names
-
     known = kind_names()
     seen: dict[tuple[str, Any], int] = {}
     for run_id, kind, dataset_id in finished_runs_of(engine, model):
@@ -53,14 +56,10 @@ def model_runs(engine: Engine, model: str) -> list[int]:
 
 
 def _dataset_names(engine: Engine, ids: set[int]) -> dict[int, str]:
-    from evalcore.store.datasets import names_by_id
-
     return names_by_id(engine, ids)
 
 
 def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    from evalcore.kinds import find_kind
-
     rows = []
     for fig in figs:
         kind = find_kind(fig["run"]["kind"])
@@ -108,8 +107,6 @@ def _figure_html(fig: Any, first: bool) -> str:
 def _distribution(fig: Mapping[str, Any]) -> Any:
     import plotly.graph_objects as go
 
-    from evalcore.report.figures import bin_colour
-
     counts = fig["distribution"]
     n = len(counts) - 1
     total = sum(counts) or 1
@@ -153,9 +150,6 @@ def _attack(figs: Sequence[Mapping[str, Any]]) -> tuple[Any, list[dict[str, Any]
 
 def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
            gates: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from evalcore.metrics.gate import load_gate_config
-    from evalcore.report.gates import VERDICT_WORDS, gate_any, verdict_of
-
     out = []
     for fig in figs:
         source = gates.get(fig["run"]["kind"])
@@ -180,8 +174,6 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     `on_failure`, the CLI's stderr): the other runs are still reported."""
     import jinja2
 
-    from evalcore.report.sections import guarded_section
-
     ids = list(runs) or (model_runs(engine, model) if model else [])
     if not ids:
         raise ReportError("a trust report needs a model or run ids")
@@ -191,8 +183,6 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         failures.append(line)
         if on_failure is not None:
             on_failure(line)
-
-    from evalcore.kinds import find_kind
 
     figs = []
     for i in ids:

@@ -10,12 +10,18 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset.numbering import item_positions
+from evalcore.metrics.positions import (circular_accuracy, position_bias, slot_followers,
+                                        slot_label, template_figures)
+from evalcore.prompt.variants import reordered
+from evalcore.runner.variants import ORDER_STAGE, TEMPLATE_STAGE, VARIANT_STAGE
+from evalcore.scorers.rules_choice import extract_choice
+from evalcore.store import queries, run_items
+
 
 def _chosen(call: Any, question: Any) -> Optional[int]:
     """The slot a choice reply picked: the rules scorer's stored index, else read again
     from the reply (a run judged by a model stores none)."""
-    from evalcore.scorers.rules_choice import extract_choice
-
     if call.answer is None or call.error is not None:
         return None
     stored = call.extracted
@@ -27,13 +33,6 @@ def _chosen(call: Any, question: Any) -> Optional[int]:
 
 def variant_figures(engine: Engine, run_id: int) -> Optional[dict[str, Any]]:
     """The summary's sensitivity figures (None when the run has no variant call)."""
-    from evalcore.dataset.numbering import item_positions
-    from evalcore.metrics.positions import (circular_accuracy, position_bias, slot_followers,
-                                            slot_label, template_figures)
-    from evalcore.prompt.variants import reordered
-    from evalcore.runner.variants import ORDER_STAGE, TEMPLATE_STAGE, VARIANT_STAGE
-    from evalcore.store import queries, run_items
-
     calls = list(queries.iter_calls(engine, run_id, stage_prefix=VARIANT_STAGE))
     if not calls:
         return None

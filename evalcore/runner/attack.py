@@ -14,6 +14,15 @@ from typing import Any, Optional, Union
 
 from sqlalchemy.engine import Engine
 
+from evalcore.perturb.generate import create_attack_set
+from evalcore.perturb.set_import import import_attack_set, plan_import
+from evalcore.perturb.sets import get_attack_set, set_of_job
+from evalcore.runner.progress import ProgressPump
+from evalcore.store import jobs
+from evalcore.store.db import session_scope
+from evalcore.store.jobs import hold, list_jobs
+from evalcore.store.uploads import delete_upload, load_upload, save_upload
+
 
 class _Stop(Exception):
     """Raised from the progress callback to stop after the batch just stored."""
@@ -36,9 +45,6 @@ def create_attack_job(engine: Engine, *, dataset: Union[str, int], level: str, s
                       limit: Optional[int] = None) -> int:
     """Check the request, create the (empty) attack set and queue its generation; returns
     the job id. `translator` is a spec ("llm:MODEL", "google") for sentence level."""
-    from evalcore.perturb.generate import create_attack_set
-    from evalcore.perturb.sets import get_attack_set
-
     set_id = create_attack_set(engine, dataset=dataset, level=level, seed=seed, params=params,
                                translator=translator, name=name, created_by=created_by,
                                limit=limit)
@@ -47,9 +53,6 @@ def create_attack_job(engine: Engine, *, dataset: Union[str, int], level: str, s
 
 def attack_set_job(engine: Engine, set_id: int) -> int:
     """The newest generation job of an attack set (one is made for a set that has none)."""
-    from evalcore.perturb.sets import get_attack_set
-    from evalcore.store.jobs import list_jobs
-
     jobs = [j for j in list_jobs(engine, kind="attack", limit=1000) if j.attack_set_id == set_id]
     if jobs:
         return int(jobs[0].id)
@@ -58,8 +61,6 @@ def attack_set_job(engine: Engine, set_id: int) -> int:
 
 
 def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
-    from evalcore.store import jobs
-
     total = (attack_set.params or {}).get("total", 0)
     return jobs.create_job(engine, "attack", attack_set_id=int(attack_set.id),
                            params={"attack_set_id": int(attack_set.id)}, created_by=created_by,
@@ -70,8 +71,6 @@ def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
 async def attack_job(ctx: Any) -> dict[str, Any]:
     """The job handler: generate the set's missing items, batch by batch, fenced."""
     from evalcore.perturb.generate import generate_attack_items_async
-    from evalcore.runner.progress import ProgressPump
-    from evalcore.store.jobs import hold
 
     set_id = int(ctx.job.attack_set_id)
 
@@ -98,11 +97,6 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
     dataset: `plan_import`, which raises what a user can act on), keep its bytes in the
     database and queue its import; returns the job id. The checks of every row and their
     e5 similarity, the slow part, run in the job."""
-    from evalcore.perturb.set_import import plan_import
-    from evalcore.store import jobs
-    from evalcore.store.db import session_scope
-    from evalcore.store.uploads import save_upload
-
     parsed, level, _, _, _ = plan_import(engine, data, filename=filename, name=name,
                                          level=level, source_dataset=source_dataset,
                                          allow_duplicate=allow_duplicate)
@@ -124,12 +118,6 @@ async def import_job(ctx: Any) -> dict[str, Any]:
     """The job handler: import the uploaded file (all or nothing, fenced), then drop the
     upload. A takeover first looks for the set an earlier attempt stored."""
     import asyncio
-
-    from evalcore.perturb.set_import import import_attack_set
-    from evalcore.perturb.sets import set_of_job
-    from evalcore.runner.progress import ProgressPump
-    from evalcore.store.jobs import hold
-    from evalcore.store.uploads import delete_upload, load_upload
 
     engine, job_id, p = ctx.engine, int(ctx.job.id), dict(ctx.job.params)
     stored = await asyncio.to_thread(set_of_job, engine, job_id)

@@ -19,6 +19,10 @@ from typing import Any, Coroutine, Optional, TypeVar
 
 from sqlalchemy.engine import Engine
 
+from evalcore.config import embedded_worker, worker_jobs
+from evalcore.providers.client import close_clients
+from evalcore.runner.worker import POLL_S, Worker, worker_id
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -45,8 +49,6 @@ class BackgroundRunner:
                       poll_s: Optional[float] = None) -> Optional[Any]:
         """Start this process's embedded worker for `engine`'s database (once); None when
         EVALCORE_EMBEDDED_WORKER=0."""
-        from evalcore.config import embedded_worker, worker_jobs
-
         if not embedded_worker():  # a value that is not a switch is refused, not read as yes
             return None
         key = str(engine.url)
@@ -54,7 +56,6 @@ class BackgroundRunner:
             worker = self._workers.get(key)
             if worker is not None:
                 return worker
-            from evalcore.runner.worker import POLL_S, Worker, worker_id
 
             count = jobs or worker_jobs(default=EMBEDDED_JOBS)
 
@@ -90,8 +91,6 @@ class BackgroundRunner:
         """Stop the workers (their jobs are released) and the loop (tests; the process
         exit does this for the app)."""
         async def _close() -> None:
-            from evalcore.providers.client import close_clients
-
             await close_clients()
 
         try:

@@ -20,6 +20,7 @@ from typing import Any, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.runner.outage import database
+from evalcore.store.budget import BUDGET_LEASE_S, drop_budget, sync_budget
 
 log = logging.getLogger(__name__)
 
@@ -97,8 +98,6 @@ class ModelShare:
             self._check_held()
 
     async def _sync(self) -> None:
-        from evalcore.store.budget import BUDGET_LEASE_S, sync_budget
-
         try:
             in_flight = self.gate.in_flight
             grant = await asyncio.to_thread(sync_budget, self.engine, self.model, self.holder,
@@ -135,8 +134,6 @@ class ModelShare:
         return self.gate
 
     async def __aexit__(self, *exc: Any) -> None:
-        from evalcore.store.budget import drop_budget
-
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

@@ -9,6 +9,9 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.metrics.cost import budget_exceeded, call_cost, prices_of, run_cost
+from evalcore.store.run_reads import tokens_by_model
+
 CHARS_PER_TOKEN = 4.0
 """Rough prompt tokens per character, for the expected cost of a call not yet sent."""
 
@@ -21,8 +24,6 @@ class Budget:
 
     def allows(self, prompt: str, model: Any) -> bool:
         """Whether one more call of `model` with `prompt` stays within the limit."""
-        from evalcore.metrics.cost import budget_exceeded, call_cost, prices_of
-
         if self.limit is None:
             return True
         expected = call_cost(int(len(prompt) / CHARS_PER_TOKEN) + 40, model.max_tokens or 256,
@@ -33,8 +34,6 @@ class Budget:
 
     def add(self, reply: Any, model: Any) -> None:
         """Count a returned call (tokens as the provider reported them)."""
-        from evalcore.metrics.cost import call_cost, prices_of
-
         cost = call_cost(reply.prompt_tokens, reply.completion_tokens, *prices_of(model))
         if self.spent is not None and cost is not None:
             self.spent += cost
@@ -48,8 +47,6 @@ def run_budget(engine: Engine, run: Any, limit: Optional[float]) -> Budget:
     """The budget of `run` with what its stored calls already cost."""
     if limit is None:
         return Budget(None, None)
-    from evalcore.metrics.cost import run_cost
-    from evalcore.store.run_reads import tokens_by_model
 
     tokens = tokens_by_model(engine, int(run.id))
     return Budget(limit, run_cost(tokens, run.config.get("models", {})))

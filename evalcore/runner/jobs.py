@@ -16,8 +16,10 @@ from typing import Any, Awaitable, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.budget import ModelShare
 from evalcore.runner.outage import database
-from evalcore.store.jobs import Fence, LeaseLost
+from evalcore.store import jobs as store
+from evalcore.store.jobs import Fence, LeaseLost, renew
 from evalcore.store.tables import Job
 
 log = logging.getLogger("evalcore.worker")
@@ -55,15 +57,11 @@ class JobContext:
         """This job's share of `model`'s concurrency (a `ModelShare`; `async with`): it
         wants `want` slots (default all) of the model's configured `concurrency`, which
         every job on the model shares."""
-        from evalcore.runner.budget import ModelShare
-
         return ModelShare(self.engine, model.name, f"job{self.fence.job_id}:{stage}",
                           capacity=model.concurrency, want=want or model.concurrency)
 
     async def progress(self, done: int, total: int) -> bool:
         """Store progress (also renews the lease); returns whether a cancel was asked."""
-        from evalcore.store.jobs import renew
-
         cancel = await asyncio.to_thread(renew, self.engine, self.fence, done=done, total=total)
         if cancel:
             self.cancelled.set()
@@ -75,8 +73,6 @@ async def execute_job(engine: Engine, job: Job, worker: str, *,
                       on_progress: Optional[Callable[[Any], None]] = None) -> str:
     """Run a job this worker has claimed to its end; returns the job's final status
     ('released' if `stop` was set first, 'lost' if another worker took it over)."""
-    from evalcore.store import jobs as store
-
     fence = Fence(int(job.id), int(job.token))
     ctx = JobContext(engine, job, fence, worker, on_progress=on_progress)
     fn = HANDLERS.get(job.kind)
@@ -121,8 +117,6 @@ def _drained(work: asyncio.Task) -> bool:
 
 
 async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
-    from evalcore.store import jobs as store
-
     exc = work.exception()
     if isinstance(exc, LeaseLost):
         return "lost"
@@ -143,8 +137,6 @@ async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
 
 
 async def _release(engine: Engine, fence: Fence) -> str:
-    from evalcore.store import jobs as store
-
     try:
         await asyncio.to_thread(store.release_job, engine, fence)
     except LeaseLost:
@@ -155,8 +147,6 @@ async def _release(engine: Engine, fence: Fence) -> str:
 async def _keep_lease(ctx: JobContext, work: asyncio.Task) -> None:
     """Renew every lease/3; cancel the work when the job was taken over; keep trying
     (with the lease running out) while the database cannot be reached."""
-    from evalcore.store.jobs import renew
-
     while True:
         await asyncio.sleep(ctx.fence.lease_s / 3)
         try:

@@ -15,6 +15,12 @@ from typing import Any, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.registry import get_model
+from evalcore.runner.passes import run_pass
+from evalcore.runner.run import model_snapshot
+from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
+from evalcore.store import jobs, queries, run_items
+from evalcore.store.tables import utcnow
 
 ANALYSIS_STAGE = "analysis"
 
@@ -23,10 +29,6 @@ def create_judge_analysis_job(engine: Engine, run_id: int, judge: str, *, models
                               limit: Optional[int] = None, created_by: str = "") -> int:
     """Queue a pass in which `judge` rates every answer of `run_id` not rated yet (the
     first `limit` in item and round order, if given); returns the job id."""
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.run import model_snapshot
-    from evalcore.store import jobs, queries
-
     queries.get_run(engine, run_id)
     params = {"judge": model_snapshot(get_model(models_path, judge)), "limit": limit}
     return jobs.create_job(engine, "judge_analysis", run_id=run_id, params=params,
@@ -36,8 +38,6 @@ def create_judge_analysis_job(engine: Engine, run_id: int, judge: str, *, models
 
 def analysis_todo(engine: Engine, run_id: int, limit: Optional[int]) -> tuple[list[Any], int]:
     """(answer calls still to rate, how many of the chosen answers are rated already)."""
-    from evalcore.store import queries
-
     answers = [c for c in queries.run_calls(engine, run_id, "answer")
                if c.error is None and c.answer is not None]
     answers.sort(key=lambda c: (c.item_id, c.round))
@@ -50,10 +50,7 @@ def analysis_todo(engine: Engine, run_id: int, limit: Optional[int]) -> tuple[li
 async def judge_analysis_job(ctx: Any) -> dict[str, int]:
     """The job handler. Returns {"rated", "errors", "already"}: new readable ratings, new
     calls without one (provider error or unreadable reply), and answers rated before."""
-    from evalcore.runner.passes import run_pass
-
     judge = ModelConfig.model_validate(ctx.job.params["judge"])
-    from evalcore.store import run_items
 
     run_id = int(ctx.job.run_id)
     todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, run_id,
@@ -72,9 +69,6 @@ async def judge_analysis_job(ctx: Any) -> dict[str, int]:
 
 async def _rate(client: Any, judge: ModelConfig, call: Any, prompt: str) -> dict[str, Any]:
     """One judge call for one answer, as a call row (a failure is stored, never raised)."""
-    from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
-    from evalcore.store.tables import utcnow
-
     request = analysis_request(prompt, call.answer, structured=judge.supports_json_schema)
     reply = await client.chat(request)
     extracted: Optional[str] = None
@@ -100,8 +94,6 @@ async def _rate(client: Any, judge: ModelConfig, call: Any, prompt: str) -> dict
 def judged_figures(engine: Engine, run_id: int) -> dict[tuple[int, int], dict[str, Any]]:
     """(item_id, round) -> the judge's figures for that answer, or {"error": reason} for a
     rating that failed; empty when the run was never judged."""
-    from evalcore.store import queries
-
     out: dict[tuple[int, int], dict[str, Any]] = {}
     for call in queries.iter_calls(engine, run_id, stage=ANALYSIS_STAGE):
         if call.extracted is None:

@@ -9,19 +9,17 @@ import asyncio
 from typing import Any
 
 from evalcore.runner.jobs import JobContext, handler
+from evalcore.runner.run import execute_run
+from evalcore.store import queries
 
 
 @handler("run")
 async def run_job(ctx: JobContext) -> dict[str, Any]:
     """Execute (or resume, or take over) an evaluation run of any kind."""
-    from evalcore.runner.run import execute_run
-
     status = await execute_run(ctx.engine, int(ctx.job.run_id), ctx=ctx,
                                on_progress=ctx.on_progress)
     result: dict[str, Any] = {"status": status}
     if status == "failed":
-        from evalcore.store import queries
-
         result["error"] = (await asyncio.to_thread(queries.get_run, ctx.engine,
                                                    int(ctx.job.run_id))).error
     return result

@@ -17,7 +17,15 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.metrics.repeats import comparisons_bounds, group_answers, next_comparison
+from evalcore.providers.base import ModelConfig
+from evalcore.providers.registry import get_model
+from evalcore.runner.passes import run_pass
+from evalcore.runner.run import model_snapshot
+from evalcore.scorers.meaning import meaning_request, MEANING_STAGE, pair_stage, parse_same
+from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
+from evalcore.store.tables import utcnow
 
 OPEN_SKIP = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types grouped by their extracted answer, never by meaning (as in the report)."""
@@ -26,9 +34,6 @@ OPEN_SKIP = frozenset({"choice", "math", "sentiment", "multi_tf"})
 def open_groups(engine: Engine, run_id: int) -> dict[int, tuple[str, list[Any]]]:
     """{item_id: (question text, text groups)} of the run's open questions with more than
     one distinct answer: the groups the report merges, in the same order."""
-    from evalcore.metrics.repeats import group_answers
-    from evalcore.store import queries, run_items
-
     run = queries.get_run(engine, run_id)
     questions = run_items.run_questions(engine, run_id)
     replies: dict[int, list[Optional[str]]] = {}
@@ -48,9 +53,6 @@ def open_groups(engine: Engine, run_id: int) -> dict[int, tuple[str, list[Any]]]
 def stored_verdicts(engine: Engine, run_id: int, judge: str) -> dict[str, Optional[bool]]:
     """{stage: same?} of `judge`'s stored "same meaning?" calls (None: the call failed or
     the reply said neither yes nor no; such a pair is kept apart and not asked again)."""
-    from evalcore.scorers.meaning import MEANING_STAGE
-    from evalcore.store import queries
-
     return {c.stage: (None if c.error is not None else c.correct)
             for c in queries.iter_calls(engine, run_id, stage_prefix=MEANING_STAGE)
             if c.model == judge}
@@ -58,8 +60,6 @@ def stored_verdicts(engine: Engine, run_id: int, judge: str) -> dict[str, Option
 
 def known_from(judge: str, verdicts: dict[str, Optional[bool]]) -> Any:
     """The `known(kept, group)` lookup `merge_groups` replays (KeyError: not asked yet)."""
-    from evalcore.scorers.meaning import pair_stage
-
     def known(kept: Any, g: Any) -> Optional[bool]:
         return bool(verdicts[pair_stage(judge, kept.answer, g.answer)])
     return known
@@ -68,8 +68,6 @@ def known_from(judge: str, verdicts: dict[str, Optional[bool]]) -> Any:
 def pending_pairs(groups: dict[int, tuple[str, list[Any]]], judge: str,
                   verdicts: dict[str, Optional[bool]]) -> list[tuple[int, str, Any, Any]]:
     """One (item_id, question, representative, group) per question still undecided."""
-    from evalcore.metrics.repeats import next_comparison
-
     known = known_from(judge, verdicts)
     out = []
     for item_id, (question, gs) in groups.items():
@@ -83,8 +81,6 @@ def meaning_cost(engine: Engine, run_id: int, judge: str) -> dict[str, int]:
     """What grouping by `judge` costs before it starts: open questions with several
     answers, their distinct answers, the fewest and most judge calls (all one meaning /
     all different) and the verdicts already stored, which are not asked again."""
-    from evalcore.metrics.repeats import comparisons_bounds
-
     groups = open_groups(engine, run_id)
     verdicts = stored_verdicts(engine, run_id, judge)
     low = high = distinct = 0
@@ -114,10 +110,6 @@ def create_meaning_job(engine: Engine, run_id: int, judge: str, *, models_path: 
                        created_by: str = "", into: Optional["Bind"] = None) -> int:
     """Queue the "same meaning?" pass of `run_id` by the judge model `judge`; its id.
     The job is written `into` the caller's transaction when given (the action's)."""
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.run import model_snapshot
-    from evalcore.store import jobs
-
     cost = meaning_cost(engine, run_id, judge)
     config = get_model(models_path, judge)
     return jobs.create_job(into if into is not None else engine, "meaning_judge", run_id=run_id,
@@ -128,11 +120,6 @@ def create_meaning_job(engine: Engine, run_id: int, judge: str, *, models_path: 
 
 async def meaning_job(ctx: Any) -> dict[str, Any]:
     """The job handler: ask the pairs the merge needs, wave after wave, storing each."""
-    from evalcore.providers.base import ModelConfig
-    from evalcore.runner.passes import run_pass
-    from evalcore.scorers.meaning import meaning_request, pair_stage, parse_same
-    from evalcore.store.tables import utcnow
-
     judge = ModelConfig.model_validate(ctx.job.params["judge"])
     run_id = int(ctx.job.run_id)
     groups = await asyncio.to_thread(open_groups, ctx.engine, run_id)

@@ -14,6 +14,8 @@ import time
 from typing import Any, Awaitable, Callable, Sequence, TypeVar
 
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.client import get_client
+from evalcore.store import queries
 
 T = TypeVar("T")
 FLUSH_EVERY = 20
@@ -24,9 +26,6 @@ async def run_pass(ctx: Any, judge: ModelConfig, todo: Sequence[T],
                    call_one: Callable[[Any, T], Awaitable[dict[str, Any]]], *,
                    already: int = 0) -> dict[str, int]:
     """Execute `call_one(client, entry)` for every entry; returns {"stored", "errors"}."""
-    from evalcore.providers.client import get_client
-    from evalcore.store import queries
-
     total = already + len(todo)
     counts = {"stored": 0, "errors": 0}
     pending: list[dict[str, Any]] = []

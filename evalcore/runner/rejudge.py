@@ -19,7 +19,16 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset.numbering import item_positions
+from evalcore.errors import RunError
+from evalcore.metrics.agreement import degenerate_judge, judge_reliability, kappa_note
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.registry import get_model
+from evalcore.runner.passes import run_pass
+from evalcore.runner.run import model_snapshot
+from evalcore.scorers.judge import judge_request, parse_verdict
+from evalcore.store import jobs, queries, run_items
+from evalcore.store.tables import utcnow
 
 REJUDGE_PREFIX = "rejudge"
 
@@ -32,11 +41,6 @@ def create_rejudge_job(engine: Engine, run_id: int, judge: str, *, models_path: 
     The judge's settings are snapshotted (env var names only) so any worker can run it.
     `temperature` overrides the judge's (the rubric asks at 0.0; raise it to probe how
     much the verdicts move)."""
-    from evalcore.errors import RunError
-    from evalcore.providers.registry import get_model
-    from evalcore.runner.run import model_snapshot
-    from evalcore.store import jobs, queries
-
     queries.get_run(engine, run_id)
     if sample < 1 or passes < 1:
         raise RunError(f"re-judging needs at least 1 answer and 1 pass (got sample={sample}, "
@@ -53,8 +57,6 @@ def rejudge_todo(engine: Engine, run_id: int, *, sample: int, passes: int,
                  seed: int, job_id: int) -> tuple[list[tuple[Any, int]], int]:
     """([(answer call, pass number)] still to judge, how many are stored already): the
     same seeded sample every time, so a resumed pass completes the same answers."""
-    from evalcore.store import queries
-
     answered = [c for c in queries.run_calls(engine, run_id, "answer")
                 if c.error is None and c.answer is not None]
     answered.sort(key=lambda c: (c.item_id, c.round))
@@ -72,11 +74,6 @@ def stage_of(j: int, job_id: int) -> str:
 
 async def rejudge_job(ctx: Any) -> dict[str, Any]:
     """The job handler: judge the sample's answers not judged yet, store them as they come."""
-    from evalcore.runner.passes import run_pass
-    from evalcore.scorers.judge import judge_request, parse_verdict
-    from evalcore.store import run_items
-    from evalcore.store.tables import utcnow
-
     params = ctx.job.params
     run_id = int(ctx.job.run_id)
     judge = ModelConfig.model_validate(params["judge"])
@@ -130,9 +127,6 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     (None when there is none: a pass whose judgements all failed measures nothing), and
     per answer (`item_idx`: its 0-based place in the dataset, shown as "Q1") the run's
     verdict and each re-judgement with its reason."""
-    from evalcore.dataset.numbering import item_positions
-    from evalcore.store import queries
-
     own = _run_verdicts(engine, run_id)
     by_pass: dict[str, dict[tuple[int, int], dict[int, Any]]] = {}
     meta: dict[str, dict[str, Any]] = {}
@@ -157,8 +151,6 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
 
 def _run_verdicts(engine: Engine, run_id: int) -> dict[tuple[int, int], Optional[bool]]:
     """(item, round) -> the run's own verdict (its judge's, else the rules scorer's)."""
-    from evalcore.store import queries
-
     verdicts: dict[tuple[int, int], Optional[bool]] = {}
     for stage in ("answer", "judge"):  # a judge verdict overrides the (empty) answer one
         for call in queries.iter_calls(engine, run_id, stage=stage):
@@ -170,8 +162,6 @@ def _run_verdicts(engine: Engine, run_id: int) -> dict[tuple[int, int], Optional
 def _pass_figures(key: str, answers: dict[tuple[int, int], dict[int, Any]],
                   own: dict[tuple[int, int], Optional[bool]],
                   info: dict[str, Any]) -> dict[str, Any]:
-    from evalcore.metrics.agreement import degenerate_judge, judge_reliability, kappa_note
-
     passes = max(max(v) for v in answers.values())
     rows = {unit: [v.get(j, (None, "not judged"))[0] for j in range(1, passes + 1)]
             for unit, v in answers.items()}

@@ -15,7 +15,10 @@ from typing import Any, Optional, Sequence, Union
 
 from sqlalchemy.engine import Engine
 
+from evalcore.dataset import get_dataset
 from evalcore.errors import RunError
+from evalcore.perturb.review import list_attack_items
+from evalcore.perturb.sets import get_attack_set
 from evalcore.runner.plan import RunSpec
 
 
@@ -23,10 +26,6 @@ def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
                      ) -> tuple[Any, list[list[Any]]]:
     """(source dataset, [[attack_item_id, clean_item_id, attacked_item_id, set_id, level,
     attacked text]]) of the approved items."""
-    from evalcore.dataset import get_dataset
-    from evalcore.perturb.review import list_attack_items
-    from evalcore.perturb.sets import get_attack_set
-
     if not attack_set_ids:
         raise RunError("choose at least one attack set (--attack-set ID)")
     sets = [get_attack_set(engine, s) for s in attack_set_ids]
@@ -57,8 +56,6 @@ def robustness_spec(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]]
                     ) -> tuple[RunSpec, list[int]]:
     """The spec of a robustness run over the sets' approved items, and its items (the
     clean ones, then the attacked ones)."""
-    from evalcore.dataset import get_dataset
-
     source, pairs = robustness_pairs(engine, attack_set_ids)
     if dataset is not None and get_dataset(engine, dataset).id != source.id:
         raise RunError(f"the attack sets were made from dataset '{source.name}', not "

@@ -17,12 +17,19 @@ from typing import Any, Callable, Iterator, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.prompt import render_prompt
+from evalcore.providers.client import get_client
+from evalcore.runner.budget_guard import run_budget
 from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
 from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units
 from evalcore.scorers.base import Score
+from evalcore.scorers.judge import judge_request, parse_verdict
+from evalcore.scorers.registry import score_answer
+from evalcore.store import queries, run_items
 from evalcore.store.jobs import LeaseLost
+from evalcore.store.tables import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -100,8 +107,6 @@ async def execute_run(engine: Engine, run_id: int, *, ctx: Any,
     this one stops (LeaseLost) without writing. A cancelled task (the worker stopping)
     leaves the status to the job layer, which releases the run to the queue.
     """
-    from evalcore.store import queries
-
     run = await asyncio.to_thread(queries.get_run, engine, run_id)
     if run.status == "done":
         return run.status
@@ -123,15 +128,12 @@ async def execute_run(engine: Engine, run_id: int, *, ctx: Any,
 
 
 def _now():  # noqa: ANN202 - tiny alias keeps call sites short
-    from evalcore.store.tables import utcnow
 
     return utcnow()
 
 
 def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
-    from evalcore.store import queries, run_items
-
     spec = RunSpec.model_validate(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
@@ -142,7 +144,6 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     questions = run_items.run_questions(engine, run.id)
     prompts = run_items.run_prompts(engine, run.id)
     if len(prompts) < len(questions):  # a run made before prompts were stored
-        from evalcore.prompt import render_prompt
 
         prompts = {i: prompts.get(i) or render_prompt(q, spec.template, style=spec.prompt_style)
                    for i, q in questions.items()}
@@ -158,7 +159,6 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     # asked for from now on reaches the job row, which every flush reads
     fields["cancel_requested"] = False
     queries.update_run(engine, run.id, **fields)
-    from evalcore.runner.budget_guard import run_budget
 
     budget = run_budget(engine, run, spec.budget)
     return _Job(budget=budget, run_id=run.id, spec=spec, questions=questions, prompts=prompts,
@@ -170,9 +170,6 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
 async def _drive(engine: Engine, job: _Job, ctx: Any,
                  on_progress: Optional[Callable[[RunProgress], None]]) -> str:
     from contextlib import AsyncExitStack
-
-    from evalcore.providers.client import get_client
-    from evalcore.store import queries
 
     answer_client = get_client(job.model)
     judge_client = get_client(job.judge) if job.judge else None
@@ -268,8 +265,6 @@ async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
     if not reply.ok:
         score: Optional[Score] = Score(value=0.0, correct=False, reason=f"model error: {reply.error}")
     elif not judged:
-        from evalcore.scorers.registry import score_answer
-
         score = score_answer(reply.text, question)
     else:
         score = None  # the judge row carries the verdict
@@ -283,8 +278,6 @@ async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
 
 
 async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) -> None:
-    from evalcore.scorers.judge import judge_request, parse_verdict
-
     assert job.judge is not None
     request = judge_request(job.questions[item_id], answer, structured=job.judge.supports_json_schema)
     reply: ChatReply = await client.chat(request)
@@ -353,8 +346,6 @@ def _flush(engine: Engine, job: _Job) -> bool:
     """Write buffered calls and progress in one fenced transaction; returns whether a
     cancel was requested (LeaseLost if the job was taken over: nothing is written). On
     failure the rows and counts go back to the buffer for the next flush."""
-    from evalcore.store import queries
-
     rows, job.rows = job.rows, []
     done, errors, retries = job.tally.take()
     try:
@@ -369,8 +360,6 @@ def _flush(engine: Engine, job: _Job) -> bool:
 
 
 def _snapshot(engine: Engine, run_id: int) -> RunProgress:
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     return RunProgress(run_id=run_id, done=run.done, total=run.total, errors=run.errors,
                        retries=run.retries)

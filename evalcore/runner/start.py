@@ -7,10 +7,22 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from sqlalchemy.engine import Connection, Engine
 
+from evalcore.auth import audit
+from evalcore.dataset import get_dataset
 from evalcore.errors import RunError
+from evalcore.prompt import render_prompt
+from evalcore.providers.client import run_closing_clients
+from evalcore.providers.registry import get_model
+from evalcore.runner.jobs import execute_job
+import evalcore.runner.kinds  # noqa: F401 - registers the handlers
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.run import RunProgress, model_snapshot
+from evalcore.runner.worker import worker_id
+from evalcore.scorers.readiness import require_references
+from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind, transaction
+from evalcore.store.jobs import lease_seconds
+from evalcore.store.submissions import once
 
 if TYPE_CHECKING:
     from evalcore.auth.identity import Actor
@@ -19,8 +31,6 @@ if TYPE_CHECKING:
 def stale_after_s() -> float:
     """A queued or running run with no sign of life for two job leases has no worker: none
     is running, or its worker died and none has taken it over yet."""
-    from evalcore.store.jobs import lease_seconds
-
     return 2 * lease_seconds()
 
 
@@ -39,16 +49,12 @@ def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
     run's creator) and the `submit_key` (`store.submissions.once`: the same key returns
     the first run) are one transaction: a process dying half-way stores none of them.
     """
-    from evalcore.store.submissions import once
-
     if actor is not None:
         spec = spec.model_copy(update={"created_by": actor.attribution(spec.created_by)})
 
     def make(conn: Connection) -> int:
         run_id = _insert_run(conn, spec, models_path, item_ids)
         if actor is not None:
-            from evalcore.auth import audit
-
             detail = {"kind": spec.kind, **(audit_detail or {})}
             audit.record(conn, actor, "run.start", "run", run_id,
                          {k: v for k, v in detail.items() if v is not None})
@@ -60,10 +66,6 @@ def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
 def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
                 item_ids: Optional[list[int]]) -> int:
     """The steps of `create_run`, in the caller's transaction."""
-    from evalcore.dataset import get_dataset
-    from evalcore.providers.registry import get_model
-    from evalcore.store import jobs, queries, run_items
-
     dataset = get_dataset(conn, spec.dataset)
     models = {spec.model: get_model(models_path, spec.model)}
     if spec.judge != "rules":
@@ -96,10 +98,6 @@ def _checked_prompts(engine: Bind, item_ids: list[int], spec: RunSpec,
     """The prompt of each item as the run will send it, after checking the items can be
     scored (a rules-judged run needs reference answers); a bad template or a missing
     reference fails here, before anything is stored."""
-    from evalcore.prompt import render_prompt
-    from evalcore.scorers.readiness import require_references
-    from evalcore.store import run_items
-
     questions = run_items.questions_by_id(engine, item_ids, what="the run's items")
     require_references(questions.values(), dataset=dataset, judge=spec.judge, kind=spec.kind)
     return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
@@ -125,7 +123,6 @@ def run_in_foreground(engine: Engine, run_id: int,
     `force` (which takes it over: the other worker's writes are fenced off)."""
     job_id = _claimable_job(engine, run_id, force=force)
     run_job_here(engine, job_id, on_progress=on_progress)
-    from evalcore.store import queries
 
     return queries.get_run(engine, run_id).status
 
@@ -137,10 +134,6 @@ def run_job_here(engine: Engine, job_id: int,
 
     SIGTERM releases the job (another worker continues it at once); Ctrl-C cancels it.
     """
-    from evalcore.providers.client import run_closing_clients
-    from evalcore.runner.worker import worker_id
-    from evalcore.store import jobs
-
     owner = worker_id("cli")
     job = jobs.claim_job(engine, owner, job_id=job_id)
     if job is None:
@@ -155,10 +148,6 @@ async def _execute_with_signals(engine: Engine, job: Any, owner: str,
     import signal
     import threading
 
-    import evalcore.runner.kinds  # noqa: F401 - registers the handlers
-    from evalcore.runner.jobs import execute_job
-    from evalcore.store import jobs
-
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = []
@@ -166,8 +155,6 @@ async def _execute_with_signals(engine: Engine, job: Any, owner: str,
         def cancel() -> None:
             jobs.cancel_job(engine, int(job.id))
             if job.run_id is not None:
-                from evalcore.store import queries
-
                 queries.request_cancel(engine, int(job.run_id))
 
         for sig, action in ((signal.SIGTERM, stop.set), (signal.SIGINT, cancel)):
@@ -197,8 +184,6 @@ class Released(RunError):
 def _claimable_job(engine: Bind, run_id: int, *, force: bool) -> int:
     """The run's job, made claimable: a finished one requeued, a live one refused (or,
     with `force`, its lease ended so it can be taken over)."""
-    from evalcore.store import jobs, queries
-
     run = queries.get_run(engine, run_id)
     if run.status == "done":
         raise RunError(f"run {run_id} is already done; nothing to resume")
@@ -220,8 +205,6 @@ def _claimable_job(engine: Bind, run_id: int, *, force: bool) -> int:
 def resume_run(engine: Bind, run_id: int) -> int:
     """Queue a cancelled, failed or stalled run again (a worker finishes it; stored calls
     are never sent again); returns its job id. Refused while a live worker holds it."""
-    from evalcore.store import queries
-
     with transaction(engine) as conn:
         job_id = _claimable_job(conn, run_id, force=False)
         queries.update_run(conn, run_id, status="queued", cancel_requested=False, error=None)
@@ -232,8 +215,6 @@ def retry_failed(engine: Bind, run_id: int) -> tuple[int, int]:
     """Send a finished run's failed calls again: they are kept under a new stage name
     (their record stays), the run is queued, and only they are sent. Returns (calls set
     aside, job id). One transaction: a crash leaves the run as it was."""
-    from evalcore.store import jobs, queries
-
     with transaction(engine) as conn:
         run = queries.get_run(conn, run_id)
         job = jobs.run_job(conn, run_id)
@@ -277,8 +258,6 @@ def is_stale(run: Any, now: Optional[datetime] = None, *, workers_busy: bool = F
 def busy_text(engine: Engine, what: str = "it") -> Optional[str]:
     """'waiting: worker busy with N jobs; <what> starts when one is free', or None when no
     worker holds a job (`store.jobs.busy_workers`): the line of any queued job."""
-    from evalcore.store import jobs
-
     busy = jobs.busy_workers(engine)
     if not busy:
         return None
@@ -310,8 +289,6 @@ def waiting_text(engine: Engine, run: Any, now: Optional[datetime] = None) -> Op
 
 def check_resumable(engine: Bind, run_id: int, *, force: bool = False) -> None:
     """Refuse to resume a finished run, or one that another live worker is executing."""
-    from evalcore.store import jobs, queries
-
     run = queries.get_run(engine, run_id)
     if run.status == "done":
         raise RunError(f"run {run_id} is already done; nothing to resume")
@@ -324,8 +301,6 @@ def check_resumable(engine: Bind, run_id: int, *, force: bool = False) -> None:
 def cancel_run(engine: Bind, run_id: int) -> None:
     """Ask a run to stop; whichever worker executes it stops after its calls in flight
     (a run still queued is cancelled at once)."""
-    from evalcore.store import jobs, queries
-
     with transaction(engine) as conn:
         queries.request_cancel(conn, run_id)
         job = jobs.run_job(conn, run_id)
@@ -336,8 +311,6 @@ def cancel_run(engine: Bind, run_id: int) -> None:
 def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:
     """Change a run's spending limit (kept in its spec), e.g. before resuming a run that
     stopped at its budget."""
-    from evalcore.store import queries
-
     run = queries.get_run(engine, run_id)
     spec = RunSpec.model_validate({**run.config["spec"], "budget": budget})
     queries.update_run(engine, run_id, config={**run.config, "spec": spec.model_dump()})

@@ -20,7 +20,16 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.errors import RunError
+from evalcore.prompt.render import render_prompt
+from evalcore.prompt.variants import orders, parse_option_order, parse_templates, reordered
+from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.runner.passes import run_pass
+from evalcore.runner.plan import RunSpec
+from evalcore.scorers.registry import score_answer
+from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
+from evalcore.store.tables import utcnow
 
 VARIANT_STAGE = "variant:"
 ORDER_STAGE = VARIANT_STAGE + "order:"
@@ -36,9 +45,6 @@ def variant_units(engine: Engine, run_id: int, option_order: Optional[str],
                   ) -> list[tuple[int, str, Any, Optional[str], str]]:
     """Every (item_id, stage, question as asked, template text, style) of the pass,
     including those already stored. Option orders apply to choice items only."""
-    from evalcore.prompt.variants import orders, reordered
-    from evalcore.store import queries, run_items
-
     run = queries.get_run(engine, run_id)
     spec = (run.config or {}).get("spec") or {}  # the run's own template and style
     template, style = spec.get("template"), spec.get("prompt_style") or "zero"
@@ -56,8 +62,6 @@ def variant_units(engine: Engine, run_id: int, option_order: Optional[str],
 def variants_todo(engine: Engine, run_id: int, params: dict[str, Any]
                   ) -> tuple[list[tuple[int, str, Any, Optional[str], str]], int]:
     """(units not stored yet, units stored already)."""
-    from evalcore.store import queries
-
     units = variant_units(engine, run_id, params.get("option_order"), params.get("templates", []),
                           params.get("seed", 0))
     done = queries.done_units(engine, run_id)
@@ -92,10 +96,6 @@ def create_variants_job(engine: Engine, run_id: int, *, option_order: Optional[s
                         created_by: str = "", into: Optional["Bind"] = None) -> int:
     """Queue the option-order / template pass of `run_id` with the run's model (its job
     written `into` the caller's transaction when given: the action's)."""
-    from evalcore.errors import RunError
-    from evalcore.prompt.variants import parse_option_order
-    from evalcore.store import jobs, queries
-
     if option_order:
         parse_option_order(option_order)
     if not option_order and not templates:
@@ -114,14 +114,6 @@ def create_variants_job(engine: Engine, run_id: int, *, option_order: Optional[s
 
 async def variants_job(ctx: Any) -> dict[str, Any]:
     """The job handler: ask every variant not stored yet with the run's model."""
-    from evalcore.prompt.render import render_prompt
-    from evalcore.providers.base import ChatRequest, ModelConfig
-    from evalcore.runner.passes import run_pass
-    from evalcore.runner.plan import RunSpec
-    from evalcore.scorers.registry import score_answer
-    from evalcore.store import queries
-    from evalcore.store.tables import utcnow
-
     run_id = int(ctx.job.run_id)
     run = await asyncio.to_thread(queries.get_run, ctx.engine, run_id)
     spec = RunSpec.model_validate(run.config["spec"])
@@ -154,6 +146,4 @@ async def variants_job(ctx: Any) -> dict[str, Any]:
 
 def read_templates(value: str, base: Optional[Path] = None) -> list[dict[str, Any]]:
     """`--templates zero,few,FILE` as job parameters (VariantError if unusable)."""
-    from evalcore.prompt.variants import parse_templates
-
     return template_params(parse_templates(value, base))

@@ -18,8 +18,12 @@ from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
+from evalcore.store.jobs import claim_job
+from evalcore.store.schedules import enqueue_checks, enqueue_due
 from evalcore.store.tables import utcnow
+from evalcore.store.workers import beat, forget, HEARTBEAT_S
 
 log = logging.getLogger("evalcore.worker")
 
@@ -78,9 +82,6 @@ class Worker:
             await asyncio.to_thread(self._forget)
 
     async def _work(self, once: bool) -> int:
-        from evalcore.runner.jobs import execute_job
-        from evalcore.store.jobs import claim_job
-
         backoff = self.poll_s
         while not self.stop.is_set():
             claimed = None
@@ -120,8 +121,6 @@ class Worker:
     def beat_now(self) -> None:
         """Write one heartbeat (blocking): the app calls it once when it starts its worker,
         so the first page already shows it; a lost database is logged, never raised."""
-        from evalcore.store.workers import beat
-
         try:
             beat(self.engine, self.name, self.heartbeat_state(), started_at=self.started_at)
         except Exception as exc:  # noqa: BLE001 - a heartbeat never stops the work
@@ -132,8 +131,6 @@ class Worker:
     async def _heartbeat(self) -> None:
         """Write the heartbeat every HEARTBEAT_S until cancelled (the jobs' leases are
         renewed apart, by each job)."""
-        from evalcore.store.workers import HEARTBEAT_S
-
         while True:
             await asyncio.to_thread(self.beat_now)
             await asyncio.sleep(HEARTBEAT_S)
@@ -141,8 +138,6 @@ class Worker:
     def schedule_tick(self) -> None:
         """Queue the jobs of schedules that fell due and of scheduled runs that ended
         (blocking; `store.schedules` makes each happen once whatever the workers)."""
-        from evalcore.store.schedules import enqueue_checks, enqueue_due
-
         try:
             enqueue_due(self.engine)
             enqueue_checks(self.engine)
@@ -155,8 +150,6 @@ class Worker:
             await asyncio.sleep(SCHEDULE_POLL_S)
 
     def _forget(self) -> None:
-        from evalcore.store.workers import forget
-
         try:
             forget(self.engine, self.name)
         except Exception as exc:  # noqa: BLE001 - its row simply ages out

@@ -23,6 +23,8 @@ from typing import Any, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
+from evalcore.scorers.text import embed, tokenize
+
 Language = Literal["zh", "en"]
 SentimentBackend = Literal["e5", "vader", "snownlp"]
 SENTIMENT_BACKENDS: dict[str, SentimentBackend] = {"zh": "e5", "en": "vader"}
@@ -133,8 +135,6 @@ def sentiment_scores(texts: Sequence[str], lang: Language,
     if name == "e5":
         import numpy as np
 
-        from evalcore.scorers.text import embed
-
         coef, intercept = _e5_classifier()
         logits = embed([texts[i] for i in todo]).astype(np.float64) @ coef + intercept
         values = [2.0 / (1.0 + math.exp(-float(z))) - 1.0 for z in logits]
@@ -158,8 +158,6 @@ def sentiment(text: str, lang: Language, backend: Optional[SentimentBackend] = N
 
 def words(text: str, lang: Language) -> list[str]:
     """Words as the length figures count them (jieba words for Chinese, \\w+ runs otherwise)."""
-    from evalcore.scorers.text import tokenize
-
     return tokenize(text, lang)
 
 

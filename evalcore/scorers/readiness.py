@@ -11,6 +11,7 @@ from typing import Iterable
 
 from evalcore.dataset.records import Question
 from evalcore.errors import RunError
+from evalcore.kinds import find_kind
 
 LISTED = 5
 
@@ -30,8 +31,6 @@ def require_references(questions: Iterable[Question], *, dataset: str, judge: st
         RunError: naming the dataset, how many items lack a reference (and the first
             few), and the two ways out: a judge model, or a re-import with the column.
     """
-    from evalcore.kinds import find_kind
-
     scored = find_kind(kind)  # kinds whose figures are verdicts against a reference
     if judge != "rules" or scored is None or not scored.needs_references:
         return

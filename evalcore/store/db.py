@@ -25,7 +25,10 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 from sqlmodel import Session, create_engine
 
+from evalcore.db_url import normalize_db_url
+from evalcore.errors import EvalcoreError, SettingsError
 from evalcore.store import monitor_tables, tables  # noqa: F401  (registers the tables)
+from evalcore.store.migrations import HEAD_REVISION
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -46,8 +49,6 @@ def is_memory_sqlite(url: str) -> bool:
 
 def make_engine(url: str, *, migrate: bool = True) -> Engine:
     """A new engine for `url`; with `migrate` (default) the schema is brought to head."""
-    from evalcore.db_url import normalize_db_url
-
     url = normalize_db_url(url)
     if url.startswith("sqlite"):
         engine = _sqlite_engine(url)
@@ -97,8 +98,6 @@ def _sqlite_engine(url: str) -> Engine:
 
 def _make_folder(folder: Path) -> None:
     """Create the database's folder, or say which setting to fix."""
-    from evalcore.errors import SettingsError
-
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -226,8 +225,6 @@ def migrate(engine: Engine, revision: str = "head", *,
         if current == (head if revision == "head" else revision):
             return  # nothing to do: the common case, kept cheap
         if current is not None and current not in {s.revision for s in scripts.walk_revisions()}:
-            from evalcore.errors import EvalcoreError
-
             raise EvalcoreError(
                 f"the database {engine.url.render_as_string(hide_password=True)} is at schema "
                 f"revision {current!r}, newer than this evalcore knows (head {head!r}); "
@@ -260,8 +257,6 @@ def _check_foreign_keys(conn: Connection) -> None:
         return
     broken = conn.exec_driver_sql("PRAGMA foreign_key_check").all()
     if broken:
-        from evalcore.errors import EvalcoreError
-
         table, rowid, parent, _ = broken[0]
         raise EvalcoreError(f"migrating the database left {len(broken)} row(s) pointing at "
                             f"missing rows (first: {table} rowid {rowid} -> {parent}); the "
@@ -270,8 +265,6 @@ def _check_foreign_keys(conn: Connection) -> None:
 
 def init_db(engine: Engine) -> None:
     """Bring the schema up to date (Alembic `upgrade head`); cheap when already current."""
-    from evalcore.store.migrations import HEAD_REVISION
-
     if _recorded_revision(engine) == HEAD_REVISION:
         return  # the common case: no Alembic import at all
     migrate(engine, "head")

@@ -20,6 +20,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
+from evalcore.config import lease_seconds as from_env
 from evalcore.errors import RunError
 from evalcore.store.db import Bind, reader, reading, transaction
 from evalcore.store.tables import Job, Run, utcnow
@@ -34,8 +35,6 @@ every lease/3, so a job whose worker died is taken over after at most this long.
 def lease_seconds() -> float:
     """The lease length in force: EVALCORE_LEASE_S (refused below `config.LEASE_FLOOR_S`),
     else LEASE_S."""
-    from evalcore.config import lease_seconds as from_env
-
     return from_env(default=LEASE_S)
 
 

@@ -24,7 +24,8 @@ from sqlmodel import Session
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
 from evalcore.store.db import Bind, reader, reading, session_scope, transaction
-from evalcore.store.tables import Call, Run, utcnow
+from evalcore.store.jobs import hold, lease_alive, list_jobs
+from evalcore.store.tables import Call, Item, Job, Run, RunItem, utcnow
 
 FINISHED = ("done", "failed", "cancelled")
 """Run statuses that never change again."""
@@ -105,9 +106,6 @@ def update_run(engine: Bind, run_id: int, **fields: Any) -> Run:
 def delete_run(engine: Bind, run_id: int) -> Run:
     """Delete a run with its calls and jobs; refused while a worker is executing it."""
     from sqlalchemy import delete
-
-    from evalcore.store.jobs import lease_alive, list_jobs
-    from evalcore.store.tables import Job, RunItem
 
     run = get_run(engine, run_id)
     live = [j for j in list_jobs(engine, run_id=run_id) if lease_alive(j)]
@@ -198,8 +196,6 @@ def flush_run(engine: Bind, run_id: int, calls: Iterable[Mapping[str, Any]], *,
     """A runner's periodic write, fenced: renew the job's lease, store finished calls and
     add progress in one transaction; LeaseLost (nothing written) if the job was taken
     over. Returns whether a cancel was asked for."""
-    from evalcore.store.jobs import hold
-
     rows = [_call_row(call) for call in calls]
     with transaction(engine) as conn:
         cancel = hold(conn, fence)
@@ -217,8 +213,6 @@ def record_calls_fenced(engine: Bind, calls: Iterable[Mapping[str, Any]], *,
                         fence: Any, done: int | None = None, total: int | None = None) -> int:
     """`record_calls` for a job's worker: the job's lease is renewed (and its progress
     set) in the same transaction, or LeaseLost and nothing is written."""
-    from evalcore.store.jobs import hold
-
     rows = [_call_row(call) for call in calls]
     with transaction(engine) as conn:
         hold(conn, fence, done=done, total=total)
@@ -378,8 +372,6 @@ def iter_call_rows(engine: Bind, run_id: int, batch: int = 1000) -> Iterator[dic
     reference, choices, task_type and language of the item. Item fields are read once
     per item, not once per call (a 100-round run repeats each item 100 times).
     """
-    from evalcore.store.tables import Item
-
     columns = [c for c in Call.__table__.columns  # type: ignore[attr-defined]
                if c.name not in ("id", "prompt", "created_at")]
     names = [c.name for c in columns]
@@ -407,8 +399,6 @@ def iter_call_rows(engine: Bind, run_id: int, batch: int = 1000) -> Iterator[dic
 
 def add_run_items(engine: Bind, run_id: int, items: list[tuple[int, str | None]]) -> None:
     """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
-    from evalcore.store.tables import RunItem
-
     rows = [{"run_id": run_id, "position": n, "item_id": item_id, "prompt": prompt}
             for n, (item_id, prompt) in enumerate(items)]
     with transaction(engine) as conn:
