@@ -66,12 +66,13 @@ def draw(language: str, n: int, sample_seed: int, seed: int) -> tuple[list, list
     return blind, key
 
 
-def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str]) -> None:
+def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str],
+          suffix: str = "") -> None:
     out.mkdir(parents=True, exist_ok=True)
     for language in languages:
         blind, key = draw(language, n, sample_seed, seed)
         for stem, rows in (("blind", blind), ("key", key)):
-            path = out / f"word_{stem}_{language}.json"
+            path = out / f"word_{stem}_{language}{suffix}.json"
             path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n",
                             encoding="utf-8")
         print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
@@ -106,13 +107,16 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="items per language")
     parser.add_argument("--sample-seed", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1, help="attack seed")
+    parser.add_argument("--suffix", default="",
+                        help="file name suffix, e.g. _fresh for a second sample beside the first")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "docs" / "audits" / dt.date.today().isoformat())
     args = parser.parse_args()
     if args.score:
         print(json.dumps(score(json.loads(args.score.read_text(encoding="utf-8")))))
     elif args.write:
-        write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"])
+        write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"],
+              args.suffix)
     else:
         parser.error("choose --write or --score FILE")
 
