@@ -118,6 +118,8 @@ def en_selection_ok(tokens: Sequence[Token], start: int, end: int, key: str) -> 
         return True
     role, need = rule
     if role == "next":
+        if need == "-utterance":
+            return not en_utterance_follows(tokens, end)
         return [w.lower() for w in _words(tokens, end, 1, limit=1)] == [need]
     noun = neighbour_noun(tokens, start, end, role)
     if noun is None:
@@ -209,6 +211,9 @@ REGISTER_COMMON = 50
 """A reviewed paraphrase unattested in WordNet's tagged corpus does not replace a word
 attested this often: "friend" (171) -> "pal" (0) is slang for a common word."""
 _OBJECT_WORDS = _SKIP_AFTER | _PRONOUNS_LIVING | _PRONOUNS_THING
+_COMPLEMENTS = frozenset(["to", "that", "how", "what", "whether", "if", "why", "where", "when"])
+"""A clause or infinitive after the verb counts as its object ("wanted to look")."""
+_QUOTES = "\"'“‘«「"
 
 
 @functools.lru_cache(maxsize=20_000)
@@ -256,12 +261,74 @@ def en_object_follows(tokens: Sequence[Token], i: int) -> bool:
     not "eating at her desk" or "eating."."""
     import lemminflect
 
-    after = _words(tokens, i + 1, 1, limit=1)
-    if not after:
-        return False
-    low = after[0].lower()
-    return (low in _OBJECT_WORDS or after[0][:1].isdigit() or after[0][:1].isupper()
+    nxt = _next_token(tokens, i)
+    if nxt is None:
+        return True  # CODAH: "so she ate" ends the question, its options go on
+    if nxt.kind == "punct":
+        if nxt.text[:1] in _QUOTES:
+            return True
+        after = _next_token(tokens, _next_index(tokens, i) or i) if nxt.text == "," else None
+        return after is not None and after.text[:1] in _QUOTES  # said, "The report ..."
+    low = nxt.text.lower()
+    return (low in _OBJECT_WORDS or low in _COMPLEMENTS or nxt.kind == "number"
+            or nxt.text[:1].isupper()
             or bool({"NOUN", "ADJ", "PROPN"} & set(lemminflect.getAllLemmas(low))))
+
+
+def _next_index(tokens: Sequence[Token], i: int) -> int | None:
+    """Index of the first token after `i` that is not a space."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].kind == "space":
+        j += 1
+    return j if j < len(tokens) else None
+
+
+def _next_token(tokens: Sequence[Token], i: int) -> Token | None:
+    j = _next_index(tokens, i)
+    return None if j is None else tokens[j]
+
+
+def _prev_word(tokens: Sequence[Token], i: int) -> str:
+    j = i - 1
+    while j >= 0 and tokens[j].kind == "space":
+        j -= 1
+    return tokens[j].text if j >= 0 and tokens[j].kind == "word" else ""
+
+
+def en_compound_noun(tokens: Sequence[Token], i: int) -> bool:
+    """Token `i` is part of a noun compound, whose sense the compound fixes: after a word
+    that can only be a noun ("algebra problems", "math exam"), or before a noun that ends
+    its noun phrase ("the problem set is", "car battery.")."""
+    import lemminflect
+
+    stop = load_lexicon().en_stop
+    prev = _prev_word(tokens, i).lower()
+    if prev and prev not in stop and set(lemminflect.getAllLemmas(prev)) == {"NOUN"}:
+        return True
+    nxt = _next_token(tokens, i)
+    if nxt is None or nxt.kind != "word" or nxt.text.lower() in stop:
+        return False
+    kinds = set(lemminflect.getAllLemmas(nxt.text.lower()))
+    if "NOUN" not in kinds or "ADV" in kinds:
+        return False
+    after = _next_token(tokens, _next_index(tokens, i) or i)
+    return after is None or after.kind == "punct" or (
+        after.kind == "word" and "AUX" in lemminflect.getAllLemmas(after.text.lower()))
+
+
+def en_utterance_follows(tokens: Sequence[Token], end: int) -> bool:
+    """A quotation or a bare noun after a verb of saying is what is said ("says hello",
+    "say 'friend'"): a formal synonym (state) reads wrong there."""
+    import lemminflect
+
+    nxt = _next_token(tokens, end - 1)
+    if nxt is None:
+        return False
+    if nxt.kind == "punct":
+        return nxt.text[:1] in _QUOTES
+    low = nxt.text.lower()
+    return (nxt.kind == "word" and low not in _OBJECT_WORDS
+            and set(lemminflect.getAllLemmas(low)) == {"NOUN"})
 
 
 @functools.lru_cache(maxsize=5_000)

@@ -435,7 +435,8 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
     if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
         return None, ()  # "what happened to him" is not "what occurred to him"
-    if pos == "NOUN" and (_in_compound(tokens, i) or sense_rules.en_in_name(tokens, i)):
+    if pos == "NOUN" and (sense_rules.en_compound_noun(tokens, i)
+                          or sense_rules.en_in_name(tokens, i)):
         return pos, ()  # "problem set", "algebra problems", "the Atlantic ocean"
     found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
     if found and pos == "VERB" and not sense_rules.en_object_follows(tokens, i):

@@ -113,3 +113,15 @@ def test_rules_read_wordnet_as_documented(wordnet_ready):
     assert sense.en_can_be_intransitive("eat") and not sense.en_can_be_intransitive("consume")
     assert not sense.en_word_settled("passage", "n") and sense.en_word_settled("news", "n")
     assert not sense.en_register_ok("friend", "pal", "n")
+
+
+@pytest.mark.parametrize("question,allowed", [
+    (item("A man stares up into the night sky.", "He sleeps.", "He sings."), "guy"),
+    (item("Timmy wanted to look at the stars. Timmy", "sleeps.", "sings."), "desired"),
+    (item("She likes rice, so she ate", "sesame noodles.", "a burrito."), "consumed"),
+])
+def test_kept_swaps_of_the_audit_still_happen(question, allowed, wordnet_ready):
+    """The rules are narrow: a noun before a verb is no compound, an infinitive or the
+    end of a CODAH question (its options go on) is a verb's complement."""
+    seen = _attacked(question, seeds=12)
+    assert any(allowed in text for text in seen), seen
