@@ -3,6 +3,8 @@ per failure class (sense.py), each tested on the audited item it failed on."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from evalcore.dataset.records import Question
 
@@ -125,3 +127,23 @@ def test_kept_swaps_of_the_audit_still_happen(question, allowed, wordnet_ready):
     end of a CODAH question (its options go on) is a verb's complement."""
     seen = _attacked(question, seeds=12)
     assert any(allowed in text for text in seen), seen
+
+
+_PIECES = ["the", "man", "says", "hello", "eating", "Atlantic", "ocean", "problem", "set",
+           "is", "to", "that", "a", ",", ".", "'", '"', "“", " ", "\n", "-", "42", "ab"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.sampled_from(_PIECES), max_size=14).map(" ".join)
+       | st.text(max_size=30))
+def test_context_rules_take_any_text(text, wordnet_ready):
+    """Uploaded questions are hostile input: the context rules answer for every token."""
+    from evalcore.perturb import sense
+    from evalcore.perturb.tokens import segment
+
+    tokens = segment(text, "en")
+    for i in range(len(tokens)):
+        for rule in (sense.en_object_follows, sense.en_compound_noun, sense.en_in_name):
+            assert rule(tokens, i) in (True, False)
+        assert sense.en_utterance_follows(tokens, i + 1) in (True, False)
