@@ -34,6 +34,8 @@ word is attested in at least twice in WordNet's tagged corpus and a third as oft
 its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
 "volition"). Words whose part of speech the context cannot settle are left alone.
+The second blind audit's rules (polysemy, register, transitivity, compounds, names,
+degree forms, colours) are in sense.py.
 """
 from __future__ import annotations
 
