@@ -147,9 +147,13 @@ def _selection(rows: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
     """lexicon.toml `en.selection`, checked: a typo must not silently allow every swap."""
     out = {}
     for key, (role, need) in rows.items():
+        if role == "next" and (need.isalpha() or need == "-utterance"):
+            out[key.lower()] = (role, need.lower())  # the word right after: say -> state + that
+            continue
         if role not in ("subject", "object") or need.lstrip("-") not in ("living", "physical"):
             raise ValueError(f"lexicon.toml en.selection {key!r}: {role!r} {need!r}; use "
-                             "subject|object and living|physical (or -living|-physical)")
+                             "subject|object and living|physical (or -living|-physical), "
+                             "or next and a word")
         out[key.lower()] = (role, need)
     return out
 

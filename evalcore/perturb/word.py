@@ -34,6 +34,8 @@ word is attested in at least twice in WordNet's tagged corpus and a third as oft
 its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
 "volition"). Words whose part of speech the context cannot settle are left alone.
+The second blind audit's rules (polysemy, register, transitivity, compounds, names,
+degree forms, colours) are in sense.py.
 """
 from __future__ import annotations
 
@@ -46,6 +48,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from evalcore.perturb import sense as sense_rules
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.tokens import Language, Token, zh_word_flag
 
@@ -293,8 +296,10 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
         return ()
     lemma, pos = lemmas[0], _WN_POS[upos]
     tag = _penn_tag(word, lemma, upos)
-    if tag is None:
+    if tag is None or tag in sense_rules.DEGREE_TAGS or sense_rules.en_is_colour(lemma):
         return ()
+    if not sense_rules.en_word_settled(lemma, pos):
+        return ()  # "passage", "aliens": the first sense is no safe guess
     wn = _wordnet()
     lex = load_lexicon()
     senses = wn.synsets(lemma, pos)
@@ -314,7 +319,8 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
                     or low in lex.en_stop or lex.blocked(low, "en") or low in lex.en_terms
                     or lemma in low or low in lemma):  # lid -> eyelid, class -> subclass
                 continue
-            if not _main_sense(name, sense, pos):
+            if (not _main_sense(name, sense, pos) or sense_rules.en_is_colour(low)
+                    or not sense_rules.en_candidate_attested(name, sense.name(), pos)):
                 continue
             forms = lemminflect.getInflection(name, tag=tag)
             if not forms or forms[0].lower() == word.lower() or lex.blocked(forms[0], "en"):
@@ -326,6 +332,12 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
             if forms[0] not in [c for c, _ in out]:
                 out.append((forms[0], sense.name()))
     return tuple(out)
+
+
+def _lemma(word: str, upos: str) -> str:
+    import lemminflect
+
+    return (lemminflect.getAllLemmas(word.lower()).get(upos) or (word.lower(),))[0]
 
 
 def _main_sense(name: str, sense: Any, pos: str) -> bool:
@@ -363,12 +375,14 @@ def en_table_candidates(word: str, upos: str, participle: bool = False
 
     lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
     tag = _penn_tag(word, lemmas[0], upos) if lemmas else None
-    if tag is None:
+    if tag is None or tag in sense_rules.DEGREE_TAGS or sense_rules.en_is_colour(lemmas[0]):
         return ()
     if participle and tag == "VBD":
         tag = "VBN"
     out: list[tuple[str, str]] = []
     for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
+        if not sense_rules.en_register_ok(lemmas[0], cand, _WN_POS[upos]):
+            continue
         forms = lemminflect.getInflection(cand, tag=tag)
         if forms and forms[0].lower() != word.lower() and forms[0] not in [c for c, _ in out]:
             out.append((forms[0], "table"))
@@ -423,7 +437,13 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
     if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
         return None, ()  # "what happened to him" is not "what occurred to him"
+    if pos == "NOUN" and (sense_rules.en_compound_noun(tokens, i)
+                          or sense_rules.en_in_name(tokens, i)):
+        return pos, ()  # "problem set", "algebra problems", "the Atlantic ocean"
     found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
+    if found and pos == "VERB" and not sense_rules.en_object_follows(tokens, i):
+        found = tuple(c for c in found  # "is eating at her desk" is not "consuming"
+                      if sense_rules.en_can_be_intransitive(_lemma(c[0], "VERB")))
     if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
         found = en_candidates(tok.text, pos)[:1]
     if prev.lower() in ("a", "an"):  # "a individual": keep the article right
