@@ -22,6 +22,13 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["EVALCORE_HOME"] = str(home / "home")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the PostgreSQL cluster the `pg_url` fixtures shared in this process, if any."""
+    from tests.fakes.postgres import stop_shared_cluster
+
+    stop_shared_cluster()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `serial` (kills, takeovers, leases measured in seconds) share one xdist
     group: with `--dist loadgroup` they run one after another on one worker, beside the
@@ -45,6 +52,20 @@ def _no_app_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """No warm-up thread (evalcore.warmup) importing beside an AppTest of the app; the
     browser tests' servers start with it, and tests/test_warmup.py checks it."""
     monkeypatch.setenv("EVALCORE_WARMUP", "0")
+
+
+@pytest.fixture(autouse=True)
+def _schema_from_template(request: pytest.FixtureRequest,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new SQLite test database gets the migrated schema replayed from a template made
+    once per process by the real migrations (tests/fakes/schema_template.py), not the
+    Alembic chain again; tests marked `real_migrations` run Alembic as the app does."""
+    if request.node.get_closest_marker("real_migrations"):
+        return
+    from evalcore.store import db
+    from tests.fakes.schema_template import migrate_from_template
+
+    monkeypatch.setattr(db, "migrate", migrate_from_template(db.migrate))
 
 
 @pytest.fixture(scope="session")
