@@ -32,10 +32,35 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `serial` (kills, takeovers, leases measured in seconds) share one xdist
     group: with `--dist loadgroup` they run one after another on one worker, beside the
-    rest of the suite on the others, never beside each other."""
+    rest of the suite on the others, never beside each other.
+
+    A module with a module-scoped fixture (an app server, chromium, a loaded model) is one
+    group too, so one worker starts it once instead of each worker starting its own. The
+    groups run first, the serial one before all: long units handed out last would leave
+    one worker finishing them alone."""
+    grouped = {_module_of(item) for item in items
+               if not item.get_closest_marker("serial") and _has_module_fixture(item)}
+    order: dict[pytest.Item, int] = {}
     for item in items:
         if item.get_closest_marker("serial"):
             item.add_marker(pytest.mark.xdist_group("serial"))
+            order[item] = 0
+        elif _module_of(item) in grouped:
+            item.add_marker(pytest.mark.xdist_group(_module_of(item)))
+            order[item] = 1
+        else:
+            order[item] = 2
+    items.sort(key=order.__getitem__)  # stable: a module's tests stay together, in order
+
+
+def _module_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        defs and defs[-1].scope in ("module", "class") for defs in info.name2fixturedefs.values())
 
 
 def require(condition: bool, why: str) -> None:
