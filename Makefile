@@ -44,8 +44,10 @@ setup-dev: system venv-dev
 run: setup
 	bash scripts/run_app.sh $(PORT)
 
+# Bytecode is cached during the tests even where PYTHONDONTWRITEBYTECODE is set: the CLI
+# and worker tests start hundreds of Python processes, each would recompile evalcore.
 test: setup-dev
-	$(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 team-demo: setup-dev
 	bash scripts/team_demo.sh

@@ -2,6 +2,9 @@
 
     .venv/bin/python bench/word_audit.py --write                 # both languages, n=200, seed 7
     .venv/bin/python bench/word_audit.py --score docs/audits/DATE/word_verdicts_en.json
+    # a fresh sample after a fix: new seed, none of the items an earlier sample showed
+    .venv/bin/python bench/word_audit.py --write --lang en --sample-seed 11 --suffix _fresh \
+        --exclude docs/audits/DATE/word_key_en.json
 
 `--write` attacks the shared sets at word level (seed 1, the e5 guard on), keeps the
 items that changed and carry no flag (what `attacks approve --unflagged` would approve),
@@ -42,8 +45,10 @@ def _side(question: str, options: list[str]) -> dict[str, object]:
     return {"question": question, "options": options} if options else {"question": question}
 
 
-def draw(language: str, n: int, sample_seed: int, seed: int) -> tuple[list, list]:
-    """(blind rows, key rows) of `n` unflagged attacked items of `language`."""
+def draw(language: str, n: int, sample_seed: int, seed: int,
+         exclude: frozenset[tuple[str, int]] = frozenset()) -> tuple[list, list]:
+    """(blind rows, key rows) of `n` unflagged attacked items of `language`, none of the
+    (set, row) pairs in `exclude` (items an earlier sample showed a reviewer)."""
     from evalcore.dataset import parse_dataset
     from evalcore.perturb import attack_questions
 
@@ -52,7 +57,7 @@ def draw(language: str, n: int, sample_seed: int, seed: int) -> tuple[list, list
         questions = parse_dataset(DATA / file).questions
         results = asyncio.run(attack_questions(questions, "word", seed=seed))
         for q, r in zip(questions, results):
-            if r.pairs and not r.flags:
+            if r.pairs and not r.flags and (name, q.idx + 1) not in exclude:
                 pool.append((name, q, r))
     random.Random(sample_seed).shuffle(pool)
     blind, key = [], []
@@ -66,12 +71,21 @@ def draw(language: str, n: int, sample_seed: int, seed: int) -> tuple[list, list
     return blind, key
 
 
-def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str]) -> None:
+def seen_items(keys: list[Path], language: str) -> frozenset[tuple[str, int]]:
+    """(set, row) of every item in the earlier key files of `language` (word_key_en.json,
+    word_key_en_fresh.json): a fresh sample must not show a reviewer those again."""
+    return frozenset((k["set"], k["row"]) for path in keys
+                     if path.stem.split("_")[2:3] == [language]
+                     for k in json.loads(path.read_text(encoding="utf-8")))
+
+
+def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str],
+          suffix: str = "", exclude: list[Path] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for language in languages:
-        blind, key = draw(language, n, sample_seed, seed)
+        blind, key = draw(language, n, sample_seed, seed, seen_items(exclude or [], language))
         for stem, rows in (("blind", blind), ("key", key)):
-            path = out / f"word_{stem}_{language}.json"
+            path = out / f"word_{stem}_{language}{suffix}.json"
             path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n",
                             encoding="utf-8")
         print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
@@ -106,13 +120,18 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="items per language")
     parser.add_argument("--sample-seed", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1, help="attack seed")
+    parser.add_argument("--suffix", default="",
+                        help="file name suffix, e.g. _fresh for a second sample beside the first")
+    parser.add_argument("--exclude", type=Path, action="append",
+                        help="an earlier key file (word_key_LANG.json): its items are not drawn")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "docs" / "audits" / dt.date.today().isoformat())
     args = parser.parse_args()
     if args.score:
         print(json.dumps(score(json.loads(args.score.read_text(encoding="utf-8")))))
     elif args.write:
-        write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"])
+        write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"],
+              args.suffix, args.exclude)
     else:
         parser.error("choose --write or --score FILE")
 

@@ -52,7 +52,8 @@ def section(report: dict[str, Any]) -> None:
         cols[2].metric("Position bias p", "n/a" if p is None else f"{p:.3g}",
                        help=EXPLAIN["bias"])
         st.caption(f"{EXPLAIN['circular']} Circular: {_pct(low)} to {_pct(high)} (95%) over "
-                   f"{summary['circular_items']} items, {summary['orders_per_item']} orders each.")
+                   f"{summary['circular_items']} items, {summary['orders_per_item']} orders "
+                   "each.")  # trusted markdown: our own text and numbers
         st.caption(EXPLAIN["bias"])
         st.dataframe(pd.DataFrame([{"slot": s, "chosen": v["chosen"], "right": v["right"]}
                                    for s, v in summary["position_bias"].items()]),
@@ -61,7 +62,7 @@ def section(report: dict[str, Any]) -> None:
         if followers:
             st.caption(f"Answer follows the slot in {len(followers)} items: " + md(", ".join(
                 f"Q{f['item_idx'] + 1} ({f['slot']})" for f in followers
-                if f["item_idx"] is not None)))
+                if f["item_idx"] is not None)))  # trusted markdown: md() escapes the list
     if summary.get("template_accuracy"):
         st.markdown("#### Prompt templates")
         st.caption(EXPLAIN["templates"])

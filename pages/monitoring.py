@@ -91,7 +91,7 @@ def _schedule(info: dict[str, Any]) -> None:
                             key=f"monitoring.fig.{sid}.{name}")
     if len(failing) > 6:
         st.caption(f"{len(failing) - 6} more gated figures: `python -m evalcore schedules "
-                   "list --json` and the Results page's trend tab show them all.")
+                   "list --json` and the Results page's trend tab show them all.")  # trusted markdown: a count
 
 
 def _add_form() -> None:
@@ -118,7 +118,7 @@ def _add_form() -> None:
         params = get_kind(kind).schedule({"dataset": dataset, "model": model,
                                           "rounds": int(rounds), "samples": int(rounds)})
     except RunError as exc:
-        st.error(f"Could not add the schedule: {exc}")
+        st.error(f"Could not add the schedule: {_shared.md(exc)}")
         return
 
     def add() -> None:

@@ -22,13 +22,45 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["EVALCORE_HOME"] = str(home / "home")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop the PostgreSQL cluster the `pg_url` fixtures shared in this process, if any."""
+    from tests.fakes.postgres import stop_shared_cluster
+
+    stop_shared_cluster()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests marked `serial` (kills, takeovers, leases measured in seconds) share one xdist
     group: with `--dist loadgroup` they run one after another on one worker, beside the
-    rest of the suite on the others, never beside each other."""
+    rest of the suite on the others, never beside each other.
+
+    A module with a module-scoped fixture (an app server, chromium, a loaded model) is one
+    group too, so one worker starts it once instead of each worker starting its own. The
+    groups run first, the serial one before all: long units handed out last would leave
+    one worker finishing them alone."""
+    grouped = {_module_of(item) for item in items
+               if not item.get_closest_marker("serial") and _has_module_fixture(item)}
+    order: dict[pytest.Item, int] = {}
     for item in items:
         if item.get_closest_marker("serial"):
             item.add_marker(pytest.mark.xdist_group("serial"))
+            order[item] = 0
+        elif _module_of(item) in grouped:
+            item.add_marker(pytest.mark.xdist_group(_module_of(item)))
+            order[item] = 1
+        else:
+            order[item] = 2
+    items.sort(key=order.__getitem__)  # stable: a module's tests stay together, in order
+
+
+def _module_of(item: pytest.Item) -> str:
+    return item.nodeid.split("::", 1)[0]
+
+
+def _has_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(
+        defs and defs[-1].scope in ("module", "class") for defs in info.name2fixturedefs.values())
 
 
 def require(condition: bool, why: str) -> None:
@@ -45,6 +77,22 @@ def _no_app_warm_up(monkeypatch: pytest.MonkeyPatch) -> None:
     """No warm-up thread (evalcore.warmup) importing beside an AppTest of the app; the
     browser tests' servers start with it, and tests/test_warmup.py checks it."""
     monkeypatch.setenv("EVALCORE_WARMUP", "0")
+
+
+@pytest.fixture(autouse=True)
+def _schema_from_template(request: pytest.FixtureRequest,
+                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new SQLite test database gets the migrated schema replayed from a template made
+    once per process by the real migrations (tests/fakes/schema_template.py), not the
+    Alembic chain again; tests marked `real_migrations` run Alembic as the app does (mark
+    a test that breaks or counts Alembic's steps on a new SQLite database)."""
+    from evalcore.store import db
+
+    if request.node.get_closest_marker("real_migrations") or not hasattr(db, "migrate"):
+        return
+    from tests.fakes.schema_template import migrate_from_template
+
+    monkeypatch.setattr(db, "migrate", migrate_from_template(db.migrate))
 
 
 @pytest.fixture(scope="session")

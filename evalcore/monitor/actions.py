@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from evalcore.actions import _check, _record
+from evalcore.store.db import transaction
 from evalcore.auth.identity import Actor
 from evalcore.dataset import get_dataset
 from evalcore.kinds import get_kind
@@ -62,11 +63,12 @@ def add_schedule(actor: Actor, engine: Any, kind: str, params: dict[str, Any], *
     """Store a schedule (evaluators and up); its runs start when they fall due."""
     _check(engine, actor, "schedule", "add_schedule")
     _check_params(engine, kind, params, models_path)
-    row = _add(engine, kind=kind, params=params, every_s=every_s, cron=cron,
-               gate=gate_dict(gate), channels=list(channels or []),
-               created_by=actor.attribution())
-    _record(engine, actor, "schedule.add", "schedule", row.id, kind=kind,
-            every_s=every_s, cron=cron, channels=shown(row.channels) or None)
+    with transaction(engine) as conn:
+        row = _add(conn, kind=kind, params=params, every_s=every_s, cron=cron,
+                   gate=gate_dict(gate), channels=list(channels or []),
+                   created_by=actor.attribution())
+        _record(conn, actor, "schedule.add", "schedule", row.id, kind=kind,
+                every_s=every_s, cron=cron, channels=shown(row.channels) or None)
     return row
 
 
@@ -74,8 +76,9 @@ def pause_schedule(actor: Actor, engine: Any, schedule_id: int, paused: bool = T
     """Pause (or with paused=False resume) a schedule, for evaluators and up."""
     action = "pause" if paused else "resume"
     _check(engine, actor, "schedule", f"{action}_schedule", schedule_id)
-    row = set_paused(engine, schedule_id, paused)
-    _record(engine, actor, f"schedule.{action}", "schedule", schedule_id)
+    with transaction(engine) as conn:
+        row = set_paused(conn, schedule_id, paused)
+        _record(conn, actor, f"schedule.{action}", "schedule", schedule_id)
     return row
 
 
@@ -98,17 +101,19 @@ def edit_schedule(actor: Actor, engine: Any, schedule_id: int, *, models_path: A
         merged = {**row.params, **params}
         _check_params(engine, row.kind, merged, models_path)
         changes["params"] = merged
-    row = _edit(engine, schedule_id, **changes)
-    _record(engine, actor, "schedule.edit", "schedule", schedule_id, changed=sorted(changes),
-            channels=shown(row.channels) if channels is not None else None)
+    with transaction(engine) as conn:
+        row = _edit(conn, schedule_id, **changes)
+        _record(conn, actor, "schedule.edit", "schedule", schedule_id, changed=sorted(changes),
+                channels=shown(row.channels) if channels is not None else None)
     return row
 
 
 def delete_schedule(actor: Actor, engine: Any, schedule_id: int) -> Any:
     """Delete a schedule (its runs stay), for evaluators and up."""
     _check(engine, actor, "schedule", "delete_schedule", schedule_id)
-    row = _delete(engine, schedule_id)
-    _record(engine, actor, "schedule.delete", "schedule", schedule_id, kind=row.kind)
+    with transaction(engine) as conn:
+        row = _delete(conn, schedule_id)
+        _record(conn, actor, "schedule.delete", "schedule", schedule_id, kind=row.kind)
     return row
 
 
@@ -118,9 +123,10 @@ def set_baseline(actor: Actor, engine: Any, run_id: int) -> Any:
     _check(engine, actor, "baseline", "set_baseline", run_id)
     run = get_run(engine, run_id)
     before = current_baseline(engine, int(run.dataset_id or 0), run.model)
-    row = _set(engine, run_id, set_by=actor.attribution())
-    _record(engine, actor, "baseline.set", "run", run_id, dataset=row.dataset_id,
-            model=row.model, previous=before.run_id if before else None)
+    with transaction(engine) as conn:
+        row = _set(conn, run_id, set_by=actor.attribution())
+        _record(conn, actor, "baseline.set", "run", run_id, dataset=row.dataset_id,
+                model=row.model, previous=before.run_id if before else None)
     return row
 
 

@@ -147,9 +147,13 @@ def _selection(rows: dict[str, list[str]]) -> dict[str, tuple[str, str]]:
     """lexicon.toml `en.selection`, checked: a typo must not silently allow every swap."""
     out = {}
     for key, (role, need) in rows.items():
+        if role == "next" and (need.isalpha() or need == "-utterance"):
+            out[key.lower()] = (role, need.lower())  # the word right after: say -> state + that
+            continue
         if role not in ("subject", "object") or need.lstrip("-") not in ("living", "physical"):
             raise ValueError(f"lexicon.toml en.selection {key!r}: {role!r} {need!r}; use "
-                             "subject|object and living|physical (or -living|-physical)")
+                             "subject|object and living|physical (or -living|-physical), "
+                             "or next and a word")
         out[key.lower()] = (role, need)
     return out
 
@@ -159,3 +163,17 @@ def _table(rows: list[tuple[Any, str]]) -> dict[Any, tuple[str, ...]]:
     for key, value in rows:
         out.setdefault(key, []).append(value)
     return {k: tuple(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=1)
+def wordnet() -> Any:
+    """NLTK's WordNet, loaded once from evalcore's language data (no download). The English
+    sense rules (`sense`) and the candidates (`word`) both read it: it lives here, below
+    both, so neither imports the other for it."""
+    from evalcore.resources import ensure_language_env
+
+    ensure_language_env()
+    from nltk.corpus import wordnet as wn
+
+    wn.ensure_loaded()
+    return wn

@@ -1,5 +1,10 @@
 """Context checks a candidate swap must pass so the word keeps its sense where it stands.
 
+The second blind audit (200 English items, 181 kept) added the rules at the end of this
+file: a dominant, attested first sense and an attested synonym (polysemy), no unattested
+slang for a common word (register), no transitive-only verb without an object, no swap
+inside a noun compound or after a name, no comparative/superlative, no colour.
+
 The blind audit of 110 unflagged word attacks found four English swaps in the wrong sense
 and two Chinese swaps that broke a word; each failure class has a check here:
 
@@ -25,9 +30,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from evalcore.perturb.lexicon import load_lexicon
-from evalcore.perturb.tokens import _pos_tokenizer, Token
-from evalcore.perturb.word import _wordnet
+from evalcore.perturb.lexicon import load_lexicon, wordnet
+from evalcore.perturb.tokens import Token
 
 LIVING = "living_thing.n.01"
 PHYSICAL = "physical_entity.n.01"
@@ -54,8 +58,7 @@ def noun_kind(word: str) -> frozenset[str]:
         return frozenset({"living", "physical"})
     if low in _PRONOUNS_THING:
         return frozenset()
-
-    wn = _wordnet()
+    wn = wordnet()
     senses = wn.synsets(low, "n")
     if not senses:
         return frozenset()
@@ -117,6 +120,10 @@ def en_selection_ok(tokens: Sequence[Token], start: int, end: int, key: str) -> 
     if rule is None:
         return True
     role, need = rule
+    if role == "next":
+        if need == "-utterance":
+            return not en_utterance_follows(tokens, end)
+        return [w.lower() for w in _words(tokens, end, 1, limit=1)] == [need]
     noun = neighbour_noun(tokens, start, end, role)
     if noun is None:
         return False
@@ -131,6 +138,8 @@ def en_selection_ok(tokens: Sequence[Token], start: int, end: int, key: str) -> 
 
 @functools.lru_cache(maxsize=1)
 def _zh_dictionary() -> Any:
+    from evalcore.perturb.tokens import _pos_tokenizer
+
     return _pos_tokenizer().word_tag_tab
 
 
@@ -141,6 +150,8 @@ dictionary also lists fillers of frequency 2-3 (共要, 买书, 市运) that are
 
 @functools.lru_cache(maxsize=1)
 def _zh_freq() -> Any:
+    from evalcore.perturb.tokens import _pos_tokenizer
+
     return _pos_tokenizer().tokenizer.FREQ
 
 
@@ -176,3 +187,183 @@ def zh_can_be_noun(word: str) -> bool:
     """jieba's dictionary tag of `word` is a noun or a verbal noun."""
     flag = _zh_dictionary().get(word, "")
     return flag.startswith("n") or flag == "vn"
+
+
+# ------------------------------------------------ English: rules from the 2026-11-26 audit
+# The second blind audit (200 items, 181 kept) found wrong senses of polysemous words,
+# transitive-only verbs without an object, broken compounds and collocations, and
+# register slips; each class is refused by one general rule below (docs/attacks.md).
+
+DEGREE_TAGS = frozenset(["JJR", "JJS", "RBR", "RBS"])
+"""Comparatives and superlatives are never swapped: "smaller than the numbers" ->
+"littler", "the biggest lie" -> "the largest lie"; the degree form is rarely idiomatic
+for the synonym."""
+COLOUR = "color.n.01"
+MIN_DOMINANCE = 0.4
+"""Least share of a word's tagged-corpus count its most frequent sense must hold before a
+WordNet synonym of that sense may replace it: "passage" (6 of 25: a way through, a
+piece of text, a transition...) is too polysemous to guess, "news" (21 of 41) is not."""
+MIN_WORD_COUNT = 3
+"""Least tagged-corpus count of the word in its most frequent sense: "aliens" (2, ordered
+before the extraterrestrial sense) gives "foreigners"."""
+MIN_CANDIDATE_COUNT = 4
+"""Least tagged-corpus count of a WordNet synonym in the shared sense: rare or literary
+members of a synset ("tidings" 3, "level" as flat 3, "temper" as mood 2) read as
+another register or another sense."""
+REGISTER_COMMON = 50
+"""A reviewed paraphrase unattested in WordNet's tagged corpus does not replace a word
+attested this often: "friend" (171) -> "pal" (0) is slang for a common word."""
+_OBJECT_WORDS = _SKIP_AFTER | _PRONOUNS_LIVING | _PRONOUNS_THING
+_COMPLEMENTS = frozenset(["to", "that", "how", "what", "whether", "if", "why", "where", "when"])
+"""A clause or infinitive after the verb counts as its object ("wanted to look")."""
+_QUOTES = "\"'“‘«「"
+
+
+@functools.lru_cache(maxsize=20_000)
+def en_is_colour(lemma: str) -> bool:
+    """The first noun sense of `lemma` is a colour: "red" as an answer is a fact, and
+    "crimson" another one."""
+    senses = wordnet().synsets(lemma.lower(), "n")
+    return bool(senses) and COLOUR in {s.name() for s in senses[0].closure(
+        lambda s: s.hypernyms())}
+
+
+def _counts(lemma: str, pos: str) -> list[tuple[str, int]]:
+    low = lemma.lower()
+    own = [s for s in wordnet().synsets(low) if s.pos() == pos or (pos == "a" and s.pos() == "s")]
+    return [(s.name(), sum(l.count() for l in s.lemmas() if l.name().lower() == low)) for s in own]
+
+
+@functools.lru_cache(maxsize=20_000)
+def en_word_settled(lemma: str, pos: str) -> bool:
+    """The word's most frequent sense is attested (MIN_WORD_COUNT) and dominant
+    (MIN_DOMINANCE): only then is it the likely sense in a short question."""
+    counts = _counts(lemma, pos)
+    total = sum(c for _, c in counts)
+    top = max((c for _, c in counts), default=0)
+    return top >= MIN_WORD_COUNT and top >= MIN_DOMINANCE * total
+
+
+def en_candidate_attested(name: str, sense: str, pos: str) -> bool:
+    """The synonym is used in the shared sense at least MIN_CANDIDATE_COUNT times."""
+    return dict(_counts(name, pos)).get(sense, 0) >= MIN_CANDIDATE_COUNT
+
+
+def en_register_ok(lemma: str, cand: str, pos: str) -> bool:
+    """A common word is not replaced by one WordNet's tagged corpus never uses."""
+    word_total = sum(c for _, c in _counts(lemma, pos))
+    return word_total < REGISTER_COMMON or sum(c for _, c in _counts(cand, pos)) > 0
+
+
+def en_object_follows(tokens: Sequence[Token], i: int) -> bool:
+    """Whether a noun phrase (the verb's object) follows token `i`: "eating a sandwich",
+    not "eating at her desk" or "eating."."""
+    import lemminflect
+
+    nxt = _next_token(tokens, i)
+    if nxt is None:
+        return True  # CODAH: "so she ate" ends the question, its options go on
+    if nxt.kind == "punct":
+        if nxt.text[:1] in _QUOTES:
+            return True
+        after = _next_token(tokens, _next_index(tokens, i) or i) if nxt.text == "," else None
+        return after is not None and after.text[:1] in _QUOTES  # said, "The report ..."
+    low = nxt.text.lower()
+    return (low in _OBJECT_WORDS or low in _COMPLEMENTS or nxt.kind == "number"
+            or nxt.text[:1].isupper()
+            or bool({"NOUN", "ADJ", "PROPN"} & set(lemminflect.getAllLemmas(low))))
+
+
+def _next_index(tokens: Sequence[Token], i: int) -> int | None:
+    """Index of the first token after `i` that is not a space."""
+    j = i + 1
+    while j < len(tokens) and tokens[j].kind == "space":
+        j += 1
+    return j if j < len(tokens) else None
+
+
+def _next_token(tokens: Sequence[Token], i: int) -> Token | None:
+    j = _next_index(tokens, i)
+    return None if j is None else tokens[j]
+
+
+def _prev_word(tokens: Sequence[Token], i: int) -> str:
+    j = i - 1
+    while j >= 0 and tokens[j].kind == "space":
+        j -= 1
+    return tokens[j].text if j >= 0 and tokens[j].kind == "word" else ""
+
+
+def en_compound_noun(tokens: Sequence[Token], i: int) -> bool:
+    """Token `i` is part of a noun compound, whose sense the compound fixes: after a word
+    that can only be a noun ("algebra problems", "math exam"), or before a noun that ends
+    its noun phrase ("the problem set is", "car battery.")."""
+    import lemminflect
+
+    stop = load_lexicon().en_stop
+    prev = _prev_word(tokens, i).lower()
+    if prev and prev not in stop and set(lemminflect.getAllLemmas(prev)) == {"NOUN"}:
+        return True
+    nxt = _next_token(tokens, i)
+    if nxt is None or nxt.kind != "word" or nxt.text.lower() in stop:
+        return False
+    kinds = set(lemminflect.getAllLemmas(nxt.text.lower()))
+    if "NOUN" not in kinds or "ADV" in kinds:
+        return False
+    after = _next_token(tokens, _next_index(tokens, i) or i)
+    return after is None or after.kind == "punct" or (
+        after.kind == "word" and "AUX" in lemminflect.getAllLemmas(after.text.lower()))
+
+
+def en_utterance_follows(tokens: Sequence[Token], end: int) -> bool:
+    """A quotation or a bare noun after a verb of saying is what is said ("says hello",
+    "say 'friend'"): a formal synonym (state) reads wrong there."""
+    import lemminflect
+
+    nxt = _next_token(tokens, end - 1)
+    if nxt is None:
+        return False
+    if nxt.kind == "punct":
+        return nxt.text[:1] in _QUOTES
+    low = nxt.text.lower()
+    return (nxt.kind == "word" and low not in _OBJECT_WORDS
+            and set(lemminflect.getAllLemmas(low)) == {"NOUN"})
+
+
+@functools.lru_cache(maxsize=5_000)
+def en_can_be_intransitive(lemma: str) -> bool:
+    """Some WordNet frame of the verb has no object ("Somebody eat", "Somebody ----s PP"):
+    "consume" has none, so "is eating at her desk" keeps "eating"."""
+    for sense in wordnet().synsets(lemma, "v"):
+        for lem in sense.lemmas():
+            if lem.name().lower() != lemma.lower():
+                continue
+            for frame in lem.frame_strings():
+                words = frame.split()
+                at = next((n for n, w in enumerate(words) if w.lower().startswith(lemma[:3])), None)
+                if at is not None and words[at + 1:] in ([], ["PP"]):
+                    return True
+    return False
+
+
+def en_in_name(tokens: Sequence[Token], i: int) -> bool:
+    """A capitalised word right before token `i`, not the first of its sentence (or a
+    word WordNet knows only as a name): "the Atlantic ocean" is a name."""
+    j = i - 1
+    while j >= 0 and tokens[j].kind == "space":
+        j -= 1
+    if j < 0 or tokens[j].kind != "word" or not tokens[j].text[:1].isupper():
+        return False
+    k = j - 1
+    while k >= 0 and tokens[k].kind == "space":
+        k -= 1
+    initial = k < 0 or (tokens[k].kind == "punct" and tokens[k].text[-1:] in ".!?:\n")
+    return not initial or _proper_only(tokens[j].text)
+
+
+@functools.lru_cache(maxsize=5_000)
+def _proper_only(word: str) -> bool:
+    """WordNet knows `word` only capitalised ("Atlantic"), never as a common word ("The")."""
+    names = [l.name() for s in wordnet().synsets(word.lower()) for l in s.lemmas()
+             if l.name().lower() == word.lower()]
+    return bool(names) and all(n[:1].isupper() for n in names)

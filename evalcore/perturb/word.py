@@ -34,21 +34,23 @@ word is attested in at least twice in WordNet's tagged corpus and a third as oft
 its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
 "volition"). Words whose part of speech the context cannot settle are left alone.
+The second blind audit's rules (polysemy, register, transitivity, compounds, names,
+degree forms, colours) are in sense.py.
 """
 from __future__ import annotations
 
 import functools
 import json
 import logging
+import random
 import re
 import time
 from collections.abc import Sequence
 from typing import Any
 
-from evalcore.errors import EvalcoreError
-from evalcore.perturb.lexicon import load_lexicon
-from evalcore.perturb.tokens import Token, zh_word_flag
-from evalcore.resources import ensure_language_env, synonyms_vector_path
+from evalcore.perturb import sense as sense_rules
+from evalcore.perturb.lexicon import load_lexicon, wordnet
+from evalcore.perturb.tokens import Language, Token, zh_word_flag
 
 log = logging.getLogger(__name__)
 
@@ -92,9 +94,13 @@ def load_zh_synonyms() -> float:
     straight into one numpy array: importing the `synonyms` package instead also loads its
     own jieba dictionaries (~700 MB and ~20 s more).
     """
+    from evalcore.resources import synonyms_vector_path
+
     started = time.perf_counter()
     path = synonyms_vector_path()
     if not path.is_file():
+        from evalcore.errors import EvalcoreError
+
         raise EvalcoreError(f"Chinese word vectors not found at {path}: run "
                             "`python scripts/setup_data.py` (or `make test`) first")
     _zh_vectors()
@@ -106,6 +112,8 @@ def load_zh_synonyms() -> float:
 def _zh_vectors() -> tuple[dict[str, int], Any]:
     """(word -> row, unit-length float32 matrix) from the word2vec binary file."""
     import numpy as np
+
+    from evalcore.resources import synonyms_vector_path
 
     data = synonyms_vector_path().read_bytes()
     head = data.index(b"\n")
@@ -220,15 +228,6 @@ def zh_word_candidates(tok: Token, min_similarity: float = DEFAULT_MIN_SIMILARIT
 # ---------------------------------------------------------------- English
 
 
-@functools.lru_cache(maxsize=1)
-def _wordnet() -> Any:
-    ensure_language_env()
-    from nltk.corpus import wordnet
-
-    wordnet.ensure_loaded()
-    return wordnet
-
-
 def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
     """Universal POS (NOUN, VERB, ADJ, ADV) of `word` in context, or None when unsure.
 
@@ -286,9 +285,11 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
         return ()
     lemma, pos = lemmas[0], _WN_POS[upos]
     tag = _penn_tag(word, lemma, upos)
-    if tag is None:
+    if tag is None or tag in sense_rules.DEGREE_TAGS or sense_rules.en_is_colour(lemma):
         return ()
-    wn = _wordnet()
+    if not sense_rules.en_word_settled(lemma, pos):
+        return ()  # "passage", "aliens": the first sense is no safe guess
+    wn = wordnet()
     lex = load_lexicon()
     senses = wn.synsets(lemma, pos)
     if pos == "a":
@@ -307,7 +308,8 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
                     or low in lex.en_stop or lex.blocked(low, "en") or low in lex.en_terms
                     or lemma in low or low in lemma):  # lid -> eyelid, class -> subclass
                 continue
-            if not _main_sense(name, sense, pos):
+            if (not _main_sense(name, sense, pos) or sense_rules.en_is_colour(low)
+                    or not sense_rules.en_candidate_attested(name, sense.name(), pos)):
                 continue
             forms = lemminflect.getInflection(name, tag=tag)
             if not forms or forms[0].lower() == word.lower() or lex.blocked(forms[0], "en"):
@@ -321,9 +323,15 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
+def _lemma(word: str, upos: str) -> str:
+    import lemminflect
+
+    return (lemminflect.getAllLemmas(word.lower()).get(upos) or (word.lower(),))[0]
+
+
 def _main_sense(name: str, sense: Any, pos: str) -> bool:
     """`sense` is among the two first senses of `name` and used often enough for it."""
-    wn = _wordnet()
+    wn = wordnet()
     own = [s for s in wn.synsets(name) if s.pos() == pos or (pos == "a" and s.pos() == "s")]
     if sense not in own[:_SENSES]:
         return False
@@ -356,12 +364,14 @@ def en_table_candidates(word: str, upos: str, participle: bool = False
 
     lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
     tag = _penn_tag(word, lemmas[0], upos) if lemmas else None
-    if tag is None:
+    if tag is None or tag in sense_rules.DEGREE_TAGS or sense_rules.en_is_colour(lemmas[0]):
         return ()
     if participle and tag == "VBD":
         tag = "VBN"
     out: list[tuple[str, str]] = []
     for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
+        if not sense_rules.en_register_ok(lemmas[0], cand, _WN_POS[upos]):
+            continue
         forms = lemminflect.getInflection(cand, tag=tag)
         if forms and forms[0].lower() != word.lower() and forms[0] not in [c for c, _ in out]:
             out.append((forms[0], "table"))
@@ -416,7 +426,13 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     lemma = (lemminflect.getAllLemmas(tok.text.lower()).get(pos) or ("",))[0]
     if (lemma, _neighbour(tokens, i, 1).lower()) in load_lexicon().en_not_before:
         return None, ()  # "what happened to him" is not "what occurred to him"
+    if pos == "NOUN" and (sense_rules.en_compound_noun(tokens, i)
+                          or sense_rules.en_in_name(tokens, i)):
+        return pos, ()  # "problem set", "algebra problems", "the Atlantic ocean"
     found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
+    if found and pos == "VERB" and not sense_rules.en_object_follows(tokens, i):
+        found = tuple(c for c in found  # "is eating at her desk" is not "consuming"
+                      if sense_rules.en_can_be_intransitive(_lemma(c[0], "VERB")))
     if not found and not tok.stop and pos in WORDNET_POS and not _in_compound(tokens, i):
         found = en_candidates(tok.text, pos)[:1]
     if prev.lower() in ("a", "an"):  # "a individual": keep the article right
@@ -436,4 +452,3 @@ def _zh_context_allows(tokens: Sequence[Token], i: int) -> bool:
     word = tokens[i].text
     return not ((word in lex.zh_before_noun and nxt.flag[:1] != "n")
                 or (word, nxt.text) in lex.zh_not_before or (prev, word) in lex.zh_not_after)
-

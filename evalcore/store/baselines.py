@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from evalcore.errors import RunError
-from evalcore.store.db import reader
+from evalcore.store.db import reader, session_scope
 from evalcore.store.monitor_tables import Baseline
 from evalcore.store.tables import Dataset, Run, utcnow
 
@@ -18,7 +18,7 @@ USABLE = ("done",)
 
 def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Baseline:
     """Mark run `run_id` (finished) as the baseline of its dataset and model."""
-    with Session(engine) as session:
+    with session_scope(engine) as session:
         run = session.get(Run, run_id)
         if run is None:
             raise RunError(f"run {run_id} not found; list runs with `python -m evalcore runs "
@@ -29,7 +29,7 @@ def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Baseline:
         row = Baseline(dataset_id=int(run.dataset_id), model=run.model, run_id=run_id,
                        set_by=set_by, set_at=utcnow())
         session.add(row)
-        session.commit()
+        session.flush()
         session.refresh(row)
     return row
 

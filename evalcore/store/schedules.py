@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from evalcore.errors import EvalcoreError
-from evalcore.store.db import reader
+from evalcore.store.db import Bind, reader, session_scope, transaction
 from evalcore.store.monitor_tables import Schedule, ScheduleRun
 from evalcore.store.tables import Run, utcnow
 
@@ -94,7 +94,7 @@ def following(every_s: Optional[int], cron: Optional[str], after: datetime,
 # ------------------------------------------------------------------ rows
 
 
-def add_schedule(engine: Engine, *, kind: str, params: dict[str, Any], every_s: Optional[int],
+def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Optional[int],
                  cron: Optional[str], gate: dict[str, Any], channels: list[dict[str, Any]],
                  created_by: str = "", start: Optional[datetime] = None) -> Schedule:
     """Store a schedule; its first run is due one period from now (or at `start`)."""
@@ -107,14 +107,14 @@ def add_schedule(engine: Engine, *, kind: str, params: dict[str, Any], every_s: 
     row = Schedule(kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
                    channels=channels, paused=False, next_due_at=first, created_by=created_by,
                    created_at=now)
-    with Session(engine) as session:
+    with session_scope(engine) as session:
         session.add(row)
-        session.commit()
+        session.flush()
         session.refresh(row)
     return row
 
 
-def get_schedule(engine: Engine, schedule_id: int) -> Schedule:
+def get_schedule(engine: Bind, schedule_id: int) -> Schedule:
     """Schedule `schedule_id`, or ScheduleError pointing at `schedules list`."""
     with Session(reader(engine)) as session:
         row = session.get(Schedule, schedule_id)
@@ -137,7 +137,7 @@ def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[Sc
         return list(reversed(list(session.scalars(query))))
 
 
-def set_paused(engine: Engine, schedule_id: int, paused: bool) -> Schedule:
+def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Schedule:
     """Pause or resume; a resumed schedule's next due time is the next one from now."""
     row = get_schedule(engine, schedule_id)
     values: dict[str, Any] = {"paused": paused}
@@ -145,12 +145,12 @@ def set_paused(engine: Engine, schedule_id: int, paused: bool) -> Schedule:
         now = utcnow()
         if as_utc(row.next_due_at) <= now:
             values["next_due_at"] = following(row.every_s, row.cron, now, row.next_due_at)
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         conn.execute(update(Schedule).where(Schedule.id == schedule_id).values(**values))
     return get_schedule(engine, schedule_id)
 
 
-def edit_schedule(engine: Engine, schedule_id: int, **changes: Any) -> Schedule:
+def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Schedule:
     """Change a schedule's period (`every_s` or `cron`, the next due time then counts
     from now), gate, channels or run options; other keys are refused."""
     row = get_schedule(engine, schedule_id)
@@ -168,15 +168,15 @@ def edit_schedule(engine: Engine, schedule_id: int, **changes: Any) -> Schedule:
         values.update(every_s=every_s, cron=cron,
                       next_due_at=following(every_s, cron, now, now if every_s else None))
     if values:
-        with engine.begin() as conn:
+        with transaction(engine) as conn:
             conn.execute(update(Schedule).where(Schedule.id == row.id).values(**values))
     return get_schedule(engine, schedule_id)
 
 
-def delete_schedule(engine: Engine, schedule_id: int) -> Schedule:
+def delete_schedule(engine: Bind, schedule_id: int) -> Schedule:
     """Delete a schedule and its due-time rows; its runs stay (they are ordinary runs)."""
     row = get_schedule(engine, schedule_id)
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         conn.execute(delete(ScheduleRun).where(ScheduleRun.schedule_id == schedule_id))
         conn.execute(delete(Schedule).where(Schedule.id == schedule_id))
     return row

@@ -303,11 +303,59 @@ def s_set_role(env: Env) -> Callable[[], Any]:
     return lambda: actions.set_role(env.admin, env.engine, "new@x.com", "reviewer")
 
 
+def _schedule(env: Env) -> int:
+    from evalcore.store.schedules import add_schedule
+
+    _dataset(env)
+    return int(add_schedule(env.engine, kind="stability", params=_params(rounds=1),
+                            every_s=3600, cron=None, gate={}, channels=[]).id)
+
+
+def s_add_schedule(env: Env) -> Callable[[], Any]:
+    from evalcore.monitor import actions as monitor
+
+    _dataset(env)
+    return lambda: monitor.add_schedule(env.admin, env.engine, "stability", _params(rounds=1),
+                                        models_path=env.models, every_s=3600)
+
+
+def s_pause_schedule(env: Env) -> Callable[[], Any]:
+    from evalcore.monitor import actions as monitor
+
+    schedule_id = _schedule(env)
+    return lambda: monitor.pause_schedule(env.admin, env.engine, schedule_id)
+
+
+def s_edit_schedule(env: Env) -> Callable[[], Any]:
+    from evalcore.monitor import actions as monitor
+
+    schedule_id = _schedule(env)
+    return lambda: monitor.edit_schedule(env.admin, env.engine, schedule_id, every_s=7200)
+
+
+def s_delete_schedule(env: Env) -> Callable[[], Any]:
+    from evalcore.monitor import actions as monitor
+
+    schedule_id = _schedule(env)
+    return lambda: monitor.delete_schedule(env.admin, env.engine, schedule_id)
+
+
+def s_set_baseline(env: Env) -> Callable[[], Any]:
+    from evalcore.monitor import actions as monitor
+    from evalcore.store import queries
+
+    _dataset(env)
+    run_id = _run(env)
+    queries.update_run(env.engine, run_id, status="done")
+    return lambda: monitor.set_baseline(env.admin, env.engine, run_id)
+
+
 SETUPS: list[Setup] = [
     s_import_dataset, s_store_parsed, s_create_run, s_create_run__unkeyed, s_start_demo,
     s_create_run__robustness, s_cancel_run, s_resume_run, s_retry_failed, s_delete_run,
     s_delete_dataset, s_delete_dataset_and_runs, s_queue_rejudge, s_queue_judge_analysis,
-    s_queue_meaning_judge, s_queue_variants,
+    s_queue_meaning_judge, s_queue_variants, s_add_schedule, s_pause_schedule,
+    s_edit_schedule, s_delete_schedule, s_set_baseline,
     s_cancel_job, s_requeue_job, s_queue_attack, s_queue_attack_import, s_delete_attack_set,
     s_set_review, s_edit_attack_item, s_approve_unflagged, s_add_model, s_update_model,
     s_remove_model, s_import_models, s_add_user, s_set_role,
@@ -373,8 +421,13 @@ def test_crash_tests_cover_every_action_that_changes_something() -> None:
     import inspect
 
     single = {"require_read", "start_worker", "test_model", "save_suite"}
+    from evalcore.monitor import actions as monitor
+
     public = {name for name, fn in inspect.getmembers(actions, inspect.isfunction)
               if not name.startswith("_") and fn.__module__.startswith(actions.__name__ + ".")}
+    public |= {name for name, fn in inspect.getmembers(monitor, inspect.isfunction)
+               if not name.startswith("_") and fn.__module__ == monitor.__name__
+               and name not in ("gate_dict", "test_alert")}  # test_alert: one audit write
     assert public - single == {s.__name__[2:].split("__")[0] for s in SETUPS}
 
 

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import require
-from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
+from tests.e2e.test_browser import UI_TIMEOUT_MS, streamlit_server
 
 pytestmark = pytest.mark.browser
 SECRET = "only-the-proxy-knows-this"
@@ -27,46 +26,42 @@ def header_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ({"X-Forwarded-Email": "root@example.com"}, False),
     ({"X-Forwarded-Email": "root@example.com", "X-Evalcore-Proxy-Secret": "guess"}, False),
 ], ids=["through-the-proxy", "no-secret", "wrong-secret"])
-def test_user_header_counts_only_with_the_shared_secret(header_app: str, headers: dict,
-                                                        signed_in: bool) -> None:
-    require(CHROMIUM.is_file(), f"{CHROMIUM} missing: apt-get install chromium")
-    from playwright.sync_api import expect, sync_playwright
+def test_user_header_counts_only_with_the_shared_secret(chromium, header_app: str,
+                                                        headers: dict, signed_in: bool) -> None:
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(extra_http_headers=headers).new_page()
-            page.set_default_timeout(60_000)
-            page.goto(header_app)
-            if signed_in:
-                expect(page.get_by_role("button", name="Run the demo")).to_be_visible()  # Home
-                expect(page.get_by_text("role admin")).to_be_visible()
-            else:
-                expect(page.get_by_text("Access refused")).to_be_visible()
-                expect(page.get_by_text("did not come through the trusted proxy")).to_be_visible()
-                expect(page.get_by_role("button", name="Run the demo")).to_have_count(0)
-        finally:
-            browser.close()
+    context = chromium.new_context(extra_http_headers=headers)  # its own cookies and storage
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(header_app)
+        if signed_in:
+            expect(page.get_by_role("button", name="Run the demo")).to_be_visible(  # Home
+                timeout=UI_TIMEOUT_MS)
+            expect(page.get_by_text("role admin")).to_be_visible()
+        else:
+            expect(page.get_by_text("Access refused")).to_be_visible(timeout=UI_TIMEOUT_MS)
+            expect(page.get_by_text("did not come through the trusted proxy")).to_be_visible()
+            expect(page.get_by_role("button", name="Run the demo")).to_have_count(0)
+    finally:
+        context.close()
 
 
 @pytest.mark.parametrize("path", ["", "datasets", "team"])
-def test_the_refusal_shows_nothing_else(header_app: str, path: str) -> None:
+def test_the_refusal_shows_nothing_else(chromium, header_app: str, path: str) -> None:
     """No sidebar listing the files of pages/ (Streamlit's automatic one), on any URL."""
-    require(CHROMIUM.is_file(), f"{CHROMIUM} missing: apt-get install chromium")
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_context(
-                extra_http_headers={"X-Forwarded-Email": "root@example.com"}).new_page()
-            page.set_default_timeout(60_000)
-            page.goto(f"{header_app.rstrip('/')}/{path}")
-            expect(page.get_by_text("Access refused")).to_be_visible()
-            page.wait_for_timeout(1_000)  # a sidebar would be drawn by now
-            expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
-            expect(page.locator('[data-testid="stSidebar"]')).to_have_count(0)
-            for name in ("datasets", "signin", "shared", "team", "models"):
-                expect(page.get_by_role("link", name=name, exact=False)).to_have_count(0)
-        finally:
-            browser.close()
+    context = chromium.new_context(extra_http_headers={"X-Forwarded-Email": "root@example.com"})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{header_app.rstrip('/')}/{path}")
+        expect(page.get_by_text("Access refused")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        page.wait_for_timeout(1_000)  # a sidebar would be drawn by now
+        expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)
+        expect(page.locator('[data-testid="stSidebar"]')).to_have_count(0)
+        for name in ("datasets", "signin", "shared", "team", "models"):
+            expect(page.get_by_role("link", name=name, exact=False)).to_have_count(0)
+    finally:
+        context.close()

@@ -92,3 +92,43 @@ def create_database(base_url: str, name: str) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"CREATE DATABASE {name}")
     return f"{base_url}/{name}"
+
+
+_shared: dict[str, object] = {}
+
+
+def shared_cluster() -> str:
+    """One cluster per test process, started on first use, for every `pg_url` fixture.
+
+    Each conftest that defines or re-exports `pg_url` (store, auth, runner) gets its own
+    session fixture from pytest, which started a cluster each (initdb + start, seconds of
+    CPU per worker); they now share this one. Stopped by `stop_shared_cluster` (the root
+    conftest's session end) or, failing that, at interpreter exit."""
+    if "base" not in _shared:
+        import atexit
+        from contextlib import ExitStack
+
+        stack = ExitStack()
+        _shared["base"] = stack.enter_context(temporary_cluster())
+        _shared["stack"] = stack
+        atexit.register(stop_shared_cluster)
+    return str(_shared["base"])
+
+
+def stop_shared_cluster() -> None:
+    """Stop the process's shared cluster, if one was started."""
+    stack = _shared.pop("stack", None)
+    _shared.clear()
+    if stack is not None:
+        stack.close()  # type: ignore[attr-defined]
+
+
+def template_database(base_url: str, name: str, build) -> str:  # type: ignore[no-untyped-def]
+    """Database `name` on the cluster, made once per process by `build(url)`; new databases
+    copy it with `CREATE DATABASE ... TEMPLATE name` (build must close its connections)."""
+    key = f"template:{base_url}/{name}"
+    if key not in _shared:
+        url = create_database(base_url, name)
+        build(url)
+        _shared[key] = url
+    return name

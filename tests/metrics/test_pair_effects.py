@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.metrics import fairness as fm
 from evalcore.metrics import pair_effects as pe
@@ -232,3 +234,31 @@ def test_pairs_missing_a_cell_are_left_out_and_three_attributes_are_not_tested()
     three = [dict(r, attributes={**r["attributes"], "income": "low"}) for r in rows]
     assert _interaction(pe.pair_effects(three, [], _cell,
                                         intersections=["gender×age_group×income"])) == []
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from([-2.0, -1.0, -0.5, 0.0, 0.0, 0.5, 1.0, 1.0, 3.0]),
+                min_size=1, max_size=9))
+def test_rank_biserial_uses_scipys_t_plus_with_ties_and_zeros(d: list[float]) -> None:
+    from scipy.stats import wilcoxon
+
+    result = pe.signed_rank(d)
+    if all(x == 0 for x in d):
+        assert result["rank_biserial"] == 0.0
+        return
+    t_plus = wilcoxon(d, zero_method="zsplit", alternative="greater").statistic
+    total = len(d) * (len(d) + 1) / 2
+    assert result["rank_biserial"] == pytest.approx((2 * t_plus - total) / total)
+
+
+def test_signed_rank_runs_one_wilcoxon_test(monkeypatch) -> None:
+    """Each call of scipy's wilcoxon on ties or zeros is a permutation test (2^n
+    resamples); T+ for the rank-biserial r needs none."""
+    import scipy.stats
+
+    calls: list[str] = []
+    real = scipy.stats.wilcoxon
+    monkeypatch.setattr(scipy.stats, "wilcoxon",
+                        lambda *a, **k: calls.append(k.get("alternative")) or real(*a, **k))
+    pe.signed_rank([1.0, 1.0, 0.0, -0.5, 2.0, 1.0, 0.0, 3.0])
+    assert calls == ["two-sided"]

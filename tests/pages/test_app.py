@@ -94,3 +94,21 @@ def test_engine_cache_follows_the_database(app, settings, monkeypatch, tmp_path)
     assert any("No datasets yet" in i.value for i in second.info)
     assert settings_from_env({"EVALCORE_HOME": str(other)}).redacted_db_url() in [
         n.value for n in second.sidebar if type(n).__name__ == "Code"]
+
+
+def test_app_tests_do_not_rescan_the_installed_packages(monkeypatch) -> None:
+    """The session scans distributions for Streamlit components once (tests/pages/
+    conftest.py), not once per AppTest (Streamlit swallows errors there: count calls)."""
+    import importlib.metadata
+
+    from streamlit.testing.v1 import AppTest
+
+    calls: list[int] = []
+    real = importlib.metadata.distributions
+    monkeypatch.setattr(importlib.metadata, "distributions",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    for _ in range(2):
+        at = AppTest.from_string("import streamlit as st\nst.write('hello')")
+        at.run()
+        assert not at.exception and at.markdown[0].value == "hello"
+    assert calls == []

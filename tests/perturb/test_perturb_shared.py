@@ -88,11 +88,11 @@ def test_word_attack_codah(codah, wordnet_ready):
     import lemminflect
 
     from evalcore.perturb.lexicon import load_lexicon
-    from evalcore.perturb.word import _wordnet
+    from evalcore.perturb.lexicon import wordnet
 
     results = asyncio.run(attack_questions(codah, "word", seed=0, params={"similarity": False}))
     _check(codah, results, max_flagged=0.02)
-    wn, lex = _wordnet(), load_lexicon()
+    wn, lex = wordnet(), load_lexicon()
     details = [d for r in results for d in r.details["replacements"] if d["pos"] != "phrase"]
     assert len(details) > 150  # word swaps; phrase swaps are tested in test_perturb_phrases
     for d in details:

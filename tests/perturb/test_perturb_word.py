@@ -50,9 +50,9 @@ def test_zh_candidates_hold_no_antonym(zh_synonyms_ready):
 
 
 def _wordnet_antonyms(word: str) -> set[str]:
-    from evalcore.perturb.word import _wordnet
+    from evalcore.perturb.lexicon import wordnet
 
-    wn = _wordnet()
+    wn = wordnet()
     return {a.name() for s in wn.synsets(word) for l in s.lemmas() for a in l.antonyms()}
 
 

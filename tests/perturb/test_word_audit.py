@@ -37,3 +37,16 @@ def test_an_unknown_verdict_is_named(audit):
     rows = _verdicts(3, 3) + [{"id": 4, "verdict": "maybe"}]
     with pytest.raises(SystemExit, match=r"verdicts \[4\]"):
         audit.score(rows)
+
+
+def test_a_fresh_sample_skips_the_items_of_earlier_keys(audit, tmp_path):
+    """The fresh sample after a fix must not show the reviewer the items judged before."""
+    import json
+
+    en = tmp_path / "word_key_en.json"
+    en.write_text(json.dumps([{"id": 1, "set": "CODAH", "row": 12, "pairs": []}]))
+    zh = tmp_path / "word_key_zh.json"
+    zh.write_text(json.dumps([{"id": 1, "set": "Math23K", "row": 3, "pairs": []}]))
+    assert audit.seen_items([en, zh], "en") == {("CODAH", 12)}
+    assert audit.seen_items([en, zh], "zh") == {("Math23K", 3)}
+    assert audit.seen_items([], "en") == frozenset()

@@ -31,14 +31,23 @@ require = _load_root_conftest().require
 
 @pytest.fixture(scope="session")
 def pg_url() -> Iterator[str]:
-    """URL of database `evalcore_test` on a fresh PostgreSQL cluster (stopped at the end)."""
-    from tests.fakes.postgres import pg_bin, temporary_cluster
+    """URL of database `evalcore_test` on the process's PostgreSQL cluster (one cluster
+    however many conftests re-export this fixture; stopped at the session's end)."""
+    from tests.fakes.postgres import pg_bin, shared_cluster, template_database
 
     require(pg_bin("initdb") is not None and pg_bin("pg_ctl") is not None,
             "PostgreSQL binaries (initdb, pg_ctl) not found; apt-get install postgresql-15")
-    with temporary_cluster() as base:
-        _admin(base, "CREATE DATABASE evalcore_test")
-        yield f"{base}/evalcore_test"
+    base = shared_cluster()
+    template_database(base, "evalcore_test", lambda url: None)
+    yield f"{base}/evalcore_test"
+
+
+def _migrated(url: str) -> None:
+    """Bring a new database to head with the real migrations, then close every connection
+    (a template database must have none when it is copied)."""
+    from evalcore.store.db import make_engine
+
+    make_engine(url).dispose()
 
 
 def _admin(base_url: str, sql: str) -> None:
@@ -52,14 +61,22 @@ def _admin(base_url: str, sql: str) -> None:
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """An empty database for one test: a SQLite file, or a new PostgreSQL database."""
+    """An empty database for one test: a SQLite file, or a new PostgreSQL database (a copy
+    of a migrated one when the test also asks for `store`, which would migrate it)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'evalcore.db'}"
         return
     pg = request.getfixturevalue("pg_url")
     base = pg.rsplit("/", 1)[0]
     name = f"t_{uuid.uuid4().hex[:12]}"
-    _admin(base, f"CREATE DATABASE {name}")
+    if "store" in request.fixturenames and not request.node.get_closest_marker(
+            "real_migrations"):  # `store` migrates it anyway: copy a migrated one
+        from tests.fakes.postgres import template_database
+
+        _admin(base, f"CREATE DATABASE {name} TEMPLATE "
+                     f"{template_database(base, 'evalcore_schema', _migrated)}")
+    else:
+        _admin(base, f"CREATE DATABASE {name}")
     yield f"{base}/{name}"
     from evalcore.store.db import dispose_engines
 

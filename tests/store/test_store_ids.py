@@ -13,6 +13,8 @@ from evalcore.store import db, jobs, queries
 from evalcore.store.tables import Call, Dataset, Job, Upload
 from tests.store.conftest import add_items
 
+pytestmark = pytest.mark.real_migrations  # what Alembic does to a new database
+
 MIGRATION = importlib.import_module("evalcore.store.migrations.versions.0008_ids_never_reused")
 
 

@@ -17,6 +17,8 @@ from sqlmodel import SQLModel
 from evalcore.store import db, queries
 from evalcore.store.tables import Call
 
+pytestmark = pytest.mark.real_migrations  # what Alembic does to a new database
+
 LATER_REVISION = '''"""test only: add call.note"""
 import sqlalchemy as sa
 from alembic import op

@@ -1,0 +1,44 @@
+"""How tests/conftest.py lays the suite out for `pytest -n auto --dist loadgroup`: serial
+tests share one group, a module with a module-scoped fixture (an app server, chromium) is
+one group so one worker starts it once, and both come before the single tests."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO_ROOT
+
+PROBE = '''
+import json, pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    rows = []
+    for item in items:
+        mark = item.get_closest_marker("xdist_group")
+        rows.append([item.nodeid, mark.args[0] if mark else None])
+    print("GROUPS " + json.dumps(rows))
+'''
+
+
+def test_serial_and_module_fixture_groups_come_first_and_stay_whole(tmp_path: Path) -> None:
+    (tmp_path / "groups_probe.py").write_text(PROBE, encoding="utf-8")
+    files = ["tests/metrics/test_gate.py", "tests/e2e/test_header_mode.py",
+             "tests/runner/test_kill9.py"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "-p", "groups_probe", *files], check=True, cwd=REPO_ROOT, capture_output=True, text=True,
+        timeout=300, env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{REPO_ROOT}"})
+    line = next(x for x in result.stdout.splitlines() if x.startswith("GROUPS "))
+    rows = json.loads(line.removeprefix("GROUPS "))
+    groups = [group for _, group in rows]
+    kill9 = [g for n, g in rows if n.startswith(files[2])]
+    header = [g for n, g in rows if n.startswith(files[1])]
+    gate = [g for n, g in rows if n.startswith(files[0])]
+    assert kill9 and set(kill9) == {"serial"}
+    assert len(header) == 6 and set(header) == {files[1]}  # module-scoped server + chromium
+    assert gate and set(gate) == {None}
+    assert groups == kill9 + header + gate  # groups first, each module's tests together
