@@ -42,7 +42,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import random
 import re
 import time
 from collections.abc import Sequence
@@ -50,7 +49,7 @@ from typing import Any
 
 from evalcore.perturb import sense as sense_rules
 from evalcore.perturb.lexicon import load_lexicon, wordnet
-from evalcore.perturb.tokens import Language, Token, zh_word_flag
+from evalcore.perturb.tokens import Token, zh_word_flag
 
 log = logging.getLogger(__name__)
 
