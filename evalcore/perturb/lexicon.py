@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalcore.resources import ensure_language_env
+
 LEXICON_PATH = Path(__file__).with_name("data") / "lexicon.toml"
 BLOCKLIST_PATH = Path(__file__).with_name("data") / "blocklist.toml"
 
@@ -170,8 +172,6 @@ def wordnet() -> Any:
     """NLTK's WordNet, loaded once from evalcore's language data (no download). The English
     sense rules (`sense`) and the candidates (`word`) both read it: it lives here, below
     both, so neither imports the other for it."""
-    from evalcore.resources import ensure_language_env
-
     ensure_language_env()
     from nltk.corpus import wordnet as wn
 

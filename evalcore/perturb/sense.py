@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from evalcore.perturb.lexicon import load_lexicon, wordnet
-from evalcore.perturb.tokens import Token
+from evalcore.perturb.tokens import _pos_tokenizer, Token
 
 LIVING = "living_thing.n.01"
 PHYSICAL = "physical_entity.n.01"
@@ -138,8 +138,6 @@ def en_selection_ok(tokens: Sequence[Token], start: int, end: int, key: str) -> 
 
 @functools.lru_cache(maxsize=1)
 def _zh_dictionary() -> Any:
-    from evalcore.perturb.tokens import _pos_tokenizer
-
     return _pos_tokenizer().word_tag_tab
 
 
@@ -150,8 +148,6 @@ dictionary also lists fillers of frequency 2-3 (共要, 买书, 市运) that are
 
 @functools.lru_cache(maxsize=1)
 def _zh_freq() -> Any:
-    from evalcore.perturb.tokens import _pos_tokenizer
-
     return _pos_tokenizer().tokenizer.FREQ
 
 

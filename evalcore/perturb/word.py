@@ -47,9 +47,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from evalcore.errors import EvalcoreError
 from evalcore.perturb import sense as sense_rules
 from evalcore.perturb.lexicon import load_lexicon, wordnet
 from evalcore.perturb.tokens import Token, zh_word_flag
+from evalcore.resources import synonyms_vector_path
 
 log = logging.getLogger(__name__)
 
@@ -93,13 +95,9 @@ def load_zh_synonyms() -> float:
     straight into one numpy array: importing the `synonyms` package instead also loads its
     own jieba dictionaries (~700 MB and ~20 s more).
     """
-    from evalcore.resources import synonyms_vector_path
-
     started = time.perf_counter()
     path = synonyms_vector_path()
     if not path.is_file():
-        from evalcore.errors import EvalcoreError
-
         raise EvalcoreError(f"Chinese word vectors not found at {path}: run "
                             "`python scripts/setup_data.py` (or `make test`) first")
     _zh_vectors()
@@ -111,8 +109,6 @@ def load_zh_synonyms() -> float:
 def _zh_vectors() -> tuple[dict[str, int], Any]:
     """(word -> row, unit-length float32 matrix) from the word2vec binary file."""
     import numpy as np
-
-    from evalcore.resources import synonyms_vector_path
 
     data = synonyms_vector_path().read_bytes()
     head = data.index(b"\n")
