@@ -88,8 +88,23 @@ def secret(name: str, what: str, env: Optional[Mapping[str, str]] = None) -> str
     return value
 
 
+def secret_url(name: str, what: str, env: Optional[Mapping[str, str]] = None) -> str:
+    """The URL in environment variable `name`; only its part after the host (a hook's
+    token) is registered for masking: the scheme and host are no secret, and masking them
+    would also mask every other URL on that host (a model's base_url in a run snapshot)."""
+    env = os.environ if env is None else env
+    value = env.get(name, "")
+    if not value:
+        raise ChannelError(f"{what}: environment variable {name} is not set; set it where the "
+                           "workers run (the schedule stores only its name)")
+    parts = urlsplit(value)
+    tail = value[len(f"{parts.scheme}://{parts.netloc}"):] if parts.netloc else value
+    register_secret(tail)
+    return value
+
+
 def webhook_url(channel: Mapping[str, Any]) -> str:
     """The URL to post to (read from its variable when one is named)."""
     if channel.get("url_env"):
-        return secret(str(channel["url_env"]), "webhook")
+        return secret_url(str(channel["url_env"]), "webhook")
     return str(channel.get("url", ""))

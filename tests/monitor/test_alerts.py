@@ -161,6 +161,18 @@ def test_secret_webhook_url_is_read_from_its_variable_and_masked(engine, monkeyp
     assert "T0PSECRET" not in channels.label(raw) and "***" in channels.label(raw)
 
 
+def test_a_secret_hook_masks_its_token_but_not_its_host(monkeypatch):
+    """Reading a hook URL from its variable masks the token from then on, never the
+    scheme and host: a model on that host keeps its base_url in a run's snapshot (the
+    whole URL once masked every URL on the host, and runs of this process failed)."""
+    from evalcore.masking import mask_text
+
+    monkeypatch.setenv("TEAM_HOOK_URL2", "http://10.9.8.7:9173/hooks/T0PSECRET-zyxw98765")
+    channels.secret_url("TEAM_HOOK_URL2", "webhook")
+    assert mask_text("base_url http://10.9.8.7:9173/v1") == "base_url http://10.9.8.7:9173/v1"
+    assert "T0PSECRET-zyxw98765" not in mask_text("sent to /hooks/T0PSECRET-zyxw98765")
+
+
 def test_smtp_mail_reaches_a_local_server(engine, monkeypatch):
     needs("aiosmtpd", "requirements-dev.txt")
     with SmtpReceiver() as smtp:
