@@ -49,10 +49,14 @@ BEFORE_FIRST_REQUEST = frozenset((
     "httpx", "requests", "evalcore.report.trust", "evalcore.runner.rejudge",
     "evalcore.perturb", "evalcore.dataset.importer", "evalcore.demo", "evalcore.runner.attack",
     "evalcore.runner.robustness", "evalcore.runner.judge_analysis", "evalcore.dataset.mapping",
-    "evalcore.dataset.formats", "evalcore.report.repeats"))
-"""What a stability run never loads before its first request (tests/cli/test_cli_startup.py)."""
+    "evalcore.dataset.formats", "evalcore.report.repeats", "evalcore.report.variants",
+    "evalcore.runner.variants", "evalcore.prompt.variants", "evalcore.runner.meaning_judge"))
+"""What a stability run never loads before its first request (the run options' passes,
+the other kinds, migrations, charts...); tests/cli/test_cli_startup.py checks it."""
 
 RUN_PATH = ("evalcore.cli.stability", "evalcore.cli.common", "evalcore.actions",
+            "evalcore.actions._core", "evalcore.actions.runs", "evalcore.actions.datasets",
+            "evalcore.actions.attacks", "evalcore.actions.admin",
             "evalcore.runner.start", "evalcore.runner.kinds", "evalcore.runner.jobs",
             "evalcore.runner.run", "evalcore.report.stability", "evalcore.store.db",
             "evalcore.store.queries", "evalcore.config")

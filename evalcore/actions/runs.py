@@ -7,9 +7,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
 from evalcore.kinds import get_kind
-from evalcore.runner.meaning_judge import create_meaning_job
 from evalcore.runner.start import check_resumable, resume_run as _resume, retry_failed as _retry
-from evalcore.runner.variants import create_variants_job
 from evalcore.store.db import Bind, transaction
 from evalcore.store.jobs import requeue_job as _requeue
 from evalcore.store.queries import delete_run as _delete
@@ -93,6 +91,8 @@ def queue_meaning_judge(actor: Actor, engine: "Engine", run_id: int, judge: str,
     """`runner.meaning_judge.create_meaning_job` (paid judge calls: a judge model says
     which open answers mean the same), for evaluators and above, like re-judging."""
     _check(engine, actor, "run", "meaning_judge", run_id)
+    from evalcore.runner.meaning_judge import create_meaning_job  # off a run's start-up
+
     with transaction(engine) as conn:
         job_id = create_meaning_job(engine, run_id, judge, models_path=models_path,
                                     created_by=actor.attribution(created_by), into=conn)
@@ -106,6 +106,8 @@ def queue_variants(actor: Actor, engine: "Engine", run_id: int, *,
     """`runner.variants.create_variants_job` (paid calls of the run's model: its items
     under other option orders and templates), for evaluators and above."""
     _check(engine, actor, "run", "variants", run_id)
+    from evalcore.runner.variants import create_variants_job  # off a run's start-up
+
     with transaction(engine) as conn:
         job_id = create_variants_job(engine, run_id, option_order=option_order,
                                      templates=templates, seed=seed,

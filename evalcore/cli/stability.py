@@ -7,12 +7,9 @@ from evalcore import actions
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
                                  RUN_IMPORTS, TEMPERATURE)
 from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
-from evalcore.prompt.variants import parse_option_order
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line
-from evalcore.report.variants import variant_lines
 from evalcore.runner.start import run_job_here
-from evalcore.runner.variants import read_templates
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -137,6 +134,9 @@ def _variant_settings(args: argparse.Namespace) -> dict | None:
     VariantError is one `error:` line), or None without them."""
     if not args.option_order and not args.templates:
         return None
+    # the variants modules load only for a run that asks for them: not on a run's hot path
+    from evalcore.prompt.variants import parse_option_order
+    from evalcore.runner.variants import read_templates
 
     if args.option_order:
         parse_option_order(args.option_order)
@@ -220,6 +220,8 @@ def _repeats(report: dict, status: str) -> None:
 
 
 def _variants(report: dict, status: str) -> None:
+    from evalcore.report.variants import variant_lines  # after the run, off its start-up
+
     for line in variant_lines(report["summary"]):
         print(line)
 

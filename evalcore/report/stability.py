@@ -17,8 +17,6 @@ from sqlalchemy.engine import Engine
 from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
 from evalcore.report.export import write_stability_csv
-from evalcore.report.variants import add_variants  # the run options' figures
-from evalcore.runner.meaning_judge import stored_verdicts
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.store import queries, run_items
 
@@ -122,9 +120,13 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     how, judge = repeats_figures.parse_meaning(meaning)
     verdicts = None
     if how == "judge":
+        from evalcore.runner.meaning_judge import stored_verdicts  # off a run's start-up
+
         verdicts = stored_verdicts(engine, run_id, str(judge))
     repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning,
                                 verdicts=verdicts)
+
+    from evalcore.report.variants import add_variants  # the run options' figures
 
     add_variants(report, engine, run_id)
     return report
