@@ -4,24 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
-from evalcore import cli
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data" / "samples"
-
-
-@pytest.fixture()
-def run(settings, monkeypatch, capsys):
-    """Call the CLI with only the datasets command registered; return (code, out, err)."""
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("datasets",))
-
-    def call(*argv: str) -> tuple[int, str, str]:
-        code = cli.main(["datasets", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def test_import_list_show_delete(run) -> None:

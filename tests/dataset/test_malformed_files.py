@@ -11,26 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from evalcore import cli
 from evalcore.errors import DatasetError
 from tests.dataset.malformed import CASES, Case
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_LINE = 1000
 """The longest error line any of these files may give (the 10,000-column file gave 89 KB)."""
-
-
-@pytest.fixture()
-def run(settings, monkeypatch, capsys):
-    """Call the CLI with only the datasets command registered; return (code, out, err)."""
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("datasets",))
-
-    def call(*argv: str) -> tuple[int, str, str]:
-        code = cli.main(["datasets", *argv])
-        out, err = capsys.readouterr()
-        return code, out, err
-
-    return call
 
 
 def _page_path(data: bytes, filename: str):  # type: ignore[no-untyped-def]
