@@ -56,6 +56,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> Iterator[None]:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     out = os.environ.get("PYTEST_CPU_OUT")
     if out:
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        if worker:  # one file per xdist worker: `--cpu-out x.json` -> x.gw0.json, ...
+            out = out.replace(".json", f".{worker}.json")
         own, kids = _cpu()
         with open(out, "w", encoding="utf-8") as f:
             json.dump({"rows": _rows, "process_cpu": own, "children_cpu": kids}, f)
