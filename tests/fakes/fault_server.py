@@ -149,6 +149,7 @@ class FaultApp:
         self.app.router.add_post("/api/chat", self.ollama)
         self.app.router.add_get("/health", self.health)
         self.app.router.add_get("/stats", self.stats_json)
+        self.app.router.add_post("/reset", self.reset_json)
 
     def reconfigure(self, **changes: Any) -> None:
         """Change faults while running (new script / seed restart their sequences)."""
@@ -169,6 +170,11 @@ class FaultApp:
         return web.json_response({"requests": s.requests, "max_in_flight": s.max_in_flight,
                                   "outcomes": dict(s.outcomes),
                                   "first_request_at": s.first_request_at})
+
+    async def reset_json(self, request: web.Request) -> web.Response:
+        """Counters back to zero, so one server can time many client processes in turn."""
+        self.reset_stats()
+        return web.json_response({"status": "ok"})
 
     async def health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok"})
