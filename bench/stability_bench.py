@@ -251,9 +251,9 @@ def scenarios(quick: bool) -> list[dict]:
     return runs
 
 
-def compile_bytecode() -> None:
+def compile_bytecode(root: Path = ROOT) -> None:
     """Write evalcore's .pyc files, as an install would (see the module docstring)."""
-    subprocess.run([PY, "-m", "compileall", "-q", "evalcore", "tests/fakes"], cwd=ROOT,
+    subprocess.run([PY, "-m", "compileall", "-q", "evalcore", "tests/fakes"], cwd=root,
                    check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": ""})
 
 

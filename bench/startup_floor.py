@@ -16,6 +16,8 @@ variants run alternately, `--repeat` rounds; medians (and the spread) are printe
   evalcore  `python -m evalcore stability` on the same dataset (100 questions x 10 rounds)
 
     .venv/bin/python bench/startup_floor.py --repeat 7
+    git archive e68ebc7 | tar -x -C /tmp/old   # an older tree, measured alternately as
+    .venv/bin/python bench/startup_floor.py --only evalcore --baseline /tmp/old   # `baseline`
 
 The garbage collector is off in every variant, as `python -m evalcore` pauses it while it
 loads. evalcore's bytecode is compiled first (see bench/stability_bench.py).
@@ -25,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -151,19 +154,23 @@ def setup_core(db: Path) -> None:
     engine.dispose()
 
 
-def variants(home: Path, url: str) -> dict[str, list[str]]:
+def variants(home: Path, url: str, baseline: Path | None = None) -> dict[str, list[str]]:
     db = str(home / "evalcore.db")
+    stability = ["stability", "--dataset", "bench", "--model", "fake", "--rounds", "10"]
     return {
         "bare": [PY, "-c", BARE, url],
         "core": [PY, "-c", STORE.replace("TABLES", CORE_TABLES), url, db],
         "tables": [PY, "-c", STORE.replace("TABLES", EVALCORE_TABLES), url, db],
-        "evalcore": [PY, "-c", EVALCORE, "stability", "--dataset", "bench", "--model", "fake",
-                     "--rounds", "10"],
+        "evalcore": [PY, "-c", EVALCORE, *stability],
+        **({"baseline": [PY, "-c", f"import sys; sys.path.insert(0, {str(baseline)!r})\n"
+                         + EVALCORE, *stability]} if baseline else {}),
     }
 
 
 def once(server: Server, argv: list[str], env: dict) -> dict:
-    """One child: wall from its exec to the server's stamp of its first request, its CPU."""
+    """One child: wall from its exec to the server's stamp of its first request, its CPU.
+    (Each child gets a fresh copy of the database: one that left at its first answer holds
+    its model's concurrency slots until their lease ends, and the next run would wait.)"""
     urllib.request.urlopen(urllib.request.Request(
         f"http://127.0.0.1:{server.port}/reset", method="POST"), timeout=5).close()
     exec_at = time.time()
@@ -178,21 +185,30 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--only", nargs="*", help="variants to run (default all)")
+    parser.add_argument("--baseline", type=Path,
+                        help="another evalcore tree (git archive of an older commit), run as "
+                             "variant `baseline` beside `evalcore`")
     args = parser.parse_args()
     compile_bytecode()
+    if args.baseline:
+        compile_bytecode(args.baseline)
     server = Server(latency=0.0)
     results: dict[str, list[dict]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            home = Path(tmp)
-            prepare(home, 100, server.port, 50)
-            setup_core(home / "evalcore.db")
-            env = {**os.environ, "EVALCORE_HOME": str(home), "PYTHONPATH": str(ROOT)}
-            env.pop("EVALCORE_DB_URL", None)
-            chosen = {k: v for k, v in variants(home, f"http://127.0.0.1:{server.port}/v1").items()
-                      if not args.only or k in args.only}
-            for _ in range(args.repeat):
-                for name, argv in chosen.items():
+            template = Path(tmp) / "template"
+            prepare(template, 100, server.port, 50)
+            setup_core(template / "evalcore.db")
+            url = f"http://127.0.0.1:{server.port}/v1"
+            names = [k for k in variants(template, url, args.baseline)
+                     if not args.only or k in args.only or k == "baseline"]
+            for n in range(args.repeat):
+                for name in names:
+                    home = Path(tmp) / f"{name}{n}"
+                    shutil.copytree(template, home)
+                    env = {**os.environ, "EVALCORE_HOME": str(home), "PYTHONPATH": str(ROOT)}
+                    env.pop("EVALCORE_DB_URL", None)
+                    argv = variants(home, url, args.baseline)[name]
                     results.setdefault(name, []).append(once(server, argv, env))
     finally:
         server.stop()

@@ -5,6 +5,7 @@ Pure, fast, standard library only. The verdict helpers are `scorers.rules`'.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from typing import Optional, Sequence
@@ -36,7 +37,7 @@ _CHOICE_WORD = r"(?:choice|option|answer|number|no\.?|#|选项|第)?"
 
 _END = r"(?=\s*(?:[.。,，!！;；)\]]|$|\s+(?:is|as)\b))"
 """After a bare label in a loose phrase ("I think C."), so "I think 2 people ..." is no answer."""
-_DECISIVE = [re.compile(p, re.IGNORECASE) for p in (
+_DECISIVE = (
     rf"(?:answer|choice|option|fits?)\s*(?:is|would\s+be|should\s+be|will\s+be|[:=]|\s-)\s*:?\s*"
     rf"{_CHOICE_WORD}\s*{_IDX}",
     rf"\bI(?:\s+would|\s+will|'d|'ll)?\s+(?:choose|pick|select|go\s+with)\s+{_CHOICE_WORD}\s*{_IDX}",
@@ -47,17 +48,26 @@ _DECISIVE = [re.compile(p, re.IGNORECASE) for p in (
     rf"(?:选项|选)?\s*{_IDX}",
     rf"(?:答案|应选|我选|选择|选(?!项))\s*(?:应该|应)?\s*(?:是|为)?\s*[:=]?\s*第\s*{_ORD}\s*(?:个|项)",
     rf"(?:我认为|我觉得|我想|应该)\s*(?:应该)?\s*(?:是|选)\s*(?:选项)?\s*{_IDX}{_END}",
-)]
-_ALTERNATIVE = re.compile(
-    rf"\s*(?:或者|或是|或|还是|\bor\b|/)\s*(?:选项|option|choice)?\s*{_IDX}", re.IGNORECASE)
-_MENTIONS = [re.compile(p, re.IGNORECASE) for p in (
+)
+"""Phrases that state the answer ("the answer is C", "我选B"): the first tier."""
+_ALTERNATIVE = rf"\s*(?:或者|或是|或|还是|\bor\b|/)\s*(?:选项|option|choice)?\s*{_IDX}"
+_MENTIONS = (
     rf"\b(?:choice|option)\s*(?:no\.?|number|#)?\s*{_IDX}",
     rf"选项\s*{_IDX}",
     r"\(\s*(?P<idx>(?-i:[A-Z]))\s*\)",
     rf"第\s*{_ORD}\s*(?:个选项|个答案|个|项|选项)",
     r"\bthe\s+(?P<ord>" + "|".join(_ORDINALS_EN) + r")\s+(?:option|choice|one|answer)",
     rf"^\s*\**\s*{_IDX}\s*\**\s*(?:[.)、:]|$)",
-)]
+)
+"""Labels that name an option without a verdict phrase ("option 2", "(B)"): the second tier."""
+
+
+@functools.cache
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The patterns compiled on the first reply that needs them (~15 ms of regex compiling
+    that a run's start-up, which loads every scorer, would otherwise pay before its first
+    request, and most runs never ask a choice question)."""
+    return tuple(re.compile(p, re.IGNORECASE) for p in patterns)
 
 
 def _label_index(label: str) -> Optional[int]:
@@ -79,13 +89,14 @@ def _ordinal_index(label: str) -> Optional[int]:
     return n - 1 if n else None
 
 
-def _indices(patterns: Sequence[re.Pattern[str]], text: str, n_choices: int) -> list[int]:
+def _indices(patterns: tuple[str, ...], text: str, n_choices: int) -> list[int]:
     found: list[int] = []
-    for pattern in patterns:
+    alternatives = _compiled((_ALTERNATIVE,))[0]
+    for pattern in _compiled(patterns):
         for m in pattern.finditer(text):
             g = m.groupdict()
             labels = [_label_index(g["idx"]) if g.get("idx") else _ordinal_index(g["ord"])]
-            alternative = _ALTERNATIVE.match(text, m.end())
+            alternative = alternatives.match(text, m.end())
             if alternative:  # "答案是A或C", "choice 1 or 3": a second option named
                 labels.append(_label_index(alternative.group("idx")))
             found += [i for i in labels

@@ -127,3 +127,32 @@ def test_codah_replies_quoting_the_right_option(shared_datasets) -> None:
         assert choice(f"{row['Question prompt']} {choices[right]}", q).correct is True, row
         wrong = (right + 1) % 4
         assert choice(f"答案是选项{wrong}", q).correct is False
+
+
+CHOICE_COMPILES = """
+import json, re
+compiled = []
+_compile = re.compile
+re.compile = lambda pattern, flags=0: (compiled.append(str(pattern)), _compile(pattern, flags))[1]
+import evalcore.scorers.registry  # a run's start-up: every scorer
+at_import = sum("我认为" in p for p in compiled)
+from evalcore.scorers.rules_choice import extract_choice
+first = extract_choice("I think the answer is B.", ["yes", "no"])
+second = extract_choice("我选A", ["yes", "no"])
+print(json.dumps([at_import, sum("我认为" in p for p in compiled), first[0], second[0]]))
+"""
+
+
+def test_the_choice_patterns_compile_at_the_first_reply_not_at_import():
+    """Every run's start-up imports every scorer; the choice rules' regex compiling (~15 ms,
+    most runs never ask a choice question) waits for the first reply that needs it, and
+    happens once (issue 22, start-up budget)."""
+    import json
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO_ROOT
+
+    out = subprocess.run([sys.executable, "-c", CHOICE_COMPILES], cwd=REPO_ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    assert json.loads(out) == [0, 1, 1, 0]
