@@ -20,6 +20,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.prompt.render import check_template
 
 MAX_SHUFFLES = 24
+REORDERED_TASKS = ("choice", "bias_choice")
+"""Task types whose options another order shows (BBQ / CBBQ keep their own three; the
+reference, the target and the unknown option move with their options)."""
 MIN_TEMPLATES, MAX_TEMPLATES = 2, 6
 
 

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import RunError
 from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
                                          PairedOutcome, robustness_summary)
+from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.scorers.text import detect_language
@@ -182,6 +183,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                       for r in rows],
         "timing": {"calls": stats["calls"], "errors": stats["errors"], "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"]},
+        "variants": variant_figures(engine, run_id),  # the clean items' option orders ...
     }
 
 
