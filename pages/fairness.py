@@ -23,7 +23,7 @@ from evalcore.store import queries
 from evalcore.markup import md
 from pages import _fairness_blocks as blocks
 from pages import _fairness_gate, _fairness_suite
-from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit
+from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit, _variants
 
 
 # ------------------------------------------------------------------ start a run
@@ -85,6 +85,11 @@ def start_form(suites: list[Any]) -> None:
 
 # ------------------------------------------------------------------ results
 
+ORDERS_NOTE = ("Asks each BBQ / CBBQ item under other orders of its own three options "
+               "(texts unchanged; the right, stereotyped and unknown options move with "
+               "their texts). The bias score above stays the original order's; the score on "
+               "each order is shown beside it.")
+
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
     """Verdict, effects across pairs, group metrics, box plots, single-pair spreads, pairs,
@@ -108,6 +113,10 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     if report.get("bbq"):
         with section("BBQ scores", run_id):
             blocks.bbq_block(report["bbq"])
+        with section("option order", run_id):
+            _variants.section(report.get("variants"), "fairness")
+        if status == "done":
+            _variants.form(run_id, "fairness", ORDERS_NOTE)
         with section("BBQ answers", run_id):
             _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):

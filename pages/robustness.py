@@ -26,7 +26,7 @@ from evalcore.report.robustness_figures import (fragile_figure, fragile_label, f
                                                 level_rows)
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _submit
+from pages import _cost, _shared, _submit, _variants
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -191,8 +191,13 @@ def fragile_section(report: dict[str, Any]) -> None:
         "attacked answer": st.column_config.TextColumn(width="large")})
 
 
-def results(run_id: int) -> None:
-    """Per-level figures, flipped and fragile questions, the JSON download."""
+CLEAN_ONLY = ("Asks the run's clean items (each once per order or template) with the run's "
+              "model; the attacked items are other questions and are not asked again.")
+
+
+def results(run_id: int, status: str = "done") -> None:
+    """Per-level figures, flipped and fragile questions, option order and templates, the
+    JSON download."""
     from evalcore.report.robustness_figures import accuracy_figure, level_rows
 
     report = _shared.cached_report(_report, run_id)
@@ -220,6 +225,10 @@ def results(run_id: int) -> None:
         st.plotly_chart(accuracy_figure(report), key="robustness.accuracy")
     with section("per-level table", run_id), st.expander("Per-level table"):
         st.dataframe(level_rows(report), hide_index=True, key="robustness.levels")
+    with section("option order and templates", run_id):
+        _variants.section(report.get("variants"), "robustness")
+    if status == "done":
+        _variants.form(run_id, "robustness", CLEAN_ONLY)
     st.markdown("#### Questions that flipped")
     with section("flipped questions", run_id):
         flips_section(report)
@@ -249,7 +258,7 @@ def main() -> None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")
     if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
-        results(run_id)
+        results(run_id, status)
 
 
 main()
