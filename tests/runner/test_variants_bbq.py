@@ -83,3 +83,6 @@ def test_bbq_rotation_beside_the_bias_score(settings, engine, server, shared_dat
     assert [f["item_idx"] for f in variants["slot_followers"]] == [0, 1, 4, 5, 8, 9]
     assert "bias score by option order" in printed and "range over the orders" in printed
     assert "disambiguated -1.000" in printed
+    from evalcore.report.run_figures import run_figures  # compare, leaderboard, trust
+
+    assert run_figures(engine, report["run_id"])["metrics"]["circular_accuracy"] == 3 / N

@@ -90,6 +90,10 @@ def test_robustness_run_asks_its_clean_items_again(settings, engine, server, fak
     asked = {c.item_id for c in queries.run_calls(engine, report["run_id"])
              if c.stage.startswith("variant:")}
     assert asked == clean
+    from evalcore.kinds import get_kind  # the trust report's figures of the run
+
+    assert get_kind("robustness").more_figures(engine, report["run_id"]) == {
+        "circular_accuracy": pytest.approx(1 / 3), "template_spread": pytest.approx(2 / 3)}
 
 
 def test_a_kind_takes_only_the_options_it_declares():
