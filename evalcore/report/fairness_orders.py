@@ -10,7 +10,7 @@ moves between orders follows the slots, not the groups.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from sqlalchemy.engine import Engine
 
@@ -48,16 +48,31 @@ def bias_by_order(engine: Engine, run_id: int, bias_rows: Sequence[Mapping[str, 
     asked = {c.item_id for c in calls}  # every order over the same items
     base = {k: v for k, v in base.items() if k in asked}
     questions = run_items.run_questions(engine, run_id)
+    picks = []
+    for call in calls:
+        order = [int(x) for x in call.stage.removeprefix(ORDER_STAGE).split(",")]
+        picks.append((call.item_id, order,
+                      chosen_slot(call, reordered(questions[call.item_id], order))))
+    sizes = {k: len(questions[k].choices) for k in base}
+    return scores_by_order(base, sizes, picks, fmt)
+
+
+def scores_by_order(base: Mapping[Any, Mapping[str, Any]], sizes: Mapping[Any, int],
+                    picks: Iterable[tuple[Any, Sequence[int], Optional[int]]],
+                    fmt: str) -> dict[str, Any]:
+    """Pure: the bias scores per order. `base`: item -> its bias row (round 1, original
+    order); `sizes`: item -> its number of options; `picks`: (item, order shown, slot
+    chosen or None). A slot is read back to the option it held (`order[slot]`); a slot
+    outside the order (a reply naming no shown option) is no answer."""
     by_order: dict[str, list[BiasItem]] = {}
     for item_id, row in base.items():
-        key = ",".join(map(str, range(len(questions[item_id].choices))))
+        key = ",".join(map(str, range(sizes[item_id])))
         by_order.setdefault(key, []).append(_item(row, row["pred"]))
-    for call in calls:
-        key = call.stage.removeprefix(ORDER_STAGE)
-        order = [int(x) for x in key.split(",")]
-        slot = chosen_slot(call, reordered(questions[call.item_id], order))
+    for item_id, order, slot in picks:
+        if item_id not in base:
+            continue
         pred = order[slot] if slot is not None and 0 <= slot < len(order) else None
-        by_order.setdefault(key, []).append(_item(base[call.item_id], pred))
+        by_order.setdefault(",".join(map(str, order)), []).append(_item(base[item_id], pred))
     scores = {}
     for key, items in by_order.items():
         figures = bias_scores(items, fmt)
