@@ -184,6 +184,10 @@ def fragile_section(report: dict[str, Any]) -> None:
                    "the current text, the run asked the one below.")
         st.text(row.get("asked_attacked", ""))
     st.html(f"<style>{DIFF_CSS}</style>" + side_by_side_html(row["original"], row["attacked"]))
+    for index, before, after in row.get("options") or []:  # a word attack on the options
+        st.caption(f"Option {md(chr(65 + index) if index < 26 else index + 1)} (label and "
+                   "answer key unchanged)")
+        st.html(side_by_side_html(before, after))
     answers = [{"round": n + 1, "clean answer": c, "attacked answer": a}
                for n, (c, a) in enumerate(zip(row["clean_answers"], row["attacked_answers"]))]
     st.dataframe(answers, hide_index=True, key="robustness.answers", column_config={

@@ -20,6 +20,7 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import RunError
 from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
                                          PairedOutcome, robustness_summary)
+from evalcore.perturb.review import option_changes
 from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
@@ -136,6 +137,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
             "asked_attacked": asked[0] if asked else questions[attacked_id].question,
             "reference": question.reference, "task_type": question.task_type,
             "pairs": item.pairs if item else [], "flags": item.flags if item else [],
+            "options": [list(o) for o in option_changes(list(question.choices or []), list(
+                questions[attacked_id].choices or []))],  # [index, original, attacked]
             "question_similarity": item.similarity if item else None,
             "edited_after_run": edited_after,
             "clean_correct": sum(1 for v in outcome.clean if v), "attacked_correct":

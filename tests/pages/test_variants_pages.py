@@ -110,3 +110,26 @@ def test_fairness_page_shows_the_bias_score_by_order_beside_the_runs(page_env, e
     by_order = report["variants"]["bias_score_by_order"]
     assert list(table["s_dis"]) == [by_order[k]["s_dis"] for k in table["order"]]
     assert "Range over the orders: s_amb" in shown(" ".join(values(at, "caption")))
+
+
+def test_robustness_page_shows_the_attacked_options_diff(page_env, engine, tmp_path):
+    """#25: a fragile question whose options a word attack changed shows each changed
+    option's diff under the question's (labels and answer key unchanged)."""
+    from sqlalchemy import update
+
+    from evalcore.store import queries
+    from evalcore.store.tables import Item
+
+    run_id = finished_run(engine, page_env, tmp_path)
+    _, clean, attacked, *_ = queries.get_run(engine, run_id).config["spec"]["extra"]["pairs"][0]
+    with engine.begin() as conn:  # the first pair drops most: the fragile view's first
+        conn.execute(update(Item).where(Item.id == clean)
+                     .values(choices=["24元", "我会失败", "他很紧张"]))
+        conn.execute(update(Item).where(Item.id == attacked)
+                     .values(choices=["24元", "我会失败", "他很焦虑"]))
+    at = run_page(str(PAGES / "robustness.py"))
+    captions = " ".join(values(at, "caption"))
+    assert "Option C (label and answer key unchanged)" in captions
+    assert "Option B" not in captions
+    markup = " ".join(el.proto.body for el in at.get("html"))
+    assert "焦虑" in markup and "紧张" in markup
