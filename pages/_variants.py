@@ -84,9 +84,9 @@ def section(figures: Optional[dict[str, Any]], kind: str) -> None:
         st.dataframe(pd.DataFrame([{"order": order, **v} for order, v in by_order.items()]),
                      hide_index=True, key=f"{kind}.bias_by_order")
         spread = figures.get("bias_score_range") or {}
-        st.caption("Range over the orders: " + md(", ".join(
-            f"{name} {r[0]:.3f} to {r[1]:.3f}" for name, r in spread.items()
-            if r is not None and name != "accuracy")) + ".")
+        ranges = ", ".join(f"{score} {r[0]:.3f} to {r[1]:.3f}" for score, r in spread.items()
+                           if r is not None and score != "accuracy")
+        st.caption("Range over the orders: " + md(ranges) + ".")
     if figures.get("template_accuracy"):
         st.markdown("#### Prompt templates")
         st.caption(EXPLAIN["templates"])

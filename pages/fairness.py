@@ -69,6 +69,9 @@ def start_form(suites: list[Any]) -> None:
     st.caption(f"{md(items)} prompts x {int(samples)} samples = "
                f"{md(items * int(samples))} answer calls")
     _cost.time_caption(model, items * int(samples))
+    if by_id[suite_id].task_type == "bias_choice":  # the option-order pass, said up front
+        st.caption(f"Option order (asked after the run, under its results): circular "
+                   f"{md(2 * items)} extra calls (2 an item), shuffle:N N an item.")
     with _submit.submission("Start run", "run", "fairness.start",
                             invalid=problems) as submit_key:
         if submit_key:

@@ -133,3 +133,18 @@ def test_robustness_page_shows_the_attacked_options_diff(page_env, engine, tmp_p
     assert "Option B" not in captions
     markup = " ".join(el.proto.body for el in at.get("html"))
     assert "焦虑" in markup and "紧张" in markup
+
+
+def test_the_fairness_start_form_states_the_option_order_cost(page_env, engine,
+                                                              shared_datasets):
+    from evalcore.dataset import import_dataset
+
+    head = b"".join((shared_datasets / "bbq" / "Age.sample.jsonl").read_bytes()
+                    .splitlines(keepends=True)[:5])
+    import_dataset(engine, head, filename="age.jsonl", name="age", format="bbq")
+    from tests.pages.helpers import add_fake_model
+
+    add_fake_model(page_env)
+    at = run_page(str(PAGES / "fairness.py"))
+    assert "Option order (asked after the run, under its results): circular 10 extra calls" \
+        in shown(" ".join(values(at, "caption")))
