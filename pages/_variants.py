@@ -149,6 +149,10 @@ def form(run_id: int, kind: str, where: str = "") -> None:
             st.error(md(exc))
             return
         st.caption(md(cost_line(cost)) + ".")
+        if not cost["calls"] + cost["stored"]:
+            st.info("No item of this run can be asked another way: option orders reorder "
+                    "choice items (and BBQ / CBBQ ones) only.")
+            return
         if _shared.allowed_button("Ask", "run", key=f"{kind}.variants_ask") and \
                 _shared.queue_job(lambda: actions.queue_variants(
                     _shared.actor(), _shared.engine(), run_id, option_order=order,

@@ -148,3 +148,13 @@ def test_the_fairness_start_form_states_the_option_order_cost(page_env, engine,
     at = run_page(str(PAGES / "fairness.py"))
     assert "Option order (asked after the run, under its results): circular 10 extra calls" \
         in shown(" ".join(values(at, "caption")))
+
+
+def test_a_run_without_choice_items_has_nothing_to_reorder(page_env, engine, tmp_path):
+    finished_run(engine, page_env, tmp_path)  # maths items: no option to reorder
+    at = run_page(str(PAGES / "robustness.py"))
+    at.radio(key="robustness.option_order").set_value("circular").run()
+    assert "0 extra model calls" in shown(" ".join(values(at, "caption")))
+    assert any("No item of this run can be asked another way" in i
+               for i in values(at, "info"))
+    assert not [b for b in at.button if b.key == "robustness.variants_ask"]
