@@ -25,8 +25,13 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import RunError
 from evalcore.kinds import get_kind
 from evalcore.prompt.render import render_prompt
-from evalcore.prompt.variants import (REORDERED_TASKS, orders, parse_option_order,
-                                      parse_templates, reordered)
+from evalcore.prompt.variants import (
+    REORDERED_TASKS,
+    orders,
+    parse_option_order,
+    parse_templates,
+    reordered,
+)
 from evalcore.providers.base import ChatRequest, ModelConfig
 from evalcore.runner.passes import run_pass
 from evalcore.runner.plan import RunSpec

@@ -37,7 +37,7 @@ def slot_on_negative(rows: list[dict]):  # noqa: ANN201
     return reply
 
 
-def test_bbq_rotation_beside_the_bias_score(settings, engine, server, shared_datasets,
+def test_bbq_rotation_beside_the_bias_score(settings, engine, server, shared_datasets,  # noqa: F811
                                             tmp_path, capsys):
     from scipy.stats import chisquare
 

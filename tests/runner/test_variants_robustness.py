@@ -33,8 +33,8 @@ def planted(prompt: str, schema) -> str:  # noqa: ANN001
         at = prompt.rfind(tail)
         if at < 0:
             continue
-        shown = dict((text.strip(), int(i)) for i, text in
-                     re.findall(r"choice (\d+): ([^\n]+)", prompt[at:]))
+        shown = {text.strip(): int(i)
+                 for i, text in re.findall(r"choice (\d+): ([^\n]+)", prompt[at:])}
         if BAD in prompt:
             return f"The answer is choice {shown[options[(right + 1) % 4]]}."
         if idx in SLOT_PICKERS:
@@ -43,7 +43,7 @@ def planted(prompt: str, schema) -> str:  # noqa: ANN001
     return "I do not know."
 
 
-def test_robustness_run_asks_its_clean_items_again(settings, engine, server, fake_engine,
+def test_robustness_run_asks_its_clean_items_again(settings, engine, server, fake_engine,  # noqa: F811,E501
                                                    tmp_path, capsys):
     from evalcore.dataset import import_dataset
     from evalcore.perturb.generate import make_attack_set
