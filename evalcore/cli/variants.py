@@ -5,6 +5,7 @@ Stability, robustness and fairness share this: one implementation of the options
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any, Optional
 
 from evalcore import actions
@@ -31,15 +32,17 @@ def settings(args: argparse.Namespace, kind: str) -> Optional[dict[str, Any]]:
 def announce(engine: Any, run_id: int, variants: Optional[dict[str, Any]],
              detach: bool) -> Optional[dict[str, Any]]:
     """Print the pass's extra calls before the run starts; with --detach queue the pass
-    for a worker at once, like the run. None (a warning said why) when it has nothing to
-    ask: no choice item to reorder."""
+    for a worker at once, like the run (the lines then go to stderr: stdout is the run's
+    JSON). None (a warning said why) when it has nothing to ask: no choice item."""
     if variants is None:
         return None
+    out = sys.stderr if detach else sys.stdout
     cost = variants_cost(engine, run_id, **variants)
-    print(cost_line(cost), flush=True)
+    print(cost_line(cost), file=out, flush=True)
     if not cost["calls"] + cost["stored"]:
         print("warning: no item of the run can be asked another way (option orders "
-              "reorder choice and BBQ / CBBQ items only): nothing extra is asked", flush=True)
+              "reorder choice and BBQ / CBBQ items only): nothing extra is asked", file=out,
+              flush=True)
         return None
     if detach:
         queue(engine, run_id, variants)

@@ -53,8 +53,8 @@ def test_detach_says_the_cost_and_queues_the_pass(run, settings, engine,  # noqa
         code, out, err = run("fairness", "--suite", "age", "--model", "fake",
                              "--option-order", "shuffle:2", "--detach")
     assert code == 0, err
-    assert "option order and templates: 10 extra model calls (10 for option orders" in out
-    run_id = json.loads(out[out.index("{"):])["run_id"]
+    assert "option order and templates: 10 extra model calls (10 for option orders" in err
+    run_id = json.loads(out)["run_id"]  # stdout stays the run's JSON
     job = list_jobs(engine, kind="variants")[0]
     assert (job.run_id, job.params["option_order"], job.status) == (run_id, "shuffle:2",
                                                                     "queued")
