@@ -70,3 +70,20 @@ def test_an_open_suite_has_nothing_to_reorder(run, settings, engine):  # noqa: F
     assert code == 0, err
     assert "0 extra model calls" in out and "nothing extra is asked" in out
     assert list_jobs(engine, kind="variants") == []
+
+
+def test_stability_detach_keeps_stdout_the_runs_json(run, settings, engine):  # noqa: F811
+    from evalcore.dataset import import_dataset
+
+    body = json.dumps({"question": "Which is a mammal?", "choices": ["Shark", "Whale"],
+                       "answer": "1"}) + "\n"
+    import_dataset(engine, body.encode(), filename="mc.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice", "language": "en"})
+    with FaultServer(FaultConfig(responder=lambda p, s: "1")) as server:
+        add_model(settings, server, "fake")
+        code, out, err = run("stability", "--dataset", "mc", "--model", "fake",
+                             "--option-order", "circular", "--detach")
+    assert code == 0, err
+    assert json.loads(out) == {"run_id": 1}  # was the cost line, then the JSON
+    assert "1 extra model calls (1 for option orders" in err
