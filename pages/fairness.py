@@ -23,7 +23,7 @@ from evalcore.store import queries
 from evalcore.markup import md
 from pages import _fairness_blocks as blocks
 from pages import _fairness_gate, _fairness_suite
-from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit
+from pages import _bbq_answers, _cost, _crows_answers, _shared, _submit, _variants
 
 
 # ------------------------------------------------------------------ start a run
@@ -69,6 +69,9 @@ def start_form(suites: list[Any]) -> None:
     st.caption(f"{md(items)} prompts x {int(samples)} samples = "
                f"{md(items * int(samples))} answer calls")
     _cost.time_caption(model, items * int(samples))
+    if by_id[suite_id].task_type == "bias_choice":  # the option-order pass, said up front
+        st.caption(f"Option order (asked after the run, under its results): circular "
+                   f"{md(2 * items)} extra calls (2 an item), shuffle:N N an item.")
     with _submit.submission("Start run", "run", "fairness.start",
                             invalid=problems) as submit_key:
         if submit_key:
@@ -84,6 +87,11 @@ def start_form(suites: list[Any]) -> None:
 
 
 # ------------------------------------------------------------------ results
+
+ORDERS_NOTE = ("Asks each BBQ / CBBQ item under other orders of its own three options "
+               "(texts unchanged; the right, stereotyped and unknown options move with "
+               "their texts). The bias score above stays the original order's; the score on "
+               "each order is shown beside it.")
 
 
 def results(run_id: int, status: str, names: dict[int, str]) -> None:
@@ -108,6 +116,10 @@ def results(run_id: int, status: str, names: dict[int, str]) -> None:
     if report.get("bbq"):
         with section("BBQ scores", run_id):
             blocks.bbq_block(report["bbq"])
+        with section("option order", run_id):
+            _variants.section(report.get("variants"), "fairness")
+        if status == "done":
+            _variants.form(run_id, "fairness", ORDERS_NOTE)
         with section("BBQ answers", run_id):
             _bbq_answers.answer_browser(run_id)
     if report.get("crows_pairs"):

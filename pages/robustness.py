@@ -26,7 +26,7 @@ from evalcore.report.robustness_figures import (fragile_figure, fragile_label, f
                                                 level_rows)
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _submit
+from pages import _cost, _shared, _submit, _variants
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -77,6 +77,9 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     st.caption(f"{md(pairs)} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
+    st.caption("Option order and templates (asked after the run, under its results) ask "
+               "the clean questions again: circular n - 1 extra calls per choice question "
+               "of n options, shuffle:N N, each template 1.")
     empty = [i for i in chosen if not approved[i]]
     if chosen and not empty:
         _cost.time_caption(model, robustness_calls(eng, [int(i) for i in chosen], int(rounds)),
@@ -184,6 +187,10 @@ def fragile_section(report: dict[str, Any]) -> None:
                    "the current text, the run asked the one below.")
         st.text(row.get("asked_attacked", ""))
     st.html(f"<style>{DIFF_CSS}</style>" + side_by_side_html(row["original"], row["attacked"]))
+    for index, before, after in row.get("options") or []:  # a word attack on the options
+        st.caption(f"Option {md(chr(65 + index) if index < 26 else index + 1)} (label and "
+                   "answer key unchanged)")
+        st.html(side_by_side_html(before, after))
     answers = [{"round": n + 1, "clean answer": c, "attacked answer": a}
                for n, (c, a) in enumerate(zip(row["clean_answers"], row["attacked_answers"]))]
     st.dataframe(answers, hide_index=True, key="robustness.answers", column_config={
@@ -191,8 +198,13 @@ def fragile_section(report: dict[str, Any]) -> None:
         "attacked answer": st.column_config.TextColumn(width="large")})
 
 
-def results(run_id: int) -> None:
-    """Per-level figures, flipped and fragile questions, the JSON download."""
+CLEAN_ONLY = ("Asks the run's clean items (each once per order or template) with the run's "
+              "model; the attacked items are other questions and are not asked again.")
+
+
+def results(run_id: int, status: str = "done") -> None:
+    """Per-level figures, flipped and fragile questions, option order and templates, the
+    JSON download."""
     from evalcore.report.robustness_figures import accuracy_figure, level_rows
 
     report = _shared.cached_report(_report, run_id)
@@ -220,6 +232,10 @@ def results(run_id: int) -> None:
         st.plotly_chart(accuracy_figure(report), key="robustness.accuracy")
     with section("per-level table", run_id), st.expander("Per-level table"):
         st.dataframe(level_rows(report), hide_index=True, key="robustness.levels")
+    with section("option order and templates", run_id):
+        _variants.section(report.get("variants"), "robustness")
+    if status == "done":
+        _variants.form(run_id, "robustness", CLEAN_ONLY)
     st.markdown("#### Questions that flipped")
     with section("flipped questions", run_id):
         flips_section(report)
@@ -249,7 +265,7 @@ def main() -> None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")
     if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
-        results(run_id)
+        results(run_id, status)
 
 
 main()

@@ -27,7 +27,7 @@ from evalcore.report.stability import not_asked_line, stability_report
 from evalcore.runner.rejudge import rejudge_passes, reliability_line
 from evalcore.store import queries
 from evalcore.markup import code_text, md
-from pages import _cost, _shared, _stability_repeats, _stability_variants, _submit
+from pages import _cost, _shared, _stability_repeats, _submit, _variants
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 
@@ -358,7 +358,7 @@ def results(run_id: int, status: str) -> None:
         errored_summary(summary)
     if status == "done":
         rejudge_form(run_id, report)
-        _stability_variants.form(run_id)
+        _variants.form(run_id, "stability")
 
     st.markdown("#### Questions right j times out of N")
     with section("distribution cards", run_id):
@@ -379,7 +379,7 @@ def results(run_id: int, status: str) -> None:
     with section("answer spread", run_id):
         _stability_repeats.section(report)
     with section("option order and templates", run_id):
-        _stability_variants.section(report)
+        _variants.section(report["summary"], "stability")
 
     st.markdown("#### Questions")
     with section("questions table", run_id):

@@ -8,6 +8,7 @@ from typing import Any
 from evalcore.auth import auth_config, cli_actor
 from evalcore.cli import EXIT_OK, EXIT_RUN_FAILED
 from evalcore.config import DEFAULT_MODEL, load_settings
+from evalcore.kinds import get_kind
 from evalcore.providers.base import REFUSAL
 from evalcore.report.estimate import estimate_run
 from evalcore.runner.start import run_in_foreground
@@ -92,6 +93,29 @@ def add_model_arg(parser: Any) -> None:
 def add_detach(parser: Any) -> None:
     parser.add_argument("--detach", action="store_true",
                         help='only queue the run for a worker and print {"run_id": N}')
+
+
+VARIANT_HELP = {
+    "option_order": ("--option-order", "ORDER",
+                     "also ask each choice item (BBQ / CBBQ: its own three options) with its "
+                     "options reordered: circular (every rotation, CircularEval) or shuffle:N "
+                     "(N seeded shuffles); reports circular accuracy and position bias (extra "
+                     "calls, stated before the run starts)"),
+    "templates": ("--templates", "LIST",
+                  "also ask each item under 2-6 prompt templates: zero, few or a template "
+                  "FILE, comma-separated (e.g. zero,few,mine.txt); reports accuracy per "
+                  "template, the spread, the worst, McNemar best vs worst"),
+}
+
+
+def add_variant_args(parser: Any, kind: str, where: str = "") -> None:
+    """The run options `kind` declares (`EvalKind.run_options`: --option-order,
+    --templates) and --variant-seed; `where` says which items they ask."""
+    for option in get_kind(kind).run_options:
+        flag, metavar, text = VARIANT_HELP[option]
+        parser.add_argument(flag, metavar=metavar, help=text + where)
+    parser.add_argument("--variant-seed", type=int, default=0, metavar="S",
+                        help="seed of the shuffles of --option-order shuffle:N (default 0)")
 
 
 def write_json(path: str, data: Any) -> None:

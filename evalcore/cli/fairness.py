@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 
 from evalcore import actions
+from evalcore.cli import variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
 from evalcore.dataset import list_datasets
 from evalcore.fairness import fairness_report
 from evalcore.perturb.counterfactual import generate_suite
@@ -41,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "professionalism and stereotypes (a second opinion beside the "
                         "word lists; reported with their agreement)")
     p.add_argument("--json", help="write the fairness JSON here")
+    add_variant_args(p, "fairness", "; the run's bias score stays the original order's, "
+                     "the bias score on each order is reported beside it")
     add_detach(p)
     add_exit_flags(p)
     p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
@@ -76,6 +79,7 @@ def _fairness(args: argparse.Namespace) -> int:
                                      run_exit_code, write_json)
 
     started = time.perf_counter()
+    variants = run_options.settings(args, "fairness")  # a bad setting fails first
     engine, settings = engine_and_settings()
     suite = _suite_name(engine, args)
     params = dict(suite=suite, model=args.model, samples=args.samples,
@@ -85,9 +89,11 @@ def _fairness(args: argparse.Namespace) -> int:
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
+    variants = run_options.announce(engine, run_id, variants, args.detach)
     status = detach_or_run(args, engine, run_id)
     if status is None:
         return 0
+    run_options.ask(engine, run_id, variants)
     if args.judge_analysis:
         _judge(engine, settings, run_id, args.judge_analysis)
     report = fairness_report(engine, run_id, threshold=args.threshold,
@@ -120,7 +126,8 @@ def print_summary(report: dict) -> None:
     for warning in report.get("warnings", []):
         print(f"  warning: {warning}")
     for name, lines in (("effects across pairs", _effects), ("pair spreads", _spreads),
-                        ("BBQ scores", _bbq), ("CrowS-Pairs scores", _crows),
+                        ("BBQ scores", _bbq), ("option order", _orders),
+                        ("CrowS-Pairs scores", _crows),
                         ("judge analysis", _judged)):
         with cli_section(name, run_id):
             lines(report)
@@ -186,6 +193,10 @@ def _bbq(report: dict) -> None:
               f"{_fmt(bbq['s_dis'])}{total}, accuracy {_fmt(bbq['accuracy'])}")
         for line in benchmark_lines(report):
             print(line)
+
+
+def _orders(report: dict) -> None:
+    run_options.print_lines(report.get("variants"))
 
 
 def _crows(report: dict) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 
 from evalcore import actions
+from evalcore.cli import variants as run_options
 from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
-                                 add_model_arg)
+                                 add_model_arg, add_variant_args)
 from evalcore.dataset.numbering import question_label
 from evalcore.report.robustness import robustness_report
 from evalcore.report.sections import cli_section
@@ -26,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--embeddings", action="store_true",
                    help="add the e5 cosine between clean and attacked answers (slower)")
     p.add_argument("--json", help="write the robustness JSON here")
+    add_variant_args(p, "robustness", " (the run's clean items only: the attacked ones are "
+                     "other questions)")
     add_detach(p)
     add_exit_flags(p)
     p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
@@ -35,6 +38,7 @@ def _robustness(args: argparse.Namespace) -> int:
     from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
                                      run_exit_code, write_json)
 
+    variants = run_options.settings(args, "robustness")  # a bad setting fails first
     engine, settings = engine_and_settings()
     params = dict(attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
                   rounds=args.rounds, judge=args.judge, prompt_style=args.prompt,
@@ -44,9 +48,11 @@ def _robustness(args: argparse.Namespace) -> int:
     if not args.detach:
         print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "
               f"{', '.join(args.attack_sets)}", flush=True)
+    variants = run_options.announce(engine, run_id, variants, args.detach)
     status = detach_or_run(args, engine, run_id)
     if status is None:
         return 0
+    run_options.ask(engine, run_id, variants)
     report = robustness_report(engine, run_id, embeddings=args.embeddings)
     print_summary(report, status)
     if args.json:
@@ -86,6 +92,8 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
         for row in flipped[:shown]:
             print(f"  [{row['level']}] {question_label(row['item_idx'])}: {row['original']}")
             print(f"      attacked: {row['attacked']}")
+    with cli_section("option order and templates", run_id):
+        run_options.print_lines(report.get("variants"))
     with cli_section("timing", run_id):
         t = report["timing"]
         print(f"calls={t['calls']} errors={t['errors']} retries={t['retries']}")

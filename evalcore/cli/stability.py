@@ -5,7 +5,7 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
 from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line
@@ -56,17 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="answers to re-judge (default 20)")
     p.add_argument("--rejudge-passes", type=int, default=3, metavar="J",
                    help="judgements per sampled answer (default 3)")
-    p.add_argument("--option-order", metavar="ORDER",
-                   help="also ask each choice item with its options reordered: circular "
-                        "(every rotation, CircularEval) or shuffle:N (N seeded shuffles); "
-                        "reports circular accuracy and position bias (extra calls, stated "
-                        "before the run starts)")
-    p.add_argument("--templates", metavar="LIST",
-                   help="also ask each item under 2-6 prompt templates: zero, few or a "
-                        "template FILE, comma-separated (e.g. zero,few,mine.txt); reports "
-                        "accuracy per template, the spread, the worst, McNemar best vs worst")
-    p.add_argument("--variant-seed", type=int, default=0, metavar="S",
-                   help="seed of the shuffles of --option-order shuffle:N (default 0)")
+    add_variant_args(p, "stability")
     add_detach(p)
     add_exit_flags(p)
     p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
@@ -81,7 +71,11 @@ def _stability(args: argparse.Namespace) -> int:
     from evalcore.report.stability import stability_report, write_run_csv
 
     started = time.perf_counter()
-    variants = _variant_settings(args)  # a bad setting fails before anything is created
+    run_options, variants = None, None
+    if args.option_order or args.templates:  # their modules stay off a run's start-up
+        from evalcore.cli import variants as run_options
+
+        variants = run_options.settings(args, "stability")  # a bad setting fails first
     engine, settings = engine_and_settings()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     params = dict(dataset=args.dataset, model=args.model, rounds=args.rounds,
@@ -92,17 +86,13 @@ def _stability(args: argparse.Namespace) -> int:
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
-    if variants is not None:
-        from evalcore.runner.variants import cost_line, variants_cost
-
-        print(cost_line(variants_cost(engine, run_id, **variants)), flush=True)
-        if args.detach:  # a worker runs it, like the run
-            _queue_variants(engine, run_id, variants)
+    if run_options is not None:  # the extra calls said first; --detach: queued now
+        variants = run_options.announce(engine, run_id, variants, args.detach)
     status = detach_or_run(args, engine, run_id)
     if status is None:
         return 0
-    if variants is not None:
-        run_job_here(engine, _queue_variants(engine, run_id, variants))
+    if run_options is not None:
+        run_options.ask(engine, run_id, variants)
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
     meaning: bool | str = args.group_by_meaning
@@ -127,26 +117,6 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
                                    settings.models_path, sample=args.rejudge_sample,
                                    passes=args.rejudge_passes)
     run_job_here(engine, job_id)
-
-
-def _variant_settings(args: argparse.Namespace) -> dict | None:
-    """{option_order, templates, seed} of --option-order / --templates, checked (a
-    VariantError is one `error:` line), or None without them."""
-    if not args.option_order and not args.templates:
-        return None
-    # the variants modules load only for a run that asks for them: not on a run's hot path
-    from evalcore.prompt.variants import parse_option_order
-    from evalcore.runner.variants import read_templates
-
-    if args.option_order:
-        parse_option_order(args.option_order)
-    templates = read_templates(args.templates) if args.templates else []
-    return {"option_order": args.option_order, "templates": templates, "seed": args.variant_seed}
-
-
-def _queue_variants(engine, run_id: int, variants: dict) -> int:  # noqa: ANN001
-
-    return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
 
 
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001

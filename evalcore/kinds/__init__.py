@@ -96,6 +96,11 @@ class EvalKind(NamedTuple):
     """(report or None, lines) that `runs show` adds for a run of the kind."""
     compare_pair: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_a, run_b, top=...) -> the detailed comparison of two runs of the kind."""
+    run_options: tuple[str, ...] = ()
+    """The option passes a run of the kind accepts after its rounds ("option_order",
+    "templates": `runner.variants`); the CLI's flags and the page's form come from here."""
+    variant_items: Optional[Callable[[Any], list[int]]] = None
+    """(run row) -> the items the option passes ask (None: all the run's items)."""
     schedule: Optional[Callable[[Mapping[str, Any]], dict[str, Any]]] = None
     """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
     samples, limit, attack_sets), or None if the kind cannot be scheduled

@@ -60,6 +60,7 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
     metrics["fairness_score"] = full["score"]
     metrics["fairness_level"] = full["level"]
     metrics["fairness_verdict"] = (full.get("verdict") or {}).get("verdict")
+    metrics["circular_accuracy"] = (full.get("variants") or {}).get("circular_accuracy")
     metrics["top_effects"] = [e for e in full.get("effects", []) if e["significant"]][:5]
     metrics["violation_keys"] = sorted({f"{v['pair_id']}:{v['metric']}"
                                         for v in full["violations"]})
@@ -85,4 +86,5 @@ KIND = register(EvalKind(
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
     accuracy_needs_verdicts=True, figures=figures, precedence=20,
-    gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False))
+    gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False,
+    run_options=("option_order",)))

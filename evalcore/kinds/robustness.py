@@ -78,6 +78,21 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
     return {"rated": list(dict.fromkeys(p[1] for p in pairs))}
 
 
+def clean_items(run: Any) -> list[int]:
+    """The clean items of a run: what its option-order and template passes ask (the
+    attacked ones would double the cost and mix two questions' figures)."""
+    extra = ((run.config or {}).get("spec") or {}).get("extra") or {}
+    return list(dict.fromkeys(p[1] for p in extra.get("pairs") or []))
+
+
+def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
+    """Circular accuracy and template spread of the clean items, when asked."""
+    from evalcore.report.variants import variant_figures
+
+    figures = variant_figures(engine, run_id) or {}
+    return {k: figures.get(k) for k in ("circular_accuracy", "template_spread")}
+
+
 def cli(sub: Any) -> None:
     from evalcore.cli.robustness import register as register_cli
 
@@ -98,4 +113,6 @@ KIND = register(EvalKind(
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),
     needs_references=True, figures=figures, labels={"accuracy": "accuracy (clean items)"},
-    precedence=10, default_gate="data/gate.robustness.example.toml"))
+    precedence=10, default_gate="data/gate.robustness.example.toml",
+    run_options=("option_order", "templates"), variant_items=clean_items,
+    more_figures=more_figures))

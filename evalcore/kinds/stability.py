@@ -128,4 +128,4 @@ KIND = register(EvalKind(
     failure_policy="exclude", counts_unasked=True, needs_references=True,
     figures=figures, aliases={"mean_success_rate": "accuracy"}, precedence=30,
     default_gate="data/gate.stability.example.toml", more_figures=more_figures,
-    detail=detail, compare_pair=compare_pair))
+    detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))

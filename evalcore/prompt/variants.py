@@ -10,6 +10,8 @@ prompt template. Pure: a variant is a `Question` (and a template) the runner sen
 """
 from __future__ import annotations
 
+import itertools
+import math
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +22,9 @@ from evalcore.errors import EvalcoreError
 from evalcore.prompt.render import check_template
 
 MAX_SHUFFLES = 24
+REORDERED_TASKS = ("choice", "bias_choice")
+"""Task types whose options another order shows (BBQ / CBBQ keep their own three; the
+reference, the target and the unknown option move with their options)."""
 MIN_TEMPLATES, MAX_TEMPLATES = 2, 6
 
 
@@ -42,18 +47,25 @@ def parse_option_order(text: str) -> tuple[str, int]:
 def orders(n: int, option_order: str, seed: int = 0, key: int = 0) -> list[list[int]]:
     """The option orders to ask an item with `n` options, the original first; order[s]
     is the original index of the option shown in slot s. Shuffles are seeded by `seed`
-    and the item's `key`, so a resumed pass asks the same ones."""
+    and the item's `key`, so a resumed pass asks the same ones; they are distinct and
+    never the original order (a call per order: at most n! - 1 of them, 5 for BBQ)."""
     if n < 2:
         return [list(range(n))]
     mode, count = parse_option_order(option_order)
     if mode == "circular":
         return [[(s + k) % n for s in range(n)] for k in range(n)]
     rng = random.Random(f"{seed}:{key}")
-    out = [list(range(n))]
-    for _ in range(count):
+    identity = tuple(range(n))
+    if math.factorial(n) <= 5040:  # up to 7 options: draw from the orders themselves
+        others = [p for p in itertools.permutations(range(n)) if p != identity]
+        return [list(identity)] + [list(p) for p in rng.sample(others, min(count, len(others)))]
+    seen, out = {identity}, [list(identity)]
+    while len(out) <= count:  # n! > 5040 orders: a repeat is rare, skipped
         perm = list(range(n))
         rng.shuffle(perm)
-        out.append(perm)
+        if tuple(perm) not in seen:
+            seen.add(tuple(perm))
+            out.append(perm)
     return out
 
 

@@ -23,6 +23,7 @@ from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
 from evalcore.perturb.counterfactual import SUITE_FORMAT
 from evalcore.report.crows import crows_for, crows_gate_metrics
+from evalcore.report.fairness_orders import order_figures
 from evalcore.report.gates import verdict_of
 from evalcore.resources import PROJECT_ROOT
 from evalcore.runner.judge_analysis import judged_figures
@@ -396,6 +397,7 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "warnings": sample_warnings(attributes) + (bbq["warnings"] if bbq else []),
         "unparsed": {k: v for k, v in parse.items() if k != "warning"},
         "bbq": bbq, "crows_pairs": crows, "judge_analysis": judge, "gate_metrics": gate_metrics,
+        "variants": order_figures(engine, run_id, bias_rows),  # --option-order, beside bbq
         "rows": rows if include_rows else [],
         "timing": {**(timing or {})},
     }

@@ -20,6 +20,8 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import RunError
 from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
                                          PairedOutcome, robustness_summary)
+from evalcore.perturb.review import option_changes
+from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.scorers.text import detect_language
@@ -135,6 +137,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
             "asked_attacked": asked[0] if asked else questions[attacked_id].question,
             "reference": question.reference, "task_type": question.task_type,
             "pairs": item.pairs if item else [], "flags": item.flags if item else [],
+            "options": [list(o) for o in option_changes(list(question.choices or []), list(
+                questions[attacked_id].choices or []))],  # [index, original, attacked]
             "question_similarity": item.similarity if item else None,
             "edited_after_run": edited_after,
             "clean_correct": sum(1 for v in outcome.clean if v), "attacked_correct":
@@ -182,6 +186,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                       for r in rows],
         "timing": {"calls": stats["calls"], "errors": stats["errors"], "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"]},
+        "variants": variant_figures(engine, run_id),  # the clean items' option orders ...
     }
 
 

@@ -1,4 +1,4 @@
-"""Option-order and template sensitivity in a stability report, from the stored variant
+"""Option-order and template sensitivity in a run's report, from the stored variant
 calls (`runner.variants`): circular accuracy beside plain accuracy, position bias per
 slot with its chi-square p, the items whose answer follows the slot, accuracy per
 template with the spread, the worst template and McNemar between best and worst.
@@ -19,7 +19,7 @@ from evalcore.scorers.rules_choice import extract_choice
 from evalcore.store import queries, run_items
 
 
-def _chosen(call: Any, question: Any) -> Optional[int]:
+def chosen_slot(call: Any, question: Any) -> Optional[int]:
     """The slot a choice reply picked: the rules scorer's stored index, else read again
     from the reply (a run judged by a model stores none)."""
     if call.answer is None or call.error is not None:
@@ -62,7 +62,7 @@ def variant_figures(engine: Engine, run_id: int) -> Optional[dict[str, Any]]:
             verdicts[item_id], chosen_by[item_id] = [], []
             for order, call in entries:
                 shown = reordered(q, order)
-                pick = _chosen(call, shown)
+                pick = chosen_slot(call, shown)
                 right = order.index(int(ref))
                 verdicts[item_id].append(None if call.error is not None or call.answer is None
                                          else pick == right)
@@ -120,6 +120,7 @@ def variant_lines(summary: dict[str, Any]) -> list[str]:
             lines.append(f"answer follows the slot in {len(followers)} items: " + ", ".join(
                 f"Q{f['item_idx'] + 1 if f['item_idx'] is not None else '?'} ({f['slot']})"
                 for f in followers[:10]) + (" ..." if len(followers) > 10 else ""))
+    lines += bias_order_lines(summary)
     if summary.get("template_accuracy"):
         acc = ", ".join(f"{t} {_pct(v)}" for t, v in summary["template_accuracy"].items())
         line = (f"templates: {acc}; spread {_pct(summary['template_spread'])}, worst "
@@ -129,4 +130,28 @@ def variant_lines(summary: dict[str, Any]) -> list[str]:
             line += (f"; McNemar {summary['best_template']} vs {summary['worst_template']}: "
                      f"{test['b']} vs {test['c']} discordant items, p = {test['p']:.3g}")
         lines.append(line)
+    return lines
+
+
+def _num(value: Optional[float]) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def bias_order_lines(figures: dict[str, Any]) -> list[str]:
+    """BBQ / CBBQ: the bias score on each option order asked (the run's own is the first,
+    the original order) and its range, so a reader sees whether it moves with the order."""
+    by_order = figures.get("bias_score_by_order")
+    if not by_order:
+        return []
+    lines = ["bias score by option order (original option indices in the order shown):"]
+    for order, v in by_order.items():
+        total = f", total {_num(v['s_total'])}" if v.get("s_total") is not None else ""
+        lines.append(f"  {order}: ambiguous {_num(v['s_amb'])}, disambiguated "
+                     f"{_num(v['s_dis'])}{total}, accuracy {_num(v['accuracy'])} "
+                     f"({v['items']} items)")
+    spread = figures.get("bias_score_range") or {}
+    parts = [f"{name} {_num(r[0])} to {_num(r[1])}" for name, r in spread.items()
+             if r is not None and name != "accuracy"]
+    if parts:
+        lines.append("  range over the orders: " + ", ".join(parts))
     return lines

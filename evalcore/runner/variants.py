@@ -1,7 +1,9 @@
-"""Option-order and prompt-template sensitivity of a stability run: a job over its items.
+"""Option-order and prompt-template sensitivity of a run: a job over its items.
 
-A run option of the stability kind, executed after the run as a job (kind `variants`,
-like re-judging) by any worker. Each variant of an item is one call of the run's model,
+A run option of the kinds that declare it (`EvalKind.run_options`: stability and
+robustness take both, fairness the option order of its BBQ / CBBQ items), executed after
+the run as a job (kind `variants`, like re-judging) by any worker, over the items the
+kind names (`EvalKind.variant_items`: a robustness run's clean items). Each variant of an item is one call of the run's model,
 scored by the task's rules and stored with the run:
 
 - stage `variant:order:2,0,1` (the original option indices in the order shown): the
@@ -21,8 +23,15 @@ from typing import Any, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import RunError
+from evalcore.kinds import get_kind
 from evalcore.prompt.render import render_prompt
-from evalcore.prompt.variants import orders, parse_option_order, parse_templates, reordered
+from evalcore.prompt.variants import (
+    REORDERED_TASKS,
+    orders,
+    parse_option_order,
+    parse_templates,
+    reordered,
+)
 from evalcore.providers.base import ChatRequest, ModelConfig
 from evalcore.runner.passes import run_pass
 from evalcore.runner.plan import RunSpec
@@ -44,13 +53,18 @@ def variant_units(engine: Engine, run_id: int, option_order: Optional[str],
                   templates: list[dict[str, Any]], seed: int = 0
                   ) -> list[tuple[int, str, Any, Optional[str], str]]:
     """Every (item_id, stage, question as asked, template text, style) of the pass,
-    including those already stored. Option orders apply to choice items only."""
+    including those already stored. Option orders apply to choice items (and BBQ / CBBQ
+    ones) only; the kind's `variant_items` limits the items (default all the run's)."""
     run = queries.get_run(engine, run_id)
     spec = (run.config or {}).get("spec") or {}  # the run's own template and style
     template, style = spec.get("template"), spec.get("prompt_style") or "zero"
+    pick = get_kind(run.kind).variant_items
+    chosen = None if pick is None else set(pick(run))
     units = []
     for item_id, q in run_items.run_questions(engine, run_id).items():
-        if option_order and q.task_type == "choice" and len(q.choices) >= 2:
+        if chosen is not None and item_id not in chosen:
+            continue
+        if option_order and q.task_type in REORDERED_TASKS and len(q.choices) >= 2:
             for order in orders(len(q.choices), option_order, seed, item_id)[1:]:
                 units.append((item_id, order_stage(order), reordered(q, order), template,
                               style))
@@ -86,6 +100,22 @@ def cost_line(cost: dict[str, int]) -> str:
             f"templates; {cost['stored']} stored already)")
 
 
+OPTION_FLAGS = {"option_order": "--option-order", "templates": "--templates"}
+
+
+def check_options(kind: str, option_order: Optional[str], templates: list[Any],
+                  what: str = "the run") -> None:
+    """RunError when `kind` does not take an option asked (`EvalKind.run_options`)."""
+    allowed = get_kind(kind).run_options
+    asked = [name for name, value in (("option_order", option_order), ("templates", templates))
+             if value]
+    refused = [OPTION_FLAGS[name] for name in asked if name not in allowed]
+    if refused:
+        takes = " and ".join(OPTION_FLAGS[n] for n in allowed) or "neither"
+        raise RunError(f"{what} is a {kind} run, which takes {takes}, not "
+                       f"{' or '.join(refused)}")
+
+
 def template_params(templates: list[Any]) -> list[dict[str, Any]]:
     """`prompt.variants.Template`s as job parameters (the texts travel with the job)."""
     return [{"name": t.name, "text": t.text, "style": t.style} for t in templates]
@@ -101,10 +131,11 @@ def create_variants_job(engine: Engine, run_id: int, *, option_order: Optional[s
     if not option_order and not templates:
         raise RunError("nothing to vary: give --option-order and/or --templates")
     run = queries.get_run(engine, run_id)
-    if run.kind != "stability":
-        raise RunError(f"run {run_id} is a {run.kind} run; option order and templates are "
-                       "options of stability runs")
+    check_options(run.kind, option_order, templates, f"run {run_id}")
     cost = variants_cost(engine, run_id, option_order, templates, seed)
+    if not cost["calls"] + cost["stored"]:
+        raise RunError(f"run {run_id} has no item to ask again: option orders reorder "
+                       "choice items (and BBQ / CBBQ ones) only")
     params = {"option_order": option_order, "templates": templates, "seed": seed}
     return jobs.create_job(into if into is not None else engine, "variants", run_id=run_id,
                            params=params,

@@ -52,3 +52,15 @@ def test_templates_are_built_in_or_checked_files(tmp_path) -> None:
     (tmp_path / "typo.txt").write_text("{questoin}", "utf-8")
     with pytest.raises(Exception, match="unknown placeholder"):
         parse_templates(f"zero,{tmp_path / 'typo.txt'}")
+
+
+@pytest.mark.parametrize("n, count, expected", [(3, 2, 2), (3, 9, 5), (2, 4, 1), (4, 23, 23),
+                                                (9, 6, 6)])
+def test_shuffles_are_distinct_and_never_the_original(n, count, expected) -> None:
+    """Each order is one stored call (unique per item and stage): a repeated shuffle or
+    the original order again would collide or be counted twice."""
+    for key in range(20):
+        drawn = orders(n, f"shuffle:{count}", seed=0, key=key)
+        assert drawn[0] == list(range(n)) and len(drawn) == expected + 1
+        assert len({tuple(p) for p in drawn}) == len(drawn)
+        assert all(sorted(p) == list(range(n)) for p in drawn)
