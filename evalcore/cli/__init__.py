@@ -66,7 +66,12 @@ EXIT_CODES = """exit codes:
 
 class OneLineParser(argparse.ArgumentParser):
     """argparse with usage errors as one line `error: ... (hint)` and exit code 2, like
-    every other settings error (sub-command parsers inherit the class)."""
+    every other settings error (sub-command parsers inherit the class). No abbreviated
+    options: `fairness --templates X` must not be read as `--templates-dir X`."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:  # noqa: D102 - argparse hook
         self.exit(EXIT_USAGE, f"error: {message} (see {self.prog} --help)\n")

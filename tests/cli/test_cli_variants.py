@@ -87,3 +87,14 @@ def test_stability_detach_keeps_stdout_the_runs_json(run, settings, engine):  # 
     assert code == 0, err
     assert json.loads(out) == {"run_id": 1}  # was the cost line, then the JSON
     assert "1 extra model calls (1 for option orders" in err
+
+
+def test_an_option_a_kind_does_not_take_is_not_read_as_a_longer_one(run, engine, capsys):  # noqa: F811
+    """argparse would read `fairness --templates X` as `--templates-dir X` (abbreviation)."""
+    from evalcore.store import queries
+
+    with pytest.raises(SystemExit) as exit_:
+        run("fairness", "--suite", "s", "--model", "m", "--templates", "zero,few")
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --templates zero,few" in capsys.readouterr().err
+    assert queries.list_runs(engine) == []
