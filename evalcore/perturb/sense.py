@@ -245,6 +245,14 @@ def en_candidate_attested(name: str, sense: str, pos: str) -> bool:
     return dict(_counts(name, pos)).get(sense, 0) >= MIN_CANDIDATE_COUNT
 
 
+def en_candidate_dominant(name: str, sense: str, pos: str) -> bool:
+    """The shared sense is dominant for the synonym too (MIN_DOMINANCE of its tagged
+    count): "outlook" is mostly a mentality (11 of 16), so "an expectation that ..." ->
+    "an outlook that ..." reads as another sense (fresh blind audit, 2026-11-26)."""
+    counts = _counts(name, pos)
+    return dict(counts).get(sense, 0) >= MIN_DOMINANCE * sum(c for _, c in counts)
+
+
 def en_register_ok(lemma: str, cand: str, pos: str) -> bool:
     """A common word is not replaced by one WordNet's tagged corpus never uses."""
     word_total = sum(c for _, c in _counts(lemma, pos))
