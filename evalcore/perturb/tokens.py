@@ -248,8 +248,9 @@ def _common_word(low: str) -> bool:
     lemmas = lemminflect.getAllLemmas(low)
     if not lemmas or "PROPN" in lemmas:
         return False
+    forms = {low, *(l for ls in lemmas.values() for l in ls)}  # children -> child
     names = [l.name() for s in wordnet().synsets(low) for l in s.lemmas()
-             if l.name().lower() == low]
+             if l.name().lower() in forms]
     return bool(names) and names[0].islower()  # its first sense: fox, not Paris
 
 
