@@ -57,11 +57,15 @@ def test_a_verb_keeps_its_complement(question, never, wordnet_ready):
 
 def test_a_verb_with_an_object_or_a_shared_frame_is_still_replaced(wordnet_ready):
     """The frame rule is narrow: "wanted to look" -> "desired to look" (want and desire
-    share desire.v.01, which takes to + infinitive), "bought a car" -> "purchased"."""
+    share desire.v.01, which takes to + infinitive), "bought a car" -> "purchased", and
+    "decided to go" -> "chose to go" (choose.v.03 takes to + infinitive; the reviewers
+    kept it all 7 times they saw it)."""
     seen = _attacked(item("Timmy wanted to look at the stars. Timmy", "bought a car.",
                           "slept."), seeds=12)
     assert any("desired to look" in text for text in seen), seen
     assert any("purchased a car" in text for text in seen), seen
+    seen = _attacked(item("The couple decided to go hiking. They", "slept."), seeds=12)
+    assert any("chose to go hiking" in text for text in seen), seen
 
 
 @pytest.mark.parametrize("question,never", [
