@@ -3,7 +3,9 @@
 The second blind audit (200 English items, 181 kept) added the rules at the end of this
 file: a dominant, attested first sense and an attested synonym (polysemy), no unattested
 slang for a common word (register), no transitive-only verb without an object, no swap
-inside a noun compound or after a name, no comparative/superlative, no colour.
+inside a noun compound or after a name, no comparative/superlative, no colour. The fresh
+audit (seed 11) added a synonym's own dominance (`en_candidate_dominant`); its other
+rules are in sense_context.py.
 
 The blind audit of 110 unflagged word attacks found four English swaps in the wrong sense
 and two Chinese swaps that broke a word; each failure class has a check here:

@@ -35,7 +35,8 @@ its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
 "volition"). Words whose part of speech the context cannot settle are left alone.
 The second blind audit's rules (polysemy, register, transitivity, compounds, names,
-degree forms, colours) are in sense.py.
+degree forms, colours) are in sense.py; the fresh audit's (expressions, phrasal verbs,
+complements and verb frames, quotations) in sense_context.py.
 """
 from __future__ import annotations
 
