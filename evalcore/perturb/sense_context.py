@@ -53,7 +53,8 @@ times it was shown; a that-clause or bare clause is read in the shared or most u
 sense only ("decided that he should" -> "chose that" failed both times)."""
 _OBJECT_PRONOUNS = frozenset(["me", "you", "him", "her", "it", "us", "them"])
 FRAME_OF = {"clause": ("that CLAUSE",), "to": ("to INFINITIVE",), "ing": ("VERB-ing",),
-            "object-verb": ("somebody INFINITIVE", "something INFINITIVE", "to INFINITIVE")}
+            "object-verb": ("somebody INFINITIVE", "something INFINITIVE", "to INFINITIVE"),
+            "object-to": ("somebody to INFINITIVE", "something to INFINITIVE")}
 """The WordNet frame text each complement needs in the candidate's frames."""
 _ASKS_FOR_WORDS = re.compile(
     r"\bexact (?:words?|wording|quote|phrase)\b"
@@ -142,8 +143,8 @@ def _after(tokens: Sequence[Token], i: int, limit: int) -> list[str]:
 def complement(tokens: Sequence[Token], i: int) -> str | None:
     """What follows verb `i`: "clause" (that + clause, or a bare clause: "decided he
     should", "decided counting sheep was"), "to" (an infinitive), "ing", "object-verb"
-    (a pronoun and a bare infinitive: "help them fall"), or None (an object, nothing, or
-    unsure)."""
+    (a pronoun and a bare infinitive: "help them fall"), "object-to" ("wants things to
+    work out"), or None (an object, nothing, or unsure)."""
     import lemminflect
 
     after = [w.lower() for w in _after(tokens, i, 5)]
@@ -158,6 +159,9 @@ def complement(tokens: Sequence[Token], i: int) -> str | None:
         return "clause"  # "decided he should"
     if first in _OBJECT_PRONOUNS and len(after) > 1 and _base_verb(after[1]):
         return "object-verb"  # "help them fall asleep": assist takes no bare infinitive
+    if (len(after) > 2 and after[1] == "to" and "VERB" in lemminflect.getAllLemmas(after[2])
+            and (first in _OBJECT_PRONOUNS or "NOUN" in lemminflect.getAllLemmas(first))):
+        return "object-to"  # "wants things to work out": desire takes no object + to
     if first.endswith("ing") and "VERB" in lemminflect.getAllLemmas(first):
         for word in after[1:4]:
             if word in _STOP_SCAN:

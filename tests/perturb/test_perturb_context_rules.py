@@ -49,6 +49,10 @@ def test_no_word_is_swapped_alone_inside_an_expression(question, never, wordnet_
     (item("The boy", "decided he should go home.", "slept."), "chose"),
     (item("On the last day of high school", "the teacher helped us focus by dancing.",
           "a dog flew."), "assisted us"),
+    # audited (the reviewer's second reason): want + object + to; unseen: a pronoun object
+    (item("The plumber started couples therapy last month. The plumber",
+          "really wants things to work out with his life partner.", "slept."), "desires"),
+    (item("The mother", "wants him to stay home.", "slept."), "desires"),
 ])
 def test_a_verb_keeps_its_complement(question, never, wordnet_ready):
     for text in _attacked(question):
@@ -182,5 +186,5 @@ def test_context_rules_take_any_text(text, wordnet_ready):
         assert sense_context.in_expression(tokens, i) in (True, False)
         assert sense_context.before_particle(tokens, i) in (True, False)
         assert sense_context.complement(tokens, i) in (None, "clause", "to", "ing",
-                                                       "object-verb")
+                                                       "object-verb", "object-to")
         assert sense_context.frames_allow(tokens, i, "decide", "choose") in (True, False)
