@@ -5,6 +5,10 @@
     # a fresh sample after a fix: new seed, none of the items an earlier sample showed
     .venv/bin/python bench/word_audit.py --write --lang en --sample-seed 11 --suffix _fresh \
         --exclude docs/audits/DATE/word_key_en.json
+    # the third English sample, disjoint from both earlier ones
+    .venv/bin/python bench/word_audit.py --write --lang en --sample-seed 13 --suffix _s4 \
+        --exclude docs/audits/2026-11-26/word_key_en.json \
+                  docs/audits/2026-11-26/word_key_en_fresh.json
 
 `--write` attacks the shared sets at word level (seed 1, the e5 guard on), keeps the
 items that changed and carry no flag (what `attacks approve --unflagged` would approve),
@@ -110,7 +114,7 @@ def score(verdicts: list[dict]) -> dict[str, object]:
             "changes_ids": [v["id"] for v in verdicts if v["verdict"] == CHANGES]}
 
 
-def main() -> None:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--write", action="store_true", help="draw and write the blind files")
@@ -122,11 +126,21 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="attack seed")
     parser.add_argument("--suffix", default="",
                         help="file name suffix, e.g. _fresh for a second sample beside the first")
-    parser.add_argument("--exclude", type=Path, action="append",
-                        help="an earlier key file (word_key_LANG.json): its items are not drawn")
+    parser.add_argument("--exclude", type=Path, action="extend", nargs="+", default=[],
+                        help="earlier key files (word_key_LANG*.json), several after one "
+                             "--exclude or one per --exclude: none of their items is drawn")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "docs" / "audits" / dt.date.today().isoformat())
+    return parser
+
+
+def main() -> None:
+    parser = build_parser()
     args = parser.parse_args()
+    missing = [str(p) for p in args.exclude if not p.is_file()]
+    if missing:
+        parser.error(f"--exclude: no such key file {missing[0]} (give the word_key_*.json "
+                     "files of the earlier samples)")
     if args.score:
         print(json.dumps(score(json.loads(args.score.read_text(encoding="utf-8")))))
     elif args.write:

@@ -3,7 +3,9 @@
 The second blind audit (200 English items, 181 kept) added the rules at the end of this
 file: a dominant, attested first sense and an attested synonym (polysemy), no unattested
 slang for a common word (register), no transitive-only verb without an object, no swap
-inside a noun compound or after a name, no comparative/superlative, no colour.
+inside a noun compound or after a name, no comparative/superlative, no colour. The fresh
+audit (seed 11) added a synonym's own dominance (`en_candidate_dominant`); its other
+rules are in sense_context.py.
 
 The blind audit of 110 unflagged word attacks found four English swaps in the wrong sense
 and two Chinese swaps that broke a word; each failure class has a check here:
@@ -243,6 +245,14 @@ def en_word_settled(lemma: str, pos: str) -> bool:
 def en_candidate_attested(name: str, sense: str, pos: str) -> bool:
     """The synonym is used in the shared sense at least MIN_CANDIDATE_COUNT times."""
     return dict(_counts(name, pos)).get(sense, 0) >= MIN_CANDIDATE_COUNT
+
+
+def en_candidate_dominant(name: str, sense: str, pos: str) -> bool:
+    """The shared sense is dominant for the synonym too (MIN_DOMINANCE of its tagged
+    count): "outlook" is mostly a mentality (11 of 16), so "an expectation that ..." ->
+    "an outlook that ..." reads as another sense (fresh blind audit, 2026-11-26)."""
+    counts = _counts(name, pos)
+    return dict(counts).get(sense, 0) >= MIN_DOMINANCE * sum(c for _, c in counts)
 
 
 def en_register_ok(lemma: str, cand: str, pos: str) -> bool:

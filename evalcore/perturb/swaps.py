@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcore.perturb import sense
+from evalcore.perturb import sense, sense_context
 from evalcore.perturb.char import edit_count
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.phrases import phrase_sites
@@ -87,6 +87,17 @@ def _phrase_ok(tokens: Sequence[Token], site: Any) -> bool:
     return sense.en_selection_ok(tokens, site.start, site.end, key.replace("’", "'"))
 
 
+def _quotations(texts: Sequence[Text], language: Language) -> list[Text]:
+    """A question that asks for words said ("What exact words did Neil Armstrong say?")
+    makes its options quotations: their words are protected like quoted words."""
+    if language != "en" or not texts or not sense_context.asks_for_words(
+            "".join(t.text for t in texts[0].tokens)):
+        return list(texts)
+    return [text if text.where == QUESTION else Text(
+        [replace(t, protect="quote") if t.kind == "word" else t
+         for t in text.tokens], text.where, text.strict) for text in texts]
+
+
 def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, *,
                  replacements: int | None = None, min_similarity: float = 0.55,
                  ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
@@ -95,6 +106,7 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
     `where` lists every text the word was replaced in ("question", "option 2", or both,
     ", "-joined). `replacements=None` applies the method's rule to the words of all texts;
     fewer are made when fewer words have a safe synonym (details["wanted"])."""
+    texts = _quotations(texts, language)
     n_words = sum(count_words(t.tokens, language) for t in texts)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
     words: dict[str, list[tuple[int, int]]] = {}
@@ -142,14 +154,22 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
         for tj, start, end in spans:
             for j in range(start, end):
                 new[tj][j] = ""
-            new[tj][start] = cand
+            new[tj][start] = _cased(cand, texts[tj].tokens[start].text, language)
         where = ", ".join(dict.fromkeys(texts[tj].where for tj, _, _ in spans))
-        pairs.append((before, cand, where))
+        pairs.append((before, _cased(cand, before, language), where))
         info.append({"token": spans[0][1], "text": texts[ti].where, "where": where,
                      "before": before, "after": cand, "occurrences": len(spans), **detail})
     out = ["".join(new[ti].get(i, t.text) for i, t in enumerate(text.tokens))
            for ti, text in enumerate(texts)]
     return out, pairs, {"words": n_words, "wanted": wanted, "replacements": info}
+
+
+def _cased(cand: str, original: str, language: Language) -> str:
+    """A word replacement written with the capital of the word it replaces ("Sugar" ->
+    "Carbohydrate" where "sugar" -> "carbohydrate"); phrases carry their own case."""
+    if language != "en" or " " in cand or not original[:1].isupper() or cand[:1].isupper():
+        return cand
+    return cand[:1].upper() + cand[1:]
 
 
 def _present(word: str, whole: str, language: Language) -> bool:
@@ -175,6 +195,7 @@ def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], langu
             return None
         pos, found = _word_candidates(texts[ti].tokens, i, language, texts[ti].strict,
                                       min_similarity)
+        found = [(_key(c, language), why) for c, why in found]  # "Sugar" and "sugar"
         names = {c for c, _ in found}
         common = found if common is None else [c for c in common if c[0] in names]
         if not common:

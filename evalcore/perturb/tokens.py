@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from evalcore.perturb.lexicon import load_lexicon
+from evalcore.perturb.lexicon import load_lexicon, wordnet
 
 Language = Literal["zh", "en"]
 Kind = Literal["word", "number", "punct", "space", "op"]
@@ -137,8 +137,10 @@ def _segment_en(text: str) -> list[Token]:
     return tokens
 
 
-_QUOTES = re.compile(r"《[^》]*》|「[^」]*」|“[^”]*”|\"[^\"\n]*\"|『[^』]*』")
-"""Quoted titles and quotations: 《book》, “a name”, "a quote" are kept as written."""
+_QUOTES = re.compile(r"《[^》]*》|「[^」]*」|“[^”]*”|\"[^\"\n]*\"|『[^』]*』"
+                     r"|(?<![A-Za-z])'[^'\n]+'(?![A-Za-z])|(?<![A-Za-z])‘[^‘\n]+?’(?![A-Za-z])")
+"""Quoted titles and quotations: 《book》, “a name”, "a quote", 'a word' are kept as
+written (an apostrophe inside a word, "don't", "students'", opens or closes none)."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -207,14 +209,49 @@ def _mark(tokens: list[Token], text: str, language: Language, reference: frozens
                 tok.kind, tok.protect = "number", "number"
             elif low in lex.en_units:
                 tok.protect = "unit"
-            elif tok.text[0].isupper() and tok.text != "I":
-                tok.protect = "entity"  # names, and sentence starts: not worth the risk
+            elif tok.text[0].isupper() and tok.text != "I" and not _common_start(tokens, i):
+                tok.protect = "entity"  # names, and capitals inside a sentence
             elif _en_term(low, lex.en_terms):
                 tok.protect = "term"
             elif low in reference:
                 tok.protect = "reference"
             tok.stop = low in lex.en_stop
         start = end
+
+
+def _common_start(tokens: list[Token], i: int) -> bool:
+    """A capitalised word that only starts its sentence: its lowercase form is a common
+    word (WordNet's first sense of it is written lower-case, lemminflect never tags it as a
+    name) and no capitalised word follows ("Sugar may cause", "Foxes should not"; not
+    "Einstein", "Paris", "NASA", "Bill Gates")."""
+    text = tokens[i].text
+    if not (text[1:].islower() or len(text) == 1):
+        return False
+    for tok in reversed(tokens[:i]):
+        if tok.kind == "space":
+            if "\n" in tok.text:
+                break
+            continue
+        if tok.text not in _SENTENCE_END and tok.text not in ('"', "“"):
+            return False
+        break
+    nxt = _next_word(tokens, i)
+    if nxt is not None and nxt.kind == "word" and nxt.text[:1].isupper():
+        return False  # "Bill Gates", "Will Smith": a name goes on
+    return _common_word(text.lower())
+
+
+@functools.lru_cache(maxsize=20_000)
+def _common_word(low: str) -> bool:
+    import lemminflect
+
+    lemmas = lemminflect.getAllLemmas(low)
+    if not lemmas or "PROPN" in lemmas:
+        return False
+    forms = {low, *(l for ls in lemmas.values() for l in ls)}  # children -> child
+    names = [l.name() for s in wordnet().synsets(low) for l in s.lemmas()
+             if l.name().lower() in forms]
+    return bool(names) and names[0].islower()  # its first sense: fox, not Paris
 
 
 def entities(text: str, language: Language) -> list[str]:

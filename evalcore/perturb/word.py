@@ -35,7 +35,8 @@ its commonest sense: this drops "points" -> "gunpoint" and
 "nervous" -> "aflutter"; modals and function words are never candidates ("will" ->
 "volition"). Words whose part of speech the context cannot settle are left alone.
 The second blind audit's rules (polysemy, register, transitivity, compounds, names,
-degree forms, colours) are in sense.py.
+degree forms, colours) are in sense.py; the fresh audit's (expressions, phrasal verbs,
+complements and verb frames, quotations) in sense_context.py.
 """
 from __future__ import annotations
 
@@ -49,6 +50,7 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.perturb import sense as sense_rules
+from evalcore.perturb import sense_context
 from evalcore.perturb.lexicon import load_lexicon, wordnet
 from evalcore.perturb.tokens import Token, zh_word_flag
 from evalcore.resources import synonyms_vector_path
@@ -234,6 +236,10 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
     options = set(lemminflect.getAllLemmas(word.lower()))
     if not options or options - set(_WN_POS) - {"PROPN"} or "PROPN" in options:
         return None
+    if "VERB" in options and _no_verb_after(word, prev.lower()):
+        options.discard("VERB")  # "a complete stop", "something that is close"
+        if not options:
+            return None
     if len(options) == 1:
         return next(iter(options))
     prev, next_ = prev.lower(), next_.lower()
@@ -256,6 +262,27 @@ def en_pos(word: str, prev: str = "", next_: str = "") -> str | None:
     if options == {"VERB", "ADJ"} and word.endswith("ed") and next_ in ("to", "a", "the"):
         return "VERB"  # "wanted to", "needed a": a past tense with its object
     return None
+
+
+_ARTICLES = frozenset(["a", "an", "the", "my", "your", "our", "their", "its"])
+_BE_FORMS = frozenset(["is", "are", "was", "were", "am", "be", "been", "being"])
+
+
+def _no_verb_after(word: str, prev: str) -> bool:
+    """The word cannot be a verb after `prev`: not after an article or possessive ("a
+    complete stop": lemminflect knows "complete" only as a verb), and not in its base form
+    after a form of be ("is close" is near, never "is shut"; "is closed" may be a verb)."""
+    if prev in _ARTICLES:
+        return True
+    if prev not in _BE_FORMS:
+        return False
+    import lemminflect
+
+    low = word.lower()
+    lemma = (lemminflect.getAllLemmas(low).get("VERB") or (low,))[0]
+    participles = {f.lower() for tag in ("VBG", "VBN")
+                   for f in lemminflect.getInflection(lemma, tag=tag)}
+    return low not in participles
 
 
 def _penn_tag(word: str, lemma: str, upos: str) -> str | None:
@@ -304,7 +331,8 @@ def en_candidates(word: str, upos: str) -> tuple[tuple[str, str], ...]:
                     or lemma in low or low in lemma):  # lid -> eyelid, class -> subclass
                 continue
             if (not _main_sense(name, sense, pos) or sense_rules.en_is_colour(low)
-                    or not sense_rules.en_candidate_attested(name, sense.name(), pos)):
+                    or not sense_rules.en_candidate_attested(name, sense.name(), pos)
+                    or not sense_rules.en_candidate_dominant(name, sense.name(), pos)):
                 continue
             forms = lemminflect.getInflection(name, tag=tag)
             if not forms or forms[0].lower() == word.lower() or lex.blocked(forms[0], "en"):
@@ -345,7 +373,7 @@ def _neighbour(tokens: Sequence[Token], i: int, step: int) -> str:
 
 def _en_eligible(tok: Token) -> bool:
     return (tok.kind == "word" and not tok.protect and tok.text.isalpha()
-            and tok.text.islower() and len(tok.text) >= 3)
+            and tok.text[1:].islower() and len(tok.text) >= 3)
 
 
 @functools.lru_cache(maxsize=50_000)
@@ -379,14 +407,15 @@ _BETWEEN = frozenset(["not", "never", "later", "already", "just", "also", "still
                       "once", "ever", "since", "recently", "finally", "eventually"])
 
 
-def _after_auxiliary(tokens: Sequence[Token], i: int) -> bool:
+def _after_auxiliary(tokens: Sequence[Token], i: int,
+                     auxiliaries: frozenset[str] = _AUXILIARIES) -> bool:
     """A be/have form right before the word, or before one adverb in between ("was
     later proved", "had not decided")."""
     import lemminflect
 
     before = [t.text.lower() for t in tokens[:i] if t.kind == "word"][-2:][::-1]
     for n, low in enumerate(before):
-        if low in _AUXILIARIES:
+        if low in auxiliaries:
             return True
         if n or not (low in _BETWEEN or set(lemminflect.getAllLemmas(low)) == {"ADV"}):
             return False
@@ -424,7 +453,13 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     if pos == "NOUN" and (sense_rules.en_compound_noun(tokens, i)
                           or sense_rules.en_in_name(tokens, i)):
         return pos, ()  # "problem set", "algebra problems", "the Atlantic ocean"
+    if sense_context.in_expression(tokens, i) or (
+            pos == "VERB" and sense_context.before_particle(tokens, i)):
+        return pos, ()  # "jumping rope", "a happy birthday", "carry out"
     found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
+    if found and pos == "VERB" and not _after_auxiliary(tokens, i, _BE_FORMS):  # passive
+        found = tuple(c for c in found  # "decided that he should" is not "chose that"
+                      if sense_context.frames_allow(tokens, i, lemma, _lemma(c[0], "VERB")))
     if found and pos == "VERB" and not sense_rules.en_object_follows(tokens, i):
         found = tuple(c for c in found  # "is eating at her desk" is not "consuming"
                       if sense_rules.en_can_be_intransitive(_lemma(c[0], "VERB")))
@@ -432,6 +467,8 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
         found = en_candidates(tok.text, pos)[:1]
     if prev.lower() in ("a", "an"):  # "a individual": keep the article right
         found = tuple(c for c in found if (c[0][0] in "aeiou") == (prev.lower() == "an"))
+    if tok.text[0].isupper():  # a common word starting its sentence ("Sugar may ...")
+        found = tuple((c[:1].upper() + c[1:], why) for c, why in found)
     return pos, found
 
 

@@ -50,3 +50,20 @@ def test_a_fresh_sample_skips_the_items_of_earlier_keys(audit, tmp_path):
     assert audit.seen_items([en, zh], "en") == {("CODAH", 12)}
     assert audit.seen_items([en, zh], "zh") == {("Math23K", 3)}
     assert audit.seen_items([], "en") == frozenset()
+
+
+def test_exclude_takes_several_key_files(audit, tmp_path):
+    """The third English sample must miss the items of both earlier ones: --exclude takes
+    several files after one flag, or one per flag, and a fresh key's name (word_key_en_fresh)
+    still says its language."""
+    import json
+
+    first = tmp_path / "word_key_en.json"
+    first.write_text(json.dumps([{"id": 1, "set": "CODAH", "row": 12, "pairs": []}]))
+    fresh = tmp_path / "word_key_en_fresh.json"
+    fresh.write_text(json.dumps([{"id": 1, "set": "TruthfulQA", "row": 5, "pairs": []}]))
+    args = audit.build_parser().parse_args(
+        ["--write", "--exclude", str(first), str(fresh), "--exclude", str(first)])
+    assert args.exclude == [first, fresh, first]
+    assert audit.seen_items(args.exclude, "en") == {("CODAH", 12), ("TruthfulQA", 5)}
+    assert audit.build_parser().parse_args(["--write"]).exclude == []
