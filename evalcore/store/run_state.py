@@ -54,12 +54,15 @@ def with_state(query: Select) -> Select:
 
 
 def state_row(row: Any) -> dict[str, Any]:
-    """{field: value} of the `STATE` columns of a result row, times as the run's own
+    """{field: value} of the `STATE` columns a result row holds, times as the run's own
     columns hold them (naive UTC), whichever table they came from."""
     mapping = row._mapping
-    return {"status": mapping["status"], "error": mapping["error"],
-            "cancel_requested": bool(mapping["cancel_requested"]),
-            "finished_at": naive_utc(mapping["finished_at"])}
+    out = {name: mapping[name] for name in STATE_FIELDS if name in mapping}
+    if "cancel_requested" in out:
+        out["cancel_requested"] = bool(out["cancel_requested"])
+    if "finished_at" in out:
+        out["finished_at"] = naive_utc(out["finished_at"])
+    return out
 
 
 def runs_with_state(session: Any, query: Select) -> list[Run]:
