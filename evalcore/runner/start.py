@@ -195,7 +195,7 @@ def _claimable_job(engine: Bind, run_id: int, *, force: bool) -> int:
                            f"lease is renewed every few seconds); wait for it, cancel it "
                            f"(`runs cancel {run_id}`), or pass --force to take it over")
         jobs.expire_lease(engine, int(job.id))
-    elif job.status in jobs.JOB_FINISHED or job.attempts >= job.max_attempts:
+    elif job.status != "queued" or job.attempts >= job.max_attempts:  # ended, or stalled
         jobs.requeue_job(engine, int(job.id))
     return int(job.id)
 

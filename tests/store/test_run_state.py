@@ -160,3 +160,15 @@ def test_no_code_writes_a_runs_state_outside_run_state():
              and "migrations" not in path.parts for hit in _state_writes(path)]
     assert found == []
     assert _state_writes(OWNER), "the scan no longer sees run_state's own write"
+
+
+def test_resuming_a_stalled_run_queues_its_job_and_the_run_shows_it(store):
+    from evalcore.runner.start import resume_run
+
+    run_id, job_id = _run_with_job(store)
+    jobs.claim_job(store, "dead", lease_s=0.01)  # its worker dies: the lease runs out
+    time.sleep(0.05)
+    assert queries.get_run(store, run_id).status == "running"
+    assert resume_run(store, run_id) == job_id
+    assert (queries.get_run(store, run_id).status, jobs.get_job(store, job_id).status) == (
+        "queued", "queued")
