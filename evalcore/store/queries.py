@@ -139,13 +139,16 @@ def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
                  retries: int = 0) -> bool:
     """Add to the run's counters atomically (also a heartbeat); safe from many writers.
 
-    Returns whether a cancel was requested, so the runner's periodic flush doubles as
-    its cancel poll; RunError if the run is gone.
+    Returns whether a cancel was requested (`store.run_state`: its job's, or its own
+    without a job); RunError if the run is gone.
     """
     with transaction(engine) as conn:
-        cancel = conn.execute(update(Run).where(Run.id == run_id).values(
+        conn.execute(update(Run).where(Run.id == run_id).values(
             done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
-            heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
+            heartbeat_at=utcnow()))
+        cancel = conn.execute(run_state.with_state(
+            select(run_state.CANCEL_REQUESTED).select_from(Run)).where(Run.id == run_id)
+        ).scalar_one_or_none()
     if cancel is None:
         get_run(engine, run_id)  # raises the RunError
     return bool(cancel)
