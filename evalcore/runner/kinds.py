@@ -5,23 +5,20 @@ only code that does it. A new kind of work is a handler here plus a `create_*_jo
 """
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from evalcore.runner.jobs import JobContext, handler
 from evalcore.runner.run import execute_run
-from evalcore.store import queries
 
 
 @handler("run")
 async def run_job(ctx: JobContext) -> dict[str, Any]:
     """Execute (or resume, or take over) an evaluation run of any kind."""
-    status = await execute_run(ctx.engine, int(ctx.job.run_id), ctx=ctx,
-                               on_progress=ctx.on_progress)
-    result: dict[str, Any] = {"status": status}
-    if status == "failed":
-        result["error"] = (await asyncio.to_thread(queries.get_run, ctx.engine,
-                                                   int(ctx.job.run_id))).error
+    outcome = await execute_run(ctx.engine, int(ctx.job.run_id), ctx=ctx,
+                                on_progress=ctx.on_progress)
+    result: dict[str, Any] = {"status": outcome.status}
+    if outcome.error is not None:  # stored on the job, the owner of the run's state
+        result["error"] = outcome.error
     return result
 
 

@@ -96,35 +96,32 @@ def model_snapshot(config: ModelConfig) -> dict[str, Any]:
     return config.model_dump()
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """How a run ended as the runner decides it: 'done', 'failed', 'cancelled' (with the
+    error or the budget's reason), or 'drained' (the worker stops; the job is released).
+    The job layer stores it on the run's job in its fenced `finish_job`: the one write of
+    a run's end (`store.run_state` derives the run's status from it)."""
+
+    status: str
+    error: Optional[str] = None
+
+
 async def execute_run(engine: Engine, run_id: int, *, ctx: Any,
-                      on_progress: Optional[Callable[[RunProgress], None]] = None) -> str:
+                      on_progress: Optional[Callable[[RunProgress], None]] = None) -> Outcome:
     """Run (or resume) `run_id` to the end on this loop for the job `ctx` holds; returns
-    the final status.
+    its outcome, which the caller stores on the job (the runner writes no status).
 
     Calls already stored are never sent again. Provider failures are stored per call and
     never stop the run; a run whose every answer failed ends `failed` with the first
     error. Every write is fenced by the job's lease: if another worker took the job over,
-    this one stops (LeaseLost) without writing. A cancelled task (the worker stopping)
-    leaves the status to the job layer, which releases the run to the queue.
+    this one stops (LeaseLost) without writing. An exception fails the job with its text;
+    a cancelled task (the worker stopping) leaves the end to the job layer, which releases
+    the run to the queue.
     """
     run = await asyncio.to_thread(queries.get_run, engine, run_id)
-    if run.status == "done":
-        return run.status
-    try:
-        job = await asyncio.to_thread(_prepare, engine, run, ctx.fence)
-    except Exception as exc:
-        await asyncio.to_thread(queries.update_run, engine, run_id, status="failed",
-                                error=f"{type(exc).__name__}: {exc}", finished_at=_now())
-        raise
-    try:
-        status = await _drive(engine, job, ctx, on_progress)
-    except (asyncio.CancelledError, LeaseLost):
-        raise
-    except BaseException as exc:
-        await asyncio.to_thread(queries.update_run, engine, run_id, status="failed",
-                                error=f"{type(exc).__name__}: {exc}", finished_at=_now())
-        raise
-    return status
+    job = await asyncio.to_thread(_prepare, engine, run, ctx.fence)
+    return await _drive(engine, job, ctx, on_progress)
 
 
 def _now():  # noqa: ANN202 - tiny alias keeps call sites short
@@ -152,13 +149,9 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     units = plan_units(questions.keys(), spec.rounds, spec.schedule, answered)
     questions_left = by_question(units)  # shares `units`: a run uses one or the other
     queries.recount_progress(engine, run.id, judged=judge is not None)
-    fields: dict[str, Any] = {"status": "running", "error": None, "heartbeat_at": _now(),
-                              "started_at": run.started_at or _now(),
-                              "total": len(questions) * spec.rounds}
-    # a cancel asked for before this claim cancelled the job (a queued job at once); one
-    # asked for from now on reaches the job row, which every flush reads
-    fields["cancel_requested"] = False
-    queries.update_run(engine, run.id, **fields)
+    # progress only: the run's status is its job's (running since the claim)
+    queries.update_run(engine, run.id, heartbeat_at=_now(), started_at=run.started_at or _now(),
+                       total=len(questions) * spec.rounds)
 
     budget = run_budget(engine, run, spec.budget)
     return _Job(budget=budget, run_id=run.id, spec=spec, questions=questions, prompts=prompts,
@@ -168,7 +161,7 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
 
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
-                 on_progress: Optional[Callable[[RunProgress], None]]) -> str:
+                 on_progress: Optional[Callable[[RunProgress], None]]) -> Outcome:
     from contextlib import AsyncExitStack
 
     answer_client = get_client(job.model)
@@ -241,18 +234,13 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
     await asyncio.to_thread(queries.recount_progress, engine, job.run_id,
                             judged=job.judge is not None)
     if job.drained and not job.cancelled.is_set():
-        return "drained"  # the job layer releases the run to the queue
-    status, error = "done", None
+        return Outcome("drained")  # the job layer releases the run to the queue
     if job.cancelled.is_set():
-        status = "cancelled"
-        error = job.budget.reason() if job.budget.reached else None
-    else:
-        calls, failed, first = await asyncio.to_thread(queries.answer_outcome, engine, job.run_id)
-        if calls and failed == calls:
-            status, error = "failed", f"all {calls} answer calls failed; the first: {first}"
-    await asyncio.to_thread(queries.update_run, engine, job.run_id, status=status, error=error,
-                            finished_at=_now())
-    return status
+        return Outcome("cancelled", job.budget.reason() if job.budget.reached else None)
+    calls, failed, first = await asyncio.to_thread(queries.answer_outcome, engine, job.run_id)
+    if calls and failed == calls:
+        return Outcome("failed", f"all {calls} answer calls failed; the first: {first}")
+    return Outcome("done")
 
 
 async def _answer(job: _Job, client: Any, item_id: int, rnd: int,

@@ -153,9 +153,7 @@ async def _execute_with_signals(engine: Engine, job: Any, owner: str,
     installed = []
     if threading.current_thread() is threading.main_thread():
         def cancel() -> None:
-            jobs.cancel_job(engine, int(job.id))
-            if job.run_id is not None:
-                queries.request_cancel(engine, int(job.run_id))
+            jobs.cancel_job(engine, int(job.id))  # the run's state is its job's
 
         for sig, action in ((signal.SIGTERM, stop.set), (signal.SIGINT, cancel)):
             loop.add_signal_handler(sig, action)
@@ -197,7 +195,7 @@ def _claimable_job(engine: Bind, run_id: int, *, force: bool) -> int:
                            f"lease is renewed every few seconds); wait for it, cancel it "
                            f"(`runs cancel {run_id}`), or pass --force to take it over")
         jobs.expire_lease(engine, int(job.id))
-    elif job.status in jobs.JOB_FINISHED or job.attempts >= job.max_attempts:
+    elif job.status != "queued" or job.attempts >= job.max_attempts:  # ended, or stalled
         jobs.requeue_job(engine, int(job.id))
     return int(job.id)
 
@@ -206,9 +204,7 @@ def resume_run(engine: Bind, run_id: int) -> int:
     """Queue a cancelled, failed or stalled run again (a worker finishes it; stored calls
     are never sent again); returns its job id. Refused while a live worker holds it."""
     with transaction(engine) as conn:
-        job_id = _claimable_job(conn, run_id, force=False)
-        queries.update_run(conn, run_id, status="queued", cancel_requested=False, error=None)
-    return job_id
+        return _claimable_job(conn, run_id, force=False)
 
 
 def retry_failed(engine: Bind, run_id: int) -> tuple[int, int]:
@@ -223,8 +219,6 @@ def retry_failed(engine: Bind, run_id: int) -> tuple[int, int]:
                            "has ended (or cancel it first)")
         moved = queries.archive_failed_calls(conn, run_id)
         queries.recount_progress(conn, run_id, judged=run.judge != "rules")
-        queries.update_run(conn, run_id, status="queued", cancel_requested=False,
-                           error=None, finished_at=None)
         if job is None:
             job_id = jobs.create_job(conn, "run", run_id=run_id, label=_label(run),
                                      created_by=run.created_by)
@@ -301,11 +295,7 @@ def check_resumable(engine: Bind, run_id: int, *, force: bool = False) -> None:
 def cancel_run(engine: Bind, run_id: int) -> None:
     """Ask a run to stop; whichever worker executes it stops after its calls in flight
     (a run still queued is cancelled at once)."""
-    with transaction(engine) as conn:
-        queries.request_cancel(conn, run_id)
-        job = jobs.run_job(conn, run_id)
-        if job is not None:
-            jobs.cancel_job(conn, int(job.id))
+    queries.request_cancel(engine, run_id)
 
 
 def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from sqlmodel import Session
 
 from evalcore.errors import RunError
+from evalcore.store import run_state
 from evalcore.store.db import reader, session_scope
 from evalcore.store.monitor_tables import Baseline
 from evalcore.store.tables import Dataset, Run, utcnow
@@ -19,10 +20,11 @@ USABLE = ("done",)
 def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Baseline:
     """Mark run `run_id` (finished) as the baseline of its dataset and model."""
     with session_scope(engine) as session:
-        run = session.get(Run, run_id)
-        if run is None:
+        found = run_state.runs_with_state(session, select(Run).where(Run.id == run_id))
+        if not found:
             raise RunError(f"run {run_id} not found; list runs with `python -m evalcore runs "
                            "list`")
+        run = found[0]
         if run.status not in USABLE or run.dataset_id is None:
             raise RunError(f"run {run_id} is {run.status}; only a finished (done) run of a "
                            "dataset can be a baseline")

@@ -8,6 +8,8 @@ increments the job's fencing token; every later write of the worker (`hold`, cal
 the same transaction as the write it guards) checks that token, so a worker whose lease
 was taken over can never write again. Lease times come from the database's clock on
 PostgreSQL (workers on several hosts agree) and from this host's on SQLite (one host).
+A run-kind job is the only owner of its run's state (queued, running, cancel asked, how
+it ended): `store.run_state` derives the run's status from it; nothing here writes `run`.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from sqlmodel import Session
 from evalcore.config import lease_seconds as from_env
 from evalcore.errors import RunError
 from evalcore.store.db import Bind, reader, reading, transaction
-from evalcore.store.tables import Job, Run, utcnow
+from evalcore.store.tables import Job, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -203,8 +205,6 @@ def _fail_exhausted(conn: Connection) -> None:
              "requeue it (`python -m evalcore jobs requeue ID`) once the cause is fixed")
     conn.execute(update(Job).where(Job.id.in_(ids)).values(  # type: ignore[union-attr]
         status="failed", error=error, finished_at=now, lease_expires_at=None))
-    for job_id in ids:
-        _mirror_run(conn, job_id, status="failed", error=error, finished=True)
 
 
 def hold(conn: Connection, fence: Fence, *, done: Optional[int] = None,
@@ -259,7 +259,6 @@ def release_job(engine: Bind, fence: Fence) -> None:
             status="queued", owner="", lease_expires_at=None,
             attempts=func.max(Job.attempts - 1, 0) if conn.dialect.name == "sqlite"
             else func.greatest(Job.attempts - 1, 0)))
-        _mirror_run(conn, fence.job_id, status="queued")
 
 
 def requeue_job(engine: Bind, job_id: int) -> None:
@@ -272,7 +271,6 @@ def requeue_job(engine: Bind, job_id: int) -> None:
         conn.execute(update(Job).where(Job.id == job_id).values(
             status="queued", owner="", attempts=0, error=None, cancel_requested=False,
             finished_at=None, lease_expires_at=None))
-        _mirror_run(conn, job_id, status="queued", clear_cancel=True)
 
 
 def cancel_job(engine: Bind, job_id: int) -> bool:
@@ -286,27 +284,9 @@ def cancel_job(engine: Bind, job_id: int) -> bool:
         if status == "queued":
             conn.execute(update(Job).where(Job.id == job_id, Job.status == "queued").values(
                 status="cancelled", cancel_requested=True, finished_at=now_expr(conn)))
-            _mirror_run(conn, job_id, status="cancelled", finished=True)
         else:
             conn.execute(update(Job).where(Job.id == job_id).values(cancel_requested=True))
     return True
-
-
-def _mirror_run(conn: Connection, job_id: int, *, status: str, error: Optional[str] = None,
-                finished: bool = False, clear_cancel: bool = False) -> None:
-    """Keep a run-kind job's run status in step with the job (pages read the run)."""
-    run_id = conn.execute(select(Job.run_id).where(Job.id == job_id, Job.kind == "run")
-                          ).scalar_one_or_none()
-    if run_id is None:
-        return
-    values: dict[str, Any] = {"status": status}
-    if error is not None:
-        values["error"] = error
-    if finished:
-        values["finished_at"] = utcnow()
-    if clear_cancel:
-        values.update(cancel_requested=False, error=None, finished_at=None)
-    conn.execute(update(Run).where(Run.id == run_id).values(**values))
 
 
 def expire_lease(engine: Bind, job_id: int) -> None:

@@ -24,6 +24,7 @@ from sqlmodel import Session
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
 from evalcore.store.db import Bind, reader, reading, session_scope, transaction
+from evalcore.store import run_state
 from evalcore.store.jobs import hold, lease_alive, list_jobs
 from evalcore.store.tables import Call, Item, Job, Run, RunItem, utcnow
 
@@ -72,23 +73,24 @@ def create_run(engine: Bind, **fields: Any) -> Run:
 def get_run(engine: Bind, run_id: int) -> Run:
     """The run `run_id`; raises RunError if there is none."""
     with Session(reader(engine)) as session:
-        run = session.get(Run, run_id)
-    if run is None:
+        found = run_state.runs_with_state(session, select(Run).where(Run.id == run_id))
+    if not found:
         raise RunError(f"run {run_id} not found in the database; "
                        "list runs with `python -m evalcore runs list`")
-    return run
+    return found[0]
 
 
 def list_runs(engine: Bind, kind: str | None = None, limit: int = 100,
               status: str | None = None) -> list[Run]:
-    """The newest runs first, optionally of one kind and/or status."""
+    """The newest runs first, optionally of one kind and/or status (as
+    `store.run_state` derives it)."""
     query = select(Run).order_by(Run.id.desc()).limit(limit)  # type: ignore[union-attr]
     if kind is not None:
         query = query.where(Run.kind == kind)
     if status is not None:
-        query = query.where(Run.status == status)
+        query = query.where(run_state.STATUS == status)
     with Session(reader(engine)) as session:
-        return list(session.scalars(query))
+        return run_state.runs_with_state(session, query)
 
 
 def update_run(engine: Bind, run_id: int, **fields: Any) -> Run:
@@ -123,29 +125,30 @@ def delete_run(engine: Bind, run_id: int) -> Run:
 def request_cancel(engine: Bind, run_id: int) -> bool:
     """Ask a queued or running run to stop; False if it had already finished.
 
-    The runner polls `cancel_requested`; this works across processes.
+    The cancel is asked of the run's job (`store.run_state.cancel`), which every flush of
+    its worker reads; this works across processes.
     """
     with transaction(engine) as conn:
-        result = conn.execute(update(Run)
-                              .where(Run.id == run_id, Run.status.not_in(FINISHED))
-                              .values(cancel_requested=True))
-    if result.rowcount == 0:
+        asked = run_state.cancel(conn, run_id)
+    if not asked:
         get_run(engine, run_id)  # raises the RunError if it does not exist
-        return False
-    return True
+    return asked
 
 
 def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
                  retries: int = 0) -> bool:
     """Add to the run's counters atomically (also a heartbeat); safe from many writers.
 
-    Returns whether a cancel was requested, so the runner's periodic flush doubles as
-    its cancel poll; RunError if the run is gone.
+    Returns whether a cancel was requested (`store.run_state`: its job's, or its own
+    without a job); RunError if the run is gone.
     """
     with transaction(engine) as conn:
-        cancel = conn.execute(update(Run).where(Run.id == run_id).values(
+        conn.execute(update(Run).where(Run.id == run_id).values(
             done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
-            heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
+            heartbeat_at=utcnow()))
+        cancel = conn.execute(run_state.with_state(
+            select(run_state.CANCEL_REQUESTED).select_from(Run)).where(Run.id == run_id)
+        ).scalar_one_or_none()
     if cancel is None:
         get_run(engine, run_id)  # raises the RunError
     return bool(cancel)
@@ -201,12 +204,12 @@ def flush_run(engine: Bind, run_id: int, calls: Iterable[Mapping[str, Any]], *,
         cancel = hold(conn, fence)
         if rows:
             _insert_calls(conn, rows)
-        run_cancel = conn.execute(update(Run).where(Run.id == run_id).values(
+        found = conn.execute(update(Run).where(Run.id == run_id).values(
             done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
-            heartbeat_at=utcnow()).returning(Run.cancel_requested)).scalar_one_or_none()
-    if run_cancel is None:
+            heartbeat_at=utcnow()).returning(Run.id)).scalar_one_or_none()
+    if found is None:
         get_run(engine, run_id)  # raises the RunError
-    return cancel or bool(run_cancel)
+    return cancel
 
 
 def record_calls_fenced(engine: Bind, calls: Iterable[Mapping[str, Any]], *,

@@ -9,19 +9,27 @@ from typing import Any, Optional, Sequence
 from sqlalchemy import func, select
 from sqlalchemy.engine import Engine
 
+from evalcore.store import run_state
 from evalcore.store.db import reader
 from evalcore.store.tables import Dataset, Item, Run
 
 SUMMARY_RUN_COLUMNS = ("id", "kind", "status", "name", "model", "judge", "dataset_id", "rounds",
                        "done", "total", "errors", "retries", "cancel_requested", "created_at",
                        "started_at", "finished_at", "heartbeat_at")
-"""What the run list reads: never `config` (model snapshots, item id lists) or calls."""
+"""What the run list reads: never `config` (model snapshots, item id lists) or calls.
+The state columns (status, cancel_requested, finished_at) are `store.run_state`'s."""
+
+
+def _summary_columns() -> list[Any]:
+    state = {c.name: c for c in run_state.STATE}
+    return [state.get(c, getattr(Run, c)) for c in SUMMARY_RUN_COLUMNS]
 
 
 def _run_query(columns: Sequence[Any], *, kind: Sequence[str], status: Sequence[str],
                model: Sequence[str], dataset: Sequence[str]) -> Any:
-    query = select(*columns).select_from(Run).outerjoin(Dataset, Dataset.id == Run.dataset_id)
-    for column, wanted in ((Run.kind, kind), (Run.status, status), (Run.model, model),
+    query = run_state.with_state(select(*columns).select_from(Run)).outerjoin(
+        Dataset, Dataset.id == Run.dataset_id)
+    for column, wanted in ((Run.kind, kind), (run_state.STATUS, status), (Run.model, model),
                            (Dataset.name, dataset)):
         if wanted:
             query = query.where(column.in_(list(wanted)))  # type: ignore[union-attr]
@@ -34,19 +42,20 @@ def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
     """(one page of runs newest first, each the summary columns plus `dataset_name`; how
     many runs match the filters). An empty filter keeps all."""
     filters = {"kind": kind, "status": status, "model": model, "dataset": dataset}
-    columns = [getattr(Run, c) for c in SUMMARY_RUN_COLUMNS]
-    query = (_run_query([*columns, Dataset.name.label("dataset_name")], **filters)  # type: ignore[attr-defined]
+    query = (_run_query([*_summary_columns(), Dataset.name.label("dataset_name")], **filters)  # type: ignore[attr-defined]
              .order_by(Run.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))  # type: ignore[union-attr]
     count = _run_query([func.count(Run.id)], **filters)
     with reader(engine).connect() as conn:
-        rows = [SimpleNamespace(**row._mapping) for row in conn.execute(query)]
+        rows = [SimpleNamespace(**{**row._mapping, **run_state.state_row(row)})
+                for row in conn.execute(query)]
         total = int(conn.execute(count).scalar_one())
     return rows, total
 
 
 def run_filter_values(engine: Engine) -> dict[str, list[str]]:
     """The distinct kinds, statuses, models and dataset names of stored runs, sorted."""
-    queries = {"kind": select(Run.kind).distinct(), "status": select(Run.status).distinct(),
+    queries = {"kind": select(Run.kind).distinct(),
+               "status": run_state.with_state(select(run_state.STATUS).select_from(Run)).distinct(),
                "model": select(Run.model).distinct(),
                "dataset": select(Dataset.name).where(
                    Dataset.id.in_(select(Run.dataset_id).distinct()))}  # type: ignore[union-attr]
@@ -65,16 +74,20 @@ def item_ids_at(engine: Engine, dataset_id: int, positions: Sequence[int]) -> di
 
 def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
-    query = (select(Run.id, Run.kind, Run.status, Run.model, Run.created_at, Run.finished_at)
+    query = (run_state.with_state(select(Run.id, Run.kind, Run.model, Run.created_at,
+                                         *run_state.STATE).select_from(Run))
              .where(Run.dataset_id == dataset_id).order_by(Run.id.desc()))  # type: ignore[union-attr]
     with reader(engine).connect() as conn:
-        return [dict(row._mapping) for row in conn.execute(query)]
+        return [{"id": row.id, "kind": row.kind, "status": row.status, "model": row.model,
+                 "created_at": row.created_at,
+                 "finished_at": run_state.state_row(row)["finished_at"]}
+                for row in conn.execute(query)]
 
 
 def finished_runs_of(engine: Engine, model: str) -> list[tuple[int, str, Optional[int]]]:
     """(id, kind, dataset id) of a model's finished (done) runs, newest first."""
-    query = (select(Run.id, Run.kind, Run.dataset_id).where(Run.model == model,
-                                                           Run.status == "done")
+    query = (run_state.with_state(select(Run.id, Run.kind, Run.dataset_id).select_from(Run))
+             .where(Run.model == model, run_state.STATUS == "done")
              .order_by(Run.id.desc()))  # type: ignore[union-attr]
     with reader(engine).connect() as conn:
         return [(int(i), str(k), d) for i, k, d in conn.execute(query)]

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from evalcore.errors import EvalcoreError
+from evalcore.store import run_state
 from evalcore.store.db import Bind, reader, session_scope, transaction
 from evalcore.store.monitor_tables import Schedule, ScheduleRun
 from evalcore.store.tables import Run, utcnow
@@ -196,7 +197,8 @@ def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
     if last.status == "queued":
         return f"the previous due time's run is still being created (row {last.id})"
     if last.run_id is not None:
-        status = conn.execute(select(Run.status).where(Run.id == last.run_id)).scalar()
+        status = conn.execute(run_state.with_state(select(run_state.STATUS).select_from(Run))
+                              .where(Run.id == last.run_id)).scalar()
         if status is not None and status not in RUN_ENDED:
             return f"run {last.run_id} of the previous due time is still {status}"
     return None
@@ -265,9 +267,9 @@ def enqueue_checks(engine: Engine) -> list[int]:
 
     with reader(engine).connect() as conn:
         ended = list(conn.execute(
-            select(ScheduleRun.id).join(Run, Run.id == ScheduleRun.run_id)
+            run_state.with_state(select(ScheduleRun.id).join(Run, Run.id == ScheduleRun.run_id))
             .where(ScheduleRun.verdict.is_(None),  # type: ignore[union-attr]
-                   Run.status.in_(RUN_ENDED))).scalars())  # type: ignore[attr-defined]
+                   run_state.STATUS.in_(RUN_ENDED))).scalars())
     made = []
     for sr in ended:
         with engine.begin() as conn:

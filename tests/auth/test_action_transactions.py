@@ -22,6 +22,7 @@ from evalcore import actions
 from evalcore.auth import Actor
 from tests.auth.conftest import team_actor
 from tests.fakes.faults import Crash, Faults, changed_tables, snapshot
+from tests.fakes.stored_runs import end_run
 from tests.perturb.attack_set_helpers import fake_engine, write_math_csv  # noqa: F401
 
 
@@ -55,7 +56,7 @@ def _run(env: Env, **spec: Any) -> int:
 
 def _finished_run(env: Env, failed_calls: int = 1) -> int:
     """A run that ended 'failed' with `failed_calls` failed answers and one good one."""
-    from evalcore.store import jobs, queries, run_items
+    from evalcore.store import queries, run_items
 
     run_id = _run(env)
     items = run_items.run_item_ids(env.engine, run_id)
@@ -64,10 +65,7 @@ def _finished_run(env: Env, failed_calls: int = 1) -> int:
     calls += [{"run_id": run_id, "item_id": i, "round": 0, "stage": "answer",
                "error": "timeout", "model": "local"} for i in items[1:1 + failed_calls]]
     queries.record_calls(env.engine, calls, count_progress=True)
-    job = jobs.claim_job(env.engine, "w", job_id=int(jobs.run_job(env.engine, run_id).id))
-    jobs.finish_job(env.engine, jobs.Fence(int(job.id), int(job.token)), "failed",
-                    error="too many errors")
-    queries.update_run(env.engine, run_id, status="failed", error="too many errors")
+    end_run(env.engine, run_id, "failed", error="too many errors")
     return run_id
 
 
@@ -342,11 +340,10 @@ def s_delete_schedule(env: Env) -> Callable[[], Any]:
 
 def s_set_baseline(env: Env) -> Callable[[], Any]:
     from evalcore.monitor import actions as monitor
-    from evalcore.store import queries
 
     _dataset(env)
     run_id = _run(env)
-    queries.update_run(env.engine, run_id, status="done")
+    end_run(env.engine, run_id, "done")
     return lambda: monitor.set_baseline(env.admin, env.engine, run_id)
 
 

@@ -152,3 +152,12 @@ def seed_bbq_run(engine, shared: Path, replies: Sequence[str], n: int = 12,
          "extracted": (extracted or {}).get(k)}
         for k, item in enumerate(items)])
     return int(run.id)
+
+
+def end_run(engine, run_id: int, status: str = "done", error: str | None = None) -> None:
+    """End a queued run as its worker would: claim its job and finish it with `status`
+    (the job owns a run's state; `store.run_state` derives the run's status from it)."""
+    from evalcore.store import jobs
+
+    job = jobs.claim_job(engine, "test-worker", job_id=int(jobs.run_job(engine, run_id).id))
+    jobs.finish_job(engine, jobs.Fence(int(job.id), int(job.token)), status, error=error)

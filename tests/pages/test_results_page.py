@@ -109,7 +109,9 @@ def test_resume_is_refused_with_the_reason_when_the_run_came_back_to_life(page_e
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_id = seed_run(engine, ds, {0: [1]}, 3, status="running")
     job_id = jobs.create_job(engine, "run", run_id=run_id)
+    jobs.claim_job(engine, "dead@host:1", job_id=job_id, lease_s=0.01)  # its worker died
     queries.update_run(engine, run_id, heartbeat_at=utcnow() - timedelta(minutes=5))
+    time.sleep(0.05)
     at = open_page()
     assert any("no worker has shown a sign of life" in w for w in values(at, "warning"))
     assert not _has(at, "results.cancel")

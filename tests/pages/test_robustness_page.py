@@ -52,7 +52,7 @@ def approved_set(engine, tmp_path) -> int:
 def finished_run(engine, settings, tmp_path) -> int:
     from evalcore.runner.robustness import create_robustness_run
     from evalcore.store import queries
-    from evalcore.store.tables import utcnow
+    from tests.fakes.stored_runs import end_run
 
     set_id = approved_set(engine, tmp_path)
     add_fake_model(settings)
@@ -70,7 +70,8 @@ def finished_run(engine, settings, tmp_path) -> int:
                               "answer": f"{side} <b>{row[4] if v else 0}</b>",
                               "correct": bool(v), "score": float(v)})
     queries.record_calls(engine, calls)
-    queries.update_run(engine, run_id, status="done", done=len(calls), finished_at=utcnow())
+    queries.update_run(engine, run_id, done=len(calls))
+    end_run(engine, run_id, "done")
     return run_id
 
 
