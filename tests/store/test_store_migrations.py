@@ -184,3 +184,32 @@ def test_head_revision_constant_matches_alembic_head():
     from evalcore.store.migrations import HEAD_REVISION
 
     assert ScriptDirectory.from_config(alembic_config()).get_current_head() == HEAD_REVISION
+
+
+def test_an_upgraded_database_shows_the_run_state_users_saw_before(store_url) -> None:
+    """0021: before a run's state moved to its job, pages read the run row; a budget
+    cancel's reason (and a status the runner wrote) lived there alone."""
+    old = db.make_engine(store_url, migrate=False)
+    db.migrate(old, "0020")
+    with old.begin() as conn:
+        for run_id, status, error in ((1, "cancelled", "budget: $0.50 of $0.50 spent"),
+                                      (2, "done", None)):
+            conn.execute(text(
+                "INSERT INTO run (id, kind, status, name, model, judge, rounds, config, "
+                "created_by, created_at, total, done, errors, retries, cancel_requested, error) "
+                "VALUES (:id, 'stability', :s, '', 'm', 'rules', 1, '{}', '', "
+                "CURRENT_TIMESTAMP, 1, 1, 0, 0, false, :e)"), {"id": run_id, "s": status, "e": error})
+        for job_id, run_id, status in ((1, 1, "failed"), (2, 1, "done"), (3, 2, "done")):
+            conn.execute(text(
+                "INSERT INTO job (id, kind, run_id, params, label, created_by, total, status, "
+                "owner, token, attempts, max_attempts, done, cancel_requested, result, "
+                "created_at) VALUES (:id, 'run', :run, '{}', '', '', 1, :s, '', 1, 1, 3, 1, "
+                "false, '{}', CURRENT_TIMESTAMP)"), {"id": job_id, "run": run_id, "s": status})
+    db.init_db(old)
+
+    cancelled, done = queries.get_run(old, 1), queries.get_run(old, 2)
+    assert (cancelled.status, cancelled.error) == ("cancelled", "budget: $0.50 of $0.50 spent")
+    assert (done.status, done.error) == ("done", None)
+    with old.connect() as conn:  # only the newest run job of a run is its state
+        assert conn.execute(text("SELECT status FROM job WHERE id = 1")).scalar_one() == "failed"
+    old.dispose()
