@@ -54,10 +54,15 @@ def section(report: dict[str, Any]) -> None:
         st.caption(f"{EXPLAIN['circular']} Circular: {_pct(low)} to {_pct(high)} (95%) over "
                    f"{summary['circular_items']} items, {summary['orders_per_item']} orders "
                    "each.")  # trusted markdown: our own text and numbers
-        st.caption(EXPLAIN["bias"])
+        asked = summary["circular_items"] * summary["orders_per_item"]
+        st.caption(f"{EXPLAIN['bias']} Over the {summary.get('position_bias_orders') or 0} "
+                   f"of {asked} orders asked whose reply named an option; slot A is the "
+                   "first option shown.")  # trusted markdown: our own text and numbers
         st.dataframe(pd.DataFrame([{"slot": s, "chosen": v["chosen"], "right": v["right"]}
                                    for s, v in summary["position_bias"].items()]),
-                     hide_index=True, key="stability.position_bias")
+                     hide_index=True, key="stability.position_bias", column_config={
+                         "chosen": st.column_config.NumberColumn(format="percent"),
+                         "right": st.column_config.NumberColumn(format="percent")})
         followers = summary.get("slot_followers") or []
         if followers:
             st.caption(f"Answer follows the slot in {len(followers)} items: " + md(", ".join(
@@ -71,13 +76,25 @@ def section(report: dict[str, Any]) -> None:
              "high": summary["template_ci"][t][1],
              "worst": "worst" if t == summary["worst_template"] else ""}
             for t, v in summary["template_accuracy"].items()]),
-            hide_index=True, key="stability.templates")
+            hide_index=True, key="stability.templates",
+            column_config={c: st.column_config.NumberColumn(format="percent")
+                           for c in ("accuracy", "low", "high")})
         test = summary.get("template_mcnemar")
         line = f"Spread {_pct(summary['template_spread'])}; worst {summary['worst_template']}"
         if test:
             line += (f"; McNemar {summary['best_template']} vs {summary['worst_template']}: "
                      f"{test['b']} vs {test['c']} items, p = {test['p']:.3g}")
         st.caption(md(line) + ".")
+
+
+def _nothing_to_ask(run_id: int, order: Optional[str], cost: dict[str, int]) -> str:
+    """Why asking would send no call: every variant chosen is stored, or the run has no
+    multiple-choice item to reorder (a button there queued a job that did nothing)."""
+    if order and not sum(variants_cost(_shared.engine(), run_id, order, []).values()):
+        return ("Nothing to ask: option orders apply to multiple-choice items only, and this "
+                "run has none." + (" Its templates are stored already." if cost["stored"]
+                                   else ""))
+    return "Nothing to ask: every variant chosen is stored already (the figures are below)."
 
 
 def form(run_id: int) -> None:
@@ -116,6 +133,9 @@ def form(run_id: int) -> None:
             st.error(md(exc))
             return
         st.caption(md(cost_line(cost)) + ".")
+        if not cost["calls"]:
+            st.info(_nothing_to_ask(run_id, order, cost))
+            return
         if _shared.allowed_button("Ask", "run", key="stability.variants_ask") and \
                 _shared.queue_job(lambda: actions.queue_variants(
                     _shared.actor(), _shared.engine(), run_id, option_order=order,
