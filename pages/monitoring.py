@@ -173,7 +173,7 @@ def _baseline() -> None:
         st.dataframe([{**r, "set_at": r["set_at"][:19].replace("T", " ")} for r in rows],
                      hide_index=True, key="monitoring.baselines", column_config={
                          "run_id": st.column_config.NumberColumn("run"),
-                         "set_at": "set at (UTC)",
+                         "set_at": "set at (UTC)", "set_by": "set by",
                          "changes": st.column_config.NumberColumn(
                              "changes", help="how many times it was set (the trend marks each)")})
     else:
