@@ -158,6 +158,9 @@ def test_compare_runs_side_by_side(page_env, engine):
     run_b = seed_run(engine, ds, B, 3, model="m-b")
     at = open_page("Compare")
     assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
+    # each run names its dataset: walked, the picker said "#2 · local · N=2" for runs of
+    # different datasets, and the comparison then found no item in common
+    assert all(" on times · N=3 · " in o for o in at.multiselect(key="results.compare_runs").options)
     rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
             for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
