@@ -10,6 +10,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import find_kind, get_kind, kind_names
@@ -42,8 +43,10 @@ def pick_runs() -> list[int]:
     if len(runs) < 2:
         st.info(f"Comparing needs two {md(kind)} runs; start them on the {md(kind.title())} page.")
         return []
-    labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} · N={r.rounds}"
-                          f" · {r.status} · {r.created_at:%Y-%m-%d %H:%M}") for r in runs}
+    names = {d.id: d.name for d in list_datasets(_shared.engine())}  # runs of one dataset
+    labels = {int(r.id): (f"#{r.id} · {r.name + ' · ' if r.name else ''}{r.model} on "
+                          f"{names.get(r.dataset_id, '?')} · N={r.rounds} · {r.status} · "
+                          f"{r.created_at:%Y-%m-%d %H:%M}") for r in runs}
     ids = list(labels)
     chosen = st.multiselect("Runs to compare (2 to 8; the first is the baseline)", ids,
                             default=[ids[1], ids[0]], format_func=labels.get, max_selections=8,

@@ -16,7 +16,7 @@ from evalcore.scorers.meaning import MEANING_COSINE
 from pages import _shared
 from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
-from evalcore.report.repeats import judge_noise_line, top_entropy
+from evalcore.report.repeats import grouping_line, judge_noise_line, top_entropy
 
 EXPLAIN = {
     "g_pass": "G-Pass@k_tau: the chance that at least ceil(tau x k) of k rounds drawn from a "
@@ -166,6 +166,8 @@ def answer_groups(report: dict[str, Any], item: int) -> None:
     st.markdown(f"**{md(res.get('answers_line', ''))}** · semantic entropy "
                 f"{md(_fmt(entropy))} nats")
     st.caption(EXPLAIN["groups"])
+    if report["summary"].get("answer_grouping"):
+        st.caption("Grouping: " + md(grouping_line(report["summary"])) + ".")
     st.dataframe(pd.DataFrame([
         {"answer": "no answer" if g["answer"] is None else g["answer"], "count": g["count"],
          "right": g["correct"], "wrong": g["wrong"],

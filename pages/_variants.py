@@ -68,10 +68,15 @@ def section(figures: Optional[dict[str, Any]], kind: str) -> None:
                    f"{_ci(figures.get('plain_ci'))} (Wilson 95%) over "
                    f"{figures['circular_items']} items, {figures['orders_per_item']} orders "
                    "each.")  # trusted markdown: our own text and numbers
-        st.caption(EXPLAIN["bias"])
+        asked = figures["circular_items"] * figures["orders_per_item"]
+        st.caption(f"{EXPLAIN['bias']} Over the {figures.get('position_bias_orders') or 0} "
+                   f"of {asked} orders asked whose reply named an option; slot A is the "
+                   "first option shown.")  # trusted markdown: our own text and numbers
         st.dataframe(pd.DataFrame([{"slot": s, "chosen": v["chosen"], "right": v["right"]}
                                    for s, v in figures["position_bias"].items()]),
-                     hide_index=True, key=f"{kind}.position_bias")
+                     hide_index=True, key=f"{kind}.position_bias", column_config={
+                         "chosen": st.column_config.NumberColumn(format="percent"),
+                         "right": st.column_config.NumberColumn(format="percent")})
         followers = figures.get("slot_followers") or []
         if followers:
             st.caption(f"Answer follows the slot in {len(followers)} items: " + md(", ".join(
@@ -95,7 +100,9 @@ def section(figures: Optional[dict[str, Any]], kind: str) -> None:
              "high": figures["template_ci"][t][1],
              "worst": "worst" if t == figures["worst_template"] else ""}
             for t, v in figures["template_accuracy"].items()]),
-            hide_index=True, key=f"{kind}.templates")
+            hide_index=True, key=f"{kind}.templates",
+            column_config={c: st.column_config.NumberColumn(format="percent")
+                           for c in ("accuracy", "low", "high")})
         test = figures.get("template_mcnemar")
         line = f"Spread {_pct(figures['template_spread'])}; worst {figures['worst_template']}"
         if test:
@@ -152,6 +159,10 @@ def form(run_id: int, kind: str, where: str = "") -> None:
         if not cost["calls"] + cost["stored"]:
             st.info("No item of this run can be asked another way: option orders reorder "
                     "choice items (and BBQ / CBBQ ones) only.")
+            return
+        if not cost["calls"]:  # a button here queued a job that did nothing
+            st.info("Nothing to ask: every variant chosen is stored already (the figures "
+                    "are below).")
             return
         if _shared.allowed_button("Ask", "run", key=f"{kind}.variants_ask") and \
                 _shared.queue_job(lambda: actions.queue_variants(

@@ -166,6 +166,7 @@ def _store(parsed: ParsedDataset, token: str, allow_duplicate: bool) -> None:
         outcome = ("error", str(exc))
     else:
         state.pop(ANYWAY, None)
+        state["datasets.browse"] = dataset.id  # Browse shows what was just imported
         outcome = ("success", f"Imported '{dataset.name}': {dataset.item_count} items.")
     state[OUTCOME] = (token, *outcome)
 

@@ -14,16 +14,21 @@ import streamlit as st
 
 from evalcore.dataset import list_datasets
 from evalcore.errors import RunError
+from evalcore.fairness import is_fairness_dataset
 from evalcore.kinds import get_kind
 from evalcore.markup import md
 from evalcore.monitor import actions, channels
 from evalcore.monitor.actions import set_baseline
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import figure_series, monitoring, series_figure
+from evalcore.perturb.sets import list_attack_sets
+from evalcore.store import queries
+from evalcore.store.baselines import baselines_in_force
 from evalcore.store.schedules import parse_every
 from pages import _shared
 
 NOTICE = "monitoring.notice"  # what the last action did, shown on the next draw
+REFRESH_S = 10.0  # while a schedule is active, its runs and verdicts are re-read this often
 
 
 def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -32,7 +37,8 @@ def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "target": str(r["params"].get("dataset") or r["params"].get("suite")
                            or r["params"].get("attack_set_ids")),
              "model": r["params"].get("model"), "every": r["every"],
-             "next_due": "paused" if r["paused"] else (r["next_due"] or "")[:19],
+             "next due (UTC)": "paused" if r["paused"]
+             else (r["next_due"] or "")[:19].replace("T", " "),
              "runs": ", ".join(str(i) for i in r["runs"]),
              "last verdict": (r["last"][-1]["verdict"] or r["last"][-1]["status"])
              if r["last"] else "", "channels": "; ".join(r["channels"])} for r in rows]
@@ -50,7 +56,8 @@ def _act(what: str, do: Any) -> None:
 
 def _schedule(info: dict[str, Any]) -> None:
     eng, actor, sid = _shared.engine(), _shared.actor(), info["id"]
-    st.dataframe([{"due": (r["due_at"] or "")[:19], "status": r["status"], "run": r["run_id"],
+    st.dataframe([{"due (UTC)": (r["due_at"] or "")[:19].replace("T", " "),
+                   "status": r["status"], "run": r["run_id"],
                    "verdict": r["verdict"] or "", "reason": r["reason"] or "",
                    "alerts": "; ".join(f"{a['status']} {a['channel']}"
                                        + (f" ({a['error']})" if a["error"] else "")
@@ -94,15 +101,35 @@ def _schedule(info: dict[str, Any]) -> None:
                    "list --json` and the Results page's trend tab show them all.")  # trusted markdown: a count
 
 
+def _targets(kind: str) -> dict[str, Any]:
+    """What a `kind` schedule runs on, picked from what exists: a robustness schedule its
+    attack sets (the page offered datasets and failed with "needs --attack-set ID"), a
+    fairness one a suite, a stability one a dataset."""
+    eng = _shared.engine()
+    if kind == "robustness":
+        sets = {int(a.id): a for a in list_attack_sets(eng)}
+        ids = st.multiselect("Attack sets", list(sets), key="monitoring.attack_sets",
+                             format_func=lambda i: f"#{i} · {sets[i].name} ({sets[i].level})")
+        return {"attack_sets": [int(i) for i in ids]}
+    fairness = kind == "fairness"
+    names = [d.name for d in list_datasets(eng) if is_fairness_dataset(d) == fairness]
+    dataset = st.selectbox("Fairness suite" if fairness else "Dataset", names,
+                           key=f"monitoring.dataset.{kind}")
+    limit = st.number_input("Only the first K items (0 = all)", 0, None, 0,
+                            key="monitoring.limit")
+    return {"dataset": dataset, "limit": int(limit) or None}
+
+
 def _add_form() -> None:
     eng = _shared.engine()
+    # outside the form: the target picker follows the kind at once
+    kind = str(st.selectbox("Kind", schedulable(), key="monitoring.kind",
+                            format_func=lambda name: get_kind(name).title))
     with st.form("monitoring.add"):
-        kind = st.selectbox("Kind", schedulable(), key="monitoring.kind",
-                            format_func=lambda name: get_kind(name).title)
-        dataset = st.selectbox("Dataset or fairness suite",
-                               [d.name for d in list_datasets(eng)], key="monitoring.dataset")
+        fields = _targets(kind)
         model = st.selectbox("Model", _shared.model_names(), key="monitoring.model")
-        rounds = st.number_input("Rounds (stability) or samples (fairness)", 1, 100, 1)
+        rounds = st.number_input("Samples per prompt" if kind == "fairness"
+                                 else "Rounds per question", 1, 100, 1, key="monitoring.rounds")
         every = st.text_input("Every (10s, 5m, 1h, 1d)", "1d", key="monitoring.every")
         cron = st.text_input("or a cron expression, UTC (replaces Every)", "",
                              key="monitoring.cron")
@@ -114,9 +141,13 @@ def _add_form() -> None:
                              key="monitoring.mail")
         if not _shared.allowed_button("Add schedule", "schedule", form=True):
             return
+    if kind == "robustness" and not fields["attack_sets"]:
+        st.error("Could not add the schedule: pick at least one attack set (make one on the "
+                 "Attacks page).")
+        return
     try:
-        params = get_kind(kind).schedule({"dataset": dataset, "model": model,
-                                          "rounds": int(rounds), "samples": int(rounds)})
+        params = get_kind(kind).schedule({**fields, "model": model, "rounds": int(rounds),
+                                          "samples": int(rounds)})
     except RunError as exc:
         st.error(f"Could not add the schedule: {_shared.md(exc)}")
         return
@@ -134,12 +165,59 @@ def _add_form() -> None:
 
 
 def _baseline() -> None:
+    """The baselines in force (the page only had a run-number box, and never showed which
+    run was the baseline), and a finished run to mark."""
     eng = _shared.engine()
-    run_id = st.number_input("Run", min_value=1, step=1, key="monitoring.baseline_run")
+    rows = baselines_in_force(eng)
+    if rows:
+        st.dataframe([{**r, "set_at": r["set_at"][:19].replace("T", " ")} for r in rows],
+                     hide_index=True, key="monitoring.baselines", column_config={
+                         "run_id": st.column_config.NumberColumn("run"),
+                         "set_at": "set at (UTC)", "set_by": "set by",
+                         "changes": st.column_config.NumberColumn(
+                             "changes", help="how many times it was set (the trend marks each)")})
+    else:
+        st.caption("No baseline yet: gates compare with absolute thresholds only.")
+    done = [r for r in queries.list_runs(eng, limit=200, status="done")
+            if r.dataset_id is not None]
+    if not done:
+        st.caption("A finished run can be marked once there is one.")
+        return
+    names = {d.id: d.name for d in list_datasets(eng)}
+    labels = {int(r.id): f"#{r.id} · {r.kind} · {r.model} on {names.get(r.dataset_id, '?')} · "
+                         f"{r.created_at:%Y-%m-%d %H:%M}" for r in done}
+    run_id = st.selectbox("Run", list(labels), format_func=labels.get,
+                          key="monitoring.baseline_run")
+    current = {(r["dataset"], r["model"]): r["run_id"] for r in rows}
+    run = next(r for r in done if int(r.id) == run_id)
+    if current.get((names.get(run.dataset_id), run.model)) == run_id:
+        st.caption(f"Run {md(run_id)} is the baseline of its dataset and model.")
+        return
     if _shared.allowed_button("Mark as baseline", "baseline", key="monitoring.baseline",
                               help="gates, the trend and schedules compare with it"):
         _act(f"mark run {int(run_id)} as the baseline",
              lambda: set_baseline(_shared.actor(), eng, int(run_id)))
+
+
+def refresh_every(rows: list[dict[str, Any]]) -> float | None:
+    """How often the schedules part re-reads the database: while a schedule is active its
+    runs, verdicts and alerts come without a reload; never when all are paused."""
+    return REFRESH_S if any(not r["paused"] for r in rows) else None
+
+
+def _schedules() -> None:
+    rows = monitoring(_shared.engine())
+    if not rows:
+        st.info("No schedules yet: add one below (or `python -m evalcore schedules add`). "
+                "Workers start each run when it falls due.")
+        return
+    st.dataframe(_table(rows), hide_index=True, key="monitoring.table")
+    for info in rows:
+        target = info["params"].get("dataset") or info["params"].get("suite") or \
+            ", ".join(f"attack set {i}" for i in info["params"].get("attack_set_ids") or [])
+        with st.expander(f"Schedule {info['id']} · {info['kind']} · {md(target)} · "
+                         f"{md(info['params'].get('model'))} · every {info['every']}"):
+            _schedule(info)
 
 
 def main() -> None:
@@ -147,18 +225,8 @@ def main() -> None:
                                      "baseline, with alerts when a gate fails.")
     if st.session_state.get(NOTICE):
         st.success(md(st.session_state.pop(NOTICE)))
-    rows = monitoring(_shared.engine())
-    if not rows:
-        st.info("No schedules yet: add one below (or `python -m evalcore schedules add`). "
-                "Workers start each run when it falls due.")
-    else:
-        st.dataframe(_table(rows), hide_index=True,
-                     key="monitoring.table")
-        for info in rows:
-            target = info["params"].get("dataset") or info["params"].get("suite")
-            with st.expander(f"Schedule {info['id']} · {info['kind']} · {md(target)} · "
-                             f"{md(info['params'].get('model'))} · every {info['every']}"):
-                _schedule(info)
+    every = refresh_every(monitoring(_shared.engine()))
+    st.fragment(run_every=every)(_schedules)()
     with st.expander("Add a schedule"):
         _add_form()
     with st.expander("Baseline: mark a run as its dataset's and model's production run"):

@@ -31,6 +31,7 @@ TAB = "results.tab"  # the open tab (set it in session state to open another)
 NOTICE = "results.notice"  # (kind, message) an action left for the next draw
 CONFIRM_DELETE = "results.confirm_delete"  # the run a "Delete run" click asks about
 DELETED = "results.deleted"  # what the last delete did, shown above the list
+LINKED = "results.linked"  # the `?run=N` of a link, once it has been shown
 PAGE_SIZE = 100  # runs per page of the list
 FILTERS = (("kind", "Kind"), ("status", "Status"), ("model", "Model"), ("dataset", "Dataset"))
 
@@ -73,9 +74,29 @@ def browser() -> int | None:
         st.info("No run matches these filters" + (" on this page." if page > 1 else "."))
         return None
     labels = {int(row.id): _run_label(row) for row in shown.itertuples(index=False)}
+    linked = _linked_run()
+    if linked is not None:  # an alert's link (`?run=N`): that run, on this page or not
+        labels.setdefault(linked.id, f"#{linked.id} · {linked.kind} · {linked.model} · "
+                                     f"{linked.status} · {linked.created_at:%Y-%m-%d %H:%M}")
+        st.session_state[PICK] = linked.id
     if st.session_state.get(PICK) not in labels:
         st.session_state[PICK] = next(iter(labels))
     return st.selectbox("Run details", list(labels), format_func=labels.get, key=PICK)
+
+
+def _linked_run() -> Any:
+    """The run of the page's `?run=N` the first time this session sees that link (an
+    alert links `results?run=N`; the page showed the newest run instead), else None: a
+    run the user picks afterwards is not taken back."""
+    wanted = st.query_params.get("run")
+    if not wanted or st.session_state.get(LINKED) == wanted:
+        return None
+    st.session_state[LINKED] = wanted
+    try:
+        return queries.get_run(_shared.engine(), int(wanted))
+    except (ValueError, EvalcoreError):
+        st.warning(f"The link names run {md(wanted)}, which is not stored (deleted?).")
+        return None
 
 
 # ------------------------------------------------------------------ one run

@@ -215,7 +215,7 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
         return
     chosen = rows[item]
     st.markdown(f"**Question {md(question_label(item))}** · {md(chosen.type)} · reference: "
-                f"`{code_text(chosen.standard_answer)}`")
+                f"`{code_text(chosen.standard_answer)}`" + _option_letter(chosen))
     st.text(str(chosen.question))
     _stability_repeats.answer_groups(report, item)
     with st.expander(f"All {n} rounds"):
@@ -223,6 +223,15 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
                      key="stability.rounds_table",
                      column_config={"answer": st.column_config.TextColumn(width="large"),
                                     "reason": st.column_config.TextColumn(width="large")})
+
+
+def _option_letter(row: Any) -> str:
+    """" (D)" after a choice item's reference index: its answers are grouped by option
+    letter, so "reference: 3" beside "1x 'B'" left the reader to count (walked on CODAH)."""
+    ref = str(row.standard_answer)
+    if row.type == "choice" and ref.isdigit() and int(ref) < 26:
+        return f" (option {chr(65 + int(ref))})"
+    return ""
 
 
 def rejudge_default(models: list[str], report: dict[str, Any]) -> int:

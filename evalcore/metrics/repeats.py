@@ -205,6 +205,8 @@ def groups_line(groups: Sequence[Mapping[str, Any]], limit: int = 4) -> str:
     if not groups:
         return "no answer"
     named = sum(1 for g in groups if g["answer"] is not None)
+    if not named:  # not "0 answers: 2x no answer"
+        return f"no answer in {sum(int(g['count']) for g in groups)} rounds"
     parts = [f"{g['count']}x " + (repr(_short(g["answer"])) if g["answer"] is not None
                                   else "no answer") for g in groups[:limit]]
     more = len(groups) - limit

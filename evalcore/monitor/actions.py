@@ -123,6 +123,8 @@ def set_baseline(actor: Actor, engine: Any, run_id: int) -> Any:
     _check(engine, actor, "baseline", "set_baseline", run_id)
     run = get_run(engine, run_id)
     before = current_baseline(engine, int(run.dataset_id or 0), run.model)
+    if before is not None and int(before.run_id) == int(run_id):
+        return before  # already in force: no second history row (a doubled trend mark)
     with transaction(engine) as conn:
         row = _set(conn, run_id, set_by=actor.attribution())
         _record(conn, actor, "baseline.set", "run", run_id, dataset=row.dataset_id,

@@ -247,6 +247,16 @@ def judge_noise_line(noise: dict[str, Any]) -> str:
             f"{noise['judge']} x{noise['passes']}")
 
 
+def grouping_line(summary: dict[str, Any]) -> str:
+    """How answers were grouped, with a meaning judge's verdicts counted (CLI and page)."""
+    grouping = summary.get("answer_grouping") or ""
+    judged = summary.get("meaning_judge")
+    if grouping and judged:
+        grouping += (f" ({judged['verdicts_used']} verdicts, {judged['unreadable_or_failed']} "
+                     f"unreadable or failed, {judged['pairs_not_judged']} pairs not judged yet)")
+    return grouping
+
+
 def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
     """The CLI's lines on repeated answers: G-Pass / mG-Pass at the largest k, entropy,
     the most spread questions with their answer groups, judge noise."""
@@ -263,13 +273,9 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
         lines.append(f"mG-Pass@k (mean G-Pass over tau in (0.5, 1]): {mg}")
     lines.append(f"semantic entropy: mean {_fmt(summary['semantic_entropy_mean'])} nats "
                  "(0 = every round gave one answer)")
-    grouping = summary.get("answer_grouping")
+    grouping = grouping_line(summary)
     if grouping:
-        judged = summary.get("meaning_judge")
-        lines.append(f"answer grouping: {grouping}" + (
-            f" ({judged['verdicts_used']} verdicts, {judged['unreadable_or_failed']} "
-            f"unreadable or failed, {judged['pairs_not_judged']} pairs not judged yet)"
-            if judged else ""))
+        lines.append(f"answer grouping: {grouping}")
     for key, entropy, line in top_entropy(report, top):
         if entropy:
             lines.append(f"  #{key}: {entropy:.3f} nats, {line}")

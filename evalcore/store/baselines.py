@@ -76,3 +76,19 @@ def baseline_info(engine: Any, dataset_id: int, model: str) -> dict[str, Any]:
             for b in history]
     return {"dataset": name, "model": model,
             "run_id": rows[-1]["run_id"] if rows else None, "history": rows}
+
+
+def baselines_in_force(engine: Any) -> list[dict[str, Any]]:
+    """Every (dataset, model) with a stored baseline: the run in force, who set it and
+    when, and how many changes its history holds (the Monitoring page's table)."""
+    with Session(reader(engine)) as session:
+        rows = list(session.scalars(select(Baseline).order_by(Baseline.id)))  # type: ignore[arg-type]
+        names = {int(i): str(n) for i, n in session.execute(select(Dataset.id, Dataset.name))}
+    latest: dict[tuple[int, str], dict[str, Any]] = {}
+    for b in rows:
+        key = (int(b.dataset_id), b.model)
+        changes = latest.get(key, {}).get("changes", 0) + 1
+        latest[key] = {"dataset": names.get(key[0], f"#{key[0]} (deleted)"), "model": b.model,
+                       "run_id": int(b.run_id), "set_by": b.set_by,
+                       "set_at": b.set_at.isoformat(), "changes": changes}
+    return list(latest.values())

@@ -35,7 +35,7 @@ DOWNLOADS = {  # page: (heading above the buttons, {button label: file name})
 }
 """The issue's three downloads (two CSVs, then the JSON) on each page that offers them."""
 PAGES = ("", "datasets", "models", "stability", "attacks", "robustness", "fairness",
-         "results")
+         "results", "monitoring")
 
 
 @pytest.fixture(scope="module")
@@ -139,3 +139,41 @@ def test_every_page_requests_only_the_app_itself(chromium, results_app) -> None:
                      and urlparse(u).hostname not in ("127.0.0.1", "localhost"))
     assert requests and hosts, "no request recorded"
     assert outside == [], outside
+
+
+def test_monitoring_shows_a_schedule_change_without_a_reload(chromium, results_app) -> None:
+    """Walked on the real model: a schedule's new runs showed on the Monitoring page only
+    after a reload. The schedules part re-reads the database every 10 s while one is
+    active: a period changed elsewhere (here: in this process, as the CLI would) shows in
+    the open page. Costs ~1 s of CPU beyond the module's server (one page, one refresh)."""
+    from playwright.sync_api import expect
+
+    from evalcore.auth.identity import Actor
+    from evalcore.config import settings_from_env
+    from evalcore.monitor.actions import add_schedule, edit_schedule
+    from evalcore.store.db import make_engine
+    from tests.pages.helpers import add_fake_model
+
+    url, log, _ = results_app
+    settings = settings_from_env({"EVALCORE_HOME": str(log.parent / "home")})
+    add_fake_model(settings)
+    engine = make_engine(settings.db_url)
+    admin = Actor(email="", name="tester", role="admin")
+    row = add_schedule(admin, engine, "stability", {"dataset": "downloads", "model": "fake",
+                                                    "rounds": 1},
+                       models_path=settings.models_path, every_s=86400)  # no worker: no run
+    context = chromium.new_context()
+    try:
+        page = context.new_page()
+        page.goto(f"{url}/monitoring")
+        expect(page.get_by_text(f"Schedule {row.id} · stability · downloads · fake · "
+                                "every 1d")).to_be_visible(timeout=UI_TIMEOUT_MS)
+        edit_schedule(admin, engine, row.id, every_s=3600)
+        expect(page.get_by_text(f"Schedule {row.id} · stability · downloads · fake · "
+                                "every 1h")).to_be_visible(timeout=25_000)  # no reload
+    finally:
+        context.close()
+        from evalcore.monitor.actions import delete_schedule
+
+        delete_schedule(admin, engine, row.id)  # the other tests see the app as it was
+        engine.dispose()

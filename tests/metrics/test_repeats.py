@@ -250,3 +250,11 @@ def test_extracting_any_reply_never_raises(reply, task_type) -> None:
                         "multi_tf" else "1", choices=["x", "y", "z"], task_type=task_type)
     found = extract_answer(reply, question)
     assert found is None or isinstance(found, str)
+
+
+def test_groups_line_of_replies_without_an_answer():
+    """Walked on CODAH with the local model: two unreadable replies read
+    "0 answers: 2x no answer"."""
+    assert groups_line([{"answer": None, "count": 2}]) == "no answer in 2 rounds"
+    assert groups_line([{"answer": None, "count": 1}, {"answer": "B", "count": 1}]) == \
+        "1 answer: 1x no answer, 1x 'B'"

@@ -112,3 +112,28 @@ def test_app_tests_do_not_rescan_the_installed_packages(monkeypatch) -> None:
         at.run()
         assert not at.exception and at.markdown[0].value == "hello"
     assert calls == []
+
+
+@pytest.fixture()
+def demo_data(engine, settings):
+    """The demo's dataset with a finished 12 x 5 run of it stored as the local model
+    answered it on the walk (stable, flaky and wrong reviews; one reply read as nothing)."""
+    from evalcore.dataset import import_dataset
+    from evalcore.demo import DEMO_DATASET, DEMO_FILE, demo_items
+    from tests.fakes.stored_runs import seed_run
+
+    ds = import_dataset(engine, DEMO_FILE, name=DEMO_DATASET, allow_duplicate=True)
+    verdicts = {i: [(i + r) % 3 != 0 for r in range(5)] for i in range(demo_items())}
+    answers = {i: ("positive" if i % 2 else "Negative!") for i in range(demo_items())}
+    return seed_run(engine, int(ds.id), verdicts, 5, model="local", name="demo",
+                    answers=answers)
+
+
+@pytest.mark.parametrize("page, title", PAGES)
+def test_page_loads_with_the_demos_data(app, demo_data, page, title):
+    """Every page with what a new user has after the demo (each page's run pickers,
+    tables and charts have a run to draw), without exception."""
+    app.run()
+    app.switch_page(page).run()
+    assert not app.exception, [e.value for e in app.exception]
+    assert [t.value for t in app.title] == [title]

@@ -326,3 +326,16 @@ def test_column_names_are_shown_as_typed_not_as_markdown(app, settings, tmp_path
     text = next(i for i in infos if "No known format has these columns" in i)
     assert "(**total**, $x$, :red[a], `c`)" in shown(text), text  # reads back as typed
     assert "**total**" not in text and ":red[a]" not in text  # ... and is no markup
+
+
+def test_browse_shows_the_dataset_just_imported(app, settings):
+    """Walked in a browser: after importing CODAH (500 items) Browse still showed the
+    demo's 12 reviews, the first dataset stored; it now shows the one just imported."""
+    _pick_sample(app, "math_zh_gbk.csv")
+    app.button(key="datasets.import").click().run()
+    at = _pick_sample(app, "mc_en.jsonl")
+    at.text_input(key="datasets.name").set_value("second").run()
+    at.button(key="datasets.import").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    stored = _stored(settings)
+    assert at.selectbox(key="datasets.browse").value == stored["second"].id

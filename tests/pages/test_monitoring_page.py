@@ -55,7 +55,8 @@ def test_page_and_cli_show_the_same_schedules(engine, settings, page_env):
     cli = _cli_list(settings)
     assert table["id"].tolist() == [s["id"] for s in cli] == [row.id]
     assert table["every"].tolist() == [s["every"] for s in cli] == ["5m"]
-    assert table["next_due"].tolist() == [s["next_due"][:19] for s in cli]
+    assert table["next due (UTC)"].tolist() == [s["next_due"][:19].replace("T", " ")
+                                                for s in cli]
     assert table["runs"].tolist() == [", ".join(map(str, s["runs"])) for s in cli]
     assert cli[0]["runs"] == [good, bad]
     assert table["last verdict"].tolist() == ["fail"]
@@ -76,7 +77,7 @@ def test_pause_button_pauses_and_is_audited(engine, settings, page_env):
     assert get_schedule(engine, row.id).paused
     assert "schedule.pause" in [e.action for e in list_events(engine)]
     assert _cli_list(settings)[0]["next_due"] is None
-    assert at.dataframe[0].value["next_due"].tolist() == ["paused"]
+    assert at.dataframe[0].value["next due (UTC)"].tolist() == ["paused"]
 
 
 def test_baseline_button_marks_the_run(engine, settings, page_env):
@@ -84,7 +85,82 @@ def test_baseline_button_marks_the_run(engine, settings, page_env):
 
     _, good, bad = _scheduled(engine, settings)
     at = run_page(PAGE)
-    at.number_input(key="monitoring.baseline_run").set_value(good).run()
+    at.selectbox(key="monitoring.baseline_run").set_value(good).run()
     at.button(key="monitoring.baseline").click().run()
     assert not at.exception
     assert baseline_for_run(engine, bad) == good
+
+
+def test_a_robustness_schedule_is_added_with_its_attack_sets(engine, settings, page_env):
+    """Walked in a browser: the form offered datasets for every kind, so a robustness
+    schedule always failed with "needs --attack-set ID (repeatable)" (a CLI flag on a
+    page). The target follows the kind: attack sets here, suites for fairness."""
+    from evalcore.perturb.generate import create_attack_set, generate_attack_items
+    from evalcore.perturb.review import approve_unflagged
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store.schedules import list_schedules
+
+    add_fake_model(settings)
+    ds = seed_dataset(engine, "sums", [f"What is {i} plus {i}?" for i in range(3)])
+    set_id = create_attack_set(engine, dataset=ds, level="char", seed=1,
+                               params={"similarity": False})
+    generate_attack_items(engine, set_id)
+    assert approve_unflagged(engine, set_id, reviewer="tester")
+    attack = list_attack_sets(engine)[0]
+    at = run_page(PAGE)
+    at.selectbox(key="monitoring.kind").set_value("robustness").run()
+    assert at.multiselect(key="monitoring.attack_sets").options  # no dataset picker
+    assert not [s for s in at.selectbox if s.key.startswith("monitoring.dataset")]
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert "pick at least one attack set" in " ".join(e.value for e in at.error)
+    at.multiselect(key="monitoring.attack_sets").set_value([int(attack.id)])
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    [row] = list_schedules(engine)
+    assert row.kind == "robustness" and row.params["attack_set_ids"] == [int(attack.id)]
+    assert "attack set" in " ".join(e.label for e in at.expander)
+
+
+def test_a_stability_schedule_takes_first_k_items(engine, settings, page_env):
+    from evalcore.store.schedules import list_schedules
+
+    add_fake_model(settings)
+    seed_dataset(engine, "sums", [f"What is {i} plus {i}?" for i in range(3)])
+    at = run_page(PAGE)
+    at.number_input(key="monitoring.limit").set_value(2)
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert list_schedules(engine)[0].params["limit"] == 2
+
+
+def test_the_baseline_in_force_is_shown_and_not_marked_twice(engine, settings, page_env):
+    """Walked in a browser: the page never showed which run was the baseline, and marking
+    the same run again stored a second history row (a doubled mark on the trend)."""
+    from evalcore.auth.identity import Actor
+    from evalcore.monitor.actions import set_baseline
+    from evalcore.store.baselines import baseline_history
+
+    add_fake_model(settings)
+    ds = seed_dataset(engine, "sums", [f"What is {i} plus {i}?" for i in range(3)])
+    good = seed_run(engine, ds, {0: [1], 1: [1], 2: [1]}, 1)
+    admin = Actor(email="", name="tester", role="admin")
+    set_baseline(admin, engine, good)
+    set_baseline(admin, engine, good)  # the same run again: nothing new
+    assert [b.run_id for b in baseline_history(engine, ds)] == [good]
+    at = run_page(PAGE)
+    table = next(df.value for df in at.dataframe if "changes" in df.value.columns)
+    assert table[["dataset", "model", "run_id", "changes"]].values.tolist() == \
+        [["sums", "fake", good, 1]]
+    assert at.selectbox(key="monitoring.baseline_run").value == good
+    assert f"Run {good} is the baseline of its dataset and model." in \
+        " ".join(c.value for c in at.caption)
+    assert not [b for b in at.button if b.key == "monitoring.baseline"]
+
+
+def test_schedules_refresh_while_one_is_active():
+    """The schedules part is a fragment re-read every REFRESH_S while a schedule is active
+    (new runs, verdicts and alerts showed only after a reload); none when all are paused."""
+    from pages.monitoring import REFRESH_S, refresh_every
+
+    assert refresh_every([{"paused": True}, {"paused": False}]) == REFRESH_S
+    assert refresh_every([{"paused": True}]) is None and refresh_every([]) is None

@@ -160,6 +160,9 @@ def test_compare_runs_side_by_side(page_env, engine):
     run_b = seed_run(engine, ds, B, 3, model="m-b")
     at = open_page("Compare")
     assert at.multiselect(key="results.compare_runs").value == [run_a, run_b]
+    # each run names its dataset: walked, the picker said "#2 · local · N=2" for runs of
+    # different datasets, and the comparison then found no item in common
+    assert all(" on times · N=3 · " in o for o in at.multiselect(key="results.compare_runs").options)
     rate = {pos: sum(1 for v in row if v == 1) / sum(1 for v in row if v is not None)
             for pos, row in A.items()}  # over the answered rounds (failure policy exclude)
     rate_b = {pos: sum(row) / 3 for pos, row in B.items()}
@@ -291,3 +294,23 @@ def test_work_queue_lists_jobs_and_queues_a_failed_one_again(page_env, engine, m
     at.button(key="results.requeue").click().run()
     assert jobs.get_job(engine, job_id).status == "queued"
     assert jobs.get_job(engine, job_id).attempts == 0
+
+
+def test_an_alert_link_opens_its_run(page_env, engine):
+    """A schedule's alert links `results?run=N`; walked in a browser, the page opened on the
+    newest run instead. The link's run is shown once; a run picked afterwards stays."""
+    ds = seed_dataset(engine, "times", QUESTIONS)
+    first = seed_run(engine, ds, A, 3)
+    newest = seed_run(engine, ds, B, 3)
+    at = AppTest.from_file(PAGE, default_timeout=60)
+    at.query_params["run"] = str(first)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="results.pick").value == first
+    at.selectbox(key="results.pick").set_value(newest).run()
+    assert at.selectbox(key="results.pick").value == newest  # the link does not take it back
+    gone = AppTest.from_file(PAGE, default_timeout=60)
+    gone.query_params["run"] = "999"
+    gone.run()
+    assert "names run 999, which is not stored" in " ".join(values(gone, "warning"))
+    assert gone.selectbox(key="results.pick").value == newest

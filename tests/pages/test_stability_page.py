@@ -83,7 +83,10 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
     assert all(o.startswith("Q") for o in drill.options)
     best_item = questions.sort_values("correct_count")["item"].iloc[-1]  # the 3/3 item
     drill.select(best_item).run()
-    assert any(m.startswith("**Question Q1**") for m in values(at, "markdown"))
+    head = next(m for m in values(at, "markdown") if m.startswith("**Question Q1**"))
+    # Q1's answer is Mercury, the second option: its index and the letter its answers
+    # are grouped by (walked on CODAH: "reference: 3" beside "1x 'B'")
+    assert head.endswith("reference: `1` (option B)"), head
     rounds = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
     assert list(rounds["round"]) == [1, 2, 3]
     assert list(rounds["verdict"]) == ["right", "right", "right"]

@@ -149,3 +149,7 @@ def test_meaning_by_a_judge_shows_its_cost_and_regroups_by_its_stored_verdicts(
     entropy = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))
     assert {m.label: m.value for m in at.metric}["Semantic entropy (mean)"] == f"{entropy:.3f}"
     assert 'costs 0 judge calls' in shown(" ".join(values(at, "caption")))
+    # walked on the local model: the judge's verdicts were used but the page did not say
+    # how answers were grouped nor how many verdicts it could read (the CLI did)
+    assert "Grouping: open answers by meaning, judged by judge (2 verdicts, 0 unreadable or " \
+           "failed, 0 pairs not judged yet)." in shown(" ".join(values(at, "caption")))

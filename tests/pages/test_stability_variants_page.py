@@ -3,6 +3,8 @@ of a run asked under other option orders and templates, and states the extra cal
 asking before its button (AppTest, stored run)."""
 from __future__ import annotations
 
+import re
+
 from tests.pages.helpers import shown, values
 from tests.pages.test_stability_page import open_page
 from tests.pages.test_stability_repeats_page import planted_run
@@ -62,3 +64,43 @@ def test_the_form_states_the_extra_calls_before_asking(page_env, engine):
     assert "15 extra model calls (9 for option orders, 6 for templates" in \
         shown(" ".join(values(at, "caption")))
     assert at.button(key="stability.variants_ask")
+
+
+def test_no_ask_button_when_nothing_would_be_asked(page_env, engine):
+    """Walked on the local model: circular order on a sentiment run (no choice items), or
+    templates already stored, showed "0 extra model calls" and an Ask button that queued
+    a job doing nothing. Now the page says why and offers no button."""
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    ds = seed_dataset(engine, "sums", [f"What is {i} plus {i}?" for i in range(3)])
+    seed_run(engine, ds, {0: [1], 1: [0], 2: [1]}, 1)  # open maths items: nothing to reorder
+    at = open_page()
+    at.radio(key="stability.option_order").set_value("circular").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "0 extra model calls" in shown(" ".join(values(at, "caption")))
+    assert "option orders reorder choice items" in " ".join(values(at, "info"))
+    assert not [b for b in at.button if b.key == "stability.variants_ask"]
+
+
+def test_stored_variants_leave_nothing_to_ask(page_env, engine):
+    run_id = planted_run(engine, rejudge=False)
+    _plant_variants(engine, run_id)  # every rotation stored
+    at = open_page()
+    at.radio(key="stability.option_order").set_value("circular").run()
+    assert "every variant chosen is stored already" in " ".join(values(at, "info"))
+    assert not [b for b in at.button if b.key == "stability.variants_ask"]
+
+
+def test_position_bias_says_how_many_replies_it_rests_on(page_env, engine):
+    """On the local model 3 of 16 orders named an option and the page showed p = 1 with
+    bare shares: now the caption says over how many orders, and shares read as percents."""
+    run_id = planted_run(engine, rejudge=False)
+    _plant_variants(engine, run_id)
+    at = open_page()
+    captions = shown(" ".join(values(at, "caption")))
+    assert re.search(r"Over the \d+ of 12 orders asked whose reply named an option", captions), captions[-600:]
+    bias = next(df for df in at.dataframe if "chosen" in df.value.columns)
+    templates = next(df for df in at.dataframe if "template" in df.value.columns)
+    for table, columns in ((bias, ("chosen", "right")), (templates, ("accuracy", "low"))):
+        config = table.proto.columns  # the column_config JSON Streamlit sends
+        assert all(f'"{c}"' in config and '"percent"' in config for c in columns), config
