@@ -14,6 +14,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PORT=${1:-8501}
 shift || true
 PY=.venv/bin/python
+# alerts sent by the worker link to this app (results?run=N) unless set otherwise
+export EVALCORE_APP_URL="${EVALCORE_APP_URL:-http://localhost:$PORT}"
 
 "$PY" -m evalcore worker --jobs "${EVALCORE_WORKER_JOBS:-2}" --name "app-worker@$(hostname):$$" &
 WORKER=$!
