@@ -41,7 +41,9 @@ def pytest_collection_modifyitems(config: pytest.Config,
     group too, so one worker starts it once instead of each worker starting its own. The
     groups run first, the serial one before all: long units handed out last would leave
     one worker finishing them alone (`make test` passes --no-loadscope-reorder, else xdist
-    sorts the units by their number of tests).
+    sorts the units by their number of tests). Then the single tests that start a server,
+    a model, a database or a browser (most of the suite's long single tests), then the rest:
+    the many short ones fill the end, so the workers finish close together.
 
     A wrapper: the marks are set before xdist's worker reads them in its own hook of this
     name, and the nodeids checked after it (see `_group_in_nodeid`)."""
@@ -55,8 +57,10 @@ def pytest_collection_modifyitems(config: pytest.Config,
         elif _module_of(item) in grouped:
             item.add_marker(pytest.mark.xdist_group(_module_of(item)))
             order[item] = 1
-        else:
+        elif any(item.get_closest_marker(m) for m in _STARTS_SOMETHING):
             order[item] = 2
+        else:
+            order[item] = 3
     items.sort(key=order.__getitem__)  # stable: a module's tests stay together, in order
     yield
     if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
@@ -80,6 +84,9 @@ def _group_in_nodeid(item: pytest.Item) -> None:
         item._id = NodeId.parse(nodeid)
     else:
         item._nodeid = nodeid
+
+
+_STARTS_SOMETHING = ("integration", "browser", "postgres")
 
 
 def _module_of(item: pytest.Item) -> str:

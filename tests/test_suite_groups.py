@@ -33,7 +33,7 @@ def test_serial_and_module_fixture_groups_come_first_and_stay_whole(tmp_path: Pa
     scheduler groups by; a mark added after xdist looked is ignored without a word."""
     (tmp_path / "groups_probe.py").write_text(PROBE, encoding="utf-8")
     files = ["tests/metrics/test_gate.py", "tests/e2e/test_header_mode.py",
-             "tests/runner/test_kill9.py"]
+             "tests/runner/test_kill9.py", "tests/runner/test_worker_outage.py"]
     out = tmp_path / "groups.json"
     subprocess.run(
         [sys.executable, "-m", "pytest", "-n", "1", "--dist", "loadgroup", "-q",
@@ -46,10 +46,14 @@ def test_serial_and_module_fixture_groups_come_first_and_stay_whole(tmp_path: Pa
     kill9 = [g for n, g in rows if n.startswith(files[2])]
     header = [g for n, g in rows if n.startswith(files[1])]
     gate = [g for n, g in rows if n.startswith(files[0])]
+    outage = [g for n, g in rows if n.startswith(files[3])]  # integration, no group
     assert kill9 and set(kill9) == {"serial"}
     assert len(header) == 6 and set(header) == {files[1]}  # module-scoped server + chromium
     assert gate and set(gate) == {None}
-    assert groups == kill9 + header + gate  # groups first, each module's tests together
+    assert outage == [None]
+    # groups first, each module's tests together, then single tests that start something
+    assert groups == kill9 + header + outage + gate
+    assert rows[len(kill9) + len(header)][0].startswith(files[3])
     # what xdist's scheduler reads: the group in the nodeid, none on an ungrouped test
     assert all(n.endswith("@serial") for n, g in rows if g == "serial")
     assert all(n.endswith(f"@{files[1]}") for n, g in rows if g == files[1])
