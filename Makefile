@@ -47,7 +47,10 @@ run: setup
 # Bytecode is cached during the tests even where PYTHONDONTWRITEBYTECODE is set: the CLI
 # and worker tests start hundreds of Python processes, each would recompile evalcore.
 test: setup-dev
-	env -u PYTHONDONTWRITEBYTECODE $(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
+# --no-loadscope-reorder: xdist hands out the units in tests/conftest.py's order (serial
+# group, module groups, tests that start something, the rest), not sorted by test count.
+	env -u PYTHONDONTWRITEBYTECODE $(VENV_PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup \
+		--no-loadscope-reorder $(PYTEST_ARGS)
 
 team-demo: setup-dev
 	bash scripts/team_demo.sh

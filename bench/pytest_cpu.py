@@ -7,7 +7,9 @@ run as a script it sums one or more of them.
 
     PYTEST_CPU_OUT=pages.json PYTHONPATH=bench .venv/bin/python -m pytest tests/pages \\
         -q -p no:cacheprovider -p pytest_cpu
-    .venv/bin/python bench/pytest_cpu.py pages.json [--top 25]
+    .venv/bin/python bench/pytest_cpu.py pages.json [--top 25] [--by-file 20]
+
+Under xdist each worker writes its own file (x.gw0.json, ...); pass them all.
 """
 from __future__ import annotations
 
@@ -68,7 +70,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("files", nargs="+")
     parser.add_argument("--top", type=int, default=0, help="also list the N costliest phases")
+    parser.add_argument("--by-file", type=int, default=0, metavar="N",
+                        help="also list the N test files with the most CPU, over all the "
+                             "given files (xdist workers), with wall and wall - CPU")
     args = parser.parse_args()
+    by_file: dict[str, list[float]] = collections.defaultdict(lambda: [0.0, 0.0, 0.0])
     for name in args.files:
         with open(name, encoding="utf-8") as f:
             rows = json.load(f)["rows"]
@@ -81,6 +87,18 @@ def main() -> None:
         for nodeid, phase, wall, own, kids in sorted(rows, key=lambda r: -(r[3] + r[4]))[
                 :args.top]:
             print(f"  {own + kids:7.2f} CPU {wall:7.2f} wall  {phase:8s} {nodeid}")
+        for nodeid, phase, wall, own, kids in rows:
+            row = by_file[nodeid.split("::", 1)[0]]
+            row[0] += own + kids
+            row[1] += wall
+            row[2] += phase == "call"
+    if args.by_file:
+        # wall - CPU: waiting (sleeps, leases, servers' own CPU such as PostgreSQL's) plus,
+        # on a loaded machine, time spent queued for a core
+        print(f"{'CPU':>8} {'wall':>8} {'wall-CPU':>8} {'tests':>5}  file")
+        for name, (cpu, wall, tests) in sorted(by_file.items(), key=lambda kv: -kv[1][0])[
+                :args.by_file]:
+            print(f"{cpu:8.1f} {wall:8.1f} {wall - cpu:8.1f} {int(tests):5d}  {name}")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     stop_shared_cluster()
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config,
+                                  items: list[pytest.Item]) -> Iterator[None]:
     """Tests marked `serial` (kills, takeovers, leases measured in seconds) share one xdist
     group: with `--dist loadgroup` they run one after another on one worker, beside the
     rest of the suite on the others, never beside each other.
@@ -37,7 +40,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     A module with a module-scoped fixture (an app server, chromium, a loaded model) is one
     group too, so one worker starts it once instead of each worker starting its own. The
     groups run first, the serial one before all: long units handed out last would leave
-    one worker finishing them alone."""
+    one worker finishing them alone (`make test` passes --no-loadscope-reorder, else xdist
+    sorts the units by their number of tests). Then the single tests that start a server,
+    a model, a database or a browser (most of the suite's long single tests), then the rest:
+    the many short ones fill the end, so the workers finish close together.
+
+    A wrapper: the marks are set before xdist's worker reads them in its own hook of this
+    name, and the nodeids checked after it (see `_group_in_nodeid`)."""
     grouped = {_module_of(item) for item in items
                if not item.get_closest_marker("serial") and _has_module_fixture(item)}
     order: dict[pytest.Item, int] = {}
@@ -48,9 +57,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         elif _module_of(item) in grouped:
             item.add_marker(pytest.mark.xdist_group(_module_of(item)))
             order[item] = 1
-        else:
+        elif any(item.get_closest_marker(m) for m in _STARTS_SOMETHING):
             order[item] = 2
+        else:
+            order[item] = 3
     items.sort(key=order.__getitem__)  # stable: a module's tests stay together, in order
+    yield
+    if getattr(config.option, "loadgroup", False):  # an xdist worker under --dist loadgroup
+        for item in items:
+            _group_in_nodeid(item)
+
+
+def _group_in_nodeid(item: pytest.Item) -> None:
+    """xdist's scheduler groups tests by a `@group` suffix its worker appends to each
+    nodeid. xdist 3.8 writes it to `item._nodeid`, which pytest 9 no longer reads (nodeids
+    are `item._id`, pytest-dev/pytest-xdist#1386): every group was silently split across
+    the workers, serial tests ran side by side and module servers started twice. Append it
+    where this pytest keeps the nodeid, unless xdist already did."""
+    mark = item.get_closest_marker("xdist_group")
+    if mark is None or item.nodeid.endswith(f"@{mark.args[0]}"):
+        return
+    nodeid = f"{item.nodeid}@{mark.args[0]}"
+    if hasattr(item, "_id"):
+        from _pytest.nodeid import NodeId
+
+        item._id = NodeId.parse(nodeid)
+    else:
+        item._nodeid = nodeid
+
+
+_STARTS_SOMETHING = ("integration", "browser", "postgres")
 
 
 def _module_of(item: pytest.Item) -> str:

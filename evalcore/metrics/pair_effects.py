@@ -89,14 +89,48 @@ def signed_rank(differences: Sequence[float]) -> dict[str, Any]:
     n = len(d)
     if n == 0 or all(x == 0 for x in d):
         return {"n": n, "statistic": None, "p_value": 1.0, "rank_biserial": 0.0}
-    two_sided = wilcoxon(d, zero_method="zsplit", alternative="two-sided")
     ranks = rankdata([abs(x) for x in d])
     t_plus = float(sum(r for r, x in zip(ranks, d) if x > 0)
                    + sum(r for r, x in zip(ranks, d) if x == 0) / 2)
     total = n * (n + 1) / 2.0
-    return {"n": n, "statistic": float(two_sided.statistic),
-            "p_value": float(two_sided.pvalue),
+    exact = _sign_flip_p(d, [float(r) for r in ranks], t_plus)
+    if exact is not None:
+        statistic, p_value = min(t_plus, total - t_plus), exact
+    else:
+        two_sided = wilcoxon(d, zero_method="zsplit", alternative="two-sided")
+        statistic, p_value = float(two_sided.statistic), float(two_sided.pvalue)
+    return {"n": n, "statistic": statistic, "p_value": p_value,
             "rank_biserial": (2.0 * t_plus - total) / total}
+
+
+SIGN_FLIP_MAX_N = 13
+"""Up to 13 differences with ties or zeros, scipy's `wilcoxon` ("auto") runs an exact
+permutation test over all 2^n sign flips (2^13 < its 9999 resamples), calling the
+statistic from Python for each: ~1 s per test, most of a fairness report's CPU."""
+
+
+def _sign_flip_p(d: Sequence[float], ranks: Sequence[float], t_plus: float
+                 ) -> Optional[float]:
+    """scipy's two-sided p for `d` where it would run that permutation test, else None.
+
+    A sign flip keeps |d|, so the ranks; T+ is then the zeros' half ranks plus a subset
+    of the nonzero ranks, each subset as likely (flipping a zero changes nothing: every
+    value counts 2^zeros times, the same share). The 2^m subset sums are the null
+    distribution; p = 2 min(P(T <= t), P(T >= t)) with scipy's relative tolerance."""
+    import numpy as np
+
+    n, magnitudes = len(d), [abs(x) for x in d]
+    if n > SIGN_FLIP_MAX_N or (0.0 not in magnitudes and len(set(magnitudes)) == n):
+        return None  # scipy's exact distribution or its normal approximation: fast
+    null = np.zeros(1)
+    for rank, x in zip(ranks, d):
+        if x != 0:
+            null = np.concatenate([null, null + rank])
+    null += sum(r for r, x in zip(ranks, d) if x == 0) / 2
+    gamma = abs(np.finfo(float).eps * 100 * t_plus)
+    less = np.count_nonzero(null <= t_plus + gamma) / null.size
+    greater = np.count_nonzero(null >= t_plus - gamma) / null.size
+    return float(min(1.0, 2 * min(less, greater)))
 
 
 def cohens_dz(differences: Sequence[float]) -> Optional[float]:

