@@ -50,6 +50,17 @@ def place(where: str, right: set[int]) -> str:
     return "+".join(sorted(places))
 
 
+def _blamed(pairs: list, verdict: dict) -> str | None:
+    """The swap a "changes" reason names first (reasons name the failing swap, then may
+    list the others as fine)."""
+    if verdict["verdict"] != "changes":
+        return None
+    why = verdict["why"].lower()
+    found = [(m.start(), before) for before, _, _ in pairs
+             if (m := re.search(rf"(?<![a-z]){re.escape(before.lower())}(?![a-z])", why))]
+    return min(found)[1] if found else None
+
+
 def rows() -> list[dict]:
     from evalcore.dataset import parse_dataset
     from evalcore.perturb.attack import _local_attack
@@ -67,16 +78,19 @@ def rows() -> list[dict]:
             reps = {(r["before"].lower(), r["after"].lower()): r for r in details["replacements"]}
             v = verdicts[k["id"]]
             right = set(right_options(q))
+            blamed = _blamed(k["pairs"], v)
+            judged = {(b.lower(), a.lower()) for b, a, _ in k["pairs"]}
+            new = sum(1 for pair in reps if pair not in judged)
             for before, after, where in k["pairs"]:
                 rep = reps.get((before.lower(), after.lower()))
-                named = re.search(rf"\b{re.escape(before.lower())}\b", v["why"].lower())
                 verdict = ("keeps" if v["verdict"] == "keeps"
-                           else "fails" if named else "unjudged")
+                           else "fails" if before == blamed else "unjudged")
                 out.append({"sample": key_file, "id": k["id"], "pair": f"{before} -> {after}",
                             "where": place(where, right),
                             "source": source(rep) if rep else "gone",
                             "pos": (rep or {}).get("pos") or "-", "verdict": verdict,
-                            "why": v["why"] if verdict == "fails" else ""})
+                            "why": v["why"] if verdict == "fails" else "",
+                            "new_swaps": new, "swaps_now": len(reps)})
     return out
 
 
@@ -104,6 +118,16 @@ def main() -> None:
         for k, keeps, fails in table(data, by):
             n = keeps + fails
             print(f"| {' | '.join(k)} | {n} | {keeps} | {fails} | {keeps / n:.1%} |")
+    items: dict[tuple, list[dict]] = defaultdict(list)
+    for r in data:
+        items[(r["sample"], r["id"])].append(r)
+    attacked = [rs for rs in items.values() if rs[0]["swaps_now"]]
+    failing = [rs for rs in attacked
+               if any(r["verdict"] == "fails" and r["source"] != "gone" for r in rs)]
+    unjudged = [rs for rs in attacked if rs not in failing and rs[0]["new_swaps"]]
+    print(f"\njudged items {len(items)}; still attacked {len(attacked)}; with a failed swap "
+          f"still made {len(failing)}; with a swap no reviewer saw {len(unjudged)}; "
+          f"item precision on the judged swaps {1 - len(failing) / max(1, len(attacked)):.1%}")
     gone = sum(1 for r in data if r["source"] == "gone")
     print(f"\nswaps no longer made by the current code: {gone} of {len(data)}")
 
