@@ -3,7 +3,7 @@
 The char and sentence levels attack `question.question` only. The word level attacks a
 choice item's options too (task types in `OPTION_TASKS`, options not glued into the
 question): `swaps.attack_texts` swaps every occurrence of a word in the question and the
-options the same way, the right option(s) only with reviewed swaps, and the options keep
+options the same way, every option only with reviewed swaps, and the options keep
 their order, so labels and the answer key never change. Each item's
 random generator is seeded from (seed, idx, level), so an item's result does not depend on
 the other items, their order or the batch size. Every result goes through

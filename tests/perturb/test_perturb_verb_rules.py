@@ -133,3 +133,37 @@ def test_verb_rules_take_any_text(text, wordnet_ready):
         assert sense_verbs.adverb_next(tokens, i) in (True, False)
         assert sense_verbs.in_collocation(tokens, i, tok.text.lower()) in (True, False)
         assert sense_verbs.same_past(tok.text) in (True, False)
+
+
+def test_the_third_audits_failures_are_refused(wordnet_ready):
+    """Re-attack the seed-13 items the reviewers judged "changes" (same attack seed, no
+    e5): none of the named swaps a general rule covers comes back. Three reviewed-table
+    swaps in one sense of the word (disturb, proves, legal) are left on purpose, not
+    removed pair by pair (docs/attacks.md, "Fourth round")."""
+    import asyncio
+    import json
+    from pathlib import Path
+
+    from evalcore.dataset import parse_dataset
+    from evalcore.perturb import attack_questions
+    from tests.conftest import SHARED_DATASETS, require
+
+    audits = Path(__file__).resolve().parents[2] / "docs" / "audits" / "2026-11-27"
+    data = SHARED_DATASETS / "trusted-evaluation"
+    files = {"CODAH": data / "CODAHtest.csv", "TruthfulQA": data / "TruthfulQASinglectest.csv"}
+    require(all(p.is_file() for p in files.values()), f"shared data sets missing in {data}")
+    refused = {("separately", "individually"), ("evidence", "grounds"), ("round", "circular"),
+               ("eat", "consume"), ("shut", "close"), ("she's", "she is"),
+               ("threw", "tossed"), ("Marrying", "Wedding"), ("curse", "oath")}
+    questions = {name: parse_dataset(path).questions for name, path in files.items()}
+    verdicts = json.loads((audits / "word_verdicts_en_s4.json").read_text())
+    keys = {k["id"]: k for k in json.loads((audits / "word_key_en_s4.json").read_text())}
+    failed = [keys[v["id"]] for v in verdicts if v["verdict"] != "keeps"]
+    items = [questions[k["set"]][k["row"] - 1] for k in failed]
+    results = asyncio.run(attack_questions(items, "word", seed=1, params={"similarity": False}))
+    seen = set()
+    for key, result in zip(failed, results):
+        named = {(a, b) for a, b, _ in key["pairs"] if (a, b) in refused}
+        seen |= named
+        assert not named & set(result.pairs), (key, result.pairs)
+    assert seen == refused  # each refused swap was in the sample as audited
