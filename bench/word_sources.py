@@ -33,7 +33,7 @@ def source(rep: dict) -> str:
     """The candidate source of one replacement's details."""
     if rep.get("kind") == "phrase":
         before, after = rep["before"].lower(), rep["after"].lower()
-        squash = lambda s: re.sub(r"[\s'’]", "", s)  # noqa: E731
+        squash = lambda s: re.sub(r"[\s'’]", "", s)
         if "'" in before + after or "’" in before + after or " " not in before + after:
             return "contraction/spelling"
         return "listed phrase" if squash(before) != squash(after) else "contraction/spelling"
@@ -63,8 +63,7 @@ def _blamed(pairs: list, verdict: dict) -> str | None:
 
 def rows() -> list[dict]:
     from evalcore.dataset import parse_dataset
-    from evalcore.perturb.attack import _local_attack
-    from evalcore.perturb.attack import right_options
+    from evalcore.perturb.attack import _local_attack, right_options
 
     params = {"replacements": None, "min_similarity": 0.55}
     data = {name: parse_dataset(DATA / f).questions for name, f in FILES.items()}
