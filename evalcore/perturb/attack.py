@@ -142,8 +142,8 @@ def _local_attack(question: Question, level: str, seed: int, params: dict[str, A
 
     texts = [Text(tokens)]
     if attacks_options(question):
-        # Every option only with reviewed swaps: WordNet candidates kept 37 of 42 judged
-        # distractor swaps (88%) in the three blind samples, 20 of 20 in questions
+        # Every option only with reviewed swaps: WordNet candidates kept 29 of 34 judged
+        # distractor swaps (85%) in the three blind samples, 14 of 14 in questions
         # (bench/word_sources.py, docs/attacks.md "Precision by candidate source").
         texts += [Text(segment(c, language), option_where(i), strict=True)
                   for i, c in enumerate(question.choices)]

@@ -10,7 +10,7 @@ words in both. Each text is segmented and protected on its own (tokens.py); then
   already in the item is refused (乘客 -> 旅客 where 旅客 is another word of the problem).
 - **Options only with reviewed swaps** (`Text.strict`): the paraphrase table and the
   listed phrases, which the audits read; dictionary synonyms (WordNet, Cilin) only reach
-  the question (on options, where a short phrase gives no context, WordNet kept 37 of 42
+  the question (on options, where a short phrase gives no context, WordNet kept 29 of 34
   judged swaps in three blind samples: bench/word_sources.py).
 - **Sense in context** (sense.py): English selection rules, Chinese words cut across
   jieba tokens, Chinese verbs used as nouns.
