@@ -9,6 +9,11 @@
     .venv/bin/python bench/word_audit.py --write --lang en --sample-seed 13 --suffix _s4 \
         --exclude docs/audits/2026-11-26/word_key_en.json \
                   docs/audits/2026-11-26/word_key_en_fresh.json
+    # the fourth, after the precision-by-source round (bench/word_sources.py)
+    .venv/bin/python bench/word_audit.py --write --lang en --sample-seed 17 --suffix _s5 \
+        --exclude docs/audits/2026-11-26/word_key_en.json \
+                  docs/audits/2026-11-26/word_key_en_fresh.json \
+                  docs/audits/2026-11-27/word_key_en_s4.json
 
 `--write` attacks the shared sets at word level (seed 1, the e5 guard on), keeps the
 items that changed and carry no flag (what `attacks approve --unflagged` would approve),

@@ -63,6 +63,8 @@ class Lexicon:
     """(lemma, next word): the lemma is not replaced before that word (happen to)."""
     en_fixed_phrases: tuple[str, ...] = ()
     """Set phrases WordNet lacks as lemmas ("happy birthday"): sense_context.py."""
+    en_collocations: frozenset[tuple[str, str]] = frozenset()
+    """(verb lemma, object noun) light-verb collocations: the verb keeps (sense_verbs.py)."""
     en_selection: dict[str, tuple[str, str]] = field(default_factory=dict)
     """"lemma/POS" or a phrase -> (subject | object, what the neighbour noun must be:
     living / physical, or "-living" for must not be): sense.en_selection_ok."""
@@ -144,6 +146,7 @@ def load_lexicon(path: Path = LEXICON_PATH, blocklist: Path = BLOCKLIST_PATH) ->
         en_not_before=frozenset((a, b) for a, b in en.get("not_before", [])),
         en_phrases=_table([(a.lower().replace("’", "'"), b) for a, b in en.get("phrases", [])]),
         en_fixed_phrases=tuple(p.lower() for p in en.get("fixed_phrases", [])),
+        en_collocations=frozenset((a, b) for a, b in en.get("collocations", [])),
         en_selection=_selection(en.get("selection", {})),
     )
 

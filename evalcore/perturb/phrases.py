@@ -23,6 +23,8 @@ from evalcore.perturb.tokens import Language, Token
 _SENTENCE_END = frozenset(".!?。！？\n")
 _CLITICS = ("'s", "'re", "'m", "'ll", "'ve", "'d")
 """A contraction ending in one of these needs a word after it ("Yes, I am." stays)."""
+_BETWEEN = frozenset(["ever", "never", "not", "already", "just", "always", "recently", "also",
+                      "since", "often", "finally", "really", "certainly", "probably"])
 _HAS_AFTER = frozenset(["been", "got", "gotten", "gone", "had", "done", "made", "become"])
 
 
@@ -109,7 +111,7 @@ def phrase_sites(tokens: Sequence[Token], language: Language) -> list[PhraseSite
             continue
         end, before, options = best
         after = _next_word(tokens, end)
-        if _norm(before).endswith("'s") and _is_participle(after):
+        if _norm(before).endswith("'s") and _is_participle(_past_adverbs(tokens, end)):
             continue
         options = tuple(o for o in options if _keeps(tokens[i:end], o)
                         and (after or not o.endswith(_CLITICS)))
@@ -122,5 +124,26 @@ def phrase_sites(tokens: Sequence[Token], language: Language) -> list[PhraseSite
     return sites
 
 
+def _past_adverbs(tokens: Sequence[Token], j: int) -> str:
+    """The first word after `j` that is not an adverb ("she's ever slept": slept), so an
+    's before an adverb and a participle reads as has."""
+    import lemminflect
+
+    word = _next_word(tokens, j)
+    while word and set(lemminflect.getAllLemmas(word)) == {"ADV"} or word in _BETWEEN:
+        while j < len(tokens) and tokens[j].kind == "space":
+            j += 1
+        j += 1
+        word = _next_word(tokens, j)
+    return word
+
+
 def _is_participle(word: str) -> bool:
-    return word in _HAS_AFTER or (word.endswith("ed") and len(word) > 3)
+    """A past participle: 's before it is has ("she's slept", "it's been", "he's
+    worked"), whatever the verb's form (lemminflect's VBN of any reading)."""
+    if word in _HAS_AFTER or (word.endswith("ed") and len(word) > 3):
+        return True
+    import lemminflect
+
+    return any(word in (f.lower() for f in lemminflect.getInflection(lemma, tag="VBN"))
+               for lemma in lemminflect.getAllLemmas(word).get("VERB", ()))

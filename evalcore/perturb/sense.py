@@ -32,6 +32,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from evalcore.perturb import sense_verbs
 from evalcore.perturb.lexicon import load_lexicon, wordnet
 from evalcore.perturb.tokens import _pos_tokenizer, Token
 
@@ -275,6 +276,8 @@ def en_object_follows(tokens: Sequence[Token], i: int) -> bool:
         after = _next_token(tokens, _next_index(tokens, i) or i) if nxt.text == "," else None
         return after is not None and after.text[:1] in _QUOTES  # said, "The report ..."
     low = nxt.text.lower()
+    if sense_verbs.adverb_next(tokens, i):
+        return False  # "must eat there every day": no object (third blind audit)
     return (low in _OBJECT_WORDS or low in _COMPLEMENTS or nxt.kind == "number"
             or nxt.text[:1].isupper()
             or bool({"NOUN", "ADJ", "PROPN"} & set(lemminflect.getAllLemmas(low))))

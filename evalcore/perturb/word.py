@@ -50,7 +50,7 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 from evalcore.perturb import sense as sense_rules
-from evalcore.perturb import sense_context
+from evalcore.perturb import sense_context, sense_verbs
 from evalcore.perturb.lexicon import load_lexicon, wordnet
 from evalcore.perturb.tokens import Token, zh_word_flag
 from evalcore.resources import synonyms_vector_path
@@ -377,12 +377,13 @@ def _en_eligible(tok: Token) -> bool:
 
 
 @functools.lru_cache(maxsize=50_000)
-def en_table_candidates(word: str, upos: str, participle: bool = False
-                        ) -> tuple[tuple[str, str], ...]:
+def en_table_candidates(word: str, upos: str, participle: bool = False,
+                        tense: str | None = None) -> tuple[tuple[str, str], ...]:
     """Reviewed paraphrases of `word` used as `upos` (lexicon.toml), inflected like it.
 
     `participle`: a past form after be/have is a participle ("was later proved" -> "was
-    later shown", never "showed"; "had decided" -> "had chosen")."""
+    later shown", never "showed"; "had decided" -> "had chosen"). `tense`: the Penn tag a
+    form that is base and past at once (shut) has in context (sense_verbs.known_tense)."""
     import lemminflect
 
     lemmas = lemminflect.getAllLemmas(word.lower()).get(upos)
@@ -391,6 +392,7 @@ def en_table_candidates(word: str, upos: str, participle: bool = False
         return ()
     if participle and tag == "VBD":
         tag = "VBN"
+    tag = tense or tag
     out: list[tuple[str, str]] = []
     for cand in load_lexicon().en_paraphrases.get((lemmas[0], upos), ()):
         if not sense_rules.en_register_ok(lemmas[0], cand, _WN_POS[upos]):
@@ -456,7 +458,16 @@ def en_word_candidates(tokens: Sequence[Token], i: int) -> tuple[str | None, tup
     if sense_context.in_expression(tokens, i) or (
             pos == "VERB" and sense_context.before_particle(tokens, i)):
         return pos, ()  # "jumping rope", "a happy birthday", "carry out"
-    found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i))
+    tense = None
+    if pos == "VERB" and sense_verbs.same_past(tok.text):  # "shut the door": past or not?
+        tense = "VBN" if _after_auxiliary(tokens, i) else sense_verbs.known_tense(tokens, i)
+        if tense is None:
+            return pos, ()
+    if pos == "VERB" and sense_verbs.in_collocation(tokens, i, lemma):
+        return pos, ()  # "threw a birthday party", "made a decision"
+    found = en_table_candidates(tok.text, pos, pos == "VERB" and _after_auxiliary(tokens, i),
+                                tense)
+    found = tuple(c for c in found if not sense_verbs.noun_like_gerund(tok.text, c[0]))
     if found and pos == "VERB" and not _after_auxiliary(tokens, i, _BE_FORMS):  # passive
         found = tuple(c for c in found  # "decided that he should" is not "chose that"
                       if sense_context.frames_allow(tokens, i, lemma, _lemma(c[0], "VERB")))
