@@ -274,8 +274,9 @@ def reject(engine: "Engine", attack_item_id: int, *, reviewer: str,
 
 
 def _edited_options(attack_item_id: int, source: Any, derived: Any,
-                    options: Optional[list[str]]) -> list[str]:
-    """The attacked options after the edit: `options` checked against the clean item's
+                    options: "Optional[list[str] | dict[int, str]]") -> list[str]:
+    """The attacked options after the edit: `options` (every option's text, or {0-based
+    index: text} of those edited, the rest as stored) checked against the clean item's
     (same count, none empty), or as stored (None: the edit is of the question only)."""
     stored = list((derived.choices if derived is not None else None) or source.choices or [])
     if options is None:
@@ -284,6 +285,12 @@ def _edited_options(attack_item_id: int, source: Any, derived: Any,
     if not clean or derived is None:
         raise AttackSetError(f"attack item {attack_item_id} has no options to edit; "
                              "edit the question only")
+    if isinstance(options, dict):
+        wrong = sorted(i for i in options if not 0 <= int(i) < len(stored))
+        if wrong:
+            raise AttackSetError(f"attack item {attack_item_id} has no option {wrong[0]} "
+                                 f"(0-based; it has {len(stored)})")
+        options = [options.get(i, o) for i, o in enumerate(stored)]
     options = [(o or "").strip() for o in options]
     if len(options) != len(clean):
         raise AttackSetError(f"attack item {attack_item_id}: {len(options)} options given, "
@@ -319,7 +326,8 @@ def event_text(attacked: str, clean: list[str], options: list[str]) -> str:
 def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, reviewer: str,
                      expected_status: Optional[str] = None, approve: bool = False,
                      note: Optional[str] = None,
-                     options: Optional[list[str]] = None) -> "AttackItem":
+                     options: "Optional[list[str] | dict[int, str]]" = None
+                     ) -> "AttackItem":
     """Replace the attacked text (and with `options`, the attacked options: one text per
     option, labels and answer key unchanged), re-check it, and store it in the item and the
     derived dataset. Pairs, their places and attack_num are recomputed (`item_changes`)."""
