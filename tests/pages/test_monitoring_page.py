@@ -59,7 +59,7 @@ def test_page_and_cli_show_the_same_schedules(engine, settings, page_env):
                                                 for s in cli]
     assert table["runs"].tolist() == [", ".join(map(str, s["runs"])) for s in cli]
     assert cli[0]["runs"] == [good, bad]
-    assert table["last verdict"].tolist() == ["fail"]
+    assert table["last"].tolist() == ["fail"]
     shown = "\n".join(texts(at))
     assert "secrettoken" not in shown and "hooks.example.org/***" in shown
     last = at.dataframe[1].value
@@ -164,3 +164,41 @@ def test_schedules_refresh_while_one_is_active():
 
     assert refresh_every([{"paused": True}, {"paused": False}]) == REFRESH_S
     assert refresh_every([{"paused": True}]) is None and refresh_every([]) is None
+
+
+def test_due_times_show_their_runs_status_and_verdict(engine, settings, page_env):
+    """Walked on the local model: a due time's row said `created` (the due time made its
+    run) whatever the run did. It shows the run's status as store.run_state derives it
+    (its job's: here failed, though the run row says done) beside the gate's verdict."""
+    from sqlalchemy import update
+
+    from evalcore.store.jobs import create_job
+    from evalcore.store.monitor_tables import ScheduleRun
+    from evalcore.store.schedules import update_schedule_run
+    from evalcore.store.tables import Job, Run
+
+    row, good, bad = _scheduled(engine, settings)
+    ds = seed_dataset(engine, "sums2", ["What is 9 plus 9?"])
+    pending = seed_run(engine, ds, {0: [1]}, 1)
+    job = create_job(engine, "run", run_id=pending)  # the job owns the run's status
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job).values(status="failed",
+                                                              error="worker died"))
+    table = ScheduleRun.__table__
+    with engine.begin() as conn:
+        sr = conn.execute(table.insert().values(
+            schedule_id=row.id, due_at=row.next_due_at + timedelta(seconds=900),
+            status="queued", checks=[], created_at=row.created_at)
+            .returning(table.c.id)).scalar_one()
+        update_schedule_run(conn, sr, status="created", run_id=pending)
+        assert conn.execute(Run.__table__.select().where(Run.__table__.c.id == pending)) \
+            .one().status == "done"
+    at = run_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.dataframe[0].value["last"].tolist() == ["failed"]
+    last = at.dataframe[1].value
+    assert "status" not in last.columns
+    assert last["run status"].tolist() == ["done", "done", "failed"]
+    assert last["verdict"].tolist() == ["pass", "fail", ""]
+    cli = _cli_list(settings)[0]["last"]
+    assert [r["run_status"] for r in cli] == ["done", "done", "failed"]
