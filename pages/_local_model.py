@@ -9,6 +9,7 @@ import streamlit as st
 
 from evalcore.error_text import describe_error
 from evalcore.markup import code_text, md
+from evalcore.store.schedules import list_schedules
 from evalcore.store.workers import live_workers
 from pages import _shared
 
@@ -65,8 +66,6 @@ def sidebar_every(url_path: str, starting: bool, scheduled: bool) -> float | Non
 
 def sidebar_refresh(url_path: str) -> float | None:
     """`sidebar_every` for the page shown, from the database."""
-    from evalcore.store.schedules import list_schedules
-
     scheduled = False
     if url_path in WATCHED_PAGES:
         try:

@@ -31,7 +31,9 @@ from evalcore.dataset.language import detect_language
 from evalcore.dataset.numbering import item_positions
 from evalcore.dataset.records import Question
 from evalcore.perturb.adapter import engine_fn
+from evalcore.perturb.attack import _option_similarities, option_flags
 from evalcore.perturb.degenerate import flag_reasons
+from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD
 from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
@@ -307,9 +309,6 @@ def _edited_options(attack_item_id: int, source: Any, derived: Any,
 def _option_flags(question: Question, options: list[str]) -> tuple[Optional[float], list[str]]:
     """The generator's guard on changed options (numbers, names, e5 similarity): the lowest
     similarity of a changed option and the flags (`attack.option_flags`)."""
-    from evalcore.perturb.attack import _option_similarities, option_flags
-    from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD
-
     sims = _option_similarities([question], [options], True)[0]
     flags = option_flags(question, options, sims, DEFAULT_SIMILARITY_THRESHOLD)
     return min((s for s in sims if s is not None), default=None), flags
