@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import hypergeom
 
+from evalcore.metrics.consistency import answer_key
 from evalcore.metrics.repeats import (
     TAUS,
     accuracy_by_entropy,
@@ -116,6 +117,9 @@ def test_groups_of_hostile_replies_add_up(replies, data) -> None:
     assert [g.count for g in groups] == sorted((g.count for g in groups), reverse=True)
     h = groups_entropy(groups)
     named = [g for g in groups if g.answer is not None]
+    for g in named:  # shown as one of its own replies as given, which groups to its key
+        assert g.label in {r.strip() for r in replies if r is not None}
+        assert answer_key(g.label) == g.answer and sum(g.forms.values()) == g.count
     if named:
         assert 0.0 <= h <= math.log(len(named)) + 1e-12
     else:

@@ -5,6 +5,8 @@ import csv
 from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
 from evalcore.perturb.review import (
     ReviewConflictError,
@@ -14,6 +16,7 @@ from evalcore.perturb.review import (
     changes,
     edit_attack_item,
     get_attack_item,
+    item_changes,
     list_attack_items,
     question_numbers,
     reject,
@@ -232,3 +235,19 @@ def test_question_numbers_are_positions_in_the_source_dataset(engine, math_datas
     numbers = question_numbers(engine, items)
     assert [numbers[i.id] for i in items] == [1, 2, 3, 4]
     assert attack_item_info(items[2], numbers[items[2].id])["number"] == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(hst.lists(hst.tuples(hst.text(max_size=40), hst.text(max_size=40)), min_size=1,
+                 max_size=4))
+def test_item_changes_of_hostile_edits_count_each_swap_once(texts):
+    """A reviewer's edits are free text: every swap is counted once, says where it was
+    made (a place given), and an item whose texts did not change has no swap."""
+    places = ["question"] + [f"option {i}" for i in range(len(texts) - 1)]
+    swaps, edits = item_changes([(w, a, b) for w, (a, b) in zip(places, texts)], "en")
+    assert len({(s[0], s[1]) for s in swaps}) == len(swaps) <= edits
+    for swap in swaps:
+        assert swap[0] != swap[1]
+        assert len(swap) == 2 or set(swap[2].split(", ")) <= set(places)
+    same, none = item_changes([(w, a, a) for w, (a, _) in zip(places, texts)], "en")
+    assert (same, none) == ([], 0)
