@@ -177,7 +177,7 @@ def test_due_times_show_their_runs_status_and_verdict(engine, settings, page_env
     from evalcore.store.schedules import update_schedule_run
     from evalcore.store.tables import Job, Run, utcnow
 
-    row, good, bad = _scheduled(engine, settings)
+    row, _, _ = _scheduled(engine, settings)
     ds = seed_dataset(engine, "sums2", ["What is 9 plus 9?"])
     pending = seed_run(engine, ds, {0: [1]}, 1)
     job = create_job(engine, "run", run_id=pending)  # the job owns the run's status

@@ -279,8 +279,13 @@ def test_an_edit_keeps_where_each_pair_is_and_may_edit_an_attacked_option(engine
     from evalcore.dataset import import_dataset
     from evalcore.perturb.export import write_attack_set_csv
     from evalcore.perturb.generate import make_attack_set
-    from evalcore.perturb.review import (edit_attack_item, list_attack_items, option_diffs,
-                                         review_log, swaps_line)
+    from evalcore.perturb.review import (
+        edit_attack_item,
+        list_attack_items,
+        option_diffs,
+        review_log,
+        swaps_line,
+    )
     from evalcore.perturb.sets import AttackSetError
     from evalcore.store.db import session_scope
     from evalcore.store.tables import Item
@@ -310,7 +315,7 @@ def test_an_edit_keeps_where_each_pair_is_and_may_edit_an_attacked_option(engine
     out = tmp_path / "out.csv"
     write_attack_set_csv(engine, int(attack_set.id), out)
     with out.open(encoding="utf-8-sig") as fh:
-        row = [r for r in csv.DictReader(fh) if r["attacked_question"] == question][0]
+        row = next(r for r in csv.DictReader(fh) if r["attacked_question"] == question)
     assert (row["attacked_choice1"], row["attacked_choice3"]) == (options[1], options[3])
     assert row["attack_num"] == "4" and row["answer"] == "3"
 

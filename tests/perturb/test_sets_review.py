@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
 
+from evalcore.perturb.generate import make_attack_set
 from evalcore.perturb.review import (
     ReviewConflictError,
     approve,
@@ -25,7 +26,6 @@ from evalcore.perturb.review import (
     set_review,
     unique_pairs,
 )
-from evalcore.perturb.generate import make_attack_set
 from evalcore.perturb.sets import AttackSetError
 from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
 
