@@ -46,7 +46,7 @@ if actor.team and allows(actor.role, read_permission("team page")):
 
 page = st.navigation(PAGES)
 try:
-    guarded(lambda: (sidebar(), page.run()))
+    guarded(lambda: (sidebar(page.url_path), page.run()))
 finally:  # also when the page stops or reruns the script
     # Once per process, after its first page is drawn: a background thread imports what
     # the other pages import and opens the database, so their first visits do not wait.

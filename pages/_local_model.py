@@ -9,6 +9,7 @@ import streamlit as st
 
 from evalcore.error_text import describe_error
 from evalcore.markup import code_text, md
+from evalcore.store.schedules import list_schedules
 from evalcore.store.workers import live_workers
 from pages import _shared
 
@@ -47,6 +48,31 @@ def local_busy() -> bool:
     except Exception:  # noqa: BLE001 - the body says why it cannot tell
         return False
     return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
+
+
+WATCHED_PAGES = {"monitoring": 10.0}
+"""Pages open for long that start runs by themselves (Monitoring's schedules, re-read
+every 10 s): while one of their schedules is active the sidebar's local-model line is
+re-read as often, so "not loaded" turns into "loaded" when a scheduled run loads it."""
+
+
+def sidebar_every(url_path: str, starting: bool, scheduled: bool) -> float | None:
+    """How often the sidebar's local-model line is re-read: every REFRESH_S while a
+    worker loads the model, on a watched page while a schedule is active, else never."""
+    if starting:
+        return _shared.REFRESH_S
+    return WATCHED_PAGES.get(url_path) if scheduled else None
+
+
+def sidebar_refresh(url_path: str) -> float | None:
+    """`sidebar_every` for the page shown, from the database."""
+    scheduled = False
+    if url_path in WATCHED_PAGES:
+        try:
+            scheduled = any(not s.paused for s in list_schedules(_shared.engine()))
+        except Exception:  # noqa: BLE001 - the sidebar must draw without a database
+            scheduled = False
+    return sidebar_every(url_path, local_busy(), scheduled)
 
 
 def local_model_body() -> None:

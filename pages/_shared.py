@@ -114,10 +114,11 @@ def allowed_button(label: str, permission: str, *, disabled: bool = False,
     return bool(clicked)
 
 
-def sidebar() -> None:
+def sidebar(url_path: str = "") -> None:
     """The sidebar every page shows: who is signed in, which database is in use and the
-    local model's state."""
-    from pages._local_model import local_busy, local_model_body
+    local model's state (re-read as `_local_model.sidebar_refresh` says for the page
+    at `url_path`)."""
+    from pages._local_model import local_model_body, sidebar_refresh
     from pages._signin import sidebar_identity
 
     with st.sidebar:
@@ -125,8 +126,9 @@ def sidebar() -> None:
         st.caption("Database")
         st.code(settings().redacted_db_url(), language=None, wrap_lines=True)
         st.caption("Local model")
-        # while a worker loads it, re-read every REFRESH_S ("starting" -> "loaded")
-        st.fragment(run_every=REFRESH_S if local_busy() else None)(local_model_body)()
+        # while a worker loads it, re-read every REFRESH_S ("starting" -> "loaded"); on
+        # Monitoring while a schedule is active, as often as its schedules
+        st.fragment(run_every=sidebar_refresh(url_path))(local_model_body)()
 
 
 # ------------------------------------------------------------------ downloads

@@ -147,7 +147,7 @@ def _judge_flicker(report: dict[str, Any]) -> None:
                      "model's spread": flicker["model_spread"],
                      "judge's share": flicker["judge_share"],
                      "answers judged both ways": "; ".join(
-                         f"{a['answer'][:60]!r} rounds {a['rounds']}: {a['right']} right, "
+                         f"{(a.get('label') or a['answer'])[:60]!r} rounds {a['rounds']}: {a['right']} right, "
                          f"{a['wrong']} wrong" for a in flicker["flicker_answers"])})
     st.dataframe(pd.DataFrame(rows, columns=["Q", "verdict spread", "model's spread",
                                              "judge's share", "answers judged both ways"]),
@@ -169,7 +169,8 @@ def answer_groups(report: dict[str, Any], item: int) -> None:
     if report["summary"].get("answer_grouping"):
         st.caption("Grouping: " + md(grouping_line(report["summary"])) + ".")
     st.dataframe(pd.DataFrame([
-        {"answer": "no answer" if g["answer"] is None else g["answer"], "count": g["count"],
+        {"answer": "no answer" if g["answer"] is None else g.get("label") or g["answer"],
+         "count": g["count"],
          "right": g["correct"], "wrong": g["wrong"],
          "no verdict": g["count"] - g["correct"] - g["wrong"], "example": g["example"]}
         for g in groups], columns=["answer", "count", "right", "wrong", "no verdict",

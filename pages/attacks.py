@@ -26,7 +26,8 @@ from evalcore.perturb.degenerate import flag_reasons
 from evalcore.perturb.export import write_attack_set_csv
 from evalcore.perturb.guard import FLAGS
 from evalcore.perturb.review import (list_attack_items, option_diffs, question_numbers, review_log,
-                                     review_progress, review_version, unique_pairs)
+                                     review_progress, review_version, swaps_line,
+                                     unique_pairs)
 from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.store.jobs import get_job
@@ -181,23 +182,27 @@ def progress_bar(set_id: int) -> dict[str, Any]:
 
 
 def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = "",
-         original: str = "") -> None:
+         original: str = "", option_keys: tuple[tuple[int, str, str], ...] = ()) -> None:
     """Button callback: one review action on what the reviewer saw when the card was drawn.
 
     `seen` is the status shown on the card (callbacks get their arguments from that run):
     if someone else reviewed the item meanwhile, the service refuses and the card says who
     and when. An edit (text from the widget under `edit_key`) is re-checked by the service;
     its result is noted on the card; an edit that changes nothing is only noted.
+    `option_keys`: (index, widget key, stored text) of each attacked option's text area.
     """
     eng, actor = _shared.engine(), _shared.actor()
+    state = st.session_state
+    options = {i: state.get(key, stored) for i, key, stored in option_keys}
+    same = all(options[i].strip() == stored.strip() for i, _, stored in option_keys)
     try:
-        if edit_key and st.session_state.get(edit_key, "").strip() == original.strip():
+        if edit_key and state.get(edit_key, "").strip() == original.strip() and same:
             note = ("info", "Nothing to save: the text is as stored. Change it first.")
         elif edit_key:
-            saved = actions.edit_attack_item(actor, eng, item_id,
-                                             st.session_state.get(edit_key, ""),
+            saved = actions.edit_attack_item(actor, eng, item_id, state.get(edit_key, ""),
                                              reviewer=reviewer, expected_status=seen,
-                                             approve=status == "approved")
+                                             approve=status == "approved",
+                                             options=None if same else options)
             sim = "-" if saved.similarity is None else f"{saved.similarity:.3f}"
             text = (f"Edit saved and re-checked: similarity {sim}, flags "
                     f"{', '.join(saved.flags) or 'none'}; now {saved.status}.")
@@ -219,10 +224,15 @@ def _flags_line(item: Any) -> str:
     flags = ", ".join(f"`{f}`" for f in item.flags) if item.flags else "none"
     sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
     where = {(str(p[0]), str(p[1])): _where(p) for p in item.pairs or [] if len(p) == 3}
+    swaps = unique_pairs(item.pairs)
     pairs = " · ".join(f"{a} → {b}" + (f" ({where[a, b]})" if (a, b) in where else "")
-                       for a, b in unique_pairs(item.pairs))
-    parts = [f"insertions/replacements **{item.attack_num}**", f"similarity **{sim}**",
-             f"flags {flags}"]
+                       for a, b in swaps)
+    # word level: distinct swaps and where (perturb.review.item_changes); a method file's
+    # attack_num counts each replaced place, shown beside it when it differs
+    count = (f"**{swaps_line(item.pairs)}**" + (
+        f" (attack_num {item.attack_num})" if item.attack_num != len(swaps) else "")
+        if swaps else f"insertions/replacements **{item.attack_num}**")
+    parts = [count, f"similarity **{sim}**", f"flags {flags}"]
     if pairs:
         parts.append(f"pairs: {pairs}")
     return " · ".join(parts)
@@ -284,9 +294,15 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
             # (a plain text area only reaches the script after Ctrl+Enter or leaving it).
             text_key = f"attacks.text.{item.id}"
             st.text_area("Attacked text", value=item.attacked, key=text_key)
+            option_keys = []
+            for index, _, after in options or []:
+                key = f"attacks.option.{item.id}.{index}"
+                st.text_area(f"Attacked option {chr(65 + index) if index < 26 else index + 1}"
+                             " (label and answer key unchanged)", value=after, key=key)
+                option_keys.append((index, key, after))
             st.caption("Type the new text, then click a save button (no Ctrl+Enter needed).")
             c, d, _ = st.columns([1, 1, 2])
-            edit = (*seen, "pending", text_key, item.attacked)
+            edit = (*seen, "pending", text_key, item.attacked, tuple(option_keys))
             c.form_submit_button("Save edit (re-check)", key=f"attacks.save.{item.id}",
                                  on_click=_act, args=edit, disabled=disabled)
             d.form_submit_button("Save edit and approve", key=f"attacks.save_approve.{item.id}",

@@ -20,7 +20,7 @@ from evalcore.markup import md
 from evalcore.monitor import actions, channels
 from evalcore.monitor.actions import set_baseline
 from evalcore.monitor.runs import schedulable
-from evalcore.monitor.view import figure_series, monitoring, series_figure
+from evalcore.monitor.view import figure_series, monitoring, row_state, series_figure
 from evalcore.perturb.sets import list_attack_sets
 from evalcore.store import queries
 from evalcore.store.baselines import baselines_in_force
@@ -40,8 +40,7 @@ def _table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "next due (UTC)": "paused" if r["paused"]
              else (r["next_due"] or "")[:19].replace("T", " "),
              "runs": ", ".join(str(i) for i in r["runs"]),
-             "last verdict": (r["last"][-1]["verdict"] or r["last"][-1]["status"])
-             if r["last"] else "", "channels": "; ".join(r["channels"])} for r in rows]
+             "last": row_state(r["last"][-1]) if r["last"] else "", "channels": "; ".join(r["channels"])} for r in rows]
 
 
 def _act(what: str, do: Any) -> None:
@@ -56,8 +55,11 @@ def _act(what: str, do: Any) -> None:
 
 def _schedule(info: dict[str, Any]) -> None:
     eng, actor, sid = _shared.engine(), _shared.actor(), info["id"]
+    # the run's own status (store.run_state), not the due time's "created"
     st.dataframe([{"due (UTC)": (r["due_at"] or "")[:19].replace("T", " "),
-                   "status": r["status"], "run": r["run_id"],
+                   "run": r["run_id"],
+                   "run status": r["run_status"] or ("deleted" if r["run_id"] is not None
+                                                     else r["status"]),
                    "verdict": r["verdict"] or "", "reason": r["reason"] or "",
                    "alerts": "; ".join(f"{a['status']} {a['channel']}"
                                        + (f" ({a['error']})" if a["error"] else "")

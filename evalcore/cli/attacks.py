@@ -11,7 +11,7 @@ from evalcore.dataset.readers import load_source
 from evalcore.perturb.export import write_attack_set_csv
 from evalcore.perturb.review import (attack_item_info, attack_set_info, get_attack_item,
                                      list_attack_items, option_diffs, question_numbers, review_log,
-                                     review_progress)
+                                     review_progress, swaps_line)
 from evalcore.perturb.sets import AttackSetError, get_attack_set, list_attack_sets
 from evalcore.runner.attack import attack_set_job
 from evalcore.runner.start import run_job_here
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_attack)
 
     p = sub.add_parser("attacks", help="attack sets: list, resume, show, import, approve, reject, "
-                                       "export, delete")
+                                       "edit, export, delete")
     cmds = p.add_subparsers(dest="attacks_command", required=True, metavar="ACTION")
 
     q = cmds.add_parser("list", help="list attack sets")
@@ -94,6 +94,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--note", help="why")
     q.add_argument("--reviewer", help="your name (default EVALCORE_USER, else your system user; team mode: your identity)")
     q.set_defaults(func=_reject)
+
+    q = cmds.add_parser("edit", help="edit an attack item's attacked question and/or options "
+                                     "(re-checked; labels and answer key never change)")
+    q.add_argument("id", help="attack set id or name")
+    q.add_argument("--item", type=int, required=True, help="the attack item id")
+    q.add_argument("--question", help="the new attacked question (default: as stored)")
+    q.add_argument("--option", action="append", default=[], metavar="N=TEXT",
+                   help="the new attacked text of option N (0-based; A is 0), repeatable")
+    q.add_argument("--approve", action="store_true", help="approve it in the same step")
+    q.add_argument("--note", help="why")
+    q.add_argument("--reviewer", help="your name (default EVALCORE_USER, else your system user; team mode: your identity)")
+    q.set_defaults(func=_edit)
 
     q = cmds.add_parser("export", help="write a set as CSV (original columns + attack columns)")
     q.add_argument("id", help="attack set id or name")
@@ -208,12 +220,14 @@ def _show(args: argparse.Namespace) -> int:
           f"seed {info['seed']}, from dataset '{info['source_dataset']}'")
     print(f"review: {r['approved']} approved, {r['rejected']} rejected, {r['pending']} pending "
           f"of {r['total']}; flags {r['flags'] or 'none'}")
+    stored = {i.id: i.pairs for i in found}  # with where each pair is
     for i in items:
         flags = ",".join(i["flags"]) or "-"
         sim = "-" if i["similarity"] is None else f"{i['similarity']:.3f}"
         label = question_label(None if i["number"] is None else i["number"] - 1)
+        swaps = f" ({swaps_line(stored[i['id']])})" if i["pairs"] else ""
         print(f"- {label} (attack item {i['id']}) [{i['status']}] flags {flags} "
-              f"similarity {sim} changes {i['attack_num']}")
+              f"similarity {sim} changes {i['attack_num']}{swaps}")
         print(f"    original: {i['original']}")
         print(f"    attacked: {i['attacked']}")
         for o in i["options"]:  # a word attack that reached the options
@@ -289,6 +303,36 @@ def _reject(args: argparse.Namespace) -> int:
         actions.set_review(actor, engine, item_id, "rejected", reviewer=_reviewer(args),
                            note=args.note)
     print(f"rejected {len(args.item)} item(s) of set {attack_set.id}")
+    return 0
+
+
+def _options(values: list[str]) -> dict[int, str] | None:
+    """--option N=TEXT values as {N: TEXT}; a usage error names the bad one."""
+    out: dict[int, str] = {}
+    for value in values:
+        index, sep, text = value.partition("=")
+        if not sep or not index.strip().isdigit():
+            raise AttackSetError(f"--option {value!r}: write N=TEXT with N the option's "
+                                 "0-based index (A is 0)")
+        out[int(index)] = text
+    return out or None
+
+
+def _edit(args: argparse.Namespace) -> int:
+    engine, _ = engine_and_settings()
+    attack_set = get_attack_set(engine, args.id)
+    _check_in_set(engine, args.item, int(attack_set.id))
+    options = _options(args.option)
+    if args.question is None and options is None:
+        raise AttackSetError("say what to edit: --question TEXT and/or --option N=TEXT")
+    current = get_attack_item(engine, args.item)
+    item = actions.edit_attack_item(
+        acting_user(engine), engine, args.item,
+        current.attacked if args.question is None else args.question,
+        reviewer=_reviewer(args), approve=args.approve, note=args.note, options=options)
+    sim = "-" if item.similarity is None else f"{item.similarity:.3f}"
+    print(f"edited attack item {item.id}: {swaps_line(item.pairs)}; similarity {sim}, "
+          f"flags {', '.join(item.flags) or 'none'}; now {item.status}")
     return 0
 
 

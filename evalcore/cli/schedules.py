@@ -13,7 +13,7 @@ from evalcore.monitor import channels
 from evalcore.monitor.actions import (add_schedule, delete_schedule, edit_schedule, pause_schedule,
                                       test_alert)
 from evalcore.monitor.runs import schedulable
-from evalcore.monitor.view import monitoring
+from evalcore.monitor.view import monitoring, row_state
 from evalcore.store.schedules import every_label, get_schedule, parse_every
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def _line(info: dict[str, Any]) -> str:
     target = info["params"].get("dataset") or info["params"].get("suite") or \
         info["params"].get("attack_set_ids")
     last = info["last"][-1] if info["last"] else None
-    verdict = f"last {last['verdict'] or last['status']}" if last else "no run yet"
+    verdict = f"last {row_state(last)}" if last else "no run yet"
     nxt = "paused" if info["paused"] else f"next {info['next_due'][:19].replace('T', ' ')}"
     return (f"{info['id']:>4}  {info['kind']:<10} {str(target):<20} {info['params']['model']:<14}"
             f" every {info['every']:<8} {nxt:<25} runs {len(info['runs']):>3}  {verdict}")

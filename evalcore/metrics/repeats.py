@@ -150,10 +150,22 @@ class AnswerGroup:
     """Rounds judged wrong (count - correct - wrong have no verdict)."""
     example: str = ""
     first: int = 0
+    forms: Counter[str] = field(default_factory=Counter, repr=False)
+    """Open replies: each reply as given (stripped) and how often; `label` shows one."""
+
+    @property
+    def label(self) -> Optional[str]:
+        """What the group is shown as: the most frequent reply as given (ties: first seen)
+        for open replies, whose `answer` is a normalised key ('if i don t have ...') fit
+        for grouping only; the extracted answer as first read otherwise."""
+        if self.answer is None or not self.forms:
+            return self.answer
+        top = max(self.forms.values())
+        return next(form for form, n in self.forms.items() if n == top)
 
     def to_json_dict(self) -> dict[str, Any]:
-        return {"answer": self.answer, "count": self.count, "correct": self.correct,
-                "wrong": self.wrong, "example": self.example}
+        return {"answer": self.answer, "label": self.label, "count": self.count,
+                "correct": self.correct, "wrong": self.wrong, "example": self.example}
 
 
 def group_answers(replies: Sequence[Optional[str]], verdicts: Sequence[Optional[bool]],
@@ -179,6 +191,8 @@ def group_answers(replies: Sequence[Optional[str]], verdicts: Sequence[Optional[
         if group is None:  # an extracted answer shown as first read ("A", "1,200")
             label = name if extracted is None or raw is None else str(raw).strip()
             group = groups[name] = AnswerGroup(answer=label, example=reply, first=pos)
+        if extracted is None and name is not None:
+            group.forms[reply.strip()] += 1
         group.count += 1
         verdict = verdicts[pos]
         if verdict is not None:
@@ -207,8 +221,9 @@ def groups_line(groups: Sequence[Mapping[str, Any]], limit: int = 4) -> str:
     named = sum(1 for g in groups if g["answer"] is not None)
     if not named:  # not "0 answers: 2x no answer"
         return f"no answer in {sum(int(g['count']) for g in groups)} rounds"
-    parts = [f"{g['count']}x " + (repr(_short(g["answer"])) if g["answer"] is not None
-                                  else "no answer") for g in groups[:limit]]
+    parts = [f"{g['count']}x " + (repr(_short(g.get("label") or g["answer"]))
+                                  if g["answer"] is not None else "no answer")
+             for g in groups[:limit]]
     more = len(groups) - limit
     return (f"{named} answer{'s' if named != 1 else ''}: " + ", ".join(parts)
             + (f", +{more} more" if more > 0 else ""))
@@ -290,11 +305,13 @@ def question_flicker(replies: Sequence[Optional[str]], verdicts: Sequence[Option
     votes: dict[str, list[bool]] = {}
     rounds: dict[str, list[int]] = {}
     texts: dict[int, str] = {}
+    forms: dict[str, Counter[str]] = {}
     for r, (reply, verdict) in enumerate(zip(replies, verdicts)):
         if reply is None or verdict is None:
             continue
         text = key(reply)
         texts[r] = text
+        forms.setdefault(text, Counter())[reply.strip()] += 1
         rounds.setdefault(text, []).append(r + 1)
         votes.setdefault(text, []).append(bool(verdict))
         votes[text].extend(bool(v) for v in rejudged.get(r, ()) if v is not None)
@@ -303,8 +320,8 @@ def question_flicker(replies: Sequence[Optional[str]], verdicts: Sequence[Option
     for text in texts.values():
         vote = majority(votes[text])
         denoised.append(0.5 if vote is None else float(vote))
-    flickering = [{"answer": text, "rounds": rounds[text], "right": sum(v),
-                   "wrong": len(v) - sum(v)}
+    flickering = [{"answer": text, "label": forms[text].most_common(1)[0][0],
+                   "rounds": rounds[text], "right": sum(v), "wrong": len(v) - sum(v)}
                   for text, v in votes.items() if 0 < sum(v) < len(v)]
     return Flicker(observed=spread(own), model=spread(denoised), flicker_answers=flickering)
 
@@ -368,8 +385,10 @@ def merge_groups(groups: Sequence[AnswerGroup], same: SameMeaning) -> list[Answe
         if g.answer is not None:
             target = next((k for k in kept if k.answer is not None and same(k, g)), None)
         if target is None:
-            kept.append(AnswerGroup(g.answer, g.count, g.correct, g.wrong, g.example, g.first))
+            kept.append(AnswerGroup(g.answer, g.count, g.correct, g.wrong, g.example, g.first,
+                                    Counter(g.forms)))
         else:
+            target.forms.update(g.forms)
             target.count += g.count
             target.correct += g.correct
             target.wrong += g.wrong

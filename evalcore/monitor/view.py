@@ -8,7 +8,7 @@ from typing import Any
 
 from evalcore.monitor.channels import shown
 from evalcore.store.alerts import deliveries
-from evalcore.store.schedules import every_label, list_schedules, schedule_runs
+from evalcore.store.schedules import every_label, list_schedules, run_statuses, schedule_runs
 
 
 def _iso(moment: Any) -> Any:
@@ -17,13 +17,19 @@ def _iso(moment: Any) -> Any:
 
 def schedule_info(engine: Any, schedule: Any, *, recent: int = 10) -> dict[str, Any]:
     """One schedule as the CLI's JSON and the page's table row: id, kind, every,
-    next_due, paused, runs (the run ids it made), last (its newest due times)."""
+    next_due, paused, runs (the run ids it made), last (its newest due times: `status`
+    the due time's own, "created" once it made its run or "skipped"; `run_status` that
+    run's status, from `store.run_state`, None for a due time without a run or a deleted
+    run; `verdict` the gate's)."""
     rows = schedule_runs(engine, int(schedule.id))
+    statuses = run_statuses(engine, [int(r.run_id) for r in rows[-recent:]
+                                     if r.run_id is not None])
     sent = {}
     for d in deliveries(engine, schedule_id=int(schedule.id)):
         if d["run_id"] is not None:
             sent.setdefault(d["run_id"], []).append(d)
     last = [{"due_at": _iso(r.due_at), "status": r.status, "run_id": r.run_id,
+             "run_status": statuses.get(int(r.run_id)) if r.run_id is not None else None,
              "verdict": r.verdict, "reason": r.reason, "baseline_id": r.baseline_id,
              "alerts": [{k: d[k] for k in ("channel", "status", "error")}
                         for d in sent.get(r.run_id, [])]}
@@ -35,6 +41,15 @@ def schedule_info(engine: Any, schedule: Any, *, recent: int = 10) -> dict[str, 
             "gate": dict(schedule.gate) or "default", "created_by": schedule.created_by,
             "runs": [r.run_id for r in rows if r.run_id is not None],
             "skipped": sum(r.status == "skipped" for r in rows), "last": last}
+
+
+def row_state(row: dict[str, Any]) -> str:
+    """A due time in one word for the page and the CLI: the gate's verdict once checked,
+    else its run's status ("running", "failed"), else the due time's ("skipped")."""
+    verdict = row.get("verdict")
+    if verdict and verdict != "checking":
+        return str(verdict)
+    return str(row.get("run_status") or row.get("status") or "")
 
 
 def monitoring(engine: Any) -> list[dict[str, Any]]:

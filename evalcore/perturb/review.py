@@ -12,8 +12,12 @@ item and, in the same transaction, as a `ReviewEvent`: the item shows the latest
 An edit replaces the attacked text in the AttackItem AND in the derived dataset's Item
 (what runs ask), re-runs the engine's `check_attack` (new similarity and flags), sets
 `edited`, and leaves the item pending unless the reviewer approves it in the same step.
-`pairs` and `attack_num` are recomputed from the edited text (`changes`): what differs
-from the original now, not what the generator once did.
+A reviewer may also edit the attacked options (labels and answer key never change): they
+go to the derived Item's choices (what runs ask and the export's attacked_choiceN), the
+guard's option checks re-run, and the log's text lists them under the question.
+`pairs` (each tagged with where it is once any is in an option) and `attack_num` (distinct
+swaps plus insertions/deletions, as the generator counts) are recomputed from the edited
+texts (`item_changes`): what differs from the original now, not what the generator did.
 """
 from __future__ import annotations
 
@@ -27,7 +31,9 @@ from evalcore.dataset.language import detect_language
 from evalcore.dataset.numbering import item_positions
 from evalcore.dataset.records import Question
 from evalcore.perturb.adapter import engine_fn
+from evalcore.perturb.attack import _option_similarities, option_flags
 from evalcore.perturb.degenerate import flag_reasons
+from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD
 from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
@@ -147,22 +153,73 @@ def _trim(old: str, new: str) -> tuple[str, str]:
     return old[start:len(old) - end], new[start:len(new) - end]
 
 
-def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]], int]:
-    """(replaced [old, new] pairs without repeats, changed stretches) from `original` to
-    `attacked`, diffed on the attack engine's words (jieba for Chinese)."""
+def _diff(original: str, attacked: str, language: str) -> tuple[list[list[str]], int]:
+    """([old, new] replaced stretches, in order, repeats kept; inserted or deleted stretches)
+    from `original` to `attacked`, diffed on the attack engine's words (jieba for Chinese)."""
     lang = language if language in ("zh", "en") else detect_language(original)
     old = [t.text for t in segment(original, lang)]
     new = [t.text for t in segment(attacked, lang)]
-    pairs, stretches = [], 0
+    pairs, other = [], 0
     matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        stretches += 1
         if tag == "replace":
             a, b = "".join(old[i1:i2]), "".join(new[j1:j2])
-            pairs.append(list(_trim(a, b) if lang == "zh" else (a.strip(), b.strip())))
-    return unique_pairs([p for p in pairs if p[0] and p[1]]), stretches
+            pair = list(_trim(a, b) if lang == "zh" else (a.strip(), b.strip()))
+            if pair[0] and pair[1]:
+                pairs.append(pair)
+                continue
+        if tag != "equal":
+            other += 1
+    return pairs, other
+
+
+def changes(original: str, attacked: str, language: str) -> tuple[list[list[str]], int]:
+    """(replaced [old, new] pairs without repeats, changed stretches) from `original` to
+    `attacked`, diffed on the attack engine's words (jieba for Chinese)."""
+    pairs, other = _diff(original, attacked, language)
+    return unique_pairs(pairs), len(pairs) + other
+
+
+def item_changes(texts: list[tuple[str, str, str]], language: str
+                 ) -> tuple[list[list[str]], int]:
+    """(swaps, edits) of an item's (where, original, attacked) texts ("question", "option 2").
+
+    A swap is one distinct old -> new pair wherever it was made: "I will -> I'll" in four
+    options is 1 swap, "exam -> test" and "receive -> get" in one option are 2, as the
+    generator counts (it replaces a word everywhere it occurs: attack_num = its pairs).
+    Swaps are [old, new, where] with every place ", "-joined once any is an option, else
+    [old, new] (the generator's storage, `set_storage.pairs_where`). `edits` = swaps plus
+    inserted or deleted stretches (not swaps, still changes): the item's new attack_num.
+    """
+    places: dict[tuple[str, str], list[str]] = {}
+    other = 0
+    for where, before, after in texts:
+        if before == after:
+            continue
+        pairs, extra = _diff(before, after, language)
+        other += extra
+        for old, new in unique_pairs(pairs):
+            places.setdefault((old, new), [])
+            if where not in places[(old, new)]:
+                places[(old, new)].append(where)
+    in_options = any(w != "question" for ws in places.values() for w in ws)
+    swaps = [[old, new, ", ".join(ws)] if in_options else [old, new]
+             for (old, new), ws in places.items()]
+    return swaps, len(swaps) + other
+
+
+def swaps_line(pairs: list[Any]) -> str:
+    """ "2 swaps, in the question and 3 options": distinct old -> new pairs and where
+    (`item_changes`), the count a reviewer checks against the pairs listed."""
+    swaps = unique_pairs(pairs)
+    places = {w for p in pairs or [] if len(p) == 3 for w in str(p[2]).split(", ")}
+    if swaps and not places:
+        places = {"question"}
+    options = len([w for w in places if w != "question"])
+    parts = (["the question"] if "question" in places else []) + (
+        [f"{options} option{'s' if options != 1 else ''}"] if options else [])
+    head = f"{len(swaps)} swap{'s' if len(swaps) != 1 else ''}"
+    return head + (f", in {' and '.join(parts)}" if parts else "")
 
 
 def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[str, Any]:
@@ -218,10 +275,61 @@ def reject(engine: "Engine", attack_item_id: int, *, reviewer: str,
                       expected_status=expected_status)
 
 
+def _edited_options(attack_item_id: int, source: Any, derived: Any,
+                    options: "Optional[list[str] | dict[int, str]]") -> list[str]:
+    """The attacked options after the edit: `options` (every option's text, or {0-based
+    index: text} of those edited, the rest as stored) checked against the clean item's
+    (same count, none empty), or as stored (None: the edit is of the question only)."""
+    stored = list((derived.choices if derived is not None else None) or source.choices or [])
+    if options is None:
+        return stored
+    clean = list(source.choices or [])
+    if not clean or derived is None:
+        raise AttackSetError(f"attack item {attack_item_id} has no options to edit; "
+                             "edit the question only")
+    if isinstance(options, dict):
+        wrong = sorted(i for i in options if not 0 <= int(i) < len(stored))
+        if wrong:
+            raise AttackSetError(f"attack item {attack_item_id} has no option {wrong[0]} "
+                                 f"(0-based; it has {len(stored)})")
+        options = [options.get(i, o) for i, o in enumerate(stored)]
+    options = [(o or "").strip() for o in options]
+    if len(options) != len(clean):
+        raise AttackSetError(f"attack item {attack_item_id}: {len(options)} options given, "
+                             f"the question has {len(clean)}; labels and the answer key "
+                             "never change, so send one text per option")
+    empty = [chr(65 + i) if i < 26 else str(i + 1) for i, o in enumerate(options) if not o]
+    if empty:
+        raise AttackSetError(f"attack item {attack_item_id}: option {', '.join(empty)} is "
+                             "empty; write its attacked text (or the original) or reject "
+                             "the item")
+    return options
+
+
+def _option_flags(question: Question, options: list[str]) -> tuple[Optional[float], list[str]]:
+    """The generator's guard on changed options (numbers, names, e5 similarity): the lowest
+    similarity of a changed option and the flags (`attack.option_flags`)."""
+    sims = _option_similarities([question], [options], True)[0]
+    flags = option_flags(question, options, sims, DEFAULT_SIMILARITY_THRESHOLD)
+    return min((s for s in sims if s is not None), default=None), flags
+
+
+def event_text(attacked: str, clean: list[str], options: list[str]) -> str:
+    """What the review log keeps for an edit: the question, then each attacked option that
+    differs from the clean one as "option B: ..." (the log has one text column)."""
+    lines = [f"option {chr(65 + i) if i < 26 else i + 1}: {o}"
+             for i, (c, o) in enumerate(zip(clean, options)) if c != o]
+    return "\n".join([attacked, *lines])
+
+
 def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, reviewer: str,
                      expected_status: Optional[str] = None, approve: bool = False,
-                     note: Optional[str] = None) -> "AttackItem":
-    """Replace the attacked text, re-check it, and store it in the item and the derived dataset."""
+                     note: Optional[str] = None,
+                     options: "Optional[list[str] | dict[int, str]]" = None
+                     ) -> "AttackItem":
+    """Replace the attacked text (and with `options`, the attacked options: one text per
+    option, labels and answer key unchanged), re-check it, and store it in the item and the
+    derived dataset. Pairs, their places and attack_num are recomputed (`item_changes`)."""
     reviewer = _check_reviewer(reviewer)
     attacked = (attacked or "").strip()
     if not attacked:
@@ -231,15 +339,22 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     source = reviews.get_source_item(engine, current.source_item_id)
     derived = (reviews.get_source_item(engine, current.attacked_item_id)
                if current.attacked_item_id is not None else None)
-    similarity, flags = engine_fn("check_attack")(Question.model_validate(source), attacked)
-    pairs, stretches = changes(current.original, attacked, source.language)
-    kept = option_pairs(current.pairs)  # the edit is of the question: option swaps stay
-    if derived is not None and list(derived.choices or []) != list(source.choices or []):
+    clean = Question.model_validate(source)
+    similarity, flags = engine_fn("check_attack")(clean, attacked)
+    edited = _edited_options(attack_item_id, source, derived, options)
+    clean_options = list(source.choices or [])
+    texts = [("question", current.original, attacked)] + [
+        (f"option {i}", a, b) for i, (a, b) in enumerate(zip(clean_options, edited))]
+    pairs, edits = item_changes(texts, source.language)
+    if edited != clean_options:
         flags = [f for f in flags if f != "unchanged"]
-    pairs, stretches = pairs + kept, stretches + len(kept)
+        option_sim, more = _option_flags(clean, edited)
+        flags += [f for f in more if f not in flags]
+        if similarity is not None and option_sim is not None:
+            similarity = min(similarity, option_sim)
     values: dict[str, Any] = {"attacked": attacked, "similarity": None if similarity is None
                               else float(similarity), "flags": [str(f) for f in flags],
-                              "pairs": pairs, "attack_num": stretches,
+                              "pairs": pairs, "attack_num": edits,
                               "edited": True, "status": "approved" if approve else "pending",
                               "reviewer": reviewer, "reviewed_at": utcnow()}
     if note is not None:
@@ -247,7 +362,9 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     if expected_status is not None:
         _check_status(expected_status)
     if not reviews.review_item(engine, attack_item_id, values, expected_status,
-                               attacked_item_id=current.attacked_item_id):
+                               attacked_item_id=current.attacked_item_id,
+                               choices=edited if options is not None else None,
+                               logged=event_text(attacked, clean_options, edited)):
         raise _conflict(engine, attack_item_id, expected_status)
     return get_attack_item(engine, attack_item_id)
 

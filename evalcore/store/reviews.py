@@ -65,7 +65,7 @@ def _record(conn: Connection, events: list[dict[str, Any]]) -> None:
 
 
 def _update_item(conn: Connection, attack_item_id: int, values: dict[str, Any],
-                 expected_status: Optional[str]) -> bool:
+                 expected_status: Optional[str], logged: Optional[str] = None) -> bool:
     """Apply one action to an item and log it; False if it is gone or not `expected_status`."""
     before = _current(conn, attack_item_id)
     if before is None or (expected_status is not None and before.status != expected_status):
@@ -74,7 +74,7 @@ def _update_item(conn: Connection, attack_item_id: int, values: dict[str, Any],
     _record(conn, [{"attack_set_id": before.attack_set_id, "attack_item_id": attack_item_id,
                     "status": values["status"], "previous_status": before.status,
                     "edited": "attacked" in values,
-                    "attacked": values.get("attacked", before.attacked),
+                    "attacked": logged or values.get("attacked", before.attacked),
                     "reviewer": values["reviewer"], "note": values.get("note") or "",
                     "at": values["reviewed_at"]}])
     return True
@@ -82,15 +82,20 @@ def _update_item(conn: Connection, attack_item_id: int, values: dict[str, Any],
 
 def review_item(engine: Bind, attack_item_id: int, values: dict[str, Any],
                 expected_status: Optional[str], *,
-                attacked_item_id: Optional[int] = None) -> bool:
-    """Apply `values` (status, reviewer, reviewed_at, ...) to one item and log the event;
-    with `attacked_item_id` (an edit) also put the new text in the derived dataset's item.
+                attacked_item_id: Optional[int] = None,
+                choices: Optional[list[str]] = None, logged: Optional[str] = None) -> bool:
+    """Apply `values` (status, reviewer, reviewed_at, ...) to one item and log the event
+    (its text `logged` if given: an edit's question with its edited options);
+    with `attacked_item_id` (an edit) also put the new text, and `choices` if given, in the
+    derived dataset's item.
     False, and nothing written, if the item is gone or no longer `expected_status`."""
     with transaction(engine) as conn:
-        changed = _update_item(conn, attack_item_id, values, expected_status)
+        changed = _update_item(conn, attack_item_id, values, expected_status, logged)
         if changed and attacked_item_id is not None:
+            new = {"question": values["attacked"],
+                   **({"choices": list(choices)} if choices is not None else {})}
             conn.execute(update(Item).where(Item.id == attacked_item_id)  # type: ignore[arg-type]
-                         .values(question=values["attacked"]))
+                         .values(**new))
     return changed
 
 

@@ -138,6 +138,17 @@ def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[Sc
         return list(reversed(list(session.scalars(query))))
 
 
+def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
+    """{run id: its status} as users see it (`run_state.STATUS`: its job's while it has
+    one), for the runs a schedule's due times made; a deleted run is absent."""
+    if not run_ids:
+        return {}
+    query = (run_state.with_state(select(Run.id, run_state.STATUS))
+             .where(Run.id.in_(sorted(set(run_ids)))))  # type: ignore[union-attr]
+    with reader(engine).connect() as conn:
+        return {int(i): str(status) for i, status in conn.execute(query)}
+
+
 def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Schedule:
     """Pause or resume; a resumed schedule's next due time is the next one from now."""
     row = get_schedule(engine, schedule_id)

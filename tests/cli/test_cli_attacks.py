@@ -178,7 +178,7 @@ def test_show_prints_the_attacked_options(run, tmp_path):
              "the professor will delay the midterm.",
              "I will doodle on my exam and receive points for it.",
              "my grandpa has diabetes.", "I will fail.", "3"]] * 6
-    path = tmp_path / "codah.csv"
+    path = tmp_path / "Tiny_underwordattack.csv"
     with path.open("w", encoding="utf-8", newline="") as fh:
         csv.writer(fh).writerows([["attribute", "Question prompt", "choice0", "choice1",
                                    "choice2", "choice3", "answer"], *rows])
@@ -194,3 +194,41 @@ def test_show_prints_the_attacked_options(run, tmp_path):
     assert any(i["where"] for i in items)
     code, out, _ = run("attacks", "show", set_id)
     assert code == 0 and f"option {changed[0]['index']}: {changed[0]['original']} -> " in out
+
+
+def test_attacks_edit_changes_the_question_and_an_option(run, engine, tmp_path):
+    """The review card's edits from the CLI: the attacked question and an attacked option
+    (labels and answer key unchanged), re-checked, logged, and `show` counts the swaps."""
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    path = tmp_path / "Tiny_underwordattack.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        csv.writer(fh).writerows([
+            ["attribute", "Question prompt", "choice0", "choice1", "choice2", "choice3",
+             "answer", "attacked_question", "attack_num", "synword_pairs"],
+            ["o", "I am nervous about the exam. I fear that", "I will fail.", "I will pass.",
+             "I will sing.", "I will sleep.", "1", "I am anxious about the exam. I fear that",
+             "1", "{'nervous': 'anxious'}"]])
+    code, out, err = run("attacks", "import", str(path), "--name", "tiny", "--no-check",
+                         "--json")
+    assert code == 0, err
+    set_id = json.loads(out)["id"]
+    code, out, err = run("attacks", "show", str(set_id), "--json")
+    item = json.loads(out)["attack_items"][0]
+    code, out, err = run("attacks", "edit", str(set_id), "--item", str(item["id"]),
+                         "--option", "0=I will flunk.", "--reviewer", "ann")
+    assert code == 0, err
+    assert "2 swaps, in the question and 1 option" in out and "now pending" in out
+    with session_scope(engine, write=False) as session:
+        derived = session.get(Item, item["attacked_item_id"])
+        assert (derived.choices, derived.reference) == (
+            ["I will flunk.", "I will pass.", "I will sing.", "I will sleep."], "1")
+    code, out, err = run("attacks", "show", str(set_id), "--log")
+    assert "changes 2 (2 swaps, in the question and 1 option)" in out
+    assert "[edited] by ann" in out
+    code, out, err = run("attacks", "edit", str(set_id), "--item", str(item["id"]),
+                         "--option", "first=x")
+    assert code == 2 and err.startswith("error: --option 'first=x': write N=TEXT")
+    code, out, err = run("attacks", "edit", str(set_id), "--item", str(item["id"]))
+    assert code == 2 and "say what to edit" in err

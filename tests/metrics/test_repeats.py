@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import hypergeom
 
+from evalcore.metrics.consistency import answer_key
 from evalcore.metrics.repeats import (
     TAUS,
     accuracy_by_entropy,
@@ -19,6 +20,7 @@ from evalcore.metrics.repeats import (
     groups_line,
     judge_noise,
     k_values,
+    merge_groups,
     mg_pass_at_k,
     question_flicker,
     run_g_pass,
@@ -115,6 +117,9 @@ def test_groups_of_hostile_replies_add_up(replies, data) -> None:
     assert [g.count for g in groups] == sorted((g.count for g in groups), reverse=True)
     h = groups_entropy(groups)
     named = [g for g in groups if g.answer is not None]
+    for g in named:  # shown as one of its own replies as given, which groups to its key
+        assert g.label in {r.strip() for r in replies if r is not None}
+        assert answer_key(g.label) == g.answer and sum(g.forms.values()) == g.count
     if named:
         assert 0.0 <= h <= math.log(len(named)) + 1e-12
     else:
@@ -136,7 +141,7 @@ def test_flicker_of_the_same_answer_is_the_judges() -> None:
     f = question_flicker(["42"] * 4, [True, False, True, False], {0: [True, True]})
     assert f.observed == pytest.approx(0.25)
     assert f.model == 0.0 and f.judge_share == 1.0
-    assert f.flicker_answers == [{"answer": "42", "rounds": [1, 2, 3, 4], "right": 4, "wrong": 2}]
+    assert f.flicker_answers == [{"answer": "42", "label": "42", "rounds": [1, 2, 3, 4], "right": 4, "wrong": 2}]
 
 
 def test_flicker_between_different_answers_is_the_models() -> None:
@@ -258,3 +263,25 @@ def test_groups_line_of_replies_without_an_answer():
     assert groups_line([{"answer": None, "count": 2}]) == "no answer in 2 rounds"
     assert groups_line([{"answer": None, "count": 1}, {"answer": "B", "count": 1}]) == \
         "1 answer: 1x no answer, 1x 'B'"
+
+
+def test_open_groups_are_shown_as_a_reply_as_given():
+    """Walked on the local model: an open group's label was its normalised key
+    ('if i don t have ...'); it is now its most frequent reply as given (ties: first
+    seen), normalisation only groups, and a meaning merge keeps counting the forms."""
+    replies = ["If I don't have it, ask.", "if i don't have it ask", "If I don't have it, ask.",
+               "Lyon!", "LYON"]
+    groups = group_answers(replies, [True, True, None, False, False])
+    assert [(g.answer, g.label, g.count) for g in groups] == [
+        ("if i don t have it ask", "If I don't have it, ask.", 3), ("lyon", "Lyon!", 2)]
+    js = [g.to_json_dict() for g in groups]
+    assert groups_line(js) == "2 answers: 3x \"If I don't have it, ask.\", 2x 'Lyon!'"
+    merged = merge_groups(group_answers(["Lyon", "lyon.", "the city of Lyon",
+                                         "The city of Lyon", "The city of Lyon"], [None] * 5),
+                          lambda kept, g: True)
+    assert [(g.answer, g.label, g.count) for g in merged] == [
+        ("the city of lyon", "The city of Lyon", 5)]
+    # an extracted answer keeps its first reading
+    assert group_answers(["It is 42.", "42"], [True, True], ["42", "42"])[0].label == "42"
+    flicker = question_flicker(["Paris.", "paris", "PARIS"], [True, False, True], {})
+    assert flicker.flicker_answers[0]["label"] == "Paris."

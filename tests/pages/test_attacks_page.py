@@ -258,7 +258,7 @@ def test_pairs_line_follows_the_edit_and_shows_each_pair_once(page_env, engine, 
     assert not at.exception, [e.value for e in at.exception]
     line = next(str(c.value) for c in at.caption if "出售 → 卖出" in str(c.value))
     assert "字典 → 词典" not in line  # the edit put 字典 back: that pair is gone
-    assert "insertions/replacements **1**" in line
+    assert "**1 swap, in the question**" in line
 
 
 def test_cards_are_numbered_by_the_question_not_the_item_id(page_env, engine, attack_set):
@@ -416,3 +416,40 @@ def test_cards_show_the_attacked_options_diff(page_env, engine, attack_set):
     assert "紧张 → 焦虑 (option C)" in captions
     markup = html_of(at)
     assert "<ins class=\"ec-rep\">焦虑</ins>" in markup or "焦虑</ins>" in markup
+
+
+def test_the_card_edits_an_attacked_option_and_counts_swaps(page_env, engine, attack_set):
+    """Walk 2026-11-27: the card could edit only the question, and after an edit the
+    question's pairs lost their `(question)` tag. Each attacked option now has its own text
+    area; the save stores it (derived item, log) and the line counts distinct swaps."""
+    from sqlalchemy import update
+
+    from evalcore.perturb.review import review_log
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import AttackItem, Item
+
+    first = items_by_position(engine, int(attack_set.id))[0]
+    with engine.begin() as conn:
+        conn.execute(update(Item).where(Item.id == first.source_item_id)
+                     .values(choices=["24元", "我会失败", "他很紧张"]))
+        conn.execute(update(Item).where(Item.id == first.attacked_item_id)
+                     .values(choices=["24元", "我会失败", "他很焦虑"]))
+        conn.execute(update(AttackItem).where(AttackItem.id == first.id)
+                     .values(pairs=[["买", "购", "question"], ["紧张", "焦虑", "option 2"]]))
+    at = open_page(reviewer="carol")
+    assert "2 swaps, in the question and 1 option" in " ".join(str(c.value) for c in at.caption)
+    at.text_area(key=f"attacks.option.{first.id}.2").input("他很不安")
+    at.text_area(key=f"attacks.text.{first.id}").input(
+        "张明有120元钱，购书用去80%．还余多少元？")
+    at.button(key=f"attacks.save.{first.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    after = items_by_position(engine, int(attack_set.id))[0]
+    with session_scope(engine, write=False) as session:
+        derived = session.get(Item, after.attacked_item_id)
+        assert (derived.choices, derived.reference) == (["24元", "我会失败", "他很不安"], "24")
+    assert {tuple(p) for p in after.pairs} >= {("买", "购", "question"),
+                                              ("紧张", "不安", "option 2")}
+    captions = " ".join(str(c.value) for c in at.caption)
+    assert "买 → 购 (question)" in captions and "紧张 → 不安 (option C)" in captions
+    assert "in the question and 1 option" in captions
+    assert review_log(engine, int(attack_set.id))[0]["attacked"].endswith("option C: 他很不安")

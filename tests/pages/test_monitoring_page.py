@@ -59,7 +59,7 @@ def test_page_and_cli_show_the_same_schedules(engine, settings, page_env):
                                                 for s in cli]
     assert table["runs"].tolist() == [", ".join(map(str, s["runs"])) for s in cli]
     assert cli[0]["runs"] == [good, bad]
-    assert table["last verdict"].tolist() == ["fail"]
+    assert table["last"].tolist() == ["fail"]
     shown = "\n".join(texts(at))
     assert "secrettoken" not in shown and "hooks.example.org/***" in shown
     last = at.dataframe[1].value
@@ -164,3 +164,69 @@ def test_schedules_refresh_while_one_is_active():
 
     assert refresh_every([{"paused": True}, {"paused": False}]) == REFRESH_S
     assert refresh_every([{"paused": True}]) is None and refresh_every([]) is None
+
+
+def test_due_times_show_their_runs_status_and_verdict(engine, settings, page_env):
+    """Walked on the local model: a due time's row said `created` (the due time made its
+    run) whatever the run did. It shows the run's status as store.run_state derives it
+    (its job's: here running, though the run row says done) beside the gate's verdict."""
+    from sqlalchemy import update
+
+    from evalcore.store.jobs import create_job
+    from evalcore.store.monitor_tables import ScheduleRun
+    from evalcore.store.schedules import update_schedule_run
+    from evalcore.store.tables import Job, Run, utcnow
+
+    row, _, _ = _scheduled(engine, settings)
+    ds = seed_dataset(engine, "sums2", ["What is 9 plus 9?"])
+    pending = seed_run(engine, ds, {0: [1]}, 1)
+    job = create_job(engine, "run", run_id=pending)  # the job owns the run's status
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job).values(  # held by a live worker
+            status="running", owner="w@elsewhere", token=1, attempts=1,
+            lease_expires_at=utcnow() + timedelta(hours=1)))
+    table = ScheduleRun.__table__
+    with engine.begin() as conn:
+        sr = conn.execute(table.insert().values(
+            schedule_id=row.id, due_at=row.next_due_at + timedelta(seconds=900),
+            status="queued", checks=[], created_at=row.created_at)
+            .returning(table.c.id)).scalar_one()
+        update_schedule_run(conn, sr, status="created", run_id=pending)
+        assert conn.execute(Run.__table__.select().where(Run.__table__.c.id == pending)) \
+            .one().status == "done"
+    at = run_page(PAGE)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.dataframe[0].value["last"].tolist() == ["running"]
+    last = at.dataframe[1].value
+    assert "status" not in last.columns
+    assert last["run status"].tolist() == ["done", "done", "running"]
+    assert last["verdict"].tolist() == ["pass", "fail", ""]
+    cli = _cli_list(settings)[0]["last"]
+    assert [r["run_status"] for r in cli] == ["done", "done", "running"]
+
+
+def test_the_sidebar_model_line_follows_the_schedules_refresh(engine, settings, page_env,
+                                                               monkeypatch):
+    """Walked on the local model: on an open Monitoring page the sidebar's local-model line
+    kept "not loaded" while scheduled runs loaded the model (it was re-read only while a
+    worker was loading it at the page's first draw). On Monitoring with an active
+    schedule it is now re-read as often as the schedules; elsewhere, or all paused, not."""
+    from streamlit.testing.v1 import AppTest
+
+    from evalcore.store.schedules import set_paused
+    from pages._local_model import sidebar_every
+
+    assert sidebar_every("monitoring", False, True) == 10.0
+    assert sidebar_every("monitoring", False, False) is None
+    assert sidebar_every("results", False, True) is None
+    assert sidebar_every("results", True, False) == 2.0
+    monkeypatch.syspath_prepend(str(REPO_ROOT))
+    script = ("import streamlit as st\nfrom pages._local_model import sidebar_refresh\n"
+              "st.write(repr(sidebar_refresh('monitoring')), repr(sidebar_refresh('results')))")
+    row, _, _ = _scheduled(engine, settings)
+    at = AppTest.from_string(script, default_timeout=30).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.markdown[0].value == "10.0 None"
+    set_paused(engine, int(row.id), True)
+    assert AppTest.from_string(script, default_timeout=30).run().markdown[0].value == \
+        "None None"

@@ -153,3 +153,8 @@ def test_meaning_by_a_judge_shows_its_cost_and_regroups_by_its_stored_verdicts(
     # how answers were grouped nor how many verdicts it could read (the CLI did)
     assert "Grouping: open answers by meaning, judged by judge (2 verdicts, 0 unreadable or " \
            "failed, 0 pairs not judged yet)." in shown(" ".join(values(at, "caption")))
+    # walked on the local model: an open group was labelled by its normalised key
+    # ("it s paris"); it is shown as a reply as given, the key only groups
+    groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
+    assert list(groups["answer"]) == ["Paris.", "Lyon."]
+    assert any("2 answers: 3x 'Paris.', 1x 'Lyon.'" in t for t in values(at, "markdown"))

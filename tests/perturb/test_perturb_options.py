@@ -264,4 +264,72 @@ def test_editing_the_question_keeps_the_option_swaps(engine, tmp_path, wordnet_r
     option_pairs = [p for p in item.pairs if len(p) == 3 and "option" in p[2]]
     edited = edit_attack_item(engine, int(item.id), CODAH.question, reviewer="ann")
     assert "unchanged" not in edited.flags
-    assert [p[:2] for p in option_pairs] == [p[:2] for p in edited.pairs if len(p) == 3]
+    assert sorted(p[:2] for p in option_pairs) == sorted(p[:2] for p in edited.pairs
+                                                         if len(p) == 3)
+
+
+def test_an_edit_keeps_where_each_pair_is_and_may_edit_an_attacked_option(engine, tmp_path,
+                                                                          wordnet_ready):
+    """Walk 2026-11-27: after an edit the question's pairs lost their `(question)` tag and
+    only the question could be edited. Now each pair keeps its places, an attacked option
+    is edited like the question (derived item, review log, export), labels and answer key
+    stay, and attack_num counts distinct swaps (old -> new), wherever they were made."""
+    import csv
+
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.export import write_attack_set_csv
+    from evalcore.perturb.generate import make_attack_set
+    from evalcore.perturb.review import (
+        edit_attack_item,
+        list_attack_items,
+        option_diffs,
+        review_log,
+        swaps_line,
+    )
+    from evalcore.perturb.sets import AttackSetError
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    rows = [(CODAH.question, CODAH.choices, 3)] * 6
+    import_dataset(engine, _codah_csv(tmp_path / "codah.csv", rows), name="codah_opts")
+    attack_set = make_attack_set(engine, dataset="codah_opts", level="word", seed=3,
+                                 params={"similarity": False})
+    items = list_attack_items(engine, int(attack_set.id))
+    item = next(i for i in items if int(i.id) in option_diffs(engine, items))
+    question = CODAH.question.replace("nervous", "anxious")
+    options = list(CODAH.choices)
+    options[1] = "I will doodle on my test and get points for it."
+    options[3] = "I will not pass."
+    edited = edit_attack_item(engine, int(item.id), question, reviewer="ann",
+                              options=options)
+    assert edited.pairs == [["nervous", "anxious", "question"], ["exam", "test", "option 1"],
+                            ["receive", "get", "option 1"], ["fail", "not pass", "option 3"]]
+    assert edited.attack_num == 4
+    assert swaps_line(edited.pairs) == "4 swaps, in the question and 2 options"
+    with session_scope(engine, write=False) as session:
+        derived = session.get(Item, edited.attacked_item_id)
+        clean = session.get(Item, edited.source_item_id)
+        assert (derived.choices, derived.reference) == (options, clean.reference)
+    assert review_log(engine, int(attack_set.id))[0]["attacked"] == "\n".join(
+        [question, f"option B: {options[1]}", f"option D: {options[3]}"])
+    out = tmp_path / "out.csv"
+    write_attack_set_csv(engine, int(attack_set.id), out)
+    with out.open(encoding="utf-8-sig") as fh:
+        row = next(r for r in csv.DictReader(fh) if r["attacked_question"] == question)
+    assert (row["attacked_choice1"], row["attacked_choice3"]) == (options[1], options[3])
+    assert row["attack_num"] == "4" and row["answer"] == "3"
+
+    # the same swap in several places is one swap; a question-only edit keeps the options
+    same = [o.replace("I will", "I'll") for o in CODAH.choices]
+    edited = edit_attack_item(engine, int(item.id), question, reviewer="ann", options=same)
+    assert edited.pairs == [["nervous", "anxious", "question"],
+                            ["I will", "I'll", "option 1, option 3"]]
+    assert (edited.attack_num, swaps_line(edited.pairs)) == (
+        2, "2 swaps, in the question and 2 options")
+    edited = edit_attack_item(engine, int(item.id), CODAH.question, reviewer="ann")
+    assert edited.pairs == [["I will", "I'll", "option 1, option 3"]]
+    with pytest.raises(AttackSetError, match="3 options given, the question has 4"):
+        edit_attack_item(engine, int(item.id), question, reviewer="ann", options=same[:3])
+    with pytest.raises(AttackSetError, match="option C is empty"):
+        edit_attack_item(engine, int(item.id), question, reviewer="ann",
+                         options=[*same[:2], " ", same[3]])

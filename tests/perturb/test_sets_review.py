@@ -5,7 +5,10 @@ import csv
 from datetime import datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
 
+from evalcore.perturb.generate import make_attack_set
 from evalcore.perturb.review import (
     ReviewConflictError,
     approve,
@@ -14,6 +17,7 @@ from evalcore.perturb.review import (
     changes,
     edit_attack_item,
     get_attack_item,
+    item_changes,
     list_attack_items,
     question_numbers,
     reject,
@@ -22,7 +26,6 @@ from evalcore.perturb.review import (
     set_review,
     unique_pairs,
 )
-from evalcore.perturb.generate import make_attack_set
 from evalcore.perturb.sets import AttackSetError
 from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
 
@@ -205,7 +208,7 @@ def test_an_edit_recomputes_pairs_and_changes_from_the_new_text(engine, attack_s
     edited_text = item.original.replace("apples", "fruits").replace("buys", "gets")
     edited = edit_attack_item(engine, item.id, edited_text, reviewer="ann")
     assert edited.pairs == [["apples", "fruits"], ["buys", "gets"]]
-    assert edited.attack_num == 3  # "apples" twice, "buys" once
+    assert edited.attack_num == 2  # distinct swaps: "apples" (twice) and "buys" (once)
     info = attack_item_info(edited)
     assert info["pairs"] == [["apples", "fruits"], ["buys", "gets"]]
 
@@ -232,3 +235,19 @@ def test_question_numbers_are_positions_in_the_source_dataset(engine, math_datas
     numbers = question_numbers(engine, items)
     assert [numbers[i.id] for i in items] == [1, 2, 3, 4]
     assert attack_item_info(items[2], numbers[items[2].id])["number"] == 3
+
+
+@settings(max_examples=100, deadline=None)
+@given(hst.lists(hst.tuples(hst.text(max_size=40), hst.text(max_size=40)), min_size=1,
+                 max_size=4))
+def test_item_changes_of_hostile_edits_count_each_swap_once(texts):
+    """A reviewer's edits are free text: every swap is counted once, says where it was
+    made (a place given), and an item whose texts did not change has no swap."""
+    places = ["question"] + [f"option {i}" for i in range(len(texts) - 1)]
+    swaps, edits = item_changes([(w, a, b) for w, (a, b) in zip(places, texts)], "en")
+    assert len({(s[0], s[1]) for s in swaps}) == len(swaps) <= edits
+    for swap in swaps:
+        assert swap[0] != swap[1]
+        assert len(swap) == 2 or set(swap[2].split(", ")) <= set(places)
+    same, none = item_changes([(w, a, a) for w, (a, _) in zip(places, texts)], "en")
+    assert (same, none) == ([], 0)

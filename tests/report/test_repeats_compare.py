@@ -54,7 +54,7 @@ def test_runs_show_json_carries_the_report_with_the_new_names(engine, runs, caps
     data = json.loads(capsys.readouterr().out)
     report = data["report"]
     assert report["stability_results"]["0"]["answer_groups"] == [
-        {"answer": "42", "count": 4, "correct": 4, "wrong": 0, "example": "It is 42."}]
+        {"answer": "42", "label": "42", "count": 4, "correct": 4, "wrong": 0, "example": "It is 42."}]
     assert report["stability_results"]["0"]["semantic_entropy"] == 0.0
     summary = report["summary"]
     assert set(summary["g_pass_at_k"]) == {"1", "2", "4"}

@@ -121,7 +121,8 @@ def test_judge_flicker_is_told_apart_from_model_flicker(engine, settings, plante
     q3 = res["3"]["judge_flicker"]
     assert q3["observed_spread"] == pytest.approx(0.75 * 0.25)
     assert q3["model_spread"] == 0.0 and q3["judge_share"] == 1.0
-    assert q3["flicker_answers"] == [{"answer": "the answer is 42", "rounds": [1, 2, 3, 4],
+    assert q3["flicker_answers"] == [{"answer": "the answer is 42",
+                                          "label": "The answer is 42.", "rounds": [1, 2, 3, 4],
                                       "right": 8, "wrong": 4}]
     # q2: two different answers, judged consistently: all of its spread is the model's
     q2 = res["2"]["judge_flicker"]
@@ -177,8 +178,8 @@ def test_stability_command_writes_the_new_names_and_groups_by_meaning_on_request
     report = json.loads(out.read_text(encoding="utf-8"))
     assert "then e5 cosine >= 0.9)" in report["summary"]["answer_grouping"]
     assert report["stability_results"]["2"]["answer_groups"] == [
-        {"answer": "15", "count": 2, "correct": 2, "wrong": 0, "example": "The answer is 15."},
-        {"answer": "16", "count": 2, "correct": 0, "wrong": 2, "example": "The answer is 16."}]
+        {"answer": "15", "label": "15", "count": 2, "correct": 2, "wrong": 0, "example": "The answer is 15."},
+        {"answer": "16", "label": "16", "count": 2, "correct": 0, "wrong": 2, "example": "The answer is 16."}]
     # rules verdicts (no judge to flip): q0, q1, q3 4/4 -> 1; q4 3/4 -> 1/2; q2, q5 -> 0
     assert report["summary"]["mg_pass_at_k"]["4"] == pytest.approx((1 + 1 + 1 + 0.5) / 6)
     assert "semantic entropy: mean 0.116 nats" in capsys.readouterr().out
