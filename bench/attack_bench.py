@@ -194,7 +194,7 @@ def coverage(seed: int, similarity: bool = False) -> None:
                                   "questions": len(results)}
         for half, part in halves.items():
             swapped = sum(1 for r in part if r.pairs)
-            rule = sum(1 for r in part if len(r.pairs) >= r.details.get("wanted", 0))
+            rule = sum(1 for r in part if r.attack_num >= r.details.get("wanted", 0))  # places
             asked = sum(1 for r in part if any("question" in w for w in r.where))
             row[half] = {"at_least_one": round(swapped / len(part), 3),
                          "count_rule_met": round(rule / len(part), 3),

@@ -153,7 +153,7 @@ def _local_attack(question: Question, level: str, seed: int, params: dict[str, A
     details["where"] = [where for _, _, where in pairs]
     if len(texts) > 1:
         details["choices"] = out[1:]
-    return out[0], len(pairs), [(old, new) for old, new, _ in pairs], details
+    return out[0], details["placed"], [(old, new) for old, new, _ in pairs], details
 
 
 def option_flags(question: Question, choices: list[str], similarities: list[float | None],

@@ -185,11 +185,11 @@ def item_changes(texts: list[tuple[str, str, str]], language: str
     """(swaps, edits) of an item's (where, original, attacked) texts ("question", "option 2").
 
     A swap is one distinct old -> new pair wherever it was made: "I will -> I'll" in four
-    options is 1 swap, "exam -> test" and "receive -> get" in one option are 2, as the
-    generator counts (it replaces a word everywhere it occurs: attack_num = its pairs).
-    Swaps are [old, new, where] with every place ", "-joined once any is an option, else
-    [old, new] (the generator's storage, `set_storage.pairs_where`). `edits` = swaps plus
-    inserted or deleted stretches (not swaps, still changes): the item's new attack_num.
+    options is 1 swap, "exam -> test" and "receive -> get" in one option are 2. Swaps are
+    [old, new, where] with every place ", "-joined once any is an option, else [old, new]
+    (the generator's storage, `set_storage.pairs_where`). `edits` counts places, as the
+    method's attack_num and the generator do ("I will -> I'll" in four options is 4),
+    plus inserted or deleted stretches (not swaps, still changes): the new attack_num.
     """
     places: dict[tuple[str, str], list[str]] = {}
     other = 0
@@ -197,7 +197,7 @@ def item_changes(texts: list[tuple[str, str, str]], language: str
         if before == after:
             continue
         pairs, extra = _diff(before, after, language)
-        other += extra
+        other += extra + len(pairs)
         for old, new in unique_pairs(pairs):
             places.setdefault((old, new), [])
             if where not in places[(old, new)]:
@@ -205,7 +205,7 @@ def item_changes(texts: list[tuple[str, str, str]], language: str
     in_options = any(w != "question" for ws in places.values() for w in ws)
     swaps = [[old, new, ", ".join(ws)] if in_options else [old, new]
              for (old, new), ws in places.items()]
-    return swaps, len(swaps) + other
+    return swaps, other
 
 
 def swaps_line(pairs: list[Any]) -> str:

@@ -106,7 +106,9 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
 
     `where` lists every text the word was replaced in ("question", "option 2", or both,
     ", "-joined). `replacements=None` applies the method's rule to the words of all texts;
-    fewer are made when fewer words have a safe synonym (details["wanted"])."""
+    fewer are made when fewer words have a safe synonym (details["wanted"]). The rule
+    counts places replaced, as the method's `attack_num` does ({'am': 'embody'} is 2 when
+    "am" occurs twice): details["placed"], the item's attack_num."""
     texts = _quotations(texts, language)
     n_words = sum(count_words(t.tokens, language) for t in texts)
     wanted = edit_count(n_words) if replacements is None else max(0, int(replacements))
@@ -129,8 +131,9 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
     done: set[str] = set()
     pairs: list[tuple[str, str, str]] = []
     info: list[dict[str, Any]] = []
+    placed = 0  # places replaced: the method's edits (a word in 3 options is 3)
     for ti, site in sites:
-        if len(pairs) >= wanted:
+        if placed >= wanted:
             break
         if isinstance(site, int):
             key = _key(texts[ti].tokens[site].text, language)
@@ -158,11 +161,13 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
             new[tj][start] = _cased(cand, texts[tj].tokens[start].text, language)
         where = ", ".join(dict.fromkeys(texts[tj].where for tj, _, _ in spans))
         pairs.append((before, _cased(cand, before, language), where))
+        placed += len(spans)
         info.append({"token": spans[0][1], "text": texts[ti].where, "where": where,
                      "before": before, "after": cand, "occurrences": len(spans), **detail})
     out = ["".join(new[ti].get(i, t.text) for i, t in enumerate(text.tokens))
            for ti, text in enumerate(texts)]
-    return out, pairs, {"words": n_words, "wanted": wanted, "replacements": info}
+    return out, pairs, {"words": n_words, "wanted": wanted, "placed": placed,
+                        "replacements": info}
 
 
 def _cased(cand: str, original: str, language: Language) -> str:

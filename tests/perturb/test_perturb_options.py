@@ -324,8 +324,8 @@ def test_an_edit_keeps_where_each_pair_is_and_may_edit_an_attacked_option(engine
     edited = edit_attack_item(engine, int(item.id), question, reviewer="ann", options=same)
     assert edited.pairs == [["nervous", "anxious", "question"],
                             ["I will", "I'll", "option 1, option 3"]]
-    assert (edited.attack_num, swaps_line(edited.pairs)) == (
-        2, "2 swaps, in the question and 2 options")
+    assert (edited.attack_num, swaps_line(edited.pairs)) == (  # places, as the method's
+        3, "2 swaps, in the question and 2 options")
     edited = edit_attack_item(engine, int(item.id), CODAH.question, reviewer="ann")
     assert edited.pairs == [["I will", "I'll", "option 1, option 3"]]
     with pytest.raises(AttackSetError, match="3 options given, the question has 4"):

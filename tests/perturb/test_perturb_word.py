@@ -82,7 +82,8 @@ def test_zh_attack_records_pairs_and_keeps_numbers(zh_synonyms_ready):
     text = "一个工厂要生产3000个零件，前6天生产了750个，剩下的要在15天内完成，平均每天生产多少个？"
     result = attack_question(q(text, task_type="math", reference="150"), "word", seed=1,
                              params=NO_SIM)
-    assert result.attack_num == len(result.pairs) >= 1
+    places = sum(x["occurrences"] for x in result.details["replacements"])
+    assert result.attack_num == places >= len(result.pairs) >= 1
     rebuilt = result.attacked
     for old, new in result.pairs:
         assert new in rebuilt and old != new

@@ -208,7 +208,7 @@ def test_an_edit_recomputes_pairs_and_changes_from_the_new_text(engine, attack_s
     edited_text = item.original.replace("apples", "fruits").replace("buys", "gets")
     edited = edit_attack_item(engine, item.id, edited_text, reviewer="ann")
     assert edited.pairs == [["apples", "fruits"], ["buys", "gets"]]
-    assert edited.attack_num == 2  # distinct swaps: "apples" (twice) and "buys" (once)
+    assert edited.attack_num == 3  # places, as the method's: "apples" twice, "buys" once
     info = attack_item_info(edited)
     assert info["pairs"] == [["apples", "fruits"], ["buys", "gets"]]
 
