@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
@@ -30,6 +31,14 @@ CATCH_UP_S = 0.1
 """Seconds between syncs while a holder waits for slots that others are giving back."""
 GIVE_BACK_S = 0.02
 """A sync to give slots back waits this long, so that calls ending together make one."""
+_LIVE: "weakref.WeakSet[ModelShare]" = weakref.WeakSet()
+"""The shares held in this process (`live_shares`: what a hung worker's dump shows)."""
+
+
+def live_shares() -> list[str]:
+    """One line per share held in this process: its gate and its last sync (a worker's
+    state dump, so that a run waiting for slots says so)."""
+    return sorted(share.describe() for share in list(_LIVE))
 
 
 class SlotGate:
@@ -85,6 +94,14 @@ class ModelShare:
         """Whether the last grant was below our fair share."""
         self._wake = asyncio.Event()
 
+    def describe(self) -> str:
+        keeper = ("not started" if self._task is None else "dead" if self._task.done()
+                  else "alive")
+        return (f"{self.holder} on {self.model}: cap {self.gate.cap}, in flight "
+                f"{self.gate.in_flight}, want {self.want}, held {self._held}, short "
+                f"{self._short}, last sync ok {time.monotonic() - self._last_ok:.1f} s ago, "
+                f"syncing {keeper}")
+
     def _check_held(self) -> None:
         """Sync soon when fewer slots than we hold on record would do now."""
         if max(min(self.gate.cap, self.want), self.gate.in_flight) < self._held:
@@ -129,11 +146,13 @@ class ModelShare:
             await self._sync()
 
     async def __aenter__(self) -> SlotGate:
+        _LIVE.add(self)
         await self._sync()
         self._task = asyncio.create_task(self._keep())
         return self.gate
 
     async def __aexit__(self, *exc: Any) -> None:
+        _LIVE.discard(self)
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)

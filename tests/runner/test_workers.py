@@ -40,14 +40,44 @@ def start_worker(settings, db_url: str, name: str, *args: str) -> subprocess.Pop
                             stderr=subprocess.STDOUT, text=True)
 
 
-def wait_for(condition, timeout: float, what: str):  # noqa: ANN001, ANN201
+def wait_for(condition, timeout: float, what: str, explain=None):  # noqa: ANN001, ANN201
+    """`condition()` once true; else fail after `timeout` with `explain()` (what each job
+    and worker was doing) in the message."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value:
             return value
         time.sleep(0.05)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+    pytest.fail(f"timed out after {timeout} s waiting for {what}"
+                + (f"\n{explain()}" if explain else ""))
+
+
+def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str:  # noqa: ANN001
+    """What a hung test needs to be diagnosed: every job (status, owner, lease, progress),
+    every model_budget row, and the tail of each worker's log after a SIGUSR1 made each
+    live worker log its state (shares, where its tasks and threads wait)."""
+    from sqlalchemy import select
+
+    from evalcore.store.tables import ModelBudget
+
+    for proc in procs.values():
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGUSR1)
+    time.sleep(1.0)  # let them write it
+    lines = ["jobs:"]
+    for j in sorted(jobs.list_jobs(engine), key=lambda j: j.id):
+        lines.append(f"  job {j.id} run {j.run_id}: {j.status} owner {j.owner!r} token "
+                     f"{j.token} attempts {j.attempts} lease {j.lease_expires_at} done "
+                     f"{j.done}/{j.total}; calls stored {queries.count_calls(engine, j.run_id)}")
+    with engine.connect() as conn:
+        rows = conn.execute(select(ModelBudget.__table__)).all()
+    lines += ["model_budget:"] + [f"  {dict(r._mapping)}" for r in rows]
+    for name, proc in procs.items():
+        log = (Path(settings.home) / f"{name}.log").read_text(errors="replace").splitlines()
+        lines += [f"{name} (exit {proc.poll()}), last lines of its log:"]
+        lines += [f"  {line}" for line in log[-40:]]
+    return "\n".join(lines)
 
 
 def stop_all(procs: list[subprocess.Popen]) -> None:
@@ -124,7 +154,9 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
             assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S
             assert all(jobs.get_job(engine, o.id).attempts == 2 for o in taken)
             wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
-                     120, "every run to finish")
+                     120, "every run to finish",
+                     lambda: explain_workers(engine, settings,
+                                             {f"w{n}": p for n, p in enumerate(workers)}))
         finally:
             stop_all(workers)
         prompts = list(server.stats.prompts)
