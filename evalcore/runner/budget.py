@@ -93,14 +93,19 @@ class ModelShare:
         self._short = False
         """Whether the last grant was below our fair share."""
         self._wake = asyncio.Event()
+        self._syncing: Optional[asyncio.Future] = None
+        """The last sync's thread: the slots are given back only after it wrote its row."""
+        self._sync_started = 0.0
 
     def describe(self) -> str:
         keeper = ("not started" if self._task is None else "dead" if self._task.done()
                   else "alive")
+        running = ("" if self._syncing is None or self._syncing.done() else
+                   f", a sync running for {time.monotonic() - self._sync_started:.1f} s")
         return (f"{self.holder} on {self.model}: cap {self.gate.cap}, in flight "
                 f"{self.gate.in_flight}, want {self.want}, held {self._held}, short "
-                f"{self._short}, last sync ok {time.monotonic() - self._last_ok:.1f} s ago, "
-                f"syncing {keeper}")
+                f"{self._short}, last sync ok {time.monotonic() - self._last_ok:.1f} s ago"
+                f"{running}, syncing {keeper}")
 
     def _check_held(self) -> None:
         """Sync soon when fewer slots than we hold on record would do now."""
@@ -117,9 +122,11 @@ class ModelShare:
     async def _sync(self) -> None:
         try:
             in_flight = self.gate.in_flight
-            grant = await asyncio.to_thread(sync_budget, self.engine, self.model, self.holder,
-                                            capacity=self.capacity, want=self.want,
-                                            in_flight=in_flight)
+            self._sync_started = time.monotonic()
+            self._syncing = asyncio.ensure_future(asyncio.to_thread(
+                sync_budget, self.engine, self.model, self.holder, capacity=self.capacity,
+                want=self.want, in_flight=in_flight))
+            grant = await asyncio.shield(self._syncing)  # its thread outlives a cancel
             cap, self._short = grant.allowed, grant.allowed < grant.share
             self._held = max(cap, in_flight)
             self._last_ok = time.monotonic()
@@ -156,6 +163,8 @@ class ModelShare:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._syncing is not None:  # else its row, written after ours is dropped,
+            await asyncio.gather(self._syncing, return_exceptions=True)  # would hold slots
         try:
             await asyncio.to_thread(drop_budget, self.engine, self.model, self.holder)
         except Exception as exc:  # noqa: BLE001 - the row expires by itself

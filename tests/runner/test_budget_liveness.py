@@ -1,0 +1,79 @@
+"""A job waiting for slots of a model always gets them back: from a dead worker's row once
+it expires (no call has to end for it), and never from a row its own ended share left
+behind (a sync still running when the share ended must not write its row after the
+share gave its slots back)."""
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from sqlalchemy import select
+
+from evalcore.runner import budget
+from evalcore.runner.budget import ModelShare
+from evalcore.store import budget as store_budget
+from evalcore.store.tables import ModelBudget
+
+
+async def _until(condition, timeout: float = 5.0) -> bool:  # noqa: ANN001
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
+
+
+def _holders(engine) -> dict[str, int]:  # noqa: ANN001
+    with engine.connect() as conn:
+        rows = conn.execute(select(ModelBudget.holder, ModelBudget.slots)).all()
+    return {holder: slots for holder, slots in rows}
+
+
+def test_a_holder_at_zero_slots_gets_a_dead_holders_slots_when_its_row_expires(engine):
+    """The killed worker's job held every slot; the live job holds none and has no call
+    in flight, so no call ending can wake it: its own syncs must."""
+    grant = store_budget.sync_budget(engine, "m", "job4:answer", capacity=4, want=4,
+                                     in_flight=4, lease_s=0.5)  # then the worker dies
+    assert grant.allowed == 4
+
+    async def main() -> tuple[int, int]:
+        async with ModelShare(engine, "m", "job1:answer", capacity=4) as gate:
+            first = gate.cap
+            assert await _until(lambda: gate.cap == 4), gate.cap
+            return first, gate.cap
+
+    assert asyncio.run(main()) == (0, 4)
+    assert _holders(engine) == {}  # the dead row was dropped, ours given back
+
+
+def test_a_sync_running_when_the_share_ends_leaves_no_row_behind(engine, monkeypatch):
+    """The share's last sync is still in its thread when the job ends: the slots must be
+    given back after it, not before (its row would hold them for BUDGET_LEASE_S while
+    the job is gone: every other job of the model waits that long for them)."""
+    real = store_budget.sync_budget
+    go, synced = threading.Event(), threading.Event()
+    calls = []
+
+    def slow_sync(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        calls.append(1)
+        if len(calls) > 1:  # the periodic sync: held in its thread until `go`
+            go.wait(10)
+        try:
+            return real(*args, **kwargs)
+        finally:
+            if len(calls) > 1:
+                synced.set()
+
+    monkeypatch.setattr(budget, "sync_budget", slow_sync)
+    monkeypatch.setattr(budget, "SYNC_S", 0.05)
+
+    async def main() -> None:
+        async with ModelShare(engine, "m", "job1:answer", capacity=4):
+            assert await _until(lambda: len(calls) > 1)  # the periodic sync has begun
+            asyncio.get_running_loop().call_later(0.3, go.set)  # and ends after 0.3 s
+        # the share ended; its last sync has ended too, whenever the thread finished
+        assert await asyncio.to_thread(synced.wait, 10)
+
+    asyncio.run(main())
+    assert _holders(engine) == {}  # no row of an ended job holds slots
