@@ -77,3 +77,37 @@ def test_a_sync_running_when_the_share_ends_leaves_no_row_behind(engine, monkeyp
 
     asyncio.run(main())
     assert _holders(engine) == {}  # no row of an ended job holds slots
+
+
+def test_a_share_paused_by_failed_syncs_resumes_when_the_database_answers_again(
+        engine, monkeypatch):
+    """Syncs fail for longer than half the budget lease: the share pauses its calls (its
+    row may have expired). The next sync that works must give the slots back without any
+    call ending or any other event: the keeper keeps syncing on its own clock."""
+    from sqlalchemy.exc import OperationalError
+
+    real = store_budget.sync_budget
+    failing = threading.Event()
+
+    def flaky_sync(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        if failing.is_set():
+            raise OperationalError("SELECT 1", {}, Exception("connection refused"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(budget, "sync_budget", flaky_sync)
+    monkeypatch.setattr(budget, "SYNC_S", 0.05)
+    monkeypatch.setattr(budget, "BUDGET_LEASE_S", 0.4)  # pause after 0.2 s of failures
+
+    async def main() -> list[int]:
+        caps = []
+        async with ModelShare(engine, "m", "job1:answer", capacity=3) as gate:
+            caps.append(gate.cap)
+            failing.set()
+            assert await _until(lambda: gate.cap == 0), gate.cap
+            caps.append(gate.cap)
+            failing.clear()
+            assert await _until(lambda: gate.cap == 3), gate.cap
+            caps.append(gate.cap)
+        return caps
+
+    assert asyncio.run(main()) == [3, 0, 3]
