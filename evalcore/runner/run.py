@@ -74,7 +74,7 @@ class _Job:
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
     left: int
-    """Answer calls not yet started (the share wants no more slots than these in flight)."""
+    """Answer calls not yet taken from the stream."""
     questions_left: Iterator[tuple[int, list[int]]]
     """The same units grouped by question (the `sequential` schedule's stream)."""
     slots: int
@@ -89,6 +89,10 @@ class _Job:
     """A unit was left for another worker because this one is stopping."""
     budget: Any = None
     """The run's spending limit (`runner.budget_guard.Budget`)."""
+    asked: int = 0
+    """Answer calls taken from the stream and not ended: in flight or waiting for a slot.
+    With `left`, what the model share may want at most (the calls waiting count: with
+    only those in flight, a run whose calls all waited for slots claimed one)."""
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -188,10 +192,14 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 job.cancelled.set()  # the next call would pass the run's budget
                 return False
             job.left -= 1
-            answer_share.want_at_most(job.left + answer_slots.in_flight + 1)
-            async with answer_slots:
-                to_judge = await _answer(job, answer_client, item_id, rnd,
-                                         judge_client is not None)
+            job.asked += 1
+            try:
+                answer_share.want_at_most(job.left + job.asked)
+                async with answer_slots:
+                    to_judge = await _answer(job, answer_client, item_id, rnd,
+                                             judge_client is not None)
+            finally:
+                job.asked -= 1
             if to_judge is not None:
                 await judge_queue.put(to_judge)
             return True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 
+import pytest
 from sqlalchemy import select
 
 from evalcore.runner import budget
@@ -111,3 +112,26 @@ def test_a_share_paused_by_failed_syncs_resumes_when_the_database_answers_again(
         return caps
 
     assert asyncio.run(main()) == [3, 0, 3]
+
+
+@pytest.mark.integration
+def test_a_run_that_waited_for_slots_uses_them_all_when_they_come(engine, settings, dataset):
+    """A dead worker's job holds every slot of the model: all of the run's calls are
+    taken from the stream and wait at the gate with none in flight. The run's claim must
+    still count them (12 calls), not only the calls in flight (it fell to 1: the whole
+    run then went one call at a time once the slots came back)."""
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import create_run, run_in_foreground
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+    from tests.runner.conftest import add_model
+
+    with FaultServer(FaultConfig(latency=0.2)) as server:
+        add_model(settings, server, concurrency=24)
+        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                            settings.models_path)  # 6 questions x 2 rounds: 12 calls
+        store_budget.sync_budget(engine, "fake", "job99:answer", capacity=24, want=24,
+                                 in_flight=24, lease_s=3.0)  # then its worker dies
+        assert run_in_foreground(engine, run_id) == "done"
+        stats = server.stats
+    assert stats.requests == 12
+    assert stats.max_in_flight == 12, stats.max_in_flight
