@@ -48,9 +48,13 @@ def test_the_state_dump_says_which_calls_wait_for_slots_and_on_which_share(engin
 
 @pytest.mark.integration
 def test_sigusr1_makes_a_running_worker_log_its_state_and_keep_working(settings, engine):
+    """Also what the worker tests print when their runs do not finish
+    (`explain_workers`): jobs, model_budget rows, each log's tail after the dump."""
+    from tests.runner.test_workers import explain_workers
+
     env = {**__import__("os").environ, "EVALCORE_HOME": str(settings.home),
            "EVALCORE_DB_URL": settings.db_url, "PYTHONPATH": str(REPO_ROOT)}
-    log_path = Path(settings.home) / "w.log"
+    log_path = Path(settings.home) / "wd.log"
     with open(log_path, "w") as log:
         proc = subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--name", "wd"],
                                 cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
@@ -58,14 +62,12 @@ def test_sigusr1_makes_a_running_worker_log_its_state_and_keep_working(settings,
         deadline = time.monotonic() + 60
         while "started" not in log_path.read_text() and time.monotonic() < deadline:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGUSR1)
-        deadline = time.monotonic() + 10
-        while "state:" not in log_path.read_text() and time.monotonic() < deadline:
-            time.sleep(0.05)
+        text = explain_workers(engine, settings, {"wd": proc})  # sends SIGUSR1 first
         assert proc.poll() is None, log_path.read_text()  # still working
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=20)
-    text = log_path.read_text()
+    assert text.startswith("jobs:\n") and "model_budget:" in text, text
+    assert "wd (exit None), last lines of its log:" in text
     assert "worker wd state: jobs []" in text and " _work < worker.py" in text, text
     assert code == 143

@@ -61,10 +61,18 @@ def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str
 
     from evalcore.store.tables import ModelBudget
 
-    for proc in procs.values():
+    logs = {name: Path(settings.home) / f"{name}.log" for name in procs}
+    asked = {}
+    for name, proc in procs.items():
         if proc.poll() is None:
+            asked[name] = logs[name].stat().st_size
             proc.send_signal(signal.SIGUSR1)
-    time.sleep(1.0)  # let them write it
+    deadline = time.monotonic() + 10  # let them write it (a loaded machine is slow)
+    while asked and time.monotonic() < deadline:
+        asked = {n: size for n, size in asked.items()
+                 if " state: " not in logs[n].read_text(errors="replace")[size:]}
+        time.sleep(0.1)
+    time.sleep(0.2)  # the dump's last lines
     lines = ["jobs:"]
     for j in sorted(jobs.list_jobs(engine), key=lambda j: j.id):
         lines.append(f"  job {j.id} run {j.run_id}: {j.status} owner {j.owner!r} token "
@@ -74,7 +82,7 @@ def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str
         rows = conn.execute(select(ModelBudget.__table__)).all()
     lines += ["model_budget:"] + [f"  {dict(r._mapping)}" for r in rows]
     for name, proc in procs.items():
-        log = (Path(settings.home) / f"{name}.log").read_text(errors="replace").splitlines()
+        log = logs[name].read_text(errors="replace").splitlines()
         lines += [f"{name} (exit {proc.poll()}), last lines of its log:"]
         lines += [f"  {line}" for line in log[-40:]]
     return "\n".join(lines)
@@ -120,6 +128,10 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=ROUNDS)
         # room to spare (9 slots, 6 runs): the survivors can take the orphans at once
         workers = [start_worker(settings, url, f"w{n}", "--jobs", "3") for n in range(3)]
+
+        def explain() -> str:
+            return explain_workers(engine, settings, {f"w{n}": p for n, p in enumerate(workers)})
+
         try:
             def victim():  # a worker holding a run that has stored some calls, most to come
                 for job in jobs.list_jobs(engine, status=["running"]):
@@ -127,7 +139,7 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
                         return job
                 return None
 
-            job = wait_for(victim, 60, "a run in progress")
+            job = wait_for(victim, 60, "a run in progress", explain)
             proc = workers[int(job.owner.removeprefix("w"))]
             lost = {j.run_id for j in jobs.list_jobs(engine, status=["running"])
                     if j.owner == job.owner}
@@ -149,14 +161,13 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
             # takeover would be a claim on a live lease.
             taken = wait_for(lambda: all((n := jobs.get_job(engine, o.id)).owner != o.owner
                                          and n.token > o.token for o in orphans) and orphans,
-                             LEASE_S + TAKEOVER_SLACK_S, "the orphaned runs to be taken over")
+                             LEASE_S + TAKEOVER_SLACK_S, "the orphaned runs to be taken over",
+                             explain)
             delay = time.monotonic() - killed_at
             assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S
             assert all(jobs.get_job(engine, o.id).attempts == 2 for o in taken)
             wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
-                     120, "every run to finish",
-                     lambda: explain_workers(engine, settings,
-                                             {f"w{n}": p for n, p in enumerate(workers)}))
+                     120, "every run to finish", explain)
         finally:
             stop_all(workers)
         prompts = list(server.stats.prompts)
