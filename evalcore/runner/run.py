@@ -316,12 +316,20 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             except asyncio.TimeoutError:
                 pass
         stopping = stop.is_set()  # set only after every worker is done: this flush is the last
+        # Taken here, on the loop that appends to them: in the thread, a call's row could
+        # land in the list just stored (append bound before the swap, called after it).
+        rows, counts = job.rows, job.tally.take()
+        job.rows = []
         try:
-            cancel = await asyncio.to_thread(_flush, engine, job)
+            cancel = await asyncio.to_thread(_flush, engine, job, rows, counts)
         except LeaseLost:
             job.cancelled.set()
             raise
         except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
+            job.rows[:0] = rows  # back to the buffer for the next flush
+            job.tally.done += counts[0]
+            job.tally.errors += counts[1]
+            job.tally.retries += counts[2]
             failures += 1
             database(engine).failed(f"run {job.run_id} stored its calls", exc)
             if stopping and failures >= MAX_FLUSH_FAILURES:
@@ -338,21 +346,15 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             return
 
 
-def _flush(engine: Engine, job: _Job) -> bool:
-    """Write buffered calls and progress in one fenced transaction; returns whether a
-    cancel was requested (LeaseLost if the job was taken over: nothing is written). On
-    failure the rows and counts go back to the buffer for the next flush."""
-    rows, job.rows = job.rows, []
-    done, errors, retries = job.tally.take()
-    try:
-        return queries.flush_run(engine, job.run_id, rows, fence=job.fence, done=done,
-                                 errors=errors, retries=retries)
-    except Exception:
-        job.rows[:0] = rows
-        job.tally.done += done
-        job.tally.errors += errors
-        job.tally.retries += retries
-        raise
+def _flush(engine: Engine, job: _Job, rows: list[dict[str, Any]],
+           counts: tuple[int, int, int]) -> bool:
+    """Write `rows` (taken from the buffer) and the progress `counts` (done, errors,
+    retries) in one fenced transaction; returns whether a cancel was requested
+    (LeaseLost if the job was taken over: nothing is written). Runs in a thread: it
+    never touches the buffer, which the loop owns."""
+    done, errors, retries = counts
+    return queries.flush_run(engine, job.run_id, rows, fence=job.fence, done=done,
+                             errors=errors, retries=retries)
 
 
 def _snapshot(engine: Engine, run_id: int) -> RunProgress:

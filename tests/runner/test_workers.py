@@ -84,7 +84,7 @@ def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str
     for name, proc in procs.items():
         log = logs[name].read_text(errors="replace").splitlines()
         lines += [f"{name} (exit {proc.poll()}), last lines of its log:"]
-        lines += [f"  {line}" for line in log[-40:]]
+        lines += [f"  {line}" for line in log[-60:]]
     return "\n".join(lines)
 
 
@@ -173,8 +173,14 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         prompts = list(server.stats.prompts)
     for k, run_id in enumerate(run_ids):
         run = queries.get_run(engine, run_id)
-        assert (run.done, run.total, run.errors) == (calls, calls, 0)
-        assert queries.count_calls(engine, run_id) == calls
+        stored = queries.count_calls(engine, run_id)
+        sent = sum(f"[set{k}]" in p for p in prompts)
+        # all at once, so that a failure says which count is off (counter, rows, requests)
+        assert (run.done, run.total, run.errors, stored) == (calls, calls, 0, calls), (
+            f"run {run_id} ({'taken over' if run_id in lost else 'never moved'}): done "
+            f"{run.done}, stored {stored}, sent {sent}, stored at the kill "
+            f"{stored_at_kill.get(run_id)}; missing units "
+            f"{sorted(_missing_units(engine, run_id, ROUNDS))[:10]}\n{explain()}")
         tag = f"[set{k}]"
         if run_id not in lost:
             assert sum(tag in p for p in prompts) == calls, k  # not a call more
@@ -183,6 +189,15 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         # flight, and those it had not flushed yet): no stored call is ever sent again
         after = sum(tag in p for p in prompts[mark:])
         assert after == calls - stored_at_kill[run_id], (k, after, stored_at_kill[run_id])
+
+
+def _missing_units(engine, run_id: int, rounds: int) -> set[tuple[int, int]]:  # noqa: ANN001
+    """The (item, round) units of a run with no stored answer call."""
+    from evalcore.store import run_items
+
+    items = run_items.run_questions(engine, run_id).keys()
+    done = {(i, r) for i, r, stage in queries.done_units(engine, run_id) if stage == "answer"}
+    return {(i, r) for i in items for r in range(1, rounds + 1)} - done
 
 
 def test_sigterm_releases_the_job_and_another_worker_continues_within_2_s(db, settings):
