@@ -159,8 +159,13 @@ class Worker:
             log.warning("  share %s", line)
         for place, count in sorted(_task_places().items()):
             log.warning("  %d task(s) at %s", count, place)
+        idle = 0
         for name, place in _thread_places():
+            if place.startswith("thread.py:") and "_worker" in place.split(" < ")[0]:
+                idle += 1  # an executor thread waiting for work
+                continue
             log.warning("  thread %s at %s", name, place)
+        log.warning("  %d idle executor thread(s)", idle)
 
     def _forget(self) -> None:
         try:

@@ -8,6 +8,7 @@ import logging
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,11 +30,14 @@ def test_the_state_dump_says_which_calls_wait_for_slots_and_on_which_share(engin
                     await release.wait()
 
             calls = [asyncio.create_task(call()) for _ in range(5)]
+            stuck = threading.Event()  # a thread blocked (as a sync waiting on a lock)
+            blocked = asyncio.create_task(asyncio.to_thread(stuck.wait, 10))
             await asyncio.sleep(0.1)
             with caplog.at_level(logging.WARNING, logger="evalcore.worker"):
                 worker.dump_state()
             release.set()
-            await asyncio.gather(*calls)
+            stuck.set()
+            await asyncio.gather(*calls, blocked)
 
     asyncio.run(scenario())
     text = caplog.text
@@ -43,7 +47,9 @@ def test_the_state_dump_says_which_calls_wait_for_slots_and_on_which_share(engin
     # three calls wait in the gate, two hold a slot: each place named with its count
     assert "3 task(s) at " in text and "budget.py" in text and "__aenter__" in text
     assert "2 task(s) at " in text
-    assert "thread " in text  # the executor's threads (a sync blocked in the database)
+    assert "idle executor thread(s)" in text
+    blocked = [line for line in text.splitlines() if "  thread asyncio_" in line]
+    assert len(blocked) == 1 and "wait < threading.py" in blocked[0], blocked
 
 
 @pytest.mark.integration

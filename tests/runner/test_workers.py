@@ -75,9 +75,10 @@ def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str
     time.sleep(0.2)  # the dump's last lines
     lines = ["jobs:"]
     for j in sorted(jobs.list_jobs(engine), key=lambda j: j.id):
+        run = queries.get_run(engine, j.run_id)
         lines.append(f"  job {j.id} run {j.run_id}: {j.status} owner {j.owner!r} token "
-                     f"{j.token} attempts {j.attempts} lease {j.lease_expires_at} done "
-                     f"{j.done}/{j.total}; calls stored {queries.count_calls(engine, j.run_id)}")
+                     f"{j.token} attempts {j.attempts} lease {j.lease_expires_at}; run done "
+                     f"{run.done}/{run.total}, calls stored {queries.count_calls(engine, run.id)}")
     with engine.connect() as conn:
         rows = conn.execute(select(ModelBudget.__table__)).all()
     lines += ["model_budget:"] + [f"  {dict(r._mapping)}" for r in rows]
