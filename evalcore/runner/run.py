@@ -194,7 +194,7 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             job.left -= 1
             job.asked += 1
             try:
-                answer_share.want_at_most(job.left + job.asked)
+                answer_share.want_at_most(max(job.left, 0) + job.asked)  # >= 1: this call
                 async with answer_slots:
                     to_judge = await _answer(job, answer_client, item_id, rnd,
                                              judge_client is not None)
