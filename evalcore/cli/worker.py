@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _worker(args: argparse.Namespace) -> int:
     """Logs one line per job start and end on stderr; SIGTERM or Ctrl-C releases the
-    jobs in hand (another worker continues them at once) and exits 143 / 130."""
+    jobs in hand (another worker continues them at once) and exits 143 / 130; SIGUSR1
+    logs what it is doing (its jobs, model shares, where each task and thread waits)."""
     import asyncio
     import logging
     import signal
@@ -48,6 +49,7 @@ def _worker(args: argparse.Namespace) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, lambda s=sig: (received.append(s), worker.stop.set()))
+        loop.add_signal_handler(signal.SIGUSR1, worker.dump_state)  # what it waits for
         return await worker.run(once=args.once)
 
     run_closing_clients(main())

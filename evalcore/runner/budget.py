@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import weakref
 from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
@@ -30,6 +31,14 @@ CATCH_UP_S = 0.1
 """Seconds between syncs while a holder waits for slots that others are giving back."""
 GIVE_BACK_S = 0.02
 """A sync to give slots back waits this long, so that calls ending together make one."""
+_LIVE: "weakref.WeakSet[ModelShare]" = weakref.WeakSet()
+"""The shares held in this process (`live_shares`: what a hung worker's dump shows)."""
+
+
+def live_shares() -> list[str]:
+    """One line per share held in this process: its gate and its last sync (a worker's
+    state dump, so that a run waiting for slots says so)."""
+    return sorted(share.describe() for share in list(_LIVE))
 
 
 class SlotGate:
@@ -84,6 +93,19 @@ class ModelShare:
         self._short = False
         """Whether the last grant was below our fair share."""
         self._wake = asyncio.Event()
+        self._syncing: Optional[asyncio.Future] = None
+        """The last sync's thread: the slots are given back only after it wrote its row."""
+        self._sync_started = 0.0
+
+    def describe(self) -> str:
+        keeper = ("not started" if self._task is None else "dead" if self._task.done()
+                  else "alive")
+        running = ("" if self._syncing is None or self._syncing.done() else
+                   f", a sync running for {time.monotonic() - self._sync_started:.1f} s")
+        return (f"{self.holder} on {self.model}: cap {self.gate.cap}, in flight "
+                f"{self.gate.in_flight}, want {self.want}, held {self._held}, short "
+                f"{self._short}, last sync ok {time.monotonic() - self._last_ok:.1f} s ago"
+                f"{running}, syncing {keeper}")
 
     def _check_held(self) -> None:
         """Sync soon when fewer slots than we hold on record would do now."""
@@ -100,9 +122,11 @@ class ModelShare:
     async def _sync(self) -> None:
         try:
             in_flight = self.gate.in_flight
-            grant = await asyncio.to_thread(sync_budget, self.engine, self.model, self.holder,
-                                            capacity=self.capacity, want=self.want,
-                                            in_flight=in_flight)
+            self._sync_started = time.monotonic()
+            self._syncing = asyncio.ensure_future(asyncio.to_thread(
+                sync_budget, self.engine, self.model, self.holder, capacity=self.capacity,
+                want=self.want, in_flight=in_flight))
+            grant = await asyncio.shield(self._syncing)  # its thread outlives a cancel
             cap, self._short = grant.allowed, grant.allowed < grant.share
             self._held = max(cap, in_flight)
             self._last_ok = time.monotonic()
@@ -129,14 +153,18 @@ class ModelShare:
             await self._sync()
 
     async def __aenter__(self) -> SlotGate:
+        _LIVE.add(self)
         await self._sync()
         self._task = asyncio.create_task(self._keep())
         return self.gate
 
     async def __aexit__(self, *exc: Any) -> None:
+        _LIVE.discard(self)
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._syncing is not None:  # else its row, written after ours is dropped,
+            await asyncio.gather(self._syncing, return_exceptions=True)  # would hold slots
         try:
             await asyncio.to_thread(drop_budget, self.engine, self.model, self.holder)
         except Exception as exc:  # noqa: BLE001 - the row expires by itself

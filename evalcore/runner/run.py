@@ -74,7 +74,7 @@ class _Job:
     judge: Optional[ModelConfig]
     units: Iterator[Unit]
     left: int
-    """Answer calls not yet started (the share wants no more slots than these in flight)."""
+    """Answer calls not yet taken from the stream."""
     questions_left: Iterator[tuple[int, list[int]]]
     """The same units grouped by question (the `sequential` schedule's stream)."""
     slots: int
@@ -89,6 +89,10 @@ class _Job:
     """A unit was left for another worker because this one is stopping."""
     budget: Any = None
     """The run's spending limit (`runner.budget_guard.Budget`)."""
+    asked: int = 0
+    """Answer calls taken from the stream and not ended: in flight or waiting for a slot.
+    With `left`, what the model share may want at most (the calls waiting count: with
+    only those in flight, a run whose calls all waited for slots claimed one)."""
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -188,10 +192,14 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 job.cancelled.set()  # the next call would pass the run's budget
                 return False
             job.left -= 1
-            answer_share.want_at_most(job.left + answer_slots.in_flight + 1)
-            async with answer_slots:
-                to_judge = await _answer(job, answer_client, item_id, rnd,
-                                         judge_client is not None)
+            job.asked += 1
+            try:
+                answer_share.want_at_most(max(job.left, 0) + job.asked)  # >= 1: this call
+                async with answer_slots:
+                    to_judge = await _answer(job, answer_client, item_id, rnd,
+                                             judge_client is not None)
+            finally:
+                job.asked -= 1
             if to_judge is not None:
                 await judge_queue.put(to_judge)
             return True
@@ -308,12 +316,20 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             except asyncio.TimeoutError:
                 pass
         stopping = stop.is_set()  # set only after every worker is done: this flush is the last
+        # Taken here, on the loop that appends to them: in the thread, a call's row could
+        # land in the list just stored (append bound before the swap, called after it).
+        rows, counts = job.rows, job.tally.take()
+        job.rows = []
         try:
-            cancel = await asyncio.to_thread(_flush, engine, job)
+            cancel = await asyncio.to_thread(_flush, engine, job, rows, counts)
         except LeaseLost:
             job.cancelled.set()
             raise
         except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
+            job.rows[:0] = rows  # back to the buffer for the next flush
+            job.tally.done += counts[0]
+            job.tally.errors += counts[1]
+            job.tally.retries += counts[2]
             failures += 1
             database(engine).failed(f"run {job.run_id} stored its calls", exc)
             if stopping and failures >= MAX_FLUSH_FAILURES:
@@ -330,21 +346,15 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             return
 
 
-def _flush(engine: Engine, job: _Job) -> bool:
-    """Write buffered calls and progress in one fenced transaction; returns whether a
-    cancel was requested (LeaseLost if the job was taken over: nothing is written). On
-    failure the rows and counts go back to the buffer for the next flush."""
-    rows, job.rows = job.rows, []
-    done, errors, retries = job.tally.take()
-    try:
-        return queries.flush_run(engine, job.run_id, rows, fence=job.fence, done=done,
-                                 errors=errors, retries=retries)
-    except Exception:
-        job.rows[:0] = rows
-        job.tally.done += done
-        job.tally.errors += errors
-        job.tally.retries += retries
-        raise
+def _flush(engine: Engine, job: _Job, rows: list[dict[str, Any]],
+           counts: tuple[int, int, int]) -> bool:
+    """Write `rows` (taken from the buffer) and the progress `counts` (done, errors,
+    retries) in one fenced transaction; returns whether a cancel was requested
+    (LeaseLost if the job was taken over: nothing is written). Runs in a thread: it
+    never touches the buffer, which the loop owns."""
+    done, errors, retries = counts
+    return queries.flush_run(engine, job.run_id, rows, fence=job.fence, done=done,
+                             errors=errors, retries=retries)
 
 
 def _snapshot(engine: Engine, run_id: int) -> RunProgress:

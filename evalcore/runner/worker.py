@@ -18,6 +18,7 @@ from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.runner.budget import live_shares
 from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
 from evalcore.store.jobs import claim_job
@@ -149,6 +150,23 @@ class Worker:
             await asyncio.to_thread(self.schedule_tick)
             await asyncio.sleep(SCHEDULE_POLL_S)
 
+    def dump_state(self) -> None:
+        """Log what this worker is doing now (on SIGUSR1): its jobs, each model share's
+        gate and last sync, where every task and thread waits. A hang is then diagnosable
+        from the log alone."""
+        log.warning("worker %s state: jobs %s", self.name, sorted(self.active))
+        for line in live_shares():
+            log.warning("  share %s", line)
+        for place, count in sorted(_task_places().items()):
+            log.warning("  %d task(s) at %s", count, place)
+        idle = 0
+        for name, place in _thread_places():
+            if place.startswith("thread.py:") and "_worker" in place.split(" < ")[0]:
+                idle += 1  # an executor thread waiting for work
+                continue
+            log.warning("  thread %s at %s", name, place)
+        log.warning("  %d idle executor thread(s)", idle)
+
     def _forget(self) -> None:
         try:
             forget(self.engine, self.name)
@@ -165,3 +183,49 @@ class Worker:
         except asyncio.TimeoutError:
             pass
 
+
+
+def _where(frames: list[Any]) -> str:
+    """`file:line fn < file:line fn` of the innermost frames of a stack (innermost first)."""
+    parts = [f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno} {f.f_code.co_name}"
+             for f in frames[-4:]]
+    return " < ".join(reversed(parts))
+
+
+def _awaits(coro: Any) -> list[Any]:
+    """The frames of `coro` and of what it awaits, outermost first (a task's own
+    `get_stack` stops at its coroutine's frame)."""
+    frames = []
+    while coro is not None and len(frames) < 50:
+        frame = getattr(coro, "cr_frame", None) or getattr(coro, "gi_frame", None)
+        if frame is None:
+            break
+        frames.append(frame)
+        coro = getattr(coro, "cr_await", None) or getattr(coro, "gi_yieldfrom", None)
+    return frames
+
+
+def _task_places() -> dict[str, int]:
+    """{where a task waits: how many tasks wait there} on the running loop."""
+    places: dict[str, int] = {}
+    for task in asyncio.all_tasks():
+        place = f"{task.get_coro().__qualname__}: {_where(_awaits(task.get_coro()))}"
+        places[place] = places.get(place, 0) + 1
+    return places
+
+
+def _thread_places() -> list[tuple[str, str]]:
+    """(thread name, where it is) of every thread but the loop's (executor threads blocked
+    in the database show here)."""
+    import sys
+    import threading
+    import traceback
+
+    names = {t.ident: t.name for t in threading.enumerate()}
+    out = []
+    for ident, frame in sys._current_frames().items():
+        if ident == threading.get_ident():
+            continue
+        stack = [f for f, _ in traceback.walk_stack(frame)][::-1]
+        out.append((names.get(ident, str(ident)), _where(stack)))
+    return sorted(out)

@@ -40,14 +40,53 @@ def start_worker(settings, db_url: str, name: str, *args: str) -> subprocess.Pop
                             stderr=subprocess.STDOUT, text=True)
 
 
-def wait_for(condition, timeout: float, what: str):  # noqa: ANN001, ANN201
+def wait_for(condition, timeout: float, what: str, explain=None):  # noqa: ANN001, ANN201
+    """`condition()` once true; else fail after `timeout` with `explain()` (what each job
+    and worker was doing) in the message."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = condition()
         if value:
             return value
         time.sleep(0.05)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+    pytest.fail(f"timed out after {timeout} s waiting for {what}"
+                + (f"\n{explain()}" if explain else ""))
+
+
+def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str:  # noqa: ANN001
+    """What a hung test needs to be diagnosed: every job (status, owner, lease, progress),
+    every model_budget row, and the tail of each worker's log after a SIGUSR1 made each
+    live worker log its state (shares, where its tasks and threads wait)."""
+    from sqlalchemy import select
+
+    from evalcore.store.tables import ModelBudget
+
+    logs = {name: Path(settings.home) / f"{name}.log" for name in procs}
+    asked = {}
+    for name, proc in procs.items():
+        if proc.poll() is None:
+            asked[name] = logs[name].stat().st_size
+            proc.send_signal(signal.SIGUSR1)
+    deadline = time.monotonic() + 10  # let them write it (a loaded machine is slow)
+    while asked and time.monotonic() < deadline:
+        asked = {n: size for n, size in asked.items()
+                 if " state: " not in logs[n].read_text(errors="replace")[size:]}
+        time.sleep(0.1)
+    time.sleep(0.2)  # the dump's last lines
+    lines = ["jobs:"]
+    for j in sorted(jobs.list_jobs(engine), key=lambda j: j.id):
+        run = queries.get_run(engine, j.run_id)
+        lines.append(f"  job {j.id} run {j.run_id}: {j.status} owner {j.owner!r} token "
+                     f"{j.token} attempts {j.attempts} lease {j.lease_expires_at}; run done "
+                     f"{run.done}/{run.total}, calls stored {queries.count_calls(engine, run.id)}")
+    with engine.connect() as conn:
+        rows = conn.execute(select(ModelBudget.__table__)).all()
+    lines += ["model_budget:"] + [f"  {dict(r._mapping)}" for r in rows]
+    for name, proc in procs.items():
+        log = logs[name].read_text(errors="replace").splitlines()
+        lines += [f"{name} (exit {proc.poll()}), last lines of its log:"]
+        lines += [f"  {line}" for line in log[-60:]]
+    return "\n".join(lines)
 
 
 def stop_all(procs: list[subprocess.Popen]) -> None:
@@ -90,6 +129,10 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         run_ids = _queue_runs(engine, settings, 6, questions=10, rounds=ROUNDS)
         # room to spare (9 slots, 6 runs): the survivors can take the orphans at once
         workers = [start_worker(settings, url, f"w{n}", "--jobs", "3") for n in range(3)]
+
+        def explain() -> str:
+            return explain_workers(engine, settings, {f"w{n}": p for n, p in enumerate(workers)})
+
         try:
             def victim():  # a worker holding a run that has stored some calls, most to come
                 for job in jobs.list_jobs(engine, status=["running"]):
@@ -97,7 +140,7 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
                         return job
                 return None
 
-            job = wait_for(victim, 60, "a run in progress")
+            job = wait_for(victim, 60, "a run in progress", explain)
             proc = workers[int(job.owner.removeprefix("w"))]
             lost = {j.run_id for j in jobs.list_jobs(engine, status=["running"])
                     if j.owner == job.owner}
@@ -119,19 +162,26 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
             # takeover would be a claim on a live lease.
             taken = wait_for(lambda: all((n := jobs.get_job(engine, o.id)).owner != o.owner
                                          and n.token > o.token for o in orphans) and orphans,
-                             LEASE_S + TAKEOVER_SLACK_S, "the orphaned runs to be taken over")
+                             LEASE_S + TAKEOVER_SLACK_S, "the orphaned runs to be taken over",
+                             explain)
             delay = time.monotonic() - killed_at
             assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S
             assert all(jobs.get_job(engine, o.id).attempts == 2 for o in taken)
             wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
-                     120, "every run to finish")
+                     120, "every run to finish", explain)
         finally:
             stop_all(workers)
         prompts = list(server.stats.prompts)
     for k, run_id in enumerate(run_ids):
         run = queries.get_run(engine, run_id)
-        assert (run.done, run.total, run.errors) == (calls, calls, 0)
-        assert queries.count_calls(engine, run_id) == calls
+        stored = queries.count_calls(engine, run_id)
+        sent = sum(f"[set{k}]" in p for p in prompts)
+        # all at once, so that a failure says which count is off (counter, rows, requests)
+        assert (run.done, run.total, run.errors, stored) == (calls, calls, 0, calls), (
+            f"run {run_id} ({'taken over' if run_id in lost else 'never moved'}): done "
+            f"{run.done}, stored {stored}, sent {sent}, stored at the kill "
+            f"{stored_at_kill.get(run_id)}; missing units "
+            f"{sorted(_missing_units(engine, run_id, ROUNDS))[:10]}\n{explain()}")
         tag = f"[set{k}]"
         if run_id not in lost:
             assert sum(tag in p for p in prompts) == calls, k  # not a call more
@@ -140,6 +190,15 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
         # flight, and those it had not flushed yet): no stored call is ever sent again
         after = sum(tag in p for p in prompts[mark:])
         assert after == calls - stored_at_kill[run_id], (k, after, stored_at_kill[run_id])
+
+
+def _missing_units(engine, run_id: int, rounds: int) -> set[tuple[int, int]]:  # noqa: ANN001
+    """The (item, round) units of a run with no stored answer call."""
+    from evalcore.store import run_items
+
+    items = run_items.run_questions(engine, run_id).keys()
+    done = {(i, r) for i, r, stage in queries.done_units(engine, run_id) if stage == "answer"}
+    return {(i, r) for i in items for r in range(1, rounds + 1)} - done
 
 
 def test_sigterm_releases_the_job_and_another_worker_continues_within_2_s(db, settings):
