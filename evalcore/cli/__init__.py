@@ -33,8 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gate": ("gate", "check a run (any kind) against a gate config; exit 1 on fail"),
     "attack": ("attacks", "attack a dataset (char, word or sentence level) into a new attack "
                           "set for review"),
-    "attacks": ("attacks", "attack sets: list, resume, show, import, approve, reject, export, "
-                           "delete"),
+    "attacks": ("attacks", "attack sets: list, resume, show, import, approve, reject, edit, "
+                           "export, delete"),
     "worker": ("worker", "execute queued jobs; run any number of them, on any number of hosts, "
                          "against one database"),
     "jobs": ("jobs", "list, inspect, requeue or cancel queued work"),
