@@ -190,9 +190,7 @@ def _baseline() -> None:
                          f"{r.created_at:%Y-%m-%d %H:%M}" for r in done}
     run_id = st.selectbox("Run", list(labels), format_func=labels.get,
                           key="monitoring.baseline_run")
-    current = {(r["dataset"], r["model"]): r["run_id"] for r in rows}
-    run = next(r for r in done if int(r.id) == run_id)
-    if current.get((names.get(run.dataset_id), run.model)) == run_id:
+    if run_id in {r["run_id"] for r in rows}:  # a run is of one dataset and model
         st.caption(f"Run {md(run_id)} is the baseline of its dataset and model.")
         return
     if _shared.allowed_button("Mark as baseline", "baseline", key="monitoring.baseline",

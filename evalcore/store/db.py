@@ -18,7 +18,7 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, TypeVar, Union
 
 from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, Engine
@@ -184,6 +184,19 @@ def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+T = TypeVar("T")
+
+
+def insert_row(engine: Bind, row: T) -> T:
+    """Store a new row in its own commit (or the caller's `transaction`) and return it
+    with the values the database gave it (its id, defaults)."""
+    with session_scope(engine) as session:
+        session.add(row)
+        session.flush()
+        session.refresh(row)
+    return row
 
 
 # ---------------------------------------------------------------- migrations

@@ -23,7 +23,7 @@ from sqlmodel import Session
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
-from evalcore.store.db import Bind, reader, reading, session_scope, transaction
+from evalcore.store.db import Bind, insert_row, reader, reading, transaction
 from evalcore.store import run_state
 from evalcore.store.jobs import hold, lease_alive, list_jobs
 from evalcore.store.tables import Call, Item, Job, Run, RunItem, utcnow
@@ -62,12 +62,7 @@ def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
 def create_run(engine: Bind, **fields: Any) -> Run:
     """Insert a run (status 'queued' unless given) and return it with its id."""
     _check_run_fields(fields)
-    run = Run(**_clean_run_fields(fields))
-    with session_scope(engine) as session:
-        session.add(run)
-        session.flush()
-        session.refresh(run)
-    return run
+    return insert_row(engine, Run(**_clean_run_fields(fields)))
 
 
 def get_run(engine: Bind, run_id: int) -> Run:

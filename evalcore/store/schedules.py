@@ -22,7 +22,7 @@ from sqlmodel import Session
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
-from evalcore.store.db import Bind, reader, session_scope, transaction
+from evalcore.store.db import Bind, insert_row, reader, transaction
 from evalcore.store.monitor_tables import Schedule, ScheduleRun
 from evalcore.store.tables import Run, utcnow
 
@@ -105,14 +105,9 @@ def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Op
         check_cron(cron)
     now = utcnow()
     first = as_utc(start) if start else following(every_s, cron, now, now if every_s else None)
-    row = Schedule(kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
-                   channels=channels, paused=False, next_due_at=first, created_by=created_by,
-                   created_at=now)
-    with session_scope(engine) as session:
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-    return row
+    return insert_row(engine, Schedule(
+        kind=kind, params=params, every_s=every_s, cron=cron, gate=gate, channels=channels,
+        paused=False, next_due_at=first, created_by=created_by, created_at=now))
 
 
 def get_schedule(engine: Bind, schedule_id: int) -> Schedule:
