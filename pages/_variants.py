@@ -29,7 +29,8 @@ EXPLAIN = {
                 "difference.",
     "bias": "Position bias: per slot, how often it was chosen against how often it held "
             "the right option; a small chi-square p says the choices follow the slots more "
-            "than the right answers explain.",
+            "than the answers explain (expected: right answers where the right option "
+            "sits, wrong ones spread over the other slots).",
     "templates": "Accuracy per prompt template on the same items (Wilson 95% intervals); "
                  "the spread is best minus worst, McNemar tests best against worst on the "
                  "items both answered.",

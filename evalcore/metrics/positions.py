@@ -5,8 +5,13 @@
   than an answer loses it.
 - Position bias: per slot (A, B, ...), the share of answers that chose it against the
   share of asked orders whose right option sat there; a chi-square goodness-of-fit test
-  (scipy) of the chosen counts against the right-answer counts says whether the model's
-  choices follow the slots more than the answers explain.
+  (scipy) says whether the model's choices follow the slots more than its answers
+  explain. The null: a right answer sits where the right option is, a wrong one on any
+  other slot alike (expected count of slot s = acc * right_s + (1 - acc) * (n - right_s)
+  / (k - 1), acc the share of reads that were right). Against the right-answer counts
+  alone, a model that is often wrong was "biased" towards every slot that never held
+  the answer (p = 0 on 8 BBQ reads); under every rotation of the options both nulls are
+  the uniform one.
 - Items whose answer follows the slot: the same slot chosen under every order (with at
   least two orders asked), whatever option sat in it.
 - Template sensitivity: accuracy per template with Wilson intervals, the spread
@@ -45,8 +50,8 @@ def position_bias(chosen: Sequence[Optional[int]], right: Sequence[int],
     """({slot: {"chosen": share, "right": share}}, chi-square p) over asked orders.
 
     `chosen[i]`: the slot answered in order i (None: no option read, left out of both
-    sides); `right[i]`: the slot holding the right option. p is None when fewer than two
-    slots ever hold the right answer or nothing was chosen (no test possible)."""
+    sides); `right[i]`: the slot holding the right option. p is None when nothing was
+    chosen or the null leaves fewer than two possible slots (no test possible)."""
     if len(chosen) != len(right):
         raise MetricInputError("chosen and right slots differ in length.")
     pairs = [(c, r) for c, r in zip(chosen, right) if c is not None]
@@ -57,27 +62,26 @@ def position_bias(chosen: Sequence[Optional[int]], right: Sequence[int],
     right_n = [sum(r == s for _, r in pairs) for s in range(slots)]
     table = {slot_label(s): {"chosen": chosen_n[s] / n if n else 0.0,
                              "right": right_n[s] / n if n else 0.0} for s in range(slots)}
-    return table, chi_square_p(chosen_n, right_n)
+    if not n:
+        return table, None
+    acc = sum(c == r for c, r in pairs) / n
+    expected = [acc * right_n[s] + (1 - acc) * (n - right_n[s]) / (slots - 1)
+                for s in range(slots)]
+    return table, chi_square_p(chosen_n, expected)
 
 
-def chi_square_p(observed: Sequence[int], expected_counts: Sequence[int]) -> Optional[float]:
-    """Goodness of fit of `observed` to the proportions of `expected_counts` (slots that
-    never hold the right answer are pooled with none: a choice there is counted against
-    the others by lowering their expected share)."""
+def chi_square_p(observed: Sequence[int], expected: Sequence[float]) -> Optional[float]:
+    """Goodness of fit of `observed` to `expected` counts (scipy); cells expected 0 are
+    left out (the null makes them impossible: they are observed 0 too). None with fewer
+    than two cells left."""
     from scipy.stats import chisquare
 
-    total = sum(observed)
-    weight = sum(expected_counts)
-    keep = [i for i, e in enumerate(expected_counts) if e > 0]
-    if total == 0 or len(keep) < 2:
+    keep = [i for i, e in enumerate(expected) if e > 0]
+    if len(keep) < 2:
         return None
-    outside = sum(observed[i] for i in range(len(observed)) if i not in keep)
-    obs = [observed[i] for i in keep]
-    exp = [expected_counts[i] / weight * total for i in keep]
-    if outside:  # choices of never-right slots: an extra cell expected ~0
-        obs.append(outside)
-        exp = [e * (total - 1e-9) / total for e in exp] + [1e-9]
-    return float(chisquare(obs, exp).pvalue)
+    obs, exp = [observed[i] for i in keep], [expected[i] for i in keep]
+    total = sum(obs)
+    return float(chisquare(obs, [e * total / sum(exp) for e in exp]).pvalue)
 
 
 def slot_followers(chosen_by_item: Mapping[Any, Sequence[Optional[int]]]) -> list[Any]:

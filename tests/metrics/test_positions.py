@@ -70,3 +70,27 @@ def test_template_figures_name_the_worst_and_the_spread() -> None:
     assert got["template_spread"] == 1.0
     assert (got["template_mcnemar"]["b"], got["template_mcnemar"]["c"]) == (3, 0)
     assert got["template_mcnemar"]["paired_items"] == 3
+
+
+def test_a_model_often_wrong_is_not_biased_towards_slots_that_never_held_the_answer() -> None:
+    """Eight reads of BBQ items (the walk of 2026-11-27): the right option sat on A five
+    times and C three times, never on B. A model right 3 of 8 times whose wrong answers
+    spread over the other slots is what the null expects; testing its choices against the
+    right-answer counts alone gave p = 0 (B "impossible")."""
+    from scipy.stats import chisquare
+
+    right = [0, 0, 0, 0, 0, 2, 2, 2]
+    chosen = [0, 2, 1, 1, 2, 2, 2, 1]  # right at reads 0, 5, 6: acc = 3/8
+    table, p = position_bias(chosen, right, 3)
+    acc = 3 / 8
+    expected = [acc * 5 + (1 - acc) * 3 / 2, (1 - acc) * 8 / 2, acc * 3 + (1 - acc) * 5 / 2]
+    assert table["B"] == {"chosen": 3 / 8, "right": 0.0}
+    assert p == pytest.approx(chisquare([1, 3, 4], expected).pvalue)
+    assert p > 0.05
+
+
+def test_slot_bias_is_found_and_a_perfect_model_is_not_biased() -> None:
+    right = [0] * 12 + [1] * 4 + [2] * 4  # unbalanced, as a dataset's answer key can be
+    assert position_bias(right, right, 3)[1] == pytest.approx(1.0)
+    always_c = [2] * 20  # right only where the answer is C
+    assert position_bias(always_c, right, 3)[1] < 1e-4
