@@ -96,19 +96,19 @@ def test_echoed_key_leaves_no_piece_anywhere(settings, engine, dataset, tmp_path
 
 def test_hanging_endpoint_ends_within_the_deadline(settings, engine, dataset, capsys):  # noqa: F811
     with FaultServer(FaultConfig(mode="hang", hang=60.0)) as server:
-        add_model(settings, server, timeout=2.0, deadline=5.0, concurrency=10,
-                  max_retry_wait=120.0)
+        add_model(settings, server, timeout=1.0, deadline=2.5, concurrency=10,
+                  max_retry_wait=120.0)  # several attempts fit in the deadline, none ends it
         started = time.perf_counter()
         run = main_out(capsys, "stability", "--dataset", dataset, "--model", "fake",
                        "--rounds", "2", "--limit", "5")
         wall = time.perf_counter() - started
     assert run.returncode == 3, run.stderr[-2000:]
-    assert wall <= 15, wall
+    assert wall <= 12.5, wall  # the deadline + 10 s of slack for a loaded machine
     with engine.connect() as conn:
         errors = [row[0] for row in conn.execute(
             text("SELECT error FROM call WHERE stage = 'answer'"))]
     assert len(errors) == 10
-    assert all(e and e.startswith("deadline of 5s passed") for e in errors), errors
+    assert all(e and e.startswith("deadline of 2.5s passed") for e in errors), errors
 
 
 def test_too_many_errors_exit_3_with_one_line(settings, engine, dataset, capsys):  # noqa: F811
