@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -20,9 +21,19 @@ HEAVY = ("streamlit", "pandas", "numpy", "sqlalchemy", "aiohttp", "jieba", "plot
 
 @functools.cache
 def _tree(path) -> ast.Module:
-    """The parsed module, once per session: five rules below walk every module's tree
-    (nothing here changes a tree), and parsing them all again for each cost ~1 s of CPU."""
+    """The parsed module, once for this file's tests: five rules below walk every module's
+    tree (nothing here changes a tree), and parsing them all again for each cost ~1 s of
+    CPU."""
     return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _parsed_once() -> Iterator[None]:
+    """The trees (~70 MB) are let go when this file's tests are done. A module fixture also
+    keeps the file's tests on one xdist worker (tests/conftest.py), so they share them."""
+    yield
+    _tree.cache_clear()
+    _graph.cache_clear()
 
 
 def _imported_modules(path) -> set[str]:
