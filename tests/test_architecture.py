@@ -3,10 +3,12 @@ starts without heavy libraries, and the code has no undefined or unused names.""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 
 import pytest
 
@@ -17,8 +19,25 @@ HEAVY = ("streamlit", "pandas", "numpy", "sqlalchemy", "aiohttp", "jieba", "plot
          "pydantic")
 
 
+@functools.cache
+def _tree(path) -> ast.Module:
+    """The parsed module, once for this file's tests: five rules below walk every module's
+    tree (nothing here changes a tree), and parsing them all again for each cost ~1 s of
+    CPU."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _parsed_once() -> Iterator[None]:
+    """The trees (~70 MB) are let go when this file's tests are done. A module fixture also
+    keeps the file's tests on one xdist worker (tests/conftest.py), so they share them."""
+    yield
+    _tree.cache_clear()
+    _graph.cache_clear()
+
+
 def _imported_modules(path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -108,7 +127,7 @@ def _layer(module: str) -> int:
 
 
 def _evalcore_imports(path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -185,7 +204,7 @@ SQL_EXCEPTIONS = {
 
 
 def _sql_outside_store(path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 \
@@ -295,9 +314,11 @@ def _targets(node: ast.AST, modules: dict) -> set[str]:
     return found
 
 
+@functools.cache
 def _graph() -> tuple[dict[str, set[str]], dict[str, int]]:
     """Module -> the project modules it imports, deferred imports included; and per
-    module the count of in-function imports of evalcore modules."""
+    module the count of in-function imports of evalcore modules (built once: two tests
+    read it, neither changes it)."""
     import importlib
 
     for package in ("evalcore", "evalcore.dataset"):
@@ -305,7 +326,7 @@ def _graph() -> tuple[dict[str, set[str]], dict[str, int]]:
     modules = _source_modules()
     graph, deferred = {}, {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = _tree(path)
         graph[name], deferred[name] = set(), 0
         for node, in_function in _imports(tree):
             graph[name] |= _targets(node, modules) - {name}

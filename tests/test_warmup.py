@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evalcore.warmup import imports_of
 from tests.conftest import REPO_ROOT
 
@@ -45,34 +47,46 @@ assert w is not None, "the warm-up never started"
 assert w.done.wait(240), "the warm-up did not finish"
 wanted = ['pandas', 'plotly.graph_objects', 'sqlalchemy', 'evalcore.report.compare',
           'evalcore.perturb.sets', 'pages._results_compare', 'pages._attack_sets']
+from pathlib import Path
+again = warmup.start(sorted(Path('pages').glob('*.py')))  # a later call: the same warm-up
 print(json.dumps({{"missing": [m for m in wanted if m not in sys.modules],
                   "failed": w.failed, "engine_ready": w.engine_ready,
-                  "imported": len(w.imported)}}))
+                  "imported": len(w.imported), "same": again is w}}))
 """
 
 
-def test_the_app_starts_a_warm_up_that_loads_the_pages_modules_and_database(
-        tmp_path: Path) -> None:
-    """One script run of the app (Home) in a fresh process: afterwards the background
-    warm-up has imported what the other pages import and opened the database."""
+@pytest.fixture(scope="module")
+def app_process(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One script run of the app (Home) in a fresh process, then a second `start()` call in
+    it; both tests below read it (a process importing every page's modules costs ~2.5 s of
+    CPU: one, not two)."""
+    home = tmp_path_factory.mktemp("warm") / "home"
     run = ("from streamlit.testing.v1 import AppTest\n"
            f"at = AppTest.from_file({str(REPO_ROOT / 'streamlit_app.py')!r}, "
            "default_timeout=240).run()\n"
            "assert not at.exception, [e.value for e in at.exception]\n")
-    result = _python(PROBE.format(run=run), tmp_path / "home")
+    return _python(PROBE.format(run=run), home), home
+
+
+def test_the_app_starts_a_warm_up_that_loads_the_pages_modules_and_database(
+        app_process: tuple[dict, Path]) -> None:
+    """Afterwards the background warm-up has imported what the other pages import and
+    opened the database."""
+    result, home = app_process
     assert result["missing"] == [] and result["failed"] == {}, result
     assert result["engine_ready"] is True and result["imported"] > 50, result
-    assert (tmp_path / "home" / "evalcore.db").is_file()
+    assert (home / "evalcore.db").is_file()
 
 
-def test_start_runs_once_per_process_and_can_be_turned_off(tmp_path: Path) -> None:
+def test_start_runs_once_per_process_and_can_be_turned_off(app_process: tuple[dict, Path],
+                                                           tmp_path: Path) -> None:
+    on, _ = app_process  # the app's start, then another call: the first call's warm-up
+    assert on["same"] is True and on["imported"] > 50 and "pandas" not in on["missing"], on
     code = ("import json, sys\nfrom pathlib import Path\nfrom evalcore import warmup\n"
             "pages = sorted(Path('pages').glob('*.py'))\n"
             "first = warmup.start(pages); again = warmup.start(pages)\n"
             "first.done.wait(240)\n"
             "print(json.dumps({'same': first is again, 'imported': len(first.imported), "
             "'pandas': 'pandas' in sys.modules}))")
-    on = _python(code, tmp_path / "on")
-    assert on["same"] is True and on["imported"] > 50 and on["pandas"] is True, on
     off = _python(code, tmp_path / "off", warm=False)
     assert off == {"same": True, "imported": 0, "pandas": False}, off

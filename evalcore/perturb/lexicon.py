@@ -177,9 +177,25 @@ def _table(rows: list[tuple[Any, str]]) -> dict[Any, tuple[str, ...]]:
 def wordnet() -> Any:
     """NLTK's WordNet, loaded once from evalcore's language data (no download). The English
     sense rules (`sense`) and the candidates (`word`) both read it: it lives here, below
-    both, so neither imports the other for it."""
+    both, so neither imports the other for it.
+
+    Loaded without nltk's map from WordNet 3.0 to the loaded version (`map30`, only read
+    when adding multilingual OMW lemmas, which evalcore never does): its check
+    `get_version() == "wordnet"` never holds, so it maps 3.0 onto 3.0 from index.sense,
+    read twice: 3 of the 4 s of CPU the load took in every process."""
     ensure_language_env()
     from nltk.corpus import wordnet as wn
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    wn.ensure_loaded()
+    map_wn = WordNetCorpusReader.map_wn
+
+    def no_map_onto_itself(self: Any, version: str = "wordnet") -> Any:
+        return None if version == "wordnet" and self.get_version() == "3.0" \
+            else map_wn(self, version)
+
+    WordNetCorpusReader.map_wn = no_map_onto_itself  # type: ignore[method-assign]
+    try:
+        wn.ensure_loaded()
+    finally:
+        WordNetCorpusReader.map_wn = map_wn  # type: ignore[method-assign]
     return wn

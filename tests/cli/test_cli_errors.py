@@ -1,5 +1,11 @@
 """The CLI's one error boundary: every bad setting is one line `error: ...`, exit code 2,
-no traceback (and no password or key in it); `--debug` shows the traceback."""
+no traceback (and no password or key in it); `--debug` shows the traceback.
+
+Every case runs through `cli.main` in this process (what `python -m evalcore` calls; a new
+Python per case cost ~1 s of CPU): the handler, its exit code and its one line are the
+same. A case per kind of failure also runs as a real `python -m evalcore` process, for
+what only a process shows: the `__main__` wrapper's exit and flush, the paused collector,
+imports made afresh, and anything a library prints to the real stderr."""
 from __future__ import annotations
 
 import os
@@ -10,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from evalcore import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-harden-9f8e7d6c5b4a3210"
@@ -28,6 +36,29 @@ def evalcore(args: list[str], env: dict[str, str], *, stdin: str | None = None
                           capture_output=True, text=True, timeout=60, input=stdin)
 
 
+def in_process(args: list[str], env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+               capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess[str]:
+    """`cli.main(args)` with exactly the EVALCORE_* variables of `env` (as the process
+    gets them), stdout and stderr captured, argparse's SystemExit read as the exit code."""
+    from evalcore.config import load_settings
+
+    for name in [k for k in os.environ if k.startswith("EVALCORE_")]:
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        if name.startswith("EVALCORE_"):
+            monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    load_settings.cache_clear()
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse's one-line usage errors, --help
+        code = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        load_settings.cache_clear()
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
 @pytest.fixture()
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
@@ -42,10 +73,11 @@ def base_env(home: Path) -> dict[str, str]:
 
 def _readonly_db(home: Path) -> str:
     """A migrated database opened read-only (root ignores file modes, so the URL says it)."""
+    from evalcore.store.db import make_engine
+
     home.mkdir(parents=True, exist_ok=True)
     db = home / "evalcore.db"
-    subprocess.run([sys.executable, "-m", "evalcore", "runs", "list"], cwd=ROOT, check=True,
-                   env={**os.environ, "EVALCORE_HOME": str(home)}, capture_output=True)
+    make_engine(f"sqlite:///{db}").dispose()  # migrated, as the CLI's first command does
     sqlite3.connect(db).execute("PRAGMA wal_checkpoint(TRUNCATE)").close()
     return f"sqlite:///file:{db}?mode=ro&uri=true"
 
@@ -97,31 +129,54 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_setting_is_one_line_exit_2(case: str, base_env: dict[str, str], home: Path,
-                                        tmp_path: Path) -> None:
+PROCESS_CASES = ("unknown-flag", "db-url-not-a-url", "postgres-down", "unknown-dataset")
+"""One case per place a failure starts: argparse, the settings check, the database driver
+(with a password in the URL), and a command after its preload with the collector paused."""
+
+
+def _case_env(case: str, base_env: dict[str, str], home: Path, tmp_path: Path
+              ) -> tuple[list[str], dict[str, str], str]:
     args, changes, expected = CASES[case]
-    port = _closed_port()
     a_file = tmp_path / "a-file"
     a_file.write_text("x")
     broken = tmp_path / "models.toml"
     broken.write_text("[models.x\nkind = ")
-    fill = {"port": str(port), "file": str(a_file), "broken_toml": str(broken)}
+    fill = {"port": str(_closed_port()), "file": str(a_file), "broken_toml": str(broken)}
     if "{readonly}" in changes.values():
         fill["readonly"] = _readonly_db(home)
     env = {**base_env, **{k: v.format(**fill) for k, v in changes.items()}}
-    result = evalcore(args, env)
+    return args, env, expected.format(**fill)
+
+
+def _assert_one_line(result: subprocess.CompletedProcess[str], expected: str) -> None:
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2, (result.returncode, result.stderr)
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert expected.format(**fill) in lines[0], lines[0]
+    assert expected in lines[0], lines[0]
     assert "Traceback" not in result.stderr + result.stdout
     for secret in (SECRET, PG_PASSWORD):
         assert secret[:8] not in result.stderr + result.stdout
 
 
-def test_debug_shows_the_traceback(base_env: dict[str, str]) -> None:
-    result = evalcore(["--debug", "runs", "list"], {**base_env, "EVALCORE_DB_URL": "not a url"})
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_setting_is_one_line_exit_2(case: str, base_env: dict[str, str], home: Path,
+                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    args, env, expected = _case_env(case, base_env, home, tmp_path)
+    _assert_one_line(in_process(args, env, monkeypatch, capsys), expected)
+
+
+@pytest.mark.parametrize("case", PROCESS_CASES)
+def test_bad_setting_is_one_line_exit_2_from_a_process(case: str, base_env: dict[str, str],
+                                                       home: Path, tmp_path: Path) -> None:
+    args, env, expected = _case_env(case, base_env, home, tmp_path)
+    _assert_one_line(evalcore(args, env), expected)
+
+
+def test_debug_shows_the_traceback(base_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    result = in_process(["--debug", "runs", "list"], {**base_env, "EVALCORE_DB_URL": "not a url"},
+                        monkeypatch, capsys)
     assert result.returncode == 2
     assert "Traceback" in result.stderr and result.stderr.strip().endswith(
         "(expected sqlite:///path/to/evalcore.db or postgresql://USER@HOST:5432/DBNAME)")
@@ -137,6 +192,8 @@ def test_broken_pipe_is_one_line(base_env: dict[str, str]) -> None:
     assert "Traceback" not in err
 
 
-def test_help_documents_exit_codes(base_env: dict[str, str]) -> None:
-    out = evalcore(["--help"], base_env).stdout
-    assert "exit codes:" in out and "3    the run failed" in out
+def test_help_documents_exit_codes(base_env: dict[str, str], monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    result = in_process(["--help"], base_env, monkeypatch, capsys)
+    assert result.returncode == 0
+    assert "exit codes:" in result.stdout and "3    the run failed" in result.stdout

