@@ -4,9 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
-from evalcore.store.db import transaction
-from evalcore.store.people import audit_events, recent_sign_ins
-from evalcore.store.schema import AUDIT_EVENT
+from evalcore.store.people import add_audit_event, audit_events, recent_sign_ins
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -19,11 +17,9 @@ def record(engine: "Bind", actor: "Actor", action: str, object_type: str = "",
            object_id: Any = "", detail: Optional[dict[str, Any]] = None) -> None:
     """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...).
     Given a `store.db.transaction`'s Connection, the event commits with the change."""
-    with transaction(engine) as conn:
-        conn.execute(AUDIT_EVENT.insert().values(
-            actor=actor.label, action=action, object_type=object_type,
-            object_id="" if object_id is None else str(object_id),
-            detail={"role": actor.role, **(detail or {})}))
+    add_audit_event(engine, actor=actor.label, action=action, object_type=object_type,
+                    object_id="" if object_id is None else str(object_id),
+                    detail={"role": actor.role, **(detail or {})})
 
 
 SIGN_IN_WINDOW_S = 8 * 3600.0

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, Engine, Row
 
-from evalcore.store.db import reading, transaction
+from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.schema import APP_USER, AUDIT_EVENT
 from evalcore.store.types import utcnow
 
@@ -87,6 +87,15 @@ def upsert_sign_in(engine: Engine, email: str, name: str, *, default_role: str, 
         found = user_by_email(conn, email)
         assert found is not None
         return found
+
+
+def add_audit_event(bind: Bind, *, actor: str, action: str, object_type: str,
+                    object_id: str, detail: dict[str, Any]) -> None:
+    """Append one audit event, in its own commit or the caller's `transaction`."""
+    with transaction(bind) as conn:
+        conn.execute(insert(AUDIT_EVENT).values(actor=actor, action=action,
+                                                object_type=object_type, object_id=object_id,
+                                                detail=detail))
 
 
 def recent_sign_ins(engine: Engine, actor: str, limit: int = 50) -> list[Row]:
