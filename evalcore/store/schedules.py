@@ -141,7 +141,7 @@ def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
     one), for the runs a schedule's due times made; a deleted run is absent."""
     if not run_ids:
         return {}
-    query = (run_state.with_state(select(RUN.c.id, run_state.STATUS))
+    query = (run_state.with_state(select(RUN.c.id, run_state.STATUS).select_from(RUN))
              .where(RUN.c.id.in_(sorted(set(run_ids)))))  # type: ignore[union-attr]
     with reader(engine).connect() as conn:
         return {int(i): str(status) for i, status in conn.execute(query)}
