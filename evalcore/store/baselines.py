@@ -40,7 +40,7 @@ def current_baseline(engine: Any, dataset_id: int, model: str) -> Optional[Row]:
     with reading(engine) as conn:
         return conn.execute(
             select(BASELINE).where(BASELINE.c.dataset_id == dataset_id, BASELINE.c.model == model)
-            .order_by(BASELINE.c.id.desc()).limit(1)).first()  # type: ignore[union-attr]
+            .order_by(BASELINE.c.id.desc()).limit(1)).first()
 
 
 def baseline_for_run(engine: Any, run_id: int) -> Optional[int]:

@@ -50,7 +50,7 @@ def dataset_named(conn: Any, name: str) -> Optional[Row]:
 
 def stamp_creator(conn: Connection, dataset_id: int, who: str) -> None:
     """Who imported a dataset, written in the import's own transaction."""
-    conn.execute(update(DATASET).where(DATASET.c.id == dataset_id).values(created_by=who))  # type: ignore[arg-type]
+    conn.execute(update(DATASET).where(DATASET.c.id == dataset_id).values(created_by=who))
 
 
 def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
@@ -88,9 +88,9 @@ def set_item_language(session: Any, dataset_id: int, positions: Sequence[int],
                       language: str) -> None:
     """Give the items at `positions` (idx) the dataset's language."""
     for start in range(0, len(positions), 500):
-        session.execute(update(ITEM).where(  # type: ignore[arg-type]
+        session.execute(update(ITEM).where(
             ITEM.c.dataset_id == dataset_id,
-            ITEM.c.idx.in_(positions[start:start + 500]))  # type: ignore[attr-defined]
+            ITEM.c.idx.in_(positions[start:start + 500]))
             .values(language=language))
 
 
@@ -109,8 +109,8 @@ def dataset_users(conn: Any, dataset_id: int) -> tuple[list[Any], list[int]]:
 
 def delete_dataset_rows(session: Any, dataset_id: int) -> None:
     """Delete a dataset and its items (the caller checked `dataset_users`)."""
-    session.execute(delete(ITEM).where(ITEM.c.dataset_id == dataset_id))  # type: ignore[arg-type]
-    session.execute(delete(DATASET).where(DATASET.c.id == dataset_id))  # type: ignore[arg-type]
+    session.execute(delete(ITEM).where(ITEM.c.dataset_id == dataset_id))
+    session.execute(delete(DATASET).where(DATASET.c.id == dataset_id))
 
 
 def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
@@ -119,7 +119,7 @@ def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
     found: dict[int, int] = {}
     with reader(engine).connect() as conn:
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
-            query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))  # type: ignore[union-attr]
+            query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
             found.update({int(i): int(x) for i, x in conn.execute(query)})
     return found
 
@@ -152,7 +152,7 @@ def dataset_with_items(engine: Engine, dataset_id: int, item_ids: Sequence[int]
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             chunk = ids[start:start + 500]
             for row in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
-                found[int(row.id)] = row  # type: ignore[arg-type]
+                found[int(row.id)] = row
     return dataset, found
 
 
@@ -160,7 +160,7 @@ def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
     """{dataset id: name} of the given ids (deleted ones are left out)."""
     with reader(engine).connect() as conn:
         return {int(i): n for i, n in conn.execute(
-            select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}  # type: ignore[union-attr]
+            select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
 def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
@@ -168,7 +168,8 @@ def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
     many attack sets there are), in one read."""
     with reader(engine).connect() as conn:
         derived = {int(i) for (i,) in conn.execute(
-            select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}  # type: ignore[union-attr]
-        formats = [(int(i), str(f)) for i, f in conn.execute(select(DATASET.c.id, DATASET.c.format))]
+            select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
+        formats = [(int(i), str(f))
+                   for i, f in conn.execute(select(DATASET.c.id, DATASET.c.format))]
         count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count

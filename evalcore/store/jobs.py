@@ -99,12 +99,12 @@ def get_job(engine: Bind, job_id: int) -> Row:
 def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str] = (),
               run_id: Optional[int] = None, limit: int = 100) -> list[Row]:
     """The newest jobs first, optionally of one kind, statuses or run."""
-    query = select(JOB).order_by(JOB.c.id.desc()).limit(limit)  # type: ignore[union-attr]
+    query = select(JOB).order_by(JOB.c.id.desc()).limit(limit)
     if kind:
         query = query.where(JOB.c.kind == kind)
     statuses = list(status)
     if statuses:
-        query = query.where(JOB.c.status.in_(statuses))  # type: ignore[attr-defined]
+        query = query.where(JOB.c.status.in_(statuses))
     if run_id is not None:
         query = query.where(JOB.c.run_id == run_id)
     with reading(engine) as conn:
@@ -114,12 +114,12 @@ def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str]
 def attack_set_jobs(engine: Bind) -> dict[int, Row]:
     """{attack set id: its newest job}: whether a set without items is still queued,
     being generated, or failed (an empty set is not "0 items - generated")."""
-    query = (select(JOB).where(JOB.c.attack_set_id.is_not(None))  # type: ignore[union-attr]
-             .order_by(JOB.c.id.desc()))  # type: ignore[union-attr]
+    query = (select(JOB).where(JOB.c.attack_set_id.is_not(None))
+             .order_by(JOB.c.id.desc()))
     newest: dict[int, Row] = {}
     with reading(engine) as conn:
         for job in conn.execute(query):
-            newest.setdefault(int(job.attack_set_id), job)  # type: ignore[arg-type]
+            newest.setdefault(int(job.attack_set_id), job)
     return newest
 
 
@@ -147,7 +147,7 @@ def busy_workers(engine: Bind) -> dict[str, int]:
     means a live worker, busy. An idle worker leaves no trace; this cannot see it."""
     with reading(engine) as conn:
         rows = conn.execute(
-            select(JOB.c.owner, func.count(JOB.c.id))  # type: ignore[arg-type]
+            select(JOB.c.owner, func.count(JOB.c.id))
             .where(JOB.c.status == "running", JOB.c.lease_expires_at > now_expr(conn))
             .group_by(JOB.c.owner)).all()
     return {str(owner): int(count) for owner, count in rows}
@@ -162,7 +162,7 @@ def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
                 or_(JOB.c.status == "queued",
                     and_(JOB.c.status == "running", JOB.c.lease_expires_at < now)))
     if kinds:
-        cond = and_(cond, JOB.c.kind.in_(list(kinds)))  # type: ignore[attr-defined]
+        cond = and_(cond, JOB.c.kind.in_(list(kinds)))
     return cond
 
 
@@ -203,7 +203,7 @@ def _fail_exhausted(conn: Connection) -> None:
         return
     error = ("abandoned: its worker stopped without finishing it on every attempt; "
              "requeue it (`python -m evalcore jobs requeue ID`) once the cause is fixed")
-    conn.execute(update(JOB).where(JOB.c.id.in_(ids)).values(  # type: ignore[union-attr]
+    conn.execute(update(JOB).where(JOB.c.id.in_(ids)).values(
         status="failed", error=error, finished_at=now, lease_expires_at=None))
 
 

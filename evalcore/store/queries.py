@@ -16,7 +16,7 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 
 from evalcore.errors import RunError
@@ -250,8 +250,8 @@ def archive_failed_calls(engine: Bind, run_id: int) -> int:
     a resume sends them again while their record stays; returns how many."""
     with transaction(engine) as conn:
         ids = list(conn.execute(select(CALL.c.id).where(
-            CALL.c.run_id == run_id, CALL.c.error.is_not(None),  # type: ignore[union-attr]
-            CALL.c.stage.in_(("answer", "judge")))).scalars())  # type: ignore[attr-defined]
+            CALL.c.run_id == run_id, CALL.c.error.is_not(None),
+            CALL.c.stage.in_(("answer", "judge")))).scalars())
         for call_id in ids:
             conn.execute(update(CALL).where(CALL.c.id == call_id)
                          .values(stage=CALL.c.stage + f"#{call_id}"))
@@ -263,7 +263,7 @@ def answer_outcome(engine: Bind, run_id: int) -> tuple[int, int, str | None]:
     query = select(func.count(), func.count(CALL.c.error)).where(
         CALL.c.run_id == run_id, CALL.c.stage == "answer")
     first = (select(CALL.c.error).where(CALL.c.run_id == run_id, CALL.c.stage == "answer",
-                                      CALL.c.error.is_not(None))  # type: ignore[union-attr]
+                                      CALL.c.error.is_not(None))
              .order_by(CALL.c.id).limit(1))
     with reading(engine) as conn:
         calls, failed = conn.execute(query).one()
@@ -293,7 +293,7 @@ def done_units(engine: Bind, run_id: int, *,
     """
     query = select(CALL.c.item_id, CALL.c.round, CALL.c.stage).where(CALL.c.run_id == run_id)
     if not include_failed:
-        query = query.where(CALL.c.error.is_(None))  # type: ignore[union-attr]
+        query = query.where(CALL.c.error.is_(None))
     with reading(engine) as conn:
         return {(item, rnd, stage) for item, rnd, stage in conn.execute(query)}
 
@@ -320,12 +320,12 @@ def iter_calls(engine: Bind, run_id: int, batch: int = 1000,
     Reads in its own transaction, which never blocks the runner's writes.
     """
     query = (select(CALL).where(CALL.c.run_id == run_id)
-             .order_by(CALL.c.item_id, CALL.c.round, CALL.c.stage)  # type: ignore[arg-type]
+             .order_by(CALL.c.item_id, CALL.c.round, CALL.c.stage)
              .execution_options(yield_per=batch))
     if stage is not None:
         query = query.where(CALL.c.stage == stage)
     if stage_prefix is not None:
-        query = query.where(CALL.c.stage.startswith(stage_prefix, autoescape=True))  # type: ignore[attr-defined]
+        query = query.where(CALL.c.stage.startswith(stage_prefix, autoescape=True))
     with reading(engine) as conn:
         for partition in conn.execute(query).partitions():
             yield from partition
@@ -334,15 +334,15 @@ def iter_calls(engine: Bind, run_id: int, batch: int = 1000,
 def unjudged_answers(engine: Bind, run_id: int) -> list[tuple[int, int, str]]:
     """(item_id, round, answer) of successful answer calls with no judge call yet, in
     unit order: what a resumed run with a judge model still has to judge."""
-    from sqlalchemy import and_
     judge = CALL.alias("judge")
     query = (select(CALL.c.item_id, CALL.c.round, CALL.c.answer)
-             .outerjoin(judge, and_(judge.c.run_id == CALL.c.run_id, judge.c.item_id == CALL.c.item_id,
+             .outerjoin(judge, and_(judge.c.run_id == CALL.c.run_id,
+                                    judge.c.item_id == CALL.c.item_id,
                                     judge.c.round == CALL.c.round, judge.c.stage == "judge"))
              .where(CALL.c.run_id == run_id, CALL.c.stage == "answer",
-                    CALL.c.error.is_(None), CALL.c.answer.is_not(None),  # type: ignore[union-attr]
-                    judge.c.id.is_(None))  # type: ignore[union-attr]
-             .order_by(CALL.c.item_id, CALL.c.round))  # type: ignore[arg-type]
+                    CALL.c.error.is_(None), CALL.c.answer.is_not(None),
+                    judge.c.id.is_(None))
+             .order_by(CALL.c.item_id, CALL.c.round))
     with reading(engine) as conn:
         return [(item, rnd, answer) for item, rnd, answer in conn.execute(query)]
 
@@ -369,16 +369,16 @@ def iter_call_rows(engine: Bind, run_id: int, batch: int = 1000) -> Iterator[dic
     reference, choices, task_type and language of the item. ITEM fields are read once
     per item, not once per call (a 100-round run repeats each item 100 times).
     """
-    columns = [c for c in CALL.columns  # type: ignore[attr-defined]
+    columns = [c for c in CALL.columns
                if c.name not in ("id", "prompt", "created_at")]
     names = [c.name for c in columns]
     used = select(CALL.c.item_id).where(CALL.c.run_id == run_id).distinct()
     item_query = select(ITEM.c.id, ITEM.c.idx, ITEM.c.question, ITEM.c.reference, ITEM.c.choices,
-                        ITEM.c.task_type, ITEM.c.language).where(ITEM.c.id.in_(used))  # type: ignore[union-attr]
+                        ITEM.c.task_type, ITEM.c.language).where(ITEM.c.id.in_(used))
     query = (select(*columns)
              .join(ITEM, ITEM.c.id == CALL.c.item_id)
              .where(CALL.c.run_id == run_id)
-             .order_by(ITEM.c.idx, CALL.c.item_id, CALL.c.round, CALL.c.stage)  # type: ignore[arg-type]
+             .order_by(ITEM.c.idx, CALL.c.item_id, CALL.c.round, CALL.c.stage)
              .execution_options(yield_per=batch))
     with reading(engine) as conn:
         items = {item_id: {"item_idx": idx, "question": question, "reference": reference,
@@ -406,7 +406,7 @@ def add_run_items(engine: Bind, run_id: int, items: list[tuple[int, str | None]]
 # ------------------------------------------------------------------ helpers
 
 
-def _insert_for(dialect: str):  # type: ignore[no-untyped-def]
+def _insert_for(dialect: str):
     if dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
     else:

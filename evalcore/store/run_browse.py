@@ -32,7 +32,7 @@ def _run_query(columns: Sequence[Any], *, kind: Sequence[str], status: Sequence[
     for column, wanted in ((RUN.c.kind, kind), (run_state.STATUS, status), (RUN.c.model, model),
                            (DATASET.c.name, dataset)):
         if wanted:
-            query = query.where(column.in_(list(wanted)))  # type: ignore[union-attr]
+            query = query.where(column.in_(list(wanted)))
     return query
 
 
@@ -42,8 +42,8 @@ def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
     """(one page of runs newest first, each the summary columns plus `dataset_name`; how
     many runs match the filters). An empty filter keeps all."""
     filters = {"kind": kind, "status": status, "model": model, "dataset": dataset}
-    query = (_run_query([*_summary_columns(), DATASET.c.name.label("dataset_name")], **filters)  # type: ignore[attr-defined]
-             .order_by(RUN.c.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))  # type: ignore[union-attr]
+    query = (_run_query([*_summary_columns(), DATASET.c.name.label("dataset_name")], **filters)
+             .order_by(RUN.c.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))
     count = _run_query([func.count(RUN.c.id)], **filters)
     with reader(engine).connect() as conn:
         rows = [SimpleNamespace(**{**row._mapping, **run_state.state_row(row)})
@@ -58,7 +58,7 @@ def run_filter_values(engine: Engine) -> dict[str, list[str]]:
                "status": run_state.with_state(select(run_state.STATUS).select_from(RUN)).distinct(),
                "model": select(RUN.c.model).distinct(),
                "dataset": select(DATASET.c.name).where(
-                   DATASET.c.id.in_(select(RUN.c.dataset_id).distinct()))}  # type: ignore[union-attr]
+                   DATASET.c.id.in_(select(RUN.c.dataset_id).distinct()))}
     with reader(engine).connect() as conn:
         return {key: sorted(str(v) for (v,) in conn.execute(q) if v is not None)
                 for key, q in queries.items()}
@@ -76,7 +76,7 @@ def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
     query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.model, RUN.c.created_at,
                                          *run_state.STATE).select_from(RUN))
-             .where(RUN.c.dataset_id == dataset_id).order_by(RUN.c.id.desc()))  # type: ignore[union-attr]
+             .where(RUN.c.dataset_id == dataset_id).order_by(RUN.c.id.desc()))
     with reader(engine).connect() as conn:
         return [{"id": row.id, "kind": row.kind, "status": row.status, "model": row.model,
                  "created_at": row.created_at,
@@ -88,6 +88,6 @@ def finished_runs_of(engine: Engine, model: str) -> list[tuple[int, str, Optiona
     """(id, kind, dataset id) of a model's finished (done) runs, newest first."""
     query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.dataset_id).select_from(RUN))
              .where(RUN.c.model == model, run_state.STATUS == "done")
-             .order_by(RUN.c.id.desc()))  # type: ignore[union-attr]
+             .order_by(RUN.c.id.desc()))
     with reader(engine).connect() as conn:
         return [(int(i), str(k), d) for i, k, d in conn.execute(query)]

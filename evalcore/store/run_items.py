@@ -35,9 +35,9 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
     where = [ITEM.c.dataset_id == dataset_id]
     text = search.strip()
     if text:
-        found = [ITEM.c.question.icontains(text, autoescape=True),  # type: ignore[attr-defined]
-                 ITEM.c.reference.icontains(text, autoescape=True),  # type: ignore[union-attr]
-                 ITEM.c.meta["id"].as_string().icontains(text, autoescape=True)]  # type: ignore
+        found = [ITEM.c.question.icontains(text, autoescape=True),
+                 ITEM.c.reference.icontains(text, autoescape=True),
+                 ITEM.c.meta["id"].as_string().icontains(text, autoescape=True)]
         number = text[1:] if text[:1] in ("q", "Q") else text  # "3" or "Q3", as pages label it
         if number.isdigit():
             found.append(ITEM.c.idx == int(number) - 1)
@@ -56,7 +56,8 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
 def run_item_ids(engine: Bind, run_id: int) -> list[int]:
     """A run's item ids in the order it asks them: its run_item rows, else (runs made
     before them) `config["item_ids"]`, else every item of its dataset."""
-    query = select(RUN_ITEM.c.item_id).where(RUN_ITEM.c.run_id == run_id).order_by(RUN_ITEM.c.position)
+    query = (select(RUN_ITEM.c.item_id).where(RUN_ITEM.c.run_id == run_id)
+             .order_by(RUN_ITEM.c.position))
     with reading(engine) as conn:
         ids = list(conn.execute(query).scalars())
     if ids:
@@ -74,7 +75,7 @@ def run_item_ids(engine: Bind, run_id: int) -> list[int]:
 def run_prompts(engine: Bind, run_id: int) -> dict[int, str]:
     """{item_id: the prompt the run sends} for the items whose prompt is stored."""
     query = select(RUN_ITEM.c.item_id, RUN_ITEM.c.prompt).where(RUN_ITEM.c.run_id == run_id,
-                                                          RUN_ITEM.c.prompt.is_not(None))  # type: ignore[union-attr]
+                                                          RUN_ITEM.c.prompt.is_not(None))
     with reading(engine) as conn:
         return {item_id: prompt for item_id, prompt in conn.execute(query)}
 
@@ -87,7 +88,7 @@ def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int
         for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
             chunk = item_ids[start:start + 500]
             for item in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
-                found[item.id] = item  # type: ignore[index]
+                found[item.id] = item
     missing = [i for i in item_ids if i not in found]
     if missing:
         raise RunError(f"{what}: {len(missing)} item(s) are no longer in the database "

@@ -35,7 +35,7 @@ def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> d
         verdicts = select(CALL.c.item_id, CALL.c.round, CALL.c.stage, CALL.c.correct,
                           CALL.c.error).where(in_run)
     else:
-        ok = case((and_(CALL.c.correct.is_(True), CALL.c.error.is_(None)), 1), else_=0)  # type: ignore[union-attr]
+        ok = case((and_(CALL.c.correct.is_(True), CALL.c.error.is_(None)), 1), else_=0)
         verdicts = (select(CALL.c.item_id, func.sum(ok), func.count(CALL.c.error), func.count())
                     .where(answers).group_by(CALL.c.item_id))
     with reader(engine).connect() as conn:
@@ -56,7 +56,7 @@ def tokens_by_model(engine: Engine, run_id: int) -> dict[str, tuple[int, int]]:
 def answer_error_counts(engine: Engine, run_id: int, refusal_prefix: str) -> tuple[int, int, int]:
     """(answer calls, answer calls with an error, of those starting `refusal_prefix`)."""
     query = select(func.count(), func.count(CALL.c.error),
-                   func.count().filter(CALL.c.error.like(f"{refusal_prefix}%"))).where(  # type: ignore[union-attr]
+                   func.count().filter(CALL.c.error.like(f"{refusal_prefix}%"))).where(
         CALL.c.run_id == run_id, CALL.c.stage == "answer")
     with reader(engine).connect() as conn:
         calls, errors, refusals = conn.execute(query).one()
@@ -68,16 +68,16 @@ def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
     """(stored at, latency ms) of a run's calls of `stages`: when each call ended, and
     how long it was under way."""
     query = (select(CALL.c.created_at, CALL.c.latency_ms)
-             .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages)))  # type: ignore[attr-defined]
+             .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages)))
     with reader(engine).connect() as conn:
         return [(stored, latency) for stored, latency in conn.execute(query)]
 
 
 def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    query = (select(CALL.c.latency_ms).where(CALL.c.model == model, CALL.c.error.is_(None),  # type: ignore[union-attr]
-                                           CALL.c.latency_ms.is_not(None))  # type: ignore[union-attr]
-             .order_by(CALL.c.id.desc()).limit(sample))  # type: ignore[union-attr]
+    query = (select(CALL.c.latency_ms).where(CALL.c.model == model, CALL.c.error.is_(None),
+                                           CALL.c.latency_ms.is_not(None))
+             .order_by(CALL.c.id.desc()).limit(sample))
     with reader(engine).connect() as conn:
         return [float(ms) for ms in conn.execute(query).scalars()]
 
@@ -93,6 +93,6 @@ def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int
             return None, []
         calls = conn.execute(select(CALL.c.run_id, CALL.c.round, CALL.c.stage, CALL.c.answer,
                                     CALL.c.correct, CALL.c.error, CALL.c.reason)
-                             .where(CALL.c.run_id.in_(list(run_ids)), CALL.c.item_id == item_id)  # type: ignore[attr-defined]
+                             .where(CALL.c.run_id.in_(list(run_ids)), CALL.c.item_id == item_id)
                              .order_by(CALL.c.run_id, CALL.c.round, CALL.c.stage)).all()
     return tuple(item), [tuple(c) for c in calls]

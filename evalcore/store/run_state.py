@@ -42,8 +42,9 @@ _HAS_JOB = RunJob.c.id.is_not(None)
 STATUS = case((_HAS_JOB, RunJob.c.status), else_=RUN.c.status).label("status")
 """A run's status as users see it: its job's while it has one, else its stored one."""
 ERROR = case((_HAS_JOB, RunJob.c.error), else_=RUN.c.error).label("error")
-CANCEL_REQUESTED = type_coerce(case((_HAS_JOB, RunJob.c.cancel_requested),
-                                    else_=RUN.c.cancel_requested), Boolean).label("cancel_requested")
+CANCEL_REQUESTED = type_coerce(
+    case((_HAS_JOB, RunJob.c.cancel_requested), else_=RUN.c.cancel_requested),
+    Boolean).label("cancel_requested")
 
 
 class _NaiveUTC(types.TypeDecorator):
@@ -107,7 +108,7 @@ def cancel(conn: Connection, run_id: int) -> bool:
     if job_id is not None:
         return jobs.cancel_job(conn, int(job_id))
     result = conn.execute(update(RUN).where(RUN.c.id == run_id,
-                                            RUN.c.status.not_in(jobs.JOB_FINISHED))  # type: ignore[attr-defined]
+                                            RUN.c.status.not_in(jobs.JOB_FINISHED))
                           .values(cancel_requested=True))
     return result.rowcount > 0
 

@@ -131,7 +131,7 @@ def list_schedules(engine: Engine) -> list[Row]:
 def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[Row]:
     """The schedule's due times, oldest first (at most the newest `limit`)."""
     query = (select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id)
-             .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(limit))  # type: ignore[attr-defined]
+             .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(limit))
     with reading(engine) as conn:
         return list(reversed(conn.execute(query).all()))
 
@@ -142,7 +142,7 @@ def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
     if not run_ids:
         return {}
     query = (run_state.with_state(select(RUN.c.id, run_state.STATUS).select_from(RUN))
-             .where(RUN.c.id.in_(sorted(set(run_ids)))))  # type: ignore[union-attr]
+             .where(RUN.c.id.in_(sorted(set(run_ids)))))
     with reader(engine).connect() as conn:
         return {int(i): str(status) for i, status in conn.execute(query)}
 
@@ -200,7 +200,7 @@ def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
     last = conn.execute(
         select(SCHEDULE_RUN.c.id, SCHEDULE_RUN.c.status, SCHEDULE_RUN.c.run_id)
         .where(SCHEDULE_RUN.c.schedule_id == schedule_id, SCHEDULE_RUN.c.status != "skipped")
-        .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(1)).one_or_none()  # type: ignore[attr-defined]
+        .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(1)).one_or_none()
     if last is None:
         return None
     if last.status == "queued":
@@ -276,14 +276,15 @@ def enqueue_checks(engine: Engine) -> list[int]:
 
     with reader(engine).connect() as conn:
         ended = list(conn.execute(
-            run_state.with_state(select(SCHEDULE_RUN.c.id).join(RUN, RUN.c.id == SCHEDULE_RUN.c.run_id))
-            .where(SCHEDULE_RUN.c.verdict.is_(None),  # type: ignore[union-attr]
+            run_state.with_state(select(SCHEDULE_RUN.c.id)
+                                 .join(RUN, RUN.c.id == SCHEDULE_RUN.c.run_id))
+            .where(SCHEDULE_RUN.c.verdict.is_(None),
                    run_state.STATUS.in_(RUN_ENDED))).scalars())
     made = []
     for sr in ended:
         with engine.begin() as conn:
             won = conn.execute(update(SCHEDULE_RUN).where(
-                SCHEDULE_RUN.c.id == sr, SCHEDULE_RUN.c.verdict.is_(None))  # type: ignore[union-attr]
+                SCHEDULE_RUN.c.id == sr, SCHEDULE_RUN.c.verdict.is_(None))
                 .values(verdict="checking")).rowcount
             if won == 1:
                 made.append(create_job(conn, "schedule",

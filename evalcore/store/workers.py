@@ -42,7 +42,7 @@ def beat(engine: Engine, name: str, state: dict[str, Any], *,
 def forget(engine: Engine, name: str) -> None:
     """Remove a stopping worker's row (it no longer serves anything)."""
     with engine.begin() as conn:
-        conn.execute(delete(WORKER).where(WORKER.c.name == name))  # type: ignore[arg-type]
+        conn.execute(delete(WORKER).where(WORKER.c.name == name))
 
 
 def _aware(moment: datetime) -> datetime:
@@ -53,5 +53,5 @@ def live_workers(engine: Engine, *, alive_s: float = ALIVE_S) -> list[Any]:
     """Workers that beat within `alive_s` seconds, by name."""
     since = utcnow() - timedelta(seconds=alive_s)
     with reader(engine).connect() as conn:
-        rows = conn.execute(select(WORKER).order_by(WORKER.c.name)).all()  # type: ignore[arg-type]
+        rows = conn.execute(select(WORKER).order_by(WORKER.c.name)).all()
     return [w for w in rows if _aware(w.heartbeat_at) >= since]
