@@ -110,3 +110,34 @@ def test_an_insert_through_either_path_stores_the_same_row(store):
                 assert abs(by_core[column] - by_orm[column]) < timedelta(minutes=1)
             else:
                 assert by_core[column] == by_orm[column], (name, column)
+
+
+def test_a_run_read_over_core_has_what_the_orm_read(store):
+    """`queries.get_run` returns a Core row now: every column reads as the ORM object of
+    the same row read it (aware UTC times, JSON, booleans), the state derived from its
+    job (`store.run_state`)."""
+    from sqlmodel import Session
+
+    from evalcore.store import jobs, queries
+    from evalcore.store.tables import Run
+
+    run = queries.create_run(store, kind="stability", model="m", rounds=3,
+                             config={"spec": {"rounds": 3}, "api_key": "sk-secret-1234567890"})
+    with transaction(store) as conn:
+        job_id = jobs.create_job(conn, "run", run_id=run.id, params={})
+    jobs.cancel_job(store, job_id)
+    row = queries.get_run(store, run.id)
+    with Session(store) as session:
+        orm = session.get(Run, run.id)
+        own = {name: getattr(orm, name) for name in Run.model_fields}
+    for name, value in own.items():
+        if name in ("status", "cancel_requested", "finished_at", "error"):
+            continue
+        assert getattr(row, name) == value, name
+        assert type(getattr(row, name)) is type(value), name
+    assert row.config["api_key"] == "***"
+    job = jobs.get_job(store, job_id)
+    assert (row.status, row.cancel_requested) == ("cancelled", True) == (
+        job.status, job.cancel_requested)  # the job's state, not the run row's
+    assert row.finished_at is not None and row.finished_at.tzinfo is None  # naive UTC
+    assert [r.id for r in queries.list_runs(store, status="cancelled")] == [run.id]
