@@ -115,10 +115,17 @@ def run_span(home: Path, run_id: int) -> float:
     import sqlite3
     from datetime import datetime
 
+    # The run's end is its job's (store/run_state.py: the job owns a run's state).
     with sqlite3.connect(home / "evalcore.db") as conn:
         started, finished = conn.execute(
-            "SELECT started_at, finished_at FROM run WHERE id = ?", (run_id,)).fetchone()
-    return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+            "SELECT run.started_at, COALESCE((SELECT job.finished_at FROM job WHERE "
+            "job.run_id = run.id AND job.kind = 'run' ORDER BY job.id DESC LIMIT 1), "
+            "run.finished_at) FROM run WHERE run.id = ?", (run_id,)).fetchone()
+
+    def moment(value: str) -> datetime:
+        return datetime.fromisoformat(value).replace(tzinfo=None)
+
+    return (moment(finished) - moment(started)).total_seconds()
 
 
 def measure(questions: int, rounds: int, concurrency: int, schedule: str,

@@ -50,9 +50,11 @@ BEFORE_FIRST_REQUEST = frozenset((
     "evalcore.perturb", "evalcore.dataset.importer", "evalcore.demo", "evalcore.runner.attack",
     "evalcore.runner.robustness", "evalcore.runner.judge_analysis", "evalcore.dataset.mapping",
     "evalcore.dataset.formats", "evalcore.report.repeats", "evalcore.report.variants",
-    "evalcore.runner.variants", "evalcore.prompt.variants", "evalcore.runner.meaning_judge"))
+    "evalcore.runner.variants", "evalcore.prompt.variants", "evalcore.runner.meaning_judge",
+    "sqlmodel", "sqlalchemy.orm", "evalcore.store.tables", "evalcore.store.monitor_tables"))
 """What a stability run never loads before its first request (the run options' passes,
-the other kinds, migrations, charts...); tests/cli/test_cli_startup.py checks it."""
+the other kinds, migrations, charts; the ORM schema: the run path uses `store.schema`);
+tests/cli/test_cli_startup.py checks it."""
 
 RUN_PATH = ("evalcore.cli.stability", "evalcore.cli.common", "evalcore.actions",
             "evalcore.actions._core", "evalcore.actions.runs", "evalcore.actions.datasets",

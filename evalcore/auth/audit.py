@@ -4,9 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
-from evalcore.store.db import session_scope
-from evalcore.store.people import audit_events, recent_sign_ins
-from evalcore.store.tables import AuditEvent
+from evalcore.store.people import add_audit_event, audit_events, recent_sign_ins
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -19,10 +17,9 @@ def record(engine: "Bind", actor: "Actor", action: str, object_type: str = "",
            object_id: Any = "", detail: Optional[dict[str, Any]] = None) -> None:
     """Append one event; `action` is '<object>.<verb>' (run.start, dataset.delete ...).
     Given a `store.db.transaction`'s Connection, the event commits with the change."""
-    with session_scope(engine) as session:
-        session.add(AuditEvent(actor=actor.label, action=action, object_type=object_type,
-                               object_id="" if object_id is None else str(object_id),
-                               detail={"role": actor.role, **(detail or {})}))
+    add_audit_event(engine, actor=actor.label, action=action, object_type=object_type,
+                    object_id="" if object_id is None else str(object_id),
+                    detail={"role": actor.role, **(detail or {})})
 
 
 SIGN_IN_WINDOW_S = 8 * 3600.0
@@ -58,7 +55,7 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
 
 
 def list_events(engine: "Engine", *, since: Optional[datetime] = None,
-                actor: Optional[str] = None, limit: int = 500) -> list["AuditEvent"]:
+                actor: Optional[str] = None, limit: int = 500) -> list[Any]:
     """Events newest first, optionally since a time or of one actor."""
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=timezone.utc)
@@ -66,7 +63,7 @@ def list_events(engine: "Engine", *, since: Optional[datetime] = None,
                         limit=limit)
 
 
-def event_info(event: "AuditEvent") -> dict[str, Any]:
+def event_info(event: Any) -> dict[str, Any]:
     """An event as a JSON-ready dict."""
     return {"at": event.at.isoformat(), "actor": event.actor, "action": event.action,
             "object_type": event.object_type, "object_id": event.object_id,

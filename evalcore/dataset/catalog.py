@@ -11,11 +11,11 @@ from evalcore.dataset.records import Question
 from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 from evalcore.store import datasets
-from evalcore.store.db import session_scope
+from evalcore.store.db import reading, transaction
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
-    from sqlmodel import Session
+    from sqlalchemy.engine import Connection
 
     from evalcore.store.tables import Dataset, Item
 
@@ -25,7 +25,7 @@ def list_datasets(engine: "Engine") -> list["Dataset"]:
     return datasets.list_datasets(engine)
 
 
-def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
+def _find(session: "Connection", name_or_id: Union[str, int]) -> "Dataset":
     found = datasets.find_dataset(session, name_or_id)
     if found is None:
         names = datasets.dataset_names(session)
@@ -38,8 +38,8 @@ def _find(session: "Session", name_or_id: Union[str, int]) -> "Dataset":
 
 def get_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """A dataset by name, or by id (an int, or digits when no dataset has that name)."""
-    with session_scope(engine) as session:
-        return _find(session, name_or_id)
+    with reading(engine) as conn:
+        return _find(conn, name_or_id)
 
 
 def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -> list["Item"]:
@@ -56,14 +56,14 @@ def load_questions(engine: "Engine", dataset_id: int,
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
     """What keeps a dataset from being deleted: {"attack_sets": [(id, name)], "runs": [id]}
     (the page lists them and offers the way out)."""
-    with session_scope(engine, write=False) as session:
+    with reading(engine) as session:
         sets, run_ids = datasets.dataset_users(session, int(_find(session, name_or_id).id))
     return {"attack_sets": [(int(i), str(n)) for i, n in sets], "runs": run_ids}
 
 
 def delete_dataset(engine: "Engine", name_or_id: Union[str, int]) -> "Dataset":
     """Delete a dataset and its items; refuses (DatasetError) while runs reference it."""
-    with session_scope(engine) as session:
+    with transaction(engine) as session:
         dataset = _find(session, name_or_id)
         sets, run_ids = datasets.dataset_users(session, int(dataset.id))
         if sets:

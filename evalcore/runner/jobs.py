@@ -20,7 +20,6 @@ from evalcore.runner.budget import ModelShare
 from evalcore.runner.outage import database
 from evalcore.store import jobs as store
 from evalcore.store.jobs import Fence, LeaseLost, renew
-from evalcore.store.tables import Job
 
 log = logging.getLogger("evalcore.worker")
 
@@ -44,7 +43,7 @@ class JobContext:
     """What a handler gets: the engine, its job row, its fence and a cancel flag."""
 
     engine: Engine
-    job: Job
+    job: Any  # the job row (store.jobs)
     fence: Fence
     worker: str
     cancelled: asyncio.Event = field(default_factory=asyncio.Event)
@@ -68,7 +67,7 @@ class JobContext:
         return cancel
 
 
-async def execute_job(engine: Engine, job: Job, worker: str, *,
+async def execute_job(engine: Engine, job: Any, worker: str, *,
                       stop: Optional[asyncio.Event] = None,
                       on_progress: Optional[Callable[[Any], None]] = None) -> str:
     """Run a job this worker has claimed to its end; returns the job's final status

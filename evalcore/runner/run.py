@@ -29,7 +29,7 @@ from evalcore.scorers.judge import judge_request, parse_verdict
 from evalcore.scorers.registry import score_answer
 from evalcore.store import queries, run_items
 from evalcore.store.jobs import LeaseLost
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
 from evalcore.store.jobs import claim_job
 from evalcore.store.schedules import enqueue_checks, enqueue_due
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 from evalcore.store.workers import beat, forget, HEARTBEAT_S
 
 log = logging.getLogger("evalcore.worker")

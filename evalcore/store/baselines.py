@@ -6,21 +6,22 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from sqlalchemy import select
-from sqlmodel import Session
+from sqlalchemy.engine import Row
 
 from evalcore.errors import RunError
 from evalcore.store import run_state
-from evalcore.store.db import reader, session_scope
-from evalcore.store.monitor_tables import Baseline
-from evalcore.store.tables import Dataset, Run, utcnow
+from evalcore.store.db import reading, transaction
+from evalcore.store.schema import BASELINE, DATASET, RUN
+from evalcore.store.types import utcnow
 
 USABLE = ("done",)
 
 
-def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Baseline:
+def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Row:
     """Mark run `run_id` (finished) as the baseline of its dataset and model."""
-    with session_scope(engine) as session:
-        found = run_state.runs_with_state(session, select(Run).where(Run.id == run_id))
+    with transaction(engine) as conn:
+        found = run_state.runs_with_state(
+            conn, run_state.select_runs().where(RUN.c.id == run_id))
         if not found:
             raise RunError(f"run {run_id} not found; list runs with `python -m evalcore runs "
                            "list`")
@@ -28,27 +29,26 @@ def set_baseline(engine: Any, run_id: int, set_by: str = "") -> Baseline:
         if run.status not in USABLE or run.dataset_id is None:
             raise RunError(f"run {run_id} is {run.status}; only a finished (done) run of a "
                            "dataset can be a baseline")
-        row = Baseline(dataset_id=int(run.dataset_id), model=run.model, run_id=run_id,
-                       set_by=set_by, set_at=utcnow())
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-    return row
+        row_id = conn.execute(BASELINE.insert().values(
+            dataset_id=int(run.dataset_id), model=run.model, run_id=run_id, set_by=set_by,
+            set_at=utcnow()).returning(BASELINE.c.id)).scalar_one()
+        return conn.execute(select(BASELINE).where(BASELINE.c.id == row_id)).one()
 
 
-def current_baseline(engine: Any, dataset_id: int, model: str) -> Optional[Baseline]:
+def current_baseline(engine: Any, dataset_id: int, model: str) -> Optional[Row]:
     """The baseline in force for (dataset, model), or None."""
-    with Session(reader(engine)) as session:
-        return session.scalars(
-            select(Baseline).where(Baseline.dataset_id == dataset_id, Baseline.model == model)
-            .order_by(Baseline.id.desc()).limit(1)).first()  # type: ignore[union-attr]
+    with reading(engine) as conn:
+        return conn.execute(
+            select(BASELINE).where(BASELINE.c.dataset_id == dataset_id, BASELINE.c.model == model)
+            .order_by(BASELINE.c.id.desc()).limit(1)).first()
 
 
 def baseline_for_run(engine: Any, run_id: int) -> Optional[int]:
     """The stored baseline run of `run_id`'s dataset and model (None if none is set or the
     run is its own baseline: a run is not gated against itself)."""
-    with Session(reader(engine)) as session:
-        run = session.get(Run, run_id)
+    with reading(engine) as conn:
+        run = conn.execute(select(RUN.c.dataset_id, RUN.c.model).where(RUN.c.id == run_id)
+                           ).first()
     if run is None or run.dataset_id is None:
         return None
     row = current_baseline(engine, int(run.dataset_id), run.model)
@@ -58,19 +58,20 @@ def baseline_for_run(engine: Any, run_id: int) -> Optional[int]:
 
 
 def baseline_history(engine: Any, dataset_id: int, model: Optional[str] = None
-                     ) -> list[Baseline]:
+                     ) -> list[Row]:
     """Every baseline change of a dataset (one model's, or all), oldest first."""
-    query = select(Baseline).where(Baseline.dataset_id == dataset_id)
+    query = select(BASELINE).where(BASELINE.c.dataset_id == dataset_id)
     if model:
-        query = query.where(Baseline.model == model)
-    with Session(reader(engine)) as session:
-        return list(session.scalars(query.order_by(Baseline.id)))  # type: ignore[arg-type]
+        query = query.where(BASELINE.c.model == model)
+    with reading(engine) as conn:
+        return list(conn.execute(query.order_by(BASELINE.c.id)).all())
 
 
 def baseline_info(engine: Any, dataset_id: int, model: str) -> dict[str, Any]:
     """What `baseline show` and the monitoring view print: the run in force and history."""
-    with Session(reader(engine)) as session:
-        name = session.get(Dataset, dataset_id).name  # type: ignore[union-attr]
+    with reading(engine) as conn:
+        name = conn.execute(select(DATASET.c.name).where(DATASET.c.id == dataset_id)
+                            ).scalar_one()
     history = baseline_history(engine, dataset_id, model)
     rows = [{"run_id": b.run_id, "set_by": b.set_by, "set_at": b.set_at.isoformat()}
             for b in history]
@@ -81,9 +82,9 @@ def baseline_info(engine: Any, dataset_id: int, model: str) -> dict[str, Any]:
 def baselines_in_force(engine: Any) -> list[dict[str, Any]]:
     """Every (dataset, model) with a stored baseline: the run in force, who set it and
     when, and how many changes its history holds (the Monitoring page's table)."""
-    with Session(reader(engine)) as session:
-        rows = list(session.scalars(select(Baseline).order_by(Baseline.id)))  # type: ignore[arg-type]
-        names = {int(i): str(n) for i, n in session.execute(select(Dataset.id, Dataset.name))}
+    with reading(engine) as conn:
+        rows = list(conn.execute(select(BASELINE).order_by(BASELINE.c.id)).all())
+        names = {int(i): str(n) for i, n in conn.execute(select(DATASET.c.id, DATASET.c.name))}
     latest: dict[tuple[int, str], dict[str, Any]] = {}
     for b in rows:
         key = (int(b.dataset_id), b.model)

@@ -19,7 +19,7 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.engine import Engine
 
 from evalcore.store.jobs import now_expr
-from evalcore.store.tables import ModelBudget
+from evalcore.store.schema import MODEL_BUDGET
 
 BUDGET_LEASE_S = 5.0
 """A holder row not synced for this long belongs to a dead worker."""
@@ -39,7 +39,7 @@ class Grant(NamedTuple):
 def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want: int,
                 in_flight: int, lease_s: float = BUDGET_LEASE_S) -> Grant:
     """Record `holder`'s claim on `model` and return what it may have in flight now."""
-    table = ModelBudget.__table__
+    table = MODEL_BUDGET
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:m))"), {"m": model})
@@ -62,7 +62,7 @@ def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want:
 
 def drop_budget(engine: Engine, model: str, holder: str) -> None:
     """Give every slot back (the holder's job ended or stopped)."""
-    table = ModelBudget.__table__
+    table = MODEL_BUDGET
     with engine.begin() as conn:
         conn.execute(delete(table).where(table.c.model == model, table.c.holder == holder))
 

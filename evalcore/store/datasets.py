@@ -1,8 +1,9 @@
 """The reads and writes of datasets and their items (`evalcore.dataset`'s catalog and
 importer, attack sets, question numbers).
 
-Functions taking a `Session` run inside the caller's transaction (an import, a delete:
-all or nothing); functions taking an `Engine` open their own short one.
+Functions taking a `conn` run inside the caller's transaction (an import, a delete: all
+or nothing), a Connection or an ORM Session alike (Core statements; rows come back);
+functions taking an `Engine` open their own short one.
 """
 from __future__ import annotations
 
@@ -10,103 +11,106 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional, Union
 
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Connection, Engine
-from sqlmodel import Session
-from sqlmodel import select as orm_select
+from sqlalchemy.engine import Connection, Engine, Row
 
 from evalcore.dataset.records import Question
-from evalcore.store.db import reader, session_scope
-from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
+from evalcore.store.db import reader, reading
+from evalcore.store.schema import ATTACK_SET, CALL, DATASET, ITEM, RUN
 
 
-def list_datasets(engine: Engine) -> list[Dataset]:
+def list_datasets(engine: Engine) -> list[Row]:
     """Every stored dataset, oldest first."""
-    with session_scope(engine) as session:
-        return list(session.exec(orm_select(Dataset).order_by(Dataset.id)).all())  # type: ignore[arg-type]
+    with reading(engine) as conn:
+        return list(conn.execute(select(DATASET).order_by(DATASET.c.id)).all())
 
 
-def find_dataset(session: Session, name_or_id: Union[str, int]) -> Optional[Dataset]:
+def _by_id(conn: Any, dataset_id: int) -> Optional[Row]:
+    return conn.execute(select(DATASET).where(DATASET.c.id == dataset_id)).first()
+
+
+def find_dataset(conn: Any, name_or_id: Union[str, int]) -> Optional[Row]:
     """A dataset by name, or by id (an int, or digits when no dataset has that name)."""
     if isinstance(name_or_id, int):
-        return session.get(Dataset, name_or_id)
-    found = session.exec(orm_select(Dataset).where(Dataset.name == name_or_id)).first()
+        return _by_id(conn, name_or_id)
+    found = dataset_named(conn, name_or_id)
     if found is None and name_or_id.strip().isdigit():
-        found = session.get(Dataset, int(name_or_id))
+        found = _by_id(conn, int(name_or_id))
     return found
 
 
-def dataset_names(session: Session) -> list[str]:
+def dataset_names(conn: Any) -> list[str]:
     """Every dataset's name, sorted (for "known datasets: ..." errors)."""
-    return list(session.exec(orm_select(Dataset.name).order_by(Dataset.name)).all())
+    return list(conn.execute(select(DATASET.c.name).order_by(DATASET.c.name)).scalars())
 
 
-def dataset_named(session: Session, name: str) -> Optional[Dataset]:
+def dataset_named(conn: Any, name: str) -> Optional[Row]:
     """The dataset called `name`, if any."""
-    return session.exec(orm_select(Dataset).where(Dataset.name == name)).first()
+    return conn.execute(select(DATASET).where(DATASET.c.name == name)).first()
 
 
 def stamp_creator(conn: Connection, dataset_id: int, who: str) -> None:
     """Who imported a dataset, written in the import's own transaction."""
-    conn.execute(update(Dataset).where(Dataset.id == dataset_id).values(created_by=who))  # type: ignore[arg-type]
+    conn.execute(update(DATASET).where(DATASET.c.id == dataset_id).values(created_by=who))
 
 
 def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
     """The id of the dataset called `name`, in a transaction of its own."""
-    with session_scope(engine) as session:
-        return session.exec(orm_select(Dataset.id).where(Dataset.name == name)).first()
+    with reading(engine) as conn:
+        return conn.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
 
 
-def same_content(session: Session, sha256: str, fmt: str) -> Optional[Dataset]:
+def same_content(conn: Any, sha256: str, fmt: str) -> Optional[Row]:
     """A dataset already imported from the same bytes read as the same format."""
-    return session.exec(orm_select(Dataset).where(Dataset.sha256 == sha256,
-                                                  Dataset.format == fmt)).first()
+    return conn.execute(select(DATASET).where(DATASET.c.sha256 == sha256,
+                                              DATASET.c.format == fmt)).first()
 
 
-def load_items(engine: Engine, dataset_id: int, limit: Optional[int] = None) -> list[Item]:
+def load_items(engine: Engine, dataset_id: int, limit: Optional[int] = None) -> list[Row]:
     """The stored items of a dataset in file order, the first `limit` if given."""
-    query = orm_select(Item).where(Item.dataset_id == dataset_id).order_by(Item.idx)  # type: ignore[arg-type]
+    query = select(ITEM).where(ITEM.c.dataset_id == dataset_id).order_by(ITEM.c.idx)
     if limit is not None:
         query = query.limit(limit)
-    with session_scope(engine) as session:
-        return list(session.exec(query).all())
+    with reading(engine) as conn:
+        return list(conn.execute(query).all())
 
 
-def insert_items(session: Session, dataset_id: int, questions: Sequence[Question]) -> None:
+def insert_items(session: Any, dataset_id: int, questions: Sequence[Question]) -> None:
     """The items of `questions`, in one multi-row insert."""
     if not questions:
         return
-    session.execute(insert(Item), [
+    session.execute(insert(ITEM), [
         {"dataset_id": dataset_id, "idx": q.idx, "question": q.question, "reference": q.reference,
          "choices": q.choices, "task_type": q.task_type, "language": q.language, "meta": q.meta}
         for q in questions])
 
 
-def set_item_language(session: Session, dataset_id: int, positions: Sequence[int],
+def set_item_language(session: Any, dataset_id: int, positions: Sequence[int],
                       language: str) -> None:
     """Give the items at `positions` (idx) the dataset's language."""
     for start in range(0, len(positions), 500):
-        session.execute(update(Item).where(  # type: ignore[arg-type]
-            Item.dataset_id == dataset_id,
-            Item.idx.in_(positions[start:start + 500]))  # type: ignore[attr-defined]
+        session.execute(update(ITEM).where(
+            ITEM.c.dataset_id == dataset_id,
+            ITEM.c.idx.in_(positions[start:start + 500]))
             .values(language=language))
 
 
-def dataset_users(session: Session, dataset_id: int) -> tuple[list[Any], list[int]]:
+def dataset_users(conn: Any, dataset_id: int) -> tuple[list[Any], list[int]]:
     """([(attack set id, name)], [run id]) of what still needs the dataset."""
-    sets = list(session.exec(orm_select(AttackSet.id, AttackSet.name).where(
-        (AttackSet.source_dataset_id == dataset_id) | (AttackSet.dataset_id == dataset_id)
-    )).all())
-    used = orm_select(Item.id).where(Item.dataset_id == dataset_id)
-    run_ids = sorted(set(session.exec(orm_select(Run.id).where(Run.dataset_id == dataset_id)).all())
-                     | set(session.exec(orm_select(Call.run_id).where(
-                         Call.item_id.in_(used)).distinct()).all()))  # type: ignore[union-attr]
+    sets = [tuple(row) for row in conn.execute(select(ATTACK_SET.c.id, ATTACK_SET.c.name).where(
+        (ATTACK_SET.c.source_dataset_id == dataset_id) | (ATTACK_SET.c.dataset_id == dataset_id)
+    ))]
+    used = select(ITEM.c.id).where(ITEM.c.dataset_id == dataset_id)
+    run_ids = sorted(set(conn.execute(select(RUN.c.id).where(RUN.c.dataset_id == dataset_id))
+                         .scalars())
+                     | set(conn.execute(select(CALL.c.run_id).where(
+                         CALL.c.item_id.in_(used)).distinct()).scalars()))
     return sets, run_ids
 
 
-def delete_dataset_rows(session: Session, dataset_id: int) -> None:
+def delete_dataset_rows(session: Any, dataset_id: int) -> None:
     """Delete a dataset and its items (the caller checked `dataset_users`)."""
-    session.execute(delete(Item).where(Item.dataset_id == dataset_id))  # type: ignore[arg-type]
-    session.execute(delete(Dataset).where(Dataset.id == dataset_id))  # type: ignore[arg-type]
+    session.execute(delete(ITEM).where(ITEM.c.dataset_id == dataset_id))
+    session.execute(delete(DATASET).where(DATASET.c.id == dataset_id))
 
 
 def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
@@ -115,7 +119,7 @@ def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
     found: dict[int, int] = {}
     with reader(engine).connect() as conn:
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
-            query = select(Item.id, Item.idx).where(Item.id.in_(ids[start:start + 500]))  # type: ignore[union-attr]
+            query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
             found.update({int(i): int(x) for i, x in conn.execute(query)})
     return found
 
@@ -123,8 +127,8 @@ def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
 def item_texts(engine: Engine, dataset_id: int, limit: Optional[int] = None
                ) -> list[tuple[str, Any]]:
     """(question, choices) of a dataset's items in file order, the first `limit` if given."""
-    query = (select(Item.question, Item.choices).where(Item.dataset_id == dataset_id)
-             .order_by(Item.idx))
+    query = (select(ITEM.c.question, ITEM.c.choices).where(ITEM.c.dataset_id == dataset_id)
+             .order_by(ITEM.c.idx))
     if limit is not None:
         query = query.limit(limit)
     with reader(engine).connect() as conn:
@@ -133,22 +137,22 @@ def item_texts(engine: Engine, dataset_id: int, limit: Optional[int] = None
 
 def task_types(engine: Engine, dataset_id: int) -> set[str]:
     """The distinct task types of a dataset's items."""
-    query = select(Item.task_type).where(Item.dataset_id == dataset_id).distinct()
+    query = select(ITEM.c.task_type).where(ITEM.c.dataset_id == dataset_id).distinct()
     with reader(engine).connect() as conn:
         return {str(t) for (t,) in conn.execute(query)}
 
 
 def dataset_with_items(engine: Engine, dataset_id: int, item_ids: Sequence[int]
-                       ) -> tuple[Optional[Dataset], dict[int, Item]]:
-    """(a dataset by id, None if gone; {item id: Item} of `item_ids`), in one read."""
-    found: dict[int, Item] = {}
-    with session_scope(engine, write=False) as session:
-        dataset = session.get(Dataset, dataset_id)
+                       ) -> tuple[Optional[Row], dict[int, Row]]:
+    """(a dataset by id, None if gone; {item id: item row} of `item_ids`), in one read."""
+    found: dict[int, Row] = {}
+    with reading(engine) as conn:
+        dataset = _by_id(conn, dataset_id)
         ids = list(item_ids)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             chunk = ids[start:start + 500]
-            for row in session.exec(orm_select(Item).where(Item.id.in_(chunk))):  # type: ignore[union-attr]
-                found[int(row.id)] = row  # type: ignore[arg-type]
+            for row in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
+                found[int(row.id)] = row
     return dataset, found
 
 
@@ -156,7 +160,7 @@ def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
     """{dataset id: name} of the given ids (deleted ones are left out)."""
     with reader(engine).connect() as conn:
         return {int(i): n for i, n in conn.execute(
-            select(Dataset.id, Dataset.name).where(Dataset.id.in_(list(ids))))}  # type: ignore[union-attr]
+            select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
 def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
@@ -164,7 +168,8 @@ def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
     many attack sets there are), in one read."""
     with reader(engine).connect() as conn:
         derived = {int(i) for (i,) in conn.execute(
-            select(AttackSet.dataset_id).where(AttackSet.dataset_id.is_not(None)))}  # type: ignore[union-attr]
-        formats = [(int(i), str(f)) for i, f in conn.execute(select(Dataset.id, Dataset.format))]
-        count = int(conn.execute(select(func.count(AttackSet.id))).scalar_one())
+            select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
+        formats = [(int(i), str(f))
+                   for i, f in conn.execute(select(DATASET.c.id, DATASET.c.format))]
+        count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count

@@ -18,17 +18,19 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Iterator, Union
 
-from sqlalchemy import event, inspect, text
+from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
-from sqlmodel import Session, create_engine
 
 from evalcore.db_url import normalize_db_url
 from evalcore.errors import EvalcoreError, SettingsError
-from evalcore.store import monitor_tables, tables  # noqa: F401  (registers the tables)
+from evalcore.store import schema
 from evalcore.store.migrations import HEAD_REVISION
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -167,7 +169,7 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
+def session_scope(engine: Bind, *, write: bool = True) -> Iterator["Session"]:
     """A session that commits on success and rolls back on error.
 
     On SQLite the write lock is taken when the transaction starts, so a read-then-write
@@ -176,6 +178,8 @@ def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
     Connection of a `transaction`, the session works inside it: its commit only flushes,
     its rollback (an error) rolls the whole transaction back.
     """
+    from sqlmodel import Session  # the ORM is for pages and reports; a run uses Core
+
     bind = engine if write else reader(engine)
     with Session(bind, expire_on_commit=False) as session:
         try:
@@ -184,19 +188,6 @@ def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
-
-
-T = TypeVar("T")
-
-
-def insert_row(engine: Bind, row: T) -> T:
-    """Store a new row in its own commit (or the caller's `transaction`) and return it
-    with the values the database gave it (its id, defaults)."""
-    with session_scope(engine) as session:
-        session.add(row)
-        session.flush()
-        session.refresh(row)
-    return row
 
 
 # ---------------------------------------------------------------- migrations
@@ -308,6 +299,4 @@ def _current_revision(conn: Connection) -> str | None:
 
 def _has_legacy_tables(conn: Connection) -> bool:
     """True if `create_all` made our tables before Alembic managed this database."""
-    from sqlmodel import SQLModel
-
-    return bool(set(inspect(conn).get_table_names()) & set(SQLModel.metadata.tables))
+    return bool(set(inspect(conn).get_table_names()) & set(schema.metadata.tables))

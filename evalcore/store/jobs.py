@@ -19,13 +19,13 @@ from datetime import timedelta
 from typing import Any, Iterable, Optional
 
 from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.engine import Connection
-from sqlmodel import Session
+from sqlalchemy.engine import Connection, Row
 
 from evalcore.config import lease_seconds as from_env
 from evalcore.errors import RunError
-from evalcore.store.db import Bind, reader, reading, transaction
-from evalcore.store.tables import Job, utcnow
+from evalcore.store.db import Bind, reading, transaction
+from evalcore.store.schema import JOB
+from evalcore.store.types import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -82,54 +82,54 @@ def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
                   label=label, created_by=created_by, total=total, status="queued", owner="",
                   token=0, attempts=0, max_attempts=3, done=0, cancel_requested=False,
                   result={}, created_at=utcnow())
-    stmt = Job.__table__.insert().values(**values).returning(Job.__table__.c.id)
+    stmt = JOB.insert().values(**values).returning(JOB.c.id)
     with transaction(engine) as conn:
         return int(conn.execute(stmt).scalar_one())
 
 
-def get_job(engine: Bind, job_id: int) -> Job:
-    """The job `job_id`; RunError if there is none."""
-    with Session(reader(engine)) as session:
-        job = session.get(Job, job_id)
+def get_job(engine: Bind, job_id: int) -> Row:
+    """The job `job_id` (a read-only row); RunError if there is none."""
+    with reading(engine) as conn:
+        job = conn.execute(select(JOB).where(JOB.c.id == job_id)).first()
     if job is None:
         raise RunError(f"job {job_id} not found; list jobs with `python -m evalcore jobs list`")
     return job
 
 
 def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str] = (),
-              run_id: Optional[int] = None, limit: int = 100) -> list[Job]:
+              run_id: Optional[int] = None, limit: int = 100) -> list[Row]:
     """The newest jobs first, optionally of one kind, statuses or run."""
-    query = select(Job).order_by(Job.id.desc()).limit(limit)  # type: ignore[union-attr]
+    query = select(JOB).order_by(JOB.c.id.desc()).limit(limit)
     if kind:
-        query = query.where(Job.kind == kind)
+        query = query.where(JOB.c.kind == kind)
     statuses = list(status)
     if statuses:
-        query = query.where(Job.status.in_(statuses))  # type: ignore[attr-defined]
+        query = query.where(JOB.c.status.in_(statuses))
     if run_id is not None:
-        query = query.where(Job.run_id == run_id)
-    with Session(reader(engine)) as session:
-        return list(session.scalars(query))
+        query = query.where(JOB.c.run_id == run_id)
+    with reading(engine) as conn:
+        return list(conn.execute(query).all())
 
 
-def attack_set_jobs(engine: Bind) -> dict[int, Job]:
+def attack_set_jobs(engine: Bind) -> dict[int, Row]:
     """{attack set id: its newest job}: whether a set without items is still queued,
     being generated, or failed (an empty set is not "0 items - generated")."""
-    query = (select(Job).where(Job.attack_set_id.is_not(None))  # type: ignore[union-attr]
-             .order_by(Job.id.desc()))  # type: ignore[union-attr]
-    newest: dict[int, Job] = {}
-    with Session(reader(engine)) as session:
-        for job in session.scalars(query):
-            newest.setdefault(int(job.attack_set_id), job)  # type: ignore[arg-type]
+    query = (select(JOB).where(JOB.c.attack_set_id.is_not(None))
+             .order_by(JOB.c.id.desc()))
+    newest: dict[int, Row] = {}
+    with reading(engine) as conn:
+        for job in conn.execute(query):
+            newest.setdefault(int(job.attack_set_id), job)
     return newest
 
 
-def run_job(engine: Bind, run_id: int) -> Optional[Job]:
+def run_job(engine: Bind, run_id: int) -> Optional[Row]:
     """The newest job of kind 'run' executing `run_id` (None for runs made before jobs)."""
     jobs = list_jobs(engine, kind="run", run_id=run_id, limit=1)
     return jobs[0] if jobs else None
 
 
-def lease_alive(job: Job) -> bool:
+def lease_alive(job: Any) -> bool:
     """Whether a running job's lease still lies ahead (its worker is alive)."""
     if job.status != "running" or job.lease_expires_at is None:
         return False
@@ -147,9 +147,9 @@ def busy_workers(engine: Bind) -> dict[str, int]:
     means a live worker, busy. An idle worker leaves no trace; this cannot see it."""
     with reading(engine) as conn:
         rows = conn.execute(
-            select(Job.owner, func.count(Job.id))  # type: ignore[arg-type]
-            .where(Job.status == "running", Job.lease_expires_at > now_expr(conn))
-            .group_by(Job.owner)).all()
+            select(JOB.c.owner, func.count(JOB.c.id))
+            .where(JOB.c.status == "running", JOB.c.lease_expires_at > now_expr(conn))
+            .group_by(JOB.c.owner)).all()
     return {str(owner): int(count) for owner, count in rows}
 
 
@@ -158,16 +158,16 @@ def busy_workers(engine: Bind) -> dict[str, int]:
 
 def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
     now = now_expr(conn)
-    cond = and_(Job.attempts < Job.max_attempts,
-                or_(Job.status == "queued",
-                    and_(Job.status == "running", Job.lease_expires_at < now)))
+    cond = and_(JOB.c.attempts < JOB.c.max_attempts,
+                or_(JOB.c.status == "queued",
+                    and_(JOB.c.status == "running", JOB.c.lease_expires_at < now)))
     if kinds:
-        cond = and_(cond, Job.kind.in_(list(kinds)))  # type: ignore[attr-defined]
+        cond = and_(cond, JOB.c.kind.in_(list(kinds)))
     return cond
 
 
 def claim_job(engine: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None,
-              job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Job]:
+              job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Row]:
     """Take the oldest claimable job (or `job_id` if claimable) for `owner`; None if none.
 
     A job whose lease expired is taken over as it is: its stored calls or items stay and
@@ -177,33 +177,33 @@ def claim_job(engine: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None
     lease_s = lease_seconds() if lease_s is None else lease_s
     with transaction(engine) as conn:
         _fail_exhausted(conn)
-        query = (select(Job.id).where(_claimable(conn, kinds)).order_by(Job.id).limit(1)
+        query = (select(JOB.c.id).where(_claimable(conn, kinds)).order_by(JOB.c.id).limit(1)
                  .with_for_update(skip_locked=True))
         if job_id is not None:
-            query = query.where(Job.id == job_id)
+            query = query.where(JOB.c.id == job_id)
         picked = conn.execute(query).scalar_one_or_none()
         if picked is None:
             return None
         now = now_expr(conn)
-        conn.execute(update(Job).where(Job.id == picked).values(
-            status="running", owner=owner, token=Job.token + 1, attempts=Job.attempts + 1,
+        conn.execute(update(JOB).where(JOB.c.id == picked).values(
+            status="running", owner=owner, token=JOB.c.token + 1, attempts=JOB.c.attempts + 1,
             lease_expires_at=_until(conn, lease_s), heartbeat_at=now,
-            started_at=func.coalesce(Job.started_at, now)))
+            started_at=func.coalesce(JOB.c.started_at, now)))
     return get_job(engine, picked)
 
 
 def _fail_exhausted(conn: Connection) -> None:
     """Jobs whose workers died `max_attempts` times stop being claimed (no crash loop)."""
     now = now_expr(conn)
-    dead = (select(Job.id).where(Job.status == "running", Job.lease_expires_at < now,
-                                 Job.attempts >= Job.max_attempts)
+    dead = (select(JOB.c.id).where(JOB.c.status == "running", JOB.c.lease_expires_at < now,
+                                 JOB.c.attempts >= JOB.c.max_attempts)
             .with_for_update(skip_locked=True))
     ids = list(conn.execute(dead).scalars())
     if not ids:
         return
     error = ("abandoned: its worker stopped without finishing it on every attempt; "
              "requeue it (`python -m evalcore jobs requeue ID`) once the cause is fixed")
-    conn.execute(update(Job).where(Job.id.in_(ids)).values(  # type: ignore[union-attr]
+    conn.execute(update(JOB).where(JOB.c.id.in_(ids)).values(
         status="failed", error=error, finished_at=now, lease_expires_at=None))
 
 
@@ -223,9 +223,9 @@ def hold(conn: Connection, fence: Fence, *, done: Optional[int] = None,
     if total is not None:
         values["total"] = total
     cancel = conn.execute(
-        update(Job).where(Job.id == fence.job_id, Job.token == fence.token,
-                          Job.status == "running").values(**values)
-        .returning(Job.cancel_requested)).scalar_one_or_none()
+        update(JOB).where(JOB.c.id == fence.job_id, JOB.c.token == fence.token,
+                          JOB.c.status == "running").values(**values)
+        .returning(JOB.c.cancel_requested)).scalar_one_or_none()
     if cancel is None:
         raise LeaseLost(f"job {fence.job_id} was taken over by another worker (token "
                         f"{fence.token} is stale); this worker stops without writing")
@@ -247,7 +247,7 @@ def finish_job(engine: Bind, fence: Fence, status: str, *, error: Optional[str] 
                                   "lease_expires_at": None}
         if result is not None:
             values["result"] = result
-        conn.execute(update(Job).where(Job.id == fence.job_id).values(**values))
+        conn.execute(update(JOB).where(JOB.c.id == fence.job_id).values(**values))
 
 
 def release_job(engine: Bind, fence: Fence) -> None:
@@ -255,20 +255,20 @@ def release_job(engine: Bind, fence: Fence) -> None:
     claim does not count as an attempt."""
     with transaction(engine) as conn:
         hold(conn, fence)
-        conn.execute(update(Job).where(Job.id == fence.job_id).values(
+        conn.execute(update(JOB).where(JOB.c.id == fence.job_id).values(
             status="queued", owner="", lease_expires_at=None,
-            attempts=func.max(Job.attempts - 1, 0) if conn.dialect.name == "sqlite"
-            else func.greatest(Job.attempts - 1, 0)))
+            attempts=func.max(JOB.c.attempts - 1, 0) if conn.dialect.name == "sqlite"
+            else func.greatest(JOB.c.attempts - 1, 0)))
 
 
 def requeue_job(engine: Bind, job_id: int) -> None:
     """Queue a finished or stuck job again with fresh attempts (a user's 'resume')."""
     with transaction(engine) as conn:
-        job = conn.execute(select(Job.status, Job.lease_expires_at).where(Job.id == job_id)
+        job = conn.execute(select(JOB.c.status, JOB.c.lease_expires_at).where(JOB.c.id == job_id)
                            ).one_or_none()
         if job is None:
             raise RunError(f"job {job_id} not found")
-        conn.execute(update(Job).where(Job.id == job_id).values(
+        conn.execute(update(JOB).where(JOB.c.id == job_id).values(
             status="queued", owner="", attempts=0, error=None, cancel_requested=False,
             finished_at=None, lease_expires_at=None))
 
@@ -276,16 +276,16 @@ def requeue_job(engine: Bind, job_id: int) -> None:
 def cancel_job(engine: Bind, job_id: int) -> bool:
     """Ask a job to stop; a job still queued is cancelled at once. False if finished."""
     with transaction(engine) as conn:
-        status = conn.execute(select(Job.status).where(Job.id == job_id)).scalar_one_or_none()
+        status = conn.execute(select(JOB.c.status).where(JOB.c.id == job_id)).scalar_one_or_none()
         if status is None:
             raise RunError(f"job {job_id} not found")
         if status in JOB_FINISHED:
             return False
         if status == "queued":
-            conn.execute(update(Job).where(Job.id == job_id, Job.status == "queued").values(
+            conn.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "queued").values(
                 status="cancelled", cancel_requested=True, finished_at=now_expr(conn)))
         else:
-            conn.execute(update(Job).where(Job.id == job_id).values(cancel_requested=True))
+            conn.execute(update(JOB).where(JOB.c.id == job_id).values(cancel_requested=True))
     return True
 
 
@@ -293,5 +293,5 @@ def expire_lease(engine: Bind, job_id: int) -> None:
     """End a running job's lease now, so the next claim takes it over (`--force`); the
     worker that held it finds its token stale at its next write and stops."""
     with transaction(engine) as conn:
-        conn.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(
+        conn.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "running").values(
             lease_expires_at=now_expr(conn) - timedelta(seconds=1)))

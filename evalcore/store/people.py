@@ -8,102 +8,113 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Optional
 
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlalchemy import insert, select, update
+from sqlalchemy.engine import Connection, Engine, Row
 
-from evalcore.store.db import reader, session_scope
-from evalcore.store.tables import AppUser, AuditEvent, utcnow
-
-
-def user_by_email(session: Session, email: str) -> Optional[AppUser]:
-    """The user with this (normalised) email, if any."""
-    return session.exec(select(AppUser).where(AppUser.email == email)).first()
+from evalcore.store.db import Bind, reading, transaction
+from evalcore.store.schema import APP_USER, AUDIT_EVENT
+from evalcore.store.types import utcnow
 
 
-def users_by_email(session: Session) -> list[AppUser]:
+def user_by_email(conn: Connection, email: str) -> Optional[Row]:
+    """The user with this (normalised) email, if any (a read-only row)."""
+    return conn.execute(select(APP_USER).where(APP_USER.c.email == email)).first()
+
+
+def users_by_email(conn: Connection) -> list[Row]:
     """Everyone, by email."""
-    return list(session.exec(select(AppUser).order_by(AppUser.email)))
+    return list(conn.execute(select(APP_USER).order_by(APP_USER.c.email)).all())
 
 
-def find_user(engine: Engine, email: str) -> tuple[Optional[AppUser], list[str]]:
+def find_user(engine: Engine, email: str) -> tuple[Optional[Row], list[str]]:
     """(the user with this email, None if none; every known email when not found)."""
-    with session_scope(reader(engine), write=False) as session:
-        user = user_by_email(session, email)
+    with reading(engine) as conn:
+        user = user_by_email(conn, email)
         if user is not None:
             return user, []
-        return None, [u.email for u in users_by_email(session)]
+        return None, [u.email for u in users_by_email(conn)]
 
 
-def all_users(engine: Engine) -> list[AppUser]:
+def all_users(engine: Engine) -> list[Row]:
     """Everyone, by email."""
-    with session_scope(reader(engine), write=False) as session:
-        return users_by_email(session)
+    with reading(engine) as conn:
+        return users_by_email(conn)
 
 
-def insert_user(engine: Engine, email: str, name: str, role: str) -> Optional[AppUser]:
+def insert_user(engine: Engine, email: str, name: str, role: str) -> Optional[Row]:
     """Add a user; None (nothing written) when the email exists."""
-    with session_scope(engine) as session:
-        if user_by_email(session, email) is not None:
+    with transaction(engine) as conn:
+        if user_by_email(conn, email) is not None:
             return None
-        user = AppUser(email=email, name=name, role=role)
-        session.add(user)
-        session.flush()
-        return user
+        conn.execute(insert(APP_USER).values(email=email, name=name, role=role))
+        return user_by_email(conn, email)
 
 
-def change_role(engine: Engine, email: str, role: str) -> Optional[tuple[AppUser, str]]:
+def change_role(engine: Engine, email: str, role: str) -> Optional[tuple[Row, str]]:
     """(the user, their previous role) after setting `role`; None if there is no such user."""
-    with session_scope(engine) as session:
-        user = user_by_email(session, email)
+    with transaction(engine) as conn:
+        user = user_by_email(conn, email)
         if user is None:
             return None
-        previous, user.role = user.role, role
-        session.add(user)
-        session.flush()
-        return user, previous
+        conn.execute(update(APP_USER).where(APP_USER.c.email == email).values(role=role))
+        return user_by_email(conn, email), user.role
 
 
 def stored_role(engine: Engine, email: str) -> Optional[str]:
     """The stored role of `email`, None for an unknown user."""
-    with session_scope(reader(engine), write=False) as session:
-        user = user_by_email(session, email)
-    return user.role if user is not None else None
+    with reading(engine) as conn:
+        return conn.execute(select(APP_USER.c.role).where(APP_USER.c.email == email)
+                            ).scalar_one_or_none()
 
 
 def upsert_sign_in(engine: Engine, email: str, name: str, *, default_role: str, admin: bool,
-                   now: Optional[Any] = None) -> AppUser:
+                   now: Optional[Any] = None) -> Row:
     """A sign-in: a first-timer is added with `default_role` (admin if `admin`); the name
     fills in a placeholder; last_seen is set."""
-    with session_scope(engine) as session:
-        user = user_by_email(session, email)
-        if user is None:
-            user = AppUser(email=email, name=name or email, role=default_role)
+    with transaction(engine) as conn:
+        user = user_by_email(conn, email)
+        values: dict[str, Any] = {"last_seen": now or utcnow()}
         if admin:
-            user.role = "admin"
-        if name and user.name in ("", user.email):
-            user.name = name
-        user.last_seen = now or utcnow()
-        session.add(user)
-        session.flush()
-        return user
+            values["role"] = "admin"
+        if user is None:
+            conn.execute(insert(APP_USER).values(
+                email=email, name=name or email, role=values.pop("role", default_role),
+                **values))
+        else:
+            if name and user.name in ("", user.email):
+                values["name"] = name
+            conn.execute(update(APP_USER).where(APP_USER.c.email == email).values(**values))
+        found = user_by_email(conn, email)
+        assert found is not None
+        return found
 
 
-def recent_sign_ins(engine: Engine, actor: str, limit: int = 50) -> list[AuditEvent]:
+def add_audit_event(bind: Bind, *, actor: str, action: str, object_type: str,
+                    object_id: str, detail: dict[str, Any]) -> None:
+    """Append one audit event, in its own commit or the caller's `transaction`."""
+    with transaction(bind) as conn:
+        conn.execute(insert(AUDIT_EVENT).values(actor=actor, action=action,
+                                                object_type=object_type, object_id=object_id,
+                                                detail=detail))
+
+
+def recent_sign_ins(engine: Engine, actor: str, limit: int = 50) -> list[Row]:
     """The actor's latest `user.sign_in` events, newest first."""
-    query = (select(AuditEvent).where(AuditEvent.actor == actor,
-                                      AuditEvent.action == "user.sign_in")
-             .order_by(AuditEvent.id.desc()).limit(limit))  # type: ignore[union-attr]
-    with session_scope(engine, write=False) as session:
-        return list(session.exec(query))
+    query = (select(AUDIT_EVENT).where(AUDIT_EVENT.c.actor == actor,
+                                       AUDIT_EVENT.c.action == "user.sign_in")
+             .order_by(AUDIT_EVENT.c.id.desc()).limit(limit))
+    with reading(engine) as conn:
+        return list(conn.execute(query).all())
 
 
 def audit_events(engine: Engine, *, since: Optional[datetime] = None,
-                 actor: Optional[str] = None, limit: int = 500) -> list[AuditEvent]:
+                 actor: Optional[str] = None, limit: int = 500) -> list[Row]:
     """Events newest first, only those at or after `since` and of `actor` if given."""
-    query = select(AuditEvent).order_by(AuditEvent.at.desc(), AuditEvent.id.desc()).limit(limit)  # type: ignore[attr-defined]
+    query = (select(AUDIT_EVENT).order_by(AUDIT_EVENT.c.at.desc(), AUDIT_EVENT.c.id.desc())
+             .limit(limit))
     if since is not None:
-        query = query.where(AuditEvent.at >= since)
+        query = query.where(AUDIT_EVENT.c.at >= since)
     if actor:
-        query = query.where(AuditEvent.actor == actor)
-    with session_scope(reader(engine), write=False) as session:
-        return list(session.exec(query))
+        query = query.where(AUDIT_EVENT.c.actor == actor)
+    with reading(engine) as conn:
+        return list(conn.execute(query).all())

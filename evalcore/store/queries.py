@@ -16,24 +16,23 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
-from sqlalchemy import func, insert, select, update
-from sqlalchemy.engine import Connection
-from pydantic_core import PydanticUndefined
-from sqlmodel import Session
+from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy.engine import Connection, Row
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
-from evalcore.store.db import Bind, insert_row, reader, reading, transaction
+from evalcore.store.db import Bind, reading, transaction
 from evalcore.store import run_state
 from evalcore.store.jobs import hold, lease_alive, list_jobs
-from evalcore.store.tables import Call, Item, Job, Run, RunItem, utcnow
+from evalcore.store.schema import CALL, ITEM, JOB, RUN, RUN_ITEM
+from evalcore.store.types import utcnow
 
 FINISHED = ("done", "failed", "cancelled")
 """Run statuses that never change again."""
 
 _UNIT = ("run_id", "item_id", "round", "stage")
-_RUN_FIELDS = frozenset(Run.model_fields) - {"id"}
-_CALL_FIELDS = tuple(name for name in Call.model_fields if name != "id")
+_RUN_FIELDS = frozenset(RUN.c.keys()) - {"id"}
+_CALL_FIELDS = tuple(name for name in CALL.c.keys() if name != "id")
 
 # ------------------------------------------------------------------ secrets
 
@@ -59,16 +58,20 @@ def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
 # ------------------------------------------------------------------ runs
 
 
-def create_run(engine: Bind, **fields: Any) -> Run:
+def create_run(engine: Bind, **fields: Any) -> Row:
     """Insert a run (status 'queued' unless given) and return it with its id."""
     _check_run_fields(fields)
-    return insert_row(engine, Run(**_clean_run_fields(fields)))
+    with transaction(engine) as conn:
+        run_id = conn.execute(RUN.insert().values(**_clean_run_fields(fields))
+                              .returning(RUN.c.id)).scalar_one()
+        return get_run(conn, run_id)
 
 
-def get_run(engine: Bind, run_id: int) -> Run:
-    """The run `run_id`; raises RunError if there is none."""
-    with Session(reader(engine)) as session:
-        found = run_state.runs_with_state(session, select(Run).where(Run.id == run_id))
+def get_run(engine: Bind, run_id: int) -> Row:
+    """The run `run_id` (a read-only row: its columns, state derived by
+    `store.run_state`); raises RunError if there is none."""
+    with reading(engine) as conn:
+        found = run_state.runs_with_state(conn, run_state.select_runs().where(RUN.c.id == run_id))
     if not found:
         raise RunError(f"run {run_id} not found in the database; "
                        "list runs with `python -m evalcore runs list`")
@@ -76,31 +79,31 @@ def get_run(engine: Bind, run_id: int) -> Run:
 
 
 def list_runs(engine: Bind, kind: str | None = None, limit: int = 100,
-              status: str | None = None) -> list[Run]:
+              status: str | None = None) -> list[Row]:
     """The newest runs first, optionally of one kind and/or status (as
     `store.run_state` derives it)."""
-    query = select(Run).order_by(Run.id.desc()).limit(limit)  # type: ignore[union-attr]
+    query = run_state.select_runs().order_by(RUN.c.id.desc()).limit(limit)
     if kind is not None:
-        query = query.where(Run.kind == kind)
+        query = query.where(RUN.c.kind == kind)
     if status is not None:
         query = query.where(run_state.STATUS == status)
-    with Session(reader(engine)) as session:
-        return run_state.runs_with_state(session, query)
+    with reading(engine) as conn:
+        return run_state.runs_with_state(conn, query)
 
 
-def update_run(engine: Bind, run_id: int, **fields: Any) -> Run:
+def update_run(engine: Bind, run_id: int, **fields: Any) -> Row:
     """Set `fields` on run `run_id` and return the updated run; RunError if missing."""
     _check_run_fields(fields)
     if fields:
         with transaction(engine) as conn:
-            result = conn.execute(update(Run).where(Run.id == run_id)
+            result = conn.execute(update(RUN).where(RUN.c.id == run_id)
                                   .values(**_clean_run_fields(fields)))
         if result.rowcount == 0:
             get_run(engine, run_id)  # raises the RunError
     return get_run(engine, run_id)
 
 
-def delete_run(engine: Bind, run_id: int) -> Run:
+def delete_run(engine: Bind, run_id: int) -> Row:
     """Delete a run with its calls and jobs; refused while a worker is executing it."""
     from sqlalchemy import delete
 
@@ -110,10 +113,10 @@ def delete_run(engine: Bind, run_id: int) -> Run:
         raise RunError(f"run {run_id} is being executed by {live[0].owner}; cancel it first "
                        f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
     with transaction(engine) as conn:
-        conn.execute(delete(Call).where(Call.run_id == run_id))
-        conn.execute(delete(RunItem).where(RunItem.run_id == run_id))
-        conn.execute(delete(Job).where(Job.run_id == run_id))
-        conn.execute(delete(Run).where(Run.id == run_id))
+        conn.execute(delete(CALL).where(CALL.c.run_id == run_id))
+        conn.execute(delete(RUN_ITEM).where(RUN_ITEM.c.run_id == run_id))
+        conn.execute(delete(JOB).where(JOB.c.run_id == run_id))
+        conn.execute(delete(RUN).where(RUN.c.id == run_id))
     return run
 
 
@@ -138,11 +141,11 @@ def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
     without a job); RunError if the run is gone.
     """
     with transaction(engine) as conn:
-        conn.execute(update(Run).where(Run.id == run_id).values(
-            done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
+        conn.execute(update(RUN).where(RUN.c.id == run_id).values(
+            done=RUN.c.done + done, errors=RUN.c.errors + errors, retries=RUN.c.retries + retries,
             heartbeat_at=utcnow()))
         cancel = conn.execute(run_state.with_state(
-            select(run_state.CANCEL_REQUESTED).select_from(Run)).where(Run.id == run_id)
+            select(run_state.CANCEL_REQUESTED).select_from(RUN)).where(RUN.c.id == run_id)
         ).scalar_one_or_none()
     if cancel is None:
         get_run(engine, run_id)  # raises the RunError
@@ -151,7 +154,7 @@ def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
 
 def progress(engine: Bind, run_id: int) -> dict[str, Any]:
     """Counters of the run plus `rate` (done per second since start) and `eta` (seconds
-    left, None while unknown); read from the Run row only, so it is cheap to poll."""
+    left, None while unknown); read from the run row only, so it is cheap to poll."""
     run = get_run(engine, run_id)
     rate: float | None = None
     eta: float | None = None
@@ -171,7 +174,7 @@ def progress(engine: Bind, run_id: int) -> dict[str, Any]:
 # ------------------------------------------------------------------ calls
 
 
-def record_calls(engine: Bind, calls: Iterable[Call | Mapping[str, Any]], *,
+def record_calls(engine: Bind, calls: Iterable[Any], *,
                  count_progress: bool = False) -> int:
     """Store calls in one transaction; returns how many were new.
 
@@ -199,9 +202,9 @@ def flush_run(engine: Bind, run_id: int, calls: Iterable[Mapping[str, Any]], *,
         cancel = hold(conn, fence)
         if rows:
             _insert_calls(conn, rows)
-        found = conn.execute(update(Run).where(Run.id == run_id).values(
-            done=Run.done + done, errors=Run.errors + errors, retries=Run.retries + retries,
-            heartbeat_at=utcnow()).returning(Run.id)).scalar_one_or_none()
+        found = conn.execute(update(RUN).where(RUN.c.id == run_id).values(
+            done=RUN.c.done + done, errors=RUN.c.errors + errors, retries=RUN.c.retries + retries,
+            heartbeat_at=utcnow()).returning(RUN.c.id)).scalar_one_or_none()
     if found is None:
         get_run(engine, run_id)  # raises the RunError
     return cancel
@@ -221,9 +224,9 @@ def _insert_calls(conn: Connection, rows: list[dict[str, Any]], *,
                   count_progress: bool = False) -> int:
     dialect = conn.dialect.name
     if dialect in ("sqlite", "postgresql"):
-        stmt = (_insert_for(dialect)(Call)
+        stmt = (_insert_for(dialect)(CALL)
                 .on_conflict_do_nothing(index_elements=list(_UNIT))
-                .returning(Call.run_id, Call.error))
+                .returning(CALL.c.run_id, CALL.c.error))
         # `error IS NOT NULL` in RETURNING came back true for every row of a
         # multi-row insert into `call` on SQLite 3.40.1; the column itself is reliable.
         new = [(run_id, error is not None) for run_id, error in conn.execute(stmt, rows)]
@@ -237,8 +240,8 @@ def _insert_calls(conn: Connection, rows: list[dict[str, Any]], *,
             counts[run_id][1] += int(bool(failed))
         now = utcnow()
         for run_id, (done, errors) in counts.items():
-            conn.execute(update(Run).where(Run.id == run_id).values(
-                done=Run.done + done, errors=Run.errors + errors, heartbeat_at=now))
+            conn.execute(update(RUN).where(RUN.c.id == run_id).values(
+                done=RUN.c.done + done, errors=RUN.c.errors + errors, heartbeat_at=now))
     return len(new)
 
 
@@ -246,22 +249,22 @@ def archive_failed_calls(engine: Bind, run_id: int) -> int:
     """Move a run's failed calls out of the way (stage `answer` -> `answer#<call id>`), so
     a resume sends them again while their record stays; returns how many."""
     with transaction(engine) as conn:
-        ids = list(conn.execute(select(Call.id).where(
-            Call.run_id == run_id, Call.error.is_not(None),  # type: ignore[union-attr]
-            Call.stage.in_(("answer", "judge")))).scalars())  # type: ignore[attr-defined]
+        ids = list(conn.execute(select(CALL.c.id).where(
+            CALL.c.run_id == run_id, CALL.c.error.is_not(None),
+            CALL.c.stage.in_(("answer", "judge")))).scalars())
         for call_id in ids:
-            conn.execute(update(Call).where(Call.id == call_id)
-                         .values(stage=Call.stage + f"#{call_id}"))
+            conn.execute(update(CALL).where(CALL.c.id == call_id)
+                         .values(stage=CALL.c.stage + f"#{call_id}"))
     return len(ids)
 
 
 def answer_outcome(engine: Bind, run_id: int) -> tuple[int, int, str | None]:
     """(answer calls, failed answer calls, the first failure's error) of a run."""
-    query = select(func.count(), func.count(Call.error)).where(
-        Call.run_id == run_id, Call.stage == "answer")
-    first = (select(Call.error).where(Call.run_id == run_id, Call.stage == "answer",
-                                      Call.error.is_not(None))  # type: ignore[union-attr]
-             .order_by(Call.id).limit(1))
+    query = select(func.count(), func.count(CALL.c.error)).where(
+        CALL.c.run_id == run_id, CALL.c.stage == "answer")
+    first = (select(CALL.c.error).where(CALL.c.run_id == run_id, CALL.c.stage == "answer",
+                                      CALL.c.error.is_not(None))
+             .order_by(CALL.c.id).limit(1))
     with reading(engine) as conn:
         calls, failed = conn.execute(query).one()
         error = conn.execute(first).scalar_one_or_none()
@@ -275,7 +278,7 @@ def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tup
     for row in rows:
         try:
             with conn.begin_nested():
-                conn.execute(insert(Call), row)
+                conn.execute(insert(CALL), row)
             new.append((row["run_id"], row["error"] is not None))
         except IntegrityError:
             pass
@@ -288,62 +291,58 @@ def done_units(engine: Bind, run_id: int, *,
 
     With `include_failed=False` calls that ended in an error are not counted as done;
     """
-    query = select(Call.item_id, Call.round, Call.stage).where(Call.run_id == run_id)
+    query = select(CALL.c.item_id, CALL.c.round, CALL.c.stage).where(CALL.c.run_id == run_id)
     if not include_failed:
-        query = query.where(Call.error.is_(None))  # type: ignore[union-attr]
+        query = query.where(CALL.c.error.is_(None))
     with reading(engine) as conn:
         return {(item, rnd, stage) for item, rnd, stage in conn.execute(query)}
 
 
 def count_calls(engine: Bind, run_id: int, stage: str | None = None) -> int:
     """How many calls of the run are stored (optionally of one stage)."""
-    query = select(func.count()).select_from(Call).where(Call.run_id == run_id)
+    query = select(func.count()).select_from(CALL).where(CALL.c.run_id == run_id)
     if stage is not None:
-        query = query.where(Call.stage == stage)
+        query = query.where(CALL.c.stage == stage)
     with reading(engine) as conn:
         return int(conn.execute(query).scalar_one())
 
 
-def run_calls(engine: Bind, run_id: int, stage: str | None = None) -> list[Call]:
+def run_calls(engine: Bind, run_id: int, stage: str | None = None) -> list[Row]:
     """All calls of a run in (item, round, stage) order; use `iter_calls` for big runs."""
     return list(iter_calls(engine, run_id, stage=stage))
 
 
 def iter_calls(engine: Bind, run_id: int, batch: int = 1000,
-               stage: str | None = None, stage_prefix: str | None = None) -> Iterator[Call]:
+               stage: str | None = None, stage_prefix: str | None = None) -> Iterator[Row]:
     """Stream a run's calls in (item, round, stage) order, `batch` rows in memory at a time,
     optionally of one stage or of the stages starting with `stage_prefix`.
 
     Reads in its own transaction, which never blocks the runner's writes.
     """
-    query = (select(Call).where(Call.run_id == run_id)
-             .order_by(Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
+    query = (select(CALL).where(CALL.c.run_id == run_id)
+             .order_by(CALL.c.item_id, CALL.c.round, CALL.c.stage)
              .execution_options(yield_per=batch))
     if stage is not None:
-        query = query.where(Call.stage == stage)
+        query = query.where(CALL.c.stage == stage)
     if stage_prefix is not None:
-        query = query.where(Call.stage.startswith(stage_prefix, autoescape=True))  # type: ignore[attr-defined]
-    with Session(reader(engine), expire_on_commit=False) as session:
-        for partition in session.scalars(query).partitions():
-            for call in partition:
-                session.expunge(call)  # detached: usable after the session, memory freed
-                yield call
+        query = query.where(CALL.c.stage.startswith(stage_prefix, autoescape=True))
+    with reading(engine) as conn:
+        for partition in conn.execute(query).partitions():
+            yield from partition
 
 
 def unjudged_answers(engine: Bind, run_id: int) -> list[tuple[int, int, str]]:
     """(item_id, round, answer) of successful answer calls with no judge call yet, in
     unit order: what a resumed run with a judge model still has to judge."""
-    from sqlalchemy import and_
-    from sqlalchemy.orm import aliased
-
-    judge = aliased(Call)
-    query = (select(Call.item_id, Call.round, Call.answer)
-             .outerjoin(judge, and_(judge.run_id == Call.run_id, judge.item_id == Call.item_id,
-                                    judge.round == Call.round, judge.stage == "judge"))
-             .where(Call.run_id == run_id, Call.stage == "answer",
-                    Call.error.is_(None), Call.answer.is_not(None),  # type: ignore[union-attr]
-                    judge.id.is_(None))  # type: ignore[union-attr]
-             .order_by(Call.item_id, Call.round))  # type: ignore[arg-type]
+    judge = CALL.alias("judge")
+    query = (select(CALL.c.item_id, CALL.c.round, CALL.c.answer)
+             .outerjoin(judge, and_(judge.c.run_id == CALL.c.run_id,
+                                    judge.c.item_id == CALL.c.item_id,
+                                    judge.c.round == CALL.c.round, judge.c.stage == "judge"))
+             .where(CALL.c.run_id == run_id, CALL.c.stage == "answer",
+                    CALL.c.error.is_(None), CALL.c.answer.is_not(None),
+                    judge.c.id.is_(None))
+             .order_by(CALL.c.item_id, CALL.c.round))
     with reading(engine) as conn:
         return [(item, rnd, answer) for item, rnd, answer in conn.execute(query)]
 
@@ -351,10 +350,10 @@ def unjudged_answers(engine: Bind, run_id: int) -> list[tuple[int, int, str]]:
 def call_stats(engine: Bind, run_id: int) -> dict[str, Any]:
     """Totals over a run's stored calls: calls, errors, tokens (prompt + completion),
     prompt_tokens, completion_tokens, mean_latency_ms (None without latencies)."""
-    query = select(func.count(), func.count(Call.error),
-                   func.coalesce(func.sum(Call.prompt_tokens), 0),
-                   func.coalesce(func.sum(Call.completion_tokens), 0),
-                   func.avg(Call.latency_ms)).where(Call.run_id == run_id)
+    query = select(func.count(), func.count(CALL.c.error),
+                   func.coalesce(func.sum(CALL.c.prompt_tokens), 0),
+                   func.coalesce(func.sum(CALL.c.completion_tokens), 0),
+                   func.avg(CALL.c.latency_ms)).where(CALL.c.run_id == run_id)
     with reading(engine) as conn:
         calls, errors, prompt, completion, latency = conn.execute(query).one()
     return {"calls": int(calls), "errors": int(errors), "tokens": int(prompt + completion),
@@ -366,20 +365,20 @@ def iter_call_rows(engine: Bind, run_id: int, batch: int = 1000) -> Iterator[dic
     """Stream a run's calls joined with their items as plain dicts, ordered by item
     position (`item_idx`), round, then stage ('answer' before 'judge'): the export rows.
 
-    Keys: the Call columns except prompt and created_at, plus item_idx, question,
-    reference, choices, task_type and language of the item. Item fields are read once
+    Keys: the call columns except prompt and created_at, plus item_idx, question,
+    reference, choices, task_type and language of the item. ITEM fields are read once
     per item, not once per call (a 100-round run repeats each item 100 times).
     """
-    columns = [c for c in Call.__table__.columns  # type: ignore[attr-defined]
+    columns = [c for c in CALL.columns
                if c.name not in ("id", "prompt", "created_at")]
     names = [c.name for c in columns]
-    used = select(Call.item_id).where(Call.run_id == run_id).distinct()
-    item_query = select(Item.id, Item.idx, Item.question, Item.reference, Item.choices,
-                        Item.task_type, Item.language).where(Item.id.in_(used))  # type: ignore[union-attr]
+    used = select(CALL.c.item_id).where(CALL.c.run_id == run_id).distinct()
+    item_query = select(ITEM.c.id, ITEM.c.idx, ITEM.c.question, ITEM.c.reference, ITEM.c.choices,
+                        ITEM.c.task_type, ITEM.c.language).where(ITEM.c.id.in_(used))
     query = (select(*columns)
-             .join(Item, Item.id == Call.item_id)
-             .where(Call.run_id == run_id)
-             .order_by(Item.idx, Call.item_id, Call.round, Call.stage)  # type: ignore[arg-type]
+             .join(ITEM, ITEM.c.id == CALL.c.item_id)
+             .where(CALL.c.run_id == run_id)
+             .order_by(ITEM.c.idx, CALL.c.item_id, CALL.c.round, CALL.c.stage)
              .execution_options(yield_per=batch))
     with reading(engine) as conn:
         items = {item_id: {"item_idx": idx, "question": question, "reference": reference,
@@ -401,13 +400,13 @@ def add_run_items(engine: Bind, run_id: int, items: list[tuple[int, str | None]]
             for n, (item_id, prompt) in enumerate(items)]
     with transaction(engine) as conn:
         for start in range(0, len(rows), 1000):
-            conn.execute(insert(RunItem), rows[start:start + 1000])
+            conn.execute(insert(RUN_ITEM), rows[start:start + 1000])
 
 
 # ------------------------------------------------------------------ helpers
 
 
-def _insert_for(dialect: str):  # type: ignore[no-untyped-def]
+def _insert_for(dialect: str):
     if dialect == "sqlite":
         from sqlalchemy.dialects.sqlite import insert as dialect_insert
     else:
@@ -416,20 +415,23 @@ def _insert_for(dialect: str):  # type: ignore[no-untyped-def]
 
 
 def _call_defaults() -> dict[str, Any]:
-    return {name: field.default for name, field in Call.model_fields.items()
-            if name != "id" and field.default is not PydanticUndefined}
+    """{column: its default} of the columns a call row may leave out (not created_at,
+    whose default is a clock: set per row)."""
+    return {c.name: c.default.arg if c.default is not None else None for c in CALL.c
+            if c.name != "id" and ((c.default is not None and c.default.is_scalar)
+                                   or (c.default is None and c.nullable))}
 
 
 _CALL_DEFAULTS = _call_defaults()
 
 
-def _call_row(call: Call | Mapping[str, Any]) -> dict[str, Any]:
+def _call_row(call: Any) -> dict[str, Any]:
     """A plain dict of columns for the INSERT, with defaults filled and secrets removed.
 
     Dicts (the runner's hot path) are completed from the column defaults without building
     a model object per row; required columns missing from a dict raise KeyError.
     """
-    if isinstance(call, Call):
+    if not isinstance(call, Mapping):  # a Call object (tests, pages): its attributes
         row = {name: getattr(call, name) for name in _CALL_FIELDS}
     else:
         row = {name: call[name] if name in call else _CALL_DEFAULTS[name]
@@ -471,12 +473,12 @@ def recount_progress(engine: Bind, run_id: int, *, judged: bool) -> tuple[int, i
     Used when a run (re)starts and ends, so counters are exact even after a kill -9
     between storing calls and adding progress.
     """
-    answer_errors = func.count(Call.error).filter(Call.stage == "answer")
-    finished = func.count().filter(Call.stage == ("judge" if judged else "answer"))
-    query = select(finished, answer_errors).where(Call.run_id == run_id)
+    answer_errors = func.count(CALL.c.error).filter(CALL.c.stage == "answer")
+    finished = func.count().filter(CALL.c.stage == ("judge" if judged else "answer"))
+    query = select(finished, answer_errors).where(CALL.c.run_id == run_id)
     with reading(engine) as conn:
         verdicts, errors = conn.execute(query).one()
     done = int(verdicts) + (int(errors) if judged else 0)
     with transaction(engine) as conn:
-        conn.execute(update(Run).where(Run.id == run_id).values(done=done, errors=int(errors)))
+        conn.execute(update(RUN).where(RUN.c.id == run_id).values(done=done, errors=int(errors)))
     return done, int(errors)

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.store import run_state
 from evalcore.store.db import reader
-from evalcore.store.tables import Dataset, Item, Run
+from evalcore.store.schema import DATASET, ITEM, RUN
 
 SUMMARY_RUN_COLUMNS = ("id", "kind", "status", "name", "model", "judge", "dataset_id", "rounds",
                        "done", "total", "errors", "retries", "cancel_requested", "created_at",
@@ -22,17 +22,17 @@ The state columns (status, cancel_requested, finished_at) are `store.run_state`'
 
 def _summary_columns() -> list[Any]:
     state = {c.name: c for c in run_state.STATE}
-    return [state.get(c, getattr(Run, c)) for c in SUMMARY_RUN_COLUMNS]
+    return [state.get(c, RUN.c[c]) for c in SUMMARY_RUN_COLUMNS]
 
 
 def _run_query(columns: Sequence[Any], *, kind: Sequence[str], status: Sequence[str],
                model: Sequence[str], dataset: Sequence[str]) -> Any:
-    query = run_state.with_state(select(*columns).select_from(Run)).outerjoin(
-        Dataset, Dataset.id == Run.dataset_id)
-    for column, wanted in ((Run.kind, kind), (run_state.STATUS, status), (Run.model, model),
-                           (Dataset.name, dataset)):
+    query = run_state.with_state(select(*columns).select_from(RUN)).outerjoin(
+        DATASET, DATASET.c.id == RUN.c.dataset_id)
+    for column, wanted in ((RUN.c.kind, kind), (run_state.STATUS, status), (RUN.c.model, model),
+                           (DATASET.c.name, dataset)):
         if wanted:
-            query = query.where(column.in_(list(wanted)))  # type: ignore[union-attr]
+            query = query.where(column.in_(list(wanted)))
     return query
 
 
@@ -42,9 +42,9 @@ def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
     """(one page of runs newest first, each the summary columns plus `dataset_name`; how
     many runs match the filters). An empty filter keeps all."""
     filters = {"kind": kind, "status": status, "model": model, "dataset": dataset}
-    query = (_run_query([*_summary_columns(), Dataset.name.label("dataset_name")], **filters)  # type: ignore[attr-defined]
-             .order_by(Run.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))  # type: ignore[union-attr]
-    count = _run_query([func.count(Run.id)], **filters)
+    query = (_run_query([*_summary_columns(), DATASET.c.name.label("dataset_name")], **filters)
+             .order_by(RUN.c.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))
+    count = _run_query([func.count(RUN.c.id)], **filters)
     with reader(engine).connect() as conn:
         rows = [SimpleNamespace(**{**row._mapping, **run_state.state_row(row)})
                 for row in conn.execute(query)]
@@ -54,11 +54,11 @@ def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
 
 def run_filter_values(engine: Engine) -> dict[str, list[str]]:
     """The distinct kinds, statuses, models and dataset names of stored runs, sorted."""
-    queries = {"kind": select(Run.kind).distinct(),
-               "status": run_state.with_state(select(run_state.STATUS).select_from(Run)).distinct(),
-               "model": select(Run.model).distinct(),
-               "dataset": select(Dataset.name).where(
-                   Dataset.id.in_(select(Run.dataset_id).distinct()))}  # type: ignore[union-attr]
+    queries = {"kind": select(RUN.c.kind).distinct(),
+               "status": run_state.with_state(select(run_state.STATUS).select_from(RUN)).distinct(),
+               "model": select(RUN.c.model).distinct(),
+               "dataset": select(DATASET.c.name).where(
+                   DATASET.c.id.in_(select(RUN.c.dataset_id).distinct()))}
     with reader(engine).connect() as conn:
         return {key: sorted(str(v) for (v,) in conn.execute(q) if v is not None)
                 for key, q in queries.items()}
@@ -66,7 +66,7 @@ def run_filter_values(engine: Engine) -> dict[str, list[str]]:
 
 def item_ids_at(engine: Engine, dataset_id: int, positions: Sequence[int]) -> dict[int, int]:
     """{item idx: item id} of a dataset's items at `positions`."""
-    query = select(Item.idx, Item.id).where(Item.dataset_id == dataset_id)
+    query = select(ITEM.c.idx, ITEM.c.id).where(ITEM.c.dataset_id == dataset_id)
     wanted = set(positions)
     with reader(engine).connect() as conn:
         return {int(pos): int(i) for pos, i in conn.execute(query) if pos in wanted}
@@ -74,9 +74,9 @@ def item_ids_at(engine: Engine, dataset_id: int, positions: Sequence[int]) -> di
 
 def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
-    query = (run_state.with_state(select(Run.id, Run.kind, Run.model, Run.created_at,
-                                         *run_state.STATE).select_from(Run))
-             .where(Run.dataset_id == dataset_id).order_by(Run.id.desc()))  # type: ignore[union-attr]
+    query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.model, RUN.c.created_at,
+                                         *run_state.STATE).select_from(RUN))
+             .where(RUN.c.dataset_id == dataset_id).order_by(RUN.c.id.desc()))
     with reader(engine).connect() as conn:
         return [{"id": row.id, "kind": row.kind, "status": row.status, "model": row.model,
                  "created_at": row.created_at,
@@ -86,8 +86,8 @@ def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
 
 def finished_runs_of(engine: Engine, model: str) -> list[tuple[int, str, Optional[int]]]:
     """(id, kind, dataset id) of a model's finished (done) runs, newest first."""
-    query = (run_state.with_state(select(Run.id, Run.kind, Run.dataset_id).select_from(Run))
-             .where(Run.model == model, run_state.STATUS == "done")
-             .order_by(Run.id.desc()))  # type: ignore[union-attr]
+    query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.dataset_id).select_from(RUN))
+             .where(RUN.c.model == model, run_state.STATUS == "done")
+             .order_by(RUN.c.id.desc()))
     with reader(engine).connect() as conn:
         return [(int(i), str(k), d) for i, k, d in conn.execute(query)]

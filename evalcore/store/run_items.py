@@ -7,18 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import func, or_, select
-from sqlmodel import Session
 
 from evalcore.dataset.records import Question
 from evalcore.errors import RunError
-from evalcore.store.db import Bind, reader, reading
+from evalcore.store.db import Bind, reading
 from evalcore.store.queries import get_run
-from evalcore.store.tables import Item, RunItem
+from evalcore.store.schema import ITEM, RUN_ITEM
 
 
 def dataset_item_ids(engine: Bind, dataset_id: int, limit: int | None = None) -> list[int]:
     """Ids of a dataset's items in file order, the first `limit` if given."""
-    query = select(Item.id).where(Item.dataset_id == dataset_id).order_by(Item.idx)
+    query = select(ITEM.c.id).where(ITEM.c.dataset_id == dataset_id).order_by(ITEM.c.idx)
     if limit is not None:
         query = query.limit(limit)
     with reading(engine) as conn:
@@ -33,21 +32,21 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
     own id column (kept in `meta`), or the item's number ("3" or "Q3"). Filtering, counting and
     paging run in the database: a 200k-item dataset is never loaded to show 50 rows.
     """
-    where = [Item.dataset_id == dataset_id]
+    where = [ITEM.c.dataset_id == dataset_id]
     text = search.strip()
     if text:
-        found = [Item.question.icontains(text, autoescape=True),  # type: ignore[attr-defined]
-                 Item.reference.icontains(text, autoescape=True),  # type: ignore[union-attr]
-                 Item.meta["id"].as_string().icontains(text, autoescape=True)]  # type: ignore
+        found = [ITEM.c.question.icontains(text, autoescape=True),
+                 ITEM.c.reference.icontains(text, autoescape=True),
+                 ITEM.c.meta["id"].as_string().icontains(text, autoescape=True)]
         number = text[1:] if text[:1] in ("q", "Q") else text  # "3" or "Q3", as pages label it
         if number.isdigit():
-            found.append(Item.idx == int(number) - 1)
+            found.append(ITEM.c.idx == int(number) - 1)
         where.append(or_(*found))
-    columns = (Item.idx, Item.question, Item.reference, Item.choices, Item.task_type,
-               Item.language)
+    columns = (ITEM.c.idx, ITEM.c.question, ITEM.c.reference, ITEM.c.choices, ITEM.c.task_type,
+               ITEM.c.language)
     with reading(engine) as conn:
-        total = int(conn.execute(select(func.count(Item.id)).where(*where)).scalar_one())
-        rows = conn.execute(select(*columns).where(*where).order_by(Item.idx)
+        total = int(conn.execute(select(func.count(ITEM.c.id)).where(*where)).scalar_one())
+        rows = conn.execute(select(*columns).where(*where).order_by(ITEM.c.idx)
                             .offset(max(offset, 0)).limit(max(limit, 0))).all()
     return [{"number": r.idx + 1, "question": r.question, "reference": r.reference,
              "choices": r.choices, "task_type": r.task_type, "language": r.language}
@@ -57,7 +56,8 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
 def run_item_ids(engine: Bind, run_id: int) -> list[int]:
     """A run's item ids in the order it asks them: its run_item rows, else (runs made
     before them) `config["item_ids"]`, else every item of its dataset."""
-    query = select(RunItem.item_id).where(RunItem.run_id == run_id).order_by(RunItem.position)
+    query = (select(RUN_ITEM.c.item_id).where(RUN_ITEM.c.run_id == run_id)
+             .order_by(RUN_ITEM.c.position))
     with reading(engine) as conn:
         ids = list(conn.execute(query).scalars())
     if ids:
@@ -74,8 +74,8 @@ def run_item_ids(engine: Bind, run_id: int) -> list[int]:
 
 def run_prompts(engine: Bind, run_id: int) -> dict[int, str]:
     """{item_id: the prompt the run sends} for the items whose prompt is stored."""
-    query = select(RunItem.item_id, RunItem.prompt).where(RunItem.run_id == run_id,
-                                                          RunItem.prompt.is_not(None))  # type: ignore[union-attr]
+    query = select(RUN_ITEM.c.item_id, RUN_ITEM.c.prompt).where(RUN_ITEM.c.run_id == run_id,
+                                                          RUN_ITEM.c.prompt.is_not(None))
     with reading(engine) as conn:
         return {item_id: prompt for item_id, prompt in conn.execute(query)}
 
@@ -83,12 +83,12 @@ def run_prompts(engine: Bind, run_id: int) -> dict[int, str]:
 def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int, Any]:
     """{item_id: Question} in the order of `item_ids`; RunError naming `what` if some
     are no longer in the database."""
-    found: dict[int, Item] = {}
-    with Session(reader(engine)) as session:
+    found: dict[int, Any] = {}
+    with reading(engine) as conn:
         for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
             chunk = item_ids[start:start + 500]
-            for item in session.scalars(select(Item).where(Item.id.in_(chunk))):  # type: ignore
-                found[item.id] = item  # type: ignore[index]
+            for item in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
+                found[item.id] = item
     missing = [i for i in item_ids if i not in found]
     if missing:
         raise RunError(f"{what}: {len(missing)} item(s) are no longer in the database "

@@ -11,7 +11,7 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
 from evalcore.store.db import reader
-from evalcore.store.tables import Call, Item
+from evalcore.store.schema import CALL, ITEM
 
 
 def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:
@@ -24,20 +24,20 @@ def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> d
       per item (right = correct and no error); judged runs: [(item_id, round, stage,
       correct, error)] of every call in rounds 1..`rounds`.
     """
-    in_run = and_(Call.run_id == run_id, Call.round >= 1, Call.round <= rounds)
-    answers = and_(in_run, Call.stage == "answer")
-    usage = (select(Call.model, func.count(), func.coalesce(func.sum(Call.prompt_tokens), 0),
-                    func.coalesce(func.sum(Call.completion_tokens), 0))
-             .where(Call.run_id == run_id).group_by(Call.model))
-    answered = select(func.count(Call.error), func.coalesce(func.sum(Call.latency_ms), 0.0),
-                      func.count(Call.latency_ms)).where(answers)
+    in_run = and_(CALL.c.run_id == run_id, CALL.c.round >= 1, CALL.c.round <= rounds)
+    answers = and_(in_run, CALL.c.stage == "answer")
+    usage = (select(CALL.c.model, func.count(), func.coalesce(func.sum(CALL.c.prompt_tokens), 0),
+                    func.coalesce(func.sum(CALL.c.completion_tokens), 0))
+             .where(CALL.c.run_id == run_id).group_by(CALL.c.model))
+    answered = select(func.count(CALL.c.error), func.coalesce(func.sum(CALL.c.latency_ms), 0.0),
+                      func.count(CALL.c.latency_ms)).where(answers)
     if judged:
-        verdicts = select(Call.item_id, Call.round, Call.stage, Call.correct,
-                          Call.error).where(in_run)
+        verdicts = select(CALL.c.item_id, CALL.c.round, CALL.c.stage, CALL.c.correct,
+                          CALL.c.error).where(in_run)
     else:
-        ok = case((and_(Call.correct.is_(True), Call.error.is_(None)), 1), else_=0)  # type: ignore[union-attr]
-        verdicts = (select(Call.item_id, func.sum(ok), func.count(Call.error), func.count())
-                    .where(answers).group_by(Call.item_id))
+        ok = case((and_(CALL.c.correct.is_(True), CALL.c.error.is_(None)), 1), else_=0)
+        verdicts = (select(CALL.c.item_id, func.sum(ok), func.count(CALL.c.error), func.count())
+                    .where(answers).group_by(CALL.c.item_id))
     with reader(engine).connect() as conn:
         return {"usage": [tuple(r) for r in conn.execute(usage)],
                 "answered": tuple(conn.execute(answered).one()),
@@ -46,18 +46,18 @@ def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> d
 
 def tokens_by_model(engine: Engine, run_id: int) -> dict[str, tuple[int, int]]:
     """{model: (prompt tokens, completion tokens)} of a run's stored calls."""
-    query = (select(Call.model, func.coalesce(func.sum(Call.prompt_tokens), 0),
-                    func.coalesce(func.sum(Call.completion_tokens), 0))
-             .where(Call.run_id == run_id).group_by(Call.model))
+    query = (select(CALL.c.model, func.coalesce(func.sum(CALL.c.prompt_tokens), 0),
+                    func.coalesce(func.sum(CALL.c.completion_tokens), 0))
+             .where(CALL.c.run_id == run_id).group_by(CALL.c.model))
     with reader(engine).connect() as conn:
         return {model: (int(p), int(c)) for model, p, c in conn.execute(query)}
 
 
 def answer_error_counts(engine: Engine, run_id: int, refusal_prefix: str) -> tuple[int, int, int]:
     """(answer calls, answer calls with an error, of those starting `refusal_prefix`)."""
-    query = select(func.count(), func.count(Call.error),
-                   func.count().filter(Call.error.like(f"{refusal_prefix}%"))).where(  # type: ignore[union-attr]
-        Call.run_id == run_id, Call.stage == "answer")
+    query = select(func.count(), func.count(CALL.c.error),
+                   func.count().filter(CALL.c.error.like(f"{refusal_prefix}%"))).where(
+        CALL.c.run_id == run_id, CALL.c.stage == "answer")
     with reader(engine).connect() as conn:
         calls, errors, refusals = conn.execute(query).one()
     return int(calls), int(errors), int(refusals)
@@ -67,17 +67,17 @@ def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
               ) -> list[tuple[datetime, Optional[float]]]:
     """(stored at, latency ms) of a run's calls of `stages`: when each call ended, and
     how long it was under way."""
-    query = (select(Call.created_at, Call.latency_ms)
-             .where(Call.run_id == run_id, Call.stage.in_(stages)))  # type: ignore[attr-defined]
+    query = (select(CALL.c.created_at, CALL.c.latency_ms)
+             .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages)))
     with reader(engine).connect() as conn:
         return [(stored, latency) for stored, latency in conn.execute(query)]
 
 
 def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    query = (select(Call.latency_ms).where(Call.model == model, Call.error.is_(None),  # type: ignore[union-attr]
-                                           Call.latency_ms.is_not(None))  # type: ignore[union-attr]
-             .order_by(Call.id.desc()).limit(sample))  # type: ignore[union-attr]
+    query = (select(CALL.c.latency_ms).where(CALL.c.model == model, CALL.c.error.is_(None),
+                                           CALL.c.latency_ms.is_not(None))
+             .order_by(CALL.c.id.desc()).limit(sample))
     with reader(engine).connect() as conn:
         return [float(ms) for ms in conn.execute(query).scalars()]
 
@@ -87,12 +87,12 @@ def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int
     """(the item's (question, reference, idx), None if it is gone; its calls in `run_ids`
     as (run_id, round, stage, answer, correct, error, reason) in run, round, stage order)."""
     with reader(engine).connect() as conn:
-        item = conn.execute(select(Item.question, Item.reference, Item.idx)
-                            .where(Item.id == item_id)).first()
+        item = conn.execute(select(ITEM.c.question, ITEM.c.reference, ITEM.c.idx)
+                            .where(ITEM.c.id == item_id)).first()
         if item is None:
             return None, []
-        calls = conn.execute(select(Call.run_id, Call.round, Call.stage, Call.answer,
-                                    Call.correct, Call.error, Call.reason)
-                             .where(Call.run_id.in_(list(run_ids)), Call.item_id == item_id)  # type: ignore[attr-defined]
-                             .order_by(Call.run_id, Call.round, Call.stage)).all()
+        calls = conn.execute(select(CALL.c.run_id, CALL.c.round, CALL.c.stage, CALL.c.answer,
+                                    CALL.c.correct, CALL.c.error, CALL.c.reason)
+                             .where(CALL.c.run_id.in_(list(run_ids)), CALL.c.item_id == item_id)
+                             .order_by(CALL.c.run_id, CALL.c.round, CALL.c.stage)).all()
     return tuple(item), [tuple(c) for c in calls]

@@ -19,41 +19,54 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from sqlalchemy import case, func, select, update
-from sqlalchemy.engine import Connection
-from sqlalchemy.orm import aliased
-from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy import Boolean, case, func, select, type_coerce, types, update
+from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
 from evalcore.store import jobs
-from evalcore.store.tables import Job, Run
+from evalcore.store.schema import JOB, RUN
 
-RunJob = aliased(Job, name="run_job")
+RunJob = JOB.alias("run_job")
 """The newest job of kind 'run' of each run (outer-joined by `with_state`)."""
 
 STATE_FIELDS = ("status", "error", "cancel_requested", "finished_at")
 """The run's attributes that are derived here, never read from its row alone."""
 
-_NEWEST_RUN_JOB_ID = func.max(case((Job.kind == "run", Job.id)))
+_NEWEST_RUN_JOB_ID = func.max(case((JOB.c.kind == "run", JOB.c.id)))
 """The kind is tested inside the max, not in WHERE: with `kind = 'run'` in WHERE, SQLite
 may search the job index on kind (every run's job) once per run instead of run_id's."""
-_NEWEST_JOB = (select(_NEWEST_RUN_JOB_ID).where(Job.run_id == Run.id)
-               .correlate(Run).scalar_subquery())
-_HAS_JOB = RunJob.id.is_not(None)
+_NEWEST_JOB = (select(_NEWEST_RUN_JOB_ID).where(JOB.c.run_id == RUN.c.id)
+               .correlate(RUN).scalar_subquery())
+_HAS_JOB = RunJob.c.id.is_not(None)
 
-STATUS = case((_HAS_JOB, RunJob.status), else_=Run.status).label("status")
+STATUS = case((_HAS_JOB, RunJob.c.status), else_=RUN.c.status).label("status")
 """A run's status as users see it: its job's while it has one, else its stored one."""
-ERROR = case((_HAS_JOB, RunJob.error), else_=Run.error).label("error")
-CANCEL_REQUESTED = case((_HAS_JOB, RunJob.cancel_requested),
-                        else_=Run.cancel_requested).label("cancel_requested")
-FINISHED_AT = case((_HAS_JOB, RunJob.finished_at), else_=Run.finished_at).label("finished_at")
+ERROR = case((_HAS_JOB, RunJob.c.error), else_=RUN.c.error).label("error")
+CANCEL_REQUESTED = type_coerce(
+    case((_HAS_JOB, RunJob.c.cancel_requested), else_=RUN.c.cancel_requested),
+    Boolean).label("cancel_requested")
+
+
+class _NaiveUTC(types.TypeDecorator):
+    """Read as naive UTC (`naive_utc`): a job's end is zone-aware on PostgreSQL, a run's
+    stored one aware; a run's `finished_at` reads the same whichever it came from."""
+
+    impl = types.DateTime
+    cache_ok = True
+
+    def process_result_value(self, value: Any, dialect: Any) -> Any:
+        return naive_utc(value)
+
+
+FINISHED_AT = type_coerce(case((_HAS_JOB, RunJob.c.finished_at), else_=RUN.c.finished_at),
+                          _NaiveUTC(timezone=True)).label("finished_at")
 STATE = (STATUS, ERROR, CANCEL_REQUESTED, FINISHED_AT)
 
 
 def with_state(query: Select) -> Select:
     """`query` (selecting from `run`) joined with each run's newest run job, so that
     `STATUS`, `ERROR`, `CANCEL_REQUESTED` and `FINISHED_AT` can be selected and filtered on."""
-    return query.outerjoin(RunJob, RunJob.id == _NEWEST_JOB)
+    return query.outerjoin(RunJob, RunJob.c.id == _NEWEST_JOB)
 
 
 def state_row(row: Any) -> dict[str, Any]:
@@ -68,17 +81,17 @@ def state_row(row: Any) -> dict[str, Any]:
     return out
 
 
-def runs_with_state(session: Any, query: Select) -> list[Run]:
-    """The Run objects of `query` (a `select(Run)` with filters on `STATUS` allowed) with
-    their state attributes set from `STATE`, as if stored (nothing is marked changed)."""
-    rows = session.execute(with_state(query.add_columns(*STATE))).all()
-    runs = []
-    for row in rows:
-        run = row[0]
-        for name, value in state_row(row).items():
-            set_committed_value(run, name, value)
-        runs.append(run)
-    return runs
+def select_runs() -> Select:
+    """`select` of whole runs: every column of the run row, the state ones (`STATE`)
+    derived; add filters (on `STATUS` too) and run it with `runs_with_state`."""
+    own = [c for c in RUN.c if c.name not in STATE_FIELDS]
+    return select(*own, *STATE).select_from(RUN)
+
+
+def runs_with_state(conn: Connection, query: Select) -> list[Row]:
+    """The runs of `query` (a `select_runs()` with filters), each a read-only row with
+    the run's attribute names, its state derived from its job."""
+    return list(conn.execute(with_state(query)).all())
 
 
 def naive_utc(moment: Optional[datetime]) -> Optional[datetime]:
@@ -94,11 +107,11 @@ def cancel(conn: Connection, run_id: int) -> bool:
     job_id = conn.execute(select(_newest_job_of(run_id))).scalar()
     if job_id is not None:
         return jobs.cancel_job(conn, int(job_id))
-    result = conn.execute(update(Run).where(Run.id == run_id,
-                                            Run.status.not_in(jobs.JOB_FINISHED))  # type: ignore[attr-defined]
+    result = conn.execute(update(RUN).where(RUN.c.id == run_id,
+                                            RUN.c.status.not_in(jobs.JOB_FINISHED))
                           .values(cancel_requested=True))
     return result.rowcount > 0
 
 
 def _newest_job_of(run_id: int) -> Any:
-    return select(_NEWEST_RUN_JOB_ID).where(Job.run_id == run_id).scalar_subquery()
+    return select(_NEWEST_RUN_JOB_ID).where(JOB.c.run_id == run_id).scalar_subquery()

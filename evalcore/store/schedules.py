@@ -16,15 +16,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Optional
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, Row
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
-from evalcore.store.db import Bind, insert_row, reader, transaction
-from evalcore.store.monitor_tables import Schedule, ScheduleRun
-from evalcore.store.tables import Run, utcnow
+from evalcore.store.db import Bind, reader, reading, transaction
+from evalcore.store.schema import RUN, SCHEDULE, SCHEDULE_RUN
+from evalcore.store.types import utcnow
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_SKIPPED = 50
@@ -97,7 +96,7 @@ def following(every_s: Optional[int], cron: Optional[str], after: datetime,
 
 def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Optional[int],
                  cron: Optional[str], gate: dict[str, Any], channels: list[dict[str, Any]],
-                 created_by: str = "", start: Optional[datetime] = None) -> Schedule:
+                 created_by: str = "", start: Optional[datetime] = None) -> Row:
     """Store a schedule; its first run is due one period from now (or at `start`)."""
     if bool(every_s) == bool(cron):
         raise ScheduleError("give exactly one of --every (10s, 5m, 1h, 1d) and --cron EXPR")
@@ -105,32 +104,36 @@ def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Op
         check_cron(cron)
     now = utcnow()
     first = as_utc(start) if start else following(every_s, cron, now, now if every_s else None)
-    return insert_row(engine, Schedule(
-        kind=kind, params=params, every_s=every_s, cron=cron, gate=gate, channels=channels,
-        paused=False, next_due_at=first, created_by=created_by, created_at=now))
+    with transaction(engine) as conn:
+        schedule_id = conn.execute(SCHEDULE.insert().values(
+            kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
+            channels=channels, paused=False, next_due_at=first, created_by=created_by,
+            created_at=now).returning(SCHEDULE.c.id)).scalar_one()
+        return get_schedule(conn, schedule_id)
 
 
-def get_schedule(engine: Bind, schedule_id: int) -> Schedule:
-    """Schedule `schedule_id`, or ScheduleError pointing at `schedules list`."""
-    with Session(reader(engine)) as session:
-        row = session.get(Schedule, schedule_id)
+def get_schedule(engine: Bind, schedule_id: int) -> Row:
+    """Schedule `schedule_id` (a read-only row), or ScheduleError pointing at
+    `schedules list`."""
+    with reading(engine) as conn:
+        row = conn.execute(select(SCHEDULE).where(SCHEDULE.c.id == schedule_id)).first()
     if row is None:
         raise ScheduleError(f"schedule {schedule_id} not found; see `python -m evalcore "
                             "schedules list`")
     return row
 
 
-def list_schedules(engine: Engine) -> list[Schedule]:
-    with Session(reader(engine)) as session:
-        return list(session.scalars(select(Schedule).order_by(Schedule.id)))  # type: ignore[arg-type]
+def list_schedules(engine: Engine) -> list[Row]:
+    with reading(engine) as conn:
+        return list(conn.execute(select(SCHEDULE).order_by(SCHEDULE.c.id)).all())
 
 
-def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[ScheduleRun]:
+def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[Row]:
     """The schedule's due times, oldest first (at most the newest `limit`)."""
-    query = (select(ScheduleRun).where(ScheduleRun.schedule_id == schedule_id)
-             .order_by(ScheduleRun.due_at.desc()).limit(limit))  # type: ignore[attr-defined]
-    with Session(reader(engine)) as session:
-        return list(reversed(list(session.scalars(query))))
+    query = (select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id)
+             .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(limit))
+    with reading(engine) as conn:
+        return list(reversed(conn.execute(query).all()))
 
 
 def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
@@ -138,13 +141,13 @@ def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
     one), for the runs a schedule's due times made; a deleted run is absent."""
     if not run_ids:
         return {}
-    query = (run_state.with_state(select(Run.id, run_state.STATUS))
-             .where(Run.id.in_(sorted(set(run_ids)))))  # type: ignore[union-attr]
+    query = (run_state.with_state(select(RUN.c.id, run_state.STATUS).select_from(RUN))
+             .where(RUN.c.id.in_(sorted(set(run_ids)))))
     with reader(engine).connect() as conn:
         return {int(i): str(status) for i, status in conn.execute(query)}
 
 
-def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Schedule:
+def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Row:
     """Pause or resume; a resumed schedule's next due time is the next one from now."""
     row = get_schedule(engine, schedule_id)
     values: dict[str, Any] = {"paused": paused}
@@ -153,11 +156,11 @@ def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Schedule:
         if as_utc(row.next_due_at) <= now:
             values["next_due_at"] = following(row.every_s, row.cron, now, row.next_due_at)
     with transaction(engine) as conn:
-        conn.execute(update(Schedule).where(Schedule.id == schedule_id).values(**values))
+        conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id).values(**values))
     return get_schedule(engine, schedule_id)
 
 
-def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Schedule:
+def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Row:
     """Change a schedule's period (`every_s` or `cron`, the next due time then counts
     from now), gate, channels or run options; other keys are refused."""
     row = get_schedule(engine, schedule_id)
@@ -176,16 +179,16 @@ def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Schedule:
                       next_due_at=following(every_s, cron, now, now if every_s else None))
     if values:
         with transaction(engine) as conn:
-            conn.execute(update(Schedule).where(Schedule.id == row.id).values(**values))
+            conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == row.id).values(**values))
     return get_schedule(engine, schedule_id)
 
 
-def delete_schedule(engine: Bind, schedule_id: int) -> Schedule:
+def delete_schedule(engine: Bind, schedule_id: int) -> Row:
     """Delete a schedule and its due-time rows; its runs stay (they are ordinary runs)."""
     row = get_schedule(engine, schedule_id)
     with transaction(engine) as conn:
-        conn.execute(delete(ScheduleRun).where(ScheduleRun.schedule_id == schedule_id))
-        conn.execute(delete(Schedule).where(Schedule.id == schedule_id))
+        conn.execute(delete(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id))
+        conn.execute(delete(SCHEDULE).where(SCHEDULE.c.id == schedule_id))
     return row
 
 
@@ -195,16 +198,16 @@ def delete_schedule(engine: Bind, schedule_id: int) -> Schedule:
 def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
     """Why the next due time must wait: the newest due time's run is still going."""
     last = conn.execute(
-        select(ScheduleRun.id, ScheduleRun.status, ScheduleRun.run_id)
-        .where(ScheduleRun.schedule_id == schedule_id, ScheduleRun.status != "skipped")
-        .order_by(ScheduleRun.due_at.desc()).limit(1)).one_or_none()  # type: ignore[attr-defined]
+        select(SCHEDULE_RUN.c.id, SCHEDULE_RUN.c.status, SCHEDULE_RUN.c.run_id)
+        .where(SCHEDULE_RUN.c.schedule_id == schedule_id, SCHEDULE_RUN.c.status != "skipped")
+        .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(1)).one_or_none()
     if last is None:
         return None
     if last.status == "queued":
         return f"the previous due time's run is still being created (row {last.id})"
     if last.run_id is not None:
-        status = conn.execute(run_state.with_state(select(run_state.STATUS).select_from(Run))
-                              .where(Run.id == last.run_id)).scalar()
+        status = conn.execute(run_state.with_state(select(run_state.STATUS).select_from(RUN))
+                              .where(RUN.c.id == last.run_id)).scalar()
         if status is not None and status not in RUN_ENDED:
             return f"run {last.run_id} of the previous due time is still {status}"
     return None
@@ -218,8 +221,8 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
     try:
         with engine.begin() as conn:
             row = conn.execute(
-                select(Schedule).where(Schedule.id == schedule_id, Schedule.paused.is_(False),
-                                       Schedule.next_due_at <= now)
+                select(SCHEDULE).where(SCHEDULE.c.id == schedule_id, SCHEDULE.c.paused.is_(False),
+                                       SCHEDULE.c.next_due_at <= now)
                 .with_for_update(skip_locked=True)).one_or_none()
             if row is None:
                 return None
@@ -232,7 +235,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
             while nxt <= now:
                 nxt = following(row.every_s, row.cron, now, due)
             busy = _previous_busy(conn, schedule_id)
-            table = ScheduleRun.__table__
+            table = SCHEDULE_RUN
             base = dict(schedule_id=schedule_id, checks=[], created_at=now)
             job_id = None
             if busy:
@@ -249,7 +252,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
                 conn.execute(table.insert().values(
                     due_at=when, status="skipped", **base,
                     reason="no worker was running at this due time"))
-            conn.execute(update(Schedule).where(Schedule.id == schedule_id)
+            conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id)
                          .values(next_due_at=nxt))
             return job_id
     except IntegrityError:
@@ -261,8 +264,8 @@ def enqueue_due(engine: Engine, now: Optional[datetime] = None) -> list[int]:
     the job ids this call created."""
     now = now or utcnow()
     with reader(engine).connect() as conn:
-        due = list(conn.execute(select(Schedule.id).where(
-            Schedule.paused.is_(False), Schedule.next_due_at <= now)).scalars())
+        due = list(conn.execute(select(SCHEDULE.c.id).where(
+            SCHEDULE.c.paused.is_(False), SCHEDULE.c.next_due_at <= now)).scalars())
     made = [_enqueue_one(engine, int(sid), now) for sid in due]
     return [j for j in made if j is not None]
 
@@ -273,14 +276,15 @@ def enqueue_checks(engine: Engine) -> list[int]:
 
     with reader(engine).connect() as conn:
         ended = list(conn.execute(
-            run_state.with_state(select(ScheduleRun.id).join(Run, Run.id == ScheduleRun.run_id))
-            .where(ScheduleRun.verdict.is_(None),  # type: ignore[union-attr]
+            run_state.with_state(select(SCHEDULE_RUN.c.id)
+                                 .join(RUN, RUN.c.id == SCHEDULE_RUN.c.run_id))
+            .where(SCHEDULE_RUN.c.verdict.is_(None),
                    run_state.STATUS.in_(RUN_ENDED))).scalars())
     made = []
     for sr in ended:
         with engine.begin() as conn:
-            won = conn.execute(update(ScheduleRun).where(
-                ScheduleRun.id == sr, ScheduleRun.verdict.is_(None))  # type: ignore[union-attr]
+            won = conn.execute(update(SCHEDULE_RUN).where(
+                SCHEDULE_RUN.c.id == sr, SCHEDULE_RUN.c.verdict.is_(None))
                 .values(verdict="checking")).rowcount
             if won == 1:
                 made.append(create_job(conn, "schedule",
@@ -289,9 +293,9 @@ def enqueue_checks(engine: Engine) -> list[int]:
     return made
 
 
-def get_schedule_run(engine: Engine, row_id: int) -> ScheduleRun:
-    with Session(reader(engine)) as session:
-        row = session.get(ScheduleRun, row_id)
+def get_schedule_run(engine: Engine, row_id: int) -> Row:
+    with reading(engine) as conn:
+        row = conn.execute(select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id)).first()
     if row is None:
         raise ScheduleError(f"scheduled run row {row_id} not found (its schedule was deleted)")
     return row
@@ -299,12 +303,12 @@ def get_schedule_run(engine: Engine, row_id: int) -> ScheduleRun:
 
 def update_schedule_run(conn: Connection, row_id: int, **values: Any) -> None:
     """Write a due time's outcome in the caller's transaction (after `jobs.hold`)."""
-    conn.execute(update(ScheduleRun).where(ScheduleRun.id == row_id).values(**values))
+    conn.execute(update(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id).values(**values))
 
 
 def scheduled_run_named(engine: Engine, name: str) -> Optional[int]:
     """The run called `name` (a scheduled run's name says its schedule and due time), so
     a job taken over after a crash finds the run its predecessor made."""
     with reader(engine).connect() as conn:
-        return conn.execute(select(Run.id).where(Run.name == name).order_by(Run.id)
+        return conn.execute(select(RUN.c.id).where(RUN.c.name == name).order_by(RUN.c.id)
                             .limit(1)).scalar()

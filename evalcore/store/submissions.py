@@ -17,12 +17,13 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from evalcore.store.db import Bind, transaction
-from evalcore.store.tables import Submission, utcnow
+from evalcore.store.schema import SUBMISSION
+from evalcore.store.types import utcnow
 
 
 def _created(conn: Connection, key: str) -> Optional[int]:
     """The id of the object made for `key`, None if the key is not stored (committed)."""
-    found = conn.execute(select(Submission.object_id).where(Submission.key == key)
+    found = conn.execute(select(SUBMISSION.c.object_id).where(SUBMISSION.c.key == key)
                          ).scalar_one_or_none()
     return None if found is None else int(found)
 
@@ -40,7 +41,7 @@ def once(bind: Bind, key: Optional[str], object_type: str,
             return object_id
         try:
             with conn.begin_nested():
-                conn.execute(Submission.__table__.insert().values(
+                conn.execute(SUBMISSION.insert().values(
                     key=key, object_type=object_type, object_id=None, created_at=utcnow()))
         except IntegrityError:  # a concurrent first call committed it meanwhile
             object_id = _created(conn, key)
@@ -48,6 +49,6 @@ def once(bind: Bind, key: Optional[str], object_type: str,
                 raise
             return object_id
         object_id = int(make(conn))
-        conn.execute(update(Submission).where(Submission.key == key)
+        conn.execute(update(SUBMISSION).where(SUBMISSION.c.key == key)
                      .values(object_id=object_id))
         return object_id

@@ -6,21 +6,13 @@ through Alembic migrations in `evalcore/store/migrations/`.
 """
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import JSON, Column, DateTime, LargeBinary, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
-
-NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
-"""Table option of every table whose ids users see (runs, datasets, jobs ...): on SQLite a
-deleted newest row's id is never handed out again (migration 0008); PostgreSQL identity
-columns behave so already."""
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+from evalcore.store.types import NEVER_REUSE_IDS, utcnow
 
 
 class Dataset(SQLModel, table=True):

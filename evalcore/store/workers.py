@@ -16,7 +16,8 @@ from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
 from evalcore.store.db import reader
-from evalcore.store.tables import Worker, utcnow
+from evalcore.store.schema import WORKER
+from evalcore.store.types import utcnow
 
 HEARTBEAT_S = 3.0
 """Seconds between a worker's heartbeats."""
@@ -31,27 +32,26 @@ def beat(engine: Engine, name: str, state: dict[str, Any], *,
     values = {"host": socket.gethostname(), "pid": os.getpid(), "heartbeat_at": now,
               "state": state}
     with engine.begin() as conn:
-        updated = conn.execute(Worker.__table__.update().where(
-            Worker.__table__.c.name == name).values(**values)).rowcount
+        updated = conn.execute(WORKER.update().where(
+            WORKER.c.name == name).values(**values)).rowcount
         if not updated:
-            conn.execute(Worker.__table__.insert().values(
+            conn.execute(WORKER.insert().values(
                 name=name, started_at=started_at or now, **values))
 
 
 def forget(engine: Engine, name: str) -> None:
     """Remove a stopping worker's row (it no longer serves anything)."""
     with engine.begin() as conn:
-        conn.execute(delete(Worker).where(Worker.name == name))  # type: ignore[arg-type]
+        conn.execute(delete(WORKER).where(WORKER.c.name == name))
 
 
 def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def live_workers(engine: Engine, *, alive_s: float = ALIVE_S) -> list[Worker]:
+def live_workers(engine: Engine, *, alive_s: float = ALIVE_S) -> list[Any]:
     """Workers that beat within `alive_s` seconds, by name."""
     since = utcnow() - timedelta(seconds=alive_s)
     with reader(engine).connect() as conn:
-        rows = conn.execute(select(Worker).order_by(Worker.name)).all()  # type: ignore[arg-type]
-    workers = [Worker.model_validate(dict(row._mapping)) for row in rows]
-    return [w for w in workers if _aware(w.heartbeat_at) >= since]
+        rows = conn.execute(select(WORKER).order_by(WORKER.c.name)).all()
+    return [w for w in rows if _aware(w.heartbeat_at) >= since]

@@ -156,16 +156,17 @@ def test_schedule_list_names_the_runs_it_made(engine, settings, three_runs):
     from evalcore.monitor.view import monitoring
     from evalcore.store import schedules
     from evalcore.store.schedules import update_schedule_run
+    from evalcore.store.schema import SCHEDULE_RUN
 
     add_fake_model(settings)
     good, half, _ = three_runs
     row = add_stability_schedule(engine, settings, "sums", every_s=60)
     with engine.begin() as conn:
         for k, run in enumerate((good, half)):
-            sr = conn.execute(schedules.ScheduleRun.__table__.insert().values(
+            sr = conn.execute(SCHEDULE_RUN.insert().values(
                 schedule_id=row.id, due_at=row.next_due_at + schedules.timedelta(seconds=60 * k),
                 status="queued", checks=[], created_at=row.created_at)
-                .returning(schedules.ScheduleRun.__table__.c.id)).scalar_one()
+                .returning(SCHEDULE_RUN.c.id)).scalar_one()
             update_schedule_run(conn, sr, status="created", run_id=run, verdict="pass")
     assert monitoring(engine)[0]["runs"] == [good, half]
     out = cli(settings, "schedules", "list").stdout

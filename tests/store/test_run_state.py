@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from evalcore.store import jobs, queries, run_browse
 from evalcore.store.db import reading
-from evalcore.store.tables import Run
+from evalcore.store.schema import RUN
 
 ROOT = Path(__file__).resolve().parents[2] / "evalcore"
 STATE = {"status", "error", "finished_at", "cancel_requested"}
@@ -27,7 +27,7 @@ def _run_with_job(store) -> tuple[int, int]:
 def _row(store, run_id: int) -> dict:
     """The run row as stored (no derivation)."""
     with reading(store) as conn:
-        return dict(conn.execute(select(Run.__table__).where(Run.id == run_id)).one()._mapping)
+        return dict(conn.execute(select(RUN).where(RUN.c.id == run_id)).one()._mapping)
 
 
 def _shown(store, run_id: int) -> tuple:
@@ -135,15 +135,18 @@ def _state_writes(path: Path) -> list[str]:
 
 
 def _updates_run(func: ast.expr) -> bool:
-    """Whether a `.values` attribute hangs off `update(Run)` or `Run.__table__.update()`."""
+    """Whether a `.values` attribute hangs off `update(Run)`, `update(RUN)` or
+    `Run.__table__.update()`."""
     node = getattr(func, "value", None)
     while node is not None:
         if isinstance(node, ast.Call):
             callee = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-            if callee == "update" and node.args and getattr(node.args[0], "id", None) == "Run":
+            if callee == "update" and node.args and getattr(node.args[0], "id", None) in (
+                    "Run", "RUN"):  # the ORM class or the Core table (store.schema)
                 return True
             if (callee == "update" and isinstance(node.func, ast.Attribute)
-                    and "Run" in ast.dump(node.func.value)):
+                    and ("Run" in ast.dump(node.func.value)
+                         or "'RUN'" in ast.dump(node.func.value))):
                 return True
             node = node.func
         elif isinstance(node, ast.Attribute):
@@ -181,7 +184,7 @@ def test_the_newest_run_job_is_found_through_the_run_id_index(tmp_path):
     from evalcore.store.db import make_engine
 
     engine = make_engine(f"sqlite:///{tmp_path / 'plan.db'}")
-    query = run_state.with_state(select(run_state.STATUS).select_from(Run)).distinct()
+    query = run_state.with_state(select(run_state.STATUS).select_from(RUN)).distinct()
     compiled = query.compile(engine)
     params = tuple(compiled.params[name] for name in compiled.positiontup or ())
     with engine.connect() as conn:

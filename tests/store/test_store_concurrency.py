@@ -21,7 +21,9 @@ BATCH = 5  # the runner records in small batches
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from evalcore.store import make_engine, record_calls, add_progress, Call
+from evalcore.store.db import make_engine
+from evalcore.store.queries import add_progress, record_calls
+from evalcore.store.tables import Call
 url, run_id, rounds, items, ready, go = sys.argv[1:7]
 run_id = int(run_id)
 rounds = [int(r) for r in rounds.split(",")]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from alembic import context
 from sqlmodel import SQLModel
 
-from evalcore.store import tables  # noqa: F401  (fills SQLModel.metadata)
+from evalcore.store import monitor_tables, tables  # noqa: F401  (fill SQLModel.metadata)
 
 config = context.config
 target_metadata = SQLModel.metadata
