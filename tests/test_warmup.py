@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from evalcore.warmup import imports_of
 from tests.conftest import REPO_ROOT
 
@@ -38,41 +40,53 @@ def _python(code: str, home: Path, warm: bool = True) -> dict:
 
 PROBE = """
 import json, sys
-{run}
+from pathlib import Path
+from streamlit.testing.v1 import AppTest
+at = AppTest.from_file({app!r}, default_timeout=240).run()
+assert not at.exception, [e.value for e in at.exception]
 from evalcore import warmup
 w = warmup._started
 assert w is not None, "the warm-up never started"
 assert w.done.wait(240), "the warm-up did not finish"
+again = warmup.start(sorted(Path('pages').glob('*.py')))
 wanted = ['pandas', 'plotly.graph_objects', 'sqlalchemy', 'evalcore.report.compare',
           'evalcore.perturb.sets', 'pages._results_compare', 'pages._attack_sets']
 print(json.dumps({{"missing": [m for m in wanted if m not in sys.modules],
                   "failed": w.failed, "engine_ready": w.engine_ready,
-                  "imported": len(w.imported)}}))
+                  "imported": len(w.imported), "same": again is w}}))
 """
 
 
+@pytest.fixture(scope="module")
+def app_process(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path]:
+    """One script run of the app (Home) in a fresh process, then a second `start` call:
+    what the warm-up did, and the home. One process serves both tests below (a process
+    that imports the whole app costs ~3 s of CPU)."""
+    home = tmp_path_factory.mktemp("warmup") / "home"
+    return _python(PROBE.format(app=str(REPO_ROOT / "streamlit_app.py")), home), home
+
+
 def test_the_app_starts_a_warm_up_that_loads_the_pages_modules_and_database(
-        tmp_path: Path) -> None:
-    """One script run of the app (Home) in a fresh process: afterwards the background
-    warm-up has imported what the other pages import and opened the database."""
-    run = ("from streamlit.testing.v1 import AppTest\n"
-           f"at = AppTest.from_file({str(REPO_ROOT / 'streamlit_app.py')!r}, "
-           "default_timeout=240).run()\n"
-           "assert not at.exception, [e.value for e in at.exception]\n")
-    result = _python(PROBE.format(run=run), tmp_path / "home")
+        app_process: tuple[dict, Path]) -> None:
+    """After one script run of the app the background warm-up has imported what the other
+    pages import and opened the database."""
+    result, home = app_process
     assert result["missing"] == [] and result["failed"] == {}, result
     assert result["engine_ready"] is True and result["imported"] > 50, result
-    assert (tmp_path / "home" / "evalcore.db").is_file()
+    assert (home / "evalcore.db").is_file()
 
 
-def test_start_runs_once_per_process_and_can_be_turned_off(tmp_path: Path) -> None:
+def test_start_runs_once_per_process_and_can_be_turned_off(app_process: tuple[dict, Path],
+                                                           tmp_path: Path) -> None:
+    """The app's call started it; a later call in the same process returns that warm-up
+    (no second thread importing). Off, `start` imports nothing (not even pandas)."""
+    on, _ = app_process
+    assert on["same"] is True and on["imported"] > 50, on
     code = ("import json, sys\nfrom pathlib import Path\nfrom evalcore import warmup\n"
             "pages = sorted(Path('pages').glob('*.py'))\n"
             "first = warmup.start(pages); again = warmup.start(pages)\n"
             "first.done.wait(240)\n"
             "print(json.dumps({'same': first is again, 'imported': len(first.imported), "
             "'pandas': 'pandas' in sys.modules}))")
-    on = _python(code, tmp_path / "on")
-    assert on["same"] is True and on["imported"] > 50 and on["pandas"] is True, on
     off = _python(code, tmp_path / "off", warm=False)
     assert off == {"same": True, "imported": 0, "pandas": False}, off
