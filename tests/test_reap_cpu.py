@@ -15,7 +15,8 @@ def test_an_orphans_cpu_is_counted() -> None:
     # the shell starts the busy Python in the background and ends at once: an orphan
     script = f"{sys.executable} -c '{BUSY}' & exit 3"
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "reap_cpu.py"),
-                           "bash", "-c", script], capture_output=True, text=True, timeout=60, check=False)
+                           "bash", "-c", script], capture_output=True, text=True, timeout=60,
+                          check=False)
     assert proc.returncode == 3, proc.stderr  # the command's own exit code
     m = re.search(r"reap_cpu: exit 3, wall [\d.]+ s, CPU ([\d.]+) s", proc.stderr)
     assert m, proc.stderr
