@@ -99,16 +99,26 @@ TOML
 "$PY" -m tests.fakes.fault_server --port "$MODEL_PORT" --latency "$MODEL_LATENCY" \
     >"$DEMO_DIR/model.log" 2>&1 &
 PIDS+=($!)
-cli() { EVALCORE_USER=admin@example.com "$PY" -m evalcore "$@"; }
-cli users add alice@example.com --role evaluator --name Alice >/dev/null
-cli users add bob@example.com --role viewer --name Bob >/dev/null
-cli users add carol@example.com --role reviewer --name Carol >/dev/null
-# the workers' service account: it may run workers and nothing else
-cli users add demo-worker --role worker --name "demo workers" >/dev/null
-cli models add fake --kind openai --base-url "http://127.0.0.1:$MODEL_PORT/v1" --model fake \
-    --concurrency 1 >/dev/null
-cli datasets import data/samples/math_zh_gbk.csv --name maths >/dev/null
-cli attack --dataset maths --level char --seed 1 --limit 5 --name maths-char >/dev/null
+# The CLI commands below, as admin, in one Python process (a process each cost ~1 s of CPU):
+# `python -m evalcore users add alice@example.com --role evaluator --name Alice`, and so on.
+EVALCORE_USER=admin@example.com "$PY" - "$MODEL_PORT" >/dev/null <<'PYEOF'
+import sys
+from evalcore.cli import main
+port = sys.argv[1]
+for argv in (
+        ["users", "add", "alice@example.com", "--role", "evaluator", "--name", "Alice"],
+        ["users", "add", "bob@example.com", "--role", "viewer", "--name", "Bob"],
+        ["users", "add", "carol@example.com", "--role", "reviewer", "--name", "Carol"],
+        # the workers' service account: it may run workers and nothing else
+        ["users", "add", "demo-worker", "--role", "worker", "--name", "demo workers"],
+        ["models", "add", "fake", "--kind", "openai", "--base-url",
+         f"http://127.0.0.1:{port}/v1", "--model", "fake", "--concurrency", "1"],
+        ["datasets", "import", "data/samples/math_zh_gbk.csv", "--name", "maths"],
+        ["attack", "--dataset", "maths", "--level", "char", "--seed", "1", "--limit", "5",
+         "--name", "maths-char"]):
+    if main(argv):
+        sys.exit(f"[team-demo] python -m evalcore {' '.join(argv)} failed")
+PYEOF
 log "users, model 'fake', dataset 'maths' and attack set 'maths-char' ready"
 
 # --- workers: they execute every run, re-judging and attack generation ---------------

@@ -36,6 +36,11 @@ SCREENSHOT = (REPO_ROOT / "docs" / "screenshot.png"
               if os.environ.get("EVALCORE_UPDATE_SCREENSHOT") == "1"
               else REPO_ROOT / "tests" / "e2e" / "output" / "screenshot.png")
 START_TIMEOUT_S = 90
+NO_WARM_UP = {"EVALCORE_WARMUP": "0"}
+"""For the module servers whose tests open a few pages and are not about the warm-up (it
+imports every page's modules, ~0.7 s of CPU a server, most of them for pages never
+opened): the journey and this module's server keep it, as users run the app;
+tests/test_warmup.py checks it."""
 UI_TIMEOUT_MS = 60_000
 
 # CODAH's shape (English multiple choice), three rows: small, but a real format.

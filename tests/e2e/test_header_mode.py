@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.test_browser import UI_TIMEOUT_MS, streamlit_server
+from tests.e2e.test_browser import NO_WARM_UP, UI_TIMEOUT_MS, streamlit_server
 
 pytestmark = pytest.mark.browser
 SECRET = "only-the-proxy-knows-this"
@@ -17,8 +17,29 @@ SECRET = "only-the-proxy-knows-this"
 def header_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     with streamlit_server(tmp_path_factory.mktemp("header-app"), {
             "EVALCORE_AUTH": "header", "EVALCORE_HEADER_SECRET": SECRET,
-            "EVALCORE_ADMINS": "root@example.com"}) as url:
+            "EVALCORE_ADMINS": "root@example.com", **NO_WARM_UP}) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def context(chromium):  # type: ignore[no-untyped-def]
+    """One browser context for the module; each test opens its own page with its own
+    headers and no cookies (a page in a fresh context cost ~1.5 s more of chromium's CPU:
+    the app's scripts fetched and compiled again)."""
+    context = chromium.new_context()
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def _page(context, headers: dict):  # type: ignore[no-untyped-def]
+    """A new tab sending `headers` on every request and the websocket, as a proxy would."""
+    context.clear_cookies()
+    page = context.new_page()
+    page.set_extra_http_headers(headers)
+    page.set_default_timeout(60_000)
+    return page
 
 
 @pytest.mark.parametrize("headers, signed_in", [
@@ -26,14 +47,12 @@ def header_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     ({"X-Forwarded-Email": "root@example.com"}, False),
     ({"X-Forwarded-Email": "root@example.com", "X-Evalcore-Proxy-Secret": "guess"}, False),
 ], ids=["through-the-proxy", "no-secret", "wrong-secret"])
-def test_user_header_counts_only_with_the_shared_secret(chromium, header_app: str,
+def test_user_header_counts_only_with_the_shared_secret(context, header_app: str,
                                                         headers: dict, signed_in: bool) -> None:
     from playwright.sync_api import expect
 
-    context = chromium.new_context(extra_http_headers=headers)  # its own cookies and storage
+    page = _page(context, headers)
     try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
         page.goto(header_app)
         if signed_in:
             expect(page.get_by_role("button", name="Run the demo")).to_be_visible(  # Home
@@ -44,18 +63,16 @@ def test_user_header_counts_only_with_the_shared_secret(chromium, header_app: st
             expect(page.get_by_text("did not come through the trusted proxy")).to_be_visible()
             expect(page.get_by_role("button", name="Run the demo")).to_have_count(0)
     finally:
-        context.close()
+        page.close()
 
 
 @pytest.mark.parametrize("path", ["", "datasets", "team"])
-def test_the_refusal_shows_nothing_else(chromium, header_app: str, path: str) -> None:
+def test_the_refusal_shows_nothing_else(context, header_app: str, path: str) -> None:
     """No sidebar listing the files of pages/ (Streamlit's automatic one), on any URL."""
     from playwright.sync_api import expect
 
-    context = chromium.new_context(extra_http_headers={"X-Forwarded-Email": "root@example.com"})
+    page = _page(context, {"X-Forwarded-Email": "root@example.com"})
     try:
-        page = context.new_page()
-        page.set_default_timeout(60_000)
         page.goto(f"{header_app.rstrip('/')}/{path}")
         expect(page.get_by_text("Access refused")).to_be_visible(timeout=UI_TIMEOUT_MS)
         page.wait_for_timeout(1_000)  # a sidebar would be drawn by now
@@ -64,4 +81,4 @@ def test_the_refusal_shows_nothing_else(chromium, header_app: str, path: str) ->
         for name in ("datasets", "signin", "shared", "team", "models"):
             expect(page.get_by_role("link", name=name, exact=False)).to_have_count(0)
     finally:
-        context.close()
+        page.close()

@@ -30,6 +30,8 @@ pytestmark = pytest.mark.browser
 
 QUESTIONS = 10
 ROUNDS = 5
+LONG_ROUNDS = 10
+"""The run cancelled and resumed: 100 calls (it was 1,000, which cost ~10 s of CPU)."""
 DEMO_TIMEOUT_MS = 600_000
 """The demo on the real model: ~50 s measured, longer on a loaded machine."""
 
@@ -221,20 +223,23 @@ def _journey(page, journey: dict) -> None:
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     rounds = page.get_by_label("Rounds N (each question is asked N times)")
-    rounds.fill("100")
+    rounds.fill(str(LONG_ROUNDS))
     rounds.press("Enter")
-    # slower answers: on a loaded machine 1,000 calls at 0.03 s ended (~18 s) before the
-    # Results page had opened to cancel them
-    journey["good"].reconfigure(latency=0.08)
+    # "Long" by the model's pace, not by the number of calls: at 2 s an answer (4 at a
+    # time) 100 calls take 50 s, longer than opening Results to cancel them on a loaded
+    # machine; after the cancel the answers come faster, so the resumed run ends soon
+    journey["good"].reconfigure(latency=2.0)
     page.get_by_role("button", name="Start run").click()
     expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
     page.goto(f"{url}/results")
     _pick(page, "Run details", _run_label(page, 4))
     page.get_by_role("button", name="Cancel run").click()
-    expect(main.get_by_text(re.compile(r"cancelled: \d+ / 1000"))).to_be_visible()
+    units = QUESTIONS * LONG_ROUNDS
+    expect(main.get_by_text(re.compile(rf"cancelled: \d+ / {units}\b"))).to_be_visible()
+    journey["good"].reconfigure(latency=0.2)  # still long enough to be seen running
     page.get_by_role("button", name="Resume run").click()
-    expect(main.get_by_text(re.compile(r"(queued|running): \d+ / 1000"))).to_be_visible()
-    expect(main.get_by_text("done: 1000 / 1000 units")).to_be_visible(  # no reload
+    expect(main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b"))).to_be_visible()
+    expect(main.get_by_text(f"done: {units} / {units} units")).to_be_visible(  # no reload
         timeout=3 * UI_TIMEOUT_MS)
 
     # The three downloads of the first maths run, each complete and readable.

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.test_browser import streamlit_server
+from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
@@ -52,9 +52,22 @@ def results_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     dataset = seed_dataset(engine, "downloads", [f"What is {i} + 1?" for i in range(6)])
     run_id = seed_run(engine, dataset, {i: [1, i % 2, 1] for i in range(6)}, 3, model="m")
     engine.dispose()
-    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
+    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0", **NO_WARM_UP}) as url:
         yield url, tmp / "streamlit.log", run_id
 
+
+
+@pytest.fixture(scope="module")
+def context(chromium):  # type: ignore[no-untyped-def]
+    """One browser context for the download and Monitoring tests, a tab per test (a tab in
+    a fresh context cost ~1.5 s more of chromium's CPU: the app's scripts fetched and
+    compiled again); the every-page test keeps a fresh one, it records every request."""
+    context = chromium.new_context(accept_downloads=True, viewport={"width": 1280,
+                                                                    "height": 1000})
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 def _check_content(name: str, body: bytes) -> None:
@@ -70,15 +83,13 @@ def _check_content(name: str, body: bytes) -> None:
 
 
 @pytest.mark.parametrize("path", list(DOWNLOADS))
-def test_every_download_completes_when_clicked_three_times_quickly(chromium, results_app,
+def test_every_download_completes_when_clicked_three_times_quickly(context, results_app,
                                                                    path: str) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
     url, log, run_id = results_app
     heading, clicked = DOWNLOADS[path]
-    context = chromium.new_context(accept_downloads=True, viewport={"width": 1280,
-                                                                    "height": 1000})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     downloads = []
@@ -107,7 +118,7 @@ def test_every_download_completes_when_clicked_three_times_quickly(chromium, res
         assert names == wanted * 3, names
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     finally:
-        context.close()
+        page.close()
     text = log.read_text(encoding="utf-8", errors="replace")
     assert "MediaFileStorageError" not in text, text[-3000:]
     assert "Deferred file" not in text, text[-3000:]
@@ -141,7 +152,7 @@ def test_every_page_requests_only_the_app_itself(chromium, results_app) -> None:
     assert outside == [], outside
 
 
-def test_monitoring_shows_a_schedule_change_without_a_reload(chromium, results_app) -> None:
+def test_monitoring_shows_a_schedule_change_without_a_reload(context, results_app) -> None:
     """Walked on the real model: a schedule's new runs showed on the Monitoring page only
     after a reload. The schedules part re-reads the database every 10 s while one is
     active: a period changed elsewhere (here: in this process, as the CLI would) shows in
@@ -162,9 +173,8 @@ def test_monitoring_shows_a_schedule_change_without_a_reload(chromium, results_a
     row = add_schedule(admin, engine, "stability", {"dataset": "downloads", "model": "fake",
                                                     "rounds": 1},
                        models_path=settings.models_path, every_s=86400)  # no worker: no run
-    context = chromium.new_context()
+    page = context.new_page()
     try:
-        page = context.new_page()
         page.goto(f"{url}/monitoring")
         expect(page.get_by_text(f"Schedule {row.id} · stability · downloads · fake · "
                                 "every 1d")).to_be_visible(timeout=UI_TIMEOUT_MS)
@@ -172,7 +182,7 @@ def test_monitoring_shows_a_schedule_change_without_a_reload(chromium, results_a
         expect(page.get_by_text(f"Schedule {row.id} · stability · downloads · fake · "
                                 "every 1h")).to_be_visible(timeout=25_000)  # no reload
     finally:
-        context.close()
+        page.close()
         from evalcore.monitor.actions import delete_schedule
 
         delete_schedule(admin, engine, row.id)  # the other tests see the app as it was

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.test_browser import streamlit_server
+from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
@@ -33,7 +33,7 @@ def runlife_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     engine = make_engine(settings.db_url)
     seed_dataset(engine, "sums", [f"What is {i} + 1?" for i in range(4)])
     engine.dispose()
-    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
+    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0", **NO_WARM_UP}) as url:
         yield url, settings.db_url
 
 
@@ -49,17 +49,27 @@ def _runs(db_url: str) -> list:
         engine.dispose()
 
 
-def _page(chromium):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def context(chromium):  # type: ignore[no-untyped-def]
+    """One browser context for the module, a tab per test (a tab in a fresh context cost
+    ~1.5 s more of chromium's CPU: the app's scripts fetched and compiled again)."""
+    context = chromium.new_context(viewport={"width": 1280, "height": 1400})
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def _page(context):  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
-    context = chromium.new_context(viewport={"width": 1280, "height": 1400})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
-    return context, page
+    return page
 
 
-def test_a_double_click_on_start_run_creates_one_run(chromium, runlife_app) -> None:
+def test_a_double_click_on_start_run_creates_one_run(context, runlife_app) -> None:
     from playwright.sync_api import expect
 
     url, db_url = runlife_app
@@ -68,7 +78,7 @@ def test_a_double_click_on_start_run_creates_one_run(chromium, runlife_app) -> N
     def new_runs() -> int:
         return len([r for r in _runs(db_url) if r.id not in before])
 
-    context, page = _page(chromium)
+    page = _page(context)
     try:
         page.goto(f"{url}/stability")  # no run yet: the start form is open
         start = page.get_by_role("button", name="Start run", exact=True)
@@ -87,10 +97,10 @@ def test_a_double_click_on_start_run_creates_one_run(chromium, runlife_app) -> N
         assert new_runs() == 2
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     finally:
-        context.close()
+        page.close()
 
 
-def test_delete_run_asks_then_lists_the_runs_without_it(chromium, runlife_app) -> None:
+def test_delete_run_asks_then_lists_the_runs_without_it(context, runlife_app) -> None:
     from playwright.sync_api import expect
 
     from evalcore.store.db import make_engine
@@ -100,7 +110,7 @@ def test_delete_run_asks_then_lists_the_runs_without_it(chromium, runlife_app) -
     engine = make_engine(db_url)
     newest = seed_run(engine, 1, {i: [1, 0] for i in range(4)}, 2, model="m")
     engine.dispose()
-    context, page = _page(chromium)
+    page = _page(context)
     try:
         page.goto(f"{url}/results")
         page.get_by_role("button", name="Delete run", exact=True).click()
@@ -113,4 +123,4 @@ def test_delete_run_asks_then_lists_the_runs_without_it(chromium, runlife_app) -
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
         expect(page.get_by_text("not found", exact=False)).to_have_count(0)
     finally:
-        context.close()
+        page.close()

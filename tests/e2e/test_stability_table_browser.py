@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_browser import streamlit_server
+from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.e2e.test_journey import _pick
 
 pytestmark = pytest.mark.browser
@@ -42,7 +42,7 @@ def stability_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     dataset = seed_dataset(engine, "long", questions)
     seed_run(engine, dataset, {i: [1, i % 2, None if i == 3 else 1] for i in range(8)}, 3)
     engine.dispose()
-    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0"}) as url:
+    with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0", **NO_WARM_UP}) as url:
         yield url
 
 

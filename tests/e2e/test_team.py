@@ -46,6 +46,8 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     env = dict(os.environ, APP_PORTS=f"{ports['APP1']} {ports['APP2']}",
                OIDC_PORT=ports["OIDC"], PG_PORT=ports["PG"], MODEL_PORT=ports["MODEL"],
                MODEL_LATENCY="1.0", PY=str(REPO_ROOT / ".venv" / "bin" / "python"),
+               # one worker runs alice's run (the demo's second only idles: ~2 s of CPU)
+               WORKERS="1",
                # Not under pytest's tmp_path (0700): the postgres user must reach the cluster.
                DEMO_DIR=tempfile.mkdtemp(prefix="evalcore-team-demo-"))
     for key in ("EVALCORE_DB_URL", "EVALCORE_MODELS", "EVALCORE_HOME", "EVALCORE_USER"):
