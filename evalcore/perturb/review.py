@@ -37,7 +37,7 @@ from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD
 from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

@@ -20,7 +20,7 @@ from evalcore.runner.passes import run_pass
 from evalcore.runner.run import model_snapshot
 from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
 from evalcore.store import jobs, queries, run_items
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 ANALYSIS_STAGE = "analysis"
 

@@ -25,7 +25,7 @@ from evalcore.runner.run import model_snapshot
 from evalcore.scorers.meaning import meaning_request, MEANING_STAGE, pair_stage, parse_same
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 OPEN_SKIP = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types grouped by their extracted answer, never by meaning (as in the report)."""

@@ -28,7 +28,7 @@ from evalcore.runner.passes import run_pass
 from evalcore.runner.run import model_snapshot
 from evalcore.scorers.judge import judge_request, parse_verdict
 from evalcore.store import jobs, queries, run_items
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 REJUDGE_PREFIX = "rejudge"
 

@@ -38,7 +38,7 @@ from evalcore.runner.plan import RunSpec
 from evalcore.scorers.registry import score_answer
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 VARIANT_STAGE = "variant:"
 ORDER_STAGE = VARIANT_STAGE + "order:"

@@ -15,7 +15,7 @@ from sqlmodel import Session
 
 from evalcore.store.db import reader
 from evalcore.store.monitor_tables import AlertDelivery
-from evalcore.store.tables import utcnow
+from evalcore.store.types import utcnow
 
 INTERRUPTED = ("interrupted: the worker stopped while sending; not sent again, so that no "
                "second message can go out (check the channel)")
