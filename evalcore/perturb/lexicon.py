@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -179,7 +180,21 @@ def wordnet() -> Any:
     sense rules (`sense`) and the candidates (`word`) both read it: it lives here, below
     both, so neither imports the other for it."""
     ensure_language_env()
-    from nltk.corpus import wordnet as wn
+    import nltk.data
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
-    wn.ensure_loaded()
-    return wn
+    class _WordNet(WordNetCorpusReader):
+        def map_wn(self, version: str = "wordnet") -> None:
+            """No offset map. NLTK 3.9+ compares the loaded version ("3.0") with the corpus
+            name ("wordnet") and so maps WordNet onto itself on every load, reading
+            index.sense twice: 3 of the 4 s of CPU a load took (plus 2 s importing nltk). The
+            map serves only the multilingual data, and no OMW reader is given here."""
+            return None
+
+    try:
+        root = nltk.data.find("corpora/wordnet")
+    except LookupError:
+        root = nltk.data.find("corpora/wordnet.zip/wordnet/")
+    with warnings.catch_warnings():  # "multilingual functions are not available": none used
+        warnings.simplefilter("ignore", UserWarning)
+        return _WordNet(root, None)
