@@ -28,6 +28,7 @@ def test_sigterm_releases_a_cli_run_and_resume_sends_only_the_rest(engine, setti
     job = jobs.run_job(engine, run_id)
     assert job.status == "queued" and job.attempts == 0 and not jobs.lease_alive(job)
 
+    server.reconfigure(latency=0.0)  # the latency only kept the killed run under way
     server.reset_stats()
     resumed = cli_here(settings, "runs", "resume", str(run_id))  # no --force: nothing holds it
     assert resumed.returncode == 0, resumed.stderr
