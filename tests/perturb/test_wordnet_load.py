@@ -1,4 +1,4 @@
-"""WordNet loads without NLTK's map of WordNet 3.0 onto itself (3 s of CPU in every process
+"""WordNet loads without NLTK's map of WordNet 3.0 onto itself (2 s of CPU in every process
 that attacks or segments English: each worker of an attack job, each CLI attack, the app),
 and reads the same senses."""
 from __future__ import annotations

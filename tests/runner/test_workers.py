@@ -59,7 +59,7 @@ def wait_for(condition, timeout: float, what: str, explain=None):  # noqa: ANN00
                 + (f"\n{explain()}" if explain else ""))
 
 
-def wait_live(engine, *names: str, timeout: float = 60) -> None:  # noqa: ANN001
+def wait_live(engine, *names: str, timeout: float = 60) -> None:
     """Until each named worker wrote its first heartbeat: it runs its loop and polls the
     queue (a readiness probe, not a fixed sleep)."""
     from evalcore.store.workers import live_workers
@@ -68,14 +68,14 @@ def wait_live(engine, *names: str, timeout: float = 60) -> None:  # noqa: ANN001
              f"workers {', '.join(names)} to start")
 
 
-def pair(settings, url: str) -> dict[str, subprocess.Popen]:  # noqa: ANN001
+def pair(settings, url: str) -> dict[str, subprocess.Popen]:
     """Two workers started together, "a" and "b": whichever claims the job is signalled
     and the other, already polling, takes it over (its start-up overlaps the first's
     work instead of following the kill)."""
     return {name: start_worker(settings, url, name) for name in ("a", "b")}
 
 
-def owner_of(engine, job_id: int, procs: dict[str, subprocess.Popen]) -> str:  # noqa: ANN001
+def owner_of(engine, job_id: int, procs: dict[str, subprocess.Popen]) -> str:
     """The name of the worker holding job `job_id` (it must be one of `procs`)."""
     owner = jobs.get_job(engine, job_id).owner
     assert owner in procs, f"job {job_id} held by {owner!r}, not by {sorted(procs)}"
