@@ -18,11 +18,12 @@ from tests.runner.conftest import add_model, tagged_dataset
 from tests.runner.test_workers import db, start_worker, stop_all, wait_for  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
-PERIOD_S = 6
-"""Longer than a takeover (lease 3 s + a poll) plus a run (6 calls at 0.15 s), so the
-killed worker's run ends before the next due time and none is skipped."""
-DUE_TIMES = 4
-"""Two due times before the kill (it lands on a job held after the second period), the
+PERIOD_S = 5
+"""Longer than a takeover (lease 2 s, tests/runner/test_workers.LEASE_S, + a poll) plus a
+run (6 calls at 0.15 s), so the killed worker's run ends before the next due time and none
+is skipped."""
+DUE_TIMES = 3
+"""One due time before the kill (it lands on a job held after the first period), the
 killed one, and one after it made while the takeover finishes: every case the claim is
 about. More periods only add waiting (6 s each, on the serial group's worker)."""
 
@@ -55,7 +56,7 @@ def test_every_due_time_gets_one_run_with_a_worker_killed(db, settings):  # noqa
             with engine.begin() as conn:
                 conn.execute(update(Schedule).values(paused=False, next_due_at=first))
             def busy_worker():  # a worker holding a scheduled run with calls still to make
-                if utcnow() < first + timedelta(seconds=PERIOD_S * 2):
+                if utcnow() < first + timedelta(seconds=PERIOD_S):
                     return None
                 # a run near its end (or a run's creation, a few ms) could finish between
                 # this read and the kill: then nothing is taken over and the test proves

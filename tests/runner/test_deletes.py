@@ -34,8 +34,10 @@ def test_a_run_is_deleted_with_its_calls_and_jobs_but_not_while_it_runs(engine, 
 
 
 def test_a_dataset_with_attack_sets_is_refused_by_name(engine, dataset):
-    from evalcore.perturb.generate import make_attack_set
+    from evalcore.perturb.generate import create_attack_set
 
-    attack_set = make_attack_set(engine, dataset=dataset, level="char", limit=2)
-    with pytest.raises(EvalcoreError, match=f"attack set.*#{attack_set.id}.*delete them first"):
+    # the set as a queued generation leaves it (no item yet): what a delete must respect,
+    # without loading the attack's language data (3-6 s of CPU in a new process)
+    set_id = create_attack_set(engine, dataset=dataset, level="char", limit=2)
+    with pytest.raises(EvalcoreError, match=f"attack set.*#{set_id}.*delete them first"):
         delete_dataset(engine, dataset)

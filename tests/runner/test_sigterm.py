@@ -8,7 +8,7 @@ import signal
 import pytest
 
 from evalcore.store import jobs, queries
-from tests.runner.test_kill9 import cli, cli_run_under_way
+from tests.runner.test_kill9 import cli_here, cli_run_under_way
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
@@ -28,9 +28,9 @@ def test_sigterm_releases_a_cli_run_and_resume_sends_only_the_rest(engine, setti
     job = jobs.run_job(engine, run_id)
     assert job.status == "queued" and job.attempts == 0 and not jobs.lease_alive(job)
 
+    server.reconfigure(latency=0.0)  # the latency only kept the killed run under way
     server.reset_stats()
-    resumed = cli(settings, "runs", "resume", str(run_id))  # no --force: nothing holds it
-    out, err = resumed.communicate(timeout=120)
-    assert resumed.returncode == 0, err
+    resumed = cli_here(settings, "runs", "resume", str(run_id))  # no --force: nothing holds it
+    assert resumed.returncode == 0, resumed.stderr
     assert server.stats.requests == total - kept
     assert queries.count_calls(engine, run_id) == total

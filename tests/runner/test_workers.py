@@ -18,13 +18,19 @@ from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, tagged_dataset
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
-LEASE_S = 3.0
+LEASE_S = 2.0
+"""The shortest lease workers accept (`config.LEASE_FLOOR_S`), renewed every 0.67 s: each
+takeover here waits one out (3 s cost a second more per takeover; with 2 s the serial
+group passed twice in a row at load 5-10)."""
 TAKEOVER_SLACK_S = 10.0
 ROUNDS = 8
-IMPORT_ROWS = 250
-"""Rows of the shared attacked Math23K file the killed import checks (of its 500)."""
 """Rounds of each run in the takeover test: 80 calls at 50 ms on 4 slots, a second at
 least, so the victim still has work when the kill lands."""
+IMPORT_ROWS = 100
+"""Rows of the shared attacked Math23K file the killed import checks (of its 500). Each row
+costs ~20 ms of e5 CPU in the worker that imports it; the kill lands 2 s after the claim,
+while the worker still loads jieba and e5 (~4 s of CPU before the first row: a whole
+import of 100 rows took 7.6 s from claim to commit under load 3, 250 rows 13.4 s)."""
 
 
 def _env(settings, db_url: str) -> dict[str, str]:
@@ -51,6 +57,29 @@ def wait_for(condition, timeout: float, what: str, explain=None):  # noqa: ANN00
         time.sleep(0.05)
     pytest.fail(f"timed out after {timeout} s waiting for {what}"
                 + (f"\n{explain()}" if explain else ""))
+
+
+def wait_live(engine, *names: str, timeout: float = 60) -> None:
+    """Until each named worker wrote its first heartbeat: it runs its loop and polls the
+    queue (a readiness probe, not a fixed sleep)."""
+    from evalcore.store.workers import live_workers
+
+    wait_for(lambda: set(names) <= {w.name for w in live_workers(engine)}, timeout,
+             f"workers {', '.join(names)} to start")
+
+
+def pair(settings, url: str) -> dict[str, subprocess.Popen]:
+    """Two workers started together, "a" and "b": whichever claims the job is signalled
+    and the other, already polling, takes it over (its start-up overlaps the first's
+    work instead of following the kill)."""
+    return {name: start_worker(settings, url, name) for name in ("a", "b")}
+
+
+def owner_of(engine, job_id: int, procs: dict[str, subprocess.Popen]) -> str:
+    """The name of the worker holding job `job_id` (it must be one of `procs`)."""
+    owner = jobs.get_job(engine, job_id).owner
+    assert owner in procs, f"job {job_id} held by {owner!r}, not by {sorted(procs)}"
+    return owner
 
 
 def explain_workers(engine, settings, procs: dict[str, subprocess.Popen]) -> str:  # noqa: ANN001
@@ -167,6 +196,7 @@ def test_killed_worker_is_taken_over_and_no_call_is_sent_twice(db, settings):
             delay = time.monotonic() - killed_at
             assert LEASE_S / 2 <= delay <= LEASE_S + TAKEOVER_SLACK_S
             assert all(jobs.get_job(engine, o.id).attempts == 2 for o in taken)
+            server.reconfigure(latency=0.0)  # what is left is counted, not timed
             wait_for(lambda: all(queries.get_run(engine, r).status == "done" for r in run_ids),
                      120, "every run to finish", explain)
         finally:
@@ -206,24 +236,26 @@ def test_sigterm_releases_the_job_and_another_worker_continues_within_2_s(db, se
     with FaultServer(FaultConfig(latency=0.1)) as server:
         add_model(settings, server, concurrency=2)
         (run_id,) = _queue_runs(engine, settings, 1, questions=10, rounds=6)
-        first = start_worker(settings, url, "first")
-        second = None
+        procs = pair(settings, url)
         try:
             wait_for(lambda: queries.count_calls(engine, run_id) >= 4, 60, "progress")
-            second = start_worker(settings, url, "second")
-            time.sleep(2.0)  # let it start polling: it finds nothing to claim
-            first.send_signal(signal.SIGTERM)
-            assert first.wait(timeout=15) == 143
+            job_id = jobs.run_job(engine, run_id).id
+            first = owner_of(engine, job_id, procs)
+            (second,) = set(procs) - {first}
+            wait_live(engine, second)  # polling, and finding nothing to claim
+            procs[first].send_signal(signal.SIGTERM)
+            assert procs[first].wait(timeout=15) == 143
             released = time.monotonic()
-            wait_for(lambda: jobs.run_job(engine, run_id).owner == "second", 2.0 + 1.0,
+            wait_for(lambda: jobs.run_job(engine, run_id).owner == second, 2.0 + 1.0,
                      "the second worker to take the released run")
             assert time.monotonic() - released <= 2.0 + 0.5
+            server.reconfigure(latency=0.0)  # what is left is counted, not timed
             wait_for(lambda: queries.get_run(engine, run_id).status == "done", 60, "the end")
         finally:
-            stop_all([first] + ([second] if second else []))
+            stop_all(list(procs.values()))
         assert queries.count_calls(engine, run_id) == 60
         assert server.stats.requests == 60  # a release flushes every finished call first
-    log = (Path(settings.home) / "first.log").read_text()
+    log = (Path(settings.home) / f"{first}.log").read_text()
     assert "started" in log and "released" in log
 
 
@@ -258,19 +290,19 @@ def test_a_killed_rejudge_pass_is_taken_over_with_no_judgement_lost_or_repeated(
         add_model(settings, server, name="judge", concurrency=2)
         job_id = create_rejudge_job(engine, run_id, "judge", models_path=settings.models_path,
                                     sample=20, passes=3)
-        first = start_worker(settings, url, "first")
-        second = None
+        procs = pair(settings, url)
         try:
             wait_for(lambda: sum(c.stage.startswith("rejudge")
                                  for c in queries.run_calls(engine, run_id)) >= 10,
                      60, "some judgements stored")
-            first.send_signal(signal.SIGKILL)
-            first.wait(timeout=10)
-            second = start_worker(settings, url, "second")
+            victim = procs[owner_of(engine, job_id, procs)]
+            victim.send_signal(signal.SIGKILL)
+            victim.wait(timeout=10)
+            server.reconfigure(latency=0.0)  # what is left is counted, not timed
             wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 60,
                      "the pass to finish after takeover")
         finally:
-            stop_all([first] + ([second] if second else []))
+            stop_all(list(procs.values()))
     stored = [c for c in queries.run_calls(engine, run_id) if c.stage.startswith("rejudge")]
     units = {(c.item_id, c.round, c.stage) for c in stored}
     assert len(stored) == len(units) == 60
@@ -297,19 +329,18 @@ def test_a_killed_attack_generation_is_taken_over_with_every_item_stored_once(db
     job_id = create_attack_job(engine, dataset="codah", level="char", seed=3,
                                params={"similarity": False})
     set_id = int(jobs.get_job(engine, job_id).attack_set_id)
-    first = start_worker(settings, url, "first")
-    second = None
+    procs = pair(settings, url)
     try:
         wait_for(lambda: get_attack_set(engine, set_id).item_count >= 50, 120,
                  "a first batch stored")
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        victim = procs[owner_of(engine, job_id, procs)]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
         assert get_attack_set(engine, set_id).item_count < 500, "killed too late"
-        second = start_worker(settings, url, "second")
         wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 120,
                  "the generation to finish after takeover")
     finally:
-        stop_all([first] + ([second] if second else []))
+        stop_all(list(procs.values()))
     with engine.connect() as conn:
         sources = conn.execute(select(AttackItem.source_item_id, func.count())
                                .where(AttackItem.attack_set_id == set_id)
@@ -323,8 +354,8 @@ def test_a_killed_import_is_taken_over_and_stores_the_file_once(db, settings):
     """A worker importing the first IMPORT_ROWS rows of the shared attacked Math23K file
     (e5 similarity on) is killed with SIGKILL while it checks the rows; nothing of it is
     stored (one transaction), and another worker imports the file once from the bytes in
-    the database. Half the file: its e5 checks still run for seconds past the kill (two
-    batches of CHECK_BATCH), and the whole file cost 21 s of CPU per database."""
+    the database. A fifth of the file: its checks still run for seconds past the kill, and
+    the whole file cost 21 s of CPU per database."""
     import time
 
     from evalcore.perturb.sets import list_attack_sets
@@ -338,8 +369,7 @@ def test_a_killed_import_is_taken_over_and_stores_the_file_once(db, settings):
     lines = path.read_bytes().splitlines(keepends=True)
     data = b"".join(lines[:IMPORT_ROWS + 1])  # the header and the first rows, as they are
     job_id = create_import_job(engine, data, filename=path.name)
-    first = start_worker(settings, url, "first")
-    second = None
+    procs = pair(settings, url)
     try:
         def busy():  # claimed 2 s ago: loading jieba and e5, or checking rows
             job = jobs.get_job(engine, job_id)
@@ -347,14 +377,14 @@ def test_a_killed_import_is_taken_over_and_stores_the_file_once(db, settings):
                     and time.time() - job.started_at.timestamp() >= 2.0)
 
         wait_for(busy, 60, "the import to be under way")
-        first.send_signal(signal.SIGKILL)
-        first.wait(timeout=10)
+        victim = procs[owner_of(engine, job_id, procs)]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(timeout=10)
         assert list_attack_sets(engine) == [], "killed too late: the import had committed"
-        second = start_worker(settings, url, "second")
         wait_for(lambda: jobs.get_job(engine, job_id).status == "done", LEASE_S + 180,
                  "the import to finish after takeover")
     finally:
-        stop_all([first] + ([second] if second else []))
+        stop_all(list(procs.values()))
     (made,) = list_attack_sets(engine)
     job = jobs.get_job(engine, job_id)
     assert (made.item_count, made.params["job_id"], made.params["similarity_checked"]) == (

@@ -72,3 +72,35 @@ def test_every_pg_url_fixture_shares_one_cluster(pg_url: str) -> None:
     from tests.fakes.postgres import shared_cluster
 
     assert pg_url == f"{shared_cluster()}/evalcore_test"
+
+
+@pytest.mark.postgres
+def test_an_emptied_postgres_database_is_a_fresh_copy_again(pg_url: str) -> None:
+    """The store fixture hands a PostgreSQL database a test used on to the next test only
+    emptied: no row, every id starting at 1 again, the template's schema; a database whose
+    schema a test changed is dropped instead."""
+    from sqlalchemy import text
+
+    from tests.store import conftest as store_conftest
+    from tests.store.conftest import add_items
+
+    base = pg_url.rsplit("/", 1)[0]
+    name = store_conftest._migrated_database(base)
+    engine = db.make_engine(f"{base}/{name}")
+    first = add_items(engine, 3)
+    engine.dispose()
+    assert store_conftest._emptied(base, name)
+    assert store_conftest._EMPTIED[-1] == name
+    again = store_conftest._migrated_database(base)  # the same database, renamed
+    assert again != name and name not in store_conftest._EMPTIED
+    engine = db.make_engine(f"{base}/{again}")
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM item")).scalar() == 0
+        assert conn.execute(text("SELECT count(*) FROM dataset")).scalar() == 0
+    assert add_items(engine, 3) == first  # ids from 1 again, as in a new copy
+    with engine.begin() as conn:
+        conn.execute(text("ALTER TABLE item ADD COLUMN extra integer"))
+    engine.dispose()
+    assert not store_conftest._emptied(base, again)  # changed schema: not handed on
+    assert again not in store_conftest._EMPTIED
+    store_conftest._admin(base, f"DROP DATABASE IF EXISTS {again} WITH (FORCE)")
