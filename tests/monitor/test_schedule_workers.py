@@ -18,8 +18,8 @@ from tests.runner.conftest import add_model, tagged_dataset
 from tests.runner.test_workers import db, start_worker, stop_all, wait_for  # noqa: F401
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
-PERIOD_S = 5
-"""Longer than a takeover (lease 2 s, tests/runner/test_workers.LEASE_S, + a poll) plus a
+PERIOD_S = 6
+"""Longer than a takeover (lease 3 s, tests/runner/test_workers.LEASE_S, + a poll) plus a
 run (6 calls at 0.15 s), so the killed worker's run ends before the next due time and none
 is skipped."""
 DUE_TIMES = 3
