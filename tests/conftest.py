@@ -1,7 +1,10 @@
 """Shared fixtures. Under CI=true a missing dependency is a failure, never a silent skip."""
 from __future__ import annotations
 
+import contextlib
+import io
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,6 +109,23 @@ def require(condition: bool, why: str) -> None:
     if IN_CI:
         pytest.fail(f"missing test dependency under CI: {why}")
     pytest.skip(why)
+
+
+def cli_here(settings, *args: str) -> subprocess.CompletedProcess:
+    """The CLI in this process (`cli.main`, what `python -m evalcore` calls) on the test's
+    home (the `settings` fixture's), stdout and stderr captured, argparse's SystemExit read
+    as the exit code: a new Python per call costs ~1 s of CPU, so only a test whose claim
+    is about the process starts one."""
+    from evalcore import cli
+
+    assert os.environ["EVALCORE_HOME"] == str(settings.home)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 @pytest.fixture(autouse=True)

@@ -3,8 +3,6 @@ default, with a mark per change); who may change it and schedules; the CLI's one
 errors; `schedules list --json` says id, every, next_due and runs."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
 import subprocess
@@ -14,7 +12,7 @@ import pytest
 
 from evalcore.auth.identity import Actor
 from evalcore.auth.roles import PermissionDenied
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, cli_here
 from tests.fakes.stored_runs import seed_dataset, seed_run
 from tests.monitor.conftest import add_stability_schedule, needs
 from tests.pages.helpers import add_fake_model
@@ -24,21 +22,6 @@ QUESTIONS = [f"What is {i} plus {i}?" for i in range(4)]
 VIEWER = Actor(email="", name="vic", role="viewer")
 EVALUATOR = Actor(email="", name="eve", role="evaluator")
 REVIEWER = Actor(email="", name="rita", role="reviewer")
-
-
-def cli(settings, *args: str) -> subprocess.CompletedProcess:
-    """The CLI in this process (`cli.main`, what `python -m evalcore` calls) on the test's
-    home: a new Python per call cost ~1 s of CPU; the one-line errors keep a real process."""
-    from evalcore import cli as evalcore_cli
-
-    assert os.environ["EVALCORE_HOME"] == str(settings.home)  # the settings fixture's home
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = evalcore_cli.main(list(args))
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code if isinstance(exc.code, int) else 2
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def cli_process(settings, *args: str) -> subprocess.CompletedProcess:
@@ -71,9 +54,9 @@ def test_the_baseline_mark_moves_the_gates_relative_checks(engine, settings, thr
     gate = tmp_path / "gate.toml"
     gate.write_text(GATE)
     set_baseline(REVIEWER, engine, good)
-    before = cli(settings, "gate", "--run", str(low), "--config", str(gate))
+    before = cli_here(settings, "gate", "--run", str(low), "--config", str(gate))
     set_baseline(REVIEWER, engine, half)
-    after = cli(settings, "gate", "--run", str(low), "--config", str(gate))
+    after = cli_here(settings, "gate", "--run", str(low), "--config", str(gate))
     assert f"baseline: run {good}" in before.stdout
     assert "vs baseline 1:" in _regression(before.stdout)
     assert f"baseline: run {half}" in after.stdout
@@ -82,7 +65,7 @@ def test_the_baseline_mark_moves_the_gates_relative_checks(engine, settings, thr
     result = trend(engine, "sums", "mean_success_rate")
     assert [p["run_id"] for p in result["series"]["fake"] if p["baseline"]] == [half]
     assert [m["run_id"] for m in result["baseline_marks"]] == [good, half]
-    shown = cli(settings, "baseline", "show", "sums", "fake", "--json")
+    shown = cli_here(settings, "baseline", "show", "sums", "fake", "--json")
     info = json.loads(shown.stdout)
     assert info["run_id"] == half and [h["run_id"] for h in info["history"]] == [good, half]
     assert [h["set_by"] for h in info["history"]] == ["rita", "rita"]
@@ -122,19 +105,19 @@ def test_viewers_cannot_touch_schedules_evaluators_can(engine, settings, three_r
 
 def test_cli_add_list_pause_delete(engine, settings, three_runs):
     add_fake_model(settings)
-    added = cli(settings, "schedules", "add", "stability", "--every", "10m", "--dataset", "sums",
+    added = cli_here(settings, "schedules", "add", "stability", "--every", "10m", "--dataset", "sums",
                 "--model", "fake", "--webhook", "https://hooks.example.org/T0/B0/s3cr3t-token",
                 "--webhook-shape", "slack")
     assert added.returncode == 0, added.stderr
-    listed = json.loads(cli(settings, "schedules", "list", "--json").stdout)
+    listed = json.loads(cli_here(settings, "schedules", "list", "--json").stdout)
     assert [(s["id"], s["every"], s["runs"], s["paused"]) for s in listed] == [
         (1, "10m", [], False)]
     assert listed[0]["next_due"] and "s3cr3t" not in json.dumps(listed)
     assert listed[0]["channels"][0].startswith("webhook slack https://hooks.example.org/***")
-    assert cli(settings, "schedules", "pause", "1").returncode == 0
-    assert json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]["paused"]
-    assert "schedule 1 deleted" in cli(settings, "schedules", "delete", "1").stdout
-    assert "no schedules yet" in cli(settings, "schedules", "list").stdout
+    assert cli_here(settings, "schedules", "pause", "1").returncode == 0
+    assert json.loads(cli_here(settings, "schedules", "list", "--json").stdout)[0]["paused"]
+    assert "schedule 1 deleted" in cli_here(settings, "schedules", "delete", "1").stdout
+    assert "no schedules yet" in cli_here(settings, "schedules", "list").stdout
 
 
 @pytest.mark.parametrize("args,message", [
@@ -148,7 +131,7 @@ def test_cli_schedule_errors_are_one_line(engine, settings, three_runs, args, me
     """The first case in a real process (what only a process shows: nothing else on
     stderr, no traceback, the exit code); the others through `cli.main` in this one."""
     add_fake_model(settings)
-    run = cli_process if args[1] == "5w" else cli
+    run = cli_process if args[1] == "5w" else cli_here
     proc = run(settings, "schedules", "add", "stability", "--model", "fake", *args)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith("error: ") and message in proc.stderr
@@ -172,7 +155,7 @@ def test_schedule_list_names_the_runs_it_made(engine, settings, three_runs):
                 .returning(SCHEDULE_RUN.c.id)).scalar_one()
             update_schedule_run(conn, sr, status="created", run_id=run, verdict="pass")
     assert monitoring(engine)[0]["runs"] == [good, half]
-    out = cli(settings, "schedules", "list").stdout
+    out = cli_here(settings, "schedules", "list").stdout
     assert "runs   2  last pass" in out
 
 
@@ -180,29 +163,29 @@ def test_cli_edit_changes_period_and_channels_audited(engine, settings, three_ru
     from evalcore.auth.audit import list_events
 
     add_fake_model(settings)
-    assert cli(settings, "schedules", "add", "stability", "--every", "1h", "--dataset", "sums",
+    assert cli_here(settings, "schedules", "add", "stability", "--every", "1h", "--dataset", "sums",
                "--model", "fake", "--email", "a@example.org").returncode == 0
-    edited = cli(settings, "schedules", "edit", "1", "--every", "5m", "--webhook",
+    edited = cli_here(settings, "schedules", "edit", "1", "--every", "5m", "--webhook",
                  "https://hooks.example.org/x/secret-path-123", "--rounds", "3")
     assert edited.returncode == 0, edited.stderr and "every 5m" in edited.stdout
-    info = json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]
+    info = json.loads(cli_here(settings, "schedules", "list", "--json").stdout)[0]
     assert info["every"] == "5m" and info["params"]["rounds"] == 3
     assert [c.split()[0] for c in info["channels"]] == ["webhook"]
     event = [e for e in list_events(engine) if e.action == "schedule.edit"][0]
     assert event.detail["changed"] == ["channels", "cron", "every_s", "params"]
-    assert cli(settings, "schedules", "edit", "1", "--no-alerts").returncode == 0
-    assert json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]["channels"] == []
+    assert cli_here(settings, "schedules", "edit", "1", "--no-alerts").returncode == 0
+    assert json.loads(cli_here(settings, "schedules", "list", "--json").stdout)[0]["channels"] == []
 
 
 def test_cli_cron_schedules(engine, settings, three_runs):
     needs("cronsim")
     add_fake_model(settings)
-    added = cli(settings, "schedules", "add", "stability", "--cron", "0 6 * * *", "--dataset",
+    added = cli_here(settings, "schedules", "add", "stability", "--cron", "0 6 * * *", "--dataset",
                 "sums", "--model", "fake")
     assert added.returncode == 0, added.stderr
-    info = json.loads(cli(settings, "schedules", "list", "--json").stdout)[0]
+    info = json.loads(cli_here(settings, "schedules", "list", "--json").stdout)[0]
     assert info["every"] == "cron 0 6 * * *" and info["next_due"][11:19] == "06:00:00"
-    bad = cli(settings, "schedules", "edit", "1", "--cron", "99 * * * *")
+    bad = cli_here(settings, "schedules", "edit", "1", "--cron", "99 * * * *")
     assert bad.returncode == 2 and "five fields" in bad.stderr
 
 
@@ -223,8 +206,8 @@ def test_compare_one_run_uses_the_stored_baseline(engine, settings, three_runs):
     from evalcore.monitor.actions import set_baseline
 
     good, _, low = three_runs
-    alone = cli(settings, "compare", str(low))
+    alone = cli_here(settings, "compare", str(low))
     assert alone.returncode == 2 and "no stored baseline" in alone.stderr
     set_baseline(REVIEWER, engine, good)
-    out = json.loads(cli(settings, "compare", str(low), "--json").stdout)
+    out = json.loads(cli_here(settings, "compare", str(low), "--json").stdout)
     assert [r["run"]["id"] for r in out["runs"]] == [good, low]

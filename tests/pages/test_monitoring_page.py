@@ -3,13 +3,10 @@ schedule's last runs with verdicts and alerts, and its buttons act through evalc
 (audited, refused by role)."""
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import os
 from datetime import timedelta
 
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, cli_here
 from tests.fakes.stored_runs import seed_dataset, seed_run
 from tests.monitor.conftest import add_stability_schedule
 from tests.pages.helpers import add_fake_model, run_page, texts
@@ -18,16 +15,11 @@ PAGE = str(REPO_ROOT / "pages" / "monitoring.py")
 
 
 def _cli_list(settings) -> list[dict]:
-    """`python -m evalcore schedules list --json` on the test's home, run in this process
-    (`cli.main`, what the command calls: a new Python cost ~1 s of CPU a call; the
+    """`python -m evalcore schedules list --json` on the test's home, in this process (the
     claim is the same data on both sides, not the process)."""
-    from evalcore import cli
-
-    assert os.environ["EVALCORE_HOME"] == str(settings.home)  # the settings fixture's home
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        assert cli.main(["schedules", "list", "--json"]) == 0
-    return json.loads(out.getvalue())
+    listed = cli_here(settings, "schedules", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    return json.loads(listed.stdout)
 
 
 def _scheduled(engine, settings):

@@ -1,8 +1,6 @@
 """kill -9 a CLI run in the middle: finished calls survive and `runs resume` sends only the rest."""
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import signal
 import subprocess
@@ -12,7 +10,7 @@ import time
 import pytest
 
 from evalcore.store import queries
-from tests.conftest import REPO_ROOT
+from tests.conftest import REPO_ROOT, cli_here
 from tests.runner.conftest import add_model
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
@@ -24,23 +22,7 @@ def cli(settings, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def cli_here(settings, *args: str) -> subprocess.CompletedProcess:
-    """The CLI in this process (`cli.main`, what `python -m evalcore` calls): the resumes
-    are about what the database holds, not about a process (a new Python costs ~1 s of
-    CPU); the run they resume is killed in a real one."""
-    from evalcore import cli as evalcore_cli
-
-    assert os.environ["EVALCORE_HOME"] == str(settings.home)  # the settings fixture's home
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = evalcore_cli.main(list(args))
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code if isinstance(exc.code, int) else 2
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
-
-
-def cli_run_under_way(engine, settings, dataset, server):  # noqa: ANN001, ANN201
+def cli_run_under_way(engine, settings, dataset, server):
     """A 6 x 10-round CLI run at 100 ms a call, once it has stored 10 calls: (process, run id)."""
     server.reconfigure(latency=0.1)
     add_model(settings, server, concurrency=2)

@@ -8,7 +8,8 @@ import signal
 import pytest
 
 from evalcore.store import jobs, queries
-from tests.runner.test_kill9 import cli_here, cli_run_under_way
+from tests.conftest import cli_here
+from tests.runner.test_kill9 import cli_run_under_way
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 
