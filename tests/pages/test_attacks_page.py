@@ -395,9 +395,9 @@ def test_cards_say_why_a_degenerate_flag_fired(page_env, engine, attack_set):
     assert "`length_ratio`: length 2.70x the original" in captions
 
 
-def test_cards_show_the_attacked_options_diff(page_env, engine, attack_set):
-    """#25: a word attack that reached an option shows that option's diff under the
-    question, with the label, and the pair says where it was made."""
+def _option_c_attacked(engine, attack_set):
+    """The set's first item as a word attack that swapped one word of the question and
+    one of option C (紧张 -> 焦虑): the item."""
     from sqlalchemy import update
 
     from evalcore.store.tables import AttackItem, Item
@@ -410,6 +410,13 @@ def test_cards_show_the_attacked_options_diff(page_env, engine, attack_set):
                      .values(choices=["24元", "我会失败", "他很焦虑"]))
         conn.execute(update(AttackItem).where(AttackItem.id == first.id)
                      .values(pairs=[["买", "购", "question"], ["紧张", "焦虑", "option 2"]]))
+    return first
+
+
+def test_cards_show_the_attacked_options_diff(page_env, engine, attack_set):
+    """#25: a word attack that reached an option shows that option's diff under the
+    question, with the label, and the pair says where it was made."""
+    _option_c_attacked(engine, attack_set)
     at = open_page()
     captions = " ".join(str(c.value) for c in at.caption)
     assert "Option C" in captions and "Option B" not in captions
@@ -422,20 +429,11 @@ def test_the_card_edits_an_attacked_option_and_counts_swaps(page_env, engine, at
     """Walk 2026-11-27: the card could edit only the question, and after an edit the
     question's pairs lost their `(question)` tag. Each attacked option now has its own text
     area; the save stores it (derived item, log) and the line counts distinct swaps."""
-    from sqlalchemy import update
-
     from evalcore.perturb.review import review_log
     from evalcore.store.db import session_scope
-    from evalcore.store.tables import AttackItem, Item
+    from evalcore.store.tables import Item
 
-    first = items_by_position(engine, int(attack_set.id))[0]
-    with engine.begin() as conn:
-        conn.execute(update(Item).where(Item.id == first.source_item_id)
-                     .values(choices=["24元", "我会失败", "他很紧张"]))
-        conn.execute(update(Item).where(Item.id == first.attacked_item_id)
-                     .values(choices=["24元", "我会失败", "他很焦虑"]))
-        conn.execute(update(AttackItem).where(AttackItem.id == first.id)
-                     .values(pairs=[["买", "购", "question"], ["紧张", "焦虑", "option 2"]]))
+    first = _option_c_attacked(engine, attack_set)
     at = open_page(reviewer="carol")
     assert "2 swaps, in the question and 1 option" in " ".join(str(c.value) for c in at.caption)
     at.text_area(key=f"attacks.option.{first.id}.2").input("他很不安")
