@@ -1,12 +1,24 @@
 """A small maths dataset and a model on the fault server, shared by the runner tests."""
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.fault_server import FaultConfig, FaultServer
+
+
+async def until(condition, timeout: float = 5.0) -> bool:  # noqa: ANN001
+    """True once `condition()` holds, polled every 20 ms on the running loop; False after
+    `timeout` seconds (the caller asserts, with what it saw)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            return False
+        await asyncio.sleep(0.02)
+    return True
 
 QUESTIONS = [(f"Tom has {a} apples and buys {b} more. How many apples now?", a + b)
              for a, b in [(3, 4), (10, 5), (7, 8), (20, 22), (1, 1), (9, 30)]]

@@ -14,15 +14,7 @@ from evalcore.runner import budget
 from evalcore.runner.budget import ModelShare
 from evalcore.store import budget as store_budget
 from evalcore.store.tables import ModelBudget
-
-
-async def _until(condition, timeout: float = 5.0) -> bool:  # noqa: ANN001
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+from tests.runner.conftest import until
 
 
 def _holders(engine) -> dict[str, int]:  # noqa: ANN001
@@ -41,7 +33,7 @@ def test_a_holder_at_zero_slots_gets_a_dead_holders_slots_when_its_row_expires(e
     async def main() -> tuple[int, int]:
         async with ModelShare(engine, "m", "job1:answer", capacity=4) as gate:
             first = gate.cap
-            assert await _until(lambda: gate.cap == 4), gate.cap
+            assert await until(lambda: gate.cap == 4), gate.cap
             return first, gate.cap
 
     assert asyncio.run(main()) == (0, 4)
@@ -71,7 +63,7 @@ def test_a_sync_running_when_the_share_ends_leaves_no_row_behind(engine, monkeyp
 
     async def main() -> None:
         async with ModelShare(engine, "m", "job1:answer", capacity=4):
-            assert await _until(lambda: len(calls) > 1)  # the periodic sync has begun
+            assert await until(lambda: len(calls) > 1)  # the periodic sync has begun
             asyncio.get_running_loop().call_later(0.3, go.set)  # and ends after 0.3 s
         # the share ended; its last sync has ended too, whenever the thread finished
         assert await asyncio.to_thread(synced.wait, 10)
@@ -104,10 +96,10 @@ def test_a_share_paused_by_failed_syncs_resumes_when_the_database_answers_again(
         async with ModelShare(engine, "m", "job1:answer", capacity=3) as gate:
             caps.append(gate.cap)
             failing.set()
-            assert await _until(lambda: gate.cap == 0), gate.cap
+            assert await until(lambda: gate.cap == 0), gate.cap
             caps.append(gate.cap)
             failing.clear()
-            assert await _until(lambda: gate.cap == 3), gate.cap
+            assert await until(lambda: gate.cap == 3), gate.cap
             caps.append(gate.cap)
         return caps
 

@@ -9,15 +9,7 @@ import pytest
 
 from evalcore.runner import budget
 from evalcore.runner.budget import ModelShare
-
-
-async def _until(condition, timeout: float = 3.0) -> bool:  # noqa: ANN001
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            return False
-        await asyncio.sleep(0.02)
-    return True
+from tests.runner.conftest import until
 
 
 async def _hold(gate, release: asyncio.Event) -> None:  # noqa: ANN001
@@ -38,14 +30,14 @@ def test_slots_given_back_reach_the_waiting_holder_without_a_periodic_sync(
         async with first as gate1:
             releases = [asyncio.Event() for _ in range(8)]
             calls = [asyncio.create_task(_hold(gate1, r)) for r in releases]
-            assert await _until(lambda: gate1.in_flight == 8)
+            assert await until(lambda: gate1.in_flight == 8)
             async with second as gate2:
                 assert gate2.cap == 0  # every slot is in use by the first holder
                 await first._sync()  # its periodic sync: its share is 4 now
                 assert gate1.cap == 4
                 for release in releases[:4]:
                     release.set()  # four calls end: the first holder is down to its share
-                assert await _until(lambda: gate2.cap == 4), gate2.cap
+                assert await until(lambda: gate2.cap == 4), gate2.cap
                 for release in releases[4:]:
                     release.set()
                 await asyncio.gather(*calls)
@@ -60,7 +52,7 @@ def test_the_tail_of_a_run_hands_its_unwanted_slots_to_the_others(engine, slow_p
         async with first as gate1, second as gate2:
             assert (gate1.cap, gate2.cap) == (8, 0)
             first.want_at_most(2)  # two calls left to make: six slots go to the other
-            assert await _until(lambda: gate2.cap == 6), gate2.cap
+            assert await until(lambda: gate2.cap == 6), gate2.cap
             assert gate1.cap == 2  # its own sync lowered its cap to what it still wants
 
     asyncio.run(main())
