@@ -9,7 +9,9 @@ import string
 from datetime import timedelta
 
 import pytest
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 from sqlalchemy import update
 
 from evalcore.auth.identity import Actor
@@ -19,8 +21,8 @@ from evalcore.store.monitor_tables import Schedule
 from evalcore.store.tables import utcnow
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.fakes.receivers import SmtpReceiver, WebhookReceiver
-from tests.report.test_fairness_report import biased, fair, suite  # noqa: F401
 from tests.monitor.conftest import needs
+from tests.report.test_fairness_report import biased, fair, suite  # noqa: F401
 from tests.runner.conftest import add_model
 
 GATE = {"absolute": {"spd_max": 0.1},
@@ -205,16 +207,16 @@ def test_smtp_down_is_recorded_with_the_reason(engine, fast_retries, monkeypatch
 
 
 def test_test_alert_from_the_cli_reaches_each_channel(engine, settings, fast_retries):
-    from tests.monitor.test_baseline_cli import cli
-    from tests.pages.helpers import add_fake_model
+    from tests.conftest import cli_here
     from tests.fakes.stored_runs import seed_dataset
+    from tests.pages.helpers import add_fake_model
 
     add_fake_model(settings)
     seed_dataset(engine, "sums", ["What is 1 plus 1?"])
     with WebhookReceiver() as hook:
-        assert cli(settings, "schedules", "add", "stability", "--every", "1d", "--dataset",
+        assert cli_here(settings, "schedules", "add", "stability", "--every", "1d", "--dataset",
                    "sums", "--model", "fake", "--webhook", hook.url).returncode == 0
-        sent = cli(settings, "schedules", "test-alert", "1")
+        sent = cli_here(settings, "schedules", "test-alert", "1")
     assert sent.returncode == 0, sent.stderr
     assert sent.stdout.startswith("sent    webhook plain http://127.0.0.1")
     assert [b["event"] for b in hook.bodies] == ["test"]
