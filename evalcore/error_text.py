@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from evalcore.errors import EvalcoreError
 from evalcore.masking import mask_text
+from evalcore.values import problem
 
 SHOWN_ITEMS = 10
 """How many names (columns, values) a message lists before 'and N more'."""
@@ -99,6 +100,8 @@ def describe_error(exc: BaseException) -> str | None:
         text = "the output was closed before everything was written (broken pipe)"
     elif type(exc).__name__ == "ValidationError" and module.startswith("pydantic"):
         text = _validation_text(exc)  # type: ignore[arg-type]
+    elif type(exc).__name__ == "ValidationError" and module.startswith("msgspec"):
+        text = f"invalid setting: {problem(exc)} (see --help for allowed values)"  # type: ignore[arg-type]
     elif module.startswith(("sqlalchemy", "sqlite3", "psycopg")) and isinstance(exc, Exception):
         text = _database_text(exc)
     elif isinstance(exc, OSError):
