@@ -18,7 +18,7 @@ from evalcore.perturb.counterfactual import (dump_templates, generate_suite, lis
 from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair_view,
                                       require_fairness_dataset, violations_for)
 from evalcore.report.gates import gate_any
-from evalcore.runner.plan import RunSpec
+from evalcore.runner.plan import RunSpec, run_spec
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -46,11 +46,11 @@ def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
     require_fairness_dataset(engine, dataset)
     if temperature is None and samples > 1:
         temperature = DEFAULT_TEMPERATURE
-    return RunSpec(kind=kind, dataset=suite, model=model, rounds=samples,
-                   temperature=temperature, created_by=created_by, name=name, limit=limit,
-                   concurrency=concurrency,
-                   template=RAW_PROMPT if dataset.task_type == "open" else None,
-                   extra={"suite_format": dataset.format})
+    return run_spec(dict(kind=kind, dataset=suite, model=model, rounds=samples,
+                         temperature=temperature, created_by=created_by, name=name,
+                         limit=limit, concurrency=concurrency,
+                         template=RAW_PROMPT if dataset.task_type == "open" else None,
+                         extra={"suite_format": dataset.format}))
 
 
 def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int = 1,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -14,6 +15,7 @@ from evalcore.report.fairness_figures import gate_table
 from evalcore.report.fairness_view import records_frame
 from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.store import queries
+from evalcore.values import validated
 from evalcore.markup import md
 from pages import _shared
 
@@ -26,7 +28,7 @@ def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, t
           state: tuple[str, int]) -> dict[str, Any]:
     result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
                       baseline_id=baseline_id, threshold=threshold)
-    return result.model_dump()
+    return msgspec.to_builtins(result)
 
 
 def _run_label(run: Any, names: dict[int, str]) -> str:
@@ -38,7 +40,7 @@ def _run_label(run: Any, names: dict[int, str]) -> str:
 def gate_headline(verdict: dict[str, Any]) -> None:
     """The gate's verdict in the words of the headline card, the CLI and the trust report:
     PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
-    result = GateResult.model_validate(verdict)
+    result = validated(GateResult, verdict)
     show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
     show(f"Gate {verdict_line(result)}")
 

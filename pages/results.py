@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
@@ -340,8 +341,8 @@ def calls_view(run_id: int) -> None:
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
           state: tuple[str, int]) -> dict[str, Any]:
-    return gate_any(_shared.engine(), run_id, load_gate_config(config_text),
-                    baseline_id=baseline_id).model_dump()
+    return msgspec.to_builtins(gate_any(_shared.engine(), run_id, load_gate_config(config_text),
+                                        baseline_id=baseline_id))
 
 
 def gate_view(run_id: int, kind: str) -> None:

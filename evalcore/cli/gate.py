@@ -37,6 +37,9 @@ def _gate(args: argparse.Namespace) -> int:
     if args.json:
         import json
 
+        import msgspec
+
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({**result.model_dump(), "verdict": verdict_of(result)}, fh, indent=2)
+            json.dump({**msgspec.to_builtins(result), "verdict": verdict_of(result)}, fh,
+                      indent=2)
     return 0 if result.passed else 1

@@ -23,10 +23,11 @@ NAME = "stability"
 
 def build(engine: "Engine", params: Mapping[str, Any]) -> tuple["RunSpec", None]:
     """The run spec from the form / flags: the RunSpec fields themselves (dataset, model,
-    rounds, judge, schedule, prompt_style, template, limit, ...); the dataset's items."""
-    from evalcore.runner.plan import RunSpec
+    rounds, judge, schedule, prompt_style, template, limit, ...), checked (`run_spec`);
+    the dataset's items."""
+    from evalcore.runner.plan import run_spec
 
-    return RunSpec(**{**params, "kind": NAME}), None
+    return run_spec({**params, "kind": NAME}), None
 
 
 def report(engine: "Engine", run_id: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import all_kinds
@@ -76,7 +76,7 @@ class GateError(EvalcoreError):
     """A gate config cannot be used (message names the key and the known metrics)."""
 
 
-class Check(BaseModel):
+class Check(msgspec.Struct, kw_only=True):
     """One line of the verdict."""
 
     name: str
@@ -86,18 +86,25 @@ class Check(BaseModel):
     detail: str = ""
 
 
-class GateResult(BaseModel):
-    """passed = every check passed; checks in config order, absolute before relative."""
+class GateResult(msgspec.Struct, kw_only=True):
+    """passed = every check passed; checks in config order, absolute before relative.
+
+    A stored or cached verdict (a dict) becomes one again through `evalcore.values.validated`,
+    which also makes its checks `Check`s."""
 
     passed: bool
-    checks: list[Check] = Field(default_factory=list)
+    checks: list[Check] = msgspec.field(default_factory=list)
 
     def failed(self) -> list[Check]:
         return [c for c in self.checks if not c.passed]
 
 
-class GateConfig(BaseModel):
-    absolute: dict[str, tuple[str, Literal["max", "min"], float]] = Field(default_factory=dict)
+class GateConfig(msgspec.Struct, kw_only=True):
+    """A checked gate config: only `load_gate_config` makes one from a file, text or dict
+    (it names the file and key of what is wrong)."""
+
+    absolute: dict[str, tuple[str, Literal["max", "min"], float]] = msgspec.field(
+        default_factory=dict)
     """key -> (metric, max|min, threshold)."""
     max_regression: Optional[float] = None
     min_delta: float = 0.0

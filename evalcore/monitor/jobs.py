@@ -13,6 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import msgspec
+
 from evalcore.config import load_settings
 from evalcore.metrics.gate import load_gate_config
 from evalcore.monitor.alerts import build_message, deliver
@@ -65,7 +67,7 @@ def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any
     baseline = baseline_for_run(engine, int(run.id)) if config.max_regression is not None \
         else None
     result = gate_any(engine, int(run.id), config, baseline_id=baseline)
-    return verdict_of(result), [c.model_dump() for c in result.checks], baseline
+    return verdict_of(result), [msgspec.to_builtins(c) for c in result.checks], baseline
 
 
 async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:

@@ -27,7 +27,7 @@ import random
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
@@ -56,29 +56,28 @@ _CHUNK = 50
 """Questions attacked per worker-thread hop (progress is reported between hops)."""
 
 
-class AttackResult(BaseModel):
-    """One attacked question, with what changed and what a reviewer must look at."""
-
-    model_config = ConfigDict(frozen=True)
+class AttackResult(msgspec.Struct, frozen=True, kw_only=True):
+    """One attacked question, with what changed and what a reviewer must look at. Made
+    only by this module (`_result`), from checked parts: the plain constructor."""
 
     attacked: str
     """The attacked question text (the original when the attack failed)."""
     attack_num: int
     """Edits made: noise insertions and typos, replaced words, or 1 for a back-translation."""
-    pairs: list[tuple[str, str]] = Field(default_factory=list)
+    pairs: list[tuple[str, str]] = msgspec.field(default_factory=list)
     """(original word, replacement) for word attacks."""
-    where: list[str] = Field(default_factory=list)
+    where: list[str] = msgspec.field(default_factory=list)
     """Per pair, where it was made: "question", "option N" (0-based index in the item's
     choices) or several of them, ", "-joined (word level; empty for the other levels)."""
-    choices: list[str] = Field(default_factory=list)
+    choices: list[str] = msgspec.field(default_factory=list)
     """The attacked options, in the item's order (empty when the options were not
     attacked: other levels, non-choice items, options glued into the question)."""
     similarity: float | None = None
     """e5 cosine of original and attacked question (None when not computed)."""
-    flags: list[str] = Field(default_factory=list)
+    flags: list[str] = msgspec.field(default_factory=list)
     """guard.FLAGS raised; a flagged item needs review before use."""
     level: str
-    details: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = msgspec.field(default_factory=dict)
     """Language, seed, params and the edits, per level."""
 
 

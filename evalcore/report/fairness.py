@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping, Optional
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset, list_datasets
@@ -423,7 +424,7 @@ def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     unmeasured = [c.name for c in failed if c.value is None]
     verdict = verdict_of(result)
     return {"verdict": verdict, "config": config, "checks": len(result.checks),
-            "failed": [c.model_dump() for c in failed], "unmeasured": unmeasured}
+            "failed": [msgspec.to_builtins(c) for c in failed], "unmeasured": unmeasured}
 
 
 MIN_DECIDED = 10

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from evalcore.metrics.fairness import group_of
 
 if TYPE_CHECKING:
@@ -63,7 +65,7 @@ def gate_table(result: GateResult | Mapping[str, Any]) -> list[dict[str, Any]]:
     checks = result.checks if hasattr(result, "checks") else result.get("checks", [])
     rows = []
     for check in checks:
-        c = check.model_dump() if hasattr(check, "model_dump") else dict(check)
+        c = msgspec.structs.asdict(check) if isinstance(check, msgspec.Struct) else dict(check)
         rows.append({"check": c["name"], "value": c["value"], "threshold": c["threshold"],
                      "passed": c["passed"], "detail": c["detail"]})
     return rows

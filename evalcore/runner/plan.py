@@ -5,9 +5,12 @@ the database already holds, so a resumed run can never send a stored call again.
 """
 from __future__ import annotations
 
-from typing import Iterable, Iterator, Literal, Optional
+from typing import Annotated, Any, Iterable, Iterator, Literal, Optional
 
-from pydantic import BaseModel, Field
+import msgspec
+
+from evalcore.errors import RunError
+from evalcore.values import ValidationError, problem, validated
 
 Schedule = Literal["sequential", "question", "round"]
 """How a run's (question, round) calls go out; all three keep every answer:
@@ -21,15 +24,18 @@ Schedule = Literal["sequential", "question", "round"]
 """
 
 
-class RunSpec(BaseModel):
-    """Everything needed to start (and later resume) an evaluation run."""
+class RunSpec(msgspec.Struct, kw_only=True):
+    """Everything needed to start (and later resume) an evaluation run.
+
+    The constructor checks no ranges: a spec from a form, flags or a stored config is made
+    by `run_spec`, which does."""
 
     kind: str = "stability"
     dataset: str
     """Dataset name (or numeric id as text)."""
     model: str
     """Model name from models.toml."""
-    rounds: int = Field(default=1, ge=1, le=100)
+    rounds: Annotated[int, msgspec.Meta(ge=1, le=100)] = 1
     judge: str = "rules"
     """`rules` (the task type's scorer) or the name of a judge model."""
     schedule: Schedule = "question"
@@ -37,21 +43,33 @@ class RunSpec(BaseModel):
     prompt_style: Literal["zero", "few"] = "zero"
     template: Optional[str] = None
     """A custom prompt template (placeholders as in evalcore.prompt); None = the task type's default."""
-    limit: Optional[int] = Field(default=None, ge=1)
+    limit: Optional[Annotated[int, msgspec.Meta(ge=1)]] = None
     """Use only the first K items."""
     item_ids: Optional[list[int]] = None
     """Use only these items (after `limit`)."""
-    concurrency: Optional[int] = Field(default=None, ge=1, le=1000)
+    concurrency: Optional[Annotated[int, msgspec.Meta(ge=1, le=1000)]] = None
     """Override the model's concurrency for this run."""
-    temperature: Optional[float] = Field(default=None, ge=0, le=2)
+    temperature: Optional[Annotated[float, msgspec.Meta(ge=0, le=2)]] = None
     """Override the model's temperature for this run."""
-    budget: Optional[float] = Field(default=None, gt=0)
+    budget: Optional[Annotated[float, msgspec.Meta(gt=0)]] = None
     """Stop the run (cancelled, resumable) before its calls would cost more than this
     (in the currency of the models' `price_in` / `price_out`); None = no limit."""
     name: str = ""
     created_by: str = ""
-    extra: dict = Field(default_factory=dict)
+    extra: dict = msgspec.field(default_factory=dict)
     """Kind-specific settings (e.g. attack set id) that the generic runner carries along."""
+
+
+def run_spec(data: Any) -> RunSpec:
+    """`data` (a form's / flags' fields, a stored run config's "spec") as a checked
+    `RunSpec`: types, ranges (rounds 1-100, concurrency 1-1000, temperature 0-2, budget
+    > 0, limit >= 1) and the schedule / prompt style. Raises RunError naming the field and
+    what is allowed, never the value."""
+    try:
+        return validated(RunSpec, data)
+    except ValidationError as exc:
+        raise RunError(f"invalid run setting: {problem(exc, RunSpec)} (see --help for "
+                       "allowed values)") from None
 
 
 Unit = tuple[int, int]

@@ -19,7 +19,7 @@ from evalcore.dataset import get_dataset
 from evalcore.errors import RunError
 from evalcore.perturb.review import list_attack_items
 from evalcore.perturb.sets import get_attack_set
-from evalcore.runner.plan import RunSpec
+from evalcore.runner.plan import RunSpec, run_spec
 
 
 def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
@@ -63,11 +63,11 @@ def robustness_spec(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]]
     clean_ids = list(dict.fromkeys(p[1] for p in pairs))
     attacked_ids = list(dict.fromkeys(p[2] for p in pairs))
     set_ids = list(dict.fromkeys(p[3] for p in pairs))
-    spec = RunSpec(kind=kind, dataset=source.name, model=model, rounds=rounds,
-                   judge=judge, prompt_style=prompt_style, template=template,  # type: ignore[arg-type]
-                   schedule=schedule, concurrency=concurrency,  # type: ignore[arg-type]
-                   temperature=temperature, name=name, created_by=created_by,
-                   extra={"attack_set_ids": set_ids, "pairs": pairs})
+    spec = run_spec(dict(kind=kind, dataset=source.name, model=model, rounds=rounds,
+                         judge=judge, prompt_style=prompt_style, template=template,
+                         schedule=schedule, concurrency=concurrency,
+                         temperature=temperature, name=name, created_by=created_by,
+                         extra={"attack_set_ids": set_ids, "pairs": pairs}))
     return spec, clean_ids + attacked_ids
 
 

@@ -23,7 +23,7 @@ from evalcore.runner.budget_guard import run_budget
 from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
-from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units
+from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units, run_spec
 from evalcore.scorers.base import Score
 from evalcore.scorers.judge import judge_request, parse_verdict
 from evalcore.scorers.registry import score_answer
@@ -135,7 +135,7 @@ def _now():  # noqa: ANN202 - tiny alias keeps call sites short
 
 def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
-    spec = RunSpec.model_validate(run.config["spec"])
+    spec = run_spec(run.config["spec"])
     models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
     slots = spec.concurrency or model.concurrency

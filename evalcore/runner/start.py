@@ -5,6 +5,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+import msgspec
 from sqlalchemy.engine import Connection, Engine
 
 from evalcore.auth import audit
@@ -15,7 +16,7 @@ from evalcore.providers.client import run_closing_clients
 from evalcore.providers.registry import get_model
 from evalcore.runner.jobs import execute_job
 import evalcore.runner.kinds  # noqa: F401 - registers the handlers
-from evalcore.runner.plan import RunSpec
+from evalcore.runner.plan import RunSpec, run_spec
 from evalcore.runner.run import RunProgress, model_snapshot
 from evalcore.runner.worker import worker_id
 from evalcore.scorers.readiness import require_references
@@ -49,8 +50,11 @@ def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
     run's creator) and the `submit_key` (`store.submissions.once`: the same key returns
     the first run) are one transaction: a process dying half-way stores none of them.
     """
+    # checked again here, the one door to the database: a spec built in code with the
+    # plain constructor (which checks no ranges) is refused like one from a form
+    spec = run_spec(msgspec.structs.asdict(spec))
     if actor is not None:
-        spec = spec.model_copy(update={"created_by": actor.attribution(spec.created_by)})
+        spec = msgspec.structs.replace(spec, created_by=actor.attribution(spec.created_by))
 
     def make(conn: Connection) -> int:
         run_id = _insert_run(conn, spec, models_path, item_ids)
@@ -80,7 +84,7 @@ def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
     if not item_ids:
         raise RunError(f"dataset {dataset.name!r} has no items to evaluate "
                        f"(limit={spec.limit}, item_ids={spec.item_ids}); pick other items")
-    config = {"spec": spec.model_dump(),
+    config = {"spec": msgspec.structs.asdict(spec),
               "models": {name: model_snapshot(cfg) for name, cfg in models.items()}}
     prompts = _checked_prompts(conn, item_ids, spec, dataset.name)
     run = queries.create_run(conn, kind=spec.kind, name=spec.name, dataset_id=dataset.id,
@@ -302,5 +306,6 @@ def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:
     """Change a run's spending limit (kept in its spec), e.g. before resuming a run that
     stopped at its budget."""
     run = queries.get_run(engine, run_id)
-    spec = RunSpec.model_validate({**run.config["spec"], "budget": budget})
-    queries.update_run(engine, run_id, config={**run.config, "spec": spec.model_dump()})
+    spec = run_spec({**run.config["spec"], "budget": budget})
+    queries.update_run(engine, run_id,
+                       config={**run.config, "spec": msgspec.structs.asdict(spec)})

@@ -34,7 +34,7 @@ from evalcore.prompt.variants import (
 )
 from evalcore.providers.base import ChatRequest, ModelConfig
 from evalcore.runner.passes import run_pass
-from evalcore.runner.plan import RunSpec
+from evalcore.runner.plan import run_spec
 from evalcore.scorers.registry import score_answer
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
@@ -147,7 +147,7 @@ async def variants_job(ctx: Any) -> dict[str, Any]:
     """The job handler: ask every variant not stored yet with the run's model."""
     run_id = int(ctx.job.run_id)
     run = await asyncio.to_thread(queries.get_run, ctx.engine, run_id)
-    spec = RunSpec.model_validate(run.config["spec"])
+    spec = run_spec(run.config["spec"])
     model = ModelConfig.model_validate(run.config["models"][spec.model])
     if spec.temperature is not None:
         model = model.model_copy(update={"temperature": spec.temperature})

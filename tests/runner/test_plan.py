@@ -1,4 +1,5 @@
-from evalcore.runner.plan import RunSpec, plan_units
+from evalcore.errors import RunError
+from evalcore.runner.plan import run_spec, plan_units
 
 import pytest
 
@@ -21,10 +22,10 @@ def test_stored_calls_are_never_planned_again(schedule):
 
 
 def test_spec_bounds_rounds():
-    with pytest.raises(ValueError):
-        RunSpec(dataset="d", model="m", rounds=101)
-    with pytest.raises(ValueError):
-        RunSpec(dataset="d", model="m", rounds=0)
+    with pytest.raises(RunError, match="rounds"):
+        run_spec(dict(dataset="d", model="m", rounds=101))
+    with pytest.raises(RunError, match="rounds"):
+        run_spec(dict(dataset="d", model="m", rounds=0))
 
 
 def test_a_run_is_stale_when_its_last_sign_of_life_is_old():
