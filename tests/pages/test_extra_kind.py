@@ -24,9 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def build(engine: Any, params: Mapping[str, Any]) -> tuple[Any, None]:
     """The spec from the CLI flags (a page form would pass the same dict)."""
-    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.plan import run_spec
 
-    return RunSpec(**{**params, "kind": NAME}), None
+    return run_spec({**params, "kind": NAME}), None
 
 
 def report(engine: Any, run_id: int) -> dict[str, Any]:
