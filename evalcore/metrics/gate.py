@@ -149,7 +149,7 @@ def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
                         "[relative]")
     absolute: dict[str, tuple[str, Literal["max", "min"], float]] = {}
     missing = "fail"
-    for key, value in dict(data.get("absolute", {})).items():
+    for key, value in _section(data, "absolute", name).items():
         if key == "missing":
             if value not in ("skip", "fail"):
                 raise GateError(f"{name}: [absolute] missing must be \"skip\" or \"fail\"")
@@ -157,7 +157,7 @@ def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
             continue
         metric, kind = _metric_name(key, name)
         absolute[key] = (metric, kind, _number(value, f"[absolute] {key}", name))
-    relative = dict(data.get("relative", {}))
+    relative = _section(data, "relative", name)
     extra = set(relative) - {"max_regression", "min_delta"}
     if extra:
         raise GateError(f"{name}: unknown [relative] key(s) {sorted(extra)}; use "
@@ -168,6 +168,16 @@ def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
                           share, "[relative] max_regression", name),
                       min_delta=_number(relative.get("min_delta", 0.0), "[relative] min_delta",
                                         name))
+
+
+def _section(data: Mapping[str, Any], section: str, source: str) -> dict[str, Any]:
+    """The `[section]` table; a GateError naming the file when it is something else
+    (`absolute = 3` at the top of the file)."""
+    table = data.get(section, {})
+    if not isinstance(table, Mapping):
+        raise GateError(f"{source}: [{section}] must be a table of keys (see "
+                        f"data/gate.example.toml), not a {type(table).__name__}")
+    return dict(table)
 
 
 def _number(value: Any, key: str, source: str) -> float:

@@ -1,0 +1,90 @@
+"""A gate config is user input (a TOML file, the page's text box, a schedule's stored gate):
+whatever it holds, `load_gate_config` gives a checked `GateConfig` or one `GateError` that
+names the file; a verdict round-trips through the page's cache and the JSON it writes."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from evalcore.metrics.gate import (Check, GateConfig, GateError, GateResult, evaluate_gate,
+                                   load_gate_config)
+from evalcore.values import ValidationError, validated
+
+SCALARS = st.one_of(st.booleans(), st.integers(-10**9, 10**9), st.floats(),
+                    st.text(max_size=12), st.sampled_from(["skip", "fail"]))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=8), inner, max_size=3)),
+    max_leaves=6)
+KEYS = st.one_of(st.sampled_from(["spd_max", "overall_min", "eod_max", "di_min", "missing",
+                                  "parse_rate_min", "speed_max"]), st.text(max_size=12))
+SECTION = st.one_of(st.dictionaries(KEYS, VALUES, max_size=4), VALUES)
+RELATIVE = st.one_of(st.dictionaries(st.sampled_from(["max_regression", "min_delta", "x"]),
+                                     VALUES, max_size=3), VALUES)
+CONFIGS = st.dictionaries(st.sampled_from(["absolute", "relative", "abs"]),
+                          st.one_of(SECTION, RELATIVE), max_size=3)
+
+
+def _checked(config: GateConfig) -> None:
+    assert config.missing in ("skip", "fail")
+    for key, (metric, kind, limit) in config.absolute.items():
+        assert isinstance(key, str) and kind in ("max", "min") and type(limit) is float
+    assert config.max_regression is None or type(config.max_regression) is float
+    assert type(config.min_delta) is float
+
+
+@settings(max_examples=400, deadline=None)
+@given(CONFIGS)
+def test_any_parsed_config_is_checked_or_one_gate_error(data: dict[str, Any]) -> None:
+    try:
+        config = load_gate_config(data)
+    except GateError as exc:
+        assert str(exc).startswith("gate config: ") and "\n" not in str(exc).strip()
+        return
+    _checked(config)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("absolute = 3\n", "[absolute]"),
+    ("relative = \"x\"\n", "[relative]"),
+    ("[absolute]\nspd_max = [1]\n", "[absolute] spd_max"),
+    ("[relative]\nmin_delta = \"a\"\n", "[relative] min_delta"),
+])
+def test_a_gate_file_error_names_the_file_and_the_key(tmp_path: Path, text: str,
+                                                      key: str) -> None:
+    path = tmp_path / "gate.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(GateError) as caught:
+        load_gate_config(path)
+    assert str(caught.value).startswith(f"{path}: ") and key in str(caught.value)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.dictionaries(st.sampled_from(["spd", "eod", "overall_score", "parse_rate"]),
+                       st.one_of(st.none(), st.floats(-1e6, 1e6)), max_size=4))
+def test_a_verdict_comes_back_from_its_cached_dict(metrics: dict[str, Any]) -> None:
+    """The pages cache `to_builtins(result)` and read it back with `validated`: the same
+    verdict, its checks `Check`s again (a plain constructor would leave dicts)."""
+    text = "[absolute]\nspd_max = 0.05\noverall_min = 70\n[relative]\nmax_regression = 0.1\n"
+    result = evaluate_gate(metrics, text, {k: v for k, v in metrics.items() if v is not None})
+    back = validated(GateResult, msgspec.to_builtins(result))
+    assert back == result and all(isinstance(c, Check) for c in back.checks)
+    assert back.failed() == result.failed()
+
+
+def test_a_cached_verdict_of_the_wrong_shape_is_refused() -> None:
+    with pytest.raises(ValidationError):
+        validated(GateResult, {"passed": True, "checks": [{"name": "spd_max"}]})
+    with pytest.raises(ValidationError):
+        validated(GateResult, {"passed": "perhaps", "checks": []})
+
+
+def test_json_of_a_verdict_is_plain_data() -> None:
+    result = evaluate_gate({"spd": 0.2}, "[absolute]\nspd_max = 0.05\n")
+    data = msgspec.to_builtins(result)
+    assert data["passed"] is False and data["checks"][0]["name"] == "spd_max"
+    assert math.isclose(data["checks"][0]["value"], 0.2)
