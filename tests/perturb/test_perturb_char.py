@@ -114,3 +114,17 @@ def test_unknown_op_is_an_error():
         attack_question(q(EN), "char", params={**NO_SIM, "ops": ["explode"]})
     with pytest.raises(EvalcoreError, match="known:"):
         attack_question(q(EN), "char", params={"insertionz": 2})
+
+
+def test_an_attack_result_is_frozen_and_plain_data():
+    """Reviewers and stored sets read it; nothing may change it after the guard ran."""
+    import json
+
+    import msgspec
+
+    result = attack_question(q(EN), "char", params=NO_SIM)
+    with pytest.raises(AttributeError):
+        result.attacked = "changed"  # type: ignore[misc]
+    data = msgspec.to_builtins(result)
+    assert data["attacked"] == result.attacked and data["level"] == "char"
+    assert json.loads(json.dumps(data))["details"]["seed"] == 0
