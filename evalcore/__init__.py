@@ -30,7 +30,7 @@ _EXPORTS = {
     "get_engine": "evalcore.store.db",
     "import_dataset": "evalcore.dataset",
     "list_datasets": "evalcore.dataset",
-    "RunSpec": "evalcore.runner.plan",
+    "RunSpec": "evalcore.runner.plan", "run_spec": "evalcore.runner.plan",
     "get_kind": "evalcore.kinds", "all_kinds": "evalcore.kinds",
     "create_run": "evalcore.runner.start",
     "start_run": "evalcore.runner.start",
