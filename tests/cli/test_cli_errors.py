@@ -108,6 +108,8 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
     "limit-0": (RUN + ["--limit", "0"], {}, "limit"),
     "concurrency-0": (RUN + ["--concurrency", "0"], {}, "concurrency"),
     "concurrency-minus-5": (RUN + ["--concurrency", "-5"], {}, "concurrency"),
+    "budget-0": (RUN + ["--budget", "0"], {}, "budget: Expected `float` > 0"),
+    "concurrency-5000": (RUN + ["--concurrency", "5000"], {}, "concurrency: Expected `int` <= 1000"),
     "run-temperature-minus-3": (RUN + ["--temperature", "-3"], {}, "between 0 and 2"),
     "max-error-rate-2": (RUN + ["--max-error-rate", "2"], {}, "between 0 and 1"),
     "rounds-not-a-number": (RUN + ["--rounds", "many"], {}, "invalid int value"),
