@@ -47,11 +47,11 @@ def _rows(name: str) -> list[tuple[str, str]]:
 
 
 async def _generate(out: Path, n: int, only: str | None = None) -> None:
+    import msgspec
+
     from evalcore.dataset import parse_dataset
     from evalcore.perturb.sentence import LLMTranslator, clean_reply
     from evalcore.providers.local import stop_local
-    import msgspec
-
     from evalcore.providers.registry import default_local_config
 
     config = msgspec.structs.replace(default_local_config(), name="local-bench", timeout=300.0)

@@ -92,11 +92,8 @@ def _test(args: argparse.Namespace) -> int:
     finally:
         stop_local()
     if args.json:
-        print(
-            json.dumps(
-                {"model": config.name, **msgspec.to_builtins(reply), "ok": reply.ok}, ensure_ascii=False
-            )
-        )
+        print(json.dumps({"model": config.name, **msgspec.to_builtins(reply), "ok": reply.ok},
+                         ensure_ascii=False))
     elif reply.ok:
         print(
             f"{config.name}: OK in {reply.latency_ms:.0f} ms ({reply.attempts} attempt(s)): "

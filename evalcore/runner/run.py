@@ -99,7 +99,7 @@ class _Job:
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
     """What a run keeps of a model's settings: everything but secrets (there are none: only env var names).
-    JSON-ready (a copy: the stop list is not shared); read back with `validated(ModelConfig, ...)`."""
+    JSON-ready, a copy (no list shared); read back with `validated(ModelConfig, ...)`."""
     return msgspec.to_builtins(config)
 
 
