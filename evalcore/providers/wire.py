@@ -22,6 +22,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from evalcore.masking import mask_text
 from evalcore.providers.base import EMPTY_REPLY, REFUSAL, ChatReply, ChatRequest, ModelConfig
 from evalcore.providers.retry import MalformedReplyError, truncate
@@ -85,7 +87,7 @@ def apply_defaults(config: ModelConfig, request: ChatRequest) -> ChatRequest:
     }
     if request.response_format is not None and not config.supports_json_schema:
         updates["response_format"] = None  # the judge falls back to parsing the text
-    return request.model_copy(update=updates) if updates else request
+    return msgspec.structs.replace(request, **updates) if updates else request
 
 
 def dialect(config: ModelConfig) -> str:

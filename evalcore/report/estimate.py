@@ -20,6 +20,7 @@ from evalcore.providers.base import ModelConfig
 from evalcore.report.timing import format_seconds
 from evalcore.store import queries
 from evalcore.store.run_reads import recent_latencies
+from evalcore.values import validated
 
 SAMPLE_CALLS = 200
 """Stored calls of a model whose latencies make its measured speed (the most recent)."""
@@ -123,6 +124,13 @@ def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],
     return items * rounds
 
 
+def _snapshot(snapshots: dict[str, Any], name: str) -> ModelConfig:
+    """The model settings a run stored (a JSON column: checked), or the defaults."""
+    if name in snapshots:
+        return validated(ModelConfig, snapshots[name])
+    return ModelConfig(name=name)
+
+
 def estimate_run(engine: Engine, run_id: int) -> Estimate:
     """The estimate of a stored run's remaining calls (the CLI prints it before starting),
     from the model settings the run keeps."""
@@ -130,11 +138,9 @@ def estimate_run(engine: Engine, run_id: int) -> Estimate:
     config: dict[str, Any] = run.config or {}
     snapshots = config.get("models", {})
     spec = config.get("spec", {})
-    model = ModelConfig(**snapshots[run.model]) if run.model in snapshots else ModelConfig(
-        name=run.model)
+    model = _snapshot(snapshots, run.model)
     judge = None
     if run.judge != "rules":
-        judge = ModelConfig(**snapshots[run.judge]) if run.judge in snapshots else ModelConfig(
-            name=run.judge)
+        judge = _snapshot(snapshots, run.judge)
     return estimate_calls(engine, model, max(0, run.total - run.done), judge=judge,
                           concurrency=spec.get("concurrency"))

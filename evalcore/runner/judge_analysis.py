@@ -21,6 +21,7 @@ from evalcore.runner.run import model_snapshot
 from evalcore.scorers.analysis_judge import analysis_request, parse_analysis
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.types import utcnow
+from evalcore.values import validated
 
 ANALYSIS_STAGE = "analysis"
 
@@ -50,7 +51,7 @@ def analysis_todo(engine: Engine, run_id: int, limit: Optional[int]) -> tuple[li
 async def judge_analysis_job(ctx: Any) -> dict[str, int]:
     """The job handler. Returns {"rated", "errors", "already"}: new readable ratings, new
     calls without one (provider error or unreadable reply), and answers rated before."""
-    judge = ModelConfig.model_validate(ctx.job.params["judge"])
+    judge = validated(ModelConfig, ctx.job.params["judge"])
 
     run_id = int(ctx.job.run_id)
     todo, already = await asyncio.to_thread(analysis_todo, ctx.engine, run_id,

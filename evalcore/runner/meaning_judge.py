@@ -26,6 +26,7 @@ from evalcore.scorers.meaning import meaning_request, MEANING_STAGE, pair_stage,
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.db import Bind
 from evalcore.store.types import utcnow
+from evalcore.values import validated
 
 OPEN_SKIP = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types grouped by their extracted answer, never by meaning (as in the report)."""
@@ -120,7 +121,7 @@ def create_meaning_job(engine: Engine, run_id: int, judge: str, *, models_path: 
 
 async def meaning_job(ctx: Any) -> dict[str, Any]:
     """The job handler: ask the pairs the merge needs, wave after wave, storing each."""
-    judge = ModelConfig.model_validate(ctx.job.params["judge"])
+    judge = validated(ModelConfig, ctx.job.params["judge"])
     run_id = int(ctx.job.run_id)
     groups = await asyncio.to_thread(open_groups, ctx.engine, run_id)
     asked = failed = 0

@@ -17,6 +17,7 @@ import random
 from pathlib import Path
 from typing import Any, Optional
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset.numbering import item_positions
@@ -29,6 +30,7 @@ from evalcore.runner.run import model_snapshot
 from evalcore.scorers.judge import judge_request, parse_verdict
 from evalcore.store import jobs, queries, run_items
 from evalcore.store.types import utcnow
+from evalcore.values import validated
 
 REJUDGE_PREFIX = "rejudge"
 
@@ -76,7 +78,7 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
     """The job handler: judge the sample's answers not judged yet, store them as they come."""
     params = ctx.job.params
     run_id = int(ctx.job.run_id)
-    judge = ModelConfig.model_validate(params["judge"])
+    judge = validated(ModelConfig, params["judge"])
     questions = await asyncio.to_thread(run_items.run_questions, ctx.engine, run_id)
     todo, already = await asyncio.to_thread(rejudge_todo, ctx.engine, run_id,
                                             sample=params["sample"], passes=params["passes"],
@@ -87,7 +89,7 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
         request = judge_request(questions[call.item_id], call.answer,
                                 structured=judge.supports_json_schema)
         if params.get("temperature") is not None:
-            request = request.model_copy(update={"temperature": params["temperature"]})
+            request = msgspec.structs.replace(request, temperature=params["temperature"])
         reply = await client.chat(request)
         verdict = parse_verdict(reply.text) if reply.ok else None
         return {"run_id": run_id, "item_id": call.item_id, "round": call.round,

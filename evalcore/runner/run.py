@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.prompt import render_prompt
@@ -23,6 +24,7 @@ from evalcore.runner.budget_guard import run_budget
 from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
+from evalcore.values import validated
 from evalcore.runner.plan import RunSpec, Unit, by_question, plan_units, run_spec
 from evalcore.scorers.base import Score
 from evalcore.scorers.judge import judge_request, parse_verdict
@@ -96,8 +98,9 @@ class _Job:
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
-    """What a run keeps of a model's settings: everything but secrets (there are none: only env var names)."""
-    return config.model_dump()
+    """What a run keeps of a model's settings: everything but secrets (there are none: only env var names).
+    JSON-ready, a copy (no list shared); read back with `validated(ModelConfig, ...)`."""
+    return msgspec.to_builtins(config)
 
 
 @dataclass(frozen=True)
@@ -136,11 +139,11 @@ def _now():  # noqa: ANN202 - tiny alias keeps call sites short
 def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
     """Load the questions, the model snapshots and what is already stored (blocking I/O)."""
     spec = run_spec(run.config["spec"])
-    models = {name: ModelConfig.model_validate(cfg) for name, cfg in run.config["models"].items()}
+    models = {name: validated(ModelConfig, cfg) for name, cfg in run.config["models"].items()}
     model = models[spec.model]
     slots = spec.concurrency or model.concurrency
     if spec.temperature is not None:
-        model = model.model_copy(update={"temperature": spec.temperature})
+        model = msgspec.structs.replace(model, temperature=spec.temperature)
     judge = models.get(spec.judge) if spec.judge != "rules" else None
     questions = run_items.run_questions(engine, run.id)
     prompts = run_items.run_prompts(engine, run.id)

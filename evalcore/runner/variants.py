@@ -20,6 +20,7 @@ import asyncio
 from pathlib import Path
 from typing import Any, Optional
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import RunError
@@ -33,6 +34,7 @@ from evalcore.prompt.variants import (
     reordered,
 )
 from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.values import validated
 from evalcore.runner.passes import run_pass
 from evalcore.runner.plan import run_spec
 from evalcore.scorers.registry import score_answer
@@ -148,9 +150,9 @@ async def variants_job(ctx: Any) -> dict[str, Any]:
     run_id = int(ctx.job.run_id)
     run = await asyncio.to_thread(queries.get_run, ctx.engine, run_id)
     spec = run_spec(run.config["spec"])
-    model = ModelConfig.model_validate(run.config["models"][spec.model])
+    model = validated(ModelConfig, run.config["models"][spec.model])
     if spec.temperature is not None:
-        model = model.model_copy(update={"temperature": spec.temperature})
+        model = msgspec.structs.replace(model, temperature=spec.temperature)
     todo, already = await asyncio.to_thread(variants_todo, ctx.engine, run_id, ctx.job.params)
 
     async def one(client: Any, unit: tuple[int, str, Any, Optional[str], str]) -> dict[str, Any]:

@@ -208,3 +208,17 @@ def test_after_saving_a_new_model_the_edit_form_shows_its_name_and_fields(app, s
     assert _shown(app.get_by_key("models.form.name")) == "remote"
     assert _shown(app.get_by_key("models.form.model")) == "gpt-test"
     assert _shown(app.get_by_key("models.form.base_url")) == "http://127.0.0.1:9/v1"
+
+
+def test_a_hand_edited_out_of_range_entry_is_one_message_naming_the_key(app, settings):
+    """models.toml is read through `validate_model` (types and ranges), not the plain
+    constructor: a concurrency of 0 is refused by file, table and key, never listed."""
+    settings.models_path.parent.mkdir(parents=True, exist_ok=True)
+    settings.models_path.write_text('[models.hand]\nkind = "openai"\nbase_url = '
+                                    '"http://127.0.0.1:9/v1"\nmodel = "m"\nconcurrency = 0\n')
+    app.run()
+    app.switch_page("pages/models.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    errors = [e.value for e in app.error]
+    assert len(errors) == 1 and "[models.hand]: concurrency" in errors[0], errors
+    assert str(settings.models_path) in errors[0]

@@ -6,6 +6,7 @@ import asyncio
 import socket
 import threading
 
+import msgspec
 import pytest
 
 from evalcore.dataset.records import Question
@@ -175,8 +176,8 @@ def test_back_translation_with_real_local_model():
     from evalcore.providers.local import stop_local
     from evalcore.providers.registry import default_local_config
 
-    config = default_local_config().model_copy(update={"name": "local-perturb", "n_ctx": 1024,
-                                                       "threads": 1, "timeout": 60.0})
+    config = msgspec.structs.replace(default_local_config(), name="local-perturb", n_ctx=1024,
+                                     threads=1, timeout=60.0)
     translator = LLMTranslator(config, max_tokens=24)
     questions = [Question(idx=0, question="Tom has 3 apples and buys 4 more. How many now?"),
                  Question(idx=1, question="鸡蛋有120个，鸭蛋比鸡蛋多20个，鸭蛋有几个？")]

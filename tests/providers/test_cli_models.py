@@ -121,3 +121,21 @@ def test_add_with_prices_for_cost_figures(settings):
     with pytest.raises((ModelConfigError, SystemExit)):
         run(["models", "add", "bad", "--kind", "openai", "--base-url", "http://h/v1",
              "--model", "m", "--price-in", "-1"])
+
+
+@pytest.mark.parametrize("flag, value, key", [
+    ("--concurrency", "0", "concurrency"), ("--top-p", "1.5", "top_p"),
+    ("--max-reply-bytes", "10", "max_reply_bytes"), ("--price-in", "-1", "price_in"),
+    ("--api-key-header", "a b", "api_key_header")])
+def test_add_out_of_range_flag_is_one_line_naming_model_and_key(settings, flag, value, key):
+    """Flags become a model through `validate_model`, never the plain constructor: an
+    out-of-range value is `error: <file>: [models.NAME]: <key>...`, exit 2, nothing written."""
+    from tests.conftest import cli_here
+
+    done = cli_here(settings, "models", "add", "flagged", "--kind", "openai", "--base-url",
+                    "http://127.0.0.1:9/v1", "--model", "m", flag, value)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert f"[models.flagged]: {key}" in lines[0] and str(settings.models_path) in lines[0]
+    assert "flagged" not in load_models(settings.models_path)

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 
+import msgspec
 import pytest
 
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
@@ -182,7 +183,7 @@ def test_get_client_is_cached_per_loop_and_config(server):
     async def main():
         first = get_client(config)
         same = get_client(config)
-        changed = get_client(config.model_copy(update={"concurrency": 2}))
+        changed = get_client(msgspec.structs.replace(config, concurrency=2))
         reply = await changed.chat(ChatRequest.user("hi"))
         await close_clients()
         return first is same, first is changed, reply.ok

@@ -56,7 +56,7 @@ def test_update_and_remove(tmp_path):
     updated = update_model(path, "o", concurrency=3, timeout=9.5, seed=4)
     assert updated.concurrency == 3 and get_model(path, "o").timeout == 9.5
     reverted = update_model(path, "o", seed=None, timeout=None)
-    assert reverted.seed is None and reverted.timeout == ModelConfig.model_fields["timeout"].default
+    assert reverted.seed is None and reverted.timeout == ModelConfig(name="o").timeout
     assert reverted.concurrency == 3
     remove_model(path, "o")
     assert "o" not in load_models(path)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 import pytest
 
 from evalcore.providers.base import ChatRequest, ModelConfig, is_refusal
@@ -153,7 +154,7 @@ def test_content_filter_is_a_provider_refusal():
 
 
 def test_custom_key_header_sends_the_bare_key():
-    cfg = openai_cfg().model_copy(update={"api_key_header": "api-key"})
+    cfg = msgspec.structs.replace(openai_cfg(), api_key_header="api-key")
     wire = build_request(cfg, ChatRequest.user("hi"), api_key="k-123456789")
     assert wire.headers["api-key"] == "k-123456789" and "Authorization" not in wire.headers
 

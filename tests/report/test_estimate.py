@@ -93,3 +93,23 @@ def _memory_engine():
     if not _ENGINE:
         _ENGINE.append(make_engine("sqlite://"))
     return _ENGINE[0]
+
+
+def test_a_stored_snapshot_is_checked_not_trusted(engine, settings, dataset):
+    """A run's model snapshot is a JSON column: read leniently ("3" is 3) and checked (a
+    negative concurrency is an error naming the field, not a negative estimate)."""
+    from evalcore.store import queries
+    from evalcore.values import ValidationError
+
+    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
+                        settings.models_path)
+    config = queries.get_run(engine, run_id).config
+    snapshot = config["models"]["local"]
+    queries.update_run(engine, run_id, config={
+        **config, "models": {"local": {**snapshot, "concurrency": "3"}}})
+    assert estimate_run(engine, run_id).seconds == pytest.approx(
+        30 * DEFAULT_LATENCY_S["local"] / 3)
+    queries.update_run(engine, run_id, config={
+        **config, "models": {"local": {**snapshot, "concurrency": -3}}})
+    with pytest.raises(ValidationError, match="concurrency"):
+        estimate_run(engine, run_id)
