@@ -12,6 +12,7 @@ from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 from evalcore.store import datasets
 from evalcore.store.db import reading, transaction
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -50,7 +51,7 @@ def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -
 def load_questions(engine: "Engine", dataset_id: int,
                    limit: Optional[int] = None) -> list[Question]:
     """The questions of a dataset in file order, as handed to prompts and scorers."""
-    return [Question.model_validate(item) for item in load_items(engine, dataset_id, limit)]
+    return [validated(Question, item) for item in load_items(engine, dataset_id, limit)]
 
 
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
@@ -99,4 +100,4 @@ def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
         return None
     from evalcore.dataset.mapping import ColumnMapping, MappingGuess
 
-    return MappingGuess(mapping=ColumnMapping.model_validate(meta["mapping"])).describe()
+    return MappingGuess(mapping=validated(ColumnMapping, meta["mapping"])).describe()
