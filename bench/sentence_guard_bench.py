@@ -121,8 +121,8 @@ def model(paths: list[Path], show: int) -> None:
     from evalcore.dataset.records import Question
     from evalcore.perturb.degenerate import FLAGS, reasons
     from evalcore.perturb.guard import check_attack
-    from evalcore.values import validated
     from evalcore.perturb.sentence import clean_reply
+    from evalcore.values import validated
 
     unique: dict[tuple[str, str], dict] = {}
     for path in paths:  # runs may overlap (one per language): each question once

@@ -235,7 +235,7 @@ def analyze_answer(answer: Optional[str], lang: Language, *,
     tokens = words(text, lang) if text.strip() else []
     chars = len(re.sub(r"\s+", "", text))
     return AnswerAnalysis(
-        sentiment=sentiment(text, lang) if sentiment_value is None else sentiment_value,
+        sentiment=sentiment(text, lang) if sentiment_value is None else float(sentiment_value),
         professionalism=round(min(1.0, max(0.0, professionalism)), 6),
         professional_terms=pro, unprofessional_terms=unpro,
         stereotype_words=stereotypes, stereotype=bool(stereotypes),

@@ -74,7 +74,7 @@ def rouge(candidate: str, reference: str, language: Optional[Language] = None) -
     """ROUGE-1/2/L F-measures on jieba / word tokens: {"rouge1": .., "rouge2": .., "rougeL": ..}."""
     language = language or detect_language(reference)
     scores = _rouge_scorer(language).score(reference, candidate)
-    return {name: s.fmeasure for name, s in scores.items()}
+    return {name: float(s.fmeasure) for name, s in scores.items()}
 
 
 def rouge_batch(candidates: Sequence[str], references: Sequence[str],
