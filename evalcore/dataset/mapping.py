@@ -279,7 +279,7 @@ def mapping_from(value: Union[ColumnMapping, dict[str, Any], None]) -> Optional[
     try:
         return validated(ColumnMapping, value)
     except ValidationError as exc:
-        raise DatasetError(f"column mapping: {problem(exc, ColumnMapping)} (fields: "
-                           f"{', '.join(f.name for f in msgspec.structs.fields(ColumnMapping))})"
-                           ) from None
+        names = ", ".join(f.name for f in msgspec.structs.fields(ColumnMapping))
+        raise DatasetError(f"column mapping: {problem(exc, ColumnMapping)} (fix that field; "
+                           f"a mapping is a JSON object of {names})") from None
 
