@@ -12,8 +12,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import update
 
-from evalcore.dataset import (ColumnMapping, guess_mapping, import_dataset, load_questions,
-                              parse_dataset)
+from evalcore.dataset import (
+    ColumnMapping,
+    guess_mapping,
+    import_dataset,
+    load_questions,
+    parse_dataset,
+)
 from evalcore.dataset.catalog import guessed_mapping
 from evalcore.dataset.mapping import mapping_from
 from evalcore.errors import DatasetError, RunError

@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import time
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evalcore.scorers.analysis_judge import JudgedAnalysis, parse_analysis
 from evalcore.scorers.judge import json_objects, parse_verdict
+from evalcore.values import ValidationError, problem, validated
 from tests.properties.hostile import FAST, HUGE, replies
 
 _VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=10),
@@ -48,6 +50,24 @@ def test_parse_analysis_reads_or_refuses(reply: str) -> None:
         return
     assert isinstance(out, JudgedAnalysis)
     assert -1.0 <= out.sentiment <= 1.0 and 0.0 <= out.professionalism <= 1.0
+    # exactly the declared types, as `validated` reads them back (the Struct's constructor
+    # would keep a str or an int the reader let through)
+    assert (type(out.sentiment), type(out.professionalism), type(out.stereotype),
+            type(out.reason)) == (float, float, bool, str)
+    assert validated(JudgedAnalysis, msgspec.to_builtins(out)) == out
+
+
+@FAST
+@given(_OBJECTS)
+def test_a_judge_object_is_a_valid_rating_or_a_validation_error(obj: dict) -> None:
+    """`validated(JudgedAnalysis, ...)` on a raw reply object: the ranges hold or it refuses."""
+    try:
+        out = validated(JudgedAnalysis, obj)
+    except ValidationError as exc:
+        assert problem(exc, JudgedAnalysis)
+        return
+    assert -1.0 <= out.sentiment <= 1.0 and 0.0 <= out.professionalism <= 1.0
+    assert isinstance(out.stereotype, bool) and isinstance(out.reason, str)
 
 
 @pytest.mark.parametrize("reply", ['{"score": Infinity, "reason": "x"}', '{"score": 1e999}',
