@@ -102,7 +102,7 @@ class _Reading:
                     "task_type": self.task_type, "language": language or "en", "meta": meta})
             except ValidationError as exc:
                 raise DatasetError(f"{name} {self.stream.label(number)}: the row does not make "
-                                   f"a question ({problem(exc, Question)}); fix that cell "
+                                   f"a question ({problem(exc, Question)}); fix that cell or the mapping "
                                    f"({self.stream.note()})") from None
             yield question
 

@@ -10,6 +10,7 @@ import pytest
 from evalcore.dataset.records import Question
 from evalcore.perturb.set_storage import derived_question
 from evalcore.perturb.sets import AttackSetError
+from tests.perturb.attack_set_helpers import fake_engine, math_dataset  # noqa: F401
 
 
 def _item(**changes: object) -> SimpleNamespace:
@@ -44,3 +45,35 @@ def test_a_row_that_makes_no_question_is_refused_naming_the_item(row: dict,
     message = str(caught.value)
     assert message.startswith(f"the attacked version of item 41 is not a valid question: {named}")
     assert message.endswith("; fix or drop that row") and "essay" not in message
+
+
+def _break_item(engine, item_id: int) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import update
+
+    from evalcore.store.schema import ITEM
+
+    with engine.begin() as conn:
+        conn.execute(update(ITEM).where(ITEM.c.id == item_id).values(task_type="essay"))
+
+
+def test_a_broken_stored_item_stops_generating_and_editing_naming_it(
+        engine, math_dataset, fake_engine) -> None:  # type: ignore[no-untyped-def]
+    """The clean items an attack or a review reads are stored rows: checked as questions."""
+    from evalcore.dataset import get_dataset, load_items
+    from evalcore.perturb.generate import make_attack_set
+    from evalcore.perturb.review import edit_attack_item, list_attack_items
+
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
+    first = list_attack_items(engine, attack_set.id)[0]
+    _break_item(engine, first.source_item_id)
+    with pytest.raises(AttackSetError) as caught:
+        edit_attack_item(engine, first.id, "What number of apples?", reviewer="ann")
+    assert str(caught.value).startswith(f"attack item {first.id}: its clean item is not a "
+                                        "valid question (task_type: must be one of 'choice'")
+
+    other = load_items(engine, get_dataset(engine, math_dataset).id)[1]
+    _break_item(engine, other.id)
+    with pytest.raises(AttackSetError) as caught:
+        make_attack_set(engine, dataset=math_dataset, level="char")
+    assert "an item of its source dataset is not a valid question (task_type: " in str(
+        caught.value)
