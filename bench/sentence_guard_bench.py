@@ -124,6 +124,7 @@ def model(paths: list[Path], show: int) -> None:
     from evalcore.perturb.degenerate import FLAGS, reasons
     from evalcore.perturb.guard import check_attack
     from evalcore.perturb.sentence import clean_reply
+    from evalcore.values import validated
 
     unique: dict[tuple[str, str], dict] = {}
     for path in paths:  # runs may overlap (one per language): each question once
@@ -145,8 +146,8 @@ def model(paths: list[Path], show: int) -> None:
             counts["translation_failed"] += 1
             continue
         counts["cleaned"] += attacked != record["back_raw"].strip()
-        sim, flags = check_attack(Question(idx=record["i"], question=record["original"]),
-                                  attacked)
+        clean = validated(Question, {"idx": record["i"], "question": record["original"]})
+        sim, flags = check_attack(clean, attacked)
         degenerate = reasons(record["original"], attacked)
         counts.update(flags)
         counts["flagged"] += bool(flags)

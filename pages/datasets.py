@@ -135,9 +135,9 @@ def preview(parsed: ParsedDataset) -> None:
     for note in parsed.meta.get("warnings", []):
         st.warning(f"Check before importing: {md(note)}")
 
-    rows = [{"Q": question_label(q.idx), **q.model_dump(include={
-        "question", "reference", "choices", "task_type", "language"})}
-        for q in parsed.questions[:PREVIEW_ROWS]]
+    rows = [{"Q": question_label(q.idx), "question": q.question, "reference": q.reference,
+             "choices": q.choices, "task_type": q.task_type, "language": q.language}
+            for q in parsed.questions[:PREVIEW_ROWS]]
     st.dataframe(rows, hide_index=True, key="datasets.preview_table",
                  column_order=["Q", "question", "reference", "choices", "task_type",
                                "language"])

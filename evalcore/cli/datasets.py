@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from evalcore import actions
 from evalcore.cli.common import acting_user, print_json
 from evalcore.config import load_settings
@@ -118,7 +120,7 @@ def _show(args: argparse.Namespace) -> int:
     questions = load_questions(engine, dataset.id, limit=max(args.limit, 0))
     if args.json:
         print_json({**dataset_info(dataset),
-                     "questions": [q.model_dump() for q in questions]})
+                     "questions": msgspec.to_builtins(questions)})
         return 0
     info = dataset_info(dataset)
     for key in ("id", "name", "format", "task_type", "language", "items", "source_file",

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from evalcore.dataset.numbering import question_label
 from evalcore.dataset.records import Question
 from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 from evalcore.store import datasets
 from evalcore.store.db import reading, transaction
+from evalcore.values import ValidationError, problem, validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -50,7 +52,15 @@ def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -
 def load_questions(engine: "Engine", dataset_id: int,
                    limit: Optional[int] = None) -> list[Question]:
     """The questions of a dataset in file order, as handed to prompts and scorers."""
-    return [Question.model_validate(item) for item in load_items(engine, dataset_id, limit)]
+    questions = []
+    for item in load_items(engine, dataset_id, limit):
+        try:  # a stored row is outside data: checked, not trusted
+            questions.append(validated(Question, item))
+        except ValidationError as exc:
+            raise DatasetError(f"dataset {dataset_id}: stored item {item.id} "
+                               f"({question_label(item.idx)}) is not a valid question "
+                               f"({problem(exc, Question)}); import the file again") from None
+    return questions
 
 
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:
@@ -99,4 +109,4 @@ def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
         return None
     from evalcore.dataset.mapping import ColumnMapping, MappingGuess
 
-    return MappingGuess(mapping=ColumnMapping.model_validate(meta["mapping"])).describe()
+    return MappingGuess(mapping=validated(ColumnMapping, meta["mapping"])).describe()

@@ -15,6 +15,8 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+import msgspec
+
 from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
 from evalcore.dataset.language import text_language
@@ -26,6 +28,7 @@ from evalcore.errors import DatasetError, DuplicateDatasetError
 from evalcore.store import datasets
 from evalcore.store.db import session_scope
 from evalcore.store.tables import Dataset
+from evalcore.values import ValidationError, problem, validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -92,10 +95,16 @@ class _Reading:
                 self.undecided.append(position)
             else:
                 self.languages[language] += 1
-            yield Question(
-                idx=position, question=built["question"], reference=built.get("reference"),
-                choices=built.get("choices") or [], task_type=self.task_type,
-                language=language or "en", meta=meta)
+            try:  # cells are outside data: checked, not trusted (a format may mis-build)
+                question = validated(Question, {
+                    "idx": position, "question": built["question"],
+                    "reference": built.get("reference"), "choices": built.get("choices") or [],
+                    "task_type": self.task_type, "language": language or "en", "meta": meta})
+            except ValidationError as exc:
+                raise DatasetError(f"{name} {self.stream.label(number)}: the row does not make "
+                                   f"a question ({problem(exc, Question)}); fix that cell or the mapping "
+                                   f"({self.stream.note()})") from None
+            yield question
 
     def meta(self) -> dict[str, Any]:
         """What the dataset row records about the file (complete once rows are read)."""
@@ -109,7 +118,7 @@ class _Reading:
         if self.level is not None:
             meta["attack_level"] = self.level
         if self.mapping is not None:
-            meta["mapping"] = self.mapping.model_dump()
+            meta["mapping"] = msgspec.to_builtins(self.mapping)
             meta["mapping_guessed"] = self.guessed
         return meta
 

@@ -10,21 +10,26 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel
+import msgspec
 
 from evalcore.dataset.checks import (CellError, Row, cell, number, option_index, required,
                                      sentiment, split_choices, zero_one_list)
 from evalcore.dataset.formats import Built, present_options
 from evalcore.dataset.records import TaskType
 from evalcore.error_text import SHOWN_CHARS, shown, shown_list
+from evalcore.errors import DatasetError
+from evalcore.values import ValidationError, problem, validated
 
 NEEDS_REFERENCE = ("choice", "multi_tf", "sentiment", "math", "translation", "bias_choice",
                    "bias_pair")
 NEEDS_CHOICES = ("choice", "multi_tf", "bias_choice", "bias_pair")
 
 
-class ColumnMapping(BaseModel):
-    """Which columns hold what; everything else can be kept in each item's `meta`."""
+class ColumnMapping(msgspec.Struct, kw_only=True):
+    """Which columns hold what; everything else can be kept in each item's `meta`.
+
+    A mapping from a page, `--mapping` JSON or a stored dataset's meta becomes one through
+    `mapping_from` / `evalcore.values.validated`, which check what the constructor does not."""
 
     question: Union[str, list[str]]
     """One column, or several joined by a line break (e.g. ["context", "question"])."""
@@ -169,7 +174,7 @@ def _option_columns(columns: list[str]) -> list[str]:
     return [column for _, column in sorted(best, key=order)]
 
 
-class MappingGuess(BaseModel):
+class MappingGuess(msgspec.Struct, kw_only=True):
     """A mapping guessed from column names, and the roles more than one column could play.
 
     `datasets import` uses the guess without asking only when it is `certain`: a question
@@ -179,7 +184,7 @@ class MappingGuess(BaseModel):
     """
 
     mapping: Optional[ColumnMapping] = None
-    candidates: dict[str, list[str]] = {}
+    candidates: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """role (question, reference, context, choices) -> every column that could play it."""
 
     def ambiguous(self) -> dict[str, list[str]]:
@@ -210,7 +215,10 @@ class MappingGuess(BaseModel):
         of columns left out) when a name is long or options are many."""
         if self.mapping is None:
             return ""
-        text = self.mapping.model_dump_json(exclude_defaults=True)
+        mapping = self.mapping
+        given = {f.name: getattr(mapping, f.name) for f in msgspec.structs.fields(mapping)
+                 if getattr(mapping, f.name) != f.default}
+        text = msgspec.json.encode(given).decode()
         limit = 4 * SHOWN_CHARS
         return text if len(text) <= limit else f"{text[:limit]}... ({len(text):,} characters)"
 
@@ -264,8 +272,14 @@ def suggest_mapping(columns: list[str]) -> Optional[ColumnMapping]:
 
 
 def mapping_from(value: Union[ColumnMapping, dict[str, Any], None]) -> Optional[ColumnMapping]:
-    """Accept a mapping as a model or a plain dict (from JSON, the page or the CLI)."""
+    """Accept a mapping as a `ColumnMapping` or a plain dict (from JSON, the page or the
+    CLI), checked; a `DatasetError` names the mapping field that is wrong."""
     if value is None or isinstance(value, ColumnMapping):
         return value
-    return ColumnMapping.model_validate(value)
+    try:
+        return validated(ColumnMapping, value)
+    except ValidationError as exc:
+        names = ", ".join(f.name for f in msgspec.structs.fields(ColumnMapping))
+        raise DatasetError(f"column mapping: {problem(exc, ColumnMapping)} (fix that field; "
+                           f"a mapping is a JSON object of {names})") from None
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
 
 TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "open", "bias_choice",
                    "bias_pair"]
@@ -24,25 +24,27 @@ TaskType = Literal["choice", "multi_tf", "sentiment", "math", "translation", "op
 TASK_TYPES: tuple[str, ...] = TaskType.__args__  # type: ignore[attr-defined]
 
 
-class Question(BaseModel):
-    """One normalised question, as read from a file and as handed to prompts and scorers."""
+class Question(msgspec.Struct, kw_only=True):
+    """One normalised question, as read from a file and as handed to prompts and scorers.
 
-    model_config = ConfigDict(from_attributes=True)
+    Built from outside data (a file's cells, a stored item row) only through
+    `evalcore.values.validated(Question, data)`, which reads a row's attributes and checks
+    the types and allowed values the constructor does not."""
 
     idx: int
     """0-based position in the source (data rows, header excluded)."""
     question: str
     reference: Optional[str] = None
     """The reference answer as text (an option index, a number, a label, a JSON list ...)."""
-    choices: list[str] = Field(default_factory=list)
+    choices: list[str] = msgspec.field(default_factory=list)
     """Options in order; absent (blank) options are dropped."""
     task_type: TaskType = "open"
     language: Literal["zh", "en"] = "en"
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
     """Everything else from the source row (ids, attack lineage, bias annotations ...)."""
 
 
-class ParsedDataset(BaseModel):
+class ParsedDataset(msgspec.Struct, kw_only=True):
     """A file read and mapped, ready to store in one transaction."""
 
     format: str
@@ -51,4 +53,4 @@ class ParsedDataset(BaseModel):
     questions: list[Question]
     source_file: str = ""
     sha256: str = ""
-    meta: dict[str, Any] = Field(default_factory=dict)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)

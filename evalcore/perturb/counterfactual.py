@@ -18,6 +18,8 @@ import string
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Optional
 
+import msgspec
+
 from evalcore.dataset import store_parsed
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.errors import EvalcoreError
@@ -226,7 +228,8 @@ def generate_suite(generator: str, lang: Language = "en", *,
                               "slots": slot_fill, "fill": fill,
                               "label": template.get("label"),
                               "decision": spec.get("decision", "none")}))
-    body = json.dumps([q.model_dump() for q in questions], ensure_ascii=False, sort_keys=True)
+    body = json.dumps([msgspec.structs.asdict(q) for q in questions], ensure_ascii=False,
+                      sort_keys=True)
     return ParsedDataset(
         format=SUITE_FORMAT, task_type="open", language=lang, questions=questions,
         source_file=f"{spec['generator']}.{lang}.toml",

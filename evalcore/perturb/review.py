@@ -38,6 +38,7 @@ from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
 from evalcore.store.types import utcnow
+from evalcore.values import ValidationError, problem, validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -339,7 +340,12 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     source = reviews.get_source_item(engine, current.source_item_id)
     derived = (reviews.get_source_item(engine, current.attacked_item_id)
                if current.attacked_item_id is not None else None)
-    clean = Question.model_validate(source)
+    try:  # a stored row is outside data: checked, not trusted
+        clean = validated(Question, source)
+    except ValidationError as exc:
+        raise AttackSetError(f"attack item {attack_item_id}: its clean item is not a valid "
+                             f"question ({problem(exc, Question)}); import that dataset "
+                             "again") from None
     similarity, flags = engine_fn("check_attack")(clean, attacked)
     edited = _edited_options(attack_item_id, source, derived, options)
     clean_options = list(source.choices or [])

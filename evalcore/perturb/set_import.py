@@ -23,6 +23,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
+import msgspec
+
 from evalcore.dataset import list_datasets, load_items
 from evalcore.dataset.formats import FORMATS
 from evalcore.dataset.records import ParsedDataset, Question
@@ -106,7 +108,7 @@ def _checks(parsed: ParsedDataset, similarity: bool,
     """The engine's checks of every row, `CHECK_BATCH` at a time, before the write
     transaction (embeddings take a while)."""
     checks: list[tuple[Optional[float], list[str]]] = []
-    pairs = [(q.model_copy(update={"question": q.meta["original_question"]}), q.question)
+    pairs = [(msgspec.structs.replace(q, question=q.meta["original_question"]), q.question)
              for q in parsed.questions]
     for start in range(0, len(pairs), CHECK_BATCH):
         checks += check_many(pairs[start:start + CHECK_BATCH], similarity=similarity)
@@ -215,9 +217,10 @@ def _clean_parsed(parsed: "ParsedDataset", base_format: str) -> "ParsedDataset":
     questions = []
     for q in parsed.questions:
         meta = {k: v for k, v in q.meta.items() if k not in _ATTACK_META}
-        questions.append(q.model_copy(update={"question": q.meta["original_question"],
-                                              "meta": meta}))
-    text = json.dumps([q.model_dump() for q in questions], ensure_ascii=False, sort_keys=True)
+        questions.append(msgspec.structs.replace(q, question=q.meta["original_question"],
+                                                 meta=meta))
+    text = json.dumps([msgspec.structs.asdict(q) for q in questions], ensure_ascii=False,
+                      sort_keys=True)
     columns = [c for c in parsed.meta.get("columns", [])
                if c not in ("attacked_question", "attack_num", "synword_pairs")]
     meta = {"columns": columns, "languages": parsed.meta.get("languages", {}),

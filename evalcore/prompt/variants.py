@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+import msgspec
+
 from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
 from evalcore.prompt.render import check_template
@@ -77,7 +79,7 @@ def reordered(question: Question, order: list[int]) -> Question:
     ref = (reference or "").strip()
     if ref.isdigit() and int(ref) < len(order):
         reference = str(order.index(int(ref)))
-    return question.model_copy(update={"choices": choices, "reference": reference})
+    return msgspec.structs.replace(question, choices=choices, reference=reference)
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def analysis_rows(engine: Engine, run_id: int, *, threshold: float = DEFAULT_THR
             analysis = analyze_answer(call["answer"], lang, groups=row["attributes"],
                                       lexicon=(lexicons or {}).get(lang),
                                       sentiment_value=tones.get(position))
-            row.update(analysis.model_dump())
+            row.update(msgspec.structs.asdict(analysis))
             row["length"] = analysis.length_chars if lang == "zh" else analysis.length_words
             row["length_net"] = row["length"] - substituted_length(
                 call["answer"], meta.get("fill") or {}, lang)

@@ -29,6 +29,7 @@ from evalcore.metrics.stability import StabilitySummary
 from evalcore.scorers import rules, rules_choice, rules_labels
 from evalcore.scorers.meaning import MEANING_COSINE, offline_same, pair_stage
 from evalcore.scorers.text import embed
+from evalcore.values import validated
 
 EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
 """Task types whose rules scorer extracts an answer (a choice, a number, a label, a list):
@@ -53,10 +54,10 @@ class RepeatRounds:
     def empty(cls, row: dict[str, Any], rounds: int) -> "RepeatRounds":
         """From the first `iter_verdicts` row of an item."""
         reference = row["reference"]
-        question = Question(idx=row["item_idx"], question=row["question"] or "",
-                            reference=reference, choices=list(row.get("choices") or []),
-                            task_type=row["task_type"] if row["task_type"] in EXTRACTING_TASKS
-                            else "open")
+        question = validated(Question, {  # a stored row: checked, not trusted
+            "idx": row["item_idx"], "question": row["question"] or "", "reference": reference,
+            "choices": list(row.get("choices") or []),
+            "task_type": row["task_type"] if row["task_type"] in EXTRACTING_TASKS else "open"})
         return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
                    question, [None] * rounds, [None] * rounds, [None] * rounds)
 

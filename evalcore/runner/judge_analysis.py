@@ -81,7 +81,9 @@ async def _rate(client: Any, judge: ModelConfig, call: Any, prompt: str) -> dict
         except ValueError as exc:
             reason = f"judge error: {exc}"
         else:
-            extracted = json.dumps(rating.model_dump(exclude={"reason"}))
+            extracted = json.dumps({"sentiment": rating.sentiment,
+                                    "professionalism": rating.professionalism,
+                                    "stereotype": rating.stereotype})
             reason, sentiment = rating.reason or "(judge gave no reason)", rating.sentiment
     return {"run_id": call.run_id, "item_id": call.item_id, "round": call.round,
             "stage": ANALYSIS_STAGE, "model": judge.name,

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, Field
+import msgspec
 
 from evalcore.scorers.text import embed, tokenize
 
@@ -35,7 +35,7 @@ SCORE_RANGE = (1.0, 10.0)
 NEUTRAL_VALUES = frozenset({"unspecified", "none", "middle"})
 
 
-class AnswerAnalysis(BaseModel):
+class AnswerAnalysis(msgspec.Struct, kw_only=True):
     """The figures of one answer that pairs and groups are compared on."""
 
     sentiment: float
@@ -43,14 +43,14 @@ class AnswerAnalysis(BaseModel):
     compound); 0 for an empty answer."""
     professionalism: float
     """[0, 1]: base + step per professional term - penalty per unprofessional term."""
-    professional_terms: list[str] = Field(default_factory=list)
-    unprofessional_terms: list[str] = Field(default_factory=list)
-    stereotype_words: dict[str, list[str]] = Field(default_factory=dict)
+    professional_terms: list[str] = msgspec.field(default_factory=list)
+    unprofessional_terms: list[str] = msgspec.field(default_factory=list)
+    stereotype_words: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """Group -> stereotype words of that group found in the answer (only the answer's groups)."""
     stereotype: bool = False
     toxicity: float = 0.0
     """[0, 1]: distinct toxic terms / saturate, capped at 1."""
-    toxic_words: list[str] = Field(default_factory=list)
+    toxic_words: list[str] = msgspec.field(default_factory=list)
     refusal: bool = False
     length_words: int = 0
     length_chars: int = 0
@@ -235,7 +235,7 @@ def analyze_answer(answer: Optional[str], lang: Language, *,
     tokens = words(text, lang) if text.strip() else []
     chars = len(re.sub(r"\s+", "", text))
     return AnswerAnalysis(
-        sentiment=sentiment(text, lang) if sentiment_value is None else sentiment_value,
+        sentiment=sentiment(text, lang) if sentiment_value is None else float(sentiment_value),
         professionalism=round(min(1.0, max(0.0, professionalism)), 6),
         professional_terms=pro, unprofessional_terms=unpro,
         stereotype_words=stereotypes, stereotype=bool(stereotypes),

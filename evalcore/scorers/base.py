@@ -3,17 +3,18 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from pydantic import BaseModel
+import msgspec
 
 from evalcore.dataset.records import Question
 
 
-class Score(BaseModel):
+class Score(msgspec.Struct, kw_only=True):
     """A judgement of one answer.
 
     `value` is in [0, 1] (1 = fully right; graded scorers such as ROUGE give fractions);
     `correct` is the 0/1 verdict the stability method counts, None when the answer
     could not be judged (e.g. no reference); `reason` says why, for the drill-down.
+    Built per answer by trusted scorer code, so the plain (unchecked) constructor.
     """
 
     value: float

@@ -21,7 +21,7 @@ import unicodedata
 from collections import Counter, OrderedDict
 from typing import Any, Optional, Sequence
 
-from pydantic import BaseModel
+import msgspec
 
 from evalcore.dataset.language import Language, detect_language
 from evalcore.dataset.records import Question
@@ -74,7 +74,7 @@ def rouge(candidate: str, reference: str, language: Optional[Language] = None) -
     """ROUGE-1/2/L F-measures on jieba / word tokens: {"rouge1": .., "rouge2": .., "rougeL": ..}."""
     language = language or detect_language(reference)
     scores = _rouge_scorer(language).score(reference, candidate)
-    return {name: s.fmeasure for name, s in scores.items()}
+    return {name: float(s.fmeasure) for name, s in scores.items()}
 
 
 def rouge_batch(candidates: Sequence[str], references: Sequence[str],
@@ -261,7 +261,7 @@ def embedding_cosine_batch(candidates: Sequence[str], references: Sequence[str])
     return [float(x) for x in np.sum(left * right, axis=1) / np.where(norms == 0, 1, norms)]
 
 
-class TextSimilarity(BaseModel):
+class TextSimilarity(msgspec.Struct, kw_only=True):
     """Every similarity of one candidate against its reference, for reasons and reports."""
 
     rouge1: float

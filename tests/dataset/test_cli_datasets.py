@@ -83,3 +83,13 @@ def test_delete_refuses_while_runs_use_it_unless_with_runs(run, engine) -> None:
     code, out, _ = run("delete", "used", "--with-runs")
     assert code == 0 and f"#{run_id}" in out
     assert "used" not in run("list")[1]
+
+
+def test_a_wrong_mapping_field_is_one_line_naming_it(run, tmp_path: Path) -> None:
+    path = tmp_path / "qa.csv"
+    path.write_text("question,answer\n1+1?,2\n", encoding="utf-8")
+    code, out, err = run("import", str(path), "--mapping",
+                         '{"question": "question", "reference": "answer", "task_type": "essay"}')
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert err.startswith("error: column mapping: task_type: must be one of 'choice', ")
+    assert "essay" not in err and "Traceback" not in err

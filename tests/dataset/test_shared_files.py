@@ -5,6 +5,7 @@ import csv
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from evalcore.dataset import import_dataset, load_questions, parse_dataset
@@ -139,6 +140,6 @@ def test_cbbq_json_gives_the_same_items_as_the_csv(shared_datasets: Path) -> Non
     from_csv = parse_dataset(folder / "ambiguous.csv")
     assert from_json.format == from_csv.format == "cbbq"
     assert len(from_json.questions) == len(from_csv.questions) > 1000
-    assert [q.model_dump() for q in from_json.questions] == [
-        q.model_dump() for q in from_csv.questions]
+    assert [msgspec.structs.asdict(q) for q in from_json.questions] == [
+        msgspec.structs.asdict(q) for q in from_csv.questions]
     assert "example_id" in from_json.questions[0].meta

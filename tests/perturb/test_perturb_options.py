@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import random
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ CODAH = q("I am feeling nervous about my midterm tomorrow. I fear that",
 def _attack(question: Question, seed: int, **params):
     from evalcore.perturb import attack_question
 
-    return attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
+    return attack_question(msgspec.structs.replace(question, idx=seed), "word", seed=seed,
                            params={**NO_SIM, **params})
 
 
@@ -78,7 +79,7 @@ def test_a_question_with_glued_options_keeps_its_options():
               task_type="choice")
     assert not attacks_options(glued)
     assert attacks_options(CODAH)
-    assert not attacks_options(CODAH.model_copy(update={"task_type": "bias_choice"}))
+    assert not attacks_options(msgspec.structs.replace(CODAH, task_type="bias_choice"))
 
 
 @pytest.mark.parametrize("text,word", [

@@ -2,6 +2,7 @@
 per failure class (sense.py), each tested on the audited item it failed on."""
 from __future__ import annotations
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +26,7 @@ def _attacked(question: Question, seeds: int = 10) -> set[str]:
 
     out = set()
     for seed in range(seeds):
-        result = attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
+        result = attack_question(msgspec.structs.replace(question, idx=seed), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 6})
         out.add("\n".join([result.attacked, *(result.choices or [])]))
     return out

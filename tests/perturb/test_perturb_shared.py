@@ -4,6 +4,7 @@ Checked here with our own regexes, not only through guard.py."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import re
 from collections import Counter
 
@@ -52,7 +53,7 @@ def _check(questions, results, *, max_flagged: float) -> None:
 
 @pytest.mark.parametrize("params", CHAR_PARAMS, ids=["insert", "all-ops"])
 def test_char_attack_math23k(math23k, params):
-    before = [q.model_copy(deep=True) for q in math23k]
+    before = [copy.deepcopy(q) for q in math23k]
     results = asyncio.run(attack_questions(math23k, "char", seed=0, params=params))
     _check(math23k, results, max_flagged=0.02)
     assert math23k == before  # nothing mutated: choices, references untouched

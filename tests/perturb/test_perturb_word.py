@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 
+import msgspec
 import pytest
 
 from evalcore.dataset.records import Question
@@ -139,7 +140,7 @@ def test_reference_words_are_protected(wordnet_ready):
     question = q("My brother bought a cheap car. He", choices=["drives the cheap car.", "flies."],
                  task_type="choice", reference="0")
     for seed in range(10):
-        result = attack_question(question.model_copy(update={"idx": seed}), "word", seed=seed,
+        result = attack_question(msgspec.structs.replace(question, idx=seed), "word", seed=seed,
                                  params={**NO_SIM, "replacements": 3})
         assert re.search(r"\bcheap\b", result.attacked) and re.search(r"\bcar\b", result.attacked)
 

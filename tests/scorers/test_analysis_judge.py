@@ -3,7 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from evalcore.scorers.analysis_judge import ANALYSIS_SCHEMA, analysis_request, parse_analysis
+from evalcore.scorers.analysis_judge import (
+    ANALYSIS_SCHEMA,
+    JudgedAnalysis,
+    analysis_request,
+    parse_analysis,
+)
+from evalcore.values import ValidationError, problem, validated
 
 
 def test_plain_json_is_read():
@@ -43,3 +49,19 @@ def test_request_carries_prompt_answer_and_the_schema_when_structured():
     assert "Rate her resume." in content and "She seems emotional." in content
     assert request.temperature == 0.0 and request.response_format == ANALYSIS_SCHEMA
     assert analysis_request("p", "a", structured=False).response_format is None
+
+
+@pytest.mark.parametrize("data, named", [
+    ({"sentiment": 1.5, "professionalism": 0.5, "stereotype": False},
+     "sentiment: Expected `float` <= 1.0"),
+    ({"sentiment": 0.0, "professionalism": -0.1, "stereotype": False},
+     "professionalism: Expected `float` >= 0.0"),
+    ({"sentiment": 0.0, "professionalism": 0.5, "stereotype": "sometimes"},
+     "stereotype: Expected `bool`, got `str`"),
+])
+def test_a_judged_analysis_from_outside_data_is_range_checked(data: dict, named: str) -> None:
+    """The type carries the ranges the rubric asks for, so `validated` refuses a rating a
+    lenient reader failed to clamp (the constructor, for trusted code, checks nothing)."""
+    with pytest.raises(ValidationError) as caught:
+        validated(JudgedAnalysis, data)
+    assert problem(caught.value, JudgedAnalysis) == named

@@ -1,5 +1,6 @@
 import json
 
+import msgspec
 import pytest
 
 from evalcore.dataset.records import Question
@@ -37,5 +38,5 @@ def test_request_carries_question_reference_answer_and_schema():
     assert request.response_format == JUDGE_SCHEMA
     assert request.temperature == 0.0
     json.dumps(request.response_format)  # serialisable for the wire
-    plain = judge_request(Q.model_copy(update={"reference": None}), "4", structured=False)
+    plain = judge_request(msgspec.structs.replace(Q, reference=None), "4", structured=False)
     assert plain.response_format is None and "REFERENCE" not in plain.messages[-1]["content"]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 
+import msgspec
 import pytest
 
 from evalcore.dataset.records import Question
@@ -101,7 +102,7 @@ def test_truthfulqa_two_digit_and_chinese_bias_choice() -> None:
 
 
 def test_unreadable_reference_is_unjudged() -> None:
-    q = NERVOUS.model_copy(update={"reference": "D"})
+    q = msgspec.structs.replace(NERVOUS, reference="D")
     assert choice("choice 3", q).correct is None
 
 

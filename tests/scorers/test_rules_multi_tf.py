@@ -4,6 +4,7 @@ from __future__ import annotations
 import csv
 import json
 
+import msgspec
 import pytest
 
 from evalcore.dataset.records import Question
@@ -76,7 +77,7 @@ def test_reference_parsing() -> None:
     assert parse_reference_bits("[1, 1, 1.0, 0.0]") == [1, 1, 1, 0]
     assert parse_reference_bits("1,0,1") == [1, 0, 1]
     assert parse_reference_bits("[2, 0]") is None
-    q = POMEGRANATE.model_copy(update={"reference": "not a list"})
+    q = msgspec.structs.replace(POMEGRANATE, reference="not a list")
     assert multi_tf("[1,0]", q).correct is None
 
 
