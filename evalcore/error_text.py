@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from evalcore.errors import EvalcoreError
 from evalcore.masking import mask_text
-from evalcore.values import problem
+from evalcore.values import ValidationError, problem
 
 SHOWN_ITEMS = 10
 """How many names (columns, values) a message lists before 'and N more'."""
@@ -39,17 +39,6 @@ def shown_list(values: Iterable[object], limit: int = SHOWN_ITEMS,
     tail = f" and {more:,} more" if more > 0 else ""
     joined = ", ".join(parts)
     return (joined if bare else "[" + joined + "]") + tail
-
-
-def _validation_text(exc: Exception) -> str:
-    """A pydantic ValidationError as `field: what is wrong; ...` (never the input value,
-    which may hold a key)."""
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):  # type: ignore[attr-defined]
-        where = ".".join(str(p) for p in err["loc"]) or "value"
-        msg = str(err["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {msg}")
-    return "invalid setting: " + "; ".join(parts) + " (see --help for allowed values)"
 
 
 def _db_target() -> str:
@@ -98,10 +87,8 @@ def describe_error(exc: BaseException) -> str | None:
         text = str(exc)
     elif isinstance(exc, BrokenPipeError):
         text = "the output was closed before everything was written (broken pipe)"
-    elif type(exc).__name__ == "ValidationError" and module.startswith("pydantic"):
-        text = _validation_text(exc)  # type: ignore[arg-type]
-    elif type(exc).__name__ == "ValidationError" and module.startswith("msgspec"):
-        text = f"invalid setting: {problem(exc)} (see --help for allowed values)"  # type: ignore[arg-type]
+    elif isinstance(exc, ValidationError):
+        text = f"invalid setting: {problem(exc)} (see --help for allowed values)"
     elif module.startswith(("sqlalchemy", "sqlite3", "psycopg")) and isinstance(exc, Exception):
         text = _database_text(exc)
     elif isinstance(exc, OSError):

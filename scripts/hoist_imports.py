@@ -51,9 +51,11 @@ BEFORE_FIRST_REQUEST = frozenset((
     "evalcore.runner.robustness", "evalcore.runner.judge_analysis", "evalcore.dataset.mapping",
     "evalcore.dataset.formats", "evalcore.report.repeats", "evalcore.report.variants",
     "evalcore.runner.variants", "evalcore.prompt.variants", "evalcore.runner.meaning_judge",
-    "sqlmodel", "sqlalchemy.orm", "evalcore.store.tables", "evalcore.store.monitor_tables"))
+    "sqlmodel", "sqlalchemy.orm", "evalcore.store.tables", "evalcore.store.monitor_tables",
+    "pydantic", "pydantic_core"))
 """What a stability run never loads before its first request (the run options' passes,
-the other kinds, migrations, charts; the ORM schema: the run path uses `store.schema`);
+the other kinds, migrations, charts; the ORM schema: the run path uses `store.schema`;
+pydantic: evalcore's value types are msgspec Structs, `evalcore.values`);
 tests/cli/test_cli_startup.py checks it."""
 
 RUN_PATH = ("evalcore.cli.stability", "evalcore.cli.common", "evalcore.actions",

@@ -48,11 +48,12 @@ print("no request was made", flush=True)
 
 
 ORM_STACK = ("sqlmodel", "sqlalchemy.orm", "evalcore.store.tables",
-             "evalcore.store.monitor_tables")
+             "evalcore.store.monitor_tables", "pydantic", "pydantic_core")
 """The ORM schema and its stack: a run stores its run, items, job and calls over the
 generated Core tables (`store.schema`) instead, so none of these loads before its first
-request (~0.2 s of CPU of the 0.45 s budget, issue 22). pydantic itself still loads: the
-model config, run spec, questions and scores are pydantic models."""
+request (~0.2 s of CPU of the 0.45 s budget, issue 22), nor at its end. pydantic is that
+stack's validation: evalcore's own value types (model config, run spec, questions, scores)
+are msgspec Structs (`evalcore.values`), ~70 ms less before the first request."""
 
 
 WHOLE_RUN_PROBE = """
