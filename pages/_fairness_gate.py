@@ -8,8 +8,8 @@ import msgspec
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
-from evalcore.fairness import gate_run, load_gate_config
-from evalcore.metrics.gate import GateResult
+from evalcore.fairness import gate_run
+from evalcore.metrics.gate import GateResult, gate_config_text, gate_text
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.report.fairness_figures import gate_table
 from evalcore.report.fairness_view import records_frame
@@ -26,7 +26,7 @@ GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
           state: tuple[str, int]) -> dict[str, Any]:
-    result = gate_run(_shared.engine(), run_id, load_gate_config(config_text),
+    result = gate_run(_shared.engine(), run_id, gate_config_text(config_text),
                       baseline_id=baseline_id, threshold=threshold)
     return msgspec.to_builtins(result)
 
@@ -56,8 +56,12 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
     baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
                             key="fairness.baseline")
     upload = st.file_uploader("Gate TOML", type=["toml"], key="fairness.gate_file")
-    default = (upload.getvalue().decode("utf-8") if upload is not None
-               else GATE_EXAMPLE.read_text(encoding="utf-8"))
+    try:
+        default = (gate_text(upload.getvalue(), upload.name) if upload is not None
+                   else GATE_EXAMPLE.read_text(encoding="utf-8"))
+    except EvalcoreError as exc:  # not UTF-8: say which file, not a UnicodeDecodeError
+        st.error(f"Gate TOML not usable: {md(exc)}")
+        return
     text_key = f"fairness.gate_text.{upload.file_id if upload is not None else 'example'}"
     config_text = st.text_area("Gate config", value=default, height=260, key=text_key)
     try:

@@ -12,6 +12,7 @@ from evalcore.dataset import list_datasets
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import all_kinds
 from evalcore.markup import code_text, md
+from evalcore.metrics.gate import gate_config_text
 from evalcore.report import compare_figures
 from evalcore.report.gates import default_gate_configs
 from evalcore.report.leaderboard import leaderboard
@@ -47,7 +48,8 @@ def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, st
     from datetime import UTC, datetime, timedelta
 
     since = datetime.now(UTC) - timedelta(days=days) if days else None
-    return trend(_shared.engine(), dataset, metric, gate=gate_text or None, since=since)
+    gate = gate_config_text(gate_text) if gate_text.strip() else None  # text, never a path
+    return trend(_shared.engine(), dataset, metric, gate=gate, since=since)
 
 
 def _state() -> int:

@@ -163,8 +163,8 @@ def answer_groups(report: dict[str, Any], item: int) -> None:
     if groups is None:
         return
     entropy = res.get("semantic_entropy")
-    st.markdown(f"**{md(res.get('answers_line', ''))}** · semantic entropy "
-                f"{md(_fmt(entropy))} nats")
+    spread = "n/a (no answer)" if entropy is None else f"{_fmt(entropy)} nats"
+    st.markdown(f"**{md(res.get('answers_line', ''))}** · semantic entropy {md(spread)}")
     st.caption(EXPLAIN["groups"])
     if report["summary"].get("answer_grouping"):
         st.caption("Grouping: " + md(grouping_line(report["summary"])) + ".")

@@ -16,7 +16,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.kinds import find_kind
-from evalcore.metrics.gate import load_gate_config
+from evalcore.metrics.gate import gate_config_text
 from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
 from evalcore.report.gates import gate_any
@@ -341,7 +341,7 @@ def calls_view(run_id: int) -> None:
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
           state: tuple[str, int]) -> dict[str, Any]:
-    return msgspec.to_builtins(gate_any(_shared.engine(), run_id, load_gate_config(config_text),
+    return msgspec.to_builtins(gate_any(_shared.engine(), run_id, gate_config_text(config_text),
                                         baseline_id=baseline_id))
 
 

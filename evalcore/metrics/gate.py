@@ -126,23 +126,45 @@ def _metric_name(key: str, source: str) -> tuple[str, Literal["max", "min"]]:
 
 
 def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
-    """A gate config from a TOML file path, TOML text, or an already parsed dict."""
+    """A gate config from a TOML file path, TOML text, or an already parsed dict (the
+    CLI's --config). Text typed into a page goes to `gate_config_text`, which never opens
+    a path: a web form must not read files on the server."""
+    if isinstance(source, Mapping):
+        return _gate_config(source, "gate config")
+    text = str(source)
+    path = Path(text) if text.strip() and "\n" not in text and len(text) < 4096 else None
+    if path is not None and path.is_dir():
+        raise GateError(f"gate config {path} is a directory; give a .toml file such as "
+                        "data/gate.example.toml")
+    if path is not None and path.suffix == ".toml" and not path.is_file():
+        raise GateError(f"gate config {path} not found; copy data/gate.example.toml")
+    if path is not None and path.is_file():
+        return gate_config_text(gate_text(path.read_bytes(), str(path)), str(path))
+    return gate_config_text(text)
+
+
+def gate_text(data: bytes, name: str) -> str:
+    """A gate file's bytes as text: TOML is UTF-8 (a byte-order mark is dropped); any
+    other encoding is a GateError naming the file."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise GateError(f"{name}: not UTF-8 text (byte {exc.start + 1} of the file); TOML "
+                        "files are UTF-8: save it as UTF-8") from None
+
+
+def gate_config_text(text: str, name: str = "gate config") -> GateConfig:
+    """A gate config from TOML text, never read as a file path."""
     import tomllib
 
-    name = "gate config"
-    if isinstance(source, Mapping):
-        data: Mapping[str, Any] = source
-    else:
-        text = str(source)
-        path = Path(text) if "\n" not in text and len(text) < 4096 else None
-        if path is not None and path.suffix == ".toml" and not path.is_file():
-            raise GateError(f"gate config {path} not found; copy data/gate.example.toml")
-        if path is not None and path.is_file():
-            name, text = str(path), path.read_text(encoding="utf-8")
-        try:
-            data = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise GateError(f"{name}: not valid TOML ({exc})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise GateError(f"{name}: not valid TOML ({exc})") from None
+    return _gate_config(data, name)
+
+
+def _gate_config(data: Mapping[str, Any], name: str) -> GateConfig:
     unknown = set(data) - {"absolute", "relative"}
     if unknown:
         raise GateError(f"{name}: unknown section(s) {sorted(unknown)}; use [absolute] and "
@@ -164,10 +186,10 @@ def load_gate_config(source: Union[str, Path, Mapping[str, Any]]) -> GateConfig:
                         "max_regression and min_delta")
     share = relative.get("max_regression")
     return GateConfig(absolute=absolute, missing=missing, source=name,
-                      max_regression=None if share is None else _number(
+                      max_regression=None if share is None else _not_negative(
                           share, "[relative] max_regression", name),
-                      min_delta=_number(relative.get("min_delta", 0.0), "[relative] min_delta",
-                                        name))
+                      min_delta=_not_negative(relative.get("min_delta", 0.0),
+                                              "[relative] min_delta", name))
 
 
 def _section(data: Mapping[str, Any], section: str, source: str) -> dict[str, Any]:
@@ -184,6 +206,15 @@ def _number(value: Any, key: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise GateError(f"{source}: {key} must be a number, not {value!r}")
     return float(value)
+
+
+def _not_negative(value: Any, key: str, source: str) -> float:
+    """A share or noise floor: below 0 every regression check would read "within -100%"."""
+    number = _number(value, key, source)
+    if number < 0:
+        raise GateError(f"{source}: {key} must be 0 or more (0.10 = 10% worse allowed), "
+                        f"not {number:g}")
+    return number
 
 
 def metrics_of(report_or_metrics: Mapping[str, Any]) -> dict[str, Optional[float]]:

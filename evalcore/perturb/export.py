@@ -53,10 +53,13 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
     cells: dict[str, Any] = {k: v for k, v in meta.items() if not isinstance(v, (dict, list))}
     spec = _CONSUMED.get(fmt)
     mapping = (dataset.meta or {}).get("mapping")
+    base = 0  # what a mapped file's numeric option references count from
     if spec is None and mapping:
         question_cols = mapping.get("question")
         if isinstance(question_cols, str):
             spec = {"question": question_cols, "reference": mapping.get("reference")}
+            cells.update(_mapped_options(item, mapping))
+            base = int(mapping.get("index_base") or 0) if mapping.get("choices") else 0
     if spec is None:
         return {"question": item.question, "reference": item.reference,
                 "choices": json.dumps(item.choices, ensure_ascii=False) if item.choices else ""}
@@ -70,6 +73,8 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
         if ("choices" in spec and reference is not None and reference.isdigit()
                 and int(reference) < len(positions)):
             reference = str(positions[int(reference)])
+        elif base and reference is not None and reference.isdigit():
+            reference = str(int(reference) + base)
         cells[spec["reference"]] = reference
     if "flags" in spec and item.reference:
         for position, flag in zip(positions, json.loads(item.reference)):
@@ -79,6 +84,20 @@ def _original_cells(item: "Item", dataset: "Dataset") -> dict[str, Any]:
         cells[word_col] = item.reference
         cells[label_col] = 1 if item.reference == "positive" else 0
     return cells
+
+
+def _mapped_options(item: "Item", mapping: dict[str, Any]) -> dict[str, Any]:
+    """The option cells of a dataset imported with a column mapping, as its file held them
+    (one column: a JSON list or separated text; several: one option each), so the export
+    re-imports with the same mapping (the options column was left empty)."""
+    options, choices = mapping.get("choices"), list(item.choices or [])
+    if not options or not choices:
+        return {}
+    if isinstance(options, str):
+        separator = mapping.get("choices_separator")
+        return {options: separator.join(choices) if separator
+                else json.dumps(choices, ensure_ascii=False)}
+    return dict(zip(options, choices))
 
 
 def _attacked_choices(engine: "Engine", items: list[Any], clean: dict[int, "Item"]

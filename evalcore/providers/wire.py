@@ -120,7 +120,9 @@ def build_request(
         value = getattr(request, name)
         if value is not None:
             body[name] = value
-    if config.stop:
+    if config.stop and not request.response_format:
+        # a model's stop sequences end free-text answers; a structured (JSON) reply may hold
+        # them ("{\n" ended every local judge verdict at "{"), and its grammar ends it anyway
         body["stop"] = list(config.stop)
     if config.kind == "local" and config.repeat_penalty is not None:
         body["repeat_penalty"] = config.repeat_penalty  # llama.cpp's server reads it
@@ -136,7 +138,7 @@ def _ollama_body(config: ModelConfig, request: ChatRequest) -> dict[str, Any]:
             ("num_predict", request.max_tokens),
             ("seed", request.seed),
             ("repeat_penalty", config.repeat_penalty),
-            ("stop", list(config.stop) or None),
+            ("stop", list(config.stop) if config.stop and not request.response_format else None),
         )
         if value is not None
     }

@@ -108,3 +108,42 @@ def test_relative_check_with_a_missing_current_value_is_reported() -> None:
     result = evaluate_gate({"spd": None}, text, {"spd": 0.02})
     assert not result.passed
     assert result.checks[0].name == "regression:spd" and "not measured" in result.checks[0].detail
+
+
+def test_a_gate_file_not_in_utf8_names_the_file(tmp_path) -> None:
+    """A gate.toml saved in Latin-1 was a bare UnicodeDecodeError ("a file is not valid
+    text" in the CLI, the page's "Could not draw the quality gate"): now the file is named."""
+    path = tmp_path / "gate.toml"
+    path.write_bytes("# r\u00e9sum\u00e9 gate\n[absolute]\nparse_rate_min = 0.3\n".encode("latin-1"))
+    with pytest.raises(GateError, match=r"gate\.toml: not UTF-8 text .*save it as UTF-8"):
+        load_gate_config(str(path))
+    path.write_bytes("\ufeff[absolute]\nparse_rate_min = 0.3\n".encode())  # a BOM is fine
+    assert load_gate_config(str(path)).absolute["parse_rate_min"][2] == 0.3
+
+
+def test_a_directory_is_not_read_as_toml_text(tmp_path) -> None:
+    with pytest.raises(GateError, match="is a directory; give a .toml file"):
+        load_gate_config(str(tmp_path))
+
+
+@pytest.mark.parametrize("text,key", [
+    ("[relative]\nmax_regression = -1\n", "max_regression"),
+    ("[relative]\nmax_regression = 0.1\nmin_delta = -0.5\n", "min_delta"),
+])
+def test_negative_regression_limits_are_refused(text, key) -> None:
+    """max_regression = -1 passed every regression check as "within -100%"."""
+    with pytest.raises(GateError, match=rf"\[relative\] {key} must be 0 or more"):
+        load_gate_config(text)
+
+
+def test_text_typed_into_a_page_is_never_opened_as_a_path(tmp_path) -> None:
+    """The pages' Gate config boxes take TOML text: a one-line path typed there read that
+    file on the server (and quoted its values in the error)."""
+    from evalcore.metrics.gate import gate_config_text
+
+    path = tmp_path / "secret.toml"
+    path.write_text("[absolute]\nspd_max = \"hunter2\"\n", encoding="utf-8")
+    with pytest.raises(GateError, match="not valid TOML") as caught:
+        gate_config_text(str(path))
+    assert "hunter2" not in str(caught.value)
+    assert gate_config_text("[absolute]\nspd_max = 0.1\n").absolute["spd_max"][2] == 0.1

@@ -192,6 +192,21 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
     assert any("not_a_metric_max" in e for e in values(at, "error"))
 
 
+
+def test_the_gate_box_takes_toml_text_never_a_path_on_the_server(page_env, engine, tmp_path):
+    """A file path typed into "Gate config" was opened on the server (and its values quoted
+    in the error): it is TOML text, so a path is just not valid TOML."""
+    path = tmp_path / "private.toml"
+    path.write_text("[absolute]\nspd_max = \"hunter2\"\n", encoding="utf-8")
+    seeded_run(engine, name="new")
+    at = open_page()
+    gate_text = next(w for w in at.text_area if w.key.startswith("fairness.gate_text"))
+    gate_text.set_value(str(path)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = values(at, "error")
+    assert any("Gate config not usable: gate config: not valid TOML" in e for e in errors)
+    assert not any("hunter2" in e or "private.toml" in e for e in errors)
+
 def test_starting_a_run_through_the_widgets_runs_the_suite(page_env, engine, runner_clients):
     from evalcore.perturb.counterfactual import generate_suite, save_suite
     from evalcore.store import queries

@@ -234,7 +234,7 @@ def test_results_page_is_routed_and_links_to_the_runs_kind_page(app, engine):
     assert any("Stability" in str(link.proto.label) for link in links)
 
 
-def test_gate_verdict_for_a_stability_run(page_env, engine):
+def test_gate_verdict_for_a_stability_run(page_env, engine, tmp_path):
     ds = seed_dataset(engine, "times", QUESTIONS)
     run_a = seed_run(engine, ds, A, 3, model="m-a")
     at = open_page()
@@ -247,6 +247,12 @@ def test_gate_verdict_for_a_stability_run(page_env, engine):
     at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
     assert any("names no known metric" in e for e in values(at, "error"))
     assert not at.exception
+    # the box takes TOML text: a path typed there is not opened on the server
+    private = tmp_path / "private.toml"
+    private.write_text("[absolute]\nmean_success_rate_min = \"hunter2\"\n", encoding="utf-8")
+    at.text_area(key="results.gate_text.stability").set_value(str(private)).run()
+    assert any("not valid TOML" in e for e in values(at, "error"))
+    assert not any("hunter2" in e for e in values(at, "error"))
 
 
 def test_leaderboard_trend_and_trust_report(page_env, engine):

@@ -74,6 +74,19 @@ def test_the_page_shows_groups_and_every_new_figure_with_its_explanation(page_en
     assert any("1 answer: 3x 'C', 1x no answer" in t for t in values(at, "markdown"))
 
 
+
+def test_a_question_without_any_answer_says_so_not_na_nats(page_env, engine, monkeypatch):
+    """Walked: "no answer in 2 rounds · semantic entropy n/a nats"."""
+    monkeypatch.setitem(PLAN, 2, [("I cannot tell.", 0)] * ROUNDS)
+    planted_run(engine, rejudge=False)
+    at = open_page()
+    at.selectbox(key="stability.question").select(2).run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = [t for t in values(at, "markdown") if "semantic entropy" in t]
+    assert any("no answer in 4 rounds" in t and "semantic entropy n/a (no answer)" in t
+               for t in lines), lines
+    assert not any("n/a nats" in t for t in lines)
+
 def test_judge_noise_shows_next_to_the_success_rate(page_env, engine):
     planted_run(engine, rejudge=True)
     at = open_page()

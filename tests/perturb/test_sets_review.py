@@ -251,3 +251,37 @@ def test_item_changes_of_hostile_edits_count_each_swap_once(texts):
         assert len(swap) == 2 or set(swap[2].split(", ")) <= set(places)
     same, none = item_changes([(w, a, a) for w, (a, _) in zip(places, texts)], "en")
     assert (same, none) == ([], 0)
+
+
+@pytest.mark.parametrize("index_base", [0, 1])
+def test_a_mapped_datasets_export_keeps_its_options_and_answer_key(engine, tmp_path, index_base):
+    """Walked: a char attack of data/samples/mc_en.jsonl (imported with the guessed mapping,
+    options in one `choices` column) exported an empty `choices` column; and a file whose
+    option numbers count from 1 got 0-based answers. The export now re-imports with the
+    same mapping to the same options and answers."""
+    import json
+
+    from evalcore.dataset.importer import import_dataset
+    from evalcore.perturb.export import write_attack_set_csv
+    from evalcore.store.datasets import load_items
+
+    rows = [{"q": f"Question {n}?", "opts": ["red", "green", "blue"], "key": n % 3 + index_base}
+            for n in range(3)]
+    source = tmp_path / "quiz.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    mapping = {"question": "q", "reference": "key", "choices": "opts", "task_type": "choice",
+               "index_base": index_base}
+    dataset = import_dataset(engine, source, mapping=mapping)
+    attack = make_attack_set(engine, dataset=dataset.id, level="char",
+                             params={"similarity": False})
+    out = tmp_path / "quiz_attacked.csv"
+    write_attack_set_csv(engine, attack.id, out)
+    exported = list(csv.DictReader(out.read_text(encoding="utf-8-sig").splitlines()))
+    assert [json.loads(r["opts"]) for r in exported] == [r["opts"] for r in rows]
+    assert [r["key"] for r in exported] == [str(r["key"]) for r in rows]
+
+    again = tmp_path / "again.csv"  # the export, read back with the same mapping
+    again.write_text(out.read_text(encoding="utf-8-sig"), encoding="utf-8")
+    reread = import_dataset(engine, again, mapping=mapping, name="again")
+    assert [(i.choices, i.reference) for i in load_items(engine, int(reread.id))] == [
+        (i.choices, i.reference) for i in load_items(engine, int(dataset.id))]

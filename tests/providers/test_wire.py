@@ -179,6 +179,24 @@ def test_local_request_carries_stop_cap_and_repeat_penalty():
     assert wire.json["repeat_penalty"] == pytest.approx(1.1)
 
 
+
+def test_a_structured_request_is_not_cut_at_the_models_stop_sequences():
+    """The judge asks for JSON; llama.cpp's grammar writes `{` then a line break, so the
+    local model's stop `\n` ended every verdict at `{` (24 of 24 re-judgements failed on
+    the Stability page). Stop sequences stay for free-text answers."""
+    from evalcore.providers.registry import default_local_config
+    from evalcore.scorers.judge import JUDGE_SCHEMA
+
+    cfg = default_local_config()
+    judged = msgspec.structs.replace(ChatRequest.user("grade"), response_format=JUDGE_SCHEMA)
+    wire = build_request(cfg, apply_defaults(cfg, judged), base_url="http://127.0.0.1:9")
+    assert "stop" not in wire.json and wire.json["response_format"] == JUDGE_SCHEMA
+    body = build_request(ollama_cfg(stop=["\n"]), judged).json
+    assert "stop" not in body.get("options", {}) and body["format"]["required"] == ["score", "reason"]
+    plain = build_request(cfg, apply_defaults(cfg, ChatRequest.user("hi")),
+                          base_url="http://127.0.0.1:9")
+    assert plain.json["stop"] == ["\n"]
+
 def test_repeat_penalty_not_sent_to_openai_but_to_ollama():
     """OpenAI rejects unknown parameters; Ollama reads both under options."""
     wire = build_request(openai_cfg(repeat_penalty=1.2, stop=["END"]), ChatRequest.user("x"))
