@@ -273,13 +273,18 @@ def suggest_mapping(columns: list[str]) -> Optional[ColumnMapping]:
 
 def mapping_from(value: Union[ColumnMapping, dict[str, Any], None]) -> Optional[ColumnMapping]:
     """Accept a mapping as a `ColumnMapping` or a plain dict (from JSON, the page or the
-    CLI), checked; a `DatasetError` names the mapping field that is wrong."""
+    CLI), checked; a `DatasetError` names the mapping field that is wrong, or the keys
+    that are no field (a misspelt one would otherwise be dropped silently)."""
     if value is None or isinstance(value, ColumnMapping):
         return value
+    names = [f.name for f in msgspec.structs.fields(ColumnMapping)]
+    unknown = sorted(set(value) - set(names)) if isinstance(value, dict) else []
+    if unknown:  # a misspelt key ("choice_base") would silently read the file another way
+        raise DatasetError(f"column mapping: unknown key(s) {shown_list(unknown)} (a mapping is "
+                           f"a JSON object of {', '.join(names)})")
     try:
         return validated(ColumnMapping, value)
     except ValidationError as exc:
-        names = ", ".join(f.name for f in msgspec.structs.fields(ColumnMapping))
         raise DatasetError(f"column mapping: {problem(exc, ColumnMapping)} (fix that field; "
-                           f"a mapping is a JSON object of {names})") from None
+                           f"a mapping is a JSON object of {', '.join(names)})") from None
 

@@ -50,9 +50,17 @@ def test_a_mapping_from_json_or_a_form_is_checked_naming_the_field(mapping: dict
 
 
 def test_a_mapping_is_read_leniently_like_before() -> None:
-    mapping = mapping_from({"question": "question", "reference": "answer", "index_base": "1",
-                            "unknown": "ignored"})
+    mapping = mapping_from({"question": "question", "reference": "answer", "index_base": "1"})
     assert mapping == ColumnMapping(question="question", reference="answer", index_base=1)
+
+
+def test_a_misspelt_mapping_key_is_refused_not_dropped() -> None:
+    """`choice_base` for `index_base` used to be dropped: the answers were read 0-based."""
+    with pytest.raises(DatasetError) as caught:
+        mapping_from({"question": "q", "reference": "answer", "choice_base": 1})
+    text = str(caught.value)
+    assert text.startswith("column mapping: unknown key(s) ['choice_base']")
+    assert "index_base" in text
 
 
 _CELLS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
