@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import streamlit as st
 
 from evalcore.errors import EvalcoreError
@@ -13,9 +12,7 @@ from evalcore.metrics.gate import GateResult, gate_config_text, gate_text
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.report.fairness_figures import gate_table
 from evalcore.report.fairness_view import records_frame
-from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.store import queries
-from evalcore.values import validated
 from evalcore.markup import md
 from pages import _shared
 
@@ -25,24 +22,15 @@ GATE_EXAMPLE = _shared.PROJECT_ROOT / "data" / "gate.example.toml"
 
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str, threshold: float,
-          state: tuple[str, int]) -> dict[str, Any]:
-    result = gate_run(_shared.engine(), run_id, gate_config_text(config_text),
-                      baseline_id=baseline_id, threshold=threshold)
-    return msgspec.to_builtins(result)
+          state: tuple[str, int]) -> GateResult:
+    return gate_run(_shared.engine(), run_id, gate_config_text(config_text),
+                    baseline_id=baseline_id, threshold=threshold)
 
 
 def _run_label(run: Any, names: dict[int, str]) -> str:
     return (f"#{run.id} · {run.name + ' · ' if run.name else ''}{run.model} on "
             f"{names.get(run.dataset_id, '?')} · samples {run.rounds} · {run.status} · "
             f"{run.created_at:%Y-%m-%d %H:%M}")
-
-
-def gate_headline(verdict: dict[str, Any]) -> None:
-    """The gate's verdict in the words of the headline card, the CLI and the trust report:
-    PASSED, FAILED (a measured figure broke a limit) or NOT MEASURED."""
-    result = validated(GateResult, verdict)
-    show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
-    show(f"Gate {verdict_line(result)}")
 
 
 def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> None:
@@ -71,7 +59,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
     except EvalcoreError as exc:
         st.error(f"Gate config not usable: {md(exc)}")
         return
-    gate_headline(verdict)
+    _shared.gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
                  column_config={"passed": st.column_config.CheckboxColumn("passed"),
                                 "detail": st.column_config.TextColumn(width="large")})

@@ -16,6 +16,8 @@ from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
 from evalcore.errors import EvalcoreError
 from evalcore.providers.registry import load_models
+from evalcore.metrics.gate import GateResult
+from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.report.sections import failure_line, guarded_section, log
 from evalcore.report.timing import format_seconds
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
@@ -398,11 +400,9 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
         return None
 
 
-def gate_headline(verdict: dict[str, Any]) -> None:
-    """PASSED / FAILED with the count of checks, as every gate panel shows it."""
-    checks = verdict["checks"]
-    failed = [c for c in checks if not c["passed"]]
-    if verdict["passed"]:
-        st.success(f"Gate PASSED ({len(checks)} checks)")
-    else:
-        st.error(f"Gate FAILED ({len(failed)} of {len(checks)} checks failed)")
+def gate_headline(result: GateResult) -> None:
+    """The gate's verdict in the words of the headline card, the CLI and the trust report
+    (`report.gates.verdict_line`): PASSED, FAILED (a measured figure broke a limit) or NOT
+    MEASURED, as every gate panel shows it."""
+    show = {"pass": st.success, "fail": st.error}.get(verdict_of(result), st.warning)
+    show(f"Gate {verdict_line(result)}")

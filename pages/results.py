@@ -16,7 +16,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.kinds import find_kind
-from evalcore.metrics.gate import gate_config_text
+from evalcore.metrics.gate import GateResult, gate_config_text
 from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
 from evalcore.report.gates import gate_any
@@ -340,9 +340,9 @@ def calls_view(run_id: int) -> None:
 
 @st.cache_data(max_entries=16, show_spinner="Checking the gate...")
 def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
-          state: tuple[str, int]) -> dict[str, Any]:
-    return msgspec.to_builtins(gate_any(_shared.engine(), run_id, gate_config_text(config_text),
-                                        baseline_id=baseline_id))
+          state: tuple[str, int]) -> GateResult:
+    return gate_any(_shared.engine(), run_id, gate_config_text(config_text),
+                    baseline_id=baseline_id)
 
 
 def gate_view(run_id: int, kind: str) -> None:
@@ -369,7 +369,8 @@ def gate_view(run_id: int, kind: str) -> None:
             st.error(f"Gate config not usable: {md(exc)}")
             return
         _shared.gate_headline(verdict)
-        st.dataframe(verdict["checks"], hide_index=True, key="results.gate_table")
+        st.dataframe([msgspec.structs.asdict(c) for c in verdict.checks], hide_index=True,
+                     key="results.gate_table")
         st.code(f"python -m evalcore gate --run {run_id}"
                 + (f" --baseline {baseline}" if baseline is not None else "")
                 + " --config gate.toml", language="bash")

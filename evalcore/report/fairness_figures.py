@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import msgspec
 
 from evalcore.metrics.fairness import group_of
 
@@ -60,15 +59,10 @@ def selection_rate_figure(report: Mapping[str, Any], attribute: str) -> go.Figur
     return fig
 
 
-def gate_table(result: GateResult | Mapping[str, Any]) -> list[dict[str, Any]]:
+def gate_table(result: GateResult) -> list[dict[str, Any]]:
     """Rows of the gate verdict: check, value, threshold, passed, detail (for st.dataframe)."""
-    checks = result.checks if hasattr(result, "checks") else result.get("checks", [])
-    rows = []
-    for check in checks:
-        c = msgspec.structs.asdict(check) if isinstance(check, msgspec.Struct) else dict(check)
-        rows.append({"check": c["name"], "value": c["value"], "threshold": c["threshold"],
-                     "passed": c["passed"], "detail": c["detail"]})
-    return rows
+    return [{"check": c.name, "value": c.value, "threshold": c.threshold, "passed": c.passed,
+             "detail": c.detail} for c in result.checks]
 
 
 def group_table(report: Mapping[str, Any], attribute: str) -> list[dict[str, Any]]:

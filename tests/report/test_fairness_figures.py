@@ -1,7 +1,6 @@
 """Figures and verdict rows of a fairness report (plotly, no streamlit)."""
 from __future__ import annotations
 
-import msgspec
 import pytest
 
 from evalcore.metrics.gate import evaluate_gate
@@ -47,7 +46,6 @@ def test_gate_table_rows() -> None:
     rows = gate_table(result)
     assert rows == [{"check": "spd_max", "value": 0.2, "threshold": 0.05, "passed": False,
                      "detail": rows[0]["detail"]}]
-    assert gate_table(msgspec.to_builtins(result)) == rows
 
 
 def test_effects_figure_draws_tested_effects_strongest_on_top() -> None:
