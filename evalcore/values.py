@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 import types
 import typing
-from typing import Any, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import msgspec
 
@@ -27,11 +27,18 @@ _ENUM = re.compile(r"^Invalid enum value ")
 _MISSING = re.compile(r"^Object missing required field `(?P<field>[^`]+)`$")
 
 
-def validated(kind: type[T], data: Any) -> T:
+def validated(kind: type[T], data: Any,
+              fail: Optional[Callable[[str], Exception]] = None) -> T:
     """`data` (a mapping, or an object carrying the fields as attributes, such as a database
     row) as a checked `kind`: types (leniently: "5" is 5), ranges, allowed values and the
-    type's own `__post_init__` checks. Raises `ValidationError`."""
-    return msgspec.convert(data, kind, strict=False, from_attributes=True)
+    type's own `__post_init__` checks. Raises `ValidationError`, or with `fail` the error
+    `fail(problem)` makes of the `problem` text (naming the file, row or model)."""
+    try:
+        return msgspec.convert(data, kind, strict=False, from_attributes=True)
+    except ValidationError as exc:
+        if fail is None:
+            raise
+        raise fail(problem(exc, kind)) from None
 
 
 def problem(exc: ValidationError, kind: type | None = None) -> str:

@@ -71,3 +71,12 @@ def test_a_wrong_allowed_value_is_never_echoed() -> None:
 def test_the_constructor_runs_the_types_own_checks() -> None:
     with pytest.raises(ValueError, match="url must start"):
         Outer(name="a", url="ftp://x")
+
+
+def test_fail_makes_the_callers_error_of_the_problem() -> None:
+    """Each edge names its file, row or model: `fail` words the problem its way."""
+    with pytest.raises(LookupError) as caught:
+        validated(Outer, {"name": "a", "kind": "sk-secret-value"},
+                  fail=lambda why: LookupError(f"models.toml [models.a]: {why}"))
+    assert str(caught.value) == "models.toml [models.a]: kind: must be one of 'openai', 'ollama', 'local'"
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__

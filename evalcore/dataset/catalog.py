@@ -13,7 +13,7 @@ from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 from evalcore.store import datasets
 from evalcore.store.db import reading, transaction
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -52,15 +52,10 @@ def load_items(engine: "Engine", dataset_id: int, limit: Optional[int] = None) -
 def load_questions(engine: "Engine", dataset_id: int,
                    limit: Optional[int] = None) -> list[Question]:
     """The questions of a dataset in file order, as handed to prompts and scorers."""
-    questions = []
-    for item in load_items(engine, dataset_id, limit):
-        try:  # a stored row is outside data: checked, not trusted
-            questions.append(validated(Question, item))
-        except ValidationError as exc:
-            raise DatasetError(f"dataset {dataset_id}: stored item {item.id} "
-                               f"({question_label(item.idx)}) is not a valid question "
-                               f"({problem(exc, Question)}); import the file again") from None
-    return questions
+    return [validated(Question, item, fail=lambda why, item=item: DatasetError(  # stored rows
+        f"dataset {dataset_id}: stored item {item.id} ({question_label(item.idx)}) is not a "
+        f"valid question ({why}); import the file again"))
+        for item in load_items(engine, dataset_id, limit)]
 
 
 def dataset_users(engine: "Engine", name_or_id: Union[str, int]) -> dict[str, Any]:

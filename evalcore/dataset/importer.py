@@ -28,7 +28,7 @@ from evalcore.errors import DatasetError, DuplicateDatasetError
 from evalcore.store import datasets
 from evalcore.store.db import session_scope
 from evalcore.store.tables import Dataset
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -95,16 +95,13 @@ class _Reading:
                 self.undecided.append(position)
             else:
                 self.languages[language] += 1
-            try:  # cells are outside data: checked, not trusted (a format may mis-build)
-                question = validated(Question, {
-                    "idx": position, "question": built["question"],
-                    "reference": built.get("reference"), "choices": built.get("choices") or [],
-                    "task_type": self.task_type, "language": language or "en", "meta": meta})
-            except ValidationError as exc:
-                raise DatasetError(f"{name} {self.stream.label(number)}: the row does not make "
-                                   f"a question ({problem(exc, Question)}); fix that cell or the mapping "
-                                   f"({self.stream.note()})") from None
-            yield question
+            yield validated(Question, {  # cells are outside data (a format may mis-build)
+                "idx": position, "question": built["question"],
+                "reference": built.get("reference"), "choices": built.get("choices") or [],
+                "task_type": self.task_type, "language": language or "en", "meta": meta},
+                fail=lambda why: DatasetError(
+                    f"{name} {self.stream.label(number)}: the row does not make a question "
+                    f"({why}); fix that cell or the mapping ({self.stream.note()})"))
 
     def meta(self) -> dict[str, Any]:
         """What the dataset row records about the file (complete once rows are read)."""

@@ -30,7 +30,7 @@ from evalcore.providers.client import run_closing_clients
 from evalcore.store import attack_sets as q
 from evalcore.store.db import session_scope
 from evalcore.store.tables import AttackSet, Dataset
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -122,12 +122,9 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
     attack = engine_fn("attack_questions")
     for start in range(0, len(todo), max(1, batch_size)):
         batch = todo[start:start + max(1, batch_size)]
-        try:  # stored rows are outside data: checked, not trusted
-            questions = [validated(Question, item) for item in batch]
-        except ValidationError as exc:
-            raise AttackSetError(f"set '{attack_set.name}': an item of its source dataset is "
-                                 f"not a valid question ({problem(exc, Question)}); import "
-                                 "that dataset again") from None
+        questions = [validated(Question, item, fail=lambda why: AttackSetError(  # stored rows
+            f"set '{attack_set.name}': an item of its source dataset is not a valid question "
+            f"({why}); import that dataset again")) for item in batch]
         results = await attack(questions,
                                attack_set.level, seed=attack_set.seed or 0,
                                params=spec.get("params"), translator=translator)

@@ -38,7 +38,7 @@ from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
 from evalcore.store.types import utcnow
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -340,12 +340,9 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     source = reviews.get_source_item(engine, current.source_item_id)
     derived = (reviews.get_source_item(engine, current.attacked_item_id)
                if current.attacked_item_id is not None else None)
-    try:  # a stored row is outside data: checked, not trusted
-        clean = validated(Question, source)
-    except ValidationError as exc:
-        raise AttackSetError(f"attack item {attack_item_id}: its clean item is not a valid "
-                             f"question ({problem(exc, Question)}); import that dataset "
-                             "again") from None
+    clean = validated(Question, source, fail=lambda why: AttackSetError(  # a stored row
+        f"attack item {attack_item_id}: its clean item is not a valid question ({why}); "
+        "import that dataset again"))
     similarity, flags = engine_fn("check_attack")(clean, attacked)
     edited = _edited_options(attack_item_id, source, derived, options)
     clean_options = list(source.choices or [])

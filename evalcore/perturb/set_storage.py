@@ -17,7 +17,7 @@ from evalcore.store import attack_sets as q
 from evalcore.store.datasets import insert_items
 from evalcore.store.db import session_scope
 from evalcore.store.tables import AttackSet, Dataset
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -106,15 +106,13 @@ def derived_question(row: dict[str, Any], level: str) -> Question:
     Checked: the clean item is a stored row and the attacked text and options come from an
     attack or an uploaded file; an `AttackSetError` names the item and the field."""
     src = row["source"]
-    try:
-        return validated(Question, {
-            "idx": row.get("idx", src.idx), "question": row["attacked"],
-            "reference": src.reference, "choices": row.get("choices") or src.choices,
-            "task_type": src.task_type, "language": src.language,
-            "meta": derived_meta(row, level)})
-    except ValidationError as exc:
-        raise AttackSetError(f"the attacked version of item {src.id} is not a valid question: "
-                             f"{problem(exc, Question)}; fix or drop that row") from None
+    return validated(Question, {
+        "idx": row.get("idx", src.idx), "question": row["attacked"],
+        "reference": src.reference, "choices": row.get("choices") or src.choices,
+        "task_type": src.task_type, "language": src.language,
+        "meta": derived_meta(row, level)}, fail=lambda why: AttackSetError(
+            f"the attacked version of item {src.id} is not a valid question: {why}; fix or "
+            "drop that row"))
 
 
 def derived_format(source_format: str) -> str:

@@ -33,7 +33,7 @@ from evalcore.config import DEFAULT_MODEL
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.model_store import ModelsInDatabase
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 _FORBIDDEN_KEYS = {"api_key", "key", "token", "secret"}
 MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,63}")
@@ -87,11 +87,6 @@ def default_models() -> dict[str, ModelConfig]:
     return {DEFAULT_MODEL: default_local_config()}
 
 
-def _validation_message(exc: ValidationError) -> str:
-    """`key: what is wrong` (a check of the type's own already starts with its key)."""
-    return problem(exc, ModelConfig)
-
-
 def _setting_names() -> frozenset[str]:
     return frozenset(f.name for f in msgspec.structs.fields(ModelConfig))
 
@@ -118,10 +113,8 @@ def validate_model(
             f"known keys: {', '.join(sorted(known))}"
         )
     defaults = local_answer_defaults() if entry.get("kind") == "local" else {}
-    try:
-        config = validated(ModelConfig, {**defaults, **entry, "name": name})
-    except ValidationError as exc:
-        raise ModelConfigError(f"{where}: {_validation_message(exc)}") from None
+    config = validated(ModelConfig, {**defaults, **entry, "name": name},
+                       fail=lambda why: ModelConfigError(f"{where}: {why}"))
     if config.kind in ("openai", "ollama") and not config.base_url:
         raise ModelConfigError(
             f"{where}: kind '{config.kind}' needs base_url (e.g. "

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Iterable, Iterator, Literal, Optional
 import msgspec
 
 from evalcore.errors import RunError
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 Schedule = Literal["sequential", "question", "round"]
 """How a run's (question, round) calls go out; all three keep every answer:
@@ -65,11 +65,8 @@ def run_spec(data: Any) -> RunSpec:
     `RunSpec`: types, ranges (rounds 1-100, concurrency 1-1000, temperature 0-2, budget
     > 0, limit >= 1) and the schedule / prompt style. Raises RunError naming the field and
     what is allowed, never the value."""
-    try:
-        return validated(RunSpec, data)
-    except ValidationError as exc:
-        raise RunError(f"invalid run setting: {problem(exc, RunSpec)} (see --help for "
-                       "allowed values)") from None
+    return validated(RunSpec, data, fail=lambda why: RunError(
+        f"invalid run setting: {why} (see --help for allowed values)"))
 
 
 Unit = tuple[int, int]

@@ -13,7 +13,7 @@ from evalcore.errors import RunError
 from evalcore.store.db import Bind, reading
 from evalcore.store.queries import get_run
 from evalcore.store.schema import ITEM, RUN_ITEM
-from evalcore.values import ValidationError, problem, validated
+from evalcore.values import validated
 
 
 def dataset_item_ids(engine: Bind, dataset_id: int, limit: int | None = None) -> list[int]:
@@ -94,14 +94,9 @@ def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int
     if missing:
         raise RunError(f"{what}: {len(missing)} item(s) are no longer in the database "
                        f"(first ids {missing[:5]}); was the dataset deleted?")
-    questions: dict[int, Any] = {}
-    for i in item_ids:
-        try:  # a stored row is outside data: checked, not trusted
-            questions[i] = validated(Question, found[i])
-        except ValidationError as exc:
-            raise RunError(f"{what}: stored item {i} is not a valid question "
-                           f"({problem(exc, Question)}); import its dataset again") from None
-    return questions
+    return {i: validated(Question, found[i], fail=lambda why, i=i: RunError(  # stored rows
+        f"{what}: stored item {i} is not a valid question ({why}); import its dataset again"))
+        for i in item_ids}
 
 
 def run_questions(engine: Bind, run_id: int) -> dict[int, Any]:
