@@ -12,7 +12,8 @@ import msgspec
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from evalcore.metrics.gate import Check, GateConfig, GateError, evaluate_gate, load_gate_config
+from evalcore.metrics.gate import (Check, GateConfig, GateError, evaluate_gate, gate_text,
+                                   load_gate_config)
 
 SCALARS = st.one_of(st.booleans(), st.integers(-10**9, 10**9), st.floats(),
                     st.text(max_size=12), st.sampled_from(["skip", "fail"]))
@@ -80,3 +81,15 @@ def test_json_of_a_verdict_is_plain_data() -> None:
     data = msgspec.to_builtins(result)
     assert data["passed"] is False and data["checks"][0]["name"] == "spd_max"
     assert math.isclose(data["checks"][0]["value"], 0.2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=200))
+def test_any_uploaded_gate_file_is_text_or_one_gate_error_naming_it(data: bytes) -> None:
+    """The page's upload box hands `gate_text` whatever bytes a person picked."""
+    try:
+        text = gate_text(data, "up.toml")
+    except GateError as exc:
+        assert str(exc).startswith("up.toml: not UTF-8 text (byte ")
+        return
+    assert text == data.decode("utf-8-sig")
