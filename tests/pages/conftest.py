@@ -1,6 +1,8 @@
 """AppTest fixtures: the real app (router + pages) against a fresh EVALCORE_HOME per test."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from tests.pages.helpers import APP, REPO_ROOT, RUN_TIMEOUT, clear_streamlit_caches
@@ -21,6 +23,32 @@ def _component_scan_once():  # type: ignore[no-untyped-def]
     manifest_scanner.scan_component_manifests = lambda max_workers=None: list(found)
     yield
     manifest_scanner.scan_component_manifests = real
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compile_each_script_once():  # type: ignore[no-untyped-def]
+    """AppTest gives every script run a new ScriptCache, so each run reads, parses,
+    rewrites (Streamlit's magic) and compiles the router and the page again: about a
+    third of a page run's CPU here. A server shares one cache across sessions and runs;
+    share the code here too, keyed by the script's path and its text (an edited script
+    is compiled anew), so each run still executes exactly what the file says."""
+    from streamlit import config
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    real = ScriptCache.get_bytecode
+    compiled: dict[tuple[str, bytes, bool], object] = {}
+
+    def get_bytecode(self, script_path: str):  # type: ignore[no-untyped-def]
+        path = os.path.abspath(script_path)
+        with open(path, "rb") as fh:
+            key = (path, fh.read(), bool(config.get_option("runner.magicEnabled")))
+        if key not in compiled:
+            compiled[key] = real(self, script_path)
+        return compiled[key]
+
+    ScriptCache.get_bytecode = get_bytecode
+    yield
+    ScriptCache.get_bytecode = real
 
 
 @pytest.fixture()
