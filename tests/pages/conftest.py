@@ -87,3 +87,17 @@ def runner_clients():
     from evalcore.runner.background import get_runner
 
     get_runner().call(close_clients(), timeout=10)
+
+
+@pytest.fixture()
+def engine(settings):  # type: ignore[no-untyped-def]
+    """This test's database through the engine the pages open for it (`get_engine`, as
+    `pages._engine` does; several tests here already check through it): SQLAlchemy caches
+    compiled statements per engine, so a second engine on the same file compiled every
+    query the test and the page share twice, and was opened (schema check) twice."""
+    from evalcore.store.db import get_engine
+
+    settings.home.mkdir(parents=True, exist_ok=True)
+    eng = get_engine(settings.db_url)
+    yield eng
+    eng.dispose()
