@@ -25,30 +25,32 @@ def _component_scan_once():  # type: ignore[no-untyped-def]
     manifest_scanner.scan_component_manifests = real
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _compile_each_script_once():  # type: ignore[no-untyped-def]
+_COMPILED: dict[tuple[str, bytes, bool], object] = {}
+"""Code objects of the scripts AppTest ran in this process (`_compile_each_script_once`)."""
+
+
+@pytest.fixture(autouse=True)
+def _compile_each_script_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """AppTest gives every script run a new ScriptCache, so each run reads, parses,
     rewrites (Streamlit's magic) and compiles the router and the page again: about a
     third of a page run's CPU here. A server shares one cache across sessions and runs;
     share the code here too, keyed by the script's path and its text (an edited script
-    is compiled anew), so each run still executes exactly what the file says."""
+    is compiled anew), so each run still executes exactly what the file says. Patched
+    per test: the other folders' tests on this worker keep Streamlit's own."""
     from streamlit import config
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
     real = ScriptCache.get_bytecode
-    compiled: dict[tuple[str, bytes, bool], object] = {}
 
     def get_bytecode(self, script_path: str):  # type: ignore[no-untyped-def]
         path = os.path.abspath(script_path)
         with open(path, "rb") as fh:
             key = (path, fh.read(), bool(config.get_option("runner.magicEnabled")))
-        if key not in compiled:
-            compiled[key] = real(self, script_path)
-        return compiled[key]
+        if key not in _COMPILED:
+            _COMPILED[key] = real(self, script_path)
+        return _COMPILED[key]
 
-    ScriptCache.get_bytecode = get_bytecode
-    yield
-    ScriptCache.get_bytecode = real
+    monkeypatch.setattr(ScriptCache, "get_bytecode", get_bytecode)
 
 
 @pytest.fixture()
@@ -104,7 +106,7 @@ def engine(settings):  # type: ignore[no-untyped-def]
 
 
 class _SqliteCompiledCache:
-    """One compiled-statement cache for every SQLite engine of the session, the dialect
+    """One compiled-statement cache for the SQLite engines of these tests, the dialect
     in each key replaced by its name and driver (every test engine is configured alike:
     `evalcore.store.db._sqlite_engine`): the SQL and parameters a statement compiles to
     do not depend on which test's database file it runs against."""
@@ -126,22 +128,23 @@ class _SqliteCompiledCache:
         self._cache[self._key(key)] = value
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _one_compiled_cache_for_sqlite():  # type: ignore[no-untyped-def]
+_SHARED_SQL = _SqliteCompiledCache()
+
+
+@pytest.fixture(autouse=True)
+def _one_compiled_cache_for_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test has its own database, so its own engine, and SQLAlchemy caches compiled
-    statements per engine: every test compiled each query its pages run anew (~10-15% of
-    this folder's CPU). Share the compiled SQL between the tests' SQLite engines; each
-    test still runs it against its own file, through its own pool."""
+    statements per engine: every test compiled each query its pages run anew (~15% of
+    this folder's CPU). Share the compiled SQL between the SQLite engines these tests
+    open; each test still runs it against its own file, through its own pool. Patched
+    per test: the other folders' tests on this worker keep their engines' own caches."""
     from evalcore.store import db
 
     real = db._sqlite_engine
-    shared = _SqliteCompiledCache()
 
     def sqlite_engine(url: str):  # type: ignore[no-untyped-def]
         engine = real(url)
-        engine._compiled_cache = shared
+        engine._compiled_cache = _SHARED_SQL
         return engine
 
-    db._sqlite_engine = sqlite_engine
-    yield
-    db._sqlite_engine = real
+    monkeypatch.setattr(db, "_sqlite_engine", sqlite_engine)
