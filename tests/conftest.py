@@ -151,6 +151,51 @@ def _schema_from_template(request: pytest.FixtureRequest,
     monkeypatch.setattr(db, "migrate", migrate_from_template(db.migrate))
 
 
+class _SqliteCompiledCache:
+    """One compiled-statement cache for the SQLite engines of the tests, the dialect
+    in each key replaced by its name and driver (every test engine is configured alike:
+    `evalcore.store.db._sqlite_engine`): the SQL and parameters a statement compiles to
+    do not depend on which test's database file it runs against."""
+
+    def __init__(self, capacity: int = 2000) -> None:
+        from sqlalchemy.util import LRUCache
+
+        self._cache = LRUCache(capacity)
+
+    @staticmethod
+    def _key(key: tuple) -> tuple:
+        dialect = key[0]
+        return ((dialect.name, dialect.driver, dialect.server_version_info), *key[1:])
+
+    def get(self, key: tuple, default: object = None) -> object:
+        return self._cache.get(self._key(key), default)
+
+    def __setitem__(self, key: tuple, value: object) -> None:
+        self._cache[self._key(key)] = value
+
+
+_SHARED_SQL = _SqliteCompiledCache()
+
+
+@pytest.fixture(autouse=True)
+def _one_compiled_cache_for_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has its own database, so its own engine, and SQLAlchemy caches compiled
+    statements per engine: every test compiled each query it runs anew (~15% of
+    tests/pages' CPU, docs/tests.md session 7). Share the compiled SQL between the SQLite
+    engines the tests open in this process; each test still runs it against its own file,
+    through its own pool. PostgreSQL engines and other processes keep their own."""
+    from evalcore.store import db
+
+    real = db._sqlite_engine
+
+    def sqlite_engine(url: str):  # type: ignore[no-untyped-def]
+        engine = real(url)
+        engine._compiled_cache = _SHARED_SQL
+        return engine
+
+    monkeypatch.setattr(db, "_sqlite_engine", sqlite_engine)
+
+
 @pytest.fixture(scope="session")
 def shared_datasets() -> Path:
     """The real data folder `../shared/datasets` next to the repository."""
