@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.nav import idle as _idle
+from tests.e2e.nav import sidebar_to
 from tests.e2e.test_browser import UI_TIMEOUT_MS, browser, streamlit_server  # noqa: F401
 from tests.fakes.fault_server import FaultConfig, FaultServer
 
@@ -87,12 +89,6 @@ def _pick(page, label: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def _idle(page) -> None:
-    """Wait until the app is not running a script (Streamlit's status widget is gone)."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
-
-
 def _open_expander(page, label: str) -> None:
     """Open the expander `label` if it is closed (its <details> has no `open`)."""
     _idle(page)
@@ -102,10 +98,10 @@ def _open_expander(page, label: str) -> None:
     _idle(page)
 
 
-def _add_model(page, url: str, name: str, base_url: str) -> None:
+def _add_model(page, name: str, base_url: str) -> None:
+    """Add the model `name` through the Models page's form (the page is open)."""
     from playwright.sync_api import expect
 
-    page.goto(f"{url}/models")
     form = page.locator('[data-testid="stForm"]')
     form.get_by_role("textbox", name="Name", exact=True).fill(name)
     form.get_by_role("textbox", name="Model id").fill(name)
@@ -153,8 +149,10 @@ def _journey(page, journey: dict) -> None:
     expect(main.get_by_text("no datasets")).to_be_visible()
     _demo(page, journey)
 
-    # Datasets: a plain question/answer CSV is imported by the guess.
-    page.goto(f"{url}/datasets")
+    # Datasets: a plain question/answer CSV is imported by the guess. Pages are reached by
+    # the sidebar, one session (half the chromium CPU of a load: tests/e2e/nav.py), but
+    # for the second model (below).
+    sidebar_to(page, "datasets", "Datasets")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(journey["csv"]))
     name = page.get_by_label("Dataset name")
@@ -164,12 +162,15 @@ def _journey(page, journey: dict) -> None:
     expect(page.get_by_text(f"Imported 'maths': {QUESTIONS} items.")).to_be_visible()
 
     # Models: two endpoints added through the form.
-    _add_model(page, url, "mock", journey["good"].openai_url)
-    _add_model(page, url, "nojudge", journey["bad"].openai_url)
+    sidebar_to(page, "models", "Models")
+    _add_model(page, "mock", journey["good"].openai_url)
+    # a fresh load: in the session that saved a model, the page shows that model's form
+    page.goto(f"{url}/models")
+    _add_model(page, "nojudge", journey["bad"].openai_url)
 
     # Stability: one run; the risk levels read as text add up to the questions and match
     # the verdicts stored in the database.
-    page.goto(f"{url}/stability")
+    sidebar_to(page, "stability", "Stability")
     _open_expander(page, "Start a new run")  # closed: the demo run is on the page
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
@@ -201,7 +202,7 @@ def _journey(page, journey: dict) -> None:
     assert "not measured" in line.inner_text() and "kappa" not in line.inner_text().lower()
 
     # Fairness: a suite generated and saved, a run on the biased model, one verdict.
-    page.goto(f"{url}/fairness")
+    sidebar_to(page, "fairness", "Fairness")
     page.get_by_role("button", name="Save suite").click()
     expect(page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts"))).to_be_visible()
     _open_expander(page, "Start a new run")
@@ -218,7 +219,7 @@ def _journey(page, journey: dict) -> None:
     assert lead.inner_text().startswith("gender · score: favours male"), lead.inner_text()
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
-    page.goto(f"{url}/stability")
+    sidebar_to(page, "stability", "Stability")
     _open_expander(page, "Start a new run")
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
@@ -230,8 +231,9 @@ def _journey(page, journey: dict) -> None:
     # machine; after the cancel the answers come faster, so the resumed run ends soon
     journey["good"].reconfigure(latency=2.0)
     page.get_by_role("button", name="Start run").click()
-    expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
-    page.goto(f"{url}/results")
+    # run 4 by number: the notice of run 2 may still be on the page, in this session
+    expect(page.get_by_text("Run #4 started")).to_be_visible()
+    sidebar_to(page, "results", "Results")
     _pick(page, "Run details", _run_label(page, 4))
     page.get_by_role("button", name="Cancel run").click()
     units = QUESTIONS * LONG_ROUNDS
@@ -239,8 +241,8 @@ def _journey(page, journey: dict) -> None:
     journey["good"].reconfigure(latency=0.2)  # still long enough to be seen running
     page.get_by_role("button", name="Resume run").click()
     expect(main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b"))).to_be_visible()
-    expect(main.get_by_text(f"done: {units} / {units} units")).to_be_visible(  # no reload
-        timeout=3 * UI_TIMEOUT_MS)
+    # no reload; wait_for polls less than expect (~0.03 core against ~0.2 on a big page)
+    main.get_by_text(f"done: {units} / {units} units").wait_for(timeout=3 * UI_TIMEOUT_MS)
 
     # The three downloads of the first maths run, each complete and readable.
     _pick(page, "Run details", _run_label(page, 2))
@@ -269,7 +271,7 @@ def _demo(page, journey: dict) -> None:
     page.get_by_role("button", name="Run the demo").click()
     expect(page.get_by_role("heading", name="Stability", exact=True)).to_be_visible()
     classes = main.get_by_text(re.compile(r"^\d+ perfect \(100%\), "))
-    expect(classes).to_be_visible(timeout=DEMO_TIMEOUT_MS)  # the run has ended
+    classes.wait_for(timeout=DEMO_TIMEOUT_MS)  # the run has ended (wait_for: polls less)
     counts = _correct_counts(journey["db"], 1)
     n, items = DEMO_ROUNDS, demo_items()
     assert len(counts) == items
