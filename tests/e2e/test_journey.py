@@ -150,8 +150,7 @@ def _journey(page, journey: dict) -> None:
     _demo(page, journey)
 
     # Datasets: a plain question/answer CSV is imported by the guess. Pages are reached by
-    # the sidebar, one session (half the chromium CPU of a load: tests/e2e/nav.py), but
-    # for the second model (below).
+    # the sidebar, one session (half the chromium CPU of a load: tests/e2e/nav.py).
     sidebar_to(page, "datasets", "Datasets")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(journey["csv"]))
@@ -164,8 +163,10 @@ def _journey(page, journey: dict) -> None:
     # Models: two endpoints added through the form.
     sidebar_to(page, "models", "Models")
     _add_model(page, "mock", journey["good"].openai_url)
-    # a fresh load: in the session that saved a model, the page shows that model's form
-    page.goto(f"{url}/models")
+    # after a save the form edits the saved model (Name disabled): a new one, as a user would
+    _pick(page, "Model", "(new model)")
+    page.locator('[data-testid="stForm"]').get_by_text("Add a model").wait_for()
+    _idle(page)
     _add_model(page, "nojudge", journey["bad"].openai_url)
 
     # Stability: one run; the risk levels read as text add up to the questions and match
