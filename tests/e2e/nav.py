@@ -10,13 +10,13 @@ fresh load or a fresh session; this elsewhere.
 from __future__ import annotations
 
 
-def idle(page) -> None:  # noqa: ANN001 - playwright's Page, imported lazily by the tests
+def idle(page) -> None:
     """Wait until the app is not running a script (Streamlit's status widget is gone)."""
     page.wait_for_timeout(300)
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
 
 
-def sidebar_to(page, path: str, heading: str) -> None:  # noqa: ANN001
+def sidebar_to(page, path: str, heading: str) -> None:
     """Open the page at url path `path` ("" for Home) by its sidebar link; return once its
     heading `heading` is shown and its script run has ended, so nothing of the page before
     is left to be found by the next locator."""

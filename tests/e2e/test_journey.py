@@ -100,15 +100,13 @@ def _open_expander(page, label: str) -> None:
 
 def _add_model(page, name: str, base_url: str) -> None:
     """Add the model `name` through the Models page's form (the page is open)."""
-    from playwright.sync_api import expect
-
     form = page.locator('[data-testid="stForm"]')
     form.get_by_role("textbox", name="Name", exact=True).fill(name)
     form.get_by_role("textbox", name="Model id").fill(name)
     form.get_by_role("textbox", name="Base URL").fill(base_url)
     form.get_by_role("button", name="Save").click()
-    expect(page.get_by_text(re.compile(f"Saved model '{name}'|Saved '{name}'|{name}.*saved")
-                            )).to_be_visible()
+    page.get_by_text(re.compile(f"Saved model '{name}'|Saved '{name}'|{name}.*saved")
+                     ).wait_for()
 
 
 def _correct_counts(db: Path, run_id: int) -> list[int]:
@@ -146,7 +144,7 @@ def _journey(page, journey: dict) -> None:
 
     # Home: the order of work, nothing yet; then the demo on the real local model.
     page.goto(url)
-    expect(main.get_by_text("no datasets")).to_be_visible()
+    main.get_by_text("no datasets").wait_for()
     _demo(page, journey)
 
     # Datasets: a plain question/answer CSV is imported by the guess. Pages are reached by
@@ -158,7 +156,7 @@ def _journey(page, journey: dict) -> None:
     name.fill("maths")
     name.press("Enter")
     page.get_by_role("button", name="Import", exact=True).click()
-    expect(page.get_by_text(f"Imported 'maths': {QUESTIONS} items.")).to_be_visible()
+    page.get_by_text(f"Imported 'maths': {QUESTIONS} items.").wait_for()
 
     # Models: two endpoints added through the form.
     sidebar_to(page, "models", "Models")
@@ -176,9 +174,9 @@ def _journey(page, journey: dict) -> None:
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
-    expect(page.get_by_text("Run #2 started")).to_be_visible()  # not the demo's report
+    page.get_by_text("Run #2 started").wait_for()  # not the demo's report
     risk = main.get_by_text(re.compile(rf"^{QUESTIONS} questions with a rate: "))
-    expect(risk).to_be_visible()
+    risk.wait_for()
     m = re.search(r"(\d+) questions with a rate: (\d+) high risk, (\d+) borderline, (\d+) "
                   r"trusted \(of which (\d+) perfect\)", risk.inner_text())
     assert m, risk.inner_text()
@@ -194,7 +192,7 @@ def _journey(page, journey: dict) -> None:
     _pick(page, "Judge model", "nojudge")
     page.get_by_role("button", name="Re-judge").click()
     line = main.get_by_text(re.compile(r"judgements failed"))
-    expect(line).to_contain_text("20 answers re-judged 3 times")  # the pass has ended
+    line.filter(has_text="20 answers re-judged 3 times").wait_for()  # the pass has ended
     m = re.search(r"(\d+) answers re-judged (\d+) times; (\d+) of (\d+) judgements failed",
                   line.inner_text())
     assert m, line.inner_text()
@@ -205,18 +203,18 @@ def _journey(page, journey: dict) -> None:
     # Fairness: a suite generated and saved, a run on the biased model, one verdict.
     sidebar_to(page, "fairness", "Fairness")
     page.get_by_role("button", name="Save suite").click()
-    expect(page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts"))).to_be_visible()
+    page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts")).wait_for()
     _open_expander(page, "Start a new run")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
     card = main.get_by_text("Verdict of the default gate").locator("..")
-    expect(card).to_be_visible()
+    card.wait_for()
     verdict_text = card.inner_text()
     assert re.search(r"\bFAIL\b", verdict_text) and "PASS" not in verdict_text, verdict_text
     assert main.get_by_text("Verdict of the default gate").count() == 1  # one verdict
     # The planted bias leads the effects across pairs (not one pair's sentiment spread).
     lead = main.get_by_text(re.compile(r"^gender · \w+: favours")).first
-    expect(lead).to_be_visible()
+    lead.wait_for()
     assert lead.inner_text().startswith("gender · score: favours male"), lead.inner_text()
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
@@ -233,22 +231,21 @@ def _journey(page, journey: dict) -> None:
     journey["good"].reconfigure(latency=2.0)
     page.get_by_role("button", name="Start run").click()
     # run 4 by number: the notice of run 2 may still be on the page, in this session
-    expect(page.get_by_text("Run #4 started")).to_be_visible()
+    page.get_by_text("Run #4 started").wait_for()
     sidebar_to(page, "results", "Results")
     _pick(page, "Run details", _run_label(page, 4))
     page.get_by_role("button", name="Cancel run").click()
     units = QUESTIONS * LONG_ROUNDS
-    expect(main.get_by_text(re.compile(rf"cancelled: \d+ / {units}\b"))).to_be_visible()
+    main.get_by_text(re.compile(rf"cancelled: \d+ / {units}\b")).wait_for()
     journey["good"].reconfigure(latency=0.2)  # still long enough to be seen running
     page.get_by_role("button", name="Resume run").click()
-    expect(main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b"))).to_be_visible()
-    # no reload; wait_for polls less than expect (~0.03 core against ~0.2 on a big page)
+    main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b")).wait_for()
     main.get_by_text(f"done: {units} / {units} units").wait_for(timeout=3 * UI_TIMEOUT_MS)
 
     # The three downloads of the first maths run, each complete and readable.
     _pick(page, "Run details", _run_label(page, 2))
     buttons = main.locator('[data-testid="stDownloadButton"] button')
-    expect(buttons.first).to_be_visible()
+    buttons.first.wait_for()
     names = []
     for n in range(buttons.count()):
         with page.expect_download() as info:
@@ -264,15 +261,13 @@ def _journey(page, journey: dict) -> None:
 def _demo(page, journey: dict) -> None:
     """Run the demo from Home; on Stability read its distribution cards, classes and risk
     line and check them against the calls stored; the sidebar names the worker's model."""
-    from playwright.sync_api import expect
-
     from evalcore.demo import DEMO_ROUNDS, demo_items
 
     main = page.locator('[data-testid="stMain"]')
     page.get_by_role("button", name="Run the demo").click()
-    expect(page.get_by_role("heading", name="Stability", exact=True)).to_be_visible()
+    page.get_by_role("heading", name="Stability", exact=True).wait_for()
     classes = main.get_by_text(re.compile(r"^\d+ perfect \(100%\), "))
-    classes.wait_for(timeout=DEMO_TIMEOUT_MS)  # the run has ended (wait_for: polls less)
+    classes.wait_for(timeout=DEMO_TIMEOUT_MS)  # the run has ended
     counts = _correct_counts(journey["db"], 1)
     n, items = DEMO_ROUNDS, demo_items()
     assert len(counts) == items
@@ -291,7 +286,7 @@ def _demo(page, journey: dict) -> None:
     got = {name: int(k) for k, name in re.findall(r"(\d+) (\w+) \(", classes.inner_text())}
     assert got == expected, (classes.inner_text(), counts)
     sidebar = page.locator('[data-testid="stSidebar"]')
-    expect(sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker"))).to_be_visible()
+    sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker")).wait_for()
     with sqlite3.connect(journey["db"]) as con:  # short answers: no call ran to the cap
         tokens = [t for (t,) in con.execute(
             "SELECT completion_tokens FROM call WHERE run_id = 1").fetchall()]
