@@ -23,6 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.nav import idle as _idle
+from tests.e2e.nav import sidebar_to
 from tests.e2e.test_browser import UI_TIMEOUT_MS, browser, streamlit_server  # noqa: F401
 from tests.fakes.fault_server import FaultConfig, FaultServer
 
@@ -87,12 +89,6 @@ def _pick(page, label: str, option: str) -> None:
     page.get_by_role("option", name=option, exact=True).click()
 
 
-def _idle(page) -> None:
-    """Wait until the app is not running a script (Streamlit's status widget is gone)."""
-    page.wait_for_timeout(300)
-    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden")
-
-
 def _open_expander(page, label: str) -> None:
     """Open the expander `label` if it is closed (its <details> has no `open`)."""
     _idle(page)
@@ -102,17 +98,15 @@ def _open_expander(page, label: str) -> None:
     _idle(page)
 
 
-def _add_model(page, url: str, name: str, base_url: str) -> None:
-    from playwright.sync_api import expect
-
-    page.goto(f"{url}/models")
+def _add_model(page, name: str, base_url: str) -> None:
+    """Add the model `name` through the Models page's form (the page is open)."""
     form = page.locator('[data-testid="stForm"]')
     form.get_by_role("textbox", name="Name", exact=True).fill(name)
     form.get_by_role("textbox", name="Model id").fill(name)
     form.get_by_role("textbox", name="Base URL").fill(base_url)
     form.get_by_role("button", name="Save").click()
-    expect(page.get_by_text(re.compile(f"Saved model '{name}'|Saved '{name}'|{name}.*saved")
-                            )).to_be_visible()
+    page.get_by_text(re.compile(f"Saved model '{name}'|Saved '{name}'|{name}.*saved")
+                     ).wait_for()
 
 
 def _correct_counts(db: Path, run_id: int) -> list[int]:
@@ -150,33 +144,39 @@ def _journey(page, journey: dict) -> None:
 
     # Home: the order of work, nothing yet; then the demo on the real local model.
     page.goto(url)
-    expect(main.get_by_text("no datasets")).to_be_visible()
+    main.get_by_text("no datasets").wait_for()
     _demo(page, journey)
 
-    # Datasets: a plain question/answer CSV is imported by the guess.
-    page.goto(f"{url}/datasets")
+    # Datasets: a plain question/answer CSV is imported by the guess. Pages are reached by
+    # the sidebar, one session (half the chromium CPU of a load: tests/e2e/nav.py).
+    sidebar_to(page, "datasets", "Datasets")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(journey["csv"]))
     name = page.get_by_label("Dataset name")
     name.fill("maths")
     name.press("Enter")
     page.get_by_role("button", name="Import", exact=True).click()
-    expect(page.get_by_text(f"Imported 'maths': {QUESTIONS} items.")).to_be_visible()
+    page.get_by_text(f"Imported 'maths': {QUESTIONS} items.").wait_for()
 
     # Models: two endpoints added through the form.
-    _add_model(page, url, "mock", journey["good"].openai_url)
-    _add_model(page, url, "nojudge", journey["bad"].openai_url)
+    sidebar_to(page, "models", "Models")
+    _add_model(page, "mock", journey["good"].openai_url)
+    # after a save the form edits the saved model (Name disabled): a new one, as a user would
+    _pick(page, "Model", "(new model)")
+    page.locator('[data-testid="stForm"]').get_by_text("Add a model").wait_for()
+    _idle(page)
+    _add_model(page, "nojudge", journey["bad"].openai_url)
 
     # Stability: one run; the risk levels read as text add up to the questions and match
     # the verdicts stored in the database.
-    page.goto(f"{url}/stability")
+    sidebar_to(page, "stability", "Stability")
     _open_expander(page, "Start a new run")  # closed: the demo run is on the page
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
-    expect(page.get_by_text("Run #2 started")).to_be_visible()  # not the demo's report
+    page.get_by_text("Run #2 started").wait_for()  # not the demo's report
     risk = main.get_by_text(re.compile(rf"^{QUESTIONS} questions with a rate: "))
-    expect(risk).to_be_visible()
+    risk.wait_for()
     m = re.search(r"(\d+) questions with a rate: (\d+) high risk, (\d+) borderline, (\d+) "
                   r"trusted \(of which (\d+) perfect\)", risk.inner_text())
     assert m, risk.inner_text()
@@ -192,7 +192,7 @@ def _journey(page, journey: dict) -> None:
     _pick(page, "Judge model", "nojudge")
     page.get_by_role("button", name="Re-judge").click()
     line = main.get_by_text(re.compile(r"judgements failed"))
-    expect(line).to_contain_text("20 answers re-judged 3 times")  # the pass has ended
+    line.filter(has_text="20 answers re-judged 3 times").wait_for()  # the pass has ended
     m = re.search(r"(\d+) answers re-judged (\d+) times; (\d+) of (\d+) judgements failed",
                   line.inner_text())
     assert m, line.inner_text()
@@ -201,24 +201,24 @@ def _journey(page, journey: dict) -> None:
     assert "not measured" in line.inner_text() and "kappa" not in line.inner_text().lower()
 
     # Fairness: a suite generated and saved, a run on the biased model, one verdict.
-    page.goto(f"{url}/fairness")
+    sidebar_to(page, "fairness", "Fairness")
     page.get_by_role("button", name="Save suite").click()
-    expect(page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts"))).to_be_visible()
+    page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts")).wait_for()
     _open_expander(page, "Start a new run")
     _pick(page, "Model", "mock")
     page.get_by_role("button", name="Start run").click()
     card = main.get_by_text("Verdict of the default gate").locator("..")
-    expect(card).to_be_visible()
+    card.wait_for()
     verdict_text = card.inner_text()
     assert re.search(r"\bFAIL\b", verdict_text) and "PASS" not in verdict_text, verdict_text
     assert main.get_by_text("Verdict of the default gate").count() == 1  # one verdict
     # The planted bias leads the effects across pairs (not one pair's sentiment spread).
     lead = main.get_by_text(re.compile(r"^gender · \w+: favours")).first
-    expect(lead).to_be_visible()
+    lead.wait_for()
     assert lead.inner_text().startswith("gender · score: favours male"), lead.inner_text()
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
-    page.goto(f"{url}/stability")
+    sidebar_to(page, "stability", "Stability")
     _open_expander(page, "Start a new run")
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
@@ -230,22 +230,22 @@ def _journey(page, journey: dict) -> None:
     # machine; after the cancel the answers come faster, so the resumed run ends soon
     journey["good"].reconfigure(latency=2.0)
     page.get_by_role("button", name="Start run").click()
-    expect(page.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
-    page.goto(f"{url}/results")
+    # run 4 by number: the notice of run 2 may still be on the page, in this session
+    page.get_by_text("Run #4 started").wait_for()
+    sidebar_to(page, "results", "Results")
     _pick(page, "Run details", _run_label(page, 4))
     page.get_by_role("button", name="Cancel run").click()
     units = QUESTIONS * LONG_ROUNDS
-    expect(main.get_by_text(re.compile(rf"cancelled: \d+ / {units}\b"))).to_be_visible()
+    main.get_by_text(re.compile(rf"cancelled: \d+ / {units}\b")).wait_for()
     journey["good"].reconfigure(latency=0.2)  # still long enough to be seen running
     page.get_by_role("button", name="Resume run").click()
-    expect(main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b"))).to_be_visible()
-    expect(main.get_by_text(f"done: {units} / {units} units")).to_be_visible(  # no reload
-        timeout=3 * UI_TIMEOUT_MS)
+    main.get_by_text(re.compile(rf"(queued|running): \d+ / {units}\b")).wait_for()
+    main.get_by_text(f"done: {units} / {units} units").wait_for(timeout=3 * UI_TIMEOUT_MS)
 
     # The three downloads of the first maths run, each complete and readable.
     _pick(page, "Run details", _run_label(page, 2))
     buttons = main.locator('[data-testid="stDownloadButton"] button')
-    expect(buttons.first).to_be_visible()
+    buttons.first.wait_for()
     names = []
     for n in range(buttons.count()):
         with page.expect_download() as info:
@@ -261,15 +261,13 @@ def _journey(page, journey: dict) -> None:
 def _demo(page, journey: dict) -> None:
     """Run the demo from Home; on Stability read its distribution cards, classes and risk
     line and check them against the calls stored; the sidebar names the worker's model."""
-    from playwright.sync_api import expect
-
     from evalcore.demo import DEMO_ROUNDS, demo_items
 
     main = page.locator('[data-testid="stMain"]')
     page.get_by_role("button", name="Run the demo").click()
-    expect(page.get_by_role("heading", name="Stability", exact=True)).to_be_visible()
+    page.get_by_role("heading", name="Stability", exact=True).wait_for()
     classes = main.get_by_text(re.compile(r"^\d+ perfect \(100%\), "))
-    expect(classes).to_be_visible(timeout=DEMO_TIMEOUT_MS)  # the run has ended
+    classes.wait_for(timeout=DEMO_TIMEOUT_MS)  # the run has ended
     counts = _correct_counts(journey["db"], 1)
     n, items = DEMO_ROUNDS, demo_items()
     assert len(counts) == items
@@ -288,7 +286,7 @@ def _demo(page, journey: dict) -> None:
     got = {name: int(k) for k, name in re.findall(r"(\d+) (\w+) \(", classes.inner_text())}
     assert got == expected, (classes.inner_text(), counts)
     sidebar = page.locator('[data-testid="stSidebar"]')
-    expect(sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker"))).to_be_visible()
+    sidebar.get_by_text(re.compile(r"^loaded \(SmolLM2.*in worker")).wait_for()
     with sqlite3.connect(journey["db"]) as con:  # short answers: no call ran to the cap
         tokens = [t for (t,) in con.execute(
             "SELECT completion_tokens FROM call WHERE run_id = 1").fetchall()]
