@@ -8,19 +8,20 @@ words (and any word right after a number), option labels (and glued options), na
 entities (and a word before a name suffix: 光明 in 光明剧院), quoted titles (《》, quotes),
 maths/science terms, words of the reference answer.
 
-A private `jieba.Tokenizer` is used: importing `synonyms` swaps jieba's global dictionary,
-and the same question must segment the same way whether or not it was loaded.
+A private `jieba.Tokenizer` is used (`scorers.text`'s, which ROUGE's words are cut with):
+importing `synonyms` swaps jieba's global dictionary, and the same question must segment
+the same way whether or not it was loaded.
 """
 from __future__ import annotations
 
 import functools
-import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalcore.perturb.lexicon import load_lexicon, wordnet
+from evalcore.scorers.text import _jieba
 
 Language = Literal["zh", "en"]
 Kind = Literal["word", "number", "punct", "space", "op"]
@@ -54,14 +55,12 @@ class Token:
 
 @functools.lru_cache(maxsize=1)
 def _pos_tokenizer() -> Any:
-    """jieba.posseg over a private dictionary instance (see the module docstring)."""
-    import jieba
+    """jieba.posseg over a private dictionary instance (see the module docstring): the
+    one ROUGE's words are cut with (`scorers.text._jieba`), so the process loads jieba's
+    dictionary once."""
     import jieba.posseg
 
-    jieba.setLogLevel(logging.WARNING)
-    tokenizer = jieba.Tokenizer()
-    tokenizer.initialize()
-    return jieba.posseg.POSTokenizer(tokenizer)
+    return jieba.posseg.POSTokenizer(_jieba())
 
 
 def zh_word_flag(word: str) -> str:

@@ -180,3 +180,20 @@ def test_translation_threshold_configurable_and_edges() -> None:
     assert "e5" in with_e5.reason
     assert is_invalid(text.translation("   ", q))
     assert text.translation("x", translation_q("", "x")).correct is None
+
+
+def test_rouge_words_and_attacks_cut_with_one_jieba_dictionary(monkeypatch) -> None:
+    """ROUGE's Chinese words and the attacks' part-of-speech cuts use one private jieba
+    tokenizer over jieba's own dictionary: loaded once per process (~0.5 s of CPU each
+    time), and not jieba's global tokenizer, whose dictionary `synonyms` swaps."""
+    import jieba
+
+    from evalcore.perturb import tokens
+
+    shared = text._jieba()
+    assert tokens._pos_tokenizer().tokenizer is shared and shared is not jieba.dt
+    cut: list[str] = []
+    monkeypatch.setattr(shared, "lcut", lambda s, *a, **k: cut.append(s)
+                        or jieba.Tokenizer.lcut(shared, s, *a, **k))
+    words = "迈克尔离开病床去招待他的客人"  # NFKC leaves it as it is
+    assert text.tokenize(words, "zh") == jieba_words(words) and cut == [words]
