@@ -24,9 +24,9 @@ EN_PAIRS = [
 
 
 def jieba_words(s: str) -> list[str]:
-    import jieba
-
-    return [w.lower() for w in jieba.lcut(s) if any(ch.isalnum() for ch in w)]
+    """jieba's words over its own dictionary, cut by the tokenizer evalcore loaded (one
+    dictionary per process: jieba's global tokenizer would load it again, ~0.5 s)."""
+    return [w.lower() for w in text._jieba().lcut(s) if any(ch.isalnum() for ch in w)]
 
 
 def f1(overlap: int, n_cand: int, n_ref: int) -> float:
@@ -196,4 +196,6 @@ def test_rouge_words_and_attacks_cut_with_one_jieba_dictionary(monkeypatch) -> N
     monkeypatch.setattr(shared, "lcut", lambda s, *a, **k: cut.append(s)
                         or jieba.Tokenizer.lcut(shared, s, *a, **k))
     words = "迈克尔离开病床去招待他的客人"  # NFKC leaves it as it is
-    assert text.tokenize(words, "zh") == jieba_words(words) and cut == [words]
+    assert text.tokenize(words, "zh") == ["迈克尔", "离开", "病床", "去", "招待", "他", "的",
+                                          "客人"]  # as jieba.lcut cuts it
+    assert cut == [words]
