@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,10 +58,20 @@ class Token:
 def _pos_tokenizer() -> Any:
     """jieba.posseg over a private dictionary instance (see the module docstring): the
     one ROUGE's words are cut with (`scorers.text._jieba`), so the process loads jieba's
-    dictionary once."""
+    dictionary once.
+
+    Importing `jieba.posseg` reads the dictionary's 349,046 part-of-speech tags for
+    jieba's global tokenizer; when this import is the first and that dictionary is still
+    jieba's own, the table is copied instead of read a second time (~0.25 s of CPU)."""
+    fresh = "jieba.posseg" not in sys.modules
     import jieba.posseg
 
-    return jieba.posseg.POSTokenizer(_jieba())
+    tokenizer = _jieba()
+    if fresh and jieba.posseg.dt.tokenizer.dictionary == tokenizer.dictionary:
+        pos = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)
+        pos.tokenizer, pos.word_tag_tab = tokenizer, dict(jieba.posseg.dt.word_tag_tab)
+        return pos
+    return jieba.posseg.POSTokenizer(tokenizer)
 
 
 def zh_word_flag(word: str) -> str:

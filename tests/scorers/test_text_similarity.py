@@ -192,9 +192,17 @@ def test_rouge_words_and_attacks_cut_with_one_jieba_dictionary(monkeypatch) -> N
 
     shared = text._jieba()
     assert tokens._pos_tokenizer().tokenizer is shared and shared is not jieba.dt
+    import jieba.posseg  # only now: evalcore's import of it may be the first
     cut: list[str] = []
     monkeypatch.setattr(shared, "lcut", lambda s, *a, **k: cut.append(s)
                         or jieba.Tokenizer.lcut(shared, s, *a, **k))
+    # its part-of-speech tags are jieba's own dictionary's, in a table of its own (copied
+    # from jieba.posseg's global one when evalcore's import of it was the first)
+    tags = tokens._pos_tokenizer().word_tag_tab
+    assert tags is not jieba.posseg.dt.word_tag_tab and len(tags) > 349_000
+    assert (tags["苹果"], tags["需要"]) == ("n", "v")
+    if jieba.posseg.dt.tokenizer.dictionary is None:  # nothing swapped the global one
+        assert tags == jieba.posseg.dt.word_tag_tab
     words = "迈克尔离开病床去招待他的客人"  # NFKC leaves it as it is
     assert text.tokenize(words, "zh") == ["迈克尔", "离开", "病床", "去", "招待", "他", "的",
                                           "客人"]  # as jieba.lcut cuts it
