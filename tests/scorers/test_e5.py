@@ -93,7 +93,7 @@ def test_onnx_engine_reads_no_float_layers(onnx_engine, monkeypatch) -> None:
     as the numpy engine does (~0.2 s of CPU in every process that loads it) is not done."""
     from evalcore.scorers import e5_onnx
 
-    def refuse(self, tensors, i):  # noqa: ANN001, ANN202
+    def refuse(self, tensors, i):
         raise AssertionError("the ONNX engine read a float layer")
 
     monkeypatch.setattr(e5.E5Numpy, "_layer", refuse)
