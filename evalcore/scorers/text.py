@@ -46,11 +46,17 @@ def tokenize(text: str, language: Optional[Language] = None) -> list[str]:
 
 @functools.lru_cache(maxsize=1)
 def _jieba() -> Any:
-    """jieba, imported once with its start-up chatter ("Building prefix dict ...") silenced."""
+    """A `jieba.Tokenizer` over jieba's own dictionary, made once per process with its
+    start-up chatter ("Building prefix dict ...") silenced. The attacks' part-of-speech
+    tokenizer (`perturb.tokens`) cuts with it too: jieba's global tokenizer would load
+    the same dictionary a second time (~0.5 s of CPU), and another package may swap the
+    global one's dictionary (`synonyms` does), which must not move the words counted."""
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    return jieba
+    tokenizer = jieba.Tokenizer()
+    tokenizer.initialize()
+    return tokenizer
 
 
 class _Tokenizer:
