@@ -54,14 +54,31 @@ class Token:
 
 @functools.lru_cache(maxsize=1)
 def _pos_tokenizer() -> Any:
-    """jieba.posseg over a private dictionary instance (see the module docstring)."""
+    """jieba.posseg over a private dictionary instance (see the module docstring).
+
+    Importing `jieba.posseg` reads the part-of-speech tags of jieba's default dictionary
+    (5 MB) for its global tokenizer; `POSTokenizer(tokenizer)` would read the same file
+    again (~0.25 s of CPU in every process that segments Chinese). When this call is the
+    import and the global tokenizer is still on the default dictionary, its fresh table
+    is copied instead (a copy: `synonyms` later merges its own words into that one)."""
+    import sys
+
     import jieba
+
+    fresh = "jieba.posseg" not in sys.modules
     import jieba.posseg
 
     jieba.setLogLevel(logging.WARNING)
     tokenizer = jieba.Tokenizer()
     tokenizer.initialize()
-    return jieba.posseg.POSTokenizer(tokenizer)
+    shared = jieba.posseg.dt
+    if not (fresh and shared.tokenizer is jieba.dt and jieba.dt.dictionary is None
+            and tokenizer.dictionary is None):
+        return jieba.posseg.POSTokenizer(tokenizer)
+    pos = object.__new__(jieba.posseg.POSTokenizer)  # its __init__ only reads the tags
+    pos.tokenizer = tokenizer
+    pos.word_tag_tab = dict(shared.word_tag_tab)
+    return pos
 
 
 def zh_word_flag(word: str) -> str:
