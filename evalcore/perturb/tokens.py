@@ -70,7 +70,7 @@ def _pos_tokenizer() -> Any:
 
     jieba.setLogLevel(logging.WARNING)
     tokenizer = jieba.Tokenizer()
-    tokenizer.initialize()
+    _prefix_dict(tokenizer, jieba.dt)
     shared = jieba.posseg.dt
     if not (fresh and shared.tokenizer is jieba.dt and jieba.dt.dictionary is None
             and tokenizer.dictionary is None):
@@ -79,6 +79,24 @@ def _pos_tokenizer() -> Any:
     pos.tokenizer = tokenizer
     pos.word_tag_tab = dict(shared.word_tag_tab)
     return pos
+
+
+def _prefix_dict(tokenizer: Any, shared: Any) -> None:
+    """Load `tokenizer`'s prefix dictionary: a copy of jieba's global one (`shared`,
+    loaded first if need be) while that is on the default dictionary, else its own.
+
+    The global one segments the words ROUGE and the answer checks count
+    (`evalcore.scorers.text`); loading the same cache twice cost ~0.6 s of CPU in every
+    process that both attacks and scores Chinese (a robustness run). A copy, so that
+    `synonyms` replacing the global dictionary later changes nothing here."""
+    if tokenizer.dictionary is None and shared.dictionary is None:
+        shared.check_initialized()
+        freq, total = shared.FREQ, shared.total
+        if shared.dictionary is None:  # still the default one (no swap meanwhile)
+            tokenizer.FREQ, tokenizer.total = dict(freq), total
+            tokenizer.initialized = True
+            return
+    tokenizer.initialize()
 
 
 def zh_word_flag(word: str) -> str:

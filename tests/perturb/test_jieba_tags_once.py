@@ -1,7 +1,9 @@
 """The private jieba part-of-speech tokenizer (`evalcore.perturb.tokens`) reads jieba's
-dictionary tags once per process: importing `jieba.posseg` reads them for jieba's global
-tokenizer, and the private one copies that table instead of reading the 5 MB file again
-(~0.25 s of CPU in every process that segments Chinese: attack workers, test workers)."""
+default dictionary once per process: importing `jieba.posseg` reads its tags for jieba's
+global tokenizer, and the private one copies that table instead of reading the 5 MB file
+again (~0.25 s of CPU in every process that segments Chinese: attack workers, test
+workers); its prefix dictionary is a copy of the global one's too while that is on the
+default dictionary (~0.6 s in a process that attacks and scores Chinese)."""
 from __future__ import annotations
 
 import sys
@@ -36,3 +38,37 @@ def test_the_tags_are_read_once_and_copied(monkeypatch: pytest.MonkeyPatch) -> N
     assert pos.word_tag_tab == shared.word_tag_tab and len(pos.word_tag_tab) > 300_000
     assert pos.word_tag_tab is not shared.word_tag_tab  # synonyms may add to that one
     assert pos.word_tag_tab["苹果"] == "n"
+
+
+def test_the_prefix_dictionary_is_a_copy_of_jiebas_on_the_default_dictionary(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The private tokenizer takes jieba's global prefix dictionary (what ROUGE's words
+    load too) instead of loading the same cache again; a copy, never the same dict."""
+    import jieba
+
+    shared = jieba.Tokenizer()  # stands in for jieba.dt: default dictionary, loaded
+    shared.FREQ, shared.total, shared.initialized = {"苹果": 3, "苹": 0}, 3, True
+
+    def no_load(self, dictionary=None):  # type: ignore[no-untyped-def]
+        raise AssertionError("loaded a second time")
+
+    monkeypatch.setattr(jieba.Tokenizer, "initialize", no_load)
+    private = jieba.Tokenizer()
+    tokens._prefix_dict(private, shared)
+    assert private.initialized and (private.FREQ, private.total) == (shared.FREQ, 3)
+    assert private.FREQ is not shared.FREQ
+
+
+def test_a_swapped_global_dictionary_is_not_copied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After `synonyms` set jieba's global dictionary to its own, the private tokenizer
+    loads the default one itself, as before."""
+    import jieba
+
+    shared = jieba.Tokenizer("/nowhere/dict.big")  # what jieba.set_dictionary leaves
+    shared.FREQ, shared.total, shared.initialized = {"big": 1}, 1, True
+    loads: list[object] = []
+    monkeypatch.setattr(jieba.Tokenizer, "initialize",
+                        lambda self, dictionary=None: loads.append(self))
+    private = jieba.Tokenizer()
+    tokens._prefix_dict(private, shared)
+    assert loads == [private] and private.FREQ is not shared.FREQ
