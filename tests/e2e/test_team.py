@@ -45,9 +45,14 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     ports = {name: str(_free_port()) for name in ("APP1", "APP2", "OIDC", "PG", "MODEL")}
     env = dict(os.environ, APP_PORTS=f"{ports['APP1']} {ports['APP2']}",
                OIDC_PORT=ports["OIDC"], PG_PORT=ports["PG"], MODEL_PORT=ports["MODEL"],
-               MODEL_LATENCY="1.0", PY=str(REPO_ROOT / ".venv" / "bin" / "python"),
+               # alice's run on the fake model (50 calls, one at a time) is still running
+               # minutes later, when bob looks
+               MODEL_LATENCY="2.0", PY=str(REPO_ROOT / ".venv" / "bin" / "python"),
                # one worker runs alice's run (the demo's second only idles: ~2 s of CPU)
                WORKERS="1",
+               # no replica warm-up (importing every page's modules): the pages visited
+               # import what they need; the warm-up has its own tests (test_warmup.py)
+               EVALCORE_WARMUP="0",
                # Not under pytest's tmp_path (0700): the postgres user must reach the cluster.
                DEMO_DIR=tempfile.mkdtemp(prefix="evalcore-team-demo-"))
     for key in ("EVALCORE_DB_URL", "EVALCORE_MODELS", "EVALCORE_HOME", "EVALCORE_USER"):
@@ -99,6 +104,14 @@ def _sign_in(browser, url: str, who: str):  # type: ignore[no-untyped-def]
     return page
 
 
+def _open(page, url: str, path: str, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Move to a page by its sidebar link, as a user does: the signed-in session carries
+    on (half the browser's work of a `page.goto`, which loads the app anew)."""
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name,
+                                                              exact=True).click()
+    page.wait_for_url(f"{url}/{path}")
+
+
 def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
         demo, browser, monkeypatch: pytest.MonkeyPatch) -> None:
     from playwright.sync_api import expect
@@ -113,21 +126,29 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     engine = get_engine(demo["db_url"])
 
     alice = _sign_in(browser, demo["app1"], "alice")
-    alice.goto(f"{demo['app1']}/stability")
+    _open(alice, demo["app1"], "stability", "Stability")
+    # the demo's fake model, not the embedded one the form starts with: the worker would
+    # load SmolLM2 and answer on the CPU for the whole test (~10 s of CPU); who starts
+    # the run and who sees it is the claim, not the model
+    alice.get_by_role("combobox", name="Model", exact=True).click()
+    alice.get_by_role("option", name="fake", exact=True).click()
+    expect(alice.get_by_role("combobox", name="Model", exact=True)).to_have_value("fake")
     alice.get_by_role("button", name="Start run").click()
     expect(alice.get_by_text(re.compile(r"Run #\d+ started"))).to_be_visible()
     run = queries.list_runs(engine, kind="stability", limit=1)[0]
-    assert run.created_by == "alice@example.com"
+    assert (run.created_by, run.model) == ("alice@example.com", "fake")
+    alice.context.close()  # done: her page would redraw the run's progress every 2 s
 
     bob = _sign_in(browser, demo["app2"], "bob")  # the other replica
-    bob.goto(f"{demo['app2']}/stability")
+    _open(bob, demo["app2"], "stability", "Stability")
     expect(bob.get_by_text(re.compile(r"(queued|running): \d+ / \d+ calls"))).to_be_visible()
     bob.get_by_text("Start a new run").click()  # the form's expander (closed once runs exist)
     expect(bob.get_by_role("button", name="Start run")).to_be_disabled()
     expect(bob.get_by_role("button", name="Cancel run")).to_be_disabled()
-    bob.goto(f"{demo['app2']}/datasets")
+    _open(bob, demo["app2"], "datasets", "Datasets")
     expect(bob.get_by_text("Deleting datasets: Your role (viewer)")).to_be_visible()
     expect(bob.get_by_role("button", name="Delete...")).to_have_count(0)
+    bob.context.close()
     monkeypatch.setenv("EVALCORE_AUTH", "oidc")
     bob_actor = signed_in_actor(engine, "bob@example.com", "Bob", auth_config())
     with pytest.raises(PermissionDenied, match="role evaluator or higher"):
@@ -135,7 +156,7 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
                            ModelsInDatabase(demo["db_url"]))
 
     carol = _sign_in(browser, demo["app1"], "carol")
-    carol.goto(f"{demo['app1']}/attacks")
+    _open(carol, demo["app1"], "attacks", "Attacks")
     expect(carol.get_by_text("Reviewing as carol@example.com")).to_be_visible()
     carol.get_by_role("button", name="Approve", exact=True).first.click()
     expect(carol.get_by_text(re.compile("approved by carol@example.com"))).to_be_visible()
