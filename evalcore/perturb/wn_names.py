@@ -33,12 +33,15 @@ _MARKER = re.compile(r"\([^()]*\)$")
 
 
 def _folder() -> Path | None:
-    """The first `corpora/wordnet` directory on NLTK_DATA (nltk searches those first)."""
+    """The first `corpora/wordnet` directory on NLTK_DATA (nltk searches those first);
+    None when a `wordnet.zip` comes first or none is there (nltk then finds its own)."""
     ensure_language_env()
     for root in os.environ.get(NLTK_ENV, "").split(os.pathsep):
         folder = Path(root) / "corpora" / "wordnet"
         if root and (folder / "index.noun").is_file():
             return folder
+        if root and folder.with_suffix(".zip").is_file():
+            return None
     return None
 
 
