@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalcore.perturb.lexicon import load_lexicon, wordnet
+from evalcore.perturb.wn_names import lemma_names
 from evalcore.scorers.text import _jieba
 
 Language = Literal["zh", "en"]
@@ -259,8 +260,10 @@ def _common_word(low: str) -> bool:
     if not lemmas or "PROPN" in lemmas:
         return False
     forms = {low, *(l for ls in lemmas.values() for l in ls)}  # children -> child
-    names = [l.name() for s in wordnet().synsets(low) for l in s.lemmas()
-             if l.name().lower() in forms]
+    every = lemma_names(low)  # nltk's synsets' lemma names, without importing nltk
+    if every is None:
+        every = [l.name() for s in wordnet().synsets(low) for l in s.lemmas()]
+    names = [n for n in every if n.lower() in forms]
     return bool(names) and names[0].islower()  # its first sense: fox, not Paris
 
 
