@@ -27,3 +27,37 @@ def test_without_a_command_it_says_how() -> None:
     proc = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "reap_cpu.py")],
                           capture_output=True, text=True, timeout=60, check=False)
     assert proc.returncode == 2 and "usage: reap_cpu.py COMMAND" in proc.stderr
+
+
+def _proc_cpu():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("proc_cpu", REPO_ROOT / "bench" / "proc_cpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_proc_cpu_names_the_suites_processes() -> None:
+    kind_of = _proc_cpu().kind_of
+    assert kind_of("/usr/lib/chromium/chromium --type=renderer --lang=en-US") == "chromium"
+    assert kind_of("/x/.venv/bin/python -u -c import sys;exec(eval(sys.stdin.readline()))"
+                   ) == "xdist worker"
+    assert kind_of(".venv/bin/python -m evalcore worker --name w1") == "evalcore worker"
+    assert kind_of(".venv/bin/python -m evalcore runs list --home /tmp/pytest-of-root/x"
+                   ) == "evalcore cli"
+    assert kind_of(".venv/bin/python -m streamlit run streamlit_app.py") == "streamlit"
+    assert kind_of("/usr/bin/bash -c true") == "other"
+
+
+def test_proc_cpu_counts_a_commands_python_by_kind(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "by_kind.json"
+    proc = subprocess.run([sys.executable, str(REPO_ROOT / "bench" / "proc_cpu.py"),
+                           "--interval", "0.05", "--out", str(out), "--",
+                           sys.executable, "-c", BUSY], capture_output=True, text=True,
+                          timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    processes, cpu = json.loads(out.read_text())["python, other"]
+    assert processes == 1 and cpu >= 0.3, proc.stderr  # its 0.4 s, less one interval

@@ -161,9 +161,14 @@ def _journey(page, journey: dict) -> None:
     # Models: two endpoints added through the form.
     sidebar_to(page, "models", "Models")
     _add_model(page, "mock", journey["good"].openai_url)
-    # after a save the form edits the saved model (Name disabled): a new one, as a user would
+    # after a save the form edits the saved model (Name disabled): a new one, as a user
+    # would, once the save's rerun has drawn that form (before it, the picker still reads
+    # "(new model)" and the pick would be skipped as already made)
+    form = page.locator('[data-testid="stForm"]')
+    form.get_by_text("Edit mock").wait_for()
+    _idle(page)
     _pick(page, "Model", "(new model)")
-    page.locator('[data-testid="stForm"]').get_by_text("Add a model").wait_for()
+    form.get_by_text("Add a model").wait_for()
     _idle(page)
     _add_model(page, "nojudge", journey["bad"].openai_url)
 
