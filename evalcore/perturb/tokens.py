@@ -8,7 +8,7 @@ words (and any word right after a number), option labels (and glued options), na
 entities (and a word before a name suffix: 光明 in 光明剧院), quoted titles (《》, quotes),
 maths/science terms, words of the reference answer.
 
-A private `jieba.Tokenizer` is used (`scorers.text`'s, which ROUGE's words are cut with):
+A private `jieba.Tokenizer` is used (`scorers.text.jieba_tokenizer`, ROUGE's too):
 importing `synonyms` swaps jieba's global dictionary, and the same question must segment
 the same way whether or not it was loaded.
 """
@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from evalcore.perturb.lexicon import load_lexicon, wordnet
 from evalcore.perturb.wn_names import lemma_names
-from evalcore.scorers.text import _jieba
+from evalcore.scorers.text import jieba_tokenizer
 
 Language = Literal["zh", "en"]
 Kind = Literal["word", "number", "punct", "space", "op"]
@@ -58,8 +58,8 @@ class Token:
 @functools.lru_cache(maxsize=1)
 def _pos_tokenizer() -> Any:
     """jieba.posseg over a private dictionary instance (see the module docstring): the
-    one ROUGE's words are cut with (`scorers.text._jieba`), so the process loads jieba's
-    dictionary once.
+    one ROUGE's words are cut with (`scorers.text.jieba_tokenizer`), so the process loads
+    jieba's dictionary once.
 
     Importing `jieba.posseg` reads the dictionary's 349,046 part-of-speech tags for
     jieba's global tokenizer; when this import is the first and that dictionary is still
@@ -67,7 +67,7 @@ def _pos_tokenizer() -> Any:
     fresh = "jieba.posseg" not in sys.modules
     import jieba.posseg
 
-    tokenizer = _jieba()
+    tokenizer = jieba_tokenizer()
     if fresh and jieba.posseg.dt.tokenizer.dictionary == tokenizer.dictionary:
         pos = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)
         pos.tokenizer, pos.word_tag_tab = tokenizer, dict(jieba.posseg.dt.word_tag_tab)

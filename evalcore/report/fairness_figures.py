@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-
 from evalcore.metrics.fairness import group_of
 
 if TYPE_CHECKING:

@@ -38,14 +38,14 @@ def tokenize(text: str, language: Optional[Language] = None) -> list[str]:
     """
     text = unicodedata.normalize("NFKC", text).lower()
     if (language or detect_language(text)) == "zh":
-        words = _jieba().lcut(text)
+        words = jieba_tokenizer().lcut(text)
     else:
         words = re.findall(r"\w+", text)
     return [w for w in (w.strip() for w in words) if w and any(ch.isalnum() for ch in w)]
 
 
 @functools.lru_cache(maxsize=1)
-def _jieba() -> Any:
+def jieba_tokenizer() -> Any:
     """A `jieba.Tokenizer` over jieba's own dictionary, made once per process with its
     start-up chatter ("Building prefix dict ...") silenced. The attacks' part-of-speech
     tokenizer (`perturb.tokens`) cuts with it too: jieba's global tokenizer would load

@@ -26,7 +26,8 @@ EN_PAIRS = [
 def jieba_words(s: str) -> list[str]:
     """jieba's words over its own dictionary, cut by the tokenizer evalcore loaded (one
     dictionary per process: jieba's global tokenizer would load it again, ~0.5 s)."""
-    return [w.lower() for w in text._jieba().lcut(s) if any(ch.isalnum() for ch in w)]
+    return [w.lower() for w in text.jieba_tokenizer().lcut(s)
+            if any(ch.isalnum() for ch in w)]
 
 
 def f1(overlap: int, n_cand: int, n_ref: int) -> float:
@@ -190,7 +191,7 @@ def test_rouge_words_and_attacks_cut_with_one_jieba_dictionary(monkeypatch) -> N
 
     from evalcore.perturb import tokens
 
-    shared = text._jieba()
+    shared = text.jieba_tokenizer()
     assert tokens._pos_tokenizer().tokenizer is shared and shared is not jieba.dt
     import jieba.posseg  # only now: evalcore's import of it may be the first
     cut: list[str] = []
