@@ -21,13 +21,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
+from tests.e2e.nav import sidebar_to
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 START_TIMEOUT_S = 180
 UI_TIMEOUT_MS = 60_000
 
@@ -80,19 +77,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
                 proc.wait()
 
 
-@pytest.fixture(scope="module")
-def browser():  # type: ignore[no-untyped-def]
-    require(CHROMIUM.is_file(), f"{CHROMIUM} missing: apt-get install chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
-
-
 def _sign_in(browser, url: str, who: str):  # type: ignore[no-untyped-def]
     """A fresh browser profile signs in through the OpenID Connect provider's page."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
@@ -104,29 +88,21 @@ def _sign_in(browser, url: str, who: str):  # type: ignore[no-untyped-def]
     return page
 
 
-def _open(page, url: str, path: str, name: str) -> None:  # type: ignore[no-untyped-def]
-    """Move to a page by its sidebar link, as a user does: the signed-in session carries
-    on (half the browser's work of a `page.goto`, which loads the app anew)."""
-    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=name,
-                                                              exact=True).click()
-    page.wait_for_url(f"{url}/{path}")
-
-
 def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
-        demo, browser, monkeypatch: pytest.MonkeyPatch) -> None:
+        demo, chromium, monkeypatch: pytest.MonkeyPatch) -> None:
     from playwright.sync_api import expect
 
     from evalcore import actions
     from evalcore.auth import PermissionDenied, audit, auth_config, signed_in_actor
-    from evalcore.perturb.review import list_attack_items
     from evalcore.model_store import ModelsInDatabase
+    from evalcore.perturb.review import list_attack_items
     from evalcore.store import queries
     from evalcore.store.db import get_engine
 
     engine = get_engine(demo["db_url"])
 
-    alice = _sign_in(browser, demo["app1"], "alice")
-    _open(alice, demo["app1"], "stability", "Stability")
+    alice = _sign_in(chromium, demo["app1"], "alice")
+    sidebar_to(alice, "stability", "Stability")
     # the demo's fake model, not the embedded one the form starts with: the worker would
     # load SmolLM2 and answer on the CPU for the whole test (~10 s of CPU); who starts
     # the run and who sees it is the claim, not the model
@@ -139,13 +115,13 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
     assert (run.created_by, run.model) == ("alice@example.com", "fake")
     alice.context.close()  # done: her page would redraw the run's progress every 2 s
 
-    bob = _sign_in(browser, demo["app2"], "bob")  # the other replica
-    _open(bob, demo["app2"], "stability", "Stability")
+    bob = _sign_in(chromium, demo["app2"], "bob")  # the other replica
+    sidebar_to(bob, "stability", "Stability")
     expect(bob.get_by_text(re.compile(r"(queued|running): \d+ / \d+ calls"))).to_be_visible()
     bob.get_by_text("Start a new run").click()  # the form's expander (closed once runs exist)
     expect(bob.get_by_role("button", name="Start run")).to_be_disabled()
     expect(bob.get_by_role("button", name="Cancel run")).to_be_disabled()
-    _open(bob, demo["app2"], "datasets", "Datasets")
+    sidebar_to(bob, "datasets", "Datasets")
     expect(bob.get_by_text("Deleting datasets: Your role (viewer)")).to_be_visible()
     expect(bob.get_by_role("button", name="Delete...")).to_have_count(0)
     bob.context.close()
@@ -155,8 +131,8 @@ def test_alice_runs_bob_watches_carol_reviews_and_the_audit_log_knows_who(
         actions.create_run(bob_actor, engine, "stability", {"dataset": "maths", "model": "fake"},
                            ModelsInDatabase(demo["db_url"]))
 
-    carol = _sign_in(browser, demo["app1"], "carol")
-    _open(carol, demo["app1"], "attacks", "Attacks")
+    carol = _sign_in(chromium, demo["app1"], "carol")
+    sidebar_to(carol, "attacks", "Attacks")
     expect(carol.get_by_text("Reviewing as carol@example.com")).to_be_visible()
     carol.get_by_role("button", name="Approve", exact=True).first.click()
     expect(carol.get_by_text(re.compile("approved by carol@example.com"))).to_be_visible()
