@@ -12,7 +12,7 @@ PORT ?= 8501
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test`: one more than the cores, so the core of a worker
 # whose test waits (leases running out, servers starting: the serial group mostly waits)
-# does another worker's tests meanwhile (docs/tests.md: 5 min 28 s on 2 cores against
+# does another worker's tests meanwhile (docs/test-timing-log.md: 5 min 28 s on 2 cores against
 # 6 min 35 s with one per core). `auto` is one per core; 0 runs everything in one process.
 TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 

@@ -1,4 +1,4 @@
-"""CPU seconds per test, for finding where the suite's time goes (docs/tests.md).
+"""CPU seconds per test, for finding where the suite's time goes (docs/test-timing-log.md).
 
 On a shared machine wall seconds mostly measure the neighbours; CPU seconds of the pytest
 process and of the children it reaped (a streamlit server, a worker, chromium: counted

@@ -3,7 +3,7 @@
 `bench/pytest_cpu.py` counts the children pytest reaps. Chromium's renderers are not
 among them: their parent (chromium's zygote) ends before them, so init reaps them and
 their CPU is counted nowhere; for the browser tests that is more than half of the real
-cost (docs/tests.md, session 5). Here the command runs under a child subreaper
+cost (docs/test-timing-log.md, session 5). Here the command runs under a child subreaper
 (Linux's PR_SET_CHILD_SUBREAPER), which reaps every orphan of the tree, so the total is
 the CPU the command really used, daemons it started included (a PostgreSQL cluster
 started with pg_ctl) once they have ended.

@@ -24,7 +24,7 @@ def pytest_configure(config: pytest.Config) -> None:
     (700, 10, 10) a worker's heap of ~1 million objects (jieba, WordNet, Streamlit,
     hypothesis) was traversed 16 times in 770 tests, 7-8% of its CPU; with these,
     and the objects made before the first test frozen (`pytest_collection_finish`), it
-    is ~4% (docs/tests.md, session 7). Garbage is still collected, in fewer passes."""
+    is ~4% (docs/test-timing-log.md, session 7). Garbage is still collected, in fewer passes."""
     gc.set_threshold(50_000, 50, 100)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
@@ -197,7 +197,7 @@ _SHARED_SQL = _SqliteCompiledCache()
 def _one_compiled_cache_for_sqlite(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test has its own database, so its own engine, and SQLAlchemy caches compiled
     statements per engine: every test compiled each query it runs anew (~15% of
-    tests/pages' CPU, docs/tests.md session 7). Share the compiled SQL between the SQLite
+    tests/pages' CPU, docs/test-timing-log.md session 7). Share the compiled SQL between the SQLite
     engines the tests open in this process; each test still runs it against its own file,
     through its own pool. PostgreSQL engines and other processes keep their own."""
     from evalcore.store import db

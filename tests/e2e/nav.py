@@ -4,7 +4,7 @@ A click on a sidebar link is Streamlit's single-page navigation: the same sessio
 websocket, the app's JavaScript already loaded and compiled; the server runs the new
 page's script and the browser draws it. `page.goto` loads index.html and the whole bundle
 again and starts a new session: about twice the chromium CPU (measured 2.1-5.3 s against
-0.8-4.2 s a move, docs/tests.md session 7). Use `page.goto` where the claim is about a
+0.8-4.2 s a move, docs/test-timing-log.md session 7). Use `page.goto` where the claim is about a
 fresh load or a fresh session; this elsewhere.
 """
 from __future__ import annotations

@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from tests.conftest import REPO_ROOT
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.fakes.postgres import free_port
 from tests.runner.conftest import add_model, tagged_dataset
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 LEASE_S = 3.0
@@ -39,15 +39,6 @@ def start_app(env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
              "--server.headless", "true", "--server.fileWatcherType", "none"],
             cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True)
-
-
-def wait_for(condition, timeout: float, what: str):  # noqa: ANN001, ANN201
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := condition():
-            return value
-        time.sleep(0.1)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
 def healthy(port: int) -> bool:

@@ -14,10 +14,14 @@ from collections.abc import Iterator
 
 import pytest
 
+from pages._submit import DOUBLE_CLICK_S
+from tests.e2e.nav import idle
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
+from tests.waiting import still, wait_for
 
 pytestmark = pytest.mark.browser
 UI_TIMEOUT_MS = 30_000
+RUN_STORED_S = 60  # from a click to the run's row, on two cores under the whole suite
 
 
 @pytest.fixture(scope="module")
@@ -83,18 +87,24 @@ def test_a_double_click_on_start_run_creates_one_run(context, runlife_app) -> No
         page.goto(f"{url}/stability")  # no run yet: the start form is open
         start = page.get_by_role("button", name="Start run", exact=True)
         expect(start).to_be_enabled()
-        start.click()  # a slow double click: the second lands after the first is done
+        start.click()  # a slow double click: 600 ms between the clicks (the stimulus)
         page.wait_for_timeout(600)
         page.get_by_role("button", name="Start run", exact=True).click()
-        page.wait_for_timeout(5000)  # both clicks have long been handled
-        assert new_runs() == 1
+        wait_for(lambda: new_runs() >= 1, RUN_STORED_S, "the first click's run")
+        idle(page)  # both clicks' script runs have ended: the second stored a run or none
+        still(lambda: new_runs() == 1, 1.0, "one run for a slow double click")
         again = page.get_by_role("button", name="Start run", exact=True)
         if not again.is_visible():  # with a run stored, the form's expander starts closed
             page.locator("summary", has_text="Start a new run").click()
         expect(again).to_be_enabled()
+        # "long after": more than DOUBLE_CLICK_S after the last submission finished on the
+        # server (before its script run ended, which `idle` saw), else the page rightly
+        # takes the click for the second half of the double click before
+        page.wait_for_timeout((DOUBLE_CLICK_S + 0.5) * 1000)
         again.dblclick()  # a quick one, long after: one more run
-        page.wait_for_timeout(5000)
-        assert new_runs() == 2
+        wait_for(lambda: new_runs() >= 2, RUN_STORED_S, "the run of the click seconds later")
+        idle(page)
+        still(lambda: new_runs() == 2, 1.0, "one run for a quick double click")
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     finally:
         page.close()
@@ -119,7 +129,7 @@ def test_delete_run_asks_then_lists_the_runs_without_it(context, runlife_app) ->
         page.get_by_role("button", name="Yes, delete", exact=True).click()
         expect(page.get_by_text(f"Run #{newest} deleted with its calls.")).to_be_visible()
         assert newest not in {r.id for r in _runs(db_url)}
-        page.wait_for_timeout(1000)
+        idle(page)  # the status fragment's rerun with the deleted id has run
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
         expect(page.get_by_text("not found", exact=False)).to_have_count(0)
     finally:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.nav import idle
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.e2e.test_journey import _pick
 
@@ -60,7 +61,7 @@ def test_the_questions_table_has_no_column_past_its_right_edge(chromium, stabili
         [(content, visible)] = _widths(page)
         assert content <= visible + 1, f"the table is {content} px wide in {visible} px"
         _pick(page, "Order", "CI width, widest first")  # one more column: CI width
-        page.wait_for_timeout(2000)
+        idle(page)  # the rerun with the new order has drawn its table
         [(content, visible)] = _widths(page)
         assert content <= visible + 1, f"the table is {content} px wide in {visible} px"
     except Exception:

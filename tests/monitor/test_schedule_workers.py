@@ -15,7 +15,8 @@ from evalcore.store.workers import live_workers
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.monitor.conftest import add_stability_schedule
 from tests.runner.conftest import add_model, tagged_dataset
-from tests.runner.test_workers import db, start_worker, stop_all, wait_for  # noqa: F401
+from tests.runner.test_workers import db, start_worker, stop_all  # noqa: F401
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 PERIOD_S = 6

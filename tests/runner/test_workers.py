@@ -16,6 +16,7 @@ from evalcore.store import jobs, queries
 from tests.conftest import REPO_ROOT
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, tagged_dataset
+from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 LEASE_S = 3.0
@@ -45,19 +46,6 @@ def start_worker(settings, db_url: str, name: str, *args: str) -> subprocess.Pop
     return subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--name", name, *args],
                             cwd=REPO_ROOT, env=_env(settings, db_url), stdout=log,
                             stderr=subprocess.STDOUT, text=True)
-
-
-def wait_for(condition, timeout: float, what: str, explain=None):  # noqa: ANN001, ANN201
-    """`condition()` once true; else fail after `timeout` with `explain()` (what each job
-    and worker was doing) in the message."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}"
-                + (f"\n{explain()}" if explain else ""))
 
 
 def wait_live(engine, *names: str, timeout: float = 60) -> None:
