@@ -8,8 +8,9 @@ success rate. Choices made:
 - Streamed: calls are consumed one question at a time (`itertools.groupby` on item_idx),
   so a 100,000-call run never sits in memory; input must be ordered by item, then round
   (what `store.queries.iter_calls` yields). Rounds inside one item may come in any order.
-- The question number is the item's 0-based `item_idx`, the same key as the JSON's
-  `stability_results` and the database, so rows can be joined back.
+- The question number is the one every page and the CLI show (Q1 is 1): the item's
+  0-based `item_idx` + 1. The JSON's `stability_results` and the calls export keep the
+  0-based `item_idx` key for joining rows back to the database.
 - Score columns hold the 0/1 verdict the method counts (1 only when `correct` is true),
   so correct count = sum of the score columns. A round without a verdict (its call or
   its judge failed: `error`, `judge_error` or `errored` set, or `correct` None) follows
@@ -113,7 +114,8 @@ def _question_line(item_idx: Any, calls: Iterator[Any], n_rounds: int,
             correct += verdict
         rounds[rnd - 1] = (_field(call, "answer"), verdict, _field(call, "reason"))
     trials = answered if failure_policy == "exclude" else n_rounds
-    line: list[Any] = [item_idx, _field(first, "question"), _field(first, "reference"),
+    number = item_idx + 1 if isinstance(item_idx, int) else item_idx
+    line: list[Any] = [number, _field(first, "question"), _field(first, "reference"),
                        _field(first, "task_type")]
     for r in rounds:
         line += ["", "", ""] if r is None else [r[0], r[1], r[2]]

@@ -47,19 +47,20 @@ CANCEL_REQUESTED = type_coerce(
     Boolean).label("cancel_requested")
 
 
-class _NaiveUTC(types.TypeDecorator):
-    """Read as naive UTC (`naive_utc`): a job's end is zone-aware on PostgreSQL, a run's
-    stored one aware; a run's `finished_at` reads the same whichever it came from."""
+class _AwareUTC(types.TypeDecorator):
+    """Read as aware UTC (`aware_utc`), as the run's other times are: a job's end is
+    zone-aware on PostgreSQL and naive on SQLite; a run's `finished_at` reads the same
+    whichever table and database it came from."""
 
     impl = types.DateTime
     cache_ok = True
 
     def process_result_value(self, value: Any, dialect: Any) -> Any:
-        return naive_utc(value)
+        return aware_utc(value)
 
 
 FINISHED_AT = type_coerce(case((_HAS_JOB, RunJob.c.finished_at), else_=RUN.c.finished_at),
-                          _NaiveUTC(timezone=True)).label("finished_at")
+                          _AwareUTC(timezone=True)).label("finished_at")
 STATE = (STATUS, ERROR, CANCEL_REQUESTED, FINISHED_AT)
 
 
@@ -71,13 +72,13 @@ def with_state(query: Select) -> Select:
 
 def state_row(row: Any) -> dict[str, Any]:
     """{field: value} of the `STATE` columns a result row holds, times as the run's own
-    columns hold them (naive UTC), whichever table they came from."""
+    columns hold them (aware UTC), whichever table they came from."""
     mapping = row._mapping
     out = {name: mapping[name] for name in STATE_FIELDS if name in mapping}
     if "cancel_requested" in out:
         out["cancel_requested"] = bool(out["cancel_requested"])
     if "finished_at" in out:
-        out["finished_at"] = naive_utc(out["finished_at"])
+        out["finished_at"] = aware_utc(out["finished_at"])
     return out
 
 
@@ -94,11 +95,13 @@ def runs_with_state(conn: Connection, query: Select) -> list[Row]:
     return list(conn.execute(with_state(query)).all())
 
 
-def naive_utc(moment: Optional[datetime]) -> Optional[datetime]:
-    """`moment` as naive UTC: job times are zone-aware on PostgreSQL, run times naive."""
-    if moment is None or moment.tzinfo is None:
-        return moment
-    return moment.astimezone(timezone.utc).replace(tzinfo=None)
+def aware_utc(moment: Optional[datetime]) -> Optional[datetime]:
+    """`moment` as aware UTC: SQLite keeps UTC without an offset, PostgreSQL with one."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
 
 
 def cancel(conn: Connection, run_id: int) -> bool:

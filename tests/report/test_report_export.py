@@ -72,7 +72,7 @@ def test_file_round_trip_agrees_with_the_stability_summary(tmp_path: Path, round
         verdicts.setdefault(call["item_idx"], []).append(call["correct"])
     summary = stability_summary(verdicts, rounds)
     for row, q in zip(body, summary.questions):
-        assert int(row[0]) == q.key
+        assert int(row[0]) == q.key + 1  # the number the pages show: Q1 is item_idx 0
         scores = [int(row[4 + 3 * k + 1]) for k in range(rounds)]
         assert int(row[-2]) == sum(scores) == q.correct_count
         assert float(row[-1]) == pytest.approx(q.success_rate, abs=5e-5)
@@ -101,7 +101,7 @@ ERRORED = [
 
 def test_errored_rounds_are_left_out_by_default(tmp_path: Path) -> None:
     row = read_back(csv_bytes(ERRORED, 4))[1]
-    assert row[:4] == ["4", "Q", "1", "math"]
+    assert row[:4] == ["5", "Q", "1", "math"]  # Q5: item_idx 4
     assert row[4:7] == ["", "", "model error: timed out"]  # no verdict: no score
     assert row[7:10] == ["", "", ""]  # round 2 never ran
     assert row[10:13] == ["1", "1", "ok"]

@@ -191,3 +191,16 @@ def test_the_newest_run_job_is_found_through_the_run_id_index(tmp_path):
         plan = " | ".join(str(row[-1]) for row in conn.exec_driver_sql(
             f"EXPLAIN QUERY PLAN {compiled}", params))
     assert "ix_job_run_id" in plan and "ix_job_kind" not in plan, plan
+
+
+def test_a_runs_times_all_carry_their_zone_whichever_table_they_come_from(store):
+    """An export's `finished_at` read without a zone while `created_at` had one: the end
+    came from the job (naive on SQLite) and was read naive on PostgreSQL too."""
+    run_id, job_id = _run_with_job(store)
+    claimed = jobs.claim_job(store, "w1", lease_s=60)
+    jobs.finish_job(store, jobs.Fence(job_id, claimed.token), "done")
+    run = queries.get_run(store, run_id)
+    listed = next(r for r in queries.list_runs(store) if r.id == run_id)
+    for moment in (run.created_at, run.started_at, run.finished_at, listed.finished_at):
+        assert moment is None or moment.utcoffset() is not None, (run, listed)
+    assert run.finished_at is not None and run.finished_at >= run.created_at
