@@ -235,7 +235,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
     usage, timing = details["usage"], details["timing"]
     active, elapsed = timing["active_s"], timing["duration_s"]
     cols = st.columns(5)
-    cols[0].metric("Done", f"{p['done']} / {p['total']}")
+    _shared.done_metric(cols[0], p["done"], p["total"])
     cols[1].metric("Errors", p["errors"])
     cols[2].metric("Retries", p["retries"])
     cols[3].metric("Tokens", f"{usage['tokens']:,}")
@@ -243,7 +243,8 @@ def _status_body(run_id: int, was_live: bool) -> None:
                    help="Time a call of the run was under way (pauses between a cancel "
                         f"and a resume left out); elapsed {format_seconds(elapsed)}.")
     eta = p["eta"] if live else None  # an ended run has no ETA
-    st.caption(f"Time {md(timing_text(active, elapsed))} · calls stored: {md(usage['calls'])} "
+    st.caption(f"Time {md(timing_text(active, elapsed))} · calls stored: "
+               f"{md(runs.calls_text(usage['by_pass']))} "
                f"({md(usage['errors'])} with an error) · prompt "
                f"tokens {usage['prompt_tokens']:,} · completion tokens "
                f"{usage['completion_tokens']:,} · mean latency "

@@ -138,3 +138,16 @@ def calls_frame(engine: Engine, run_id: int, limit: int = 500, *,
                                *prices_of(models.get(r["model"] or run.model, {})))
                      for r in rows]
     return frame
+
+
+_PASS_WORDS = {"answer": "answers", "judge": "judge verdicts", "retried": "failed attempts sent again",
+               "rejudge": "re-judgements", "analysis": "judge ratings",
+               "meaning": "meaning checks", "variant": "option-order and template calls"}
+
+
+def calls_text(by_pass: Mapping[str, int]) -> str:
+    """'500 answers, 50 re-judgements': a run's stored calls by what they were for, the
+    run's own answers first (a bare total counted re-judging as answers)."""
+    parts = [f"{n:,} {_PASS_WORDS.get(name, name)}" for name, n in by_pass.items() if n]
+    return ", ".join(parts) if parts else "none"
+

@@ -275,6 +275,21 @@ def test_unjudged_answers_are_what_a_resume_still_judges(store, item_ids) -> Non
     assert q.unjudged_answers(store, run.id) == [(b, 1, "waiting too"), (b, 2, "waiting")]
 
 
+def test_call_stats_say_what_each_call_was_for(store, item_ids) -> None:
+    """A re-judged run's "calls 570" read as 570 answers: the stages are counted apart."""
+    run = q.create_run(store, kind="stability")
+    stages = ["answer", "answer", "judge", "answer#7", "rejudge0:3", "rejudge1:3",
+              "analysis", "meaning:1-2", "variant:order1"]
+    q.record_calls(store, [Call(run_id=run.id, item_id=item_ids[0], round=i + 1, stage=stage,
+                                latency_ms=10.0 * (i + 1))
+                           for i, stage in enumerate(stages)])
+    stats = q.call_stats(store, run.id)
+    assert stats["by_pass"] == {"answer": 2, "judge": 1, "retried": 1, "rejudge": 2,
+                                "analysis": 1, "meaning": 1, "variant": 1}
+    assert stats["calls"] == len(stages)
+    assert stats["mean_latency_ms"] == pytest.approx(50.0)
+
+
 def test_call_stats_sum_a_runs_calls(store, item_ids) -> None:
     run = q.create_run(store, kind="eval")
     other = q.create_run(store, kind="eval")
@@ -287,8 +302,10 @@ def test_call_stats_sum_a_runs_calls(store, item_ids) -> None:
         Call(run_id=other.id, item_id=item_ids[0], round=1, prompt_tokens=1000),
     ])
     stats = q.call_stats(store, run.id)
+    by_pass = stats.pop("by_pass")
     assert stats == {"calls": 3, "errors": 1, "tokens": 36, "prompt_tokens": 30,
                      "completion_tokens": 6, "mean_latency_ms": pytest.approx(200.0)}
+    assert by_pass["answer"] == 3 and sum(by_pass.values()) == 3
     empty = q.call_stats(store, q.create_run(store, kind="eval").id)
     assert empty["calls"] == 0 and empty["tokens"] == 0 and empty["mean_latency_ms"] is None
 

@@ -1,0 +1,39 @@
+"""The Results page as a new user met it on the first day: a re-judged run's calls read
+as answers, a finished run's full progress bar drawn in the error colour, a run's times
+without their zone (exports), and a card cut off at 1366 px."""
+from __future__ import annotations
+
+import colorsys
+import tomllib
+from pathlib import Path
+
+from tests.fakes.stored_runs import seed_dataset, seed_run
+from tests.pages.helpers import run_page, values
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = str(REPO / "pages" / "results.py")
+
+
+def test_a_rejudged_runs_calls_are_counted_by_what_they_were_for(page_env, engine):
+    from evalcore.store import queries, run_items
+    from evalcore.store.tables import Call
+
+    ds = seed_dataset(engine, "rj", [f"q{i}?" for i in range(3)])
+    run_id = seed_run(engine, ds, {i: [1, 0] for i in range(3)}, 2, model="m")
+    first = sorted(run_items.run_item_ids(engine, run_id))[0]
+    queries.record_calls(engine, [Call(run_id=run_id, item_id=first, round=r, stage="rejudge0:9",
+                                       answer="x") for r in (1, 2)])
+    at = run_page(PAGE)
+    text = " ".join(values(at, "caption"))
+    assert "6 answers, 2 re-judgements" in text, text
+    assert "calls stored: 8 " not in text
+
+
+def test_progress_bars_are_not_drawn_in_the_error_colour() -> None:
+    """Streamlit's default accent (#FF4B4B) fills every progress bar: a finished run's
+    100% bar looked like a failure. The accent must not be a red."""
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    colour = config.get("theme", {}).get("primaryColor", "#FF4B4B").lstrip("#")
+    red, green, blue = (int(colour[i:i + 2], 16) / 255 for i in (0, 2, 4))
+    hue = colorsys.rgb_to_hls(red, green, blue)[0] * 360
+    assert 45 < hue < 315, f"primaryColor #{colour} is a red (hue {hue:.0f})"
