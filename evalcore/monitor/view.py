@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.monitor.channels import shown
+from evalcore.report.figures import time_axis
 from evalcore.store.alerts import deliveries
 from evalcore.store.schedules import every_label, list_schedules, run_statuses, schedule_runs
 
@@ -92,4 +93,4 @@ def series_figure(name: str, points: list[dict[str, Any]]) -> Any:
                                      y=[p[key] for p in points], name=title,
                                      mode="lines", line={"dash": "dash"}))
     fig.update_layout(title=name, height=280, margin={"t": 40, "b": 30, "l": 40, "r": 10})
-    return fig
+    return time_axis(fig, [p["due_at"] for p in points])

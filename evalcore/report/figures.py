@@ -12,7 +12,8 @@ functions: importing this module (for `bin_colour`) stays cheap.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS, classify
@@ -60,6 +61,23 @@ def count_axis(fig: go.Figure, largest: int, ticks: int = 8) -> go.Figure:
         else:
             scale *= 10
     fig.update_yaxes(tickmode="linear", tick0=0, dtick=step, rangemode="tozero")
+    return fig
+
+
+SHORTEST_TIME_AXIS = timedelta(hours=1)
+"""A time axis spans at least this: one run (or several minutes apart) otherwise gets
+plotly's zoom to fractions of a second, ticks such as "18:07:21.0755"."""
+
+
+def time_axis(fig: go.Figure, moments: Iterable[Any]) -> go.Figure:
+    """A date axis in minutes, at least `SHORTEST_TIME_AXIS` wide around its points."""
+    fig.update_xaxes(type="date", tickformat="%Y-%m-%d %H:%M",
+                     hoverformat="%Y-%m-%d %H:%M:%S")
+    known = [m for m in moments if isinstance(m, datetime)]
+    if known and max(known) - min(known) < SHORTEST_TIME_AXIS:
+        middle = min(known) + (max(known) - min(known)) / 2
+        fig.update_xaxes(range=[middle - SHORTEST_TIME_AXIS / 2,
+                                middle + SHORTEST_TIME_AXIS / 2])
     return fig
 
 

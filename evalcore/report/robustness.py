@@ -25,7 +25,7 @@ from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.scorers.text import detect_language
-from evalcore.store import queries, run_items
+from evalcore.store import call_usage, queries, run_items
 from evalcore.store.attack_sets import items_and_sets
 
 FRAGILE_LIMIT = 20
@@ -165,7 +165,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     clean_ids = list(dict.fromkeys(p[1] for p in pairs))
     fragile = sorted((r for r in rows if r["drop"] > 0 or r["flip"] == "right_to_wrong"),
                      key=lambda r: (-r["drop"], r["flip"] != "right_to_wrong", r["item_idx"]))
-    stats = queries.call_stats(engine, run_id)
+    stats = call_usage.call_stats(engine, run_id)
     return {
         "run_id": run.id, "status": run.status, "kind": run.kind, "model": run.model,
         "judge": run.judge, "rounds": run.rounds, "dataset_id": run.dataset_id,

@@ -15,7 +15,7 @@ from evalcore.metrics.cost import call_cost, prices_of
 from evalcore.report.export import CALL_COLUMNS, iter_call_dicts
 from evalcore.report.timing import active_seconds, elapsed_seconds
 from evalcore.runner.start import is_stale, waiting_text
-from evalcore.store import queries, run_items
+from evalcore.store import call_usage, queries, run_items
 from evalcore.store.jobs import busy_workers
 from evalcore.store.run_browse import run_filter_values, run_page
 
@@ -117,7 +117,7 @@ def run_details(engine: Engine, run_id: int) -> dict[str, Any]:
                    "finished_at": run.finished_at, "heartbeat_at": run.heartbeat_at,
                    "duration_s": _duration_s(run, now),
                    "active_s": active_seconds(engine, run_id)},
-        "usage": queries.call_stats(engine, run_id),
+        "usage": call_usage.call_stats(engine, run_id),
         "error": run.error,
     }
 

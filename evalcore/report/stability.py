@@ -18,7 +18,7 @@ from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
 from evalcore.report.export import write_stability_csv
 from evalcore.scorers.rules import unparsed_summary
-from evalcore.store import queries, run_items
+from evalcore.store import call_usage, queries, run_items
 
 
 def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
@@ -92,7 +92,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
-    stats = queries.call_stats(engine, run_id)
+    stats = call_usage.call_stats(engine, run_id)
     from evalcore.runner.rejudge import rejudge_passes
 
     passes = rejudge_passes(engine, run_id)

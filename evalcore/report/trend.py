@@ -21,6 +21,7 @@ from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.gate import known_metrics
 from evalcore.report.compare_runs import ALPHA, compare_runs
+from evalcore.report.figures import time_axis
 from evalcore.report.gates import gate_any
 from evalcore.report.leaderboard import dataset_runs
 from evalcore.report.run_figures import run_figures
@@ -120,6 +121,7 @@ def trend_figure(result: Mapping[str, Any]) -> Any:
                             f"({result['better']} is better)",
                       xaxis_title="run created", yaxis_title=result["metric"],
                       margin={"t": 50, "b": 40, "l": 40, "r": 10})
+    time_axis(fig, [p["created_at"] for points in result["series"].values() for p in points])
     for mark in result.get("baseline_marks", []):  # each baseline change, as a line
         fig.add_vline(x=mark["set_at"], line_dash="dot", line_color="#888")
         fig.add_annotation(x=mark["set_at"], yref="paper", y=1, showarrow=False,

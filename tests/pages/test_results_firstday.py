@@ -20,7 +20,7 @@ def test_a_rejudged_runs_calls_are_counted_by_what_they_were_for(page_env, engin
 
     ds = seed_dataset(engine, "rj", [f"q{i}?" for i in range(3)])
     run_id = seed_run(engine, ds, {i: [1, 0] for i in range(3)}, 2, model="m")
-    first = sorted(run_items.run_item_ids(engine, run_id))[0]
+    first = min(run_items.run_item_ids(engine, run_id))
     queries.record_calls(engine, [Call(run_id=run_id, item_id=first, round=r, stage="rejudge0:9",
                                        answer="x") for r in (1, 2)])
     at = run_page(PAGE)
@@ -37,3 +37,20 @@ def test_progress_bars_are_not_drawn_in_the_error_colour() -> None:
     red, green, blue = (int(colour[i:i + 2], 16) / 255 for i in (0, 2, 4))
     hue = colorsys.rgb_to_hls(red, green, blue)[0] * 360
     assert 45 < hue < 315, f"primaryColor #{colour} is a red (hue {hue:.0f})"
+
+
+def test_a_one_point_trend_reads_in_minutes_not_fractions_of_a_second() -> None:
+    """Plotly zooms a single run's time to sub-second ticks ("18:07:21.0755")."""
+    from datetime import UTC, datetime
+
+    from evalcore.report.trend import trend_figure
+
+    moment = datetime(2026, 12, 6, 18, 7, 21, 75500, tzinfo=UTC)
+    point = {"created_at": moment, "value": 0.8, "low": 0.7, "high": 0.9, "run_id": 3,
+             "baseline": False, "regression": False, "gate": None}
+    fig = trend_figure({"series": {"m": [point]}, "metric": "success_rate",
+                        "dataset": "d", "better": "higher", "baseline_marks": []})
+    axis = fig.layout.xaxis
+    assert axis.tickformat == "%Y-%m-%d %H:%M"
+    low, high = (datetime.fromisoformat(str(v)).astimezone(UTC) for v in axis.range)
+    assert (high - low).total_seconds() >= 3600 and low <= moment <= high

@@ -8,7 +8,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.store import queries as q
-from evalcore.store import run_items
+from evalcore.store import call_usage, run_items
 from evalcore.store.tables import Call, utcnow
 
 
@@ -283,7 +283,7 @@ def test_call_stats_say_what_each_call_was_for(store, item_ids) -> None:
     q.record_calls(store, [Call(run_id=run.id, item_id=item_ids[0], round=i + 1, stage=stage,
                                 latency_ms=10.0 * (i + 1))
                            for i, stage in enumerate(stages)])
-    stats = q.call_stats(store, run.id)
+    stats = call_usage.call_stats(store, run.id)
     assert stats["by_pass"] == {"answer": 2, "judge": 1, "retried": 1, "rejudge": 2,
                                 "analysis": 1, "meaning": 1, "variant": 1}
     assert stats["calls"] == len(stages)
@@ -301,12 +301,12 @@ def test_call_stats_sum_a_runs_calls(store, item_ids) -> None:
         Call(run_id=run.id, item_id=item_ids[2], round=1, error="timeout"),
         Call(run_id=other.id, item_id=item_ids[0], round=1, prompt_tokens=1000),
     ])
-    stats = q.call_stats(store, run.id)
+    stats = call_usage.call_stats(store, run.id)
     by_pass = stats.pop("by_pass")
     assert stats == {"calls": 3, "errors": 1, "tokens": 36, "prompt_tokens": 30,
                      "completion_tokens": 6, "mean_latency_ms": pytest.approx(200.0)}
     assert by_pass["answer"] == 3 and sum(by_pass.values()) == 3
-    empty = q.call_stats(store, q.create_run(store, kind="eval").id)
+    empty = call_usage.call_stats(store, q.create_run(store, kind="eval").id)
     assert empty["calls"] == 0 and empty["tokens"] == 0 and empty["mean_latency_ms"] is None
 
 
