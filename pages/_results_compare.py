@@ -48,13 +48,28 @@ def pick_runs() -> list[int]:
                           f"{names.get(r.dataset_id, '?')} · N={r.rounds} · {r.status} · "
                           f"{r.created_at:%Y-%m-%d %H:%M}") for r in runs}
     ids = list(labels)
+    default = default_pair(runs)
     chosen = st.multiselect("Runs to compare (2 to 8; the first is the baseline)", ids,
-                            default=[ids[1], ids[0]], format_func=labels.get, max_selections=8,
+                            default=default, format_func=labels.get, max_selections=8,
                             key="results.compare_runs")
     if len(chosen) < 2:
-        st.info("Pick two different runs.")
+        st.info("Pick two different runs of the same questions." if default else
+                f"No two {md(kind)} runs share a dataset: runs are compared on the questions "
+                "they share, so pick two runs of one dataset.")
         return []
     return [int(i) for i in chosen]
+
+
+def default_pair(runs: list[Any]) -> list[int]:
+    """[older, newer]: the two newest runs of one dataset (newest first in `runs`), since
+    runs are compared on their shared questions and the two newest overall may share none;
+    [] when no two runs share a dataset."""
+    newest: dict[Any, int] = {}
+    for run in runs:
+        if run.dataset_id in newest:
+            return [int(run.id), newest[run.dataset_id]]
+        newest[run.dataset_id] = int(run.id)
+    return []
 
 
 def alignment_note(result: dict[str, Any]) -> None:

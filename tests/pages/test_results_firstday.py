@@ -54,3 +54,26 @@ def test_a_one_point_trend_reads_in_minutes_not_fractions_of_a_second() -> None:
     assert axis.tickformat == "%Y-%m-%d %H:%M"
     low, high = (datetime.fromisoformat(str(v)).astimezone(UTC) for v in axis.range)
     assert (high - low).total_seconds() >= 3600 and low <= moment <= high
+
+
+def test_compare_opens_on_two_runs_that_share_questions(page_env, engine):
+    """The two newest runs were on different datasets: the first view was an error."""
+    old = seed_dataset(engine, "old", [f"o{i}?" for i in range(3)])
+    new = seed_dataset(engine, "new", [f"n{i}?" for i in range(3)])
+    first = seed_run(engine, old, {i: [1, 0] for i in range(3)}, 2, model="a")
+    second = seed_run(engine, old, {i: [1, 1] for i in range(3)}, 2, model="b")
+    seed_run(engine, new, {i: [0, 0] for i in range(3)}, 2, model="c")
+    at = run_page(PAGE, {"results.tab": "Compare"})
+    assert at.multiselect(key="results.compare_runs").value == [first, second]
+    assert not any("Cannot compare" in w for w in values(at, "warning"))
+    assert len(next(df.value for df in at.dataframe if "shared_accuracy" in df.value.columns)) == 2
+
+
+def test_compare_says_so_when_no_two_runs_share_a_dataset(page_env, engine):
+    for name in ("x", "y"):
+        ds = seed_dataset(engine, name, [f"{name}{i}?" for i in range(2)])
+        seed_run(engine, ds, {i: [1] for i in range(2)}, 1)
+    at = run_page(PAGE, {"results.tab": "Compare"})
+    assert at.multiselect(key="results.compare_runs").value == []
+    assert any("share a dataset" in t for t in values(at, "info"))
+    assert not any("Cannot compare" in w for w in values(at, "warning"))
