@@ -214,6 +214,8 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     finished = p["status"] in queries.FINISHED
     if was_live and finished:
         st.rerun()  # once, when the run ends: draw the results, stop refreshing
+    if not was_live and not finished:
+        st.rerun()  # resumed (here or elsewhere): draw the page again, refreshing
     st.progress(p["fraction"], text=f"{p['status']}: {p['done']} / {p['total']} {unit}")
     cols = st.columns(5)
     done_metric(cols[0], p["done"], p["total"])
@@ -230,6 +232,8 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         run = queries.get_run(eng, run_id)
         if run.error:
             st.error(f"Run #{md(run_id)} {md(run.status)}: {md(run.error)}")
+        if run.status in ("cancelled", "failed"):
+            _resume_offer(run_id, key, p, unit)
         return
     _waiting_line(eng, run_id, p["status"])
     if p["cancel_requested"]:
@@ -238,6 +242,28 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
                    help=why_not("run")):
         actions.cancel_run(actor(), eng, run_id)
         st.toast(f"Cancelling run #{md(run_id)}")
+
+
+def _resume_offer(run_id: int, key: str, p: dict[str, Any], unit: str) -> None:
+    """A stopped run says that its figures are partial, and can be resumed where it is
+    shown (not only on Results)."""
+    notice = st.session_state.pop(f"{key}.resume_notice", None)
+    if notice:
+        st.error(notice)
+    st.warning(f"Run #{md(run_id)} {md(p['status'])} at {p['done']:,} of {p['total']:,} "
+               f"{md(unit)}: the figures below cover only what was answered. Resume it to "
+               "finish the rest; stored calls are never sent again.")
+    reason = why_not("run")
+    st.button("Resume run", key=f"{key}.resume", disabled=reason is not None, help=reason,
+              on_click=_resume, args=(run_id, key))
+
+
+def _resume(run_id: int, key: str) -> None:
+    """Button callback (before the script runs, so the click is never lost)."""
+    try:
+        actions.resume_run(actor(), engine(), run_id)
+    except EvalcoreError as exc:
+        st.session_state[f"{key}.resume_notice"] = f"Cannot resume run #{run_id}: {exc}"
 
 
 def _waiting_line(eng: Engine, run_id: int, status: str) -> None:

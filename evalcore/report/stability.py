@@ -139,16 +139,19 @@ NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
 
 def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],
                       failed: dict[int, int]) -> dict[str, Any]:
-    """Rounds without a verdict split by cause: `errored_rounds` (a call was made and
+    """The run's questions (`run_questions`, asked or not) and its rounds without a verdict
+    split by cause: `errored_rounds` (a call was made and
     failed after its retries) and `not_asked_rounds` (no call: the run was cancelled or
     has not got there). A cancelled run's unasked rounds are not model or judge errors.
 
     The figures still count an unasked round as one without a verdict (the failure
     policy's rule); this only says which it was.
     """
-    unseen = max(len(run_items.run_item_ids(engine, int(run.id))) - len(asked), 0)
+    run_questions = len(run_items.run_item_ids(engine, int(run.id)))
+    unseen = max(run_questions - len(asked), 0)
     missing = [run.rounds - n for n in asked.values() if n < run.rounds]
     return {
+        "run_questions": run_questions,
         "errored_rounds": sum(failed.values()),
         "questions_with_errors": sum(1 for n in failed.values() if n),
         "not_asked_rounds": sum(missing) + unseen * run.rounds,
