@@ -14,7 +14,7 @@ import streamlit as st
 from evalcore import actions
 from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
-from evalcore.errors import EvalcoreError
+from evalcore.errors import EvalcoreError, RunError
 from evalcore.providers.registry import load_models
 from evalcore.metrics.gate import GateResult
 from evalcore.report.gates import verdict_line, verdict_of
@@ -364,11 +364,25 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
                        f"{run.created_at:%Y-%m-%d %H:%M}") for run in runs}
     run_key, pick_key = f"{kind}.run_id", f"{kind}.pick"
     wanted = st.session_state.get(run_key)
-    if st.session_state.get(pick_key) not in labels:
+    previous = st.session_state.get(pick_key)
+    if previous not in labels:
         st.session_state[pick_key] = wanted if wanted in labels else runs[0].id
+        say_if_deleted(previous, st.session_state[pick_key])
     picked = st.selectbox("Run", list(labels), format_func=labels.get, key=pick_key)
     st.session_state[run_key] = picked
     return picked
+
+
+def say_if_deleted(previous: Any, shown: int) -> None:
+    """A run picked in this session that no longer exists (deleted in another tab or by
+    someone else) is named, rather than silently replaced by another run."""
+    if not isinstance(previous, int) or previous == shown:
+        return
+    try:
+        queries.get_run(engine(), previous)
+    except RunError:
+        st.warning(f"Run #{previous} no longer exists (deleted in another tab or by someone "
+                   f"else): showing run #{shown}.")
 
 
 def model_names() -> list[str]:

@@ -80,8 +80,10 @@ def browser() -> int | None:
         labels.setdefault(linked.id, f"#{linked.id} · {linked.kind} · {linked.model} · "
                                      f"{linked.status} · {linked.created_at:%Y-%m-%d %H:%M}")
         st.session_state[PICK] = linked.id
-    if st.session_state.get(PICK) not in labels:
+    previous = st.session_state.get(PICK)
+    if previous not in labels:
         st.session_state[PICK] = next(iter(labels))
+        _shared.say_if_deleted(previous, st.session_state[PICK])
     return st.selectbox("Run details", list(labels), format_func=labels.get, key=PICK)
 
 

@@ -77,3 +77,26 @@ def test_compare_says_so_when_no_two_runs_share_a_dataset(page_env, engine):
     assert at.multiselect(key="results.compare_runs").value == []
     assert any("share a dataset" in t for t in values(at, "info"))
     assert not any("Cannot compare" in w for w in values(at, "warning"))
+
+
+def test_a_run_deleted_in_another_tab_is_named_not_silently_replaced(page_env, engine):
+    from evalcore.store import queries
+
+    ds = seed_dataset(engine, "del", [f"q{i}?" for i in range(2)])
+    older = seed_run(engine, ds, {0: [1], 1: [0]}, 1, model="a")
+    newer = seed_run(engine, ds, {0: [0], 1: [0]}, 1, model="b")
+    stability = str(REPO / "pages" / "stability.py")
+    at = run_page(stability)
+    at.selectbox(key="stability.pick").select(older).run()
+    queries.delete_run(engine, older)  # another tab, or a colleague
+    at.run()
+    assert not at.exception
+    assert any(f"Run #{older} no longer exists" in w and f"showing run #{newer}" in w
+               for w in values(at, "warning"))
+
+    results = run_page(PAGE)
+    results.selectbox(key="results.pick").select(newer).run()
+    queries.delete_run(engine, newer)
+    seed_run(engine, ds, {0: [1], 1: [1]}, 1, model="c")
+    results.run()
+    assert any(f"Run #{newer} no longer exists" in w for w in values(results, "warning"))
