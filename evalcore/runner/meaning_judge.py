@@ -124,6 +124,9 @@ async def meaning_job(ctx: Any) -> dict[str, Any]:
     judge = validated(ModelConfig, ctx.job.params["judge"])
     run_id = int(ctx.job.run_id)
     groups = await asyncio.to_thread(open_groups, ctx.engine, run_id)
+    # the most verdicts the merge can need: the progress total, fixed for every wave
+    most = sum(comparisons_bounds(sum(g.answer is not None for g in gs))[1]
+               for _, gs in groups.values())
     asked = failed = 0
 
     async def one(client: Any, entry: tuple[int, str, Any, Any]) -> dict[str, Any]:
@@ -149,9 +152,12 @@ async def meaning_job(ctx: Any) -> dict[str, Any]:
         todo = pending_pairs(groups, judge.name, verdicts)
         if not todo:
             break
-        counts = await run_pass(ctx, judge, todo, one, already=len(verdicts))
+        counts = await run_pass(ctx, judge, todo, one, already=len(verdicts), total=most)
         asked += counts["stored"]
         failed += counts["errors"]
     if ctx.draining.is_set():
         return {"status": "drained"}
+    if not ctx.cancelled.is_set():  # the merge needed fewer than the most: done of done
+        stored = len(await asyncio.to_thread(stored_verdicts, ctx.engine, run_id, judge.name))
+        await asyncio.to_thread(jobs.renew, ctx.engine, ctx.fence, done=stored, total=stored)
     return {"asked": asked, "failed": failed, "questions": len(groups)}

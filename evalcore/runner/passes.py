@@ -24,9 +24,12 @@ FLUSH_S = 1.0
 
 async def run_pass(ctx: Any, judge: ModelConfig, todo: Sequence[T],
                    call_one: Callable[[Any, T], Awaitable[dict[str, Any]]], *,
-                   already: int = 0) -> dict[str, int]:
-    """Execute `call_one(client, entry)` for every entry; returns {"stored", "errors"}."""
-    total = already + len(todo)
+                   already: int = 0, total: int | None = None) -> dict[str, int]:
+    """Execute `call_one(client, entry)` for every entry; returns {"stored", "errors"}.
+
+    The job's progress reads `already` + stored of `total` (default `already` + the todo):
+    a pass asked in waves gives its whole size, so the total does not jump per wave."""
+    total = already + len(todo) if total is None else max(total, already + len(todo))
     counts = {"stored": 0, "errors": 0}
     pending: list[dict[str, Any]] = []
     last = time.monotonic()

@@ -108,3 +108,27 @@ def test_an_unreadable_judge_keeps_answers_apart_and_is_counted(engine, settings
     other = stability_report(engine, stored_run, meaning="judge:other")
     assert other["summary"]["meaning_judge"]["pairs_not_judged"] == 6
     assert re.search(r"judged by other", other["summary"]["answer_grouping"])
+
+
+def test_the_jobs_progress_total_does_not_jump_between_waves(engine, settings, server,
+                                                               stored_run, monkeypatch):
+    """Asked in waves, the total was each wave's size: 0/18 -> 1/6 -> 17/17."""
+    from evalcore.store import queries as store_queries
+
+    add_model(settings, server, name="judge", concurrency=2)
+    server.reconfigure(responder=same_if_same_name)
+    seen: list[tuple[int, int]] = []
+    record = store_queries.record_calls_fenced
+
+    def spy(engine, rows, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen.append((kw["done"], kw["total"]))
+        return record(engine, rows, **kw)
+
+    monkeypatch.setattr(store_queries, "record_calls_fenced", spy)
+    job_id = create_meaning_job(engine, stored_run, "judge", models_path=settings.models_path)
+    assert get_job(engine, job_id).total == 6  # the most the merge can need
+    assert run_job_here(engine, job_id) == "done"
+    assert len(seen) >= 2 and {total for _, total in seen} == {6}, seen
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+    job = get_job(engine, job_id)
+    assert (job.done, job.total) == (5, 5)  # fewer were needed: done of done at the end
