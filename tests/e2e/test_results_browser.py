@@ -12,6 +12,7 @@ Never runs `playwright install`: the browser is Debian's /usr/bin/chromium.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,8 @@ PAGES = ("", "datasets", "models", "stability", "attacks", "robustness", "fairne
 
 @pytest.fixture(scope="module")
 def results_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, int]]:
-    """The app over a home holding one finished stability run; (url, app log, run id)."""
+    """The app over a home holding a finished stability run of 1,509 calls and, newest, a
+    small one; (url, app log, the small run's id)."""
     from evalcore.config import settings_from_env
     from evalcore.store.db import make_engine
     from tests.fakes.stored_runs import seed_dataset, seed_run
@@ -50,6 +52,8 @@ def results_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
     settings.home.mkdir(parents=True)
     engine = make_engine(settings.db_url)
     dataset = seed_dataset(engine, "downloads", [f"What is {i} + 1?" for i in range(6)])
+    big = seed_dataset(engine, "big", [f"What is {i} + 2?" for i in range(503)])
+    seed_run(engine, big, {i: [1, 0, 1] for i in range(503)}, 3, model="m")  # 1,509 calls
     run_id = seed_run(engine, dataset, {i: [1, i % 2, 1] for i in range(6)}, 3, model="m")
     engine.dispose()
     with streamlit_server(tmp, {"EVALCORE_EMBEDDED_WORKER": "0", **NO_WARM_UP}) as url:
@@ -193,3 +197,31 @@ def test_monitoring_shows_a_schedule_change_without_a_reload(context, results_ap
 
         delete_schedule(admin, engine, row.id)  # the other tests see the app as it was
         engine.dispose()
+
+
+def test_no_card_of_a_large_run_is_cut_off_at_1366_px(context, results_app) -> None:
+    """'Done 1508 / 1...': a large run's cards fit a 1366 x 768 window, sidebar open."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.nav import idle
+
+    url, _, small = results_app
+    big = small - 1  # seeded just before it
+    page = context.new_page()
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    try:
+        page.goto(f"{url}/results")
+        page.get_by_role("combobox", name="Run details").click()
+        page.get_by_role("option").filter(has_text=f"#{big} ").first.click()
+        expect(page.locator('[data-testid="stMetric"]').filter(has_text=re.compile("1,?509")).first
+               ).to_be_visible()
+        idle(page)
+        shown = page.locator('[data-testid="stMetricValue"], [data-testid="stMetricLabel"]'
+                             ).evaluate_all(  # the card and every box inside it
+            "els => els.map(e => [e.innerText, Math.max(...[e, ...e.querySelectorAll('*')]"
+            ".map(x => x.scrollWidth - x.clientWidth))])")
+        cut = [text for text, overflow in shown if overflow > 1]
+        assert shown and not cut, f"cut off at 1366 px: {cut}"
+    finally:
+        page.close()
