@@ -89,6 +89,8 @@ def findings(result: dict[str, Any]) -> None:
                 f"rates, two-sided, alpha {md(result['alpha'])}):")
     for t in result["tests"]:
         st.markdown(f"- {md(t['finding'])}")
+        if t.get("paired_words"):  # how big the difference is, and how sure
+            st.markdown(f"  {md(t['paired_words'])}")
     if result["best"] is not None:
         st.success(f"Run {md(result['best'])} is significantly better than every other run.")
     else:

@@ -19,6 +19,7 @@ from evalcore.dataset import list_datasets, load_questions
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import MAX_ROUNDS
+from evalcore.metrics.uncertainty import se_words
 from evalcore.prompt import render_prompt
 from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
@@ -431,6 +432,9 @@ def summary_cards(run_id: int, report: dict[str, Any]) -> None:
     cols[5].metric("Same answer", f"{report['consistency']['mean_top_share']:.1%}",
                    help="Mean share of rounds giving a question's most common answer: a "
                         "stability figure that needs no reference answer.")
+    sure = se_words(summary)
+    if sure:  # how sure the mean success rate is: questions are clusters of rounds
+        st.caption(f"Mean success rate {md(sure)}")
 
 
 def questions_view(report: dict[str, Any], policy: str) -> None:

@@ -24,6 +24,7 @@ COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "
 
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 COMMAND_MODULES += ("schedules", "baseline")  # continuous monitoring (issue 26)
+COMMAND_MODULES += ("plan",)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "datasets": ("datasets", "import, list, show and delete datasets"),
@@ -45,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("report", "one self-contained trust report (HTML, PDF) per model"),
     "schedules": ("schedules", "runs that repeat (every N s/m/h/d or cron), gated and alerted"),
     "baseline": ("baseline", "the stored baseline run of a dataset and model"),
+    "plan": ("plan", "questions and rounds needed to detect a difference"),
 }
 """Command -> (its module in `evalcore.cli`, its line in `--help`), for the commands that
 are no kind of evaluation (a kind's name and line come from the registry, `EvalKind.cli`

@@ -26,6 +26,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.dataset.numbering import item_positions, question_label
 from evalcore.metrics.gate import known_metrics
+from evalcore.metrics.uncertainty import diff_words, paired_difference
 from evalcore.report.compare import CompareError, paired_test
 from evalcore.report.run_figures import load_outcomes, rate_interval, run_figures
 from evalcore.store import queries
@@ -69,7 +70,8 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
     """Compare 2-8 runs of one kind. Keys: kind, runs (headline figures per run), alignment
     (shared items, per run: its items and the shared-with-others it lacks), shared
     (per run: accuracy on the shared items with its interval), tests (every pair: the
-    Wilcoxon result and the finding), best (the run better than every other, or None),
+    Wilcoxon result and the finding, and `paired`: B minus A with its standard error and
+    interval, `metrics.uncertainty.paired_difference`), best (the run better than every other, or None),
     gate_deltas (later runs' gate metrics minus the first run's), violations_only_in
     (fairness: violations one run has and no other has), questions (per shared item:
     rates per run and whether they differ)."""
@@ -94,8 +96,14 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
                  and rb is not None]
         test = (paired_test([p[0] for p in pairs], [p[1] for p in pairs]) if verdicts_exist
                 else {"p_value": None, "reason": "the runs have no right/wrong verdicts"})
+        paired = (paired_difference({i: oa.counts(i) for i in shared},
+                                    {i: ob.counts(i) for i in shared}, alpha=alpha)
+                  if verdicts_exist else None)
         tests.append({"a": a, "b": b, "test": test, "finding": pair_finding(test, a, b, alpha),
-                      "significant": test["p_value"] is not None and test["p_value"] < alpha})
+                      "significant": test["p_value"] is not None and test["p_value"] < alpha,
+                      "paired": paired,
+                      "paired_words": diff_words(paired, f"run {a}", f"run {b}") if paired
+                      else None})
     shared_figures = []
     for o in outcomes:
         r = [x for x in rates[o.run.id] if x is not None]

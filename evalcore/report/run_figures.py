@@ -57,15 +57,23 @@ class RunOutcomes:
     """How rounds without a verdict count (`metrics.stability` FailurePolicy): `exclude`
     (rates over answered rounds) or `as_wrong`; by default the kind's own."""
 
-    def rate(self, item_id: int) -> Optional[float]:
-        """Success rate of one item: right / answered rounds (`exclude`; None when none was
-        answered) or right / the run's rounds (`as_wrong`)."""
+    def counts(self, item_id: int) -> tuple[int, int]:
+        """(right, rounds that count) of one item under the failure policy: the answered
+        rounds (`exclude`) or all the run's rounds (`as_wrong`)."""
         verdicts = self.verdicts.get(item_id, ())
         right = sum(1 for v in verdicts if v)
         if self.failure_policy == "exclude":
-            answered = sum(1 for v in verdicts if v is not None)
-            return right / answered if answered else None
-        return right / max(int(self.run.rounds or 1), 1)
+            return right, sum(1 for v in verdicts if v is not None)
+        return right, max(int(self.run.rounds or 1), 1)
+
+    def rate(self, item_id: int) -> Optional[float]:
+        """Success rate of one item: right / the rounds that count (None when none does)."""
+        right, rounds = self.counts(item_id)
+        return right / rounds if rounds else None
+
+    def all_counts(self) -> dict[int, tuple[int, int]]:
+        """{item id: (right, rounds)} of every item with a verdict list (`counts`)."""
+        return {item: self.counts(item) for item in self.verdicts}
 
 
 def default_policy(kind: str) -> str:

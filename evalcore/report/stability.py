@@ -16,6 +16,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
+from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.report.export import write_stability_csv
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.store import call_usage, queries, run_items
@@ -92,6 +93,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
+    computed["summary"].update(_uncertainty(verdicts, run.rounds, failure_policy))
     stats = call_usage.call_stats(engine, run_id)
     from evalcore.runner.rejudge import rejudge_passes
 
@@ -135,6 +137,20 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
 NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
                  "queued": "not yet", "running": "not yet"}
 """Why a run has rounds it never asked, by its status (the words after "not asked")."""
+
+
+UNCERTAINTY_KEYS = ("accuracy_se", "accuracy_ci", "variance_within", "variance_between",
+                    "within_share")
+
+
+def _uncertainty(verdicts: dict[int, list], rounds: int, policy: str) -> dict[str, Any]:
+    """The question-clustered standard error of the mean success rate and its variance
+    split (`metrics.uncertainty`), counting rounds as the failure policy does."""
+    counts = [(sum(1 for v in vs if v),
+               sum(1 for v in vs if v is not None) if policy == "exclude" else rounds)
+              for vs in verdicts.values()]
+    figures = clustered_accuracy(counts)
+    return {key: figures[key] for key in UNCERTAINTY_KEYS}
 
 
 def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],

@@ -37,3 +37,11 @@ def test_a_cancelled_run_says_it_is_partial_and_can_be_resumed_here(page_env, en
     at.button(key="stability.resume").click().run()
     assert not at.exception
     assert queries.get_run(engine, run_id).status == "queued"
+
+
+def test_the_page_says_how_sure_the_mean_success_rate_is(page_env, engine) -> None:
+    ds = seed_dataset(engine, "sure", [f"q{i}?" for i in range(6)])
+    seed_run(engine, ds, {0: [1, 1], 1: [1, 0], 2: [0, 0], 3: [1, 1], 4: [0, 1], 5: [1, 1]}, 2)
+    at = run_page(str(Path(__file__).resolve().parents[2] / "pages" / "stability.py"))
+    sure = [c for c in values(at, "caption") if c.startswith("Mean success rate +/-")]
+    assert sure and "points (95%)" in sure[0] and "more rounds could remove" in sure[0]

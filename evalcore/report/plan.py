@@ -1,0 +1,73 @@
+"""How many questions and rounds a decision needs, from one or two stored runs.
+
+From one run: the questions at K' rounds to tell a shift of `effect` from its accuracy.
+From two runs (A then B, on the questions they share): the questions to tell a difference
+of `effect` between them. Both say the minimum detectable effect at the runs' own size.
+The variances come from `metrics.uncertainty`; the page's start forms and
+`python -m evalcore plan` print the same dict.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from evalcore.errors import EvalcoreError
+from evalcore.metrics.uncertainty import (
+    clustered_accuracy, detectable_effect, one_run_variance, paired_difference,
+    paired_variance, questions_needed)
+from evalcore.report.run_figures import load_outcomes
+
+
+class PlanError(EvalcoreError, ValueError):
+    """A plan cannot be made from these runs (too few questions, no verdicts)."""
+
+
+def run_plan(engine: Engine, run_ids: Sequence[int], *, effect: float, power: float = 0.8,
+             alpha: float = 0.05, rounds: int | None = None) -> dict[str, Any]:
+    """{"questions", "rounds", "effect", "power", "alpha", "mde_now", "from_runs"} for one
+    run (a shift from its accuracy) or two (their paired difference)."""
+    if len(run_ids) not in (1, 2):
+        raise PlanError(f"a plan reads one run or two, got {len(run_ids)}")
+    if not 0 < effect < 1:
+        raise PlanError(f"--effect is a difference in accuracy between 0 and 1, got {effect} "
+                        "(0.05 = 5 points)")
+    if not 0 < power < 1 or not 0 < alpha < 1:
+        raise PlanError(f"--power and --alpha lie between 0 and 1, got {power} and {alpha}")
+    if rounds is not None and not 1 <= rounds <= 100:
+        raise PlanError(f"--rounds is 1 to 100, got {rounds}")
+    outcomes = [load_outcomes(engine, int(i)) for i in run_ids]
+    if len(outcomes) == 1:
+        figures = clustered_accuracy(list(outcomes[0].all_counts().values()), alpha=alpha)
+        if figures["accuracy_se"] is None:
+            raise PlanError(f"run {run_ids[0]} has {figures['questions']} question(s) with a "
+                            "verdict: a plan needs at least two")
+        k = rounds or max(1, round(figures["rounds_mean"]))
+        var_k, var_now, n_now = (one_run_variance(figures, k),
+                                 one_run_variance(figures, figures["rounds_mean"]),
+                                 figures["questions"])
+    else:
+        paired = paired_difference(outcomes[0].all_counts(), outcomes[1].all_counts(),
+                                   alpha=alpha)
+        if paired["diff_se"] is None:
+            raise PlanError(f"runs {run_ids[0]} and {run_ids[1]} share {paired['n']} question(s) "
+                            "with a verdict: a plan needs at least two")
+        k = rounds or max(1, round(max(paired["rounds_a"], paired["rounds_b"])))
+        var_k, var_now, n_now = (paired_variance(paired, k), paired["variance_diff"],
+                                 paired["n"])
+    return {"questions": questions_needed(var_k, effect, power=power, alpha=alpha),
+            "rounds": k, "effect": effect, "power": power, "alpha": alpha,
+            "mde_now": detectable_effect(var_now, n_now, power=power, alpha=alpha),
+            "questions_now": n_now, "from_runs": [int(i) for i in run_ids]}
+
+
+def plan_words(plan: dict[str, Any]) -> str:
+    """The plan in one sentence for the page and the CLI."""
+    what = ("tell a shift of" if len(plan["from_runs"]) == 1 else "tell apart runs that differ by")
+    now = plan["mde_now"]
+    today = (f"the smallest detectable difference is {now * 100:.1f} points" if now < 1
+             else "no difference on the 0-100 scale can be detected")
+    return (f"To {what} {plan['effect'] * 100:.1f} points with {plan['power']:.0%} power "
+            f"(two-sided, alpha {plan['alpha']:g}): {plan['questions']:,} questions at "
+            f"{plan['rounds']} rounds. At today's {plan['questions_now']:,} questions {today}.")
