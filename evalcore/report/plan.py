@@ -15,8 +15,13 @@ from sqlalchemy.engine import Engine
 
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.uncertainty import (
-    clustered_accuracy, detectable_effect, one_run_variance, paired_difference,
-    paired_variance, questions_needed)
+    clustered_accuracy,
+    detectable_effect,
+    one_run_variance,
+    paired_difference,
+    paired_variance,
+    questions_needed,
+)
 from evalcore.report.run_figures import load_outcomes
 
 

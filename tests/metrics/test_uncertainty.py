@@ -9,11 +9,18 @@ import pytest
 from scipy import stats
 
 from evalcore.metrics.uncertainty import (
-    clustered_accuracy, detectable_effect, diff_words, one_run_variance, paired_difference,
-    paired_variance, questions_needed, se_words)
+    clustered_accuracy,
+    detectable_effect,
+    diff_words,
+    one_run_variance,
+    paired_difference,
+    paired_variance,
+    questions_needed,
+    se_words,
+)
 
 
-def _verdicts(counts):  # noqa: ANN001, ANN202 - one 0/1 row per call, its question's group
+def _verdicts(counts):
     y, groups = [], []
     for q, (right, rounds) in enumerate(counts):
         y += [1] * right + [0] * (rounds - right)
@@ -106,7 +113,7 @@ def test_rounds_rescale_only_the_within_part() -> None:
     assert paired_variance(low, 5) == pytest.approx(0.08)
 
 
-def _population(rng, n_runs: int, n: int, rounds: int, a: float, b: float):  # noqa: ANN001, ANN202
+def _population(rng, n_runs: int, n: int, rounds: int, a: float, b: float):
     """Runs of a planted model: each run a sample of n questions from a population whose
     question rates are Beta(a, b), each asked `rounds` times. Returns (right, rates)."""
     p = rng.beta(a, b, size=(n_runs, n))
