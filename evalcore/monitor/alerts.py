@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import os
+import smtplib
 from typing import Any, Mapping, Optional
 
 from evalcore.masking import mask_text
-from evalcore.monitor.channels import label, masked_url, secret, webhook_url
+from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
 from evalcore.store.alerts import claim_delivery, finish_delivery
 
@@ -93,31 +94,48 @@ def _feishu_code(text: str) -> int:
     return int(code) if isinstance(code, (int, float)) else 0
 
 
+REPLY_BYTES = 65_536
+"""Most of a webhook's reply read (only Feishu's {"code"} is looked at)."""
+
+
+def undelivered(where: str) -> str:
+    """The one text of a failed connection, whatever the cause (refused, reset, timed
+    out, no route): different texts would tell an evaluator which internal ports are open."""
+    return f"could not deliver to {where} (connection refused or failed)"
+
+
 async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    """One POST under `evalcore.outbound`'s policy; a failure names the status code,
+    never the reply's text (it may be an internal page's)."""
     import aiohttp
 
+    from evalcore import outbound
+
     url = webhook_url(channel)
+    where = masked_url(url)
+    body = webhook_body(str(channel.get("shape", "plain")), message)
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as s:
-            async with s.post(url, json=webhook_body(str(channel.get("shape", "plain")),
-                                                     message)) as reply:
-                text = await reply.text()
-                if reply.status >= 500 or reply.status == 429:
-                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}")
-                if reply.status >= 300:
-                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}: "
-                                    f"{text[:200]}", retry=False)
-                if channel.get("shape") == "feishu" and _feishu_code(text):
-                    raise SendError(f"Feishu/Lark refused the message: {text[:200]}",
-                                    retry=False)
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-        raise SendError(f"{type(exc).__name__} posting to {masked_url(url)}: "
-                        f"{str(exc).replace(url, masked_url(url))}") from None
+        async with outbound.session() as s, s.post(
+                url, json=body, allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as reply:
+            if reply.status >= 500 or reply.status == 429:
+                raise SendError(f"HTTP {reply.status} from {where}")
+            if reply.status >= 300:
+                raise SendError(f"HTTP {reply.status} from {where}", retry=False)
+            text = (await reply.content.read(REPLY_BYTES)).decode("utf-8", "replace")
+            code = _feishu_code(text) if channel.get("shape") == "feishu" else 0
+            if code:
+                raise SendError(f"Feishu/Lark refused the message (code {code})", retry=False)
+    except (outbound.OutboundRefused, outbound.RedirectRefused) as exc:
+        raise SendError(str(exc).replace(url, where), retry=False) from None
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        raise SendError(undelivered(where)) from None
 
 
 def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-    import smtplib
     from email.message import EmailMessage
+
+    from evalcore import outbound
 
     mail = EmailMessage()
     mail["From"] = channel["sender"]
@@ -127,21 +145,26 @@ def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     password = secret(channel["password_env"], "SMTP password") if channel.get("password_env") \
         else ""
     host, port = str(channel["host"]), int(channel["port"])
+    ssl = channel.get("tls") == "ssl"
+    # the server of the workers' environment is the operator's; one typed into a schedule
+    # is an evaluator's, under the outbound policy like a webhook
+    guarded = (host, port) != smtp_server(str(channel.get("tls", "none")))
     try:
-        smtp_class = smtplib.SMTP_SSL if channel.get("tls") == "ssl" else smtplib.SMTP
-        with smtp_class(host, port, timeout=TIMEOUT_S) as smtp:
+        with outbound.smtp_class(ssl=ssl, guarded=guarded)(host, port, timeout=TIMEOUT_S) as smtp:
             if channel.get("tls") == "starttls":
                 smtp.starttls()
             if channel.get("user"):
                 smtp.login(str(channel["user"]), password)
             smtp.send_message(mail)
+    except outbound.OutboundRefused as exc:
+        raise SendError(f"SMTP {exc}", retry=False) from None
     except smtplib.SMTPResponseException as exc:
         raise SendError(f"SMTP {host}:{port} answered {exc.smtp_code}",
                         retry=400 <= exc.smtp_code < 500) from None
     except smtplib.SMTPRecipientsRefused:
         raise SendError(f"SMTP {host}:{port} refused {channel['to']}", retry=False) from None
-    except (smtplib.SMTPException, OSError) as exc:
-        raise SendError(f"SMTP {host}:{port}: {type(exc).__name__}: {exc}") from None
+    except (smtplib.SMTPException, OSError):
+        raise SendError(undelivered(f"SMTP {host}:{port}")) from None
 
 
 async def send_once(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
