@@ -13,7 +13,7 @@ admin, so their addresses are not filtered (Ollama or llama.cpp on 127.0.0.1 kee
 what applies to them as to webhooks: a redirect is never followed (it is an error naming
 its status), as a redirect is how a trusted endpoint would hand a request to another host.
 
-This module imports aiohttp: callers import it when they send, never at start-up.
+This module imports aiohttp: the model client imports it on its first call, not at start-up.
 """
 from __future__ import annotations
 

@@ -13,6 +13,9 @@ import os
 import smtplib
 from typing import Any, Mapping, Optional
 
+import aiohttp
+
+from evalcore import outbound
 from evalcore.masking import mask_text
 from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
@@ -107,10 +110,6 @@ def undelivered(where: str) -> str:
 async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     """One POST under `evalcore.outbound`'s policy; a failure names the status code,
     never the reply's text (it may be an internal page's)."""
-    import aiohttp
-
-    from evalcore import outbound
-
     url = webhook_url(channel)
     where = masked_url(url)
     body = webhook_body(str(channel.get("shape", "plain")), message)
@@ -134,8 +133,6 @@ async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
 
 def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     from email.message import EmailMessage
-
-    from evalcore import outbound
 
     mail = EmailMessage()
     mail["From"] = channel["sender"]
