@@ -3,8 +3,9 @@ backoff, the outcome recorded on the run (`store.alerts`).
 
 A message names the suite (dataset), the model, each failed check with its value and its
 threshold or the baseline's value, and links to the run. Webhooks get JSON in one of
-three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's
-{"msg_type": "text", "content": {"text"}}), e-mail a plain-text mail over SMTP.
+three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's rich-text
+`post`), e-mail a plain-text mail with an HTML alternative over SMTP; names and model text
+are escaped for each (`monitor.bodies`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import aiohttp
 
 from evalcore import outbound
 from evalcore.masking import mask_text
+from evalcore.monitor.bodies import feishu_post, mail_html, slack_text
 from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
 from evalcore.store.alerts import claim_delivery, finish_delivery
@@ -76,9 +78,9 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
 def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON a webhook of `shape` receives."""
     if shape == "slack":
-        return {"text": message["text"]}
+        return {"text": slack_text(str(message["text"]))}
     if shape == "feishu":
-        return {"msg_type": "text", "content": {"text": message["text"]}}
+        return feishu_post(message)
     return dict(message)
 
 
@@ -139,6 +141,7 @@ def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     mail["To"] = channel["to"]
     mail["Subject"] = str(message["text"]).splitlines()[0]
     mail.set_content(str(message["text"]))
+    mail.add_alternative(mail_html(message), subtype="html")
     password = secret(channel["password_env"], "SMTP password") if channel.get("password_env") \
         else ""
     host, port = str(channel["host"]), int(channel["port"])

@@ -9,7 +9,7 @@ from tests.store.conftest import pg_url, store_url  # noqa: F401
 
 
 @pytest.fixture()
-def allow_outbound(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def allow_outbound(monkeypatch: pytest.MonkeyPatch):
     """`allow(port, ...)`: EVALCORE_OUTBOUND_ALLOW names this test's loopback receivers,
     as an admin would (alerts may not reach loopback addresses otherwise)."""
     def allow(*ports: int) -> None:
@@ -18,8 +18,8 @@ def allow_outbound(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
     return allow
 
 
-def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int = 1,  # noqa: ANN001
-                           channels=None, gate=None, start=None, rounds: int = 1):  # noqa: ANN001
+def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int = 1,
+                           channels=None, gate=None, start=None, rounds: int = 1):
     """A stability schedule on model 'fake' added by the local (admin) user."""
     from evalcore.auth.identity import Actor
     from evalcore.monitor.actions import add_schedule

@@ -151,7 +151,9 @@ def test_feishu_shape_and_its_refusal(engine, fast_retries, allow_outbound):
         allow_outbound(hook.port)
         chans = [channels.webhook(hook.url, shape="feishu")]
         result = asyncio.run(alerts.deliver(engine, "run:10:gate_failed", chans, _message()))
-    assert hook.bodies[0]["msg_type"] == "text" and "spd_max" in hook.bodies[0]["content"]["text"]
+    post = hook.bodies[0]["content"]["post"]["zh_cn"]
+    assert hook.bodies[0]["msg_type"] == "post"
+    assert "spd_max" in str(post["content"]) and post["title"].startswith("evalcore: occ on m")
     assert result[0]["status"] == "failed" and "refused" in result[0]["error"]
     assert result[0]["attempts"] == 1  # a refusal is not retried
 

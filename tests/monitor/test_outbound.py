@@ -84,7 +84,7 @@ class _Answers:
 
     address = "127.0.0.1"
 
-    async def resolve(self, host, port=0, family=socket.AF_INET):  # noqa: ANN001, ANN201
+    async def resolve(self, host, port=0, family=socket.AF_INET):
         return [{"hostname": host, "host": self.address, "port": port, "family": family,
                  "proto": 0, "flags": 0}]
 
