@@ -13,13 +13,14 @@ def allow_outbound(monkeypatch: pytest.MonkeyPatch):
     """`allow(port, ...)`: EVALCORE_OUTBOUND_ALLOW names this test's loopback receivers,
     as an admin would (alerts may not reach loopback addresses otherwise)."""
     def allow(*ports: int) -> None:
-        monkeypatch.setenv("EVALCORE_OUTBOUND_ALLOW", ",".join(f"127.0.0.1:{port}" for port in ports))
+        monkeypatch.setenv("EVALCORE_OUTBOUND_ALLOW",
+                           ",".join(f"127.0.0.1:{port}" for port in ports))
 
     return allow
 
 
-def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int = 1,
-                           channels=None, gate=None, start=None, rounds: int = 1):
+def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int = 1,  # noqa: ANN001
+                           channels=None, gate=None, start=None, rounds: int = 1):  # noqa: ANN001
     """A stability schedule on model 'fake' added by the local (admin) user."""
     from evalcore.auth.identity import Actor
     from evalcore.monitor.actions import add_schedule
