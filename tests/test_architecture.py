@@ -99,7 +99,7 @@ def test_every_lazy_dataset_name_resolves():
 # The kinds' registry (`evalcore.kinds`) is at the bottom, so every generic module can look
 # a kind up; each kind's own module (`evalcore.kinds.<kind>`, "kinds.*") is at the top.
 LAYERS: list[tuple[str, ...]] = [
-    ("errors", "values", "db_url", "masking", "markup", "resources", "dataset.records",
+    ("errors", "values", "db_url", "masking", "markup", "resources", "outbound", "dataset.records",
      "dataset.language", "lazy", "kinds"),
     ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store"),
     ("dataset", "auth", "error_text"),

@@ -3,17 +3,23 @@ backoff, the outcome recorded on the run (`store.alerts`).
 
 A message names the suite (dataset), the model, each failed check with its value and its
 threshold or the baseline's value, and links to the run. Webhooks get JSON in one of
-three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's
-{"msg_type": "text", "content": {"text"}}), e-mail a plain-text mail over SMTP.
+three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's rich-text
+`post`), e-mail a plain-text mail with an HTML alternative over SMTP; names and model text
+are escaped for each (`monitor.bodies`).
 """
 from __future__ import annotations
 
 import asyncio
 import os
+import smtplib
 from typing import Any, Mapping, Optional
 
+import aiohttp
+
+from evalcore import outbound
 from evalcore.masking import mask_text
-from evalcore.monitor.channels import label, masked_url, secret, webhook_url
+from evalcore.monitor.bodies import feishu_post, mail_html, slack_text
+from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
 from evalcore.store.alerts import claim_delivery, finish_delivery
 
@@ -72,9 +78,9 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
 def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
     """The JSON a webhook of `shape` receives."""
     if shape == "slack":
-        return {"text": message["text"]}
+        return {"text": slack_text(str(message["text"]))}
     if shape == "feishu":
-        return {"msg_type": "text", "content": {"text": message["text"]}}
+        return feishu_post(message)
     return dict(message)
 
 
@@ -93,30 +99,41 @@ def _feishu_code(text: str) -> int:
     return int(code) if isinstance(code, (int, float)) else 0
 
 
-async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-    import aiohttp
+REPLY_BYTES = 65_536
+"""Most of a webhook's reply read (only Feishu's {"code"} is looked at)."""
 
+
+def undelivered(where: str) -> str:
+    """The one text of a failed connection, whatever the cause (refused, reset, timed
+    out, no route): different texts would tell an evaluator which internal ports are open."""
+    return f"could not deliver to {where} (connection refused or failed)"
+
+
+async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
+    """One POST under `evalcore.outbound`'s policy; a failure names the status code,
+    never the reply's text (it may be an internal page's)."""
     url = webhook_url(channel)
+    where = masked_url(url)
+    body = webhook_body(str(channel.get("shape", "plain")), message)
     try:
-        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as s:
-            async with s.post(url, json=webhook_body(str(channel.get("shape", "plain")),
-                                                     message)) as reply:
-                text = await reply.text()
-                if reply.status >= 500 or reply.status == 429:
-                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}")
-                if reply.status >= 300:
-                    raise SendError(f"HTTP {reply.status} from {masked_url(url)}: "
-                                    f"{text[:200]}", retry=False)
-                if channel.get("shape") == "feishu" and _feishu_code(text):
-                    raise SendError(f"Feishu/Lark refused the message: {text[:200]}",
-                                    retry=False)
-    except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-        raise SendError(f"{type(exc).__name__} posting to {masked_url(url)}: "
-                        f"{str(exc).replace(url, masked_url(url))}") from None
+        async with outbound.session() as s, s.post(
+                url, json=body, allow_redirects=False,
+                timeout=aiohttp.ClientTimeout(total=TIMEOUT_S)) as reply:
+            if reply.status >= 500 or reply.status == 429:
+                raise SendError(f"HTTP {reply.status} from {where}")
+            if reply.status >= 300:
+                raise SendError(f"HTTP {reply.status} from {where}", retry=False)
+            text = (await reply.content.read(REPLY_BYTES)).decode("utf-8", "replace")
+            code = _feishu_code(text) if channel.get("shape") == "feishu" else 0
+            if code:
+                raise SendError(f"Feishu/Lark refused the message (code {code})", retry=False)
+    except (outbound.OutboundRefused, outbound.RedirectRefused) as exc:
+        raise SendError(str(exc).replace(url, where), retry=False) from None
+    except (TimeoutError, aiohttp.ClientError, OSError):
+        raise SendError(undelivered(where)) from None
 
 
 def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-    import smtplib
     from email.message import EmailMessage
 
     mail = EmailMessage()
@@ -124,24 +141,30 @@ def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
     mail["To"] = channel["to"]
     mail["Subject"] = str(message["text"]).splitlines()[0]
     mail.set_content(str(message["text"]))
+    mail.add_alternative(mail_html(message), subtype="html")
     password = secret(channel["password_env"], "SMTP password") if channel.get("password_env") \
         else ""
     host, port = str(channel["host"]), int(channel["port"])
+    ssl = channel.get("tls") == "ssl"
+    # the server of the workers' environment is the operator's; one typed into a schedule
+    # is an evaluator's, under the outbound policy like a webhook
+    guarded = (host, port) != smtp_server(str(channel.get("tls", "none")))
     try:
-        smtp_class = smtplib.SMTP_SSL if channel.get("tls") == "ssl" else smtplib.SMTP
-        with smtp_class(host, port, timeout=TIMEOUT_S) as smtp:
+        with outbound.smtp_class(ssl=ssl, guarded=guarded)(host, port, timeout=TIMEOUT_S) as smtp:
             if channel.get("tls") == "starttls":
                 smtp.starttls()
             if channel.get("user"):
                 smtp.login(str(channel["user"]), password)
             smtp.send_message(mail)
+    except outbound.OutboundRefused as exc:
+        raise SendError(f"SMTP {exc}", retry=False) from None
     except smtplib.SMTPResponseException as exc:
         raise SendError(f"SMTP {host}:{port} answered {exc.smtp_code}",
                         retry=400 <= exc.smtp_code < 500) from None
     except smtplib.SMTPRecipientsRefused:
         raise SendError(f"SMTP {host}:{port} refused {channel['to']}", retry=False) from None
-    except (smtplib.SMTPException, OSError) as exc:
-        raise SendError(f"SMTP {host}:{port}: {type(exc).__name__}: {exc}") from None
+    except (smtplib.SMTPException, OSError):
+        raise SendError(undelivered(f"SMTP {host}:{port}")) from None
 
 
 async def send_once(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:

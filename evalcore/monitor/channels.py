@@ -45,15 +45,23 @@ def email(to: str, *, host: str = "", port: int = 0, user: str = "", password_en
     tls = tls if tls != "none" else env.get("EVALCORE_SMTP_TLS", "none")
     if tls not in TLS:
         raise ChannelError(f"SMTP TLS mode {tls!r} unknown; one of {', '.join(TLS)}")
-    try:
-        port = int(port or env.get("EVALCORE_SMTP_PORT") or (465 if tls == "ssl" else 25))
-    except ValueError:
-        raise ChannelError("EVALCORE_SMTP_PORT must be a number (e.g. 25, 587)") from None
-    return {"type": "email", "to": to, "host": host or env.get("EVALCORE_SMTP_HOST", "localhost"),
-            "port": port, "user": user or env.get("EVALCORE_SMTP_USER", ""),
+    default_host, default_port = smtp_server(tls, env)
+    return {"type": "email", "to": to, "host": host or default_host,
+            "port": int(port or default_port), "user": user or env.get("EVALCORE_SMTP_USER", ""),
             "password_env": password_env or env.get("EVALCORE_SMTP_PASSWORD_ENV", ""),
             "sender": sender or env.get("EVALCORE_SMTP_FROM", "evalcore@localhost"),
             "tls": tls}
+
+
+def smtp_server(tls: str, env: Mapping[str, str] | None = None) -> tuple[str, int]:
+    """(host, port) of the SMTP server the environment names (the operator's choice):
+    EVALCORE_SMTP_HOST (localhost) and EVALCORE_SMTP_PORT (465 with tls=ssl, else 25)."""
+    env = os.environ if env is None else env
+    try:
+        port = int(env.get("EVALCORE_SMTP_PORT") or (465 if tls == "ssl" else 25))
+    except ValueError:
+        raise ChannelError("EVALCORE_SMTP_PORT must be a number (e.g. 25, 587)") from None
+    return env.get("EVALCORE_SMTP_HOST", "localhost"), port
 
 
 def masked_url(url: str) -> str:

@@ -119,12 +119,12 @@ class _Outcome:
 
 
 def _make_session() -> aiohttp.ClientSession:
-    import aiohttp
+    """A session under `evalcore.outbound`'s policy for models: redirects refused, the
+    admin-set endpoint's address not filtered (a local Ollama stays reachable)."""
+    from evalcore import outbound
 
-    connector = aiohttp.TCPConnector(
-        limit=CONNECTOR_LIMIT, limit_per_host=CONNECTOR_LIMIT_PER_HOST, ttl_dns_cache=DNS_CACHE_TTL
-    )
-    return aiohttp.ClientSession(connector=connector)
+    return outbound.session(guard_addresses=False, limit=CONNECTOR_LIMIT,
+                            limit_per_host=CONNECTOR_LIMIT_PER_HOST, ttl_dns_cache=DNS_CACHE_TTL)
 
 
 _sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (

@@ -36,10 +36,13 @@ class WebhookReceiver:
         return web.Response(text=self.reply, content_type="application/json"
                             if self.reply.startswith("{") else "text/plain")
 
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/hook", self._hook)
+
     def _run(self) -> None:
         loop = self._loop = asyncio.new_event_loop()
         app = web.Application()
-        app.router.add_post("/hook", self._hook)
+        self.routes(app)
         self._runner = web.AppRunner(app, access_log=None)
         loop.run_until_complete(self._runner.setup())
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -60,6 +63,31 @@ class WebhookReceiver:
         assert self._loop is not None
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
+
+
+class InternalPages(WebhookReceiver):
+    """An internal service an attacker would aim a webhook at: /redir?to=URL answers 302 to
+    URL, /secret answers 403 with SECRET_TEXT (the text must never reach the user), /hook
+    as the receiver's; `hits` counts requests per path."""
+
+    SECRET_TEXT = "INTERNAL-ONLY admin console: db password is swordfish"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hits: dict[str, int] = {}
+
+    def routes(self, app: web.Application) -> None:
+        super().routes(app)
+        app.router.add_route("*", "/redir", self._redirect)
+        app.router.add_route("*", "/secret", self._secret)
+
+    async def _redirect(self, request: web.Request) -> web.Response:
+        self.hits["/redir"] = self.hits.get("/redir", 0) + 1
+        raise web.HTTPFound(request.query["to"], text=self.SECRET_TEXT)
+
+    async def _secret(self, request: web.Request) -> web.Response:
+        self.hits["/secret"] = self.hits.get("/secret", 0) + 1
+        return web.Response(status=403, text=self.SECRET_TEXT)
 
 
 class SmtpReceiver:

@@ -2,8 +2,21 @@
 helper, and the PostgreSQL/SQLite `store_url` of the store tests."""
 from __future__ import annotations
 
+import pytest
+
 from tests.runner.conftest import add_model, dataset, server  # noqa: F401
 from tests.store.conftest import pg_url, store_url  # noqa: F401
+
+
+@pytest.fixture()
+def allow_outbound(monkeypatch: pytest.MonkeyPatch):
+    """`allow(port, ...)`: EVALCORE_OUTBOUND_ALLOW names this test's loopback receivers,
+    as an admin would (alerts may not reach loopback addresses otherwise)."""
+    def allow(*ports: int) -> None:
+        monkeypatch.setenv("EVALCORE_OUTBOUND_ALLOW",
+                           ",".join(f"127.0.0.1:{port}" for port in ports))
+
+    return allow
 
 
 def add_stability_schedule(engine, settings, dataset_name: str, *, every_s: int = 1,  # noqa: ANN001

@@ -55,7 +55,7 @@ def fast_retries(monkeypatch):
 
 
 def test_bias_in_the_third_run_fails_the_gate_and_sends_one_webhook(engine, settings, suite,  # noqa: F811
-                                                                     fast_retries):
+                                                                     fast_retries, allow_outbound):
     from evalcore.monitor.actions import add_schedule, set_baseline
     from evalcore.monitor.view import schedule_info
     from evalcore.store.schedules import get_schedule
@@ -66,6 +66,7 @@ def test_bias_in_the_third_run_fails_the_gate_and_sends_one_webhook(engine, sett
         return (biased if mode["biased"] else fair)(prompt, schema)
 
     with FaultServer(FaultConfig(responder=model)) as server, WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         add_model(settings, server)
         sched = add_schedule(EVALUATOR, engine, "fairness",
                              {"suite": suite, "model": "fake", "samples": 1},
@@ -105,8 +106,9 @@ def _message() -> dict:
                 {"name": "eod_max", "value": 0.0, "threshold": 0.1, "passed": True}])
 
 
-def test_retries_with_backoff_and_never_twice_per_event(engine, fast_retries):
+def test_retries_with_backoff_and_never_twice_per_event(engine, fast_retries, allow_outbound):
     with WebhookReceiver(fail_first=2) as hook:
+        allow_outbound(hook.port)
         chans = [channels.webhook(hook.url, shape="slack")]
         first = asyncio.run(alerts.deliver(engine, "run:7:gate_failed", chans, _message(),
                                            run_id=7))
@@ -119,10 +121,11 @@ def test_retries_with_backoff_and_never_twice_per_event(engine, fast_retries):
     assert "eod_max" not in hook.bodies[0]["text"]  # passed checks are not alerted
 
 
-def test_a_send_cut_by_a_crash_is_not_sent_again(engine):
+def test_a_send_cut_by_a_crash_is_not_sent_again(engine, allow_outbound):
     """The delivery row was claimed (the worker died while sending): the takeover marks it
     failed with the reason instead of risking a second message."""
     with WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         chans = [channels.webhook(hook.url)]
         assert claim_delivery(engine, "run:8:gate_failed", channels.label(chans[0]), run_id=8)
         result = asyncio.run(alerts.deliver(engine, "run:8:gate_failed", chans, _message(),
@@ -132,8 +135,9 @@ def test_a_send_cut_by_a_crash_is_not_sent_again(engine):
     assert "not sent again" in deliveries(engine, run_id=8)[0]["error"]
 
 
-def test_failure_recorded_with_reason_after_the_retries(engine, fast_retries):
+def test_failure_recorded_with_reason_after_the_retries(engine, fast_retries, allow_outbound):
     with WebhookReceiver(fail_first=99) as hook:
+        allow_outbound(hook.port)
         chans = [channels.webhook(hook.url)]
         result = asyncio.run(alerts.deliver(engine, "run:9:gate_failed", chans, _message(),
                                             run_id=9))
@@ -142,17 +146,22 @@ def test_failure_recorded_with_reason_after_the_retries(engine, fast_retries):
     assert recorded["status"] == "failed" and "HTTP 500" in recorded["error"]
 
 
-def test_feishu_shape_and_its_refusal(engine, fast_retries):
+def test_feishu_shape_and_its_refusal(engine, fast_retries, allow_outbound):
     with WebhookReceiver(reply='{"code": 19001, "msg": "bad token"}') as hook:
+        allow_outbound(hook.port)
         chans = [channels.webhook(hook.url, shape="feishu")]
         result = asyncio.run(alerts.deliver(engine, "run:10:gate_failed", chans, _message()))
-    assert hook.bodies[0]["msg_type"] == "text" and "spd_max" in hook.bodies[0]["content"]["text"]
+    post = hook.bodies[0]["content"]["post"]["zh_cn"]
+    assert hook.bodies[0]["msg_type"] == "post"
+    assert "spd_max" in str(post["content"]) and post["title"].startswith("evalcore: occ on m")
     assert result[0]["status"] == "failed" and "refused" in result[0]["error"]
     assert result[0]["attempts"] == 1  # a refusal is not retried
 
 
-def test_secret_webhook_url_is_read_from_its_variable_and_masked(engine, monkeypatch):
+def test_secret_webhook_url_is_read_from_its_variable_and_masked(engine, monkeypatch,
+                                                               allow_outbound):
     with WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         secret_url = hook.url + "?token=T0PSECRET-abcdef123456"
         monkeypatch.setenv("TEAM_HOOK_URL", secret_url)
         chan = channels.webhook(url_env="TEAM_HOOK_URL")
@@ -175,9 +184,10 @@ def test_a_secret_hook_masks_its_token_but_not_its_host(monkeypatch):
     assert "T0PSECRET-zyxw98765" not in mask_text("sent to /hooks/T0PSECRET-zyxw98765")
 
 
-def test_smtp_mail_reaches_a_local_server(engine, monkeypatch):
+def test_smtp_mail_reaches_a_local_server(engine, monkeypatch, allow_outbound):
     needs("aiosmtpd", "requirements-dev.txt")
     with SmtpReceiver() as smtp:
+        allow_outbound(smtp.port)
         chan = channels.email("oncall@example.org", host="127.0.0.1", port=smtp.port,
                               sender="evalcore@example.org")
         result = asyncio.run(alerts.deliver(engine, "run:12:gate_failed", [chan], _message(),
@@ -191,22 +201,27 @@ def test_smtp_mail_reaches_a_local_server(engine, monkeypatch):
     assert deliveries(engine, run_id=12)[0]["channel"].startswith("email oncall@example.org")
 
 
-def test_smtp_down_is_recorded_with_the_reason(engine, fast_retries, monkeypatch):
+def test_smtp_down_is_recorded_with_the_reason(engine, fast_retries, monkeypatch,
+                                               allow_outbound):
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens there
+    allow_outbound(port)
     monkeypatch.setenv("SMTP_PASSWORD", "hunter2-very-secret")
     chan = channels.email("oncall@example.org", host="127.0.0.1", port=port, user="bot",
                           password_env="SMTP_PASSWORD")
     result = asyncio.run(alerts.deliver(engine, "run:13:gate_failed", [chan], _message(),
                                         run_id=13))
-    assert result[0]["status"] == "failed" and "ConnectionRefusedError" in result[0]["error"]
+    assert result[0]["status"] == "failed"
+    assert result[0]["error"] == f"could not deliver to SMTP 127.0.0.1:{port} (connection " \
+        "refused or failed)"
     assert "hunter2" not in str(deliveries(engine, run_id=13))
 
 
-def test_test_alert_from_the_cli_reaches_each_channel(engine, settings, fast_retries):
+def test_test_alert_from_the_cli_reaches_each_channel(engine, settings, fast_retries,
+                                                      allow_outbound):
     from tests.conftest import cli_here
     from tests.fakes.stored_runs import seed_dataset
     from tests.pages.helpers import add_fake_model
@@ -214,6 +229,7 @@ def test_test_alert_from_the_cli_reaches_each_channel(engine, settings, fast_ret
     add_fake_model(settings)
     seed_dataset(engine, "sums", ["What is 1 plus 1?"])
     with WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         assert cli_here(settings, "schedules", "add", "stability", "--every", "1d", "--dataset",
                    "sums", "--model", "fake", "--webhook", hook.url).returncode == 0
         sent = cli_here(settings, "schedules", "test-alert", "1")

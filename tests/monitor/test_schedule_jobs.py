@@ -49,11 +49,12 @@ def test_a_taken_over_create_job_finds_the_run_already_made(engine, settings, da
         assert conn.execute(select(func.count()).select_from(Run)).scalar() == 1
 
 
-def test_a_failed_run_is_alerted_once_as_run_failed(engine, settings, dataset):
+def test_a_failed_run_is_alerted_once_as_run_failed(engine, settings, dataset, allow_outbound):
     from evalcore.auth.audit import list_events
     from evalcore.store.alerts import deliveries
 
     with FaultServer(FaultConfig(error_rate=1.0)) as server, WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         add_model(settings, server, max_attempts=1)
         sched = add_stability_schedule(engine, settings, dataset, every_s=3600,
                                        channels=[channels.webhook(hook.url)])
@@ -93,10 +94,11 @@ def test_a_due_time_row_is_never_inserted_twice(engine, settings, dataset, serve
 
 
 def test_a_run_that_cannot_be_created_is_recorded_and_alerted_once(engine, settings, dataset,
-                                                                   server):
+                                                                   server, allow_outbound):
     from evalcore.providers.registry import remove_model
 
     with WebhookReceiver() as hook:
+        allow_outbound(hook.port)
         add_model(settings, server)
         sched = add_stability_schedule(engine, settings, dataset, every_s=3600,
                                        channels=[channels.webhook(hook.url)])
