@@ -28,7 +28,8 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -279,8 +280,19 @@ class RetryBudget:
         return wait
 
     async def sleep(self, seconds: float) -> None:
-        """Wait before the next attempt (the only sleep in the provider path besides limits)."""
+        """Wait before the next attempt (the only sleep in the provider path besides limits),
+        then for `RETRY_GATE` if the caller set one."""
         await asyncio.sleep(seconds)
+        gate = RETRY_GATE.get()
+        if gate is not None:
+            await gate()
+
+
+RETRY_GATE: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
+    "evalcore_retry_gate", default=None)
+"""Awaited before every retry of a model call. A job's tasks set it to wait while the
+job's lease may have run out: the job may be another worker's by then, and a retry sent
+now would be paid twice (`runner.jobs.JobContext.lease_held`)."""
 
 
 def truncate(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,187 @@ def test_a_host_cut_mid_transaction_does_not_hold_up_the_takeover(hosts, cluster
     assert waited >= LEASE_S / 2, waited  # not before the lease could have run out
     assert answer.startswith("refused"), answer
     assert jobs.get_job(make_engine(url), job_id).done == 0  # the late write left nothing
+
+
+PERIOD_S = 8
+"""The schedule's period: one due time falls inside the cut (a takeover, one lease plus
+`store.db.DEAD_PEER_S`, takes about 9 s from the cut)."""
+LATENCY_MS = 5.0
+"""Added to every packet out of each host when the kernel has tc netem."""
+RUN_CALLS = {"p0": (10, 4), "p1": (10, 4)}
+"""The plain runs: dataset tag -> (questions, rounds)."""
+SCHED = (6, 6)
+"""The scheduled runs' questions and rounds (the first must outlast the wait for the cut)."""
+
+
+def _worker(hosts, settings, remote_url: str, name: str) -> subprocess.Popen:
+    from tests.runner.test_workers import _env
+
+    env = {**_env(settings, remote_url), "EVALCORE_LEASE_S": str(LEASE_S),
+           "EVALCORE_OUTBOUND_ALLOW": f"{hosts.server}"}
+    log = open(Path(settings.home) / f"{name}.log", "w")  # noqa: SIM115 - the child's
+    return subprocess.Popen(hosts.command(name, sys.executable, "-m", "evalcore", "worker",
+                                          "--name", name, "--jobs", "4"),
+                            cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _log(settings, name: str) -> str:
+    return (Path(settings.home) / f"{name}.log").read_text(errors="replace")
+
+
+def test_a_cut_host_loses_its_jobs_once_and_its_late_writes(hosts, cluster, settings,
+                                                            monkeypatch):
+    """Two workers on two hosts, runs and a schedule in progress on host a; a's link is
+    cut until b has taken every job of a over and a due time has passed, then restored.
+    Every job of a is b's after one lease, a's writes after the link returns are refused
+    by the fencing token, every call and due time is stored once, and the calls paid
+    twice are at most those a had sent and not stored when the link was cut."""
+    from datetime import timedelta
+
+    from sqlalchemy import select, update
+
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import create_run
+    from evalcore.store import queries, schedules
+    from evalcore.store.db import make_engine
+    from evalcore.store.monitor_tables import Schedule
+    from evalcore.store.tables import Run, utcnow
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+    from tests.monitor.conftest import add_stability_schedule
+    from tests.runner.conftest import add_model, tagged_dataset
+    from tests.runner.test_workers import explain_workers, stop_all, wait_live
+
+    url, remote_url = cluster
+    monkeypatch.setenv("EVALCORE_LEASE_S", str(LEASE_S))
+    settings.home.mkdir(parents=True, exist_ok=True)
+    no_latency = hosts.add_latency(LATENCY_MS)
+    engine = make_engine(url)
+    with FaultServer(FaultConfig(latency=0.25), host=hosts.server) as server:
+        add_model(settings, server, concurrency=6)
+        for tag, (questions, _) in RUN_CALLS.items():
+            tagged_dataset(engine, tag, questions)
+        tagged_dataset(engine, "sched", SCHED[0])
+        sched = add_stability_schedule(engine, settings, "sched", every_s=PERIOD_S,
+                                       rounds=SCHED[1])
+        with engine.begin() as conn:
+            conn.execute(update(Schedule).values(paused=True))
+        procs = {name: _worker(hosts, settings, remote_url, name) for name in ("a", "b")}
+
+        def explain() -> str:
+            return explain_workers(engine, settings, procs)
+
+        try:
+            wait_live(engine, "a", "b")
+            procs["b"].send_signal(19)  # SIGSTOP: a alone claims what is queued now
+            with engine.begin() as conn:
+                conn.execute(update(Schedule).values(
+                    paused=False, next_due_at=utcnow() + timedelta(seconds=0.5)))
+            runs = {tag: create_run(engine, RunSpec(dataset=tag, model="fake", rounds=rounds),
+                                    settings.models_path)
+                    for tag, (_, rounds) in RUN_CALLS.items()}
+
+            def a_runs():  # a's three run jobs, once each has stored a call
+                held = [j for j in jobs.list_jobs(engine, kind="run", status=["running"])
+                        if j.owner == "a" and queries.count_calls(engine, j.run_id) >= 1]
+                return held if len(held) == 3 else None
+
+            held = wait_for(a_runs, 60, "host a to hold the three runs", explain)
+            procs["b"].send_signal(18)  # SIGCONT
+            hosts.cut("a")
+            cut_at = utcnow()
+            stored_at_cut: dict[int, int] = {}
+
+            def taken_over() -> bool:
+                moved = True
+                for old in held:
+                    job = jobs.get_job(engine, old.id)
+                    if job.owner == "a":  # nothing of b's stored yet: a's calls alone
+                        stored_at_cut[old.run_id] = queries.count_calls(engine, old.run_id)
+                        moved = False
+                    else:
+                        assert job.owner == "b" and job.token > old.token, job
+                return moved
+
+            wait_for(taken_over, LEASE_S + 30, "b to take a's jobs over", explain)
+            taken_after = (utcnow() - cut_at).total_seconds()
+
+            def due_in_cut() -> bool:
+                return any(schedules.as_utc(r.due_at) > cut_at
+                           for r in schedules.schedule_runs(engine, sched.id))
+
+            wait_for(due_in_cut, PERIOD_S + 30, "a due time while a is cut off", explain)
+            a_sent = sum(peer == hosts.address["a"] for peer in server.stats.peers)
+            hosts.restore("a")
+            restored = len(server.stats.prompts)
+            wait_for(lambda: all(f"job {j.id} (run) ended: lost" in _log(settings, "a")
+                                 for j in held), 90,
+                     "a to find its jobs taken over when its link returned", explain)
+            with engine.begin() as conn:
+                conn.execute(update(Schedule).values(paused=True))
+
+            def settled() -> bool:
+                made = [r.run_id for r in schedules.schedule_runs(engine, sched.id)
+                        if r.status != "skipped"]
+                return all(r is not None and queries.get_run(engine, r).status == "done"
+                           for r in [*runs.values(), *made])
+
+            wait_for(settled, 120, "every run to finish", explain)
+        finally:
+            hosts.restore("a")
+            stop_all(list(procs.values()))
+        prompts, peers = list(server.stats.prompts), list(server.stats.peers)
+    rows = schedules.schedule_runs(engine, sched.id)
+    sched_runs = [r.run_id for r in rows if r.run_id is not None]
+    with engine.connect() as conn:
+        named = conn.execute(select(Run.id).where(Run.name.like(f"schedule {sched.id} #%"))
+                             ).scalars().all()
+    # every due time once, on the period's grid, never "no worker" (b ran throughout)
+    due = [schedules.as_utc(r.due_at) for r in rows]
+    assert due == [due[0] + timedelta(seconds=PERIOD_S * k) for k in range(len(rows))], due
+    assert not [r.reason for r in rows if "no worker" in (r.reason or "")]
+    assert sorted(named) == sorted(sched_runs) and len(set(sched_runs)) == len(sched_runs)
+    # every call stored once and none missing
+    expected = {runs[t]: q * r for t, (q, r) in RUN_CALLS.items()}
+    expected.update({run_id: SCHED[0] * SCHED[1] for run_id in sched_runs})
+    for run_id, calls in expected.items():
+        run = queries.get_run(engine, run_id)
+        assert (run.done, run.errors, queries.count_calls(engine, run_id)) == (calls, 0, calls)
+    # a's jobs: taken over once, after the lease; a's late writes refused
+    for old in held:
+        job = jobs.get_job(engine, old.id)
+        assert (job.status, job.attempts) == ("done", 2), job
+    assert LEASE_S / 2 <= taken_after, taken_after
+    # paid twice: at most what a had sent and not stored when its link was cut
+    sent = {tag: sum(f"[{tag}]" in p for p in prompts) for tag in [*RUN_CALLS, "sched"]}
+    paid_twice = (sum(sent[t] - expected[runs[t]] for t in RUN_CALLS)
+                  + sent["sched"] - sum(expected[r] for r in sched_runs))
+    unstored = a_sent - sum(stored_at_cut.values())
+    late = sum(peer == hosts.address["a"] for peer in peers[restored:])
+    print(f"partition: latency {hosts.latency_ms} ms ({no_latency or 'netem'}), taken over "
+          f"{taken_after:.1f} s after the cut, a sent {a_sent} before it, stored "
+          f"{sum(stored_at_cut.values())}, paid twice {paid_twice}, a's calls after the "
+          f"link returned {late}; due times {[(r.status, r.reason) for r in rows]}")
+    assert late == 0, f"host a sent {late} calls after its link returned"
+    assert 0 <= paid_twice <= unstored, (paid_twice, unstored)
+
+
+def test_links_carry_the_added_latency(hosts):
+    """tc netem delays a host's packets (the partition test runs with it where the kernel
+    has sch_netem; skipped here otherwise, locally and in CI alike: the module is the
+    kernel's, not something the suite can install)."""
+    import socket
+
+    why = hosts.add_latency(LATENCY_MS)
+    if why is not None:
+        pytest.skip(why)
+    with socket.socket() as listener:
+        listener.bind((hosts.server, 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        probe = ("import socket, time\n"
+                 f"t = time.perf_counter(); socket.create_connection(('{hosts.server}', "
+                 f"{port}), timeout=10).close(); print(time.perf_counter() - t)")
+        seconds = float(subprocess.run(hosts.command("a", sys.executable, "-c", probe),
+                                       capture_output=True, text=True, check=True,
+                                       timeout=60).stdout)
+    assert seconds >= LATENCY_MS / 1000, seconds  # the SYN waited in a's queue
