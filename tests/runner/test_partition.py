@@ -108,6 +108,12 @@ RUN_CALLS = {"p0": (10, 4), "p1": (10, 4)}
 """The plain runs: dataset tag -> (questions, rounds)."""
 SCHED = (6, 6)
 """The scheduled runs' questions and rounds (the first must outlast the wait for the cut)."""
+MODEL_TIMEOUT_S = 3.0
+"""Seconds one model attempt may take. The model retries for long (20 attempts, a minute
+of waits), so a's calls in flight at the cut are still being retried when its link
+returns; the cut lasts at least a lease plus one attempt, so every attempt a began while
+its lease held has ended by then: a request from a after that is a call paid twice that
+was not in flight at the cut."""
 
 
 def _worker(hosts, settings, remote_url: str, name: str) -> subprocess.Popen:
@@ -153,7 +159,8 @@ def test_a_cut_host_loses_its_jobs_once_and_its_late_writes(hosts, cluster, sett
     no_latency = hosts.add_latency(LATENCY_MS)
     engine = make_engine(url)
     with FaultServer(FaultConfig(latency=0.25), host=hosts.server) as server:
-        add_model(settings, server, concurrency=6)
+        add_model(settings, server, concurrency=6, timeout=MODEL_TIMEOUT_S, max_attempts=20,
+                  max_retry_wait=60.0)
         for tag, (questions, _) in RUN_CALLS.items():
             tagged_dataset(engine, tag, questions)
         tagged_dataset(engine, "sched", SCHED[0])
@@ -206,6 +213,8 @@ def test_a_cut_host_loses_its_jobs_once_and_its_late_writes(hosts, cluster, sett
                            for r in schedules.schedule_runs(engine, sched.id))
 
             wait_for(due_in_cut, PERIOD_S + 30, "a due time while a is cut off", explain)
+            wait_for(lambda: (utcnow() - cut_at).total_seconds() > LEASE_S + MODEL_TIMEOUT_S + 1,
+                     LEASE_S + MODEL_TIMEOUT_S + 2, "a's attempts begun under its lease to end")
             a_sent = sum(peer == hosts.address["a"] for peer in server.stats.peers)
             hosts.restore("a")
             restored = len(server.stats.prompts)
