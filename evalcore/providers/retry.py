@@ -280,22 +280,25 @@ class RetryBudget:
         return wait
 
     async def sleep(self, seconds: float) -> None:
-        """Wait before the next attempt (the only sleep in the provider path besides limits),
-        then for `RETRY_GATE` if the caller set one."""
+        """Wait before the next attempt (the only sleep in the provider path besides limits)."""
         await asyncio.sleep(seconds)
-        gate = RETRY_GATE.get()
-        if gate is not None:
-            await gate()
-
-
-RETRY_GATE: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
-    "evalcore_retry_gate", default=None)
-"""Awaited before every retry of a model call. A job's tasks set it to wait while the
-job's lease may have run out: the job may be another worker's by then, and a retry sent
-now would be paid twice (`runner.jobs.JobContext.lease_held`)."""
 
 
 def truncate(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     """Shorten provider error text for `ChatReply.error` and logs."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+ATTEMPT_GATE: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
+    "evalcore_attempt_gate", default=None)
+"""Awaited before every attempt of a model call (`attempt_gate`). A job's tasks set it to
+wait while the job's lease may have run out: the job may be another worker's by then,
+and an attempt sent now would be paid twice (`runner.jobs.JobContext.lease_held`)."""
+
+
+async def attempt_gate() -> None:
+    """Wait at the ATTEMPT_GATE the caller's context set, if any."""
+    gate = ATTEMPT_GATE.get()
+    if gate is not None:
+        await gate()

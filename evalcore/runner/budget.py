@@ -16,7 +16,6 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Callable
 from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
@@ -78,12 +77,8 @@ class ModelShare:
     in the background until the block ends, and gives the slots back at the end."""
 
     def __init__(self, engine: Engine, model: str, holder: str, *, capacity: int,
-                 want: Optional[int] = None,
-                 may_call: Callable[[], bool] | None = None) -> None:
+                 want: Optional[int] = None) -> None:
         self.engine = engine
-        self.may_call = may_call or (lambda: True)
-        """False while no call may start whatever the grant (the job's lease may have run
-        out); checked at every sync."""
         self.model = model
         self.holder = holder
         self.capacity = capacity
@@ -138,17 +133,12 @@ class ModelShare:
             database(self.engine).ok()
         except Exception as exc:  # noqa: BLE001 - a lost database must not kill the run
             database(self.engine).failed(f"the rate budget of {self.model} was synced", exc)
-            if time.monotonic() - self._last_ok < BUDGET_LEASE_S / 2 and self.may_call():
+            if time.monotonic() - self._last_ok < BUDGET_LEASE_S / 2:
                 return  # keep the slots a while
             if self.gate.cap:
                 log.warning("budget of %s unsynced for %.0f s: pausing its calls", self.model,
                             time.monotonic() - self._last_ok)
             cap = 0  # our row may have expired: others may hold our slots now
-        if cap and not self.may_call():
-            if self.gate.cap:
-                log.warning("%s: its job's lease may have run out: pausing its calls",
-                            self.holder)
-            cap = 0
         if cap != self.gate.cap:
             await self.gate.set_cap(cap)
 

@@ -17,7 +17,7 @@ from typing import Any, Awaitable, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
-from evalcore.providers.retry import RETRY_GATE
+from evalcore.providers.retry import ATTEMPT_GATE
 from evalcore.runner.budget import ModelShare
 from evalcore.runner.outage import database
 from evalcore.store import jobs as store
@@ -58,27 +58,37 @@ class JobContext:
     renewed_at: float = field(default_factory=time.monotonic)
     """When (monotonic) the last renewal that went through was sent: the lease lasts at
     least one lease from then."""
+    paused: bool = False
+    """Whether model calls wait for the lease (logged once per pause)."""
 
     def lease_held(self) -> bool:
         """Whether the lease surely has not run out. A worker cut off from the database
         cannot renew, and its job goes to another worker one lease later: from then on
         each model call it started would be paid twice (its writes are fenced, its calls
-        cannot be), so its shares start none until a renewal goes through again."""
+        cannot be), so no attempt starts (`providers.retry.ATTEMPT_GATE`) until a renewal
+        goes through again."""
         return time.monotonic() - self.renewed_at < self.fence.lease_s
 
     def share(self, model: Any, stage: str, want: Optional[int] = None) -> Any:
         """This job's share of `model`'s concurrency (a `ModelShare`; `async with`): it
         wants `want` slots (default all) of the model's configured `concurrency`, which
-        every job on the model shares; no slot while the lease may have run out."""
+        every job on the model shares."""
         return ModelShare(self.engine, model.name, f"job{self.fence.job_id}:{stage}",
-                          capacity=model.concurrency, want=want or model.concurrency,
-                          may_call=self.lease_held)
+                          capacity=model.concurrency, want=want or model.concurrency)
 
     async def until_lease_held(self) -> None:
         """Wait while the lease may have run out: the keeper renews it (the work goes on)
         or finds it taken over (the work is cancelled, this wait with it)."""
+        if self.lease_held():
+            return
+        if not self.paused:
+            self.paused = True
+            log.warning("job %s: lease not renewed for %.0f s: no model call until it is "
+                        "(or the job is found taken over)", self.fence.job_id,
+                        time.monotonic() - self.renewed_at)
         while not self.lease_held():
             await asyncio.sleep(LEASE_POLL_S)
+        self.paused = False
 
     async def renew(self, **progress: int) -> bool:
         """Renew the lease (storing `progress`); returns whether a cancel was asked."""
@@ -109,11 +119,11 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
         await asyncio.to_thread(store.finish_job, engine, fence, "failed",
                                 error=f"no handler for job kind {job.kind!r} in this worker")
         return "failed"
-    gate = RETRY_GATE.set(ctx.until_lease_held)  # in the handler's tasks (a copy)
+    gate = ATTEMPT_GATE.set(ctx.until_lease_held)  # in the handler's tasks (a copy)
     try:
         work = asyncio.create_task(fn(ctx))
     finally:
-        RETRY_GATE.reset(gate)
+        ATTEMPT_GATE.reset(gate)
     keeper = asyncio.create_task(_keep_lease(ctx, work))
     stopper = asyncio.create_task(stop.wait()) if stop is not None else None
     try:

@@ -1,52 +1,59 @@
-"""A job whose lease may have run out starts no model call: its shares grant no slot and
-its retries wait (the partition test, tests/runner/test_partition.py, shows why on two
+"""A job whose lease may have run out sends no model call: every attempt waits at the
+gate its job sets (the partition test, tests/runner/test_partition.py, shows why on two
 hosts; these check the parts on one)."""
 from __future__ import annotations
 
 import asyncio
 import time
 
-from evalcore.providers.retry import RETRY_GATE, RetryBudget
-from evalcore.runner.budget import ModelShare
-from evalcore.runner.jobs import JobContext
-from evalcore.store.jobs import Fence, claim_job, create_job
+import pytest
+
+from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.providers.client import ModelClient, close_clients
+from evalcore.providers.retry import ATTEMPT_GATE
+from evalcore.runner import jobs as runner_jobs
+from evalcore.runner.jobs import JobContext, execute_job
+from evalcore.store.jobs import Fence, claim_job, create_job, get_job
+from tests.fakes.fault_server import FaultServer
 
 
-def test_a_share_grants_no_slot_while_the_lease_may_have_run_out(engine):
-    held = [True]
+def test_no_attempt_is_sent_while_the_gate_is_closed():
+    with FaultServer() as server:
+        config = ModelConfig(name="fake", kind="openai", base_url=server.openai_url,
+                             model="fake")
 
-    async def main() -> list[int]:
-        share = ModelShare(engine, "m", "job1:answer", capacity=4, may_call=lambda: held[0])
-        caps = []
-        async with share as gate:
-            caps.append(gate.cap)
-            held[0] = False  # no renewal went through for a lease
-            await share._sync()
-            caps.append(gate.cap)
-            held[0] = True  # one went through again: the calls go on
-            await share._sync()
-            caps.append(gate.cap)
-        return caps
+        async def main() -> tuple[int, bool]:
+            reached, door = asyncio.Event(), asyncio.Event()
 
-    assert asyncio.run(main()) == [4, 0, 4]
+            async def gate() -> None:
+                reached.set()
+                await door.wait()
+
+            ATTEMPT_GATE.set(gate)
+            client = ModelClient(config)
+            try:
+                call = asyncio.create_task(client.chat(ChatRequest.user("What is 2 + 3?")))
+                await asyncio.wait_for(reached.wait(), 30)
+                sent_while_closed = server.stats.requests
+                door.set()
+                reply = await asyncio.wait_for(call, 30)
+            finally:
+                await close_clients()
+            return sent_while_closed, reply.ok
+
+        assert asyncio.run(main()) == (0, True)
+        assert server.stats.requests == 1
 
 
-def test_a_retry_waits_for_the_gate_its_job_set():
-    async def main() -> None:
-        door = asyncio.Event()
+def test_a_job_handler_runs_behind_its_lease_gate(engine, monkeypatch):
+    async def handler(ctx: JobContext) -> dict:
+        return {"gated": ATTEMPT_GATE.get() == ctx.until_lease_held}
 
-        async def gate() -> None:
-            await door.wait()
-
-        RETRY_GATE.set(gate)
-        waiting = asyncio.create_task(RetryBudget(3, 10).sleep(0))
-        for _ in range(10):  # the loop runs the retry's sleep(0), then reaches the gate
-            await asyncio.sleep(0)
-        assert not waiting.done()  # the retry is held there
-        door.set()
-        await asyncio.wait_for(waiting, 5)
-
-    asyncio.run(main())
+    monkeypatch.setitem(runner_jobs.HANDLERS, "variants", handler)
+    job = claim_job(engine, "w", job_id=create_job(engine, "variants"))
+    assert asyncio.run(execute_job(engine, job, "w")) == "done"
+    assert get_job(engine, job.id).result == {"gated": True}
+    assert ATTEMPT_GATE.get() is None  # set for the handler's tasks only
 
 
 def test_the_lease_is_known_held_for_one_lease_after_the_last_renewal(engine):
@@ -55,5 +62,16 @@ def test_the_lease_is_known_held_for_one_lease_after_the_last_renewal(engine):
     assert ctx.lease_held()
     ctx.renewed_at = time.monotonic() - 3.0
     assert not ctx.lease_held()
-    assert asyncio.run(ctx.renew()) is False  # went through: held again
+
+    async def renewed() -> None:
+        waiting = asyncio.create_task(ctx.until_lease_held())
+        assert await ctx.renew() is False  # went through: held again
+        await asyncio.wait_for(waiting, 10)
+
+    asyncio.run(renewed())
     assert ctx.lease_held()
+
+
+@pytest.fixture(autouse=True)
+def _no_gate_left() -> None:
+    assert ATTEMPT_GATE.get() is None
