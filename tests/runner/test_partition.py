@@ -4,8 +4,8 @@ The hosts are network namespaces on a bridge this test makes (tests/fakes/netns.
 database and the fake model listen on the bridge's address, and the workers run inside
 the namespaces (`ip netns exec NS python -m evalcore worker`). Cutting a host's link is
 a partition, not a crash: the cut worker keeps running, its connections hang, and when
-the link returns it tries to write what it did meanwhile. Skipped where namespaces
-cannot be made (not root, no `ip`); a failure under CI=true where they can.
+the link returns it tries to write what it did meanwhile. Where namespaces cannot be
+made (not root, no `ip`, no permission) skipped with the reason, a failure under CI=true.
 """
 from __future__ import annotations
 
