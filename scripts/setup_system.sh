@@ -7,7 +7,7 @@
 # database must never turn into silently skipped tests.
 set -euo pipefail
 
-PACKAGES=(${EVALCORE_APT_PACKAGES:-python3.11-venv chromium fonts-wqy-microhei wordnet-base wordnet-sense-index postgresql})
+PACKAGES=(${EVALCORE_APT_PACKAGES:-python3.11-venv chromium fonts-wqy-microhei wordnet-base wordnet-sense-index postgresql iproute2})
 in_ci() { case "${CI:-}" in 1|true|TRUE|True|yes) return 0 ;; *) return 1 ;; esac; }
 
 missing=()

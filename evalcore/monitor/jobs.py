@@ -34,26 +34,27 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
         return {"run_id": row.run_id}
     schedule = schedules.get_schedule(engine, row.schedule_id)
     name = run_name(int(schedule.id), row_id, schedules.as_utc(row.due_at))
-    with engine.begin() as conn:
-        jobs.hold(conn, ctx.fence)  # still ours: nobody else is making this run
-    run_id = schedules.scheduled_run_named(engine, name)
-    if run_id is None:
-        try:
-            run_id = start_scheduled_run(engine, schedule.kind, schedule.params, name=name,
-                                         actor=schedule_actor(schedule.created_by,
-                                                              int(schedule.id)),
-                                         models_path=load_settings().models_path)
-        except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
-            from evalcore.masking import mask_text
-
-            reason = mask_text(f"the run could not be created: {type(exc).__name__}: {exc}")
-            with engine.begin() as conn:
-                jobs.hold(conn, ctx.fence)
-                schedules.update_schedule_run(conn, row_id, status="skipped",
-                                              verdict="run failed", reason=reason)
-            return {"status": "failed", "error": reason, "alert": True}
+    # One transaction from the fence to the link: a worker paused between the look and
+    # the insert (cut off from the database, stopped) cannot make a second run after its
+    # job was taken over; the takeover's claim waits for this to commit or roll back.
     with engine.begin() as conn:
         jobs.hold(conn, ctx.fence)
+        run_id = schedules.scheduled_run_named(conn, name)
+        if run_id is None:
+            try:
+                with conn.begin_nested():  # a refused run rolls back alone
+                    run_id = start_scheduled_run(conn, schedule.kind, schedule.params,
+                                                 name=name, actor=schedule_actor(
+                                                     schedule.created_by, int(schedule.id)),
+                                                 models_path=load_settings().models_path)
+            except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
+                from evalcore.masking import mask_text
+
+                reason = mask_text(f"the run could not be created: {type(exc).__name__}: "
+                                   f"{exc}")
+                schedules.update_schedule_run(conn, row_id, status="skipped",
+                                              verdict="run failed", reason=reason)
+                return {"status": "failed", "error": reason, "alert": True}
         schedules.update_schedule_run(conn, row_id, status="created", run_id=run_id)
     return {"run_id": run_id}
 

@@ -37,6 +37,7 @@ from evalcore.providers.retry import (
     MalformedReplyError,
     RetryBudget,
     RetryDecision,
+    attempt_gate,
     should_retry,
     truncate,
 )
@@ -191,6 +192,7 @@ class ModelClient:
         deadline = self.config.deadline
         problem = ""
         while True:
+            await attempt_gate()  # a job whose lease may have run out sends nothing
             attempt = budget.start_attempt()
             self.stats.attempts += 1
             left = deadline - (time.perf_counter() - started) if started is not None else deadline

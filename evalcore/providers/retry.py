@@ -28,7 +28,8 @@ import email.utils
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal
 
@@ -287,3 +288,17 @@ def truncate(text: str, limit: int = ERROR_TEXT_LIMIT) -> str:
     """Shorten provider error text for `ChatReply.error` and logs."""
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+ATTEMPT_GATE: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
+    "evalcore_attempt_gate", default=None)
+"""Awaited before every attempt of a model call (`attempt_gate`). A job's tasks set it to
+wait while the job's lease may have run out: the job may be another worker's by then,
+and an attempt sent now would be paid twice (`runner.jobs.JobContext.lease_held`)."""
+
+
+async def attempt_gate() -> None:
+    """Wait at the ATTEMPT_GATE the caller's context set, if any."""
+    gate = ATTEMPT_GATE.get()
+    if gate is not None:
+        await gate()

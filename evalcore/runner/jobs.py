@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.providers.retry import ATTEMPT_GATE
 from evalcore.runner.budget import ModelShare
 from evalcore.runner.outage import database
 from evalcore.store import jobs as store
@@ -26,6 +28,8 @@ log = logging.getLogger("evalcore.worker")
 STOP_GRACE_S = 10.0
 """How long a stopping worker lets calls in flight finish before it cancels them (a call
 cancelled is paid for and sent again by the next worker)."""
+LEASE_POLL_S = 0.1
+"""Seconds between looks at the lease while a retry waits for it."""
 Handler = Callable[["JobContext"], Awaitable[dict[str, Any]]]
 HANDLERS: dict[str, Handler] = {}
 
@@ -51,6 +55,19 @@ class JobContext:
     """Set when the worker stops: start no new call, finish those in flight, return
     {"status": "drained"} (the job is then released, not finished)."""
     on_progress: Optional[Callable[[Any], None]] = None
+    renewed_at: float = field(default_factory=time.monotonic)
+    """When (monotonic) the last renewal that went through was sent: the lease lasts at
+    least one lease from then."""
+    paused: bool = False
+    """Whether model calls wait for the lease (logged once per pause)."""
+
+    def lease_held(self) -> bool:
+        """Whether the lease surely has not run out. A worker cut off from the database
+        cannot renew, and its job goes to another worker one lease later: from then on
+        each model call it started would be paid twice (its writes are fenced, its calls
+        cannot be), so no attempt starts (`providers.retry.ATTEMPT_GATE`) until a renewal
+        goes through again."""
+        return time.monotonic() - self.renewed_at < self.fence.lease_s
 
     def share(self, model: Any, stage: str, want: Optional[int] = None) -> Any:
         """This job's share of `model`'s concurrency (a `ModelShare`; `async with`): it
@@ -59,9 +76,30 @@ class JobContext:
         return ModelShare(self.engine, model.name, f"job{self.fence.job_id}:{stage}",
                           capacity=model.concurrency, want=want or model.concurrency)
 
+    async def until_lease_held(self) -> None:
+        """Wait while the lease may have run out: the keeper renews it (the work goes on)
+        or finds it taken over (the work is cancelled, this wait with it)."""
+        if self.lease_held():
+            return
+        if not self.paused:
+            self.paused = True
+            log.warning("job %s: lease not renewed for %.0f s: no model call until it is "
+                        "(or the job is found taken over)", self.fence.job_id,
+                        time.monotonic() - self.renewed_at)
+        while not self.lease_held():
+            await asyncio.sleep(LEASE_POLL_S)
+        self.paused = False
+
+    async def renew(self, **progress: int) -> bool:
+        """Renew the lease (storing `progress`); returns whether a cancel was asked."""
+        sent = time.monotonic()
+        cancel = await asyncio.to_thread(renew, self.engine, self.fence, **progress)
+        self.renewed_at = sent
+        return cancel
+
     async def progress(self, done: int, total: int) -> bool:
         """Store progress (also renews the lease); returns whether a cancel was asked."""
-        cancel = await asyncio.to_thread(renew, self.engine, self.fence, done=done, total=total)
+        cancel = await self.renew(done=done, total=total)
         if cancel:
             self.cancelled.set()
         return cancel
@@ -81,7 +119,11 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
         await asyncio.to_thread(store.finish_job, engine, fence, "failed",
                                 error=f"no handler for job kind {job.kind!r} in this worker")
         return "failed"
-    work = asyncio.create_task(fn(ctx))
+    gate = ATTEMPT_GATE.set(ctx.until_lease_held)  # in the handler's tasks (a copy)
+    try:
+        work = asyncio.create_task(fn(ctx))
+    finally:
+        ATTEMPT_GATE.reset(gate)
     keeper = asyncio.create_task(_keep_lease(ctx, work))
     stopper = asyncio.create_task(stop.wait()) if stop is not None else None
     try:
@@ -149,7 +191,7 @@ async def _keep_lease(ctx: JobContext, work: asyncio.Task) -> None:
     while True:
         await asyncio.sleep(ctx.fence.lease_s / 3)
         try:
-            if await asyncio.to_thread(renew, ctx.engine, ctx.fence):
+            if await ctx.renew():
                 ctx.cancelled.set()
             database(ctx.engine).ok()
         except LeaseLost as exc:

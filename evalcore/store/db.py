@@ -55,13 +55,33 @@ def make_engine(url: str, *, migrate: bool = True) -> Engine:
     if url.startswith("sqlite"):
         engine = _sqlite_engine(url)
     elif url.startswith("postgresql"):
-        engine = create_engine(url, pool_pre_ping=True,
-                               connect_args={"options": "-c timezone=UTC"})
+        engine = create_engine(url, pool_pre_ping=True, connect_args=_pg_connect_args())
     else:
         engine = create_engine(url, pool_pre_ping=True)
     if migrate:
         init_db(engine)
     return engine
+
+
+DEAD_PEER_S = 5
+"""Seconds of silence after which either end of a PostgreSQL connection takes the other
+for gone (TCP keepalives, and unacknowledged data): a worker cut off from the database
+may hold a row lock (a job's lease, a schedule's due time) in an open transaction, and
+the server would keep it for hours (its keepalive default), so no other worker could
+take its jobs over. The kernel answers keepalives for a live but busy process, so a slow
+worker is never taken for gone; only a lost link is."""
+
+
+def _pg_connect_args() -> dict[str, Any]:
+    """libpq settings (client side) and session settings (server side, in `options`)
+    that end a connection whose peer is unreachable for DEAD_PEER_S."""
+    idle, interval, count = 2, 1, DEAD_PEER_S - 2
+    keepalive = {"tcp_keepalives_idle": idle, "tcp_keepalives_interval": interval,
+                 "tcp_keepalives_count": count, "tcp_user_timeout": DEAD_PEER_S * 1000}
+    server = " ".join(f"-c {name}={value}" for name, value in keepalive.items())
+    return {"options": f"-c timezone=UTC {server}", "keepalives": 1,
+            "keepalives_idle": idle, "keepalives_interval": interval,
+            "keepalives_count": count, "tcp_user_timeout": DEAD_PEER_S * 1000}
 
 
 def _sqlite_engine(url: str) -> Engine:

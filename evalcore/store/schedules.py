@@ -306,9 +306,9 @@ def update_schedule_run(conn: Connection, row_id: int, **values: Any) -> None:
     conn.execute(update(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id).values(**values))
 
 
-def scheduled_run_named(engine: Engine, name: str) -> Optional[int]:
+def scheduled_run_named(engine: Bind, name: str) -> Optional[int]:
     """The run called `name` (a scheduled run's name says its schedule and due time), so
     a job taken over after a crash finds the run its predecessor made."""
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         return conn.execute(select(RUN.c.id).where(RUN.c.name == name).order_by(RUN.c.id)
                             .limit(1)).scalar()

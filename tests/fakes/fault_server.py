@@ -125,6 +125,8 @@ class FaultStats:
     max_in_flight: int = 0
     outcomes: collections.Counter = field(default_factory=collections.Counter)
     prompts: list[str] = field(default_factory=list)
+    peers: list[str] = field(default_factory=list)
+    """The client address of each request, in the order of `prompts` (which host asked)."""
     same_prompt: collections.Counter = field(default_factory=collections.Counter)
     """Calls in flight now per prompt text (a question's rounds share one)."""
     max_same_prompt: int = 0
@@ -208,6 +210,7 @@ class FaultApp:
         with self._lock:
             self.stats.requests += 1
             self.stats.prompts.append(prompt)
+            self.stats.peers.append(request.remote or "")
             over_cap = cfg.cap and self.stats.in_flight >= cfg.cap
         fault = "429" if over_cap else self._pick_fault()
         if fault == "429":
@@ -368,11 +371,14 @@ def _schema_of(body: dict, dialect: str) -> dict | None:
 
 
 class FaultServer:
-    """Runs a FaultApp on 127.0.0.1 in a background thread; use as a context manager."""
+    """Runs a FaultApp on 127.0.0.1 (or `host`) in a background thread; use as a context
+    manager."""
 
-    def __init__(self, config: FaultConfig | None = None, port: int = 0) -> None:
+    def __init__(self, config: FaultConfig | None = None, port: int = 0,
+                 host: str = "127.0.0.1") -> None:
         self.fault = FaultApp(config or FaultConfig())
         self.port = port
+        self.host = host
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -382,7 +388,7 @@ class FaultServer:
     @property
     def url(self) -> str:
         """Root URL, e.g. `http://127.0.0.1:PORT` (the Ollama base_url)."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{self.host}:{self.port}"
 
     @property
     def openai_url(self) -> str:
@@ -408,7 +414,7 @@ class FaultServer:
                 self.fault.app, access_log=None, shutdown_timeout=0.5, handler_cancellation=True
             )
             loop.run_until_complete(self._runner.setup())
-            site = web.TCPSite(self._runner, "127.0.0.1", self.port)
+            site = web.TCPSite(self._runner, self.host, self.port)
             loop.run_until_complete(site.start())
             self.port = self._runner.addresses[0][1]
         except OSError as exc:  # surface bind errors to the starting thread

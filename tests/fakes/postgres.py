@@ -51,9 +51,12 @@ def _run(cmd: list[str], what: str) -> None:
 
 
 @contextmanager
-def temporary_cluster() -> Iterator[str]:
+def temporary_cluster(listen: tuple[str, ...] = (), clients: tuple[str, ...] = ()
+                      ) -> Iterator[str]:
     """Start a fresh cluster (trust auth, no fsync) and yield its base URL
-    `postgresql+psycopg://postgres@127.0.0.1:PORT`; stopped and removed at the end."""
+    `postgresql+psycopg://postgres@127.0.0.1:PORT`; stopped and removed at the end. It
+    also listens on the addresses in `listen` (a test's own bridge, tests/fakes/netns.py),
+    same port, and trusts connections from the networks in `clients` (CIDRs)."""
     initdb, pg_ctl = pg_bin("initdb"), pg_bin("pg_ctl")
     if initdb is None or pg_ctl is None:
         raise FileNotFoundError("PostgreSQL binaries (initdb, pg_ctl) not found; "
@@ -72,7 +75,10 @@ def temporary_cluster() -> Iterator[str]:
     try:
         _run(_as_cluster_owner([initdb, "-D", str(data), "-U", PG_USER, "--auth=trust",
                                 "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]), "initdb")
-        options = (f"-c listen_addresses=127.0.0.1 -p {port} -k {sock} -c fsync=off "
+        with (data / "pg_hba.conf").open("a") as hba:
+            hba.writelines(f"host all all {net} trust\n" for net in clients)
+        addresses = ",".join(("127.0.0.1", *listen))
+        options = (f"-c listen_addresses={addresses} -p {port} -k {sock} -c fsync=off "
                    "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
         _run(_as_cluster_owner([pg_ctl, "-D", str(data), "-l", str(root / "server.log"),
                                 "-o", options, "-w", "-t", "60", "start"]), "pg_ctl start")
