@@ -23,6 +23,7 @@ from evalcore.metrics.uncertainty import (
     questions_needed,
 )
 from evalcore.report.run_figures import load_outcomes
+from evalcore.store import queries
 
 
 class PlanError(EvalcoreError, ValueError):
@@ -76,3 +77,36 @@ def plan_words(plan: dict[str, Any]) -> str:
     return (f"To {what} {plan['effect'] * 100:.1f} points with {plan['power']:.0%} power "
             f"(two-sided, alpha {plan['alpha']:g}): {plan['questions']:,} questions at "
             f"{plan['rounds']} rounds. At today's {plan['questions_now']:,} questions {today}.")
+
+
+def start_plan(engine: Engine, *, dataset_id: int, kind: str, questions: int, rounds: int,
+               power: float = 0.8, alpha: float = 0.05) -> dict[str, Any] | None:
+    """What a run about to start can detect: its minimum detectable effect at `questions` x
+    `rounds`, from the spread of the dataset's newest finished run of the same kind (None
+    without one, or with fewer than two questions answered there)."""
+    done = [r for r in queries.list_runs(engine, kind=kind, status="done", limit=50)
+            if r.dataset_id == dataset_id]
+    if not done or questions < 2:
+        return None
+    figures = clustered_accuracy(list(load_outcomes(engine, int(done[0].id)).all_counts()
+                                      .values()), alpha=alpha)
+    if figures["accuracy_se"] is None:
+        return None
+    var = one_run_variance(figures, rounds)
+    mde = detectable_effect(var, questions, power=power, alpha=alpha)
+    return {"mde": mde, "from_run": int(done[0].id), "questions": questions, "rounds": rounds,
+            "power": power, "alpha": alpha,
+            "questions_for_5_points": questions_needed(var, 0.05, power=power, alpha=alpha)}
+
+
+def start_words(plan: dict[str, Any] | None) -> str | None:
+    """The start form's line: what this run can tell apart, and what 5 points would take."""
+    if plan is None:
+        return None
+    mde = plan["mde"]
+    can = (f"a change of about {mde * 100:.0f} points" if mde < 1
+           else "no change on the 0-100 scale")
+    return (f"With {plan['questions']:,} questions x {plan['rounds']} rounds this run can "
+            f"detect {can} ({plan['power']:.0%} power, from the spread of run "
+            f"#{plan['from_run']}); telling 5 points apart would take about "
+            f"{plan['questions_for_5_points']:,} questions.")

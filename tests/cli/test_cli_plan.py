@@ -68,3 +68,20 @@ def test_plan_from_one_run_and_from_two(runs, capsys):
 
     assert main(["plan", "--run", str(runs[0]), "--effect", "5"]) == 2
     assert "between 0 and 1" in capsys.readouterr().err
+
+
+def test_a_start_form_says_what_the_run_could_detect(runs, engine):
+    from evalcore.metrics.uncertainty import detectable_effect
+    from evalcore.report.plan import start_plan, start_words
+    from evalcore.store import queries
+
+    dataset = queries.get_run(engine, runs[1]).dataset_id
+    plan = start_plan(engine, dataset_id=dataset, kind="stability", questions=20, rounds=5)
+    s = _s(B)  # the newest finished run of the dataset
+    within = np.mean([x * (1 - x) * K / (K - 1) for x in s])
+    var = max(0.0, s.var(ddof=1) - within / K) + within / 5
+    assert plan["from_run"] == runs[1]
+    assert plan["mde"] == pytest.approx(detectable_effect(var, 20))
+    assert "With 20 questions x 5 rounds" in start_words(plan)
+    assert start_plan(engine, dataset_id=dataset + 99, kind="stability", questions=20,
+                      rounds=5) is None
