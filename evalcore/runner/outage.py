@@ -10,10 +10,13 @@ per database (`database(engine)`), so two databases in one process do not mix.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
+
+T = TypeVar("T")
 
 log = logging.getLogger("evalcore.worker")
 
@@ -85,3 +88,30 @@ def database(engine: Any) -> Outage:
     key = str(getattr(engine, "url", engine))
     with _REGISTRY_LOCK:
         return _BY_DATABASE.setdefault(key, Outage())
+
+
+PATIENT_BACKOFF_S = (0.5, 5.0)
+"""First and longest wait between tries of a write that must not be lost to an outage."""
+
+
+async def patiently(engine: Any, what: str, write: Callable[..., T], *args: Any,
+                    **kwargs: Any) -> T:
+    """`write(*args, **kwargs)` in a thread, tried again while the database cannot be
+    reached (an outage is waited out, reported once by `database(engine)`); any other
+    error is raised. For the writes that end something (a job, an alert delivery): their
+    loss would leave a finished thing looking unfinished, so they wait for the database
+    rather than fail the job, and the caller's cancellation still stops them."""
+    wait, longest = PATIENT_BACKOFF_S
+    state = database(engine)
+    while True:
+        try:
+            result = await asyncio.to_thread(write, *args, **kwargs)
+        except Exception as exc:  # sorted below: an outage is waited out
+            if not is_outage(exc):
+                raise
+            state.failed(what, exc)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, longest)
+            continue
+        state.ok()
+        return result
