@@ -4,8 +4,10 @@ Every kind of long work is a coroutine `handler(ctx) -> result dict` registered 
 `HANDLERS`. `execute_job` runs it next to a lease keeper that renews the claim every
 `lease_s / 3` and stops the handler at once if the job was taken over (its writes are
 fenced anyway) or cancelled. A handler that raises marks its job failed with the error
-text; it never takes the worker down. A worker stopping (SIGTERM) releases the job so
-another worker continues it at once.
+text; it never takes the worker down. A handler stopped by a lost database gives its job
+back (retried once the database is back), and the job's last write waits the outage out
+rather than fail. A worker stopping (SIGTERM) releases the job so another worker
+continues it at once.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from typing import Any, Awaitable, Callable, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.runner.budget import ModelShare
-from evalcore.runner.outage import database
+from evalcore.runner.outage import database, is_outage, patiently
 from evalcore.store import jobs as store
 from evalcore.store.jobs import Fence, LeaseLost, renew
 
@@ -78,8 +80,9 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
     log.info("job %s (%s%s) started on %s, attempt %s", job.id, job.kind,
              f" run {job.run_id}" if job.run_id else "", worker, job.attempts)
     if fn is None:
-        await asyncio.to_thread(store.finish_job, engine, fence, "failed",
-                                error=f"no handler for job kind {job.kind!r} in this worker")
+        await patiently(engine, f"job {job.id} stored its end", store.finish_job, engine,
+                        fence, "failed",
+                        error=f"no handler for job kind {job.kind!r} in this worker")
         return "failed"
     work = asyncio.create_task(fn(ctx))
     keeper = asyncio.create_task(_keep_lease(ctx, work))
@@ -94,6 +97,8 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
                 work.cancel()
             await asyncio.gather(work, return_exceptions=True)
         if _drained(work):
+            if not work.cancelled() and work.exception() is not None:  # the database went
+                database(engine).failed(f"job {job.id} ({job.kind}) ran", work.exception())
             status = await _release(engine, fence)
         else:
             status = await _finish(engine, ctx, work)
@@ -107,11 +112,13 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
 
 
 def _drained(work: asyncio.Task) -> bool:
-    """The handler stopped early for a stopping worker (or was cancelled for it)."""
+    """The handler stopped early for a stopping worker (or was cancelled for it), or
+    because the database went away under it (the job is given back, not failed)."""
     if work.cancelled():
         return True
-    if work.exception() is not None:
-        return False
+    exc = work.exception()
+    if exc is not None:
+        return is_outage(exc)
     return (work.result() or {}).get("status") == "drained"
 
 
@@ -128,8 +135,8 @@ async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
         status = result.pop("status", "cancelled" if ctx.cancelled.is_set() else "done")
         error = result.pop("error", None)
     try:
-        await asyncio.to_thread(store.finish_job, engine, ctx.fence, status, error=error,
-                                result=result)
+        await patiently(engine, f"job {ctx.fence.job_id} stored its end", store.finish_job,
+                        engine, ctx.fence, status, error=error, result=result)
     except LeaseLost:
         return "lost"
     return status
@@ -137,7 +144,8 @@ async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
 
 async def _release(engine: Engine, fence: Fence) -> str:
     try:
-        await asyncio.to_thread(store.release_job, engine, fence)
+        await patiently(engine, f"job {fence.job_id} gave its job back", store.release_job,
+                        engine, fence)
     except LeaseLost:
         return "lost"
     return "released"

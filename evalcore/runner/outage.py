@@ -37,13 +37,33 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(exc, sa.DBAPIError) and bool(exc.connection_invalidated)
 
 
+OUTAGES_KEPT = 20
+"""Past outages a process remembers (`Outage.windows`), to say why a due time was missed."""
+
+
 class Outage:
-    """The process's view of its database: up, or down since when, with how many retries."""
+    """The process's view of its database: up, or down since when, with how many retries;
+    and the recent outages as wall-clock windows (from the last call that succeeded
+    before each to the first after it)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.since: Optional[float] = None
         self.failures = 0
+        self.last_ok: Optional[float] = None
+        """time.time() of the last call that succeeded (an outage began after it)."""
+        self.down_from: Optional[float] = None
+        self.windows: list[tuple[float, float]] = []
+
+    def unreachable(self, moment: float) -> Optional[tuple[float, float]]:
+        """The window (time.time() seconds) in which this process could not reach the
+        database and which holds `moment`; None if it could, or did not try."""
+        with self._lock:
+            current = [(self.down_from, time.time())] if self.down_from is not None else []
+            for start, end in self.windows + current:
+                if start <= moment <= end:
+                    return start, end
+        return None
 
     @property
     def down(self) -> bool:
@@ -59,6 +79,7 @@ class Outage:
             first = self.since is None
             if first:
                 self.since, self.failures = time.monotonic(), 0
+                self.down_from = self.last_ok if self.last_ok is not None else time.time()
             self.failures += 1
         if first:
             log.warning("database unreachable while %s (%s); retrying quietly until it is "
@@ -68,6 +89,7 @@ class Outage:
 
     def ok(self) -> None:
         """A database call succeeded: one line if this ends an outage."""
+        self.last_ok = time.time()
         if self.since is None:  # the common case, without the lock
             return
         with self._lock:
@@ -75,6 +97,9 @@ class Outage:
                 return
             seconds, failures = time.monotonic() - self.since, self.failures
             self.since, self.failures = None, 0
+            if self.down_from is not None:
+                self.windows = [*self.windows, (self.down_from, self.last_ok)][-OUTAGES_KEPT:]
+            self.down_from = None
         log.warning("database back after %.1f s (%d failed tries meanwhile)", seconds, failures)
 
 
