@@ -19,7 +19,8 @@ from typing import Any, Awaitable, Callable, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.runner.budget import ModelShare
-from evalcore.runner.outage import database, is_outage, patiently
+from evalcore.runner.disk_full import DiskFull, disk_full_error, is_disk_full
+from evalcore.runner.outage import database, is_outage, patiently, short
 from evalcore.store import jobs as store
 from evalcore.store.jobs import Fence, LeaseLost, renew
 
@@ -96,7 +97,10 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
             if not work.done():
                 work.cancel()
             await asyncio.gather(work, return_exceptions=True)
-        if _drained(work):
+        full = _disk_full(engine, job, work)
+        if full is not None:  # given back: no other worker can store more than this one
+            status = await _release(engine, fence)
+        elif _drained(work):
             if not work.cancelled() and work.exception() is not None:  # the database went
                 database(engine).failed(f"job {job.id} ({job.kind}) ran", work.exception())
             status = await _release(engine, fence)
@@ -108,7 +112,17 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
             stopper.cancel()
         await asyncio.gather(keeper, *([stopper] if stopper else []), return_exceptions=True)
     log.info("job %s (%s) ended: %s", job.id, job.kind, status)
+    if full is not None:
+        raise full
     return status
+
+
+def _disk_full(engine: Engine, job: Any, work: asyncio.Task) -> Optional[DiskFull]:
+    """The one-line error if the handler stopped because the database's disk is full."""
+    if work.cancelled() or work.exception() is None or not is_disk_full(work.exception()):
+        return None
+    exc = work.exception()
+    return exc if isinstance(exc, DiskFull) else disk_full_error(engine, job.run_id)
 
 
 def _drained(work: asyncio.Task) -> bool:
@@ -148,6 +162,11 @@ async def _release(engine: Engine, fence: Fence) -> str:
                         engine, fence)
     except LeaseLost:
         return "lost"
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        log.warning("job %s: no space to give it back (%s); another worker takes it over "
+                    "when its lease runs out", fence.job_id, short(exc))
     return "released"
 
 

@@ -23,6 +23,7 @@ from sqlalchemy.engine import Engine
 from evalcore.prompt import render_prompt
 from evalcore.providers.client import get_client
 from evalcore.runner.budget_guard import run_budget
+from evalcore.runner.disk_full import disk_full_error, is_disk_full, lacks_room
 from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
@@ -344,12 +345,21 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
         rows, waiters, counts = job.rows, job.waiters, job.tally.take()
         job.rows, job.waiters = [], []
         try:
+            if rows and lacks_room(engine, _row_bytes(rows) * len(rows)):
+                raise disk_full_error(engine, job.run_id)  # stop before the last byte
             cancel = await asyncio.to_thread(_flush, engine, job, rows, counts)
         except LeaseLost as exc:
             job.cancelled.set()
             _settle(waiters, exc)
             raise
         except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
+            if is_disk_full(exc):  # waiting does not free space: stop, paying no more calls
+                full = disk_full_error(engine, job.run_id,
+                                       calls_left=max(job.left, 0) + job.asked + len(rows),
+                                       bytes_per_call=_row_bytes(rows))
+                job.cancelled.set()
+                _settle(waiters + job.waiters, full)
+                raise full from None
             job.rows[:0] = rows  # back to the buffer for the next flush
             job.waiters[:0] = waiters
             job.tally.done += counts[0]
@@ -371,6 +381,13 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             on_progress(await asyncio.to_thread(_snapshot, engine, job.run_id))
         if stopping:
             return
+
+
+def _row_bytes(rows: list[dict[str, Any]]) -> float:
+    """Bytes a stored call takes, about: the mean of its text fields."""
+    if not rows:
+        return 0.0
+    return sum(len(str(v)) for row in rows for v in row.values() if v is not None) / len(rows)
 
 
 def _settle(waiters: list[asyncio.Future], error: Optional[BaseException]) -> None:
