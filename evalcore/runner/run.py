@@ -39,6 +39,10 @@ from evalcore.store.types import utcnow
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.25
+GATHER_S = 0.02
+"""Longest a finished call waits for the others in flight before the writer stores it:
+one transaction for the calls that end together, not one each (CPU), while a slot is
+held at most this much longer (throughput)."""
 MAX_FLUSH_FAILURES = 10
 """Failed attempts at the last flush before the run gives up (its job is then retried)."""
 
@@ -102,6 +106,9 @@ class _Job:
     """One future per row in `rows`: resolved once the writer stored it."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when a row waits to be stored (or the run ends): the writer flushes at once."""
+    calling: int = 0
+    """Calls holding a slot (answer or judge): when all of them wait for the store, the
+    writer has nothing more to wait for."""
 
     async def stored(self) -> None:
         """Wait until the rows appended so far are in the database; the caller keeps its
@@ -214,8 +221,12 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             try:
                 answer_share.want_at_most(max(job.left, 0) + job.asked)  # >= 1: this call
                 async with answer_slots:
-                    to_judge = await _answer(job, answer_client, item_id, rnd,
-                                             judge_client is not None)
+                    job.calling += 1
+                    try:
+                        to_judge = await _answer(job, answer_client, item_id, rnd,
+                                                 judge_client is not None)
+                    finally:
+                        job.calling -= 1
             finally:
                 job.asked -= 1
             if to_judge is not None:
@@ -238,7 +249,11 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 item_id, rnd, answer = await judge_queue.get()
                 try:
                     async with judge_slots:
-                        await _judge(job, judge_client, item_id, rnd, answer)
+                        job.calling += 1
+                        try:
+                            await _judge(job, judge_client, item_id, rnd, answer)
+                        finally:
+                            job.calling -= 1
                 finally:
                     judge_queue.task_done()
 
@@ -338,6 +353,7 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
                 await asyncio.wait_for(job.wake.wait(), FLUSH_INTERVAL_S)
             except asyncio.TimeoutError:
                 pass
+            await _gather(job, stop, loop.time() + GATHER_S)
         job.wake.clear()
         stopping = stop.is_set()  # set only after every worker is done: this flush is the last
         # Taken here, on the loop that appends to them: in the thread, a call's row could
@@ -380,6 +396,21 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             shown = loop.time()  # a bar needs no more than the interval's pace
             on_progress(await asyncio.to_thread(_snapshot, engine, job.run_id))
         if stopping:
+            return
+
+
+async def _gather(job: _Job, stop: asyncio.Event, until: float) -> None:
+    """Let the calls finishing about now join the flush: wait until every call holding a
+    slot waits for the store, the run ends, or `until` (loop time)."""
+    loop = asyncio.get_running_loop()
+    while len(job.waiters) < job.calling and not stop.is_set():
+        left = until - loop.time()
+        if left <= 0:
+            return
+        job.wake.clear()
+        try:
+            await asyncio.wait_for(job.wake.wait(), left)
+        except asyncio.TimeoutError:
             return
 
 

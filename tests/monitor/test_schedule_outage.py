@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from datetime import datetime, timedelta
 
 import pytest
@@ -32,25 +31,13 @@ from tests.fakes.tcp_proxy import TcpProxy
 from tests.monitor.conftest import add_stability_schedule
 from tests.runner.conftest import add_model, tagged_dataset
 from tests.runner.test_workers import wait_for
-from tests.store.conftest import _admin
+from tests.runner.test_worker_outage import pg_db  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.integration, pytest.mark.postgres, pytest.mark.serial]
 OUTAGE_S = 4.0
 """Four due times of a 1 s schedule, and the whole of the receiver's DELAY_S."""
 DELAY_S = 2.0
 """The receiver answers the alert's POST this long after it arrived: inside the outage."""
-
-
-@pytest.fixture()
-def pg_db(pg_url: str):  # type: ignore[no-untyped-def]
-    base = pg_url.rsplit("/", 1)[0]
-    name = f"t_{uuid.uuid4().hex[:12]}"
-    _admin(base, f"CREATE DATABASE {name}")
-    yield f"{base}/{name}"
-    from evalcore.store.db import dispose_engines
-
-    dispose_engines()
-    _admin(base, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 def _rows(engine, schedule_id: int) -> list:  # noqa: ANN001
@@ -68,7 +55,7 @@ def _made_up(engine, schedule_id: int, back: datetime) -> bool:  # noqa: ANN001
                     for r in rows))
 
 
-def test_an_outage_at_due_times_and_in_a_delivery(pg_db: str, settings) -> None:
+def test_an_outage_at_due_times_and_in_a_delivery(pg_db: str, settings) -> None:  # noqa: F811
     from evalcore.store.db import make_engine
 
     engine = make_engine(pg_db)
