@@ -414,11 +414,17 @@ async def _gather(job: _Job, stop: asyncio.Event, until: float) -> None:
             return
 
 
+ROW_BYTES = 200
+"""A stored call's bytes besides its texts (numbers, names, times, index entries)."""
+_TEXTS = ("prompt", "answer", "reason", "extracted", "error")
+
+
 def _row_bytes(rows: list[dict[str, Any]]) -> float:
-    """Bytes a stored call takes, about: the mean of its text fields."""
+    """Bytes a stored call takes, about (the mean over `rows`): its texts and the rest."""
     if not rows:
         return 0.0
-    return sum(len(str(v)) for row in rows for v in row.values() if v is not None) / len(rows)
+    texts = sum(len(row[key] or "") for row in rows for key in _TEXTS)
+    return ROW_BYTES + texts / len(rows)
 
 
 def _settle(waiters: list[asyncio.Future], error: Optional[BaseException]) -> None:
