@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import smtplib
-from typing import Any, Mapping, Optional
+from typing import Any, Awaitable, Callable, Mapping, Optional
 
 import aiohttp
 
@@ -21,7 +21,8 @@ from evalcore.masking import mask_text
 from evalcore.monitor.bodies import feishu_post, mail_html, slack_text
 from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
-from evalcore.store.alerts import claim_delivery, finish_delivery
+from evalcore.runner.outage import patiently
+from evalcore.store.alerts import claim_delivery, finish_delivery, start_attempt
 
 ATTEMPTS = 4
 """Tries per message: the first and three retries."""
@@ -175,11 +176,16 @@ async def send_once(channel: Mapping[str, Any], message: Mapping[str, Any]) -> N
         await _post(channel, message)
 
 
-async def send_with_retries(channel: Mapping[str, Any], message: Mapping[str, Any]
-                            ) -> tuple[bool, int, Optional[str]]:
-    """(sent, tries, masked error): up to ATTEMPTS tries with full-jitter backoff."""
+async def send_with_retries(channel: Mapping[str, Any], message: Mapping[str, Any], *,
+                            before_try: Optional[Callable[[int], Awaitable[bool]]] = None
+                            ) -> tuple[Optional[bool], int, Optional[str]]:
+    """(sent, tries, masked error): up to ATTEMPTS tries with full-jitter backoff.
+    `before_try(n)` records try n before it goes out; when it answers False another
+    worker sends instead, and `sent` is None."""
     error = None
     for attempt in range(1, ATTEMPTS + 1):
+        if before_try is not None and not await before_try(attempt):
+            return None, attempt - 1, None
         try:
             await send_once(channel, message)
             return True, attempt, None
@@ -197,18 +203,30 @@ async def deliver(engine: Any, event_key: str, channels: list[Mapping[str, Any]]
                   message: Mapping[str, Any], *, run_id: Optional[int] = None,
                   schedule_id: Optional[int] = None) -> list[dict[str, Any]]:
     """Send `message` to each channel at most once for `event_key`; returns, per channel,
-    {channel, status (sent / failed / already), attempts, error}."""
+    {channel, status (sent / failed / already), attempts, error}. Each try is counted in
+    the database before it goes out, and the end is stored even across a database
+    outage (waited out), so an interrupted delivery reads as possibly delivered, never
+    as not sent."""
     results = []
     for channel in channels:
         name = label(channel)
-        delivery = await asyncio.to_thread(claim_delivery, engine, event_key, name,
-                                           run_id=run_id, schedule_id=schedule_id)
+        delivery = await patiently(engine, f"alert {event_key} claimed its delivery",
+                                   claim_delivery, engine, event_key, name, run_id=run_id,
+                                   schedule_id=schedule_id)
         if delivery is None:
             results.append({"channel": name, "status": "already", "attempts": 0, "error": None})
             continue
-        ok, tries, error = await send_with_retries(channel, message)
-        await asyncio.to_thread(finish_delivery, engine, delivery, ok=ok, attempts=tries,
-                                error=error)
+
+        async def before_try(attempt: int, delivery: int = delivery) -> bool:
+            return await patiently(engine, f"alert {event_key} counted its try", start_attempt,
+                                   engine, delivery, attempt)
+
+        ok, tries, error = await send_with_retries(channel, message, before_try=before_try)
+        if ok is None:  # another worker counted the try first: it sends
+            results.append({"channel": name, "status": "already", "attempts": 0, "error": None})
+            continue
+        await patiently(engine, f"alert {event_key} stored its delivery", finish_delivery,
+                        engine, delivery, ok=ok, attempts=tries, error=error)
         results.append({"channel": name, "status": "sent" if ok else "failed",
                         "attempts": tries, "error": error})
     return results

@@ -4,8 +4,10 @@ Every kind of long work is a coroutine `handler(ctx) -> result dict` registered 
 `HANDLERS`. `execute_job` runs it next to a lease keeper that renews the claim every
 `lease_s / 3` and stops the handler at once if the job was taken over (its writes are
 fenced anyway) or cancelled. A handler that raises marks its job failed with the error
-text; it never takes the worker down. A worker stopping (SIGTERM) releases the job so
-another worker continues it at once.
+text; it never takes the worker down. A handler stopped by a lost database gives its job
+back (retried once the database is back), and the job's last write waits the outage out
+rather than fail. A worker stopping (SIGTERM) releases the job so another worker
+continues it at once.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from sqlalchemy.engine import Engine
 
 from evalcore.providers.retry import ATTEMPT_GATE
 from evalcore.runner.budget import ModelShare
-from evalcore.runner.outage import database
+from evalcore.runner.disk_full import DiskFull, disk_full_error, is_disk_full
+from evalcore.runner.outage import database, is_outage, patiently, short
 from evalcore.store import jobs as store
 from evalcore.store.jobs import Fence, LeaseLost, renew
 
@@ -116,8 +119,9 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
     log.info("job %s (%s%s) started on %s, attempt %s", job.id, job.kind,
              f" run {job.run_id}" if job.run_id else "", worker, job.attempts)
     if fn is None:
-        await asyncio.to_thread(store.finish_job, engine, fence, "failed",
-                                error=f"no handler for job kind {job.kind!r} in this worker")
+        await patiently(engine, f"job {job.id} stored its end", store.finish_job, engine,
+                        fence, "failed",
+                        error=f"no handler for job kind {job.kind!r} in this worker")
         return "failed"
     gate = ATTEMPT_GATE.set(ctx.until_lease_held)  # in the handler's tasks (a copy)
     try:
@@ -135,7 +139,12 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
             if not work.done():
                 work.cancel()
             await asyncio.gather(work, return_exceptions=True)
-        if _drained(work):
+        full = _disk_full(engine, job, work)
+        if full is not None:  # given back: no other worker can store more than this one
+            status = await _release(engine, fence)
+        elif _drained(work):
+            if not work.cancelled() and work.exception() is not None:  # the database went
+                database(engine).failed(f"job {job.id} ({job.kind}) ran", work.exception())
             status = await _release(engine, fence)
         else:
             status = await _finish(engine, ctx, work)
@@ -145,15 +154,27 @@ async def execute_job(engine: Engine, job: Any, worker: str, *,
             stopper.cancel()
         await asyncio.gather(keeper, *([stopper] if stopper else []), return_exceptions=True)
     log.info("job %s (%s) ended: %s", job.id, job.kind, status)
+    if full is not None:
+        raise full
     return status
 
 
+def _disk_full(engine: Engine, job: Any, work: asyncio.Task) -> Optional[DiskFull]:
+    """The one-line error if the handler stopped because the database's disk is full."""
+    if work.cancelled() or work.exception() is None or not is_disk_full(work.exception()):
+        return None
+    exc = work.exception()
+    return exc if isinstance(exc, DiskFull) else disk_full_error(engine, job.run_id)
+
+
 def _drained(work: asyncio.Task) -> bool:
-    """The handler stopped early for a stopping worker (or was cancelled for it)."""
+    """The handler stopped early for a stopping worker (or was cancelled for it), or
+    because the database went away under it (the job is given back, not failed)."""
     if work.cancelled():
         return True
-    if work.exception() is not None:
-        return False
+    exc = work.exception()
+    if exc is not None:
+        return is_outage(exc)
     return (work.result() or {}).get("status") == "drained"
 
 
@@ -170,8 +191,8 @@ async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
         status = result.pop("status", "cancelled" if ctx.cancelled.is_set() else "done")
         error = result.pop("error", None)
     try:
-        await asyncio.to_thread(store.finish_job, engine, ctx.fence, status, error=error,
-                                result=result)
+        await patiently(engine, f"job {ctx.fence.job_id} stored its end", store.finish_job,
+                        engine, ctx.fence, status, error=error, result=result)
     except LeaseLost:
         return "lost"
     return status
@@ -179,9 +200,15 @@ async def _finish(engine: Engine, ctx: JobContext, work: asyncio.Task) -> str:
 
 async def _release(engine: Engine, fence: Fence) -> str:
     try:
-        await asyncio.to_thread(store.release_job, engine, fence)
+        await patiently(engine, f"job {fence.job_id} gave its job back", store.release_job,
+                        engine, fence)
     except LeaseLost:
         return "lost"
+    except Exception as exc:
+        if not is_disk_full(exc):
+            raise
+        log.warning("job %s: no space to give it back (%s); another worker takes it over "
+                    "when its lease runs out", fence.job_id, short(exc))
     return "released"
 
 

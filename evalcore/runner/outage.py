@@ -10,10 +10,13 @@ per database (`database(engine)`), so two databases in one process do not mix.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import threading
 import time
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
+
+T = TypeVar("T")
 
 log = logging.getLogger("evalcore.worker")
 
@@ -25,22 +28,47 @@ def short(exc: BaseException) -> str:
 
 
 def is_outage(exc: BaseException) -> bool:
-    """Whether `exc` means the database cannot be reached (not a bug or a bad row)."""
+    """Whether `exc` means the database cannot be reached (not a bug or a bad row, nor a
+    full disk, which waiting does not cure: `runner.disk_full`)."""
     from sqlalchemy import exc as sa
 
+    from evalcore.runner.disk_full import is_disk_full
+
+    if is_disk_full(exc):
+        return False
     if isinstance(exc, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError,
                         sa.TimeoutError, ConnectionError, TimeoutError)):
         return True
     return isinstance(exc, sa.DBAPIError) and bool(exc.connection_invalidated)
 
 
+OUTAGES_KEPT = 20
+"""Past outages a process remembers (`Outage.windows`), to say why a due time was missed."""
+
+
 class Outage:
-    """The process's view of its database: up, or down since when, with how many retries."""
+    """The process's view of its database: up, or down since when, with how many retries;
+    and the recent outages as wall-clock windows (from the last call that succeeded
+    before each to the first after it)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.since: Optional[float] = None
         self.failures = 0
+        self.last_ok: Optional[float] = None
+        """time.time() of the last call that succeeded (an outage began after it)."""
+        self.down_from: Optional[float] = None
+        self.windows: list[tuple[float, float]] = []
+
+    def unreachable(self, moment: float) -> Optional[tuple[float, float]]:
+        """The window (time.time() seconds) in which this process could not reach the
+        database and which holds `moment`; None if it could, or did not try."""
+        with self._lock:
+            current = [(self.down_from, time.time())] if self.down_from is not None else []
+            for start, end in self.windows + current:
+                if start <= moment <= end:
+                    return start, end
+        return None
 
     @property
     def down(self) -> bool:
@@ -56,6 +84,7 @@ class Outage:
             first = self.since is None
             if first:
                 self.since, self.failures = time.monotonic(), 0
+                self.down_from = self.last_ok if self.last_ok is not None else time.time()
             self.failures += 1
         if first:
             log.warning("database unreachable while %s (%s); retrying quietly until it is "
@@ -65,6 +94,7 @@ class Outage:
 
     def ok(self) -> None:
         """A database call succeeded: one line if this ends an outage."""
+        self.last_ok = time.time()
         if self.since is None:  # the common case, without the lock
             return
         with self._lock:
@@ -72,6 +102,9 @@ class Outage:
                 return
             seconds, failures = time.monotonic() - self.since, self.failures
             self.since, self.failures = None, 0
+            if self.down_from is not None:
+                self.windows = [*self.windows, (self.down_from, self.last_ok)][-OUTAGES_KEPT:]
+            self.down_from = None
         log.warning("database back after %.1f s (%d failed tries meanwhile)", seconds, failures)
 
 
@@ -85,3 +118,30 @@ def database(engine: Any) -> Outage:
     key = str(getattr(engine, "url", engine))
     with _REGISTRY_LOCK:
         return _BY_DATABASE.setdefault(key, Outage())
+
+
+PATIENT_BACKOFF_S = (0.5, 5.0)
+"""First and longest wait between tries of a write that must not be lost to an outage."""
+
+
+async def patiently(engine: Any, what: str, write: Callable[..., T], *args: Any,
+                    **kwargs: Any) -> T:
+    """`write(*args, **kwargs)` in a thread, tried again while the database cannot be
+    reached (an outage is waited out, reported once by `database(engine)`); any other
+    error is raised. For the writes that end something (a job, an alert delivery): their
+    loss would leave a finished thing looking unfinished, so they wait for the database
+    rather than fail the job, and the caller's cancellation still stops them."""
+    wait, longest = PATIENT_BACKOFF_S
+    state = database(engine)
+    while True:
+        try:
+            result = await asyncio.to_thread(write, *args, **kwargs)
+        except Exception as exc:  # sorted below: an outage is waited out
+            if not is_outage(exc):
+                raise
+            state.failed(what, exc)
+            await asyncio.sleep(wait)
+            wait = min(wait * 2, longest)
+            continue
+        state.ok()
+        return result

@@ -4,9 +4,11 @@ Shape of a run: answer workers (as many as the answer model's concurrency) pull
 (item, round) units from one ordered stream and call the model; with a judge model
 they hand each answer to judge workers (the judge model's own concurrency), so answer
 and judge calls are pipelined, each against its own model's limits. One writer task
-stores finished calls in small batches, adds progress, beats the heartbeat and
-notices cancel requests, all in the database, so any page or process can follow the
-run and a killed process loses only calls that were still in flight.
+stores finished calls, adds progress, beats the heartbeat and notices cancel requests,
+all in the database, so any page or process can follow the run. A call keeps its slot
+until its reply is stored (group commit: the writer stores whatever finished while its
+last transaction ran, in one transaction), so a killed process loses at most the calls
+that were in flight: no answered call is paid for twice.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from sqlalchemy.engine import Engine
 from evalcore.prompt import render_prompt
 from evalcore.providers.client import get_client
 from evalcore.runner.budget_guard import run_budget
+from evalcore.runner.disk_full import disk_full_error, is_disk_full, lacks_room
 from evalcore.runner.outage import database
 from evalcore.dataset.records import Question
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig
@@ -36,6 +39,10 @@ from evalcore.store.types import utcnow
 log = logging.getLogger(__name__)
 
 FLUSH_INTERVAL_S = 0.25
+GATHER_S = 0.02
+"""Longest a finished call waits for the others in flight before the writer stores it:
+one transaction for the calls that end together, not one each (CPU), while a slot is
+held at most this much longer (throughput)."""
 MAX_FLUSH_FAILURES = 10
 """Failed attempts at the last flush before the run gives up (its job is then retried)."""
 
@@ -95,6 +102,21 @@ class _Job:
     """Answer calls taken from the stream and not ended: in flight or waiting for a slot.
     With `left`, what the model share may want at most (the calls waiting count: with
     only those in flight, a run whose calls all waited for slots claimed one)."""
+    waiters: list[asyncio.Future] = field(default_factory=list)
+    """One future per row in `rows`: resolved once the writer stored it."""
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a row waits to be stored (or the run ends): the writer flushes at once."""
+    calling: int = 0
+    """Calls holding a slot (answer or judge): when all of them wait for the store, the
+    writer has nothing more to wait for."""
+
+    async def stored(self) -> None:
+        """Wait until the rows appended so far are in the database; the caller keeps its
+        slot meanwhile, so no new call is paid for while an answered one could be lost."""
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        self.wake.set()
+        await waiter
 
 
 def model_snapshot(config: ModelConfig) -> dict[str, Any]:
@@ -199,8 +221,12 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
             try:
                 answer_share.want_at_most(max(job.left, 0) + job.asked)  # >= 1: this call
                 async with answer_slots:
-                    to_judge = await _answer(job, answer_client, item_id, rnd,
-                                             judge_client is not None)
+                    job.calling += 1
+                    try:
+                        to_judge = await _answer(job, answer_client, item_id, rnd,
+                                                 judge_client is not None)
+                    finally:
+                        job.calling -= 1
             finally:
                 job.asked -= 1
             if to_judge is not None:
@@ -223,7 +249,11 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 item_id, rnd, answer = await judge_queue.get()
                 try:
                     async with judge_slots:
-                        await _judge(job, judge_client, item_id, rnd, answer)
+                        job.calling += 1
+                        try:
+                            await _judge(job, judge_client, item_id, rnd, answer)
+                        finally:
+                            job.calling -= 1
                 finally:
                     judge_queue.task_done()
 
@@ -241,6 +271,7 @@ async def _drive(engine: Engine, job: _Job, ctx: Any,
                 task.cancel()
             await asyncio.gather(*answers, *judges, return_exceptions=True)
             stop.set()
+            job.wake.set()
             await writer  # its last flush stores every finished call (or finds the lease lost)
     await asyncio.to_thread(queries.recount_progress, engine, job.run_id,
                             judged=job.judge is not None)
@@ -269,11 +300,11 @@ async def _answer(job: _Job, client: Any, item_id: int, rnd: int,
         score = None  # the judge row carries the verdict
     # the prompt is in run_item, once per run: the call row does not repeat it
     job.rows.append(_row(job, item_id, rnd, "answer", job.model.name, "", reply, score))
-    if judged and reply.ok:
-        return item_id, rnd, reply.text
-    job.tally.done += 1
-    job.tally.errors += 0 if reply.ok else 1
-    return None
+    if not (judged and reply.ok):
+        job.tally.done += 1
+        job.tally.errors += 0 if reply.ok else 1
+    await job.stored()
+    return (item_id, rnd, reply.text) if judged and reply.ok else None
 
 
 async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) -> None:
@@ -289,6 +320,7 @@ async def _judge(job: _Job, client: Any, item_id: int, rnd: int, answer: str) ->
     prompt = request.messages[-1]["content"]
     job.rows.append(_row(job, item_id, rnd, "judge", job.judge.name, prompt, reply, score))
     job.tally.done += 1
+    await job.stored()
 
 
 def _row(job: _Job, item_id: int, rnd: int, stage: str, model: str, prompt: str,
@@ -306,30 +338,46 @@ def _row(job: _Job, item_id: int, rnd: int, stage: str, model: str, prompt: str,
 
 async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
                   on_progress: Optional[Callable[[RunProgress], None]]) -> None:
-    """Store finished calls every FLUSH_INTERVAL_S and once more after `stop`; the only
-    task that writes calls, so flushes never overlap (one transaction per flush, however
-    many calls finished: ~20 us a call on SQLite). Each flush renews the job's lease. A
-    failed flush keeps its rows for the next one (a database that went away); a lost
-    lease stops the run at once."""
+    """Store finished calls as soon as there are any (and every FLUSH_INTERVAL_S, to renew
+    the lease and notice a cancel), once more after `stop`; the only task that writes
+    calls, so flushes never overlap, and the calls that finish during one flush go
+    together into the next (one transaction each: ~20 us a call on SQLite). A failed
+    flush keeps its rows for the next one (a database that went away), their calls
+    still holding their slots; a lost lease stops the run at once."""
     failures = 0
+    shown = 0.0
+    loop = asyncio.get_running_loop()
     while True:
         if not stop.is_set():
-            try:  # wake at the interval, or at once when the run ends
-                await asyncio.wait_for(stop.wait(), FLUSH_INTERVAL_S)
+            try:  # wake when a call finished, at the interval, or at once when the run ends
+                await asyncio.wait_for(job.wake.wait(), FLUSH_INTERVAL_S)
             except asyncio.TimeoutError:
                 pass
+            await _gather(job, stop, loop.time() + GATHER_S)
+        job.wake.clear()
         stopping = stop.is_set()  # set only after every worker is done: this flush is the last
         # Taken here, on the loop that appends to them: in the thread, a call's row could
         # land in the list just stored (append bound before the swap, called after it).
-        rows, counts = job.rows, job.tally.take()
-        job.rows = []
+        rows, waiters, counts = job.rows, job.waiters, job.tally.take()
+        job.rows, job.waiters = [], []
         try:
+            if rows and lacks_room(engine, _row_bytes(rows) * len(rows)):
+                raise disk_full_error(engine, job.run_id)  # stop before the last byte
             cancel = await asyncio.to_thread(_flush, engine, job, rows, counts)
-        except LeaseLost:
+        except LeaseLost as exc:
             job.cancelled.set()
+            _settle(waiters, exc)
             raise
         except Exception as exc:  # noqa: BLE001 - retried; the lease tells others if we die
+            if is_disk_full(exc):  # waiting does not free space: stop, paying no more calls
+                full = disk_full_error(engine, job.run_id,
+                                       calls_left=max(job.left, 0) + job.asked + len(rows),
+                                       bytes_per_call=_row_bytes(rows))
+                job.cancelled.set()
+                _settle(waiters + job.waiters, full)
+                raise full from None
             job.rows[:0] = rows  # back to the buffer for the next flush
+            job.waiters[:0] = waiters
             job.tally.done += counts[0]
             job.tally.errors += counts[1]
             job.tally.retries += counts[2]
@@ -341,12 +389,53 @@ async def _writer(engine: Engine, job: _Job, stop: asyncio.Event,
             continue
         failures = 0
         database(engine).ok()
+        _settle(waiters, None)
         if cancel:
             job.cancelled.set()
-        if on_progress:
+        if on_progress and (stopping or loop.time() - shown >= FLUSH_INTERVAL_S):
+            shown = loop.time()  # a bar needs no more than the interval's pace
             on_progress(await asyncio.to_thread(_snapshot, engine, job.run_id))
         if stopping:
             return
+
+
+async def _gather(job: _Job, stop: asyncio.Event, until: float) -> None:
+    """Let the calls finishing about now join the flush: wait until every call holding a
+    slot waits for the store, the run ends, or `until` (loop time)."""
+    loop = asyncio.get_running_loop()
+    while len(job.waiters) < job.calling and not stop.is_set():
+        left = until - loop.time()
+        if left <= 0:
+            return
+        job.wake.clear()
+        try:
+            await asyncio.wait_for(job.wake.wait(), left)
+        except asyncio.TimeoutError:
+            return
+
+
+ROW_BYTES = 200
+"""A stored call's bytes besides its texts (numbers, names, times, index entries)."""
+_TEXTS = ("prompt", "answer", "reason", "extracted", "error")
+
+
+def _row_bytes(rows: list[dict[str, Any]]) -> float:
+    """Bytes a stored call takes, about (the mean over `rows`): its texts and the rest."""
+    if not rows:
+        return 0.0
+    texts = sum(len(row[key] or "") for row in rows for key in _TEXTS)
+    return ROW_BYTES + texts / len(rows)
+
+
+def _settle(waiters: list[asyncio.Future], error: Optional[BaseException]) -> None:
+    """Tell the calls waiting for a flush that it is done (or why it never will be)."""
+    for waiter in waiters:
+        if waiter.done():  # its call was cancelled meanwhile (a worker stopping)
+            continue
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error)
 
 
 def _flush(engine: Engine, job: _Job, rows: list[dict[str, Any]],

@@ -167,8 +167,12 @@ async def _execute_with_signals(engine: Engine, job: Any, owner: str,
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-    if status == "released":
+    if status == "released" and stop.is_set():
         raise Released(int(job.id))
+    if status == "released":  # the handler was stopped by a lost database (exit code 2)
+        raise RunError(f"the database could not be reached while job {job.id} ran; it was "
+                       "given back to the queue: a worker continues it, or `python -m "
+                       "evalcore runs resume` once the database is back")
     return status
 
 

@@ -14,6 +14,7 @@ import logging
 import os
 import socket
 import uuid
+from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
@@ -101,7 +102,7 @@ class Worker:
                 task = asyncio.create_task(execute_job(self.engine, claimed, self.name,
                                                        stop=self.stop))
                 self.active[int(claimed.id)] = task
-                task.add_done_callback(lambda _t, jid=int(claimed.id): self._done(jid))
+                task.add_done_callback(lambda t, jid=int(claimed.id): self._done(jid, t))
                 continue  # look for more at once while there is room
             if once and not self.active:
                 break
@@ -140,10 +141,22 @@ class Worker:
         """Queue the jobs of schedules that fell due and of scheduled runs that ended
         (blocking; `store.schedules` makes each happen once whatever the workers)."""
         try:
-            enqueue_due(self.engine)
+            enqueue_due(self.engine, unreachable=self.unreachable)
             enqueue_checks(self.engine)
         except Exception as exc:  # noqa: BLE001 - tried again at the next tick
             database(self.engine).failed(f"worker {self.name} looked for due schedules", exc)
+        else:
+            database(self.engine).ok()
+
+    def unreachable(self, moment: datetime) -> Optional[tuple[datetime, datetime]]:
+        """When this worker could not reach the database around `moment` (UTC), if it
+        could not: a due time missed then says so, not that no worker ran."""
+        window = database(self.engine).unreachable(moment.timestamp())
+        if window is None:
+            return None
+        start, end = window
+        return (datetime.fromtimestamp(start, timezone.utc),
+                datetime.fromtimestamp(end, timezone.utc))
 
     async def _schedules(self) -> None:
         while True:
@@ -173,9 +186,11 @@ class Worker:
         except Exception as exc:  # noqa: BLE001 - its row simply ages out
             log.warning("worker %s: heartbeat row not removed (%s)", self.name, short(exc))
 
-    def _done(self, job_id: int) -> None:
+    def _done(self, job_id: int, task: asyncio.Task) -> None:
         self.active.pop(job_id, None)
         self.finished += 1
+        if not task.cancelled() and task.exception() is not None:  # retrieved: one line
+            database(self.engine).failed(f"job {job_id} ended", task.exception())
 
     async def _sleep(self, seconds: float) -> None:
         try:

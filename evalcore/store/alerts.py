@@ -1,9 +1,12 @@
-"""Alert deliveries: one row per (event, channel), inserted BEFORE the message is sent.
+"""Alert deliveries: one row per (event, channel), inserted BEFORE the message is sent,
+and each try counted on it BEFORE that try goes out.
 
 A worker that finds the row already there does not send: either the message went out
-(sent), failed for good (failed), or a worker died while sending it (sending), and then
-sending again could make a second message, so it is marked failed with that reason. At
-most one message per event and channel, whatever crashes or retries.
+(sent), failed for good (failed), or a worker died while sending it (sending). A dead
+worker's row that counts no try sent nothing: the finder takes it over and sends. One
+that counts a try may have reached the channel: sending again could make a second
+message, so it is marked 'possibly delivered' with that reason. At most one message per
+event and channel, whatever crashes or retries, and none silently lost.
 """
 from __future__ import annotations
 
@@ -17,14 +20,17 @@ from evalcore.store.db import reader
 from evalcore.store.monitor_tables import AlertDelivery
 from evalcore.store.types import utcnow
 
-INTERRUPTED = ("interrupted: the worker stopped while sending; not sent again, so that no "
-               "second message can go out (check the channel)")
+POSSIBLY_DELIVERED = "possibly delivered"
+INTERRUPTED = ("interrupted during try {tries}: the worker stopped while sending, so the "
+               "channel may have it; not sent again, so that no second message can go out "
+               "(check the channel)")
 
 
 def claim_delivery(engine: Any, event: str, channel: str, *, run_id: Optional[int] = None,
                    schedule_id: Optional[int] = None) -> Optional[int]:
-    """Insert the delivery row; its id if this caller sends, None if it exists already
-    (a row left 'sending' by a dead worker is marked failed, never sent twice)."""
+    """Insert the delivery row; its id if this caller sends, None if it exists already.
+    A row left 'sending' by a dead worker is taken over (its id returned) when it counts
+    no try, else marked possibly delivered; it is never sent twice."""
     table = AlertDelivery.__table__
     try:
         with engine.begin() as conn:
@@ -33,11 +39,28 @@ def claim_delivery(engine: Any, event: str, channel: str, *, run_id: Optional[in
                 status="sending", attempts=0, created_at=utcnow()).returning(table.c.id)
                 ).scalar_one())
     except IntegrityError:
-        with engine.begin() as conn:
-            conn.execute(update(AlertDelivery).where(
-                AlertDelivery.event == event, AlertDelivery.channel == channel,
-                AlertDelivery.status == "sending").values(status="failed", error=INTERRUPTED))
-        return None
+        pass
+    with engine.begin() as conn:
+        row = conn.execute(select(table.c.id, table.c.status, table.c.attempts).where(
+            table.c.event == event, table.c.channel == channel)).one()
+        if row.status != "sending":
+            return None
+        if row.attempts == 0:  # nothing went out: the first try decides who sends
+            return int(row.id)
+        conn.execute(update(table).where(table.c.id == row.id, table.c.status == "sending")
+                     .values(status=POSSIBLY_DELIVERED,
+                             error=INTERRUPTED.format(tries=row.attempts)))
+    return None
+
+
+def start_attempt(engine: Any, delivery_id: int, attempt: int) -> bool:
+    """Count try `attempt` on the row before it goes out; False if another worker counted
+    it first (it sends; this one must not)."""
+    table = AlertDelivery.__table__
+    with engine.begin() as conn:
+        return conn.execute(update(table).where(
+            table.c.id == delivery_id, table.c.status == "sending",
+            table.c.attempts == attempt - 1).values(attempts=attempt)).rowcount == 1
 
 
 def finish_delivery(engine: Any, delivery_id: int, *, ok: bool, attempts: int,

@@ -85,7 +85,8 @@ class AlertDelivery(SQLModel, table=True):
     channel: str = Field(description="the channel's masked label, e.g. webhook slack ***")
     run_id: Optional[int] = Field(default=None, index=True)
     schedule_id: Optional[int] = Field(default=None, index=True)
-    status: str = Field(default="sending", description="sending, sent, failed")
+    status: str = Field(default="sending",
+                        description="sending, sent, failed, possibly delivered")
     attempts: int = 0
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow,

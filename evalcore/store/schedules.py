@@ -8,12 +8,16 @@ fails on the unique key and rolls back whole. A worker dying afterwards leaves a
 job the job engine hands to another worker (claim, lease, fence). A due time whose
 previous run is still going gets a `skipped` row and no job: runs are never doubled.
 `enqueue_checks` does the same for finished runs (one gate-and-alert job each).
+
+Missed due times (no worker ran, or the database could not be reached): the first one
+missed is run as soon as a worker can (late, saying why); the later ones of the same gap
+are recorded `skipped` with the reason, so a gap never starts a burst of runs at once.
 """
 from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, timezone
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection, Engine, Row
@@ -28,6 +32,25 @@ from evalcore.store.types import utcnow
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_SKIPPED = 50
 """Due times missed while no worker ran are recorded as skipped, up to this many."""
+NO_WORKER = "no worker was running at this due time"
+Unreachable = Callable[[datetime], Optional[tuple[datetime, datetime]]]
+"""When the caller could not reach the database around a moment: (from, to), else None."""
+
+
+def _missed(when: datetime, unreachable: Optional[Unreachable], *, ran: bool) -> Optional[str]:
+    """Why due time `when` was missed: the database could not be reached (the caller
+    was running then), else no worker ran. `ran`: this due time is run now, late; None
+    when it is not late for a known outage."""
+    window = unreachable(when) if unreachable is not None else None
+    if window is None:
+        return None if ran else NO_WORKER
+    start, end = window
+    gap = f"from {start:%H:%M:%S} to {end:%H:%M:%S} UTC"
+    if ran:
+        return (f"late: the database could not be reached at this due time ({gap}); "
+                "run when it came back")
+    return (f"the database could not be reached at this due time ({gap}); the first due "
+            "time it missed was run when it came back, this one skipped")
 RUN_ENDED = ("done", "failed", "cancelled")
 
 
@@ -213,7 +236,8 @@ def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
     return None
 
 
-def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[int]:
+def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
+                 unreachable: Optional[Unreachable] = None) -> Optional[int]:
     """Handle one schedule's due time in one transaction; returns the job id (None when
     skipped, not due, or another worker got there first)."""
     from evalcore.store.jobs import create_job
@@ -242,8 +266,9 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
                 conn.execute(table.insert().values(due_at=due, status="skipped",
                                                    reason=busy, **base))
             else:
-                sr = conn.execute(table.insert().values(due_at=due, status="queued", **base)
-                                  .returning(table.c.id)).scalar_one()
+                sr = conn.execute(table.insert().values(
+                    due_at=due, status="queued", reason=_missed(due, unreachable, ran=True),
+                    **base).returning(table.c.id)).scalar_one()
                 job_id = create_job(conn, "schedule", params={"schedule_run": int(sr),
                                                                "step": "create"},
                                     label=f"schedule {schedule_id} due {due:%H:%M:%S}",
@@ -251,7 +276,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
             for when in missed:
                 conn.execute(table.insert().values(
                     due_at=when, status="skipped", **base,
-                    reason="no worker was running at this due time"))
+                    reason=_missed(when, unreachable, ran=False)))
             conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id)
                          .values(next_due_at=nxt))
             return job_id
@@ -259,14 +284,16 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime) -> Optional[in
         return None  # another worker handled this due time in the meantime
 
 
-def enqueue_due(engine: Engine, now: Optional[datetime] = None) -> list[int]:
+def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
+                unreachable: Optional[Unreachable] = None) -> list[int]:
     """Queue one job per schedule that has fallen due (called by every worker); returns
-    the job ids this call created."""
+    the job ids this call created. `unreachable` says when the calling worker could not
+    reach the database, the reason recorded on the due times missed then."""
     now = now or utcnow()
     with reader(engine).connect() as conn:
         due = list(conn.execute(select(SCHEDULE.c.id).where(
             SCHEDULE.c.paused.is_(False), SCHEDULE.c.next_due_at <= now)).scalars())
-    made = [_enqueue_one(engine, int(sid), now) for sid in due]
+    made = [_enqueue_one(engine, int(sid), now, unreachable) for sid in due]
     return [j for j in made if j is not None]
 
 

@@ -11,11 +11,13 @@ from aiohttp import web
 
 class WebhookReceiver:
     """POST /hook: the first `fail_first` requests get HTTP 500, the rest 200 and their
-    bodies kept in `bodies` (the messages that reached the receiver)."""
+    bodies kept in `bodies` (the messages that reached the receiver); each answered after
+    `delay` seconds (a sender can be cut while it waits)."""
 
-    def __init__(self, fail_first: int = 0, reply: str = "ok") -> None:
+    def __init__(self, fail_first: int = 0, reply: str = "ok", delay: float = 0.0) -> None:
         self.fail_first = fail_first
         self.reply = reply
+        self.delay = delay
         self.requests = 0
         self.bodies: list[Any] = []
         self.port = 0
@@ -30,6 +32,8 @@ class WebhookReceiver:
     async def _hook(self, request: web.Request) -> web.Response:
         self.requests += 1
         body = await request.json()
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if self.requests <= self.fail_first:
             return web.Response(status=500, text="try again")
         self.bodies.append(body)

@@ -121,18 +121,42 @@ def test_retries_with_backoff_and_never_twice_per_event(engine, fast_retries, al
     assert "eod_max" not in hook.bodies[0]["text"]  # passed checks are not alerted
 
 
-def test_a_send_cut_by_a_crash_is_not_sent_again(engine, allow_outbound):
-    """The delivery row was claimed (the worker died while sending): the takeover marks it
-    failed with the reason instead of risking a second message."""
+def test_a_delivery_claimed_by_a_dead_worker_before_any_try_is_sent(engine, allow_outbound):
+    """The delivery row was claimed and the worker died before its first try: nothing went
+    out, so the takeover sends it (it used to be marked failed, "not sent", attempts 0)."""
     with WebhookReceiver() as hook:
         allow_outbound(hook.port)
         chans = [channels.webhook(hook.url)]
         assert claim_delivery(engine, "run:8:gate_failed", channels.label(chans[0]), run_id=8)
         result = asyncio.run(alerts.deliver(engine, "run:8:gate_failed", chans, _message(),
                                             run_id=8))
-    assert result[0]["status"] == "already" and hook.bodies == []
-    assert deliveries(engine, run_id=8)[0]["status"] == "failed"
-    assert "not sent again" in deliveries(engine, run_id=8)[0]["error"]
+    assert result[0]["status"] == "sent" and len(hook.bodies) == 1
+    assert [(d["status"], d["attempts"]) for d in deliveries(engine, run_id=8)] == [("sent", 1)]
+
+
+def test_a_send_cut_by_a_crash_is_possibly_delivered_and_not_sent_again(engine,
+                                                                        allow_outbound):
+    """A worker killed while its POST was in flight (here: its task cancelled while the
+    receiver holds the reply) had counted that try first: the takeover reports the alert
+    as possibly delivered with the try, and does not send a second message."""
+    async def cut() -> None:
+        sending = asyncio.create_task(alerts.deliver(engine, "run:8:gate_failed", chans,
+                                                     _message(), run_id=8))
+        while hook.requests == 0:
+            await asyncio.sleep(0.01)
+        sending.cancel()  # the process dies: nothing after this line of its runs
+        await asyncio.gather(sending, return_exceptions=True)
+
+    with WebhookReceiver(delay=5.0) as hook:
+        allow_outbound(hook.port)
+        chans = [channels.webhook(hook.url)]
+        asyncio.run(cut())
+        again = asyncio.run(alerts.deliver(engine, "run:8:gate_failed", chans, _message(),
+                                           run_id=8))
+    assert again[0]["status"] == "already" and hook.requests == 1
+    [row] = deliveries(engine, run_id=8)
+    assert (row["status"], row["attempts"]) == ("possibly delivered", 1)
+    assert "not sent again" in row["error"] and "try 1" in row["error"]
 
 
 def test_failure_recorded_with_reason_after_the_retries(engine, fast_retries, allow_outbound):

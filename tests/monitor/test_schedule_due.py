@@ -139,3 +139,27 @@ def test_paused_schedules_make_nothing_and_resume_from_now(engine, settings, dat
     assert schedules.as_utc(row.next_due_at) > datetime.now(timezone.utc)
     with engine.connect() as conn:
         assert conn.execute(select(ScheduleRun.id)).all() == []
+
+
+def test_due_times_missed_in_an_outage_say_so_and_the_first_runs_late(engine, settings,
+                                                                       dataset, server):
+    """The worker that handles the gap could not reach the database from T0+5 s to
+    T0+27 s: due times 10 and 20 fell in it. The first missed one runs, late, saying why;
+    the next is skipped saying the database could not be reached (it used to say that
+    no worker was running, while the worker ran); 30, after the outage, is a plain miss."""
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10,
+                                   start=T0 + timedelta(seconds=10))
+    down = (T0 + timedelta(seconds=5), T0 + timedelta(seconds=27))
+
+    def unreachable(when: datetime):  # noqa: ANN202
+        return down if down[0] <= when <= down[1] else None
+
+    assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=35),
+                                     unreachable=unreachable)) == 1
+    rows = _rows(engine, sched.id)
+    assert [r.status for r in rows] == ["queued", "skipped", "skipped"]
+    assert rows[0].reason.startswith("late: the database could not be reached")
+    assert "12:00:05 to 12:00:27 UTC" in rows[1].reason
+    assert "database could not be reached" in rows[1].reason
+    assert rows[2].reason == schedules.NO_WORKER

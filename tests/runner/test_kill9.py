@@ -63,3 +63,33 @@ def test_killed_run_keeps_finished_calls_and_resume_completes_it(engine, setting
     assert queries.count_calls(engine, run_id) == total
     final = queries.get_run(engine, run_id)
     assert (final.status, final.done, final.total) == ("done", total, total)
+
+
+SLOTS = 8
+
+
+def test_a_kill_pays_again_at_most_the_calls_in_flight(engine, settings, dataset, server):
+    """Calls answered but not yet stored were lost with the process and paid for again on
+    resume (16 with 8 in flight): a call now keeps its slot until its reply is stored, so
+    what the server answered beyond the stored calls is at most the calls in flight."""
+    server.reconfigure(latency=0.02)  # ~100 answers per 0.25 s: a buffer would hold many
+    add_model(settings, server, concurrency=SLOTS)
+    proc = cli(settings, "stability", "--dataset", dataset, "--model", "fake",
+               "--rounds", "60")
+    deadline = time.monotonic() + 60
+    run_id = None
+    while run_id is None or queries.count_calls(engine, run_id) < 40:
+        assert time.monotonic() < deadline and proc.poll() is None, "no progress"
+        runs = queries.list_runs(engine)
+        run_id = runs[0].id if runs else None
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    paid, kept = server.stats.requests, queries.count_calls(engine, run_id)
+    assert kept < 6 * 60, "kill came too late to test anything"
+    assert paid - kept <= SLOTS, f"{paid} calls paid, {kept} stored"
+
+    server.reset_stats()
+    resumed = cli_here(settings, "runs", "resume", str(run_id), "--force")
+    assert resumed.returncode == 0, resumed.stderr
+    assert server.stats.requests == 6 * 60 - kept  # nothing stored is asked again
