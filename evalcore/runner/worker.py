@@ -141,7 +141,8 @@ class Worker:
         """Queue the jobs of schedules that fell due and of scheduled runs that ended
         (blocking; `store.schedules` makes each happen once whatever the workers)."""
         try:
-            enqueue_due(self.engine, unreachable=self.unreachable)
+            enqueue_due(self.engine, unreachable=self.unreachable,
+                        running_since=self.started_at)
             enqueue_checks(self.engine)
         except Exception as exc:  # noqa: BLE001 - tried again at the next tick
             database(self.engine).failed(f"worker {self.name} looked for due schedules", exc)

@@ -33,17 +33,24 @@ UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_SKIPPED = 50
 """Due times missed while no worker ran are recorded as skipped, up to this many."""
 NO_WORKER = "no worker was running at this due time"
+LATE_WORKER = ("a worker was running but reached this due time late (a busy machine); "
+               "skipped so that late due times do not pile up runs")
 Unreachable = Callable[[datetime], Optional[tuple[datetime, datetime]]]
 """When the caller could not reach the database around a moment: (from, to), else None."""
 
 
-def _missed(when: datetime, unreachable: Optional[Unreachable], *, ran: bool) -> Optional[str]:
+def _missed(when: datetime, unreachable: Optional[Unreachable], *, ran: bool,
+            running_since: Optional[datetime] = None) -> Optional[str]:
     """Why due time `when` was missed: the database could not be reached (the caller
-    was running then), else no worker ran. `ran`: this due time is run now, late; None
-    when it is not late for a known outage."""
+    was running then), else the caller was running but late (it has run since before
+    `when`), else no worker ran. `ran`: this due time is run now, late; None when it is
+    not late for a known outage."""
     window = unreachable(when) if unreachable is not None else None
     if window is None:
-        return None if ran else NO_WORKER
+        if ran:
+            return None
+        return (LATE_WORKER if running_since is not None and as_utc(running_since) <= when
+                else NO_WORKER)
     start, end = window
     gap = f"from {start:%H:%M:%S} to {end:%H:%M:%S} UTC"
     if ran:
@@ -237,7 +244,8 @@ def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
 
 
 def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
-                 unreachable: Optional[Unreachable] = None) -> Optional[int]:
+                 unreachable: Optional[Unreachable] = None,
+                 running_since: Optional[datetime] = None) -> Optional[int]:
     """Handle one schedule's due time in one transaction; returns the job id (None when
     skipped, not due, or another worker got there first)."""
     from evalcore.store.jobs import create_job
@@ -276,7 +284,8 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
             for when in missed:
                 conn.execute(table.insert().values(
                     due_at=when, status="skipped", **base,
-                    reason=_missed(when, unreachable, ran=False)))
+                    reason=_missed(when, unreachable, ran=False,
+                                   running_since=running_since)))
             conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id)
                          .values(next_due_at=nxt))
             return job_id
@@ -285,15 +294,17 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
 
 
 def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
-                unreachable: Optional[Unreachable] = None) -> list[int]:
+                unreachable: Optional[Unreachable] = None,
+                running_since: Optional[datetime] = None) -> list[int]:
     """Queue one job per schedule that has fallen due (called by every worker); returns
     the job ids this call created. `unreachable` says when the calling worker could not
-    reach the database, the reason recorded on the due times missed then."""
+    reach the database, `running_since` since when it runs: the reasons recorded on the
+    due times it missed (an outage, a late tick, or no worker at all)."""
     now = now or utcnow()
     with reader(engine).connect() as conn:
         due = list(conn.execute(select(SCHEDULE.c.id).where(
             SCHEDULE.c.paused.is_(False), SCHEDULE.c.next_due_at <= now)).scalars())
-    made = [_enqueue_one(engine, int(sid), now, unreachable) for sid in due]
+    made = [_enqueue_one(engine, int(sid), now, unreachable, running_since) for sid in due]
     return [j for j in made if j is not None]
 
 

@@ -163,3 +163,19 @@ def test_due_times_missed_in_an_outage_say_so_and_the_first_runs_late(engine, se
     assert "12:00:05 to 12:00:27 UTC" in rows[1].reason
     assert "database could not be reached" in rows[1].reason
     assert rows[2].reason == schedules.NO_WORKER
+
+
+def test_due_times_a_running_worker_reached_late_do_not_say_no_worker_ran(engine, settings,
+                                                                          dataset, server):
+    """A worker running since T0+25 on a busy machine ticks at T0+35: due time 30 was
+    missed while it ran (late, not absent); 20, before it started, is no worker's."""
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10,
+                                   start=T0 + timedelta(seconds=10))
+    assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=35),
+                                     running_since=T0 + timedelta(seconds=25))) == 1
+    rows = _rows(engine, sched.id)
+    assert [r.status for r in rows] == ["queued", "skipped", "skipped"]
+    assert rows[0].reason is None
+    assert rows[1].reason == schedules.NO_WORKER  # due 20: before the worker started
+    assert rows[2].reason == schedules.LATE_WORKER  # due 30: it ran, but late
