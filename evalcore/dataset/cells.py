@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from evalcore.config import max_field_bytes
 from evalcore.error_text import shown
@@ -76,3 +77,12 @@ def name_problem(text: str) -> str | None:
             return (f"holds the invisible character U+{ord(char):04X} ({what}) at character "
                     f"{position}, which hides or reorders the name where it is shown")
     return None
+
+
+def column_name(raw: Any) -> str:
+    """A header or JSON key as the formats see it: stripped, byte-order marks removed.
+
+    CBBQ's own JSON files start their first key with a BOM inside the quotes
+    ('\\ufeffexample_id'); str.strip() keeps it, and the format would miss the column.
+    """
+    return str(raw).replace("\ufeff", "").strip()

@@ -19,16 +19,16 @@ from __future__ import annotations
 
 import hashlib
 import io
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
 from evalcore.config import max_import_bytes
-from evalcore.dataset.cells import check_names, check_row, field_limit, name_problem
+from evalcore.dataset.cells import check_names, check_row, column_name, field_limit, name_problem
 from evalcore.dataset.csvrows import csv_records, csv_rows
 from evalcore.dataset.encoding import chunks, decode_text, detect_encoding
+from evalcore.dataset.jsonfiles import read_json, read_jsonl
 from evalcore.dataset.workbook import sheet_rows
 from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
@@ -41,9 +41,7 @@ Source = Union[str, Path, bytes]
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json", ".xlsx", ".xlsm")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
 XLSX_SUFFIXES = (".xlsx", ".xlsm")
-MAX_JSON_DEPTH = 100
-"""Deepest nesting of a JSON value read (deeper is refused, never a RecursionError)."""
-__all__ = ["decode_text", "detect_encoding"]  # re-exported: their home is dataset.encoding
+__all__ = ["column_name", "decode_text", "detect_encoding"]  # re-exported from their homes
 
 _ROW_NOTES = {
     "row": "rows numbered as in a spreadsheet: the header is row 1",
@@ -205,9 +203,9 @@ def read_table(source: Source, filename: str | None = None,
     if suffix in XLSX_SUFFIXES:
         df, unit, numbers, encoding, repairs = _frame_of(_stream_xlsx(opener, name, sheet))
     elif suffix == ".jsonl":
-        df, unit, numbers, encoding, repairs = _read_jsonl(held_bytes(opener, name), name)
+        df, unit, numbers, encoding, repairs = read_jsonl(held_bytes(opener, name), name)
     elif suffix == ".json":
-        df, unit, numbers, encoding, repairs = _read_json(held_bytes(opener, name), name)
+        df, unit, numbers, encoding, repairs = read_json(held_bytes(opener, name), name)
     elif suffix in CSV_SUFFIXES:
         df, unit, numbers, encoding, repairs = _frame_of(
             _stream_csv(opener, name, suffix))
@@ -238,15 +236,6 @@ def row_label(df: "pd.DataFrame", position: int) -> str:
     numbers = df.attrs.get("row_numbers") or []
     number = numbers[position] if position < len(numbers) else position + 2
     return f"{unit} {number}"
-
-
-def column_name(raw: Any) -> str:
-    """A header or JSON key as the formats see it: stripped, byte-order marks removed.
-
-    CBBQ's own JSON files start their first key with a BOM inside the quotes
-    ('\\ufeffexample_id'); str.strip() keeps it, and the format would miss the column.
-    """
-    return str(raw).replace("\ufeff", "").strip()
 
 
 def _check_columns(df: "pd.DataFrame", name: str) -> None:
@@ -317,89 +306,3 @@ def _stream_xlsx(opener: Opener, name: str, sheet: str | None) -> RowStream:
             yield number, row
 
     return RowStream(name, header, "xlsx", "row", data())
-
-
-def _cell(value: Any) -> str:
-    """A JSON value as the text a CSV cell would hold; nested values stay JSON text."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _frame(records: list[dict[str, Any]]) -> Any:
-    import pandas as pd
-
-    records = [{column_name(k): v for k, v in r.items()} for r in records]
-    columns: dict[str, None] = {}
-    for record in records:
-        columns.update(dict.fromkeys(record))
-    rows = [[_cell(r.get(c)) for c in columns] for r in records]
-    return pd.DataFrame(rows, columns=list(columns), dtype=str)
-
-
-def _too_deep(value: Any) -> bool:
-    """Whether `value` nests lists/objects more than MAX_JSON_DEPTH deep (no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > MAX_JSON_DEPTH:
-            return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
-
-
-def _loads(text: str, where: str, position: Callable[[json.JSONDecodeError], str],
-           hint: str) -> Any:
-    """`json.loads`, or a DatasetError for invalid JSON, nesting deeper than
-    MAX_JSON_DEPTH (never a RecursionError) or a number Python will not read."""
-    deep = False
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: not valid JSON ({exc.msg} at {position(exc)}); "
-                           f"{hint}") from None
-    except RecursionError:
-        value, deep = None, True
-    except ValueError as exc:  # an integer of more than 4,300 digits
-        raise DatasetError(f"{where}: cannot read a value ({str(exc)[:120]}); write long "
-                           "numbers as text (in quotes)") from None
-    if deep or isinstance(value, (dict, list)) and _too_deep(value):
-        raise DatasetError(f"{where}: JSON nested more than {MAX_JSON_DEPTH} levels deep; "
-                           "flatten it (questions, answers and options are plain values)")
-    return value
-
-
-def _read_jsonl(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
-    text, encoding = decode_text(data, name)
-    records, numbers = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        record = _loads(line, f"{name} line {number}", lambda e: f"column {e.colno}",
-                        "every line must be one JSON object")
-        if not isinstance(record, dict):
-            raise DatasetError(f"{name} line {number}: expected a JSON object "
-                               f"{{\"question\": ...}}, found {type(record).__name__}")
-        records.append(record)
-        numbers.append(number)
-    if not records:
-        raise DatasetError(f"{name}: no JSON objects found")
-    return _frame(records), "line", numbers, encoding, []
-
-
-def _read_json(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
-    text, encoding = decode_text(data, name)
-    payload = _loads(text, name, lambda e: f"line {e.lineno}, column {e.colno}",
-                     "for one object per line name the file .jsonl")
-    if isinstance(payload, dict) and isinstance(payload.get("data"), list):
-        payload = payload["data"]
-    if not isinstance(payload, list):
-        raise DatasetError(f"{name}: expected a JSON list of objects or {{\"data\": [...]}}")
-    for number, record in enumerate(payload, start=1):
-        if not isinstance(record, dict):
-            raise DatasetError(f"{name} item {number}: expected a JSON object, "
-                               f"found {type(record).__name__}")
-    return _frame(payload), "item", list(range(1, len(payload) + 1)), encoding, []

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import datetime as dt
 import zipfile
-from collections.abc import Iterator
-from typing import IO, Any, Callable
+from collections.abc import Callable, Iterator
+from typing import IO, Any
 
 from evalcore.config import max_import_bytes
 from evalcore.dataset.workbook_bounds import RESAVE, check_zip, scan_workbook
