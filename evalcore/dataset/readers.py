@@ -162,11 +162,11 @@ def _stream_csv(opener: Opener, name: str, suffix: str) -> RowStream:
     if not first.strip():
         raise DatasetError(f"{name}: the file is empty")
     sep = _sniff_delimiter(first, suffix)
-    records = csv_records(opener, encoding, sep, name, limit)
-    header = [str(c).strip() for c in next(records)[2]]
-    _check_header(header, name)
     repairs: list[str] = []
     warnings: list[str] = []
+    records = csv_records(opener, encoding, sep, name, limit, repairs)
+    header = [str(c).strip() for c in next(records)[2]]
+    _check_header(header, name)
     return RowStream(name, header, encoding, "row",
                      csv_rows(records, header, sep, name, limit, repairs, warnings),
                      repairs, warnings)
