@@ -119,8 +119,8 @@ class _Scanner:
         self.cell = ""
         self.cell_type: str | None = None
         self.has_formula = self.has_value = False
-        self.value = ""
-        self.in_value = self.in_cell = False
+        self.value = self.in_value = ""
+        self.in_cell = False
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.buffer_text = True
         parser.StartDoctypeDeclHandler = self._doctype
@@ -166,8 +166,7 @@ class _Scanner:
         elif local == "f":
             self.has_formula = True
         elif local in ("v", "is"):
-            self.has_value = True
-            self.in_value = local == "v"
+            self.in_value = local
         if not self.in_cell:
             self.run = 0
 
@@ -177,8 +176,8 @@ class _Scanner:
         if self.kind == "sst" and local == "si" and self.run > self.limit:
             self.long_strings.add(self.strings)
         elif self.kind == "worksheet":
-            if local == "v":
-                self.in_value = False
+            if local in ("v", "is"):
+                self.in_value = ""
             elif local == "c":
                 self.in_cell = False
                 self._cell_end()
@@ -199,7 +198,9 @@ class _Scanner:
 
     def _text(self, data: str) -> None:
         self.run += len(data)
-        if self.in_value and self.cell_type == "s" and len(self.value) < 12:
+        if self.in_value:
+            self.has_value = self.has_value or bool(data.strip())
+        if self.in_value == "v" and self.cell_type == "s" and len(self.value) < 12:
             self.value += data
         if self.run > self.limit and self.kind == "worksheet" and self.in_cell:
             self._cell_end()  # refuse now: the rest of a huge cell need not be read
