@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from evalcore.config import max_import_bytes
-from evalcore.dataset.workbook_bounds import RESAVE, check_zip, scan_workbook
+from evalcore.dataset.workbook_bounds import BROKEN_ZIP, RESAVE, check_zip, scan_workbook
 from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 
@@ -70,7 +70,7 @@ def sheet_rows(opener: Opener, name: str, sheet: str | None, limit: int
 def _zip(fh: IO[bytes], name: str) -> zipfile.ZipFile:
     try:
         return zipfile.ZipFile(fh)
-    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+    except BROKEN_ZIP as exc:
         raise DatasetError(f"{name}: cannot read the workbook ({str(exc)[:120]}); "
                            f"{RESAVE}") from None
 

@@ -16,6 +16,7 @@ are kept per sheet and raised only for the sheet chosen.
 from __future__ import annotations
 
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
@@ -31,6 +32,9 @@ MAX_CELLS = 5_000_000
 """Most cells a sheet, or shared strings a workbook, may hold (memory stays bounded)."""
 CHUNK = 1 << 20
 RESAVE = "save it again as .xlsx from Excel or LibreOffice"
+BROKEN_ZIP = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError,
+              NotImplementedError, RuntimeError)
+"""What zipfile raises for a damaged, encrypted or unknown-method zip."""
 
 
 @dataclass
@@ -95,7 +99,7 @@ def scan_workbook(archive: zipfile.ZipFile, name: str, limit: int) -> WorkbookSc
             raise DatasetError(f"{name}: cannot read the workbook ({member} is not well-formed "
                                f"XML: {expat.ErrorString(exc.code)}, line {exc.lineno}); "
                                f"{RESAVE}") from None
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except BROKEN_ZIP as exc:
             raise DatasetError(f"{name}: cannot read the workbook ({member}: "
                                f"{str(exc)[:120]}); {RESAVE}") from None
         if scanner.kind == "worksheet":
