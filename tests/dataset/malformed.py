@@ -265,7 +265,8 @@ CASES: list[Case] = [
          lambda: _qa([(f"ئۇيغۇرچە سوئال {i} བོད་ཡིག 😀", str(i)) for i in range(5)]
                      ).encode("gb18030"),
          items=5, questions={1: "ئۇيغۇرچە سوئال 1 བོད་ཡིག 😀"},
-         about="GB18030 4-byte characters (was 'not valid cp1251 text')"),
+         about="GB18030 4-byte characters (refused as 'not valid cp1251 text', or read as "
+               "Windows-1251)"),
     Case("sjis_halfwidth.csv",
          lambda: _qa([(f"ｶﾀｶﾅの問題ﾃｽﾄ{i}", str(i)) for i in range(5)]).encode("shift_jis"),
          items=5, questions={0: "ｶﾀｶﾅの問題ﾃｽﾄ0"}, about="Shift-JIS with half-width katakana"),
