@@ -46,6 +46,8 @@ CLEAR_LEAD = 0.1
 """How much larger the best reading's share of common letters must be than the next."""
 MULTIBYTE = ("gb18030", "big5", "shift_jis", "euc_kr")
 """Encodings in which a line of another one can decode without error (checked line by line)."""
+RARE_IN_LINE = 3
+"""Rare characters a line must hold to be checked against the other encodings."""
 OPINION_MARGIN = 0.1
 """How much less chaotic charset-normalizer must find one of two close readings to pick it."""
 SAMPLE_LINES = 400
@@ -307,39 +309,56 @@ def _second_opinion(sample: bytes, rivals: list[str]) -> str | None:
 def _check_lines(opener: Opener, filename: str, encoding: str) -> None:
     """Refuse a line (anywhere in the file) that reads as rare characters in `encoding`
     but as common text in another: a GBK file with one Big5 line decodes whole as GB18030,
-    that line as nonsense. Lines are split at LF, never part of a CJK character."""
-    han, common = _han_patterns()
-    number, at_start = 0, True
-    with opener() as fh:
-        while raw := fh.readline(SAMPLE_LINE_BYTES):
-            number += at_start
-            at_start = raw.endswith(b"\n")
-            if raw.isascii():
+    that line as nonsense. Read in blocks of whole lines (LF is never part of a CJK
+    character); only lines holding RARE_IN_LINE rare characters are looked at closely."""
+    line, carry = 1, b""
+    for chunk in chunks(opener):
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1
+        if not cut and len(data) < 4 * CHUNK_BYTES:
+            carry = data
+            continue
+        cut = cut or len(data)
+        _check_block(data[:cut], line, filename, encoding)
+        line, carry = line + data.count(b"\n", 0, cut), data[cut:]
+    if carry:
+        _check_block(carry, line, filename, encoding)
+
+
+def _check_block(block: bytes, first: int, filename: str, encoding: str) -> None:
+    text = block.decode(encoding, errors="replace")
+    rare: dict[int, int] = {}
+    offset = position = 0
+    for found in _rare_pattern().finditer(text):
+        offset += text.count("\n", position, found.start())
+        position = found.start()
+        rare[offset] = rare.get(offset, 0) + 1
+    suspects = [at for at, count in rare.items() if count >= RARE_IN_LINE]
+    if not suspects:
+        return
+    lines = block.split(b"\n")
+    for at in suspects:
+        raw = lines[at]
+        mine = raw.decode(encoding, errors="replace").rstrip("\r")
+        here = _common_share([mine])
+        for other in LEGACY:
+            try:
+                reading = raw.decode(other).rstrip("\r")
+            except UnicodeDecodeError:
                 continue
-            text = raw.decode(encoding, errors="replace")
-            total = len(han.findall(text))
-            if total < MIN_EVIDENCE // 2 or len(common.findall(text)) * 2 > total:
-                continue
-            here = _common_share([text])
-            for other in LEGACY:
-                try:
-                    reading = raw.decode(other).rstrip("\r\n")
-                except UnicodeDecodeError:
-                    continue
-                if other != encoding and _common_share([reading]) - here >= CLEAR_LEAD * 3:
-                    raise DatasetError(
-                        f"{filename} line {number}: reads as {other} "
-                        f"({shown(reading[:40])}), not as {encoding} like the rest of the file "
-                        f"(where it would be {shown(text.rstrip()[:40])}); save that line in "
-                        f"{encoding}, or " + SAVE_AS_UTF8)
+            if other != encoding and _common_share([reading]) - here >= CLEAR_LEAD * 3:
+                raise DatasetError(
+                    f"{filename} line {first + at}: reads as {other} ({shown(reading[:40])}), "
+                    f"not as {encoding} like the rest of the file (where it would be "
+                    f"{shown(mine[:40])}); save that line in {encoding}, or " + SAVE_AS_UTF8)
 
 
 @lru_cache(maxsize=1)
-def _han_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Regexes for any Han character and for the frequent ones (`_common`), so a whole
-    file's lines are measured in C."""
-    frequent = "".join(chr(c) for c in range(0x4E00, 0xA000) if _common(chr(c), "", False))
-    return re.compile("[\u4e00-\u9fff]"), re.compile(f"[{frequent}]")
+def _rare_pattern() -> re.Pattern[str]:
+    """Han characters that are not frequent (`_common`) and private-use characters (what
+    GB18030 makes of bytes no text holds): found in C over a whole block."""
+    rare = "".join(chr(c) for c in range(0x4E00, 0xA000) if not _common(chr(c), "", False))
+    return re.compile(f"[{rare}\ue000-\uf8ff]")
 
 
 def decode_text(data: bytes, filename: str) -> tuple[str, str]:

@@ -108,3 +108,14 @@ def test_a_file_name_with_control_characters_is_refused(name: str, run, tmp_path
 def test_an_emoji_file_name_is_kept() -> None:
     parsed = parse_dataset(b"question,answer\nq,1\n", "quiz \U0001f469\u200d\U0001f52c.csv")
     assert parsed.source_file == "quiz \U0001f469\u200d\U0001f52c.csv"
+
+
+def test_charset_normalizer_breaks_only_clear_ties() -> None:
+    """The second opinion picks a reading it finds clearly less chaotic, else none (the
+    file is then refused as unclear, as latin1_cafe.csv is)."""
+    from evalcore.dataset.encoding import _second_opinion
+
+    russian = "Сколько будет два плюс два? Привет, как дела у тебя сегодня".encode("cp1251")
+    assert _second_opinion(russian, ["cp1252", "cp1251"]) == "cp1251"
+    french = "café naïve? Où est la bibliothèque? À bientôt, garçon. Déjà vu".encode("latin-1")
+    assert _second_opinion(french, ["cp1252", "cp1250"]) is None
