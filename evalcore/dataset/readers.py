@@ -165,7 +165,10 @@ def _stream_csv(opener: Opener, name: str, suffix: str) -> RowStream:
     repairs: list[str] = []
     warnings: list[str] = []
     records = csv_records(opener, encoding, sep, name, limit, repairs)
-    header = [str(c).strip() for c in next(records)[2]]
+    first_record = next(records, None)
+    if first_record is None:  # only a Ctrl-Z
+        raise DatasetError(f"{name}: the file is empty")
+    header = [str(c).strip() for c in first_record[2]]
     _check_header(header, name)
     return RowStream(name, header, encoding, "row",
                      csv_rows(records, header, sep, name, limit, repairs, warnings),

@@ -119,3 +119,8 @@ def test_charset_normalizer_breaks_only_clear_ties() -> None:
     assert _second_opinion(russian, ["cp1252", "cp1251"]) == "cp1251"
     french = "café naïve? Où est la bibliothèque? À bientôt, garçon. Déjà vu".encode("latin-1")
     assert _second_opinion(french, ["cp1252", "cp1250"]) is None
+
+
+def test_a_file_of_only_a_ctrl_z_is_empty() -> None:
+    with pytest.raises(DatasetError, match=r"^z\.csv: the file is empty$"):
+        read_table(b"\x1a", "z.csv")
