@@ -80,7 +80,7 @@ def _load(fh: IO[bytes], name: str) -> Any:
 
     try:
         return openpyxl.load_workbook(fh, read_only=True, data_only=True, keep_links=False)
-    except Exception as exc:  # openpyxl raises several unrelated types for broken files
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises many unrelated types
         raise DatasetError(f"{name}: cannot read the workbook ({str(exc)[:120]}); "
                            f"{RESAVE}") from None
 
@@ -124,7 +124,7 @@ def _rows(book: Any, ws: Any, fh: IO[bytes], name: str, title: str) -> Iterator[
                     yield number, texts
     except DatasetError:
         raise
-    except Exception as exc:  # a sheet broken in ways the scan does not see
+    except Exception as exc:  # noqa: BLE001 - a sheet broken in ways the scan misses
         raise DatasetError(f"{name}, sheet {shown(title)}: cannot read the sheet "
                            f"({str(exc)[:120]}); {RESAVE}") from None
     finally:
