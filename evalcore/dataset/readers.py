@@ -183,9 +183,9 @@ def held_bytes(opener: Opener, name: str) -> bytes:
         size = fh.seek(0, io.SEEK_END)
         if size > cap:
             raise DatasetError(f"{name}: the file is {size:,} bytes, more than the {cap:,} a "
-                               "JSON file may hold (EVALCORE_MAX_IMPORT_BYTES, it is read "
-                               "whole); save it as JSONL or CSV split in parts, or raise that "
-                               "setting")
+                               "JSON or JSONL file may hold (it is read whole; "
+                               "EVALCORE_MAX_IMPORT_BYTES); split it into smaller files or "
+                               "save it as CSV, or raise that setting")
         fh.seek(0)
         return fh.read()
 

@@ -124,3 +124,19 @@ def test_charset_normalizer_breaks_only_clear_ties() -> None:
 def test_a_file_of_only_a_ctrl_z_is_empty() -> None:
     with pytest.raises(DatasetError, match=r"^z\.csv: the file is empty$"):
         read_table(b"\x1a", "z.csv")
+
+
+@pytest.mark.parametrize("name", ["big.json", "big.jsonl"])
+def test_a_json_file_over_the_import_cap_is_refused_before_it_is_read(
+        name: str, monkeypatch, tmp_path) -> None:
+    """JSON is read whole; without a cap a file of any size was held, then parsed."""
+    monkeypatch.setenv("EVALCORE_MAX_IMPORT_BYTES", "2048")
+    record = '{"question": "%s", "answer": "1"}' % ("q" * 100)
+    text = ("[" + ",".join([record] * 30) + "]") if name.endswith(".json") else \
+        "\n".join([record] * 30)
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(DatasetError, match=rf"^{name.replace('.', '[.]')}: the file is "
+                                           r"3,\d{3} bytes, more than the 2,048 a JSON or "
+                                           r"JSONL file may hold"):
+        parse_dataset(path)
