@@ -134,6 +134,9 @@ def stream_table(source: Source, filename: str | None = None,
     XLSX sheets are never held in memory whole. `sheet`: which sheet of a workbook."""
     opener, name = opener_of(source, filename)
     suffix = Path(name).suffix.lower()
+    if sheet is not None and suffix not in XLSX_SUFFIXES:
+        raise DatasetError(f"{name}: a sheet ({shown(sheet)}) was named, but only an XLSX "
+                           "workbook has sheets; leave out --sheet")
     if suffix in CSV_SUFFIXES:
         return _stream_csv(opener, name, suffix)
     if suffix in XLSX_SUFFIXES:

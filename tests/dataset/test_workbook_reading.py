@@ -165,3 +165,10 @@ def _replace_cell(path: Path, old: bytes, new: bytes) -> None:
                 assert old in data, data[:800]
                 data = data.replace(old, new, 1)
             out.writestr(info, data)
+
+
+def test_a_sheet_named_for_a_csv_is_refused(run, tmp_path: Path) -> None:
+    path = tmp_path / "plain.csv"
+    path.write_text("question,answer\nq,1\n", encoding="utf-8")
+    code, out, err = run("import", str(path), "--sheet", "S")
+    assert code == 2 and "plain.csv: a sheet ('S') was named, but only an XLSX" in err
