@@ -34,9 +34,9 @@ def _import_peak(path: Path, home: Path, **env: str) -> tuple[int, str, int]:
 
 
 def test_a_zip_bomb_is_refused_in_one_line_in_bounded_memory(tmp_path: Path) -> None:
-    """2 MB of zip, one 2 GiB cell: refused from the zip directory (the CLI peaked at
-    4.7 GB before, holding the cell); with the size cap raised, the streamed scan
-    refuses the cell itself, still in bounded memory."""
+    """2 MB of zip, one 2 GiB cell: refused from the zip directory (the CLI used to
+    hold the cell, gigabytes; docs/imports.md); with the size cap raised, the streamed
+    scan refuses the cell itself, still in bounded memory."""
     bomb = zip_bomb(tmp_path / "bomb.xlsx")
     assert bomb.stat().st_size < 3 << 20
     home = _migrated_home(tmp_path)

@@ -1,8 +1,8 @@
 """Workbooks made in tests: ordinary ones (openpyxl) and a zip bomb built in a second.
 
-The bomb is one sheet whose cell B2 holds `size` letters 'A'. Compressing 2 GiB takes
-zlib ~8 s; instead one 16 MiB block is compressed once after a full flush (which resets
-the compressor's window, so every such block compresses to the same bytes) and repeated.
+The bomb is one sheet whose cell B2 holds `size` letters 'A'. Compressing gigabytes is
+slow; instead one 16 MiB block is compressed once after a full flush (which resets the
+compressor's window, so every such block compresses to the same bytes) and repeated.
 """
 from __future__ import annotations
 
