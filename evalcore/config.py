@@ -26,6 +26,9 @@ Defined here, with the settings, so the CLI's parser can name it without importi
 providers package (~0.3 s of every command's start-up)."""
 MAX_FIELD_BYTES = 1 << 20
 """Default largest cell an import accepts (1 MiB): a question, an option, a column name."""
+MAX_IMPORT_BYTES = 128 << 20
+"""Default largest amount of data an import holds or unpacks (128 MiB): a workbook's
+unpacked XML, a JSON or JSONL file (read whole). CSV is streamed and needs no such cap."""
 
 
 LEASE_FLOOR_S = 2.0
@@ -138,17 +141,29 @@ def max_field_bytes(env: dict[str, str] | None = None) -> int:
     Read at each import, not cached, so a test or a worker can change it. A 50 MB
     one-line file is refused at this size instead of becoming one 50 MB question.
     """
-    raw = (os.environ if env is None else env).get("EVALCORE_MAX_FIELD_BYTES", "").strip()
+    return _size_setting(env, "EVALCORE_MAX_FIELD_BYTES", MAX_FIELD_BYTES)
+
+
+def max_import_bytes(env: dict[str, str] | None = None) -> int:
+    """`EVALCORE_MAX_IMPORT_BYTES` (default 128 MiB): the most an import unpacks or holds.
+
+    A 2 MB workbook can unpack to gigabytes (a zip bomb); its members' sizes are checked
+    against this before anything is parsed. Read at each import, like the field limit.
+    """
+    return _size_setting(env, "EVALCORE_MAX_IMPORT_BYTES", MAX_IMPORT_BYTES)
+
+
+def _size_setting(env: dict[str, str] | None, key: str, default: int) -> int:
+    raw = (os.environ if env is None else env).get(key, "").strip()
     if not raw:
-        return MAX_FIELD_BYTES
+        return default
     try:
         value = int(raw.replace("_", ""))
     except ValueError:
         value = 0
     if value < 1024:
-        raise SettingsError(f"EVALCORE_MAX_FIELD_BYTES={raw[:40]!r} is not a size in bytes of "
-                            f"at least 1024 (default {MAX_FIELD_BYTES}; unset it or write e.g. "
-                            "4194304)")
+        raise SettingsError(f"{key}={raw[:40]!r} is not a size in bytes of at least 1024 "
+                            f"(default {default}; unset it or write e.g. {default * 4})")
     return value
 
 

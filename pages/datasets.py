@@ -26,6 +26,7 @@ from evalcore.dataset import (
 from evalcore import actions
 from evalcore.dataset.numbering import question_label
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
+from evalcore.dataset.workbook import SeveralSheetsError
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
 from evalcore.markup import code_text, md
@@ -68,13 +69,39 @@ def pick_source() -> tuple[str, bytes] | None:
 
 
 @st.cache_data(show_spinner="Reading the file...", max_entries=16)
-def _columns(data: bytes, filename: str) -> list[str]:
-    return [str(c) for c in read_table(data, filename).columns]
+def _columns(data: bytes, filename: str, sheet: str | None) -> list[str]:
+    return [str(c) for c in read_table(data, filename, sheet=sheet).columns]
 
 
 @st.cache_data(show_spinner="Checking every row...", max_entries=16)
-def _parse(data: bytes, filename: str, fmt: str, mapping: dict[str, Any] | None) -> ParsedDataset:
-    return parse_dataset(data, filename, format=fmt, mapping=mapping)
+def _parse(data: bytes, filename: str, fmt: str, mapping: dict[str, Any] | None,
+           sheet: str | None) -> ParsedDataset:
+    return parse_dataset(data, filename, format=fmt, mapping=mapping, sheet=sheet)
+
+
+def _pick_sheet(sheets: list[str]) -> str | None:
+    sheet = st.selectbox("Sheet", sheets, index=None, key="datasets.sheet",
+                         placeholder="Choose the sheet to import")
+    if sheet is None:
+        st.info(f"This workbook has {len(sheets)} sheets with data: choose the one to import.")
+    return sheet
+
+
+def _sheet_and_columns(data: bytes, filename: str) -> tuple[str | None, list[str]] | None:
+    """The file's columns; for a workbook with several sheets holding data, the sheet the
+    user picks in a box first. None (with the reason drawn) until there are columns."""
+    sheets = st.session_state.get("datasets.sheets")
+    sheet = _pick_sheet(sheets) if sheets else None
+    if sheets and sheet is None:
+        return None
+    try:
+        return sheet, _columns(data, filename, sheet)
+    except SeveralSheetsError as exc:
+        st.session_state["datasets.sheets"] = exc.sheets
+        _pick_sheet(exc.sheets)
+    except DatasetError as exc:
+        st.error(str(exc))
+    return None
 
 
 def _prefill_mapping(columns: list[str], force: bool) -> None:
@@ -185,6 +212,8 @@ def import_panel(filename: str, data: bytes) -> None:
         st.session_state["datasets.token"] = token
         st.session_state["datasets.format"] = "auto"
         st.session_state.pop(OUTCOME, None)
+        st.session_state.pop("datasets.sheet", None)
+        st.session_state.pop("datasets.sheets", None)
         new_file = True
     else:
         new_file = False
@@ -192,11 +221,10 @@ def import_panel(filename: str, data: bytes) -> None:
         st.session_state.pop(ANYWAY, None)
     if new_file or "datasets.name" not in st.session_state:
         st.session_state["datasets.name"] = Path(filename).stem
-    try:
-        columns = _columns(data, filename)
-    except DatasetError as exc:
-        st.error(str(exc))
+    found = _sheet_and_columns(data, filename)
+    if found is None:
         return
+    sheet, columns = found
 
     detected = detect_format(columns)
     names = [spec.name for spec in list_formats()]
@@ -229,7 +257,7 @@ def import_panel(filename: str, data: bytes) -> None:
         if mapping is None:
             return
     try:
-        parsed = _parse(data, filename, "mapped" if mapping else fmt, mapping)
+        parsed = _parse(data, filename, "mapped" if mapping else fmt, mapping, sheet)
     except DatasetError as exc:
         st.error(str(exc))
         return

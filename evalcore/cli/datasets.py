@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
                      help="auto (recognise by columns), mapped, or a name from `datasets formats`")
     imp.add_argument("--mapping", help="column mapping as JSON text or a .json file, e.g. "
                      "'{\"question\": \"题目\", \"reference\": \"答案\", \"task_type\": \"math\"}'")
+    imp.add_argument("--sheet", metavar="NAME",
+                     help="the sheet of an XLSX workbook to import (needed when several "
+                          "sheets hold data)")
     imp.add_argument("--allow-duplicate", action="store_true",
                      help="import even if the same file content was imported before")
     imp.add_argument("--json", action="store_true", help="print the result as JSON")
@@ -86,7 +89,7 @@ def _import(args: argparse.Namespace) -> int:
     engine = _engine()
     dataset = actions.import_dataset(acting_user(engine), engine, args.path, name=args.name,
                                      format=args.format, mapping=_mapping(args.mapping),
-                                     allow_duplicate=args.allow_duplicate)
+                                     allow_duplicate=args.allow_duplicate, sheet=args.sheet)
     info = dataset_info(dataset)
     if args.json:
         print_json(info)

@@ -8,7 +8,9 @@ and column, before anything is stored, the same way on SQLite and PostgreSQL.
 """
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from evalcore.config import max_field_bytes
 from evalcore.error_text import shown
@@ -59,3 +61,28 @@ def check_names(name: str, columns: Iterable[str], limit: int) -> None:
         problem = cell_problem(column, limit)
         if problem is not None:
             raise DatasetError(f"{name}: column name {position} ({shown(column)}) {problem}")
+
+
+HIDDEN_CATEGORIES = ("Cc", "Cf", "Zl", "Zp")
+"""Control, format (bidirectional overrides, zero-width) and line/paragraph separators."""
+
+
+def name_problem(text: str) -> str | None:
+    """Why `text` cannot name a dataset (a control or bidirectional-override character
+    that hides or reorders what is shown), or None. The zero-width joiner of emoji
+    sequences is allowed."""
+    for position, char in enumerate(text, start=1):
+        if unicodedata.category(char) in HIDDEN_CATEGORIES and char != "\u200d":
+            what = unicodedata.name(char, "a control character")
+            return (f"holds the invisible character U+{ord(char):04X} ({what}) at character "
+                    f"{position}, which hides or reorders the name where it is shown")
+    return None
+
+
+def column_name(raw: Any) -> str:
+    """A header or JSON key as the formats see it: stripped, byte-order marks removed.
+
+    CBBQ's own JSON files start their first key with a BOM inside the quotes
+    ('\\ufeffexample_id'); str.strip() keeps it, and the format would miss the column.
+    """
+    return str(raw).replace("\ufeff", "").strip()

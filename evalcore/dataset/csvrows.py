@@ -11,7 +11,12 @@ file, silently. Here every record knows its first and last line, so:
   many lines it would swallow);
 - a quoted cell that spans lines which look like rows of the file (as many separators
   as the header) is imported with a warning naming its row and the first such line,
-  as is a file with far fewer rows than lines.
+  as is a file with far fewer rows than lines;
+- a lone carriage return (CR) outside quotes in a file whose lines end in LF would end
+  a row in the middle of its line (the csv module splits it in two): refused with the
+  row;
+- a Ctrl-Z (0x1A) ending the file, an old DOS end-of-file mark, is left out (noted as a
+  repair) instead of becoming a row.
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ class _Lines:
     def __init__(self, text: IO[str], name: str, limit: int) -> None:
         self.text, self.name, self.limit = text, name, limit
         self.count, self.quotes, self.ended, self.last = 0, 0, False, ""
+        self.ending = ""
+        """How the first line ends ('\n', '\r\n' or '\r'): the file's line ending."""
 
     def __iter__(self) -> _Lines:
         return self
@@ -55,7 +62,13 @@ class _Lines:
                                "setting")
         self.quotes += line.count('"')
         self.last = line
+        if self.count == 1:
+            self.ending = line[len(line.rstrip("\r\n")):]
         return line
+
+    def lone_cr(self) -> bool:
+        """Whether the last line read ended in a CR alone in a file of LF line endings."""
+        return self.last.endswith("\r") and self.ending not in ("\r", "")
 
 
 Record = tuple[int, int, list[str]]
@@ -63,9 +76,37 @@ Record = tuple[int, int, list[str]]
 
 
 def csv_records(opener: Callable[[], IO[bytes]], encoding: str, sep: str, name: str,
-                limit: int) -> Iterator[Record]:
+                limit: int, repairs: list[str] | None = None) -> Iterator[Record]:
     """The file's records with their line spans; DatasetError for a cell over `limit`,
-    an over-long line, a quote never closed, or malformed CSV."""
+    an over-long line, a quote never closed, a lone CR splitting a row, or malformed
+    CSV. A Ctrl-Z ending the file is left out, noted in `repairs`."""
+    held: Record | None = None
+    split_at: int | None = None
+    for row, record in enumerate(_records(opener, encoding, sep, name, limit), start=1):
+        if split_at is not None:
+            raise DatasetError(
+                f"{name} row {split_at}: a lone carriage return (CR, \\r) outside quotes "
+                "ends this row in the middle of its line while the file's lines end in line "
+                "feeds, so the row would be split in two; remove the CR, or quote the cell "
+                "that holds it (rows numbered as in a spreadsheet: the header is row 1)")
+        if held is not None:
+            yield held
+        held, split_at = record[:3], (row if record[3] else None)
+    if held is not None:
+        fields = held[2]
+        if fields and fields[-1].endswith("\x1a"):
+            fields = fields[:-1] + [fields[-1][:-1]]
+            if repairs is not None:
+                repairs.append(f"line {held[1]:,}: the Ctrl-Z (0x1A) ending the file, an old "
+                               "DOS end-of-file mark, was left out")
+            if not any(fields):
+                return
+        yield held[0], held[1], fields
+
+
+def _records(opener: Callable[[], IO[bytes]], encoding: str, sep: str, name: str,
+             limit: int) -> Iterator[tuple[int, int, list[str], bool]]:
+    """`csv_records`' records, each with whether a lone CR ended it."""
     csv.field_size_limit(limit)  # one process-wide value: the setting, the same for all
     with opener() as raw:
         lines = _Lines(io.TextIOWrapper(raw, encoding=encoding, newline=""), name, limit)
@@ -79,7 +120,7 @@ def csv_records(opener: Callable[[], IO[bytes]], encoding: str, sep: str, name: 
                         f"so the rest of the file ({end - start + 1:,} lines) would be one "
                         "cell; close the quote (\") or remove it (lines numbered from 1, as in "
                         "a text editor)")
-                yield start, end, fields
+                yield start, end, fields, lines.lone_cr()
                 start, lines.quotes = end + 1, 0
         except csv.Error as exc:
             if "field larger than field limit" in str(exc):

@@ -9,10 +9,13 @@ is UTF-8, else a legacy encoding (GB18030/GBK, Big5, Shift-JIS, EUC-KR, Windows-
 - a legacy encoding must decode EVERY byte of the file and read its non-ASCII lines
   as plausible text: most of its non-ASCII characters common (`_common`: GBK read as
   Big5 gives rare characters, read as EUC-KR Hangul mixed with Hanja, Russian read as
-  Windows-1252 words of accented letters). Readings are ranked by that share; when the best two are about
-  as good and read the file differently (Latin-1 'café naïve' is 'café naďve' in
-  Windows-1250) the file is refused, naming both with the first line where they differ.
-  The user saves it as UTF-8; nothing is imported in the wrong letters.
+  Windows-1252 words of accented letters). Readings are ranked by that share; when the
+  best two are about as good (and charset-normalizer, asked as a second opinion, does not
+  find one clearly less chaotic) and read the file differently (Latin-1 'café naïve' is
+  'café naďve' in Windows-1250) the file is refused, naming both with the first line
+  where they differ. The user saves it as UTF-8; nothing is imported in the wrong letters;
+- in a CJK encoding, one line in another (a Big5 line in a GBK file decodes as GB18030,
+  into rare characters) is refused with its number: every line of the file is measured.
 
 The file is read in chunks (never its whole text), once per encoding tried.
 """
@@ -22,6 +25,7 @@ import codecs
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import IO
 
 from evalcore.error_text import shown
@@ -40,9 +44,16 @@ MIN_SHARE = 0.5
 """Smallest share of common characters (`_common`) in a plausible reading."""
 CLEAR_LEAD = 0.1
 """How much larger the best reading's share of common letters must be than the next."""
+MULTIBYTE = ("gb18030", "big5", "shift_jis", "euc_kr")
+"""Encodings in which a line of another one can decode without error (checked line by line)."""
+RARE_IN_LINE = 3
+"""Rare characters a line must hold to be checked against the other encodings."""
+OPINION_MARGIN = 0.1
+"""How much less chaotic charset-normalizer must find one of two close readings to pick it."""
 SAMPLE_LINES = 400
 SAMPLE_LINE_BYTES = 4096
-SAVE_AS_UTF8 = "save the file as UTF-8 (in Excel: 'CSV UTF-8 (comma delimited)') and import it again"
+SAVE_AS_UTF8 = ("save the file as UTF-8 (in Excel: 'CSV UTF-8 (comma delimited)') and import "
+                "it again")
 _SIGMA_INSIDE = re.compile("ς(?=[\u0370-\u03ff])")
 _ESCAPED = re.compile("[\udc80-\udcff]")
 _WIDE = re.compile("[\u0080-\udc7f\udd00-\U0010ffff]")
@@ -165,9 +176,13 @@ def _common(char: str, before: str, korean: bool) -> bool:
         return char != "\u201a"  # not the low quote that Shift-JIS read as cp1251 is full of
     if char in "ΰΐξ":  # Russian 'а', 'о' read as Windows-1253: rare in Greek
         return False
+    if 0xFF61 <= code <= 0xFF9F:  # half-width katakana (single bytes in Shift-JIS)
+        return not korean
+    if code >= 0x530:
+        return _four_byte_letter(char)
     kind = unicodedata.category(char) if code < 0x530 else ""
     if kind[:1] != "L":
-        return kind[:1] == "P"
+        return kind[:1] == "P" and char not in "§¶"  # signs of Shift-JIS read as cp125x
     last = before[-1:]
     script, previous = _script(char), _script(last) if last else ""
     if previous and previous != script:
@@ -176,6 +191,19 @@ def _common(char: str, before: str, korean: bool) -> bool:
             ord(c) >= 0x80 and _script(c) == "latin" for c in before):
         return False
     return not (kind == "Lu" and last.islower())
+
+
+def _four_byte_letter(char: str) -> bool:
+    """A letter, mark or emoji GBK cannot encode (Uyghur, Tibetan, rare Han, emoji):
+    read as GB18030 it came from a 4-byte sequence, a pattern (lead byte, digit, lead
+    byte, digit) text in another encoding does not make."""
+    if unicodedata.category(char)[:1] not in ("L", "M") and unicodedata.category(char) != "So":
+        return False
+    try:
+        char.encode("gbk")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _common_share(texts: list[str]) -> float:
@@ -241,16 +269,96 @@ def _legacy(opener: Opener, filename: str, utf8_error: tuple[int, bytes]) -> str
                            "fix or delete that line, or " + SAVE_AS_UTF8)
     rivals = [r for r in readings[1:] if score - r[2] < CLEAR_LEAD
               and first_error(opener, r[0]) is None]
-    if not rivals:
-        return best
-    second, b, _ = rivals[0]
+    if rivals:
+        second, b, _ = rivals[0]
+        chosen = _second_opinion(b"\n".join(raw for _, raw in lines), [best, second])
+        if chosen is None:
+            raise _unclear(filename, lines, (best, a), (second, b))
+        best = chosen
+    if best in MULTIBYTE:
+        _check_lines(opener, filename, best)
+    return best
+
+
+def _unclear(filename: str, lines: list[tuple[int, bytes]], first: tuple[str, list[str]],
+             second: tuple[str, list[str]]) -> DatasetError:
+    """The refusal naming the first line two readings of the file differ on."""
+    (best, a), (other, b) = first, second
     at = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
     col = next((i for i, (x, y) in enumerate(zip(a[at], b[at])) if x != y), 0)
     start = max(col - 20, 0)
-    raise DatasetError(
+    return DatasetError(
         f"{filename}: the text encoding is unclear: line {lines[at][0]} reads as "
         f"{shown(a[at][start:start + 50])} in {best} but as "
-        f"{shown(b[at][start:start + 50])} in {second}; " + SAVE_AS_UTF8)
+        f"{shown(b[at][start:start + 50])} in {other}; " + SAVE_AS_UTF8)
+
+
+def _second_opinion(sample: bytes, rivals: list[str]) -> str | None:
+    """charset-normalizer's choice between two readings our own measure finds about as
+    good: the one it finds clearly less chaotic (by OPINION_MARGIN), else None."""
+    from charset_normalizer import from_bytes
+
+    chaos = {codecs.lookup(m.encoding).name: m.chaos
+             for m in from_bytes(sample, cp_isolation=rivals)}
+    known = sorted((chaos.get(codecs.lookup(r).name, 1.0), r) for r in rivals)
+    if known[0][0] + OPINION_MARGIN <= known[1][0]:
+        return known[0][1]
+    return None
+
+
+def _check_lines(opener: Opener, filename: str, encoding: str) -> None:
+    """Refuse a line (anywhere in the file) that reads as rare characters in `encoding`
+    but as common text in another: a GBK file with one Big5 line decodes whole as GB18030,
+    that line as nonsense. Read in blocks of whole lines (LF is never part of a CJK
+    character); only lines holding RARE_IN_LINE rare characters are looked at closely."""
+    line, carry = 1, b""
+    for chunk in chunks(opener):
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1
+        if not cut and len(data) < 4 * CHUNK_BYTES:
+            carry = data
+            continue
+        cut = cut or len(data)
+        _check_block(data[:cut], line, filename, encoding)
+        line, carry = line + data.count(b"\n", 0, cut), data[cut:]
+    if carry:
+        _check_block(carry, line, filename, encoding)
+
+
+def _check_block(block: bytes, first: int, filename: str, encoding: str) -> None:
+    text = block.decode(encoding, errors="replace")
+    rare: dict[int, int] = {}
+    offset = position = 0
+    for found in _rare_pattern().finditer(text):
+        offset += text.count("\n", position, found.start())
+        position = found.start()
+        rare[offset] = rare.get(offset, 0) + 1
+    suspects = [at for at, count in rare.items() if count >= RARE_IN_LINE]
+    if not suspects:
+        return
+    lines = block.split(b"\n")
+    for at in suspects:
+        raw = lines[at]
+        mine = raw.decode(encoding, errors="replace").rstrip("\r")
+        here = _common_share([mine])
+        for other in LEGACY:
+            try:
+                reading = raw.decode(other).rstrip("\r")
+            except UnicodeDecodeError:
+                continue
+            if other != encoding and _common_share([reading]) - here >= CLEAR_LEAD * 3:
+                raise DatasetError(
+                    f"{filename} line {first + at}: reads as {other} ({shown(reading[:40])}), "
+                    f"not as {encoding} like the rest of the file (where it would be "
+                    f"{shown(mine[:40])}); save that line in {encoding}, or " + SAVE_AS_UTF8)
+
+
+@lru_cache(maxsize=1)
+def _rare_pattern() -> re.Pattern[str]:
+    """Han characters that are not frequent (`_common`) and private-use characters (what
+    GB18030 makes of bytes no text holds): found in C over a whole block."""
+    rare = "".join(chr(c) for c in range(0x4E00, 0xA000) if not _common(chr(c), "", False))
+    return re.compile(f"[{rare}\ue000-\uf8ff]")
 
 
 def decode_text(data: bytes, filename: str) -> tuple[str, str]:

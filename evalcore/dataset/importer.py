@@ -128,9 +128,9 @@ class _Reading:
 
 
 def _start_reading(source: Source, filename: str | None, format: str,
-                   mapping: MappingLike) -> _Reading:
+                   mapping: MappingLike, sheet: str | None = None) -> _Reading:
     opener, name = opener_of(source, filename)
-    stream = stream_table(source, filename)
+    stream = stream_table(source, filename, sheet=sheet)
     columns = stream.columns
     given = mapping_from(mapping)
     spec, chosen = _choose(name, columns, format, given)
@@ -149,15 +149,16 @@ def _start_reading(source: Source, filename: str | None, format: str,
 
 
 def parse_dataset(source: Source, filename: str | None = None, format: str = "auto",
-                  mapping: MappingLike = None) -> ParsedDataset:
+                  mapping: MappingLike = None, sheet: str | None = None) -> ParsedDataset:
     """Read `source` and turn every row into a `Question`, or raise `DatasetError`.
 
     `format` is "auto" (recognise by columns), a name from `list_formats()`, or "mapped";
     a `mapping` (model or dict) always wins over detection. Errors name the file, the row
     (spreadsheet numbering for CSV/XLSX, line numbers for JSONL), the column and the fix.
-    Holds every question (a preview); `import_dataset` streams instead.
+    Holds every question (a preview); `import_dataset` streams instead. `sheet`: the
+    sheet of a workbook to read (needed when several hold data).
     """
-    reading = _start_reading(source, filename, format, mapping)
+    reading = _start_reading(source, filename, format, mapping, sheet)
     questions = list(reading.questions())
     if not questions:
         raise _no_rows(reading.stream.name)
@@ -214,7 +215,8 @@ def _choose(name: str, columns: list[str], format: str,
 def import_dataset(engine: "Engine", source: Source, *, filename: str | None = None,
                    name: str | None = None, format: str = "auto", mapping: MappingLike = None,
                    allow_duplicate: bool = False,
-                   on_progress: Optional[Progress] = None) -> "Dataset":
+                   on_progress: Optional[Progress] = None,
+                   sheet: str | None = None) -> "Dataset":
     """Read `source` (a path, or bytes plus `filename`) and store it in one transaction,
     row batch by row batch (bounded memory whatever the file's size).
 
@@ -222,7 +224,7 @@ def import_dataset(engine: "Engine", source: Source, *, filename: str | None = N
     the same format raises `DuplicateDatasetError` naming the earlier dataset unless
     `allow_duplicate`. `on_progress(items_stored)` is called after each batch.
     """
-    reading = _start_reading(source, filename, format, mapping)
+    reading = _start_reading(source, filename, format, mapping, sheet)
     header = {"format": reading.format, "task_type": reading.task_type,
               "source_file": reading.stream.name, "sha256": reading.sha256}
     return _store(engine, header, reading.questions(), finish=lambda: (

@@ -10,23 +10,27 @@ for JSON.
 `stream_table` reads CSV/TSV/TXT row by row from the file (or the uploaded bytes) with
 the `csv` module, never holding the file's text or a DataFrame, so a 67 MB import stays
 in bounded memory; `read_table` builds its CSV frames from the same stream, so both read
-a file the same way. XLSX, JSON and JSONL are read whole (a workbook or a JSON document
-has to be), then streamed.
+a file the same way. XLSX sheets are streamed too, after their size is checked
+(`dataset.workbook`). JSON and JSONL are read whole (a JSON document has to be), up to
+`EVALCORE_MAX_IMPORT_BYTES`, then streamed; values JSON allows but a user does not mean
+(a key given twice, NaN, Infinity, 1e5000) are refused naming the item and key.
 """
 from __future__ import annotations
 
 import hashlib
 import io
-import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Union
 
-from evalcore.dataset.cells import check_names, check_row, field_limit
+from evalcore.config import max_import_bytes
+from evalcore.dataset.cells import check_names, check_row, column_name, field_limit, name_problem
 from evalcore.dataset.csvrows import csv_records, csv_rows
 from evalcore.dataset.encoding import chunks, decode_text, detect_encoding
-from evalcore.error_text import shown_list
+from evalcore.dataset.jsonfiles import read_json, read_jsonl
+from evalcore.dataset.workbook import sheet_rows
+from evalcore.error_text import shown, shown_list
 from evalcore.errors import DatasetError
 
 if TYPE_CHECKING:
@@ -36,9 +40,8 @@ Source = Union[str, Path, bytes]
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".json", ".xlsx", ".xlsm")
 CSV_SUFFIXES = (".csv", ".tsv", ".txt")
-MAX_JSON_DEPTH = 100
-"""Deepest nesting of a JSON value read (deeper is refused, never a RecursionError)."""
-__all__ = ["decode_text", "detect_encoding"]  # re-exported: their home is dataset.encoding
+XLSX_SUFFIXES = (".xlsx", ".xlsm")
+__all__ = ["column_name", "decode_text", "detect_encoding"]  # re-exported from their homes
 
 _ROW_NOTES = {
     "row": "rows numbered as in a spreadsheet: the header is row 1",
@@ -53,11 +56,20 @@ def load_source(source: Source, filename: str | None = None) -> tuple[bytes, str
         if not filename:
             raise DatasetError("uploaded bytes need a file name (e.g. 'questions.csv') "
                                "so the format can be recognised")
-        return bytes(source), Path(filename).name
+        return bytes(source), _file_name(Path(filename).name)
     path = Path(source)
     if not path.is_file():
         raise DatasetError(f"{path}: file not found; check the path")
-    return path.read_bytes(), filename or path.name
+    return path.read_bytes(), _file_name(filename or path.name)
+
+
+def _file_name(name: str) -> str:
+    """`name`, or a DatasetError when it holds a control or bidirectional-override
+    character: the name becomes the dataset's, shown reordered or with hidden text."""
+    problem = name_problem(name)
+    if problem is not None:
+        raise DatasetError(f"the file name {shown(name)} {problem}; rename the file")
+    return name
 
 
 def sha256_of(data: bytes) -> str:
@@ -76,11 +88,11 @@ def opener_of(source: Source, filename: str | None = None) -> tuple[Opener, str]
             raise DatasetError("uploaded bytes need a file name (e.g. 'questions.csv') "
                                "so the format can be recognised")
         data = bytes(source)
-        return (lambda: io.BytesIO(data)), Path(filename).name
+        return (lambda: io.BytesIO(data)), _file_name(Path(filename).name)
     path = Path(source)
     if not path.is_file():
         raise DatasetError(f"{path}: file not found; check the path")
-    return (lambda: path.open("rb")), filename or path.name
+    return (lambda: path.open("rb")), _file_name(filename or path.name)
 
 
 def hash_stream(opener: Opener) -> str:
@@ -116,14 +128,20 @@ class RowStream:
         return _ROW_NOTES[self.unit]
 
 
-def stream_table(source: Source, filename: str | None = None) -> RowStream:
-    """`read_table`'s rows one at a time (fully blank rows skipped); CSV files are
-    never held in memory whole."""
+def stream_table(source: Source, filename: str | None = None,
+                 sheet: str | None = None) -> RowStream:
+    """`read_table`'s rows one at a time (fully blank rows skipped); CSV files and
+    XLSX sheets are never held in memory whole. `sheet`: which sheet of a workbook."""
     opener, name = opener_of(source, filename)
     suffix = Path(name).suffix.lower()
+    if sheet is not None and suffix not in XLSX_SUFFIXES:
+        raise DatasetError(f"{name}: a sheet ({shown(sheet)}) was named, but only an XLSX "
+                           "workbook has sheets; leave out --sheet")
     if suffix in CSV_SUFFIXES:
         return _stream_csv(opener, name, suffix)
-    df = read_table(opener().read(), name)
+    if suffix in XLSX_SUFFIXES:
+        return _stream_xlsx(opener, name, sheet)
+    df = read_table(held_bytes(opener, name), name)
     columns = [str(c) for c in df.columns]
     numbers = df.attrs["row_numbers"]
 
@@ -147,34 +165,56 @@ def _stream_csv(opener: Opener, name: str, suffix: str) -> RowStream:
     if not first.strip():
         raise DatasetError(f"{name}: the file is empty")
     sep = _sniff_delimiter(first, suffix)
-    records = csv_records(opener, encoding, sep, name, limit)
-    header = [str(c).strip() for c in next(records)[2]]
-    _check_header(header, name)
     repairs: list[str] = []
     warnings: list[str] = []
+    records = csv_records(opener, encoding, sep, name, limit, repairs)
+    first_record = next(records, None)
+    if first_record is None:  # only a Ctrl-Z
+        raise DatasetError(f"{name}: the file is empty")
+    header = [str(c).strip() for c in first_record[2]]
+    _check_header(header, name)
     return RowStream(name, header, encoding, "row",
                      csv_rows(records, header, sep, name, limit, repairs, warnings),
                      repairs, warnings)
 
 
-def read_table(source: Source, filename: str | None = None) -> "pd.DataFrame":
-    """Read a CSV/TSV, JSONL, JSON or XLSX (first sheet) file into a DataFrame of `str` cells.
+def held_bytes(opener: Opener, name: str) -> bytes:
+    """The whole file, for formats read whole; refused above `EVALCORE_MAX_IMPORT_BYTES`
+    before it is read."""
+    cap = max_import_bytes()
+    with opener() as fh:
+        size = fh.seek(0, io.SEEK_END)
+        if size > cap:
+            raise DatasetError(f"{name}: the file is {size:,} bytes, more than the {cap:,} a "
+                               "JSON or JSONL file may hold (it is read whole; "
+                               "EVALCORE_MAX_IMPORT_BYTES); split it into smaller files or "
+                               "save it as CSV, or raise that setting")
+        fh.seek(0)
+        return fh.read()
+
+
+def read_table(source: Source, filename: str | None = None,
+               sheet: str | None = None) -> "pd.DataFrame":
+    """Read a CSV/TSV, JSONL, JSON or XLSX file into a DataFrame of `str` cells.
+
+    `sheet` names the sheet of a workbook (needed when several hold data).
 
     `df.attrs` holds `filename`, `encoding`, `row_unit` ("row", "line" or "item"),
     `row_numbers` (the user-visible number of each row), `repairs` (notes about
     rows that were fixed while reading) and `warnings` (what to check, such as a quote
     that seems not closed). Fully blank rows are dropped.
     """
-    data, name = load_source(source, filename)
+    opener, name = opener_of(source, filename)
     suffix = Path(name).suffix.lower()
-    if suffix in (".xlsx", ".xlsm"):
-        df, unit, numbers, encoding, repairs = _read_xlsx(data, name)
+    if suffix in XLSX_SUFFIXES:
+        df, unit, numbers, encoding, repairs = _frame_of(_stream_xlsx(opener, name, sheet))
     elif suffix == ".jsonl":
-        df, unit, numbers, encoding, repairs = _read_jsonl(data, name)
+        df, unit, numbers, encoding, repairs = read_jsonl(held_bytes(opener, name), name)
     elif suffix == ".json":
-        df, unit, numbers, encoding, repairs = _read_json(data, name)
-    elif suffix in (".csv", ".tsv", ".txt"):
-        df, unit, numbers, encoding, repairs = _read_csv(data, name)
+        df, unit, numbers, encoding, repairs = read_json(held_bytes(opener, name), name)
+    elif suffix in CSV_SUFFIXES:
+        df, unit, numbers, encoding, repairs = _frame_of(
+            _stream_csv(opener, name, suffix))
     elif suffix == ".xls":
         raise DatasetError(f"{name}: old .xls workbooks are not supported; "
                            "save it as .xlsx or CSV UTF-8")
@@ -204,15 +244,6 @@ def row_label(df: "pd.DataFrame", position: int) -> str:
     return f"{unit} {number}"
 
 
-def column_name(raw: Any) -> str:
-    """A header or JSON key as the formats see it: stripped, byte-order marks removed.
-
-    CBBQ's own JSON files start their first key with a BOM inside the quotes
-    ('\\ufeffexample_id'); str.strip() keeps it, and the format would miss the column.
-    """
-    return str(raw).replace("\ufeff", "").strip()
-
-
 def _check_columns(df: "pd.DataFrame", name: str) -> None:
     _check_header([str(c) for c in df.columns], name)
 
@@ -238,111 +269,46 @@ def _sniff_delimiter(text: str, suffix: str) -> str:
     return best if counts[best] else ","
 
 
-def _read_csv(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
+def _frame_of(stream: RowStream) -> tuple[Any, str, list[int], str, list[str]]:
+    """A streamed table (CSV, a workbook's sheet) as a DataFrame, for `read_table`."""
     import pandas as pd
 
-    stream = _stream_csv(lambda: io.BytesIO(data), name, Path(name).suffix.lower())
     numbers, rows = [], []
     for number, row in stream.rows:
         numbers.append(number)
         rows.append(list(row.values()))
     df = pd.DataFrame(rows, columns=stream.columns, dtype=str)
     df.attrs["warnings"] = stream.warnings
-    return df, "row", numbers, stream.encoding, stream.repairs
+    return df, stream.unit, numbers, stream.encoding, stream.repairs
 
 
-def _read_xlsx(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
-    import pandas as pd
+def _stream_xlsx(opener: Opener, name: str, sheet: str | None) -> RowStream:
+    """One sheet's rows: the first row holding a value is the header; data cells keep
+    their sheet row numbers; a value under no column name is refused."""
+    limit = field_limit()
+    title, rows = sheet_rows(opener, name, sheet, limit)
+    first = next(rows, None)
+    if first is None:
+        raise DatasetError(f"{name}: sheet {shown(title)} is empty; the first row must be the "
+                           "column names and at least one row of data must follow")
+    header_row, cells = first
+    header = [column_name(c) or f"Unnamed: {i}" for i, c in enumerate(cells)]
+    _check_header(header, name)
+    note = _ROW_NOTES["row"]
 
-    try:
-        df = pd.read_excel(io.BytesIO(data), dtype=str, keep_default_na=False, engine="openpyxl")
-    except Exception as exc:  # openpyxl raises several unrelated types for broken files
-        raise DatasetError(f"{name}: cannot read the workbook ({exc}); save it again as .xlsx "
-                           "from Excel or LibreOffice") from None
-    return df, "row", [i + 2 for i in range(len(df))], "xlsx", []
+    def data() -> Iterator[tuple[int, dict[str, str]]]:
+        from openpyxl.utils import get_column_letter
 
+        for number, texts in rows:
+            if not any(text.strip() for text in texts):
+                continue
+            if len(texts) > len(header):
+                raise DatasetError(
+                    f"{name} row {number}, cell {get_column_letter(len(texts))}{number}: a value "
+                    f"in a column with no name in the header row (row {header_row}); name "
+                    f"that column or clear the cell ({note})")
+            row = dict(zip(header, texts + [""] * (len(header) - len(texts))))
+            check_row(name, f"row {number}", note, row, limit)
+            yield number, row
 
-def _cell(value: Any) -> str:
-    """A JSON value as the text a CSV cell would hold; nested values stay JSON text."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _frame(records: list[dict[str, Any]]) -> Any:
-    import pandas as pd
-
-    records = [{column_name(k): v for k, v in r.items()} for r in records]
-    columns: dict[str, None] = {}
-    for record in records:
-        columns.update(dict.fromkeys(record))
-    rows = [[_cell(r.get(c)) for c in columns] for r in records]
-    return pd.DataFrame(rows, columns=list(columns), dtype=str)
-
-
-def _too_deep(value: Any) -> bool:
-    """Whether `value` nests lists/objects more than MAX_JSON_DEPTH deep (no recursion)."""
-    stack = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else item
-        if depth > MAX_JSON_DEPTH:
-            return True
-        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
-    return False
-
-
-def _loads(text: str, where: str, position: Callable[[json.JSONDecodeError], str],
-           hint: str) -> Any:
-    """`json.loads`, or a DatasetError for invalid JSON, nesting deeper than
-    MAX_JSON_DEPTH (never a RecursionError) or a number Python will not read."""
-    deep = False
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: not valid JSON ({exc.msg} at {position(exc)}); "
-                           f"{hint}") from None
-    except RecursionError:
-        value, deep = None, True
-    except ValueError as exc:  # an integer of more than 4,300 digits
-        raise DatasetError(f"{where}: cannot read a value ({str(exc)[:120]}); write long "
-                           "numbers as text (in quotes)") from None
-    if deep or isinstance(value, (dict, list)) and _too_deep(value):
-        raise DatasetError(f"{where}: JSON nested more than {MAX_JSON_DEPTH} levels deep; "
-                           "flatten it (questions, answers and options are plain values)")
-    return value
-
-
-def _read_jsonl(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
-    text, encoding = decode_text(data, name)
-    records, numbers = [], []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        record = _loads(line, f"{name} line {number}", lambda e: f"column {e.colno}",
-                        "every line must be one JSON object")
-        if not isinstance(record, dict):
-            raise DatasetError(f"{name} line {number}: expected a JSON object "
-                               f"{{\"question\": ...}}, found {type(record).__name__}")
-        records.append(record)
-        numbers.append(number)
-    if not records:
-        raise DatasetError(f"{name}: no JSON objects found")
-    return _frame(records), "line", numbers, encoding, []
-
-
-def _read_json(data: bytes, name: str) -> tuple[Any, str, list[int], str, list[str]]:
-    text, encoding = decode_text(data, name)
-    payload = _loads(text, name, lambda e: f"line {e.lineno}, column {e.colno}",
-                     "for one object per line name the file .jsonl")
-    if isinstance(payload, dict) and isinstance(payload.get("data"), list):
-        payload = payload["data"]
-    if not isinstance(payload, list):
-        raise DatasetError(f"{name}: expected a JSON list of objects or {{\"data\": [...]}}")
-    for number, record in enumerate(payload, start=1):
-        if not isinstance(record, dict):
-            raise DatasetError(f"{name} item {number}: expected a JSON object, "
-                               f"found {type(record).__name__}")
-    return _frame(payload), "item", list(range(1, len(payload) + 1)), encoding, []
+    return RowStream(name, header, "xlsx", "row", data())

@@ -230,8 +230,8 @@ CASES: list[Case] = [
     Case("huge_int.json",
          lambda: ('[{"question": "q", "answer": ' + "9" * 5000 + "}]").encode(),
          refused=r"huge_int\.json: cannot read a value .*write long numbers as text"),
-    Case("nan.json", lambda: b'[{"question": "q", "answer": "1", "x": NaN}]', items=1,
-         questions={0: "q"}),
+    Case("nan.json", lambda: b'[{"question": "q", "answer": "1", "x": NaN}]',
+         refused=r"nan\.json item 1: key 'x': NaN is not a JSON value; write null"),
     Case("line_separator.jsonl",
          lambda: _jsonl(json.dumps({"question": "a\u2028b", "answer": "1"},
                                    ensure_ascii=False)),
@@ -245,4 +245,68 @@ CASES: list[Case] = [
     Case("fake.xlsx", lambda: b"question,answer\nq,1\n",
          refused=r"fake\.xlsx: cannot read the workbook"),
     Case("notes.pdf", lambda: b"%PDF-1.4", refused=r"notes\.pdf: unsupported file type \.pdf"),
+    Case("div0.xlsx", lambda: _xlsx(b'<c r="B2" t="e"><f>1/0</f><v>#DIV/0!</v></c>'),
+         refused=r"div0\.xlsx, sheet 'Sheet', cell B2: holds the error '#DIV/0!'",
+         about="an error cell (crashed with TypeError, exit 1)"),
+    Case("no_result.xlsx", lambda: _xlsx(b'<c r="B2"><f>1+1</f></c>'),
+         refused=r"no_result\.xlsx, sheet 'Sheet': cell B2 holds a formula with no saved",
+         about="a formula never calculated (was imported as an empty cell)"),
+    Case("dtd.xlsx", lambda: _xlsx(b'<c r="B2"><v>1</v></c>', doctype=True),
+         refused=r"dtd\.xlsx: .*declares a DOCTYPE",
+         about="a DOCTYPE (entities) in a sheet (was a 3-line message)"),
+    # --- honest text
+    Case("gbk_big5_line.csv",
+         lambda: (_qa([("小红有几颗糖？计算一加一等于几", "6")] * 9).encode("gbk")
+                  + "這是繁體中文的一行測試,9\n".encode("big5")),
+         refused=r"gbk_big5_line\.csv line 11: reads as big5 \('這是繁體中文的一行測試,9'\), "
+                 r"not as gb18030",
+         about="GBK with one Big5 line (was stored as mojibake)"),
+    Case("gb18030_4byte.csv",
+         lambda: _qa([(f"ئۇيغۇرچە سوئال {i} བོད་ཡིག 😀", str(i)) for i in range(5)]
+                     ).encode("gb18030"),
+         items=5, questions={1: "ئۇيغۇرچە سوئال 1 བོད་ཡིག 😀"},
+         about="GB18030 4-byte characters (refused as 'not valid cp1251 text', or read as "
+               "Windows-1251)"),
+    Case("sjis_halfwidth.csv",
+         lambda: _qa([(f"ｶﾀｶﾅの問題ﾃｽﾄ{i}", str(i)) for i in range(5)]).encode("shift_jis"),
+         items=5, questions={0: "ｶﾀｶﾅの問題ﾃｽﾄ0"}, about="Shift-JIS with half-width katakana"),
+    Case("lone_cr.csv", lambda: b"question,answer\nq1,1\nq\r2,2\n",
+         refused=r"lone_cr\.csv row 3: a lone carriage return \(CR, \\r\) outside quotes",
+         about="a CR inside an unquoted cell (split the row: 3 items from 2 rows)"),
+    Case("ctrl_z.csv", lambda: b"question,answer\nq1,1\nq2,2\n\x1a", items=2,
+         questions={1: "q2"}, about="a DOS end-of-file mark (became an item)"),
+    Case("dup_keys.json", lambda: b'[{"question": "a", "question": "b", "answer": "1"}]',
+         refused=r"dup_keys\.json item 1: the key 'question' appears twice in one object",
+         about="a key given twice (the last was kept)"),
+    Case("infinity.jsonl", lambda: b'{"question": "q", "answer": Infinity}\n',
+         refused=r"infinity\.jsonl line 1: key 'answer': Infinity is not a JSON value",
+         about="became the reference 'Infinity'"),
+    Case("huge_float.json", lambda: b'[{"question": "q", "answer": 1e5000}]',
+         refused=r"huge_float\.json item 1: key 'answer': the number 1e5000 is too large",
+         about="became the reference 'Infinity'"),
 ]
+
+
+def _xlsx(cell: bytes, doctype: bool = False) -> bytes:
+    """A one-row workbook whose B2 is `cell` (XML openpyxl cannot write)."""
+    import io
+    import zipfile
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active.append(["question", "answer"])
+    book.active.append(["q", "PLACEHOLDER"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    out = io.BytesIO()
+    with zipfile.ZipFile(buffer) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "xl/worksheets/sheet1.xml":
+                data = data.replace(b'<c r="B2" t="inlineStr"><is><t>PLACEHOLDER</t></is></c>',
+                                    cell)
+                if doctype:
+                    data = data.replace(b"<worksheet", b"<!DOCTYPE w [<!ENTITY a 'a'>]><worksheet")
+            dst.writestr(info, data)
+    return out.getvalue()

@@ -7,7 +7,8 @@ import pytest
 from tests.dataset.malformed import CASES
 
 REFUSED = ["deep.json", "deep_answer.jsonl", "lone_surrogate.jsonl", "latin1_cafe.csv",
-           "utf8_bad_last_row.csv", "unclosed_quote.csv", "nul.csv", "three_mb_line.csv"]
+           "utf8_bad_last_row.csv", "unclosed_quote.csv", "nul.csv", "three_mb_line.csv",
+           "div0.xlsx", "gbk_big5_line.csv", "lone_cr.csv", "dup_keys.json"]
 
 
 def _upload(app, filename: str):  # type: ignore[no-untyped-def]

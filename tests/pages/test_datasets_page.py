@@ -339,3 +339,24 @@ def test_browse_shows_the_dataset_just_imported(app, settings):
     assert not at.exception, [e.value for e in at.exception]
     stored = _stored(settings)
     assert at.selectbox(key="datasets.browse").value == stored["second"].id
+
+
+def test_a_workbook_with_several_sheets_asks_which_one(app, settings, tmp_path):
+    """Sheets after the first were ignored without a word."""
+    from tests.dataset.workbooks import workbook
+
+    path = workbook(tmp_path / "two.xlsx", {"easy": [["question", "answer"], ["1+1", 2]],
+                                            "hard": [["question", "answer"], ["2+2", 4],
+                                                     ["3+3", 6]]})
+    _open(app)
+    app.file_uploader(key="datasets.upload").set_value(
+        ("two.xlsx", path.read_bytes(), "application/octet-stream")).run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    box = app.selectbox(key="datasets.sheet")
+    assert box.options == ["easy", "hard"] and box.value is None
+    assert any("2 sheets with data" in i.value for i in app.info)
+    box.set_value("hard").run()
+    assert not app.exception and not app.error, [e.value for e in app.error]
+    app.button(key="datasets.import").click().run()
+    assert _stored(settings)["two"].item_count == 2
+    assert app.selectbox(key="datasets.sheet").value == "hard"  # the choice stays shown
