@@ -6,7 +6,7 @@ guessed: a model's calls per second come from its own stored calls of earlier ru
 calls it has in flight at once, its concurrency, over the mean latency of its last
 answered calls: Little's law; the mean, not the median, since a few slow calls hold a
 slot as long as many fast ones; bounded by its requests-per-minute limit); a model never
-run yet gets a default per kind. A judge's calls are added at the judge's own speed.
+run yet gets its provider's default (`Provider.latency_s`). A judge's calls are added at the judge's own speed.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from typing import Any, Optional, Sequence, Union
 from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.catalog import provider_for
 from evalcore.report.timing import format_seconds
 from evalcore.store import queries
 from evalcore.store.run_reads import recent_latencies
@@ -24,12 +25,6 @@ from evalcore.values import validated
 
 SAMPLE_CALLS = 200
 """Stored calls of a model whose latencies make its measured speed (the most recent)."""
-DEFAULT_LATENCY_S = {"local": 1.0, "ollama": 2.0, "openai": 2.0}
-"""Seconds one call takes when the model has no stored call yet: the embedded SmolLM2
-with its short answers takes ~0.2-1 s on a laptop core; a remote model ~1-3 s."""
-LOCAL_DEFAULT_LIMIT = 20
-"""The start forms' "first K items" on the local model: a first click is 20 x N calls
-(a minute or two), not the whole dataset."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class Speed:
     slots: int
     rpm: int
     measured_calls: int
-    """Stored calls the latency comes from (0 = the kind's default)."""
+    """Stored calls the latency comes from (0 = the provider's default)."""
 
     @property
     def calls_per_second(self) -> float:
@@ -82,8 +77,8 @@ def model_speed(engine: Engine, model: ModelConfig, *,
                 concurrency: Optional[int] = None) -> Speed:
     """`model`'s speed: in-flight calls / mean stored latency, at most its rpm."""
     latencies = _latencies(engine, model.name)
-    latency = statistics.fmean(latencies) if latencies else DEFAULT_LATENCY_S.get(
-        model.kind, DEFAULT_LATENCY_S["openai"])
+    latency = (statistics.fmean(latencies) if latencies
+               else provider_for(model).latency_s)
     return Speed(model.name, latency, max(1, concurrency or model.concurrency), model.rpm,
                  len(latencies))
 
@@ -106,11 +101,10 @@ def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
 
 
 def default_limit(model: Optional[ModelConfig], n_items: int) -> int:
-    """A start form's default "first K items": LOCAL_DEFAULT_LIMIT on the local model
-    (when the dataset is bigger), else 0 = all."""
-    if model is not None and model.kind == "local" and n_items > LOCAL_DEFAULT_LIMIT:
-        return LOCAL_DEFAULT_LIMIT
-    return 0
+    """A start form's default "first K items": the provider's `first_items` when the
+    dataset is bigger (a slow embedded model starts small), else 0 = all."""
+    first = provider_for(model).first_items if model is not None else 0
+    return first if first and n_items > first else 0
 
 
 def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],

@@ -6,12 +6,15 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.registry import default_local_config
-from evalcore.report.estimate import (DEFAULT_LATENCY_S, LOCAL_DEFAULT_LIMIT, default_limit,
-                                      estimate_calls, estimate_run, model_speed)
+from evalcore.providers.catalog import get_provider
+from evalcore.report.estimate import default_limit, estimate_calls, estimate_run, model_speed
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.start import create_run, run_in_foreground
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, dataset, right_for_odd  # noqa: F401  (fixture)
+
+DEFAULT_LATENCY_S = {name: get_provider(name).latency_s for name in ("local", "openai")}
+LOCAL_DEFAULT_LIMIT = get_provider("local").first_items
 
 
 def test_a_model_never_run_gets_its_kinds_default(engine):
