@@ -15,7 +15,7 @@ from evalcore import actions
 from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
 from evalcore.errors import EvalcoreError
-from evalcore.providers.registry import load_models
+from evalcore.providers.registry import DEFAULT_MODEL, load_models
 from evalcore.metrics.gate import GateResult
 from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.report.sections import failure_line, guarded_section, log
@@ -356,7 +356,7 @@ def default_model_index(models: list[str]) -> int:
     last = queries.list_runs(engine(), limit=1)
     if last and last[0].model in models:
         return models.index(last[0].model)
-    return models.index("local") if "local" in models else 0
+    return models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0
 
 
 def start_and_show(kind: str, start: Callable[[], int]) -> int | None:

@@ -18,6 +18,7 @@ from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings
 from evalcore.config import load_settings
 from evalcore.errors import ModelConfigError
+from evalcore.providers.catalog import providers
 from evalcore.providers.registry import (DEFAULT_MODEL, export_models, get_model, load_models,
                                          validate_model)
 
@@ -137,12 +138,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add = sub.add_parser("add", help="add a model to models.toml")
     add.add_argument("name")
-    add.add_argument("--kind", choices=("openai", "ollama", "local"), required=True)
+    known = providers()
+    add.add_argument("--kind", choices=list(known), required=True,
+                     help="the provider: " + "; ".join(f"{name}: {p.summary}"
+                                                      for name, p in known.items()))
     add.add_argument(
         "--base-url",
         dest="base_url",
-        help="e.g. https://api.openai.com/v1 (openai) or http://127.0.0.1:11434 (ollama); "
-             "no key in it: use --api-key-env",
+        help="e.g. " + ", ".join(f"{p.base_url_example} ({name})" for name, p in known.items()
+                                 if p.base_url_example) + "; no key in it: use --api-key-env",
     )
     add.add_argument("--model", help="model id sent to the endpoint")
     add.add_argument(

@@ -29,11 +29,11 @@ from typing import Any
 
 import msgspec
 
-from evalcore.config import DEFAULT_MODEL
+from evalcore.config import DEFAULT_MODEL  # noqa: F401 - the CLI and pages read it here
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.catalog import default_provider_name, get_provider, providers
-from evalcore.providers.local import default_local_config
+from evalcore.providers.local import default_local_config  # noqa: F401 - re-exported
 from evalcore.model_store import ModelsInDatabase
 from evalcore.values import validated
 
