@@ -6,7 +6,9 @@ guessed: a model's calls per second come from its own stored calls of earlier ru
 calls it has in flight at once, its concurrency, over the mean latency of its last
 answered calls: Little's law; the mean, not the median, since a few slow calls hold a
 slot as long as many fast ones; bounded by its requests-per-minute limit); a model never
-run yet gets its provider's default (`Provider.latency_s`). A judge's calls are added at the judge's own speed.
+run yet gets its provider's default (`Provider.latency_s`). A judge's calls are added at
+the judge's own speed. A measured estimate says how long the calls it learnt from were
+(a demo's one-word answers say little about a long multiple-choice run).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from evalcore.providers.base import ModelConfig
 from evalcore.providers.catalog import provider_for
 from evalcore.report.timing import format_seconds
 from evalcore.store import queries
-from evalcore.store.run_reads import recent_latencies
+from evalcore.store.run_reads import recent_call_sizes
 from evalcore.values import validated
 
 SAMPLE_CALLS = 200
@@ -38,6 +40,11 @@ class Speed:
     rpm: int
     measured_calls: int
     """Stored calls the latency comes from (0 = the provider's default)."""
+    prompt_chars: int = 0
+    """Mean prompt length of those calls (characters)."""
+    reply_chars: int = 0
+    """Mean reply length of those calls: short prompts and one-word replies are fast, so
+    the estimate says what it learnt from."""
 
     @property
     def calls_per_second(self) -> float:
@@ -59,28 +66,30 @@ class Estimate:
     model: str
     measured: bool
     judge_calls: int = 0
+    basis: str = ""
+    """The calls a measured speed comes from, e.g. "12 calls with ~90-character prompts
+    and ~4-character replies"."""
 
     def line(self) -> str:
         """'60 calls, about 45 s on local (measured on 120 earlier calls)'."""
         calls = f"{self.calls:,} calls" if not self.judge_calls else (
             f"{self.calls - self.judge_calls:,} calls + {self.judge_calls:,} judge calls")
-        basis = "from its earlier runs" if self.measured else "no earlier run: a default speed"
+        basis = ("no earlier run: a default speed" if not self.measured else
+                 f"from its earlier runs: {self.basis}" if self.basis else "from its earlier runs")
         return f"{calls}, about {format_seconds(self.seconds)} on {self.model} ({basis})"
-
-
-def _latencies(engine: Engine, model: str, sample: int = SAMPLE_CALLS) -> list[float]:
-    """Seconds of the model's most recent answered calls (errors and waits left out)."""
-    return [ms / 1000.0 for ms in recent_latencies(engine, model, sample) if ms > 0]
 
 
 def model_speed(engine: Engine, model: ModelConfig, *,
                 concurrency: Optional[int] = None) -> Speed:
     """`model`'s speed: in-flight calls / mean stored latency, at most its rpm."""
-    latencies = _latencies(engine, model.name)
-    latency = (statistics.fmean(latencies) if latencies
-               else provider_for(model).latency_s)
+    calls = [c for c in recent_call_sizes(engine, model.name, SAMPLE_CALLS) if c[0] > 0]
+    if not calls:
+        return Speed(model.name, provider_for(model).latency_s,
+                     max(1, concurrency or model.concurrency), model.rpm, 0)
+    latency = statistics.fmean(ms for ms, _, _ in calls) / 1000.0
     return Speed(model.name, latency, max(1, concurrency or model.concurrency), model.rpm,
-                 len(latencies))
+                 len(calls), round(statistics.fmean(p for _, p, _ in calls)),
+                 round(statistics.fmean(a for _, _, a in calls)))
 
 
 def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
@@ -88,16 +97,25 @@ def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
                    concurrency: Optional[int] = None) -> Estimate:
     """The estimate of `calls` answer calls on `model` (and as many judge calls on `judge`,
     counted after them: a conservative sum)."""
-    def seconds(config: ModelConfig, n: int, slots: Optional[int]) -> tuple[float, bool]:
+    def seconds(config: ModelConfig, n: int, slots: Optional[int]) -> tuple[float, Speed]:
         speed = model_speed(engine, config, concurrency=slots)
-        return (n / speed.rate(n) if n > 0 else 0.0), speed.measured_calls > 0
+        return (n / speed.rate(n) if n > 0 else 0.0), speed
 
-    total, measured = seconds(model, calls, concurrency)
+    total, speed = seconds(model, calls, concurrency)
+    measured, basis = speed.measured_calls > 0, _basis(speed)
     judge_calls = calls if judge is not None else 0
     if judge is not None:
         extra, judged = seconds(judge, judge_calls, None)
-        total, measured = total + extra, measured and judged
-    return Estimate(calls + judge_calls, total, model.name, measured, judge_calls)
+        total, measured = total + extra, measured and judged.measured_calls > 0
+    return Estimate(calls + judge_calls, total, model.name, measured, judge_calls, basis)
+
+
+def _basis(speed: Speed) -> str:
+    """What the measured speed learnt from, in words (empty for a default speed)."""
+    if not speed.measured_calls:
+        return ""
+    return (f"{speed.measured_calls} calls with ~{speed.prompt_chars}-character prompts and "
+            f"~{speed.reply_chars}-character replies; longer ones take longer")
 
 
 def default_limit(model: Optional[ModelConfig], n_items: int) -> int:

@@ -75,11 +75,19 @@ def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
 
 def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    query = (select(CALL.c.latency_ms).where(CALL.c.model == model, CALL.c.error.is_(None),
-                                           CALL.c.latency_ms.is_not(None))
+    return [ms for ms, _, _ in recent_call_sizes(engine, model, sample)]
+
+
+def recent_call_sizes(engine: Engine, model: str, sample: int) -> list[tuple[float, int, int]]:
+    """(latency ms, prompt characters, answer characters) of the model's `sample` most
+    recent answered calls: an estimate says how long the calls it learnt from were."""
+    query = (select(CALL.c.latency_ms, func.length(CALL.c.prompt),
+                    func.coalesce(func.length(CALL.c.answer), 0))
+             .where(CALL.c.model == model, CALL.c.error.is_(None),
+                    CALL.c.latency_ms.is_not(None))
              .order_by(CALL.c.id.desc()).limit(sample))
     with reader(engine).connect() as conn:
-        return [float(ms) for ms in conn.execute(query).scalars()]
+        return [(float(ms), int(p or 0), int(a or 0)) for ms, p, a in conn.execute(query)]
 
 
 def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int

@@ -116,3 +116,25 @@ def test_a_stored_snapshot_is_checked_not_trusted(engine, settings, dataset):
         **config, "models": {"local": {**snapshot, "concurrency": -3}}})
     with pytest.raises(ValidationError, match="concurrency"):
         estimate_run(engine, run_id)
+
+
+def test_a_measured_estimate_says_how_long_the_calls_it_learnt_from_were(engine, settings,
+                                                                         dataset):
+    """Short calls (a demo's one-word replies) say little about long ones: the line names
+    the mean prompt and reply lengths of the stored calls it used."""
+    from sqlalchemy import text
+
+    with FaultServer(FaultConfig(responder=right_for_odd)) as server:
+        add_model(settings, server)
+        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                            settings.models_path)
+        assert run_in_foreground(engine, run_id) == "done"
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT prompt, answer FROM call WHERE model = 'fake'")).all()
+    prompt = round(sum(len(p) for p, _ in rows) / len(rows))
+    reply = round(sum(len(a) for _, a in rows) / len(rows))
+    from evalcore.providers.registry import get_model
+
+    line = estimate_calls(engine, get_model(settings.models_path, "fake"), 60).line()
+    assert line.endswith(f"(from its earlier runs: 6 calls with ~{prompt}-character prompts "
+                         f"and ~{reply}-character replies; longer ones take longer)"), line
