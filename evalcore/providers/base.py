@@ -87,7 +87,8 @@ class ModelConfig(msgspec.Struct, kw_only=True):
     """The provider that speaks to this model (`providers/<kind>.py`); empty = the default
     one (any OpenAI-compatible endpoint). `python -m evalcore models add --help` lists them."""
     base_url: str = ""
-    """Endpoint root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`. Empty for `local`."""
+    """Endpoint root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`; empty
+    for a provider that runs its own model (the embedded one)."""
     model: str = ""
     """Model id sent to the endpoint."""
     api_key_env: str = ""

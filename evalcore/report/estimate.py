@@ -22,11 +22,16 @@ from evalcore.providers.base import ModelConfig
 from evalcore.providers.catalog import provider_for
 from evalcore.report.timing import format_seconds
 from evalcore.store import queries
-from evalcore.store.run_reads import recent_call_sizes
+from evalcore.store.run_reads import recent_call_sizes, run_prompt_chars
 from evalcore.values import validated
 
 SAMPLE_CALLS = 200
 """Stored calls of a model whose latencies make its measured speed (the most recent)."""
+SIMILAR_RATIO = 2.0
+"""A stored call is "of a similar length" when its prompt is within this factor of the
+planned prompts' mean length."""
+MIN_SIMILAR = 5
+"""Stored calls of a similar length needed before only they count."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,8 @@ class Speed:
     reply_chars: int = 0
     """Mean reply length of those calls: short prompts and one-word replies are fast, so
     the estimate says what it learnt from."""
+    similar: bool = False
+    """Whether those calls were chosen for a prompt length like the planned ones."""
 
     @property
     def calls_per_second(self) -> float:
@@ -79,30 +86,39 @@ class Estimate:
         return f"{calls}, about {format_seconds(self.seconds)} on {self.model} ({basis})"
 
 
-def model_speed(engine: Engine, model: ModelConfig, *,
-                concurrency: Optional[int] = None) -> Speed:
-    """`model`'s speed: in-flight calls / mean stored latency, at most its rpm."""
+def model_speed(engine: Engine, model: ModelConfig, *, concurrency: Optional[int] = None,
+                prompt_chars: Optional[int] = None) -> Speed:
+    """`model`'s speed: in-flight calls / mean stored latency, at most its rpm. With
+    `prompt_chars` (the planned prompts' mean length), only stored calls of a similar
+    length count when there are enough of them (MIN_SIMILAR)."""
+    slots = max(1, concurrency or model.concurrency)
     calls = [c for c in recent_call_sizes(engine, model.name, SAMPLE_CALLS) if c[0] > 0]
+    similar = [c for c in calls if prompt_chars and
+               prompt_chars / SIMILAR_RATIO <= c[1] <= prompt_chars * SIMILAR_RATIO]
+    if len(similar) >= MIN_SIMILAR:
+        calls = similar
     if not calls:
-        return Speed(model.name, provider_for(model).latency_s,
-                     max(1, concurrency or model.concurrency), model.rpm, 0)
+        return Speed(model.name, provider_for(model).latency_s, slots, model.rpm, 0)
     latency = statistics.fmean(ms for ms, _, _ in calls) / 1000.0
-    return Speed(model.name, latency, max(1, concurrency or model.concurrency), model.rpm,
-                 len(calls), round(statistics.fmean(p for _, p, _ in calls)),
-                 round(statistics.fmean(a for _, _, a in calls)))
+    return Speed(model.name, latency, slots, model.rpm, len(calls),
+                 round(statistics.fmean(p for _, p, _ in calls)),
+                 round(statistics.fmean(a for _, _, a in calls)), calls is similar)
 
 
 def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
                    judge: Optional[ModelConfig] = None,
-                   concurrency: Optional[int] = None) -> Estimate:
+                   concurrency: Optional[int] = None,
+                   prompt_chars: Optional[int] = None) -> Estimate:
     """The estimate of `calls` answer calls on `model` (and as many judge calls on `judge`,
-    counted after them: a conservative sum)."""
-    def seconds(config: ModelConfig, n: int, slots: Optional[int]) -> tuple[float, Speed]:
-        speed = model_speed(engine, config, concurrency=slots)
+    counted after them: a conservative sum); `prompt_chars` is the mean length of the
+    prompts to send, when known (stored calls of a similar length are then preferred)."""
+    def seconds(config: ModelConfig, n: int, slots: Optional[int],
+                chars: Optional[int] = None) -> tuple[float, Speed]:
+        speed = model_speed(engine, config, concurrency=slots, prompt_chars=chars)
         return (n / speed.rate(n) if n > 0 else 0.0), speed
 
-    total, speed = seconds(model, calls, concurrency)
-    measured, basis = speed.measured_calls > 0, _basis(speed)
+    total, speed = seconds(model, calls, concurrency, prompt_chars)
+    measured, basis = speed.measured_calls > 0, _basis(speed, prompt_chars)
     judge_calls = calls if judge is not None else 0
     if judge is not None:
         extra, judged = seconds(judge, judge_calls, None)
@@ -110,12 +126,17 @@ def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
     return Estimate(calls + judge_calls, total, model.name, measured, judge_calls, basis)
 
 
-def _basis(speed: Speed) -> str:
+def _basis(speed: Speed, prompt_chars: Optional[int]) -> str:
     """What the measured speed learnt from, in words (empty for a default speed)."""
     if not speed.measured_calls:
         return ""
+    if speed.similar:
+        return (f"{speed.measured_calls} calls of a similar length "
+                f"(~{speed.prompt_chars}-character prompts)")
+    these = (f"these prompts are ~{prompt_chars} characters" if prompt_chars
+             else "longer ones take longer")
     return (f"{speed.measured_calls} calls with ~{speed.prompt_chars}-character prompts and "
-            f"~{speed.reply_chars}-character replies; longer ones take longer")
+            f"~{speed.reply_chars}-character replies; {these}")
 
 
 def default_limit(model: Optional[ModelConfig], n_items: int) -> int:
@@ -155,4 +176,5 @@ def estimate_run(engine: Engine, run_id: int) -> Estimate:
     if run.judge != "rules":
         judge = _snapshot(snapshots, run.judge)
     return estimate_calls(engine, model, max(0, run.total - run.done), judge=judge,
-                          concurrency=spec.get("concurrency"))
+                          concurrency=spec.get("concurrency"),
+                          prompt_chars=run_prompt_chars(engine, run_id))
