@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,17 +25,23 @@ if TYPE_CHECKING:
 PROVIDERS_ENV = "EVALCORE_PROVIDERS"
 """Comma-separated module names of providers that are not part of evalcore."""
 
-_found: dict[str, "Provider"] = {}
 _added: dict[str, "Provider"] = {}
-_scanned: list[str] = []
-"""The EVALCORE_PROVIDERS value the built-ins were read with (empty until the first look-up)."""
+_scanned: dict[str, dict[str, "Provider"]] = {}
+"""EVALCORE_PROVIDERS value -> the providers found with it (one scan per value)."""
+_lock = threading.RLock()
 
 
 def _scan() -> dict[str, "Provider"]:
-    """Built-in provider modules plus those named in EVALCORE_PROVIDERS (once per value)."""
+    """Built-in provider modules plus those named in EVALCORE_PROVIDERS (once per value;
+    a lock, as a worker's threads may look up at once and an import must run once)."""
     extra = os.environ.get(PROVIDERS_ENV, "")
-    if _scanned and _scanned[0] == extra:
-        return _found
+    with _lock:
+        if extra not in _scanned:
+            _scanned[extra] = _import_providers(extra)
+        return _scanned[extra]
+
+
+def _import_providers(extra: str) -> dict[str, "Provider"]:
     modules = [f"{__package__}.{info.name}"
                for info in pkgutil.iter_modules([str(Path(__file__).parent)])]
     modules += [name.strip() for name in extra.split(",") if name.strip()]
@@ -48,10 +55,7 @@ def _scan() -> dict[str, "Provider"]:
         provider = getattr(module, "PROVIDER", None)
         if provider is not None:
             found[provider.name] = provider
-    _found.clear()
-    _found.update(found)
-    _scanned[:] = [extra]
-    return _found
+    return found
 
 
 def register_provider(provider: "Provider") -> "Provider":
