@@ -140,8 +140,8 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
                                key=FORM + "max_reply_bytes",
                                help="A longer reply is an error (never read whole)")
         bounds[2].text_input("Key header (optional)", key=FORM + "api_key_header",
-                             help="Empty = 'Authorization: Bearer <key>'; e.g. api-key for "
-                                  "Azure OpenAI")
+                             help="Empty = the provider's own header (most: 'Authorization: "
+                                  "Bearer <key>'); e.g. api-key for Azure OpenAI")
         limits = st.columns(3)
         limits[0].number_input("Concurrency", min_value=1, max_value=1000, step=1,
                                key=FORM + "concurrency", help="Most calls in flight at once")
