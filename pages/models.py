@@ -29,9 +29,9 @@ COMMON_FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm
                  "temperature", "top_p", "max_tokens", "seed", "deadline", "max_reply_bytes",
                  "api_key_header", "price_in", "price_out")
 # ^ editable ModelConfig fields besides `name` (the others keep their defaults)
+# where a key found in the Base URL goes instead, in this form's words
 KEY_HINT = ("put the key in an environment variable and enter that variable's name under "
             "'API key environment variable'")
-"""Where a key found in the Base URL goes instead, in this form's words."""
 
 
 def provider_fields() -> dict[str, tuple[str, str, str]]:
