@@ -38,15 +38,6 @@ def test_a_test_only_provider_is_found_everywhere(plain, app, settings, engine, 
     assert added.returncode == 0, added.stderr
     assert "plainjson" in cli_here(settings, "models", "add", "--help").stdout
 
-    # the Models page lists it, offers its kind and draws its own setting
-    app.run()
-    app.switch_page("pages/models.py").run()
-    assert not app.exception, [e.value for e in app.exception]
-    table = app.dataframe[0].value
-    assert table.set_index("name").loc["plug", "kind"] == "plainjson"
-    assert "plainjson" in app.selectbox(key="models.form.kind").options
-    assert app.get_by_key("models.form.n_ctx").label == "Context size (plainjson only)"
-
     # the estimate uses the provider's default speed before any call
     plug = get_model(settings.models_path, "plug")
     assert estimate_calls(engine, plug, 12).seconds == pytest.approx(12 * 0.25 / 2)
@@ -62,3 +53,13 @@ def test_a_test_only_provider_is_found_everywhere(plain, app, settings, engine, 
     assert report["distribution"]["distribution_counts"] == {"0": 3, "1": 0, "2": 3}
     assert len(plain.asked) == 12
     assert estimate_calls(engine, plug, 12).measured  # now from its own stored calls
+
+    # the Models page lists it, offers its kind and draws its own setting (opened last:
+    # the app's embedded worker would take the CLI's queued run)
+    app.run()
+    app.switch_page("pages/models.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    table = app.dataframe[0].value
+    assert table.set_index("name").loc["plug", "kind"] == "plainjson"
+    assert "plainjson" in app.selectbox(key="models.form.kind").options
+    assert app.get_by_key("models.form.n_ctx").label == "Context size (plainjson only)"
