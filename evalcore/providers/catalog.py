@@ -96,5 +96,10 @@ def get_provider(name: str) -> "Provider":
 
 
 def provider_for(config: "ModelConfig") -> "Provider":
-    """The provider that speaks to the model `config` describes."""
-    return get_provider(config.kind or default_provider_name())
+    """The provider that speaks to the model `config` describes (an error names the model:
+    a stored run's snapshot may name a provider this process does not have)."""
+    try:
+        return get_provider(config.kind or default_provider_name())
+    except ModelConfigError as exc:
+        raise ModelConfigError(f"model '{config.name}': {exc}; a provider of your own is "
+                               f"named in {PROVIDERS_ENV}") from None

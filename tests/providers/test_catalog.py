@@ -22,3 +22,13 @@ def test_a_module_named_in_the_environment_is_a_provider(monkeypatch):
         provider_names()
     monkeypatch.delenv(PROVIDERS_ENV)
     assert "plainjson" not in provider_names()
+
+
+def test_a_model_of_an_unknown_provider_is_an_error_naming_the_model():
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.catalog import provider_for
+
+    stored = ModelConfig(name="old-plug", kind="plainjson", base_url="http://127.0.0.1:9")
+    with pytest.raises(ModelConfigError, match=r"^model 'old-plug': kind: must be one of "
+                                               r"'anthropic', .*EVALCORE_PROVIDERS$"):
+        provider_for(stored)
