@@ -15,11 +15,12 @@ from evalcore import actions
 from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
 from evalcore.errors import EvalcoreError
-from evalcore.providers.registry import DEFAULT_MODEL, load_models
+from evalcore.providers.registry import load_models
 from evalcore.metrics.gate import GateResult
 from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.report.sections import failure_line, guarded_section, log
 from evalcore.report.timing import format_seconds
+from evalcore.config import DEFAULT_MODEL
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 from evalcore.runner.start import busy_text, is_stale, NO_WORKER, waiting_text
 from evalcore.store import jobs, queries
