@@ -15,7 +15,7 @@ import streamlit as st
 
 from evalcore.errors import EvalcoreError, ModelConfigError
 from evalcore.providers.base import ModelConfig, check_base_url
-from evalcore.providers.catalog import provider_for, providers
+from evalcore.providers.catalog import provider_for, provider_settings, providers
 from evalcore.providers.client import test_connection
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
@@ -34,14 +34,9 @@ KEY_HINT = ("put the key in an environment variable and enter that variable's na
             "'API key environment variable'")
 
 
-def provider_fields() -> dict[str, tuple[str, str, str]]:
-    """Settings only some providers read: field -> (label, help, provider)."""
-    return {field: (label, help_text, name) for name, provider in providers().items()
-            for field, (label, help_text) in provider.form_fields.items()}
-
-
 def form_fields() -> tuple[str, ...]:
-    return (*COMMON_FIELDS, *provider_fields())
+    """The editor's fields: the common ones, then those only some providers read."""
+    return (*COMMON_FIELDS, *provider_settings())
 
 
 def _path() -> Any:
@@ -163,7 +158,7 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
                                help="Empty = unknown: no cost figures, estimates or budgets")
         prices[1].number_input("Price out (per million completion tokens)", min_value=0.0,
                                step=0.01, key=FORM + "price_out")
-        own = provider_fields()
+        own = provider_settings()
         for column, (field, (label, help_text, owner)) in zip(st.columns(max(1, len(own))),
                                                               own.items()):
             _field_input(column, field, f"{label} ({owner} only)", help_text)

@@ -80,6 +80,13 @@ def provider_names() -> list[str]:
     return list(providers())
 
 
+def provider_settings() -> dict[str, tuple[str, str, str]]:
+    """Settings only some providers read (their `form_fields`): field -> (label, help,
+    provider); the Models form draws each and `models add` has a flag for each."""
+    return {field: (label, text, name) for name, provider in providers().items()
+            for field, (label, text) in provider.form_fields.items()}
+
+
 def default_provider_name() -> str:
     """The provider of a model entry that names none (the one that declares `default`)."""
     return next((name for name, p in providers().items() if p.default), "")

@@ -34,12 +34,14 @@ def test_a_test_only_provider_is_found_everywhere(plain, app, settings, engine, 
     assert missing.returncode == 2 and "needs base_url (e.g. http://127.0.0.1:8999)" in (
         missing.stderr)
     added = cli_here(settings, "models", "add", "plug", "--kind", "plainjson",
-                     "--base-url", plain.url, "--model", "plain-1", "--concurrency", "2")
+                     "--base-url", plain.url, "--model", "plain-1", "--concurrency", "2",
+                     "--n-ctx", "2048")  # the provider's own setting is a flag
     assert added.returncode == 0, added.stderr
     assert "plainjson" in cli_here(settings, "models", "add", "--help").stdout
 
     # the estimate uses the provider's default speed before any call
     plug = get_model(settings.models_path, "plug")
+    assert (plug.kind, plug.n_ctx) == ("plainjson", 2048)
     assert estimate_calls(engine, plug, 12).seconds == pytest.approx(12 * 0.25 / 2)
 
     # a run on it is stored and scored (items 1, 3, 5 right in both rounds)
