@@ -20,6 +20,7 @@ from evalcore.metrics.gate import GateResult
 from evalcore.report.gates import verdict_line, verdict_of
 from evalcore.report.sections import failure_line, guarded_section, log
 from evalcore.report.timing import format_seconds
+from evalcore.config import DEFAULT_MODEL
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 from evalcore.runner.start import busy_text, is_stale, NO_WORKER, waiting_text
 from evalcore.store import jobs, queries
@@ -402,7 +403,7 @@ def default_model_index(models: list[str]) -> int:
     last = queries.list_runs(engine(), limit=1)
     if last and last[0].model in models:
         return models.index(last[0].model)
-    return models.index("local") if "local" in models else 0
+    return models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0
 
 
 def start_and_show(kind: str, start: Callable[[], int]) -> int | None:

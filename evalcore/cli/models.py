@@ -18,8 +18,14 @@ from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings
 from evalcore.config import load_settings
 from evalcore.errors import ModelConfigError
+from evalcore.providers.base import ModelConfig
+from evalcore.providers.catalog import provider_settings, providers
 from evalcore.providers.registry import (DEFAULT_MODEL, export_models, get_model, load_models,
                                          validate_model)
+
+
+FLAGS = {"gguf_path": "gguf"}
+"""A provider setting whose flag is not its field's name."""
 
 
 def _models_path(args: argparse.Namespace):
@@ -43,10 +49,9 @@ def _add(args: argparse.Namespace) -> int:
         ("deadline", "deadline"),
         ("max_reply_bytes", "max_reply_bytes"),
         ("api_key_header", "api_key_header"),
-        ("gguf", "gguf_path"),
-        ("threads", "threads"),
         ("price_in", "price_in"),
         ("price_out", "price_out"),
+        *((field, field) for field in provider_settings()),
     ):
         value = getattr(args, option)
         if value is not None:
@@ -137,12 +142,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     add = sub.add_parser("add", help="add a model to models.toml")
     add.add_argument("name")
-    add.add_argument("--kind", choices=("openai", "ollama", "local"), required=True)
+    known = providers()
+    add.add_argument("--kind", choices=list(known), required=True,
+                     help="the provider: " + "; ".join(f"{name}: {p.summary}"
+                                                      for name, p in known.items()))
     add.add_argument(
         "--base-url",
         dest="base_url",
-        help="e.g. https://api.openai.com/v1 (openai) or http://127.0.0.1:11434 (ollama); "
-             "no key in it: use --api-key-env",
+        help="e.g. " + ", ".join(f"{p.base_url_example} ({name})" for name, p in known.items()
+                                 if p.base_url_example) + "; no key in it: use --api-key-env",
     )
     add.add_argument("--model", help="model id sent to the endpoint")
     add.add_argument(
@@ -166,8 +174,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add.add_argument("--api-key-header", dest="api_key_header", metavar="HEADER",
                      help="send the key in this header instead of 'Authorization: Bearer' "
                           "(e.g. api-key for Azure OpenAI)")
-    add.add_argument("--gguf", help="local only: path of a GGUF file")
-    add.add_argument("--threads", type=int, help="local only: CPU threads")
+    for field, (label, text, owner) in provider_settings().items():
+        kind = type(getattr(ModelConfig(name="defaults"), field))
+        add.add_argument("--" + FLAGS.get(field, field.replace("_", "-")), dest=field,
+                         type=kind if kind in (int, float) else str,
+                         help=f"{owner} only: {label}; {text}")
     add.add_argument("--price-in", dest="price_in", type=float, metavar="PRICE",
                      help="price per million prompt tokens (cost figures, estimates, --budget)")
     add.add_argument("--price-out", dest="price_out", type=float, metavar="PRICE",

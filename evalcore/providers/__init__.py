@@ -1,12 +1,17 @@
 """Providers: reach any model through one client (`get_client(config).chat(request)`).
 
-Rooms: `base.py` (records), `registry.py` (models.toml), `wire.py` (openai/ollama bodies),
-`retry.py` (when and how long to retry), `limits.py` (AIMD concurrency, requests per
-minute), `client.py` (the aiohttp client), `local.py` (the embedded llama.cpp model).
+Rooms: `base.py` (records), `registry.py` (models.toml), `provider.py` (the protocol a
+provider implements), `catalog.py` (providers by name), one module per provider
+(`openai.py`, `ollama.py`, `anthropic.py`, `local.py`: the embedded llama.cpp model),
+`wire.py` (what their requests and replies share), `retry.py` (when and how long to
+retry), `limits.py` (AIMD concurrency, requests per minute), `client.py` (the aiohttp
+client). docs/providers.md says how to add one.
+
 Importing this package stays light: aiohttp and xllamacpp load on first call.
 """
 
 from evalcore.providers.base import ChatReply, ChatRequest, ModelConfig, ProviderKind
+from evalcore.providers.catalog import get_provider, provider_names, register_provider
 from evalcore.providers.client import (
     ClientStats,
     ModelClient,
@@ -59,8 +64,11 @@ __all__ = [
     "get_client",
     "run_closing_clients",
     "get_model",
+    "get_provider",
     "load_models",
     "parse_retry_after",
+    "provider_names",
+    "register_provider",
     "remove_model",
     "save_models",
     "should_retry",

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Optional
 
 import msgspec
 from msgspec import Meta
 
 from evalcore.masking import register_secret
+from evalcore.providers.catalog import default_provider_name
 
-ProviderKind = Literal["openai", "ollama", "local"]
+ProviderKind = str
+"""A provider's name (`providers.catalog.provider_names()` lists them)."""
 REFUSAL = "provider refusal"
 """Start of a call's error when the provider refused to answer (finish_reason
 `content_filter`, or a 400 whose error code is `content_filter`): reports count these
@@ -35,9 +37,14 @@ def is_refusal(error: str | None) -> bool:
     return bool(error) and error.startswith(REFUSAL)  # type: ignore[union-attr]
 
 
-def check_base_url(url: str) -> str:
+KEY_HINT = "put the key in an environment variable and name it with --api-key-env (api_key_env)"
+"""What to do with a key found in a base URL, said to a models.toml or CLI user."""
+
+
+def check_base_url(url: str, key_hint: str = KEY_HINT) -> str:
     """`url` if it is an http(s) URL with a host and no credentials; else a ValueError that
-    says what to fix (never echoing the URL, which may hold a key)."""
+    says what to fix (never echoing the URL, which may hold a key). `key_hint` says where
+    the key goes instead, in the words of the form or command the user is in."""
     from urllib.parse import parse_qsl, urlsplit
 
     if not url:
@@ -61,11 +68,9 @@ def check_base_url(url: str) -> str:
         raise ValueError("base_url must start with http:// or https:// and name a host, "
                          "e.g. http://127.0.0.1:11434 or https://api.openai.com/v1")
     if parts.username or parts.password or "@" in parts.netloc:
-        raise ValueError("base_url must not contain a user name or password: put the key in an "
-                         "environment variable and name it with --api-key-env (api_key_env)")
+        raise ValueError(f"base_url must not contain a user name or password: {key_hint}")
     if any(_KEY_PARAMS.search(name) for name, _ in parse_qsl(parts.query, keep_blank_values=True)):
-        raise ValueError("base_url must not carry a key in its query string: put the key in an "
-                         "environment variable and name it with --api-key-env (api_key_env)")
+        raise ValueError(f"base_url must not carry a key in its query string: {key_hint}")
     return url.strip()
 
 
@@ -78,10 +83,12 @@ class ModelConfig(msgspec.Struct, kw_only=True):
 
     name: str
     """Name used by runs, the CLI and the pages."""
-    kind: ProviderKind = "openai"
-    """`openai`: any OpenAI-compatible endpoint; `ollama`: Ollama's `/api/chat`; `local`: the embedded llama.cpp model."""
+    kind: ProviderKind = ""
+    """The provider that speaks to this model (`providers/<kind>.py`); empty = the default
+    one (any OpenAI-compatible endpoint). `python -m evalcore models add --help` lists them."""
     base_url: str = ""
-    """Endpoint root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`. Empty for `local`."""
+    """Endpoint root, e.g. `https://api.openai.com/v1` or `http://127.0.0.1:11434`; empty
+    for a provider that runs its own model (the embedded one)."""
     model: str = ""
     """Model id sent to the endpoint."""
     api_key_env: str = ""
@@ -133,6 +140,8 @@ class ModelConfig(msgspec.Struct, kw_only=True):
 
     def __post_init__(self) -> None:
         """The checks whose text says what to fix; they run in the constructor too."""
+        if not self.kind:
+            self.kind = default_provider_name()
         if self.base_url:
             self.base_url = check_base_url(self.base_url)
         if self.api_key_header and not _HEADER_NAME.match(self.api_key_header):

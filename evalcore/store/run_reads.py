@@ -11,7 +11,7 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
 from evalcore.store.db import reader
-from evalcore.store.schema import CALL, ITEM
+from evalcore.store.schema import CALL, ITEM, RUN_ITEM
 
 
 def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:
@@ -73,13 +73,36 @@ def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
         return [(stored, latency) for stored, latency in conn.execute(query)]
 
 
+def run_prompt_chars(engine: Engine, run_id: int) -> Optional[int]:
+    """Mean length (characters) of a run's rendered prompts; None if it stored none."""
+    query = select(func.avg(func.length(RUN_ITEM.c.prompt))).where(RUN_ITEM.c.run_id == run_id)
+    with reader(engine).connect() as conn:
+        mean = conn.execute(query).scalar()
+    return None if mean is None else round(float(mean))
+
+
 def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    query = (select(CALL.c.latency_ms).where(CALL.c.model == model, CALL.c.error.is_(None),
-                                           CALL.c.latency_ms.is_not(None))
+    return [ms for ms, _, _ in recent_call_sizes(engine, model, sample)]
+
+
+def recent_call_sizes(engine: Engine, model: str, sample: int) -> list[tuple[float, int, int]]:
+    """(latency ms, prompt characters, answer characters) of the model's `sample` most
+    recent answered calls: an estimate says how long the calls it learnt from were."""
+    # the rendered prompt is kept once per run item (a call keeps its own only when it
+    # differs, e.g. a judge's)
+    item_prompt = (select(func.max(func.length(RUN_ITEM.c.prompt)))
+                   .where(RUN_ITEM.c.run_id == CALL.c.run_id,
+                          RUN_ITEM.c.item_id == CALL.c.item_id)
+                   .scalar_subquery())
+    prompt = case((func.length(CALL.c.prompt) > 0, func.length(CALL.c.prompt)),
+                  else_=func.coalesce(item_prompt, 0))
+    query = (select(CALL.c.latency_ms, prompt, func.coalesce(func.length(CALL.c.answer), 0))
+             .where(CALL.c.model == model, CALL.c.error.is_(None),
+                    CALL.c.latency_ms.is_not(None))
              .order_by(CALL.c.id.desc()).limit(sample))
     with reader(engine).connect() as conn:
-        return [float(ms) for ms in conn.execute(query).scalars()]
+        return [(float(ms), int(p or 0), int(a or 0)) for ms, p, a in conn.execute(query)]
 
 
 def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int

@@ -166,16 +166,18 @@ def test_local_model_state_is_the_workers_and_the_page_starts_no_copy(app, engin
 
 @pytest.mark.parametrize(("url", "expected"), [
     ("127.0.0.1:9121/v1", "must start with http:// or https://"),
-    (f"http://user:{SECRET}@127.0.0.1:9/v1", "--api-key-env"),
-    (f"https://api.example.com/v1?api-key={SECRET}", "--api-key-env"),
+    (f"http://user:{SECRET}@127.0.0.1:9/v1", "'API key environment variable'"),
+    (f"https://api.example.com/v1?api-key={SECRET}", "'API key environment variable'"),
 ])
 def test_form_refuses_a_bad_base_url_with_one_message(app, settings, url, expected):
+    """Said in the form's words: what to do, no CLI flag and no server file path."""
     _open(app)
     _fill(app, name="bad", base_url=url, model="m")
     app.button(key="models.save").click().run()
     assert not app.exception
     shown = " ".join(e.value for e in app.error)
     assert expected in shown and SECRET[:8] not in shown
+    assert "--" not in shown and str(settings.home) not in shown and "models.toml" not in shown
     assert not settings.models_path.exists()
 
 

@@ -45,7 +45,8 @@ def test_a_wrong_kind_lists_the_kinds_and_never_echoes_the_value() -> None:
         validate_model({"kind": "sk-live-0123456789"}, "k", "models.toml")
     message = str(info.value)
     assert "sk-live-0123456789" not in message
-    assert message == "models.toml: [models.k]: kind: must be one of 'openai', 'ollama', 'local'"
+    assert message == ("models.toml: [models.k]: kind: must be one of 'anthropic', 'local', "
+                       "'ollama', 'openai'")
 
 
 def test_the_types_own_checks_keep_their_text() -> None:

@@ -6,12 +6,15 @@ from hypothesis import given, settings as hsettings, strategies as st
 
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.registry import default_local_config
-from evalcore.report.estimate import (DEFAULT_LATENCY_S, LOCAL_DEFAULT_LIMIT, default_limit,
-                                      estimate_calls, estimate_run, model_speed)
+from evalcore.providers.catalog import get_provider
+from evalcore.report.estimate import default_limit, estimate_calls, estimate_run, model_speed
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.start import create_run, run_in_foreground
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, dataset, right_for_odd  # noqa: F401  (fixture)
+
+DEFAULT_LATENCY_S = {name: get_provider(name).latency_s for name in ("local", "openai")}
+LOCAL_DEFAULT_LIMIT = get_provider("local").first_items
 
 
 def test_a_model_never_run_gets_its_kinds_default(engine):
@@ -113,3 +116,56 @@ def test_a_stored_snapshot_is_checked_not_trusted(engine, settings, dataset):
         **config, "models": {"local": {**snapshot, "concurrency": -3}}})
     with pytest.raises(ValidationError, match="concurrency"):
         estimate_run(engine, run_id)
+
+
+def test_a_measured_estimate_says_how_long_the_calls_it_learnt_from_were(engine, settings,
+                                                                         dataset):
+    """Short calls (a demo's one-word replies) say little about long ones: the line names
+    the mean prompt and reply lengths of the stored calls it used."""
+    from sqlalchemy import text
+
+    with FaultServer(FaultConfig(responder=right_for_odd)) as server:
+        add_model(settings, server)
+        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                            settings.models_path)
+        assert run_in_foreground(engine, run_id) == "done"
+    with engine.connect() as conn:  # a call's prompt is its run item's
+        rows = conn.execute(text(
+            "SELECT r.prompt, c.answer FROM call c JOIN run_item r ON r.run_id = c.run_id "
+            "AND r.item_id = c.item_id WHERE c.model = 'fake'")).all()
+    assert len(rows) == 6 and all(len(p) > 50 for p, _ in rows)
+    prompt = round(sum(len(p) for p, _ in rows) / len(rows))
+    reply = round(sum(len(a) for _, a in rows) / len(rows))
+    from evalcore.providers.registry import get_model
+
+    line = estimate_calls(engine, get_model(settings.models_path, "fake"), 60).line()
+    assert line.endswith(f"(from its earlier runs: 6 calls with ~{prompt}-character prompts "
+                         f"and ~{reply}-character replies; longer ones take longer)"), line
+
+
+def test_a_stored_run_is_estimated_from_calls_of_a_similar_length(engine, settings, dataset,
+                                                                  tmp_path):
+    """Fast short calls (the demo's) and slow long ones are stored for one model: a run of
+    long prompts is estimated from the long calls, a run of short ones from the short."""
+    from tests.runner.conftest import QUESTIONS, import_qa
+
+    padding = " Consider every detail of the story carefully before you answer." * 12
+    long_name = import_qa(engine, tmp_path, [(q + padding, a) for q, a in QUESTIONS], "long")
+    with FaultServer(FaultConfig(responder=right_for_odd, latency=0.05)) as server:
+        add_model(settings, server, concurrency=1)
+        short_run = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                               settings.models_path)
+        assert run_in_foreground(engine, short_run) == "done"
+        server.reconfigure(latency=0.4)
+        long_run = create_run(engine, RunSpec(dataset=long_name, model="fake", rounds=1),
+                              settings.models_path)
+        assert run_in_foreground(engine, long_run) == "done"
+    late_long = create_run(engine, RunSpec(dataset=long_name, model="fake", rounds=2),
+                           settings.models_path)
+    late_short = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                            settings.models_path)
+    long_est, short_est = estimate_run(engine, late_long), estimate_run(engine, late_short)
+    assert "6 calls of a similar length" in long_est.line()
+    assert "6 calls of a similar length" in short_est.line()
+    assert 12 * 0.4 <= long_est.seconds < 12 * 0.8  # not the 12 x ~0.2 s of all calls mixed
+    assert 12 * 0.05 <= short_est.seconds < 12 * 0.3
