@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore import actions
+from evalcore.config import DEFAULT_MODEL
 from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
@@ -25,6 +26,7 @@ from evalcore.perturb.attack import resolve_params
 from evalcore.perturb.degenerate import flag_reasons
 from evalcore.perturb.export import write_attack_set_csv
 from evalcore.perturb.guard import FLAGS
+from evalcore.perturb.params import parse_params
 from evalcore.perturb.review import (list_attack_items, option_diffs, question_numbers, review_log,
                                      review_progress, review_version, swaps_line,
                                      unique_pairs)
@@ -32,8 +34,9 @@ from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.store.jobs import get_job
 from pages import _shared, _submit
-from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
-                                set_jobs, set_state, show_flash)
+from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls,
+                                failed_generation, import_form, set_jobs, set_state,
+                                show_flash)
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PAGE_SIZE = 10  # review cards per page
@@ -69,7 +72,10 @@ def select_new_set() -> None:
 
 
 def _translators(models: list[str]) -> list[str]:
-    return [*(f"llm:{m}" for m in models), "google"]
+    """Translator specs, the embedded local model first (no key, no network): the
+    alphabetically first model was the default, often a mock or a paid model."""
+    first = [DEFAULT_MODEL] if DEFAULT_MODEL in models else []
+    return [*(f"llm:{m}" for m in first + [m for m in models if m not in first]), "google"]
 
 
 def generate_form(datasets: list[Any], reviewer: str) -> None:
@@ -123,12 +129,9 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
                       **settings: Any) -> None:
     """Check the parameters' JSON, then queue the generation once for `submit_key`."""
     try:
-        params = json.loads(params_text or "{}")
-    except json.JSONDecodeError as exc:
-        st.error(f"Parameters are not valid JSON ({md(exc)}); write e.g. {{}}")
-        return
-    if not isinstance(params, dict):
-        st.error("Parameters must be a JSON object, e.g. {}")
+        params = parse_params(params_text)
+    except EvalcoreError as exc:
+        st.error(md(exc))
         return
     if not similarity:
         params["similarity"] = False
@@ -429,6 +432,7 @@ def main() -> None:
     attack_set = set_picker(sets, datasets)
     if attack_set is None:
         return
+    failed_generation(attack_set)
     if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
     export, delete = st.columns([1, 3])

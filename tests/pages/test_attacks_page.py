@@ -451,3 +451,60 @@ def test_the_card_edits_an_attacked_option_and_counts_swaps(page_env, engine, at
     assert "买 → 购 (question)" in captions and "紧张 → 不安 (option C)" in captions
     assert "in the question and 1 option" in captions
     assert review_log(engine, int(attack_set.id))[0]["attacked"].endswith("option C: 他很不安")
+
+
+def _mc_dataset(engine):
+    from evalcore.dataset import import_dataset
+
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+
+
+def test_a_parameter_value_the_engine_cannot_use_is_refused_on_submit(page_env, engine):
+    """First-day walk: `{"ops": ["explode"]}` was queued and failed in the worker with a
+    traceback; the page said "generation failed" and never why."""
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store.jobs import list_jobs
+
+    _mc_dataset(engine)
+    at = open_page(reviewer="frank")
+    at.radio(key="attacks.level").set_value("char").run()
+    at.text_area(key="attacks.params.char").input('{"ops": ["explode"]}')
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [str(e.value) for e in at.error]
+    assert any('ops=["explode"]' in e and "insert, swap, drop, keyboard" in e for e in errors)
+    assert not list_jobs(engine) and not list_attack_sets(engine)
+
+
+def test_a_set_whose_generation_failed_shows_the_jobs_error(page_env, engine, monkeypatch):
+    """Also after a reload (not this session's job): the job's error, not only "failed"."""
+    from sqlalchemy import update
+
+    from evalcore.runner.attack import create_attack_job
+    from evalcore.store.tables import Job
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")
+    _mc_dataset(engine)
+    job_id = create_attack_job(engine, dataset="mc", level="char", limit=3, name="broken")
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job_id).values(
+            status="failed", error="TranslationError: the translator model is unreachable"))
+    at = open_page()
+    assert at.selectbox(key="attacks.set").options[0].endswith("generation failed")
+    assert any("the translator model is unreachable" in str(e.value) for e in at.error)
+
+
+def test_the_sentence_translator_defaults_to_the_local_model(page_env, engine):
+    """Not the alphabetically first model (a mock or a paid one)."""
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model, load_models
+
+    _mc_dataset(engine)
+    add_model(page_env.models_path, ModelConfig(name="aaa-mock", base_url="http://127.0.0.1:9/v1",
+                                                model="m"))
+    assert min(load_models(page_env.models_path)) == "aaa-mock"
+    at = open_page()
+    at.radio(key="attacks.level").set_value("sentence").run()
+    assert at.selectbox(key="attacks.translator").value == "llm:local"
