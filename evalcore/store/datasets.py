@@ -163,13 +163,13 @@ def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
             select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
-def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
-    """(ids of the datasets derived from attack sets, (id, format) of every dataset, how
-    many attack sets there are), in one read."""
+def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str, str]], int]:
+    """(ids of the datasets derived from attack sets, (id, format, task type) of every
+    dataset, how many attack sets there are), in one read."""
     with reader(engine).connect() as conn:
         derived = {int(i) for (i,) in conn.execute(
             select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
-        formats = [(int(i), str(f))
-                   for i, f in conn.execute(select(DATASET.c.id, DATASET.c.format))]
+        formats = [(int(i), str(f), str(t)) for i, f, t in conn.execute(
+            select(DATASET.c.id, DATASET.c.format, DATASET.c.task_type))]
         count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count
