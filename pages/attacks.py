@@ -241,6 +241,11 @@ def _flags_line(item: Any) -> str:
     return " · ".join(parts)
 
 
+def _letter(index: int) -> str:
+    """An option's label as the cards and prompts show it: A, B, ... (27th on: 27, ...)."""
+    return chr(65 + index) if index < 26 else str(index + 1)
+
+
 def _where(pair: list[str]) -> str:
     """"question, option 2" -> "question, option C" (the letters the review shows)."""
     return ", ".join(f"option {chr(65 + int(w[7:]))}" if w.startswith("option ")
@@ -267,16 +272,19 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
     """Original vs attacked with the changes marked, the checks, and the review buttons.
 
     `number` is the question's number in its source dataset (what a reviewer can look up);
-    `options`: (index, original, attacked) of each option a word attack changed, shown
-    under the question the same way.
+    `options`: (index, original, attacked) of every option of a choice item, shown under
+    the question (a stem is judged with its endings), a changed one as a diff; each can be
+    edited.
     """
     with st.container(border=True):
         label = question_label(None if number is None else number - 1)
         st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
         for index, before, after in options or []:
-            st.caption(f"Option {md(chr(65 + index) if index < 26 else index + 1)} "
-                       "(label and answer key unchanged)")
+            if before == after:
+                st.markdown(f"Option {md(_letter(index))}: {md(after)}")
+                continue
+            st.caption(f"Option {md(_letter(index))} (label and answer key unchanged)")
             st.html(side_by_side_html(before, after))
         st.caption(_flags_line(item))
         if reasons := _reasons_line(item):
@@ -300,8 +308,8 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
             option_keys = []
             for index, _, after in options or []:
                 key = f"attacks.option.{item.id}.{index}"
-                st.text_area(f"Attacked option {chr(65 + index) if index < 26 else index + 1}"
-                             " (label and answer key unchanged)", value=after, key=key)
+                st.text_area(f"Attacked option {_letter(index)} (label and answer key "
+                             "unchanged)", value=after, key=key)
                 option_keys.append((index, key, after))
             st.caption("Type the new text, then click a save button (no Ctrl+Enter needed).")
             c, d, _ = st.columns([1, 1, 2])
@@ -353,8 +361,8 @@ def review_log_table(set_id: int) -> None:
         return
     st.caption("Every action is kept, also those a later review overrode (latest 500).")
     st.dataframe(log, hide_index=True, key="attacks.log",
-                 column_order=["reviewed_at", "id", "previous_status", "status", "reviewer",
-                               "edited", "note", "attacked"])
+                 column_order=["reviewed_at", "question", "previous_status", "status",
+                               "reviewer", "edited", "note", "attacked"])
 
 
 def review_queue(attack_set: Any, reviewer: str) -> None:
@@ -382,7 +390,7 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
                f"{min(start + PAGE_SIZE, len(items))}")
     shown = items[start:start + PAGE_SIZE]
     numbers = question_numbers(_shared.engine(), shown)
-    options = option_diffs(_shared.engine(), shown)
+    options = option_diffs(_shared.engine(), shown, every=True)
     for n, item in enumerate(shown, start=start + 1):
         item_card(item, n, reviewer, numbers.get(int(item.id)), options.get(int(item.id)))
 

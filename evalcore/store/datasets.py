@@ -117,7 +117,7 @@ def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
     ids = sorted({int(i) for i in item_ids})
     found: dict[int, int] = {}
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:  # also inside a caller's transaction (a review clash)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
             found.update({int(i): int(x) for i, x in conn.execute(query)})

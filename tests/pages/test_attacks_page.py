@@ -508,3 +508,50 @@ def test_the_sentence_translator_defaults_to_the_local_model(page_env, engine):
     at = open_page()
     at.radio(key="attacks.level").set_value("sentence").run()
     assert at.selectbox(key="attacks.translator").value == "llm:local"
+
+
+def test_cards_show_every_option_and_any_option_can_be_edited(page_env, engine, attack_set):
+    """First-day walk: a card showed options only when the attack changed one (a sentence
+    stem judged without its endings), and only changed options could be edited."""
+    from sqlalchemy import update
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    second = items_by_position(engine, int(attack_set.id))[1]  # options left as they were
+    with engine.begin() as conn:
+        for item_id in (second.source_item_id, second.attacked_item_id):
+            conn.execute(update(Item).where(Item.id == item_id)
+                         .values(choices=["7.2元", "8元", "9元"]))
+    at = open_page(reviewer="carol")
+    from evalcore.markup import md
+
+    shown = values_of(at, "markdown")
+    assert {f"Option A: {md('7.2元')}", "Option B: 8元", "Option C: 9元"} <= set(shown), shown
+    at.text_area(key=f"attacks.option.{second.id}.1").input("8块")
+    at.button(key=f"attacks.save.{second.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with session_scope(engine, write=False) as session:
+        assert session.get(Item, second.attacked_item_id).choices == ["7.2元", "8块", "9元"]
+
+
+def values_of(at: AppTest, kind: str) -> list[str]:
+    return [str(el.value) for el in at.get(kind)]
+
+
+def test_the_review_log_and_a_clash_name_the_question_as_the_cards_do(page_env, engine,
+                                                                        attack_set):
+    """The log said `id 31` and a clash "attack item 31 (set 2)" while the cards say Q2."""
+    from evalcore.perturb.review import review_log, set_review
+
+    set_id = int(attack_set.id)
+    second = items_by_position(engine, set_id)[1]
+    at = open_page(reviewer="alice")
+    set_review(engine, int(second.id), "rejected", reviewer="bob")  # meanwhile, elsewhere
+    at.button(key=f"attacks.approve.{second.id}").click().run()
+    warning = next(str(w.value) for w in at.warning if "bob" in str(w.value))
+    assert warning.startswith(f"Q2 of attack set #{set_id} is now 'rejected' by bob"), warning
+    assert f"item {second.id}" not in warning
+    assert [row["question"] for row in review_log(engine, set_id)] == ["Q2"]
+    log = next(df.value for df in at.dataframe if "previous_status" in df.value.columns)
+    assert list(log["question"]) == ["Q2"]
