@@ -25,6 +25,8 @@ from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report
 from evalcore.runner.rejudge import rejudge_passes, reliability_line
+from evalcore.dataset.language import detect_language
+from evalcore.prompt.render import option_name
 from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _stability_repeats, _submit, _variants
@@ -215,7 +217,7 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
         return
     chosen = rows[item]
     st.markdown(f"**Question {md(question_label(item))}** · {md(chosen.type)} · reference: "
-                f"`{code_text(chosen.standard_answer)}`" + _option_letter(chosen))
+                f"`{code_text(_reference(chosen))}`")
     st.text(str(chosen.question))
     _stability_repeats.answer_groups(report, item)
     with st.expander(f"All {n} rounds"):
@@ -225,13 +227,13 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
                                     "reason": st.column_config.TextColumn(width="large")})
 
 
-def _option_letter(row: Any) -> str:
-    """" (D)" after a choice item's reference index: its answers are grouped by option
-    letter, so "reference: 3" beside "1x 'B'" left the reader to count (walked on CODAH)."""
+def _reference(row: Any) -> str:
+    """A choice item's reference as the prompt named the option ("choice 3"), as its
+    answers are grouped: the prompt said "choice 0..3", the page said 'B' and "option D"."""
     ref = str(row.standard_answer)
-    if row.type == "choice" and ref.isdigit() and int(ref) < 26:
-        return f" (option {chr(65 + int(ref))})"
-    return ""
+    if row.type == "choice" and ref.isdigit():
+        return option_name(ref, detect_language(str(row.question)))
+    return ref
 
 
 def rejudge_default(models: list[str], report: dict[str, Any]) -> int:

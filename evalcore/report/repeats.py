@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from evalcore.dataset.language import detect_language
 from evalcore.dataset.records import Question
 from evalcore.metrics.repeats import (
     _cosine,
@@ -26,6 +27,7 @@ from evalcore.metrics.repeats import (
     run_g_pass,
 )
 from evalcore.metrics.stability import StabilitySummary
+from evalcore.prompt.render import option_name
 from evalcore.scorers import rules, rules_choice, rules_labels
 from evalcore.scorers.meaning import MEANING_COSINE, offline_same, pair_stage
 from evalcore.scorers.text import embed
@@ -57,6 +59,7 @@ class RepeatRounds:
         question = validated(Question, {  # a stored row: checked, not trusted
             "idx": row["item_idx"], "question": row["question"] or "", "reference": reference,
             "choices": list(row.get("choices") or []),
+            "language": detect_language(row["question"] or ""),  # the prompt's option names
             "task_type": row["task_type"] if row["task_type"] in EXTRACTING_TASKS else "open"})
         return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
                    question, [None] * rounds, [None] * rounds, [None] * rounds)
@@ -67,15 +70,19 @@ class RepeatRounds:
         self.replies[pos] = row["answer"]
         if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
             stored = row.get("extracted")  # the rules scorer's, when the run stored one
-            self.extracted[pos] = (_letter(stored) if self.task_type == "choice" else stored) \
+            self.extracted[pos] = (self._option(stored) if self.task_type == "choice" else stored) \
                 if stored is not None else extract_answer(row["answer"], self.question)
         self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
 
 
-def _letter(index: str) -> str:
-    """A stored choice index as its letter ("1" -> "B")."""
-    return chr(ord("A") + int(index)) if index.isdigit() and int(index) < 26 else index
+    def _option(self, index: str) -> str:
+        return option_label(index, self.question)
+
+
+def option_label(index: str, question: Any) -> str:
+    """A stored choice index as the prompt named that option ("1" -> "choice 1")."""
+    return option_name(index, question.language) if index.isdigit() else index
 
 
 def extract_answer(reply: str, question: Any) -> Optional[str]:
@@ -88,7 +95,7 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
         return None if found is None else found.text
     if kind == "choice":
         index, _ = rules_choice.extract_choice(reply, question.choices, question.question)
-        return None if index is None else _letter(str(index))
+        return None if index is None else option_label(str(index), question)
     if kind == "sentiment":
         return rules_labels.extract_sentiment(reply)[0]
     return rules_labels.multi_tf(reply, question).extracted

@@ -84,9 +84,12 @@ def test_finished_run_shows_cards_figures_table_and_drilldown(page_env, engine):
     best_item = questions.sort_values("correct_count")["item"].iloc[-1]  # the 3/3 item
     drill.select(best_item).run()
     head = next(m for m in values(at, "markdown") if m.startswith("**Question Q1**"))
-    # Q1's answer is Mercury, the second option: its index and the letter its answers
-    # are grouped by (walked on CODAH: "reference: 3" beside "1x 'B'")
-    assert head.endswith("reference: `1` (option B)"), head
+    # Q1's answer is Mercury, the second option, named as the prompt named it and as its
+    # answers are grouped (first-day walk: "choice 0..3" in the prompt, 'B' and
+    # "reference: 3 (option D)" on the page)
+    assert head.endswith("reference: `choice 1`"), head
+    groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
+    assert set(groups["answer"]) <= {"choice 1", "no answer"}, groups
     rounds = next(df.value for df in at.dataframe if "verdict" in df.value.columns)
     assert list(rounds["round"]) == [1, 2, 3]
     assert list(rounds["verdict"]) == ["right", "right", "right"]

@@ -60,18 +60,22 @@ def test_the_page_shows_groups_and_every_new_figure_with_its_explanation(page_en
     assert list(gpass["k"]) == [1, 2, 4]
     assert gpass.set_index("k").loc[4, "tau 1.0"] == 1 / 3
     ranked = next(t for t in tables if "semantic entropy" in t.columns)
-    assert ranked["Q"].iloc[0] == "Q2" and ranked["answers"].iloc[0] == "2 answers: 2x 'A', 2x 'C'"
+    # answers named as the prompt named the options ("choice 0: ..."), not by letter
+    assert ranked["Q"].iloc[0] == "Q2"
+    assert ranked["answers"].iloc[0] == "2 answers: 2x 'choice 0', 2x 'choice 2'"
     questions = next(t for t in tables if "ci_width" in t.columns)
-    assert set(questions["answers"]) == {"1 answer: 4x 'B'", "2 answers: 2x 'A', 2x 'C'",
-                                         "1 answer: 3x 'C', 1x no answer"}
+    assert set(questions["answers"]) == {"1 answer: 4x 'choice 1'",
+                                         "2 answers: 2x 'choice 0', 2x 'choice 2'",
+                                         "1 answer: 3x 'choice 2', 1x no answer"}
 
     at.selectbox(key="stability.question").select(2).run()
     groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
     assert groups.to_dict("records") == [
-        {"answer": "C", "count": 3, "right": 2, "wrong": 1, "no verdict": 0, "example": "C"},
+        {"answer": "choice 2", "count": 3, "right": 2, "wrong": 1, "no verdict": 0,
+         "example": "C"},
         {"answer": "no answer", "count": 1, "right": 0, "wrong": 1, "no verdict": 0,
          "example": "I cannot tell."}]
-    assert any("1 answer: 3x 'C', 1x no answer" in t for t in values(at, "markdown"))
+    assert any("1 answer: 3x 'choice 2', 1x no answer" in t for t in values(at, "markdown"))
 
 
 
