@@ -128,6 +128,12 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     same?): pairs it has not judged yet stay apart and are counted."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
+    if rejudge is not None and rejudge.get("degenerate"):
+        # a judge that says the same for everything is not reading the answers: its
+        # verdicts would split the spread by its bias, so judge noise is not measured
+        report["summary"]["judge_noise_withheld"] = {
+            "judge": rejudge["judge"], "reasons": list(rejudge["degenerate"])}
+        rejudge = None
     if rejudge is not None:
         _attach_rejudgements(rounds, rejudge)
     entropies: list[tuple[Any, float]] = []
@@ -255,6 +261,12 @@ def judge_noise_line(noise: dict[str, Any]) -> str:
             f"{noise['judge']} x{noise['passes']}")
 
 
+def withheld_line(withheld: dict[str, Any]) -> str:
+    """Why judge noise is not measured: the re-judging judge is degenerate."""
+    return (f"not measured: the re-judging judge {withheld['judge']} is degenerate "
+            f"({'; '.join(withheld['reasons'])}); re-judge with another judge model")
+
+
 def grouping_line(summary: dict[str, Any]) -> str:
     """How answers were grouped, with a meaning judge's verdicts counted (CLI and page)."""
     grouping = summary.get("answer_grouping") or ""
@@ -293,5 +305,7 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
             f"{b['band']}: {_fmt(b['accuracy'])} ({b['questions']} q)" for b in bands))
     if summary.get("judge_noise"):
         lines.append("judge noise: " + judge_noise_line(summary["judge_noise"]))
+    if summary.get("judge_noise_withheld"):
+        lines.append("judge noise: " + withheld_line(summary["judge_noise_withheld"]))
     return lines
 

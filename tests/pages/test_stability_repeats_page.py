@@ -175,3 +175,27 @@ def test_meaning_by_a_judge_shows_its_cost_and_regroups_by_its_stored_verdicts(
     groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
     assert list(groups["answer"]) == ["Paris.", "Lyon."]
     assert any("2 answers: 3x 'Paris.', 1x 'Lyon.'" in t for t in values(at, "markdown"))
+
+
+def test_a_degenerate_judges_verdicts_do_not_make_judge_noise(page_env, engine):
+    """First-day walk: a judge that calls every answer right (one reason for all) still
+    fed the "Judge noise" card; its verdicts say nothing about the answers."""
+    from evalcore.dataset import load_items
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    run_id = planted_run(engine, rejudge=False)
+    items = load_items(engine, queries.get_run(engine, run_id).dataset_id, limit=len(PLAN))
+    now = utcnow()
+    queries.record_calls(engine, [
+        {"run_id": run_id, "item_id": items[1].id, "round": r, "stage": f"rejudge{j}:9",
+         "model": "judge", "prompt": "", "answer": '{"score": 1}', "correct": True,
+         "score": 1.0, "reason": "The answer is correct.", "error": None, "created_at": now}
+        for r in range(1, ROUNDS + 1) for j in (1, 2)])
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["Judge noise"] == "not measured"
+    captions = " ".join(values(at, "caption"))
+    assert "not measured: the re-judging judge judge is degenerate" in captions
+    assert "one verdict for all 8 judgements: right" in captions
+    assert not any("judge's share" in df.value.columns for df in at.dataframe)
