@@ -112,7 +112,10 @@ def mcnemar(first: Sequence[Optional[bool]], second: Sequence[Optional[bool]]
 
 def template_figures(per_template: Mapping[str, Sequence[Optional[bool]]]) -> dict[str, Any]:
     """Accuracy per template (items aligned by position), intervals, spread, worst and
-    best template and McNemar between them. Needs at least one template."""
+    best template and McNemar between them. Needs at least one template. A worst
+    template is named only when no other shares its accuracy (of two at 0% neither is
+    worse, and naming the one sorted first said it was); with every template tied there
+    is no best either."""
     if not per_template:
         raise MetricInputError("no template to compare.")
     acc: dict[str, Optional[float]] = {}
@@ -126,9 +129,11 @@ def template_figures(per_template: Mapping[str, Sequence[Optional[bool]]]) -> di
                            "template_spread": None, "worst_template": None,
                            "best_template": None, "template_mcnemar": None}
     if ranked:
-        worst, best = ranked[0][1], ranked[-1][1]
+        values = [v for v, _ in ranked]
+        worst = ranked[0][1] if values.count(values[0]) == 1 else None
+        best = ranked[-1][1] if values[-1] != values[0] else None
         out.update(template_spread=ranked[-1][0] - ranked[0][0], worst_template=worst,
                    best_template=best)
-        if worst != best:
+        if worst is not None and best is not None:
             out["template_mcnemar"] = mcnemar(per_template[best], per_template[worst])
     return out

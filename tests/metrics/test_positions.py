@@ -72,6 +72,16 @@ def test_template_figures_name_the_worst_and_the_spread() -> None:
     assert got["template_mcnemar"]["paired_items"] == 3
 
 
+@pytest.mark.parametrize("verdicts,worst,best", [
+    ({"zero": [False, False], "few": [False, False]}, None, None),  # both 0%: neither worse
+    ({"zero": [True, False], "few": [True, False], "mine": [True, True]}, None, "mine"),
+])
+def test_a_tied_worst_template_is_not_named(verdicts, worst, best) -> None:
+    got = template_figures(verdicts)
+    assert (got["worst_template"], got["best_template"]) == (worst, best)
+    assert got["template_mcnemar"] is None
+
+
 def test_a_model_often_wrong_is_not_biased_towards_slots_that_never_held_the_answer() -> None:
     """Eight reads of BBQ items (the walk of 2026-11-27): the right option sat on A five
     times and C three times, never on B. A model right 3 of 8 times whose wrong answers
