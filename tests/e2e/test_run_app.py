@@ -7,12 +7,12 @@ import os
 import signal
 import subprocess
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.e2e.test_app_restart import healthy
 from tests.fakes.postgres import free_port
 
 pytestmark = [pytest.mark.integration]
@@ -26,14 +26,6 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
         if name not in extra:
             env.pop(name, None)
     return env
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 def _listening(port: int) -> list[str]:
@@ -60,7 +52,7 @@ def test_run_listens_on_loopback_and_stops_cleanly(tmp_path, stop):
                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + 90
-        while not _healthy(port):
+        while not healthy(port):
             assert app.poll() is None, (tmp_path / "app.log").read_text()
             assert time.monotonic() < deadline, "the app did not come up"
             time.sleep(0.2)
