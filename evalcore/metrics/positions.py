@@ -3,7 +3,7 @@
 - Circular accuracy (MMBench's CircularEval): an item counts right only if it is right
   under every order of its options it was asked in; a model that picks a slot rather
   than an answer loses it.
-- Position bias: per slot (A, B, ...), the share of answers that chose it against the
+- Position bias: per slot (choice 0, choice 1, ... as the prompt names them), the share of answers that chose it against the
   share of asked orders whose right option sat there; a chi-square goodness-of-fit test
   (scipy) says whether the model's choices follow the slots more than its answers
   explain. The null: a right answer sits where the right option is, a wrong one on any
@@ -23,11 +23,13 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError, wilson_interval
+from evalcore.prompt.render import option_name
 
 
 def slot_label(index: int) -> str:
-    """0 -> "A", 25 -> "Z", 26 -> "27" (beyond the alphabet, the 1-based number)."""
-    return chr(ord("A") + index) if 0 <= index < 26 else str(index + 1)
+    """0 -> "choice 0": the slot as the prompt names it (`prompt.render.option_name`), so
+    position bias, answer groups and references read alike."""
+    return option_name(index)
 
 
 def circular_accuracy(per_item: Mapping[Any, Sequence[Optional[bool]]]) -> dict[str, Any]:

@@ -23,8 +23,8 @@ def test_position_bias_shares_and_chi_square_match_scipy() -> None:
     chosen = [0, 0, 0, 0, 1, 2, 0, 3]
     right = [0, 1, 2, 3, 1, 2, 3, 0]
     table, p = position_bias(chosen, right, 4)
-    assert table["A"] == {"chosen": 5 / 8, "right": 2 / 8}
-    assert table["D"] == {"chosen": 1 / 8, "right": 2 / 8}
+    assert table["choice 0"] == {"chosen": 5 / 8, "right": 2 / 8}
+    assert table["choice 3"] == {"chosen": 1 / 8, "right": 2 / 8}
     assert p == pytest.approx(chisquare([5, 1, 1, 1], [2, 2, 2, 2]).pvalue)
     assert position_bias([None, None], [0, 1], 2)[1] is None  # nothing chosen: no test
 
@@ -94,7 +94,7 @@ def test_a_model_often_wrong_is_not_biased_towards_slots_that_never_held_the_ans
     table, p = position_bias(chosen, right, 3)
     acc = 3 / 8
     expected = [acc * 5 + (1 - acc) * 3 / 2, (1 - acc) * 8 / 2, acc * 3 + (1 - acc) * 5 / 2]
-    assert table["B"] == {"chosen": 3 / 8, "right": 0.0}
+    assert table["choice 1"] == {"chosen": 3 / 8, "right": 0.0}
     assert p == pytest.approx(chisquare([1, 3, 4], expected).pvalue)
     assert p > 0.05
 

@@ -42,7 +42,8 @@ def test_option_order_and_template_figures_are_drawn(page_env, engine):
     assert metrics["Circular accuracy"] == f"{figures['circular_accuracy']:.1%}"
     assert metrics["Plain accuracy"] == f"{figures['plain_accuracy']:.1%}"
     bias = next(df.value for df in at.dataframe if "chosen" in df.value.columns)
-    assert list(bias["slot"]) == ["A", "B", "C", "D"]
+    # slots named as the prompt names the options (one labelling with the answer groups)
+    assert list(bias["slot"]) == ["choice 0", "choice 1", "choice 2", "choice 3"]
     templates = next(df.value for df in at.dataframe if "template" in df.value.columns)
     assert dict(zip(templates["template"], templates["accuracy"])) == {"mine": 0.0, "zero": 1.0}
     captions = shown(" ".join(values(at, "caption")))
