@@ -28,3 +28,13 @@ def test_main_exits_2_with_one_line(capsys, monkeypatch):
     assert main(["0.0.0.0"]) == 2
     assert capsys.readouterr().err.count("\n") == 1
     assert main(["127.0.0.1"]) == 0
+
+
+def test_a_bare_streamlit_run_listens_on_loopback_too():
+    """`streamlit run streamlit_app.py` without `make run` reads .streamlit/config.toml."""
+    import tomllib
+
+    from tests.conftest import REPO_ROOT
+
+    config = tomllib.loads((REPO_ROOT / ".streamlit" / "config.toml").read_text())
+    assert is_loopback(config["server"]["address"])
