@@ -9,6 +9,9 @@ SHELL := /bin/bash
 PYTHON ?=
 VENV_PY := .venv/bin/python
 PORT ?= 8501
+# where `make run` listens: this machine only unless set (another address needs sign-in,
+# EVALCORE_AUTH=oidc or header; scripts/run_app.sh refuses it otherwise)
+EVALCORE_ADDRESS ?= 127.0.0.1
 PYTEST_ARGS ?=
 # pytest-xdist workers for `make test`: one more than the cores, so the core of a worker
 # whose test waits (leases running out, servers starting: the serial group mostly waits)
@@ -45,7 +48,7 @@ setup-dev: system venv-dev
 	@$(MAKE) --no-print-directory data
 
 run: setup
-	bash scripts/run_app.sh $(PORT)
+	EVALCORE_ADDRESS=$(EVALCORE_ADDRESS) bash scripts/run_app.sh $(PORT)
 
 # Bytecode is cached during the tests even where PYTHONDONTWRITEBYTECODE is set: the CLI
 # and worker tests start hundreds of Python processes, each would recompile evalcore.

@@ -45,6 +45,14 @@ def set_jobs() -> dict[int, Any]:
     return attack_set_jobs(_shared.engine())
 
 
+def failed_generation(attack_set: Any) -> None:
+    """Why the picked set's generation failed (the job's error), also when another session
+    or a reload started it; this session's own job says it in its panel already."""
+    job = set_jobs().get(int(attack_set.id))
+    if job is not None and job.status == "failed" and job.id != st.session_state.get(JOB):
+        st.error(f"Generation of this set failed (job #{md(job.id)}): {md(job.error)}")
+
+
 def _flash(kind: str, text: str, link: tuple[str, str] | None = None) -> None:
     st.session_state[FLASH] = (kind, text, link)
 

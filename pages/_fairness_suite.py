@@ -16,10 +16,10 @@ from evalcore.perturb.counterfactual import (dump_templates, generate_suite, lis
 from evalcore.report.fairness_view import (AXIS_COLUMNS, records_frame, SLOT_COLUMNS,
                                            spec_from_tables, spec_tables, suite_preview_rows,
                                            TEMPLATE_COLUMNS)
+from evalcore.report.overview import suite_kind
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
-SUITE_FORMAT = "fairness_suite"
 PREVIEW_ROWS = 200  # generated prompts shown in the preview table
 LANGS = {"zh": "中文", "en": "English"}
 
@@ -29,8 +29,7 @@ def is_suite(ds: Any) -> bool:
 
 
 def suite_label(ds: Any) -> str:
-    kind = "counterfactual" if ds.format == SUITE_FORMAT else ds.format.upper()
-    return f"{ds.name} ({kind}, {ds.item_count} prompts, {ds.language})"
+    return f"{ds.name} ({suite_kind(ds.format)}, {ds.item_count} prompts, {ds.language})"
 
 
 # ------------------------------------------------------------------ build a suite

@@ -16,7 +16,7 @@ from evalcore.scorers.meaning import MEANING_COSINE
 from pages import _shared
 from evalcore.dataset.numbering import question_label
 from evalcore.markup import md
-from evalcore.report.repeats import grouping_line, judge_noise_line, top_entropy
+from evalcore.report.repeats import grouping_line, judge_noise_line, top_entropy, withheld_line
 
 EXPLAIN = {
     "g_pass": "G-Pass@k_tau: the chance that at least ceil(tau x k) of k rounds drawn from a "
@@ -104,6 +104,9 @@ def headline(report: dict[str, Any]) -> None:
         cols[2].metric("Judge noise", _fmt(noise["judge_share_of_spread"], ".1%"),
                        help=EXPLAIN["judge"])
         st.caption("Judge noise: " + judge_noise_line(noise) + ".")
+    elif withheld := summary.get("judge_noise_withheld"):
+        cols[2].metric("Judge noise", "not measured", help=EXPLAIN["judge"])
+        st.caption("Judge noise: " + withheld_line(withheld) + ".")
 
 
 def section(report: dict[str, Any]) -> None:

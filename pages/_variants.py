@@ -19,6 +19,7 @@ from evalcore.kinds import get_kind
 from evalcore.markup import md
 from evalcore.prompt.render import check_template
 from evalcore.prompt.variants import MAX_SHUFFLES, Template
+from evalcore.report.variants import worst_words
 from evalcore.runner.variants import cost_line, template_params, variants_cost
 from pages import _shared
 
@@ -105,7 +106,7 @@ def section(figures: Optional[dict[str, Any]], kind: str) -> None:
             column_config={c: st.column_config.NumberColumn(format="percent")
                            for c in ("accuracy", "low", "high")})
         test = figures.get("template_mcnemar")
-        line = f"Spread {_pct(figures['template_spread'])}; worst {figures['worst_template']}"
+        line = f"Spread {_pct(figures['template_spread'])}; " + worst_words(figures)
         if test:
             line += (f"; McNemar {figures['best_template']} vs {figures['worst_template']}: "
                      f"{test['b']} vs {test['c']} items, p = {test['p']:.3g}")

@@ -17,6 +17,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore import actions
+from evalcore.config import DEFAULT_MODEL
 from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
@@ -25,6 +26,7 @@ from evalcore.perturb.attack import resolve_params
 from evalcore.perturb.degenerate import flag_reasons
 from evalcore.perturb.export import write_attack_set_csv
 from evalcore.perturb.guard import FLAGS
+from evalcore.perturb.params import parse_params
 from evalcore.perturb.review import (list_attack_items, option_diffs, question_numbers, review_log,
                                      review_progress, review_version, swaps_line,
                                      unique_pairs)
@@ -32,8 +34,9 @@ from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.store.jobs import get_job
 from pages import _shared, _submit
-from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls, import_form,
-                                set_jobs, set_state, show_flash)
+from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls,
+                                failed_generation, import_form, set_jobs, set_state,
+                                show_flash)
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
 PAGE_SIZE = 10  # review cards per page
@@ -69,7 +72,10 @@ def select_new_set() -> None:
 
 
 def _translators(models: list[str]) -> list[str]:
-    return [*(f"llm:{m}" for m in models), "google"]
+    """Translator specs, the embedded local model first (no key, no network): the
+    alphabetically first model was the default, often a mock or a paid model."""
+    first = [DEFAULT_MODEL] if DEFAULT_MODEL in models else []
+    return [*(f"llm:{m}" for m in first + [m for m in models if m not in first]), "google"]
 
 
 def generate_form(datasets: list[Any], reviewer: str) -> None:
@@ -123,12 +129,9 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
                       **settings: Any) -> None:
     """Check the parameters' JSON, then queue the generation once for `submit_key`."""
     try:
-        params = json.loads(params_text or "{}")
-    except json.JSONDecodeError as exc:
-        st.error(f"Parameters are not valid JSON ({md(exc)}); write e.g. {{}}")
-        return
-    if not isinstance(params, dict):
-        st.error("Parameters must be a JSON object, e.g. {}")
+        params = parse_params(params_text)
+    except EvalcoreError as exc:
+        st.error(md(exc))
         return
     if not similarity:
         params["similarity"] = False
@@ -238,6 +241,11 @@ def _flags_line(item: Any) -> str:
     return " · ".join(parts)
 
 
+def _letter(index: int) -> str:
+    """An option's label as the cards and prompts show it: A, B, ... (27th on: 27, ...)."""
+    return chr(65 + index) if index < 26 else str(index + 1)
+
+
 def _where(pair: list[str]) -> str:
     """"question, option 2" -> "question, option C" (the letters the review shows)."""
     return ", ".join(f"option {chr(65 + int(w[7:]))}" if w.startswith("option ")
@@ -264,16 +272,19 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
     """Original vs attacked with the changes marked, the checks, and the review buttons.
 
     `number` is the question's number in its source dataset (what a reviewer can look up);
-    `options`: (index, original, attacked) of each option a word attack changed, shown
-    under the question the same way.
+    `options`: (index, original, attacked) of every option of a choice item, shown under
+    the question (a stem is judged with its endings), a changed one as a diff; each can be
+    edited.
     """
     with st.container(border=True):
         label = question_label(None if number is None else number - 1)
         st.markdown(f"**{md(position)}.** {md(label)} · **{md(item.status)}** · {md(_who(item))}")
         st.html(side_by_side_html(item.original, item.attacked))
         for index, before, after in options or []:
-            st.caption(f"Option {md(chr(65 + index) if index < 26 else index + 1)} "
-                       "(label and answer key unchanged)")
+            if before == after:
+                st.markdown(f"Option {md(_letter(index))}: {md(after)}")
+                continue
+            st.caption(f"Option {md(_letter(index))} (label and answer key unchanged)")
             st.html(side_by_side_html(before, after))
         st.caption(_flags_line(item))
         if reasons := _reasons_line(item):
@@ -297,8 +308,8 @@ def item_card(item: Any, position: int, reviewer: str, number: int | None,
             option_keys = []
             for index, _, after in options or []:
                 key = f"attacks.option.{item.id}.{index}"
-                st.text_area(f"Attacked option {chr(65 + index) if index < 26 else index + 1}"
-                             " (label and answer key unchanged)", value=after, key=key)
+                st.text_area(f"Attacked option {_letter(index)} (label and answer key "
+                             "unchanged)", value=after, key=key)
                 option_keys.append((index, key, after))
             st.caption("Type the new text, then click a save button (no Ctrl+Enter needed).")
             c, d, _ = st.columns([1, 1, 2])
@@ -350,8 +361,8 @@ def review_log_table(set_id: int) -> None:
         return
     st.caption("Every action is kept, also those a later review overrode (latest 500).")
     st.dataframe(log, hide_index=True, key="attacks.log",
-                 column_order=["reviewed_at", "id", "previous_status", "status", "reviewer",
-                               "edited", "note", "attacked"])
+                 column_order=["reviewed_at", "question", "previous_status", "status",
+                               "reviewer", "edited", "note", "attacked"])
 
 
 def review_queue(attack_set: Any, reviewer: str) -> None:
@@ -379,7 +390,7 @@ def review_queue(attack_set: Any, reviewer: str) -> None:
                f"{min(start + PAGE_SIZE, len(items))}")
     shown = items[start:start + PAGE_SIZE]
     numbers = question_numbers(_shared.engine(), shown)
-    options = option_diffs(_shared.engine(), shown)
+    options = option_diffs(_shared.engine(), shown, every=True)
     for n, item in enumerate(shown, start=start + 1):
         item_card(item, n, reviewer, numbers.get(int(item.id)), options.get(int(item.id)))
 
@@ -429,6 +440,7 @@ def main() -> None:
     attack_set = set_picker(sets, datasets)
     if attack_set is None:
         return
+    failed_generation(attack_set)
     if not reviewer and not _shared.actor().team:
         st.warning("Enter your name above to approve, reject or edit items.")
     export, delete = st.columns([1, 3])

@@ -7,7 +7,7 @@ from evalcore import actions
 from evalcore.demo import demo_items, DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS
 from evalcore.markup import md
 
-from evalcore.report.overview import catalog_counts, plural
+from evalcore.report.overview import catalog_counts, plural, suites_line
 from evalcore.store import queries
 from pages import _shared
 
@@ -29,7 +29,7 @@ STEPS = (
 
 def counts() -> dict[str, str]:
     """What exists so far, one short line per step: datasets apart from attack sets and
-    fairness suites (their items are stored as datasets too)."""
+    fairness suites (their items are stored as datasets too), suites by kind."""
     eng = _shared.engine()
     runs = queries.list_runs(eng, limit=1000)
     have = catalog_counts(eng)
@@ -38,13 +38,12 @@ def counts() -> dict[str, str]:
         n = sum(r.kind == kind for r in runs)
         return plural(n, "run") if n else "no runs yet"
 
-    return {"1. Data": plural(have["datasets"], "dataset"),
+    return {"1. Data": plural(have.datasets, "dataset"),
             "2. Model": plural(len(_shared.model_names()), "model"),
             "3a. Stability": of("stability"),
-            "3b. Attacks": f"{plural(have['attack_sets'], 'attack set')}, robustness "
+            "3b. Attacks": f"{plural(have.attack_sets, 'attack set')}, robustness "
                            + of("robustness"),
-            "3c. Fairness": f"{plural(have['fairness_suites'], 'fairness suite')}, "
-                            + of("fairness"),
+            "3c. Fairness": f"{suites_line(have)}, " + of("fairness"),
             "4. Results": f"{plural(len(runs), 'run')} in all"}
 
 

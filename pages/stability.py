@@ -26,6 +26,8 @@ from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report
 from evalcore.runner.rejudge import rejudge_passes, reliability_line
+from evalcore.dataset.language import detect_language
+from evalcore.prompt.render import option_name
 from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _stability_repeats, _submit, _variants
@@ -216,7 +218,7 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
         return
     chosen = rows[item]
     st.markdown(f"**Question {md(question_label(item))}** · {md(chosen.type)} · reference: "
-                f"`{code_text(chosen.standard_answer)}`" + _option_letter(chosen))
+                f"`{code_text(_reference(chosen))}`")
     st.text(str(chosen.question))
     _stability_repeats.answer_groups(report, item)
     with st.expander(f"All {n} rounds"):
@@ -226,13 +228,13 @@ def question_drilldown(report: dict[str, Any], table: Any) -> None:
                                     "reason": st.column_config.TextColumn(width="large")})
 
 
-def _option_letter(row: Any) -> str:
-    """" (D)" after a choice item's reference index: its answers are grouped by option
-    letter, so "reference: 3" beside "1x 'B'" left the reader to count (walked on CODAH)."""
+def _reference(row: Any) -> str:
+    """A choice item's reference as the prompt named the option ("choice 3"), as its
+    answers are grouped: the prompt said "choice 0..3", the page said 'B' and "option D"."""
     ref = str(row.standard_answer)
-    if row.type == "choice" and ref.isdigit() and int(ref) < 26:
-        return f" (option {chr(65 + int(ref))})"
-    return ""
+    if row.type == "choice" and ref.isdigit():
+        return option_name(ref, detect_language(str(row.question)))
+    return ref
 
 
 def rejudge_default(models: list[str], report: dict[str, Any]) -> int:
@@ -245,7 +247,9 @@ def rejudge_default(models: list[str], report: dict[str, Any]) -> int:
 def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
     """Re-judge a sample of answers J times with a judge model, to tell the judge's own
     noise (flip rate, Cohen's kappa) from the model's; a job that any worker executes,
-    its judgements stored with the run as they come."""
+    its judgements stored with the run as they come. No st.form: Enter in a number field
+    submitted it (three passes queued for one intended), and the calls/time line must
+    follow K and J as they are typed; only the button queues."""
     with st.expander("Judge reliability: re-judge a sample of answers"):
         key = f"stability.rejudge_job.{run_id}"
         if st.session_state.get(key) is not None:
@@ -254,20 +258,22 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
         if not models:
             st.info("Add a judge model on the Models page first.")
             return
-        with st.form(key="stability.rejudge_form"):
-            judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
-                                 index=rejudge_default(models, report),
-                                 help="A model that answers the 0/1 rubric; preselected: "
-                                      "the run's judge (else the default model)")
-            left, right = st.columns(2)
-            problems: list[str] = []  # out-of-range numbers: refused, saying why
-            sample = _submit.number_field(left, "Answers to re-judge (K)", low=1, high=500,
-                                          value=20, step=1, key="stability.rejudge_sample",
-                                          problems=problems, name="K")
-            passes = _submit.number_field(right, "Judgements per answer (J)", low=2, high=10,
-                                          value=3, step=1, key="stability.rejudge_passes",
-                                          problems=problems, name="J")
-            go = _shared.allowed_button("Re-judge", "run", form=True)
+        judge = st.selectbox("Judge model", models, key="stability.rejudge_model",
+                             index=rejudge_default(models, report),
+                             help="A model that answers the 0/1 rubric; preselected: "
+                                  "the run's judge (else the default model)")
+        left, right = st.columns(2)
+        problems: list[str] = []  # out-of-range numbers: refused, saying why
+        sample = _submit.number_field(left, "Answers to re-judge (K)", low=1, high=500,
+                                      value=20, step=1, key="stability.rejudge_sample",
+                                      problems=problems, name="K")
+        passes = _submit.number_field(right, "Judgements per answer (J)", low=2, high=10,
+                                      value=3, step=1, key="stability.rejudge_passes",
+                                      problems=problems, name="J")
+        if not problems:
+            answers = min(int(sample), queries.get_run(_shared.engine(), run_id).done)
+            _cost.time_caption(str(judge), answers * int(passes), what="Re-judging: ")
+        go = _shared.allowed_button("Re-judge", "run", key="stability.rejudge_go")
         if go and problems:
             st.error(f"Not started: {md('; '.join(problems))}.")
         elif go and _shared.queue_job(lambda: actions.queue_rejudge(

@@ -8,12 +8,25 @@
 # worker died after its lease (EVALCORE_LEASE_S, 15 s). Ctrl-C or SIGTERM stops both;
 # the worker releases its jobs first.
 #
+# It listens on EVALCORE_ADDRESS, 127.0.0.1 (this machine only) unless set: without
+# sign-in whoever reaches the port may do everything, so an address other machines reach
+# is refused unless EVALCORE_AUTH is oidc or header (evalcore/auth/listen.py).
+#
 # Usage: scripts/run_app.sh PORT [streamlit options]   (make run PORT=8501)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PORT=${1:-8501}
 shift || true
 PY=.venv/bin/python
+ADDRESS=${EVALCORE_ADDRESS:-127.0.0.1}
+args=("$@")
+for i in "${!args[@]}"; do  # an address among the streamlit options is checked too
+    case "${args[$i]}" in
+        --server.address) ADDRESS=${args[$((i + 1))]:-} ;;
+        --server.address=*) ADDRESS=${args[$i]#*=} ;;
+    esac
+done
+"$PY" -m evalcore.auth.listen "$ADDRESS" || exit 2
 # alerts sent by the worker link to this app (results?run=N) unless set otherwise
 export EVALCORE_APP_URL="${EVALCORE_APP_URL:-http://localhost:$PORT}"
 
@@ -26,10 +39,11 @@ stop() {  # background children of a script ignore Ctrl-C: stop them here
     wait 2>/dev/null
 }
 trap stop EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Ctrl-C or SIGTERM is how the app is meant to stop: a clean exit, not make's "Error 143"
+trap 'exit 0' INT TERM
 
 # the app process needs no worker of its own: this one executes everything
-EVALCORE_EMBEDDED_WORKER=0 "$PY" scripts/serve_app.py --server.port "$PORT" "$@" &
+EVALCORE_EMBEDDED_WORKER=0 "$PY" scripts/serve_app.py --server.port "$PORT" \
+    --server.address "$ADDRESS" "$@" &
 APP=$!
 wait "$APP"

@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--translator", help="sentence level: llm:MODEL or google")
     p.add_argument("--name", help="attack set name (default DATASET-LEVEL-sSEED)")
     p.add_argument("--limit", type=int, help="only the first K items")
+    p.add_argument("--params", metavar="JSON",
+                   help='the level\'s parameters, e.g. \'{"ops": ["insert", "swap"]}\' '
+                        "(docs/attacks.md; checked before anything is queued)")
     p.add_argument("--no-similarity", action="store_true",
                    help="skip the e5 similarity of original and attacked question (no "
                         "low_similarity flags; the other checks still run)")
@@ -119,8 +122,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
+    from evalcore.perturb.params import parse_params
+
+    params = parse_params(args.params)
     engine, _ = engine_and_settings()
-    params = {"similarity": False} if args.no_similarity else None
+    if args.no_similarity:
+        params["similarity"] = False
     job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
                                   level=args.level, seed=args.seed, params=params,
                                   translator=args.translator, name=args.name, limit=args.limit)

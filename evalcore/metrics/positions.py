@@ -3,7 +3,7 @@
 - Circular accuracy (MMBench's CircularEval): an item counts right only if it is right
   under every order of its options it was asked in; a model that picks a slot rather
   than an answer loses it.
-- Position bias: per slot (A, B, ...), the share of answers that chose it against the
+- Position bias: per slot (choice 0, choice 1, ... as the prompt names them), the share of answers that chose it against the
   share of asked orders whose right option sat there; a chi-square goodness-of-fit test
   (scipy) says whether the model's choices follow the slots more than its answers
   explain. The null: a right answer sits where the right option is, a wrong one on any
@@ -23,11 +23,13 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError, wilson_interval
+from evalcore.prompt.render import option_name
 
 
 def slot_label(index: int) -> str:
-    """0 -> "A", 25 -> "Z", 26 -> "27" (beyond the alphabet, the 1-based number)."""
-    return chr(ord("A") + index) if 0 <= index < 26 else str(index + 1)
+    """0 -> "choice 0": the slot as the prompt names it (`prompt.render.option_name`), so
+    position bias, answer groups and references read alike."""
+    return option_name(index)
 
 
 def circular_accuracy(per_item: Mapping[Any, Sequence[Optional[bool]]]) -> dict[str, Any]:
@@ -112,7 +114,10 @@ def mcnemar(first: Sequence[Optional[bool]], second: Sequence[Optional[bool]]
 
 def template_figures(per_template: Mapping[str, Sequence[Optional[bool]]]) -> dict[str, Any]:
     """Accuracy per template (items aligned by position), intervals, spread, worst and
-    best template and McNemar between them. Needs at least one template."""
+    best template and McNemar between them. Needs at least one template. A worst
+    template is named only when no other shares its accuracy (of two at 0% neither is
+    worse, and naming the one sorted first said it was); with every template tied there
+    is no best either."""
     if not per_template:
         raise MetricInputError("no template to compare.")
     acc: dict[str, Optional[float]] = {}
@@ -126,9 +131,11 @@ def template_figures(per_template: Mapping[str, Sequence[Optional[bool]]]) -> di
                            "template_spread": None, "worst_template": None,
                            "best_template": None, "template_mcnemar": None}
     if ranked:
-        worst, best = ranked[0][1], ranked[-1][1]
+        values = [v for v, _ in ranked]
+        worst = ranked[0][1] if values.count(values[0]) == 1 else None
+        best = ranked[-1][1] if values[-1] != values[0] else None
         out.update(template_spread=ranked[-1][0] - ranked[0][0], worst_template=worst,
                    best_template=best)
-        if worst != best:
+        if worst is not None and best is not None:
             out["template_mcnemar"] = mcnemar(per_template[best], per_template[worst])
     return out

@@ -35,6 +35,7 @@ from evalcore.perturb.char import char_attack
 from evalcore.perturb.guard import (check_attack, DEFAULT_SIMILARITY_THRESHOLD, FLAG_ENTITY,
                                     FLAG_LOW_SIMILARITY, FLAG_NUMBER, FLAG_TRANSLATION,
                                     FLAG_UNCHANGED, numbers, reference_words)
+from evalcore.perturb.params import check_param_values
 from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
 from evalcore.perturb.swaps import attack_texts, option_where, Text
 from evalcore.perturb.tokens import entities, Language, option_spans, segment
@@ -82,7 +83,8 @@ class AttackResult(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def resolve_params(level: str, params: dict[str, Any] | None) -> dict[str, Any]:
-    """Defaults merged with `params`; unknown levels or keys raise with the known ones."""
+    """Defaults merged with `params`; unknown levels, keys or values raise naming the known
+    ones (`params.check_param_values`)."""
     if level not in PARAMS:
         raise EvalcoreError(f"unknown attack level {level!r}; choose from {', '.join(LEVELS)}")
     merged = {**COMMON_PARAMS, **PARAMS[level]}
@@ -90,6 +92,7 @@ def resolve_params(level: str, params: dict[str, Any] | None) -> dict[str, Any]:
     if unknown:
         raise EvalcoreError(f"unknown {level} attack param(s) {', '.join(sorted(unknown))}; "
                             f"known: {', '.join(sorted(merged))}")
+    check_param_values(level, dict(params or {}))
     return {**merged, **(params or {})}
 
 

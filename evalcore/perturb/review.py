@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional
 
 from evalcore.dataset import get_dataset
 from evalcore.dataset.language import detect_language
-from evalcore.dataset.numbering import item_positions
+from evalcore.dataset.numbering import item_positions, question_label
 from evalcore.dataset.records import Question
 from evalcore.perturb.adapter import engine_fn
 from evalcore.perturb.attack import _option_similarities, option_flags
@@ -99,21 +99,36 @@ def question_numbers(engine: "Engine", items: list["AttackItem"]) -> dict[int, i
     return {int(i.id): found[i.source_item_id] + 1 for i in items if i.source_item_id in found}
 
 
-def option_diffs(engine: "Engine", items: list["AttackItem"]
+def question_labels(engine: "Engine", items: list["AttackItem"]) -> dict[int, str]:
+    """attack item id -> "Q5", the label the review cards show (`question_label`)."""
+    numbers = question_numbers(engine, items)
+    return {int(i.id): question_label(numbers[int(i.id)] - 1 if int(i.id) in numbers else None)
+            for i in items}
+
+
+def option_diffs(engine: "Engine", items: list["AttackItem"], *, every: bool = False
                  ) -> dict[int, list[tuple[int, str, str]]]:
     """attack item id -> (index, original option, attacked option) of each option the
-    attack changed (word attacks of choice items), from the clean and attacked items."""
+    attack changed (word attacks of choice items), from the clean and attacked items.
+
+    `every`: all options of an item that has them, changed or not (a review card: a
+    question stem is judged with its endings, and any option may need an edit).
+    """
     ids = sorted({int(i.source_item_id) for i in items}
                  | {int(i.attacked_item_id) for i in items if i.attacked_item_id is not None})
     choices = reviews.item_choices(engine, ids)
     out: dict[int, list[tuple[int, str, str]]] = {}
     for item in items:
+        clean = choices.get(int(item.source_item_id), [])
         if item.attacked_item_id is None:
-            continue
-        changed = option_changes(choices.get(int(item.source_item_id), []),
-                                 choices.get(int(item.attacked_item_id), []))
-        if changed:
-            out[int(item.id)] = changed
+            attacked = clean if every else []
+        else:
+            attacked = choices.get(int(item.attacked_item_id)) or clean
+        found = (list(enumerate(zip(clean, attacked))) if every
+                 else [(i, pair) for i, pair in enumerate(zip(clean, attacked))
+                       if pair[0] != pair[1]])
+        if found:
+            out[int(item.id)] = [(i, a, b) for i, (a, b) in found]
     return out
 
 
@@ -239,11 +254,13 @@ def attack_item_info(item: "AttackItem", number: Optional[int] = None) -> dict[s
 
 
 def _conflict(engine: "Engine", attack_item_id: int, expected: Optional[str]) -> AttackSetError:
+    """Who changed the item meanwhile, naming it as the cards do ("Q5 of set #2")."""
     item = get_attack_item(engine, attack_item_id)  # raises if it is gone
     when = f" at {item.reviewed_at:%Y-%m-%d %H:%M:%S} UTC" if item.reviewed_at else ""
     who = f" by {item.reviewer}" if item.reviewer else ""
+    label = question_labels(engine, [item])[int(item.id)]
     return ReviewConflictError(
-        f"attack item {attack_item_id} (set {item.attack_set_id}) is now '{item.status}'"
+        f"{label} of attack set #{item.attack_set_id} is now '{item.status}'"
         f"{who}{when}, not '{expected}' as shown; reload it and review again")
 
 
@@ -408,11 +425,14 @@ def review_log(engine: "Engine", attack_set_id: int,
                limit: Optional[int] = None) -> list[dict[str, Any]]:
     """Who did what and when: every review action on the set, newest first.
 
-    `id` is the attack item; `status` its status after the action, `previous_status`
-    before; `attacked` the item's text at that moment (the new text for an edit).
+    `question` is the question as the cards name it ("Q5"), `id` the attack item (for
+    the CLI's `--item`); `status` its status after the action, `previous_status` before;
+    `attacked` the item's text at that moment (the new text for an edit).
     """
     events = reviews.review_events(engine, attack_set_id, limit)
-    return [{"id": e.attack_item_id, "status": e.status, "previous_status": e.previous_status,
+    labels = question_labels(engine, list_attack_items(engine, attack_set_id)) if events else {}
+    return [{"question": labels.get(int(e.attack_item_id), "?"), "id": e.attack_item_id,
+             "status": e.status, "previous_status": e.previous_status,
              "reviewer": e.reviewer, "reviewed_at": e.at.isoformat(), "edited": e.edited,
              "note": e.note, "attacked": e.attacked} for e in events]
 

@@ -12,11 +12,19 @@ from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
 from evalcore.prompt.templates import PLACEHOLDERS, Style, default_template
 
-CHOICE_LABELS = {"en": "choice {index}: {text}", "zh": "选项 {index}：{text}"}
+OPTION_NAMES = {"en": "choice {index}", "zh": "选项 {index}"}
+"""How the prompt names option `index`; answers and references are shown the same way."""
+CHOICE_LABELS = {"en": OPTION_NAMES["en"] + ": {text}", "zh": OPTION_NAMES["zh"] + "：{text}"}
 
 
 class TemplateError(EvalcoreError):
     """A prompt template cannot be used (unknown placeholder, stray brace ...)."""
+
+
+def option_name(index: int | str, language: str = "en") -> str:
+    """Option `index` (0-based) as the prompt names it: "choice 3" / "选项 3". The reader
+    of a report then sees the label the model was shown, not a letter to translate."""
+    return OPTION_NAMES.get(language, OPTION_NAMES["en"]).format(index=index)
 
 
 def format_choices(choices: list[str], language: str = "en") -> str:

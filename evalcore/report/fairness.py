@@ -22,9 +22,9 @@ from evalcore.metrics.bbq import (answer_roles, bias_scores, BiasItem, is_ambigu
                                   option_index, unknown_phrasings)
 from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
-from evalcore.perturb.counterfactual import SUITE_FORMAT
 from evalcore.report.crows import crows_for, crows_gate_metrics
 from evalcore.report.fairness_orders import order_figures
+from evalcore.report.overview import is_suite
 from evalcore.report.gates import verdict_of
 from evalcore.resources import PROJECT_ROOT
 from evalcore.runner.judge_analysis import judged_figures
@@ -54,7 +54,7 @@ ROW_FIGURES = ("sentiment", "professionalism", "score", "toxicity", "length_word
 def is_fairness_dataset(dataset: Any) -> bool:
     """A counterfactual suite or a bias benchmark (BBQ / CBBQ / CrowS-Pairs): what a fairness run can
     analyse. Any other dataset has neither pairs nor bias labels, so it would only say n/a."""
-    return dataset.format == SUITE_FORMAT or dataset.task_type in ("bias_choice", "bias_pair")
+    return is_suite(dataset.format, dataset.task_type)
 
 
 def require_fairness_dataset(engine: Engine, dataset: Any) -> None:

@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence, Union
 
+from evalcore.dataset.language import detect_language
 from evalcore.dataset.records import Question
 from evalcore.metrics.repeats import (
     _cosine,
@@ -26,6 +27,7 @@ from evalcore.metrics.repeats import (
     run_g_pass,
 )
 from evalcore.metrics.stability import StabilitySummary
+from evalcore.prompt.render import option_name
 from evalcore.scorers import rules, rules_choice, rules_labels
 from evalcore.scorers.meaning import MEANING_COSINE, offline_same, pair_stage
 from evalcore.scorers.text import embed
@@ -57,6 +59,7 @@ class RepeatRounds:
         question = validated(Question, {  # a stored row: checked, not trusted
             "idx": row["item_idx"], "question": row["question"] or "", "reference": reference,
             "choices": list(row.get("choices") or []),
+            "language": detect_language(row["question"] or ""),  # the prompt's option names
             "task_type": row["task_type"] if row["task_type"] in EXTRACTING_TASKS else "open"})
         return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
                    question, [None] * rounds, [None] * rounds, [None] * rounds)
@@ -67,15 +70,19 @@ class RepeatRounds:
         self.replies[pos] = row["answer"]
         if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
             stored = row.get("extracted")  # the rules scorer's, when the run stored one
-            self.extracted[pos] = (_letter(stored) if self.task_type == "choice" else stored) \
+            self.extracted[pos] = (self._option(stored) if self.task_type == "choice" else stored) \
                 if stored is not None else extract_answer(row["answer"], self.question)
         self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
 
 
-def _letter(index: str) -> str:
-    """A stored choice index as its letter ("1" -> "B")."""
-    return chr(ord("A") + int(index)) if index.isdigit() and int(index) < 26 else index
+    def _option(self, index: str) -> str:
+        return option_label(index, self.question)
+
+
+def option_label(index: str, question: Any) -> str:
+    """A stored choice index as the prompt named that option ("1" -> "choice 1")."""
+    return option_name(index, question.language) if index.isdigit() else index
 
 
 def extract_answer(reply: str, question: Any) -> Optional[str]:
@@ -88,7 +95,7 @@ def extract_answer(reply: str, question: Any) -> Optional[str]:
         return None if found is None else found.text
     if kind == "choice":
         index, _ = rules_choice.extract_choice(reply, question.choices, question.question)
-        return None if index is None else _letter(str(index))
+        return None if index is None else option_label(str(index), question)
     if kind == "sentiment":
         return rules_labels.extract_sentiment(reply)[0]
     return rules_labels.multi_tf(reply, question).extracted
@@ -121,6 +128,12 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     same?): pairs it has not judged yet stay apart and are counted."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
+    if rejudge is not None and rejudge.get("degenerate"):
+        # a judge that says the same for everything is not reading the answers: its
+        # verdicts would split the spread by its bias, so judge noise is not measured
+        report["summary"]["judge_noise_withheld"] = {
+            "judge": rejudge["judge"], "reasons": list(rejudge["degenerate"])}
+        rejudge = None
     if rejudge is not None:
         _attach_rejudgements(rounds, rejudge)
     entropies: list[tuple[Any, float]] = []
@@ -248,6 +261,12 @@ def judge_noise_line(noise: dict[str, Any]) -> str:
             f"{noise['judge']} x{noise['passes']}")
 
 
+def withheld_line(withheld: dict[str, Any]) -> str:
+    """Why judge noise is not measured: the re-judging judge is degenerate."""
+    return (f"not measured: the re-judging judge {withheld['judge']} is degenerate "
+            f"({'; '.join(withheld['reasons'])}); re-judge with another judge model")
+
+
 def grouping_line(summary: dict[str, Any]) -> str:
     """How answers were grouped, with a meaning judge's verdicts counted (CLI and page)."""
     grouping = summary.get("answer_grouping") or ""
@@ -286,5 +305,7 @@ def repeats_lines(report: dict[str, Any], top: int = 5) -> list[str]:
             f"{b['band']}: {_fmt(b['accuracy'])} ({b['questions']} q)" for b in bands))
     if summary.get("judge_noise"):
         lines.append("judge noise: " + judge_noise_line(summary["judge_noise"]))
+    if summary.get("judge_noise_withheld"):
+        lines.append("judge noise: " + withheld_line(summary["judge_noise_withheld"]))
     return lines
 

@@ -100,6 +100,12 @@ def _pct(value: Optional[float]) -> str:
     return "n/a" if value is None else f"{value:.1%}"
 
 
+def worst_words(figures: dict[str, Any]) -> str:
+    """"worst few", or "no worst template (lowest accuracy tied)" (`template_figures`)."""
+    worst = figures.get("worst_template")
+    return f"worst {worst}" if worst else "no worst template (lowest accuracy tied)"
+
+
 def variant_lines(summary: dict[str, Any]) -> list[str]:
     """The CLI's lines: circular vs plain accuracy, position bias, templates."""
     lines = []
@@ -123,8 +129,8 @@ def variant_lines(summary: dict[str, Any]) -> list[str]:
     lines += bias_order_lines(summary)
     if summary.get("template_accuracy"):
         acc = ", ".join(f"{t} {_pct(v)}" for t, v in summary["template_accuracy"].items())
-        line = (f"templates: {acc}; spread {_pct(summary['template_spread'])}, worst "
-                f"{summary['worst_template']}")
+        line = f"templates: {acc}; spread {_pct(summary['template_spread'])}, " \
+            + worst_words(summary)
         test = summary.get("template_mcnemar")
         if test:
             line += (f"; McNemar {summary['best_template']} vs {summary['worst_template']}: "

@@ -117,7 +117,7 @@ def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
     ids = sorted({int(i) for i in item_ids})
     found: dict[int, int] = {}
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:  # also inside a caller's transaction (a review clash)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
             found.update({int(i): int(x) for i, x in conn.execute(query)})
@@ -163,13 +163,13 @@ def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
             select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
-def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str]], int]:
-    """(ids of the datasets derived from attack sets, (id, format) of every dataset, how
-    many attack sets there are), in one read."""
+def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str, str]], int]:
+    """(ids of the datasets derived from attack sets, (id, format, task type) of every
+    dataset, how many attack sets there are), in one read."""
     with reader(engine).connect() as conn:
         derived = {int(i) for (i,) in conn.execute(
             select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
-        formats = [(int(i), str(f))
-                   for i, f in conn.execute(select(DATASET.c.id, DATASET.c.format))]
+        formats = [(int(i), str(f), str(t)) for i, f, t in conn.execute(
+            select(DATASET.c.id, DATASET.c.format, DATASET.c.task_type))]
         count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count

@@ -232,3 +232,25 @@ def test_attacks_edit_changes_the_question_and_an_option(run, engine, tmp_path):
     assert code == 2 and err.startswith("error: --option 'first=x': write N=TEXT")
     code, out, err = run("attacks", "edit", str(set_id), "--item", str(item["id"]))
     assert code == 2 and "say what to edit" in err
+
+
+def test_attack_params_are_checked_before_anything_is_queued(run, apples, engine):
+    """`--params` with a value the engine cannot use: one line naming key, value and the
+    allowed ones, exit 2, no set and no job (it used to fail in the worker)."""
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store.jobs import list_jobs
+
+    for params, named in (('{"ops": ["explode"]}', 'ops=["explode"]'),
+                          ('{"ops": ["insert"], "insertions": 0}', "insertions=0"),
+                          ("[1]", "JSON object"), ("{ops", "not valid JSON")):
+        code, _, err = run("attack", "--dataset", apples, "--level", "char",
+                           "--params", params)
+        assert code == 2 and named in err and err.count("\n") == 1, (params, err)
+    assert not list_attack_sets(engine) and not list_jobs(engine)
+
+
+def test_attack_params_reach_the_engine(run, apples, fake_engine):
+    code, _, err = run("attack", "--dataset", apples, "--level", "char",
+                       "--params", '{"ops": ["swap", "drop"], "insertions": 2}')
+    assert code == 0, err
+    assert fake_engine[0]["params"]["ops"] == ["swap", "drop"]

@@ -23,8 +23,8 @@ def test_position_bias_shares_and_chi_square_match_scipy() -> None:
     chosen = [0, 0, 0, 0, 1, 2, 0, 3]
     right = [0, 1, 2, 3, 1, 2, 3, 0]
     table, p = position_bias(chosen, right, 4)
-    assert table["A"] == {"chosen": 5 / 8, "right": 2 / 8}
-    assert table["D"] == {"chosen": 1 / 8, "right": 2 / 8}
+    assert table["choice 0"] == {"chosen": 5 / 8, "right": 2 / 8}
+    assert table["choice 3"] == {"chosen": 1 / 8, "right": 2 / 8}
     assert p == pytest.approx(chisquare([5, 1, 1, 1], [2, 2, 2, 2]).pvalue)
     assert position_bias([None, None], [0, 1], 2)[1] is None  # nothing chosen: no test
 
@@ -72,6 +72,16 @@ def test_template_figures_name_the_worst_and_the_spread() -> None:
     assert got["template_mcnemar"]["paired_items"] == 3
 
 
+@pytest.mark.parametrize("verdicts,worst,best", [
+    ({"zero": [False, False], "few": [False, False]}, None, None),  # both 0%: neither worse
+    ({"zero": [True, False], "few": [True, False], "mine": [True, True]}, None, "mine"),
+])
+def test_a_tied_worst_template_is_not_named(verdicts, worst, best) -> None:
+    got = template_figures(verdicts)
+    assert (got["worst_template"], got["best_template"]) == (worst, best)
+    assert got["template_mcnemar"] is None
+
+
 def test_a_model_often_wrong_is_not_biased_towards_slots_that_never_held_the_answer() -> None:
     """Eight reads of BBQ items (the walk of 2026-11-27): the right option sat on A five
     times and C three times, never on B. A model right 3 of 8 times whose wrong answers
@@ -84,7 +94,7 @@ def test_a_model_often_wrong_is_not_biased_towards_slots_that_never_held_the_ans
     table, p = position_bias(chosen, right, 3)
     acc = 3 / 8
     expected = [acc * 5 + (1 - acc) * 3 / 2, (1 - acc) * 8 / 2, acc * 3 + (1 - acc) * 5 / 2]
-    assert table["B"] == {"chosen": 3 / 8, "right": 0.0}
+    assert table["choice 1"] == {"chosen": 3 / 8, "right": 0.0}
     assert p == pytest.approx(chisquare([1, 3, 4], expected).pvalue)
     assert p > 0.05
 

@@ -451,3 +451,107 @@ def test_the_card_edits_an_attacked_option_and_counts_swaps(page_env, engine, at
     assert "买 → 购 (question)" in captions and "紧张 → 不安 (option C)" in captions
     assert "in the question and 1 option" in captions
     assert review_log(engine, int(attack_set.id))[0]["attacked"].endswith("option C: 他很不安")
+
+
+def _mc_dataset(engine):
+    from evalcore.dataset import import_dataset
+
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+
+
+def test_a_parameter_value_the_engine_cannot_use_is_refused_on_submit(page_env, engine):
+    """First-day walk: `{"ops": ["explode"]}` was queued and failed in the worker with a
+    traceback; the page said "generation failed" and never why."""
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.store.jobs import list_jobs
+
+    _mc_dataset(engine)
+    at = open_page(reviewer="frank")
+    at.radio(key="attacks.level").set_value("char").run()
+    at.text_area(key="attacks.params.char").input('{"ops": ["explode"]}')
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [str(e.value) for e in at.error]
+    assert any('ops=["explode"]' in e and "insert, swap, drop, keyboard" in e for e in errors)
+    assert not list_jobs(engine) and not list_attack_sets(engine)
+
+
+def test_a_set_whose_generation_failed_shows_the_jobs_error(page_env, engine, monkeypatch):
+    """Also after a reload (not this session's job): the job's error, not only "failed"."""
+    from sqlalchemy import update
+
+    from evalcore.runner.attack import create_attack_job
+    from evalcore.store.tables import Job
+
+    monkeypatch.setenv("EVALCORE_EMBEDDED_WORKER", "0")
+    _mc_dataset(engine)
+    job_id = create_attack_job(engine, dataset="mc", level="char", limit=3, name="broken")
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job_id).values(
+            status="failed", error="TranslationError: the translator model is unreachable"))
+    at = open_page()
+    assert at.selectbox(key="attacks.set").options[0].endswith("generation failed")
+    assert any("the translator model is unreachable" in str(e.value) for e in at.error)
+
+
+def test_the_sentence_translator_defaults_to_the_local_model(page_env, engine):
+    """Not the alphabetically first model (a mock or a paid one)."""
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model, load_models
+
+    _mc_dataset(engine)
+    add_model(page_env.models_path, ModelConfig(name="aaa-mock", base_url="http://127.0.0.1:9/v1",
+                                                model="m"))
+    assert min(load_models(page_env.models_path)) == "aaa-mock"
+    at = open_page()
+    at.radio(key="attacks.level").set_value("sentence").run()
+    assert at.selectbox(key="attacks.translator").value == "llm:local"
+
+
+def test_cards_show_every_option_and_any_option_can_be_edited(page_env, engine, attack_set):
+    """First-day walk: a card showed options only when the attack changed one (a sentence
+    stem judged without its endings), and only changed options could be edited."""
+    from sqlalchemy import update
+
+    from evalcore.store.db import session_scope
+    from evalcore.store.tables import Item
+
+    second = items_by_position(engine, int(attack_set.id))[1]  # options left as they were
+    with engine.begin() as conn:
+        for item_id in (second.source_item_id, second.attacked_item_id):
+            conn.execute(update(Item).where(Item.id == item_id)
+                         .values(choices=["7.2元", "8元", "9元"]))
+    at = open_page(reviewer="carol")
+    from evalcore.markup import md
+
+    shown = values_of(at, "markdown")
+    assert {f"Option A: {md('7.2元')}", "Option B: 8元", "Option C: 9元"} <= set(shown), shown
+    at.text_area(key=f"attacks.option.{second.id}.1").input("8块")
+    at.button(key=f"attacks.save.{second.id}").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with session_scope(engine, write=False) as session:
+        assert session.get(Item, second.attacked_item_id).choices == ["7.2元", "8块", "9元"]
+
+
+def values_of(at: AppTest, kind: str) -> list[str]:
+    return [str(el.value) for el in at.get(kind)]
+
+
+def test_the_review_log_and_a_clash_name_the_question_as_the_cards_do(page_env, engine,
+                                                                        attack_set):
+    """The log said `id 31` and a clash "attack item 31 (set 2)" while the cards say Q2."""
+    from evalcore.perturb.review import review_log, set_review
+
+    set_id = int(attack_set.id)
+    second = items_by_position(engine, set_id)[1]
+    at = open_page(reviewer="alice")
+    set_review(engine, int(second.id), "rejected", reviewer="bob")  # meanwhile, elsewhere
+    at.button(key=f"attacks.approve.{second.id}").click().run()
+    warning = next(str(w.value) for w in at.warning if "bob" in str(w.value))
+    assert warning.startswith(f"Q2 of attack set #{set_id} is now 'rejected' by bob"), warning
+    assert f"item {second.id}" not in warning
+    assert [row["question"] for row in review_log(engine, set_id)] == ["Q2"]
+    log = next(df.value for df in at.dataframe if "previous_status" in df.value.columns)
+    assert list(log["question"]) == ["Q2"]

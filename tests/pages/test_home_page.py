@@ -47,3 +47,24 @@ def test_demo_sample_is_short_english_sentiment(engine):
     questions = load_questions(engine, ds.id)
     assert sorted(q.reference for q in questions) == ["negative"] * 6 + ["positive"] * 6
     assert max(len(q.question) for q in questions) < 60
+
+
+def test_fairness_counts_add_up_with_the_bias_benchmarks(app, engine):
+    """A CrowS-Pairs import is a fairness suite (as the Fairness page lists it), not a
+    dataset beside "1 fairness suite"."""
+    from pathlib import Path
+
+    from evalcore import actions
+    from evalcore.auth import local_actor
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.counterfactual import generate_suite
+
+    repo = Path(__file__).resolve().parents[2]
+    import_dataset(engine, repo / "data" / "samples" / "crows_pairs_en.csv", name="crows")
+    actions.save_suite(local_actor(), engine, generate_suite("age", "en"), "fair-age")
+    at = app.run()
+    assert not at.exception, [e.value for e in at.exception]
+    lines = values(at, "markdown")
+    assert any(v.endswith("*no datasets*") for v in lines), lines
+    assert any("*2 fairness suites (1 CrowS-Pairs, 1 counterfactual), no runs yet*" in v
+               for v in lines), lines

@@ -60,18 +60,22 @@ def test_the_page_shows_groups_and_every_new_figure_with_its_explanation(page_en
     assert list(gpass["k"]) == [1, 2, 4]
     assert gpass.set_index("k").loc[4, "tau 1.0"] == 1 / 3
     ranked = next(t for t in tables if "semantic entropy" in t.columns)
-    assert ranked["Q"].iloc[0] == "Q2" and ranked["answers"].iloc[0] == "2 answers: 2x 'A', 2x 'C'"
+    # answers named as the prompt named the options ("choice 0: ..."), not by letter
+    assert ranked["Q"].iloc[0] == "Q2"
+    assert ranked["answers"].iloc[0] == "2 answers: 2x 'choice 0', 2x 'choice 2'"
     questions = next(t for t in tables if "ci_width" in t.columns)
-    assert set(questions["answers"]) == {"1 answer: 4x 'B'", "2 answers: 2x 'A', 2x 'C'",
-                                         "1 answer: 3x 'C', 1x no answer"}
+    assert set(questions["answers"]) == {"1 answer: 4x 'choice 1'",
+                                         "2 answers: 2x 'choice 0', 2x 'choice 2'",
+                                         "1 answer: 3x 'choice 2', 1x no answer"}
 
     at.selectbox(key="stability.question").select(2).run()
     groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
     assert groups.to_dict("records") == [
-        {"answer": "C", "count": 3, "right": 2, "wrong": 1, "no verdict": 0, "example": "C"},
+        {"answer": "choice 2", "count": 3, "right": 2, "wrong": 1, "no verdict": 0,
+         "example": "C"},
         {"answer": "no answer", "count": 1, "right": 0, "wrong": 1, "no verdict": 0,
          "example": "I cannot tell."}]
-    assert any("1 answer: 3x 'C', 1x no answer" in t for t in values(at, "markdown"))
+    assert any("1 answer: 3x 'choice 2', 1x no answer" in t for t in values(at, "markdown"))
 
 
 
@@ -171,3 +175,27 @@ def test_meaning_by_a_judge_shows_its_cost_and_regroups_by_its_stored_verdicts(
     groups = next(df.value for df in at.dataframe if "example" in df.value.columns)
     assert list(groups["answer"]) == ["Paris.", "Lyon."]
     assert any("2 answers: 3x 'Paris.', 1x 'Lyon.'" in t for t in values(at, "markdown"))
+
+
+def test_a_degenerate_judges_verdicts_do_not_make_judge_noise(page_env, engine):
+    """First-day walk: a judge that calls every answer right (one reason for all) still
+    fed the "Judge noise" card; its verdicts say nothing about the answers."""
+    from evalcore.dataset import load_items
+    from evalcore.store import queries
+    from evalcore.store.tables import utcnow
+
+    run_id = planted_run(engine, rejudge=False)
+    items = load_items(engine, queries.get_run(engine, run_id).dataset_id, limit=len(PLAN))
+    now = utcnow()
+    queries.record_calls(engine, [
+        {"run_id": run_id, "item_id": items[1].id, "round": r, "stage": f"rejudge{j}:9",
+         "model": "judge", "prompt": "", "answer": '{"score": 1}', "correct": True,
+         "score": 1.0, "reason": "The answer is correct.", "error": None, "created_at": now}
+        for r in range(1, ROUNDS + 1) for j in (1, 2)])
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    assert {m.label: m.value for m in at.metric}["Judge noise"] == "not measured"
+    captions = " ".join(values(at, "caption"))
+    assert "not measured: the re-judging judge judge is degenerate" in captions
+    assert "one verdict for all 8 judgements: right" in captions
+    assert not any("judge's share" in df.value.columns for df in at.dataframe)

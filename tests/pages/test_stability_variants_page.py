@@ -10,9 +10,9 @@ from tests.pages.test_stability_page import open_page
 from tests.pages.test_stability_repeats_page import planted_run
 
 
-def _plant_variants(engine, run_id: int) -> None:
+def _plant_variants(engine, run_id: int, templates=(("zero", True), ("mine", False))) -> None:
     """Every rotation of each item answered 'choice 0'; templates zero (all right) and
-    mine (all wrong)."""
+    mine (all wrong) unless `templates` says otherwise."""
     from evalcore.prompt.variants import orders
     from evalcore.runner.variants import TEMPLATE_STAGE, order_stage
     from evalcore.store import queries, run_items
@@ -22,7 +22,7 @@ def _plant_variants(engine, run_id: int) -> None:
         for order in orders(len(q.choices), "circular")[1:]:
             rows.append({"stage": order_stage(order), "item_id": item_id, "answer": "choice 0",
                          "extracted": "0", "correct": order[0] == int(q.reference)})
-        for name, right in (("zero", True), ("mine", False)):
+        for name, right in templates:
             rows.append({"stage": TEMPLATE_STAGE + name, "item_id": item_id,
                          "answer": "x", "extracted": None, "correct": right})
     queries.record_calls(engine, [{"run_id": run_id, "round": 1, "model": "fake", "prompt": "",
@@ -42,7 +42,8 @@ def test_option_order_and_template_figures_are_drawn(page_env, engine):
     assert metrics["Circular accuracy"] == f"{figures['circular_accuracy']:.1%}"
     assert metrics["Plain accuracy"] == f"{figures['plain_accuracy']:.1%}"
     bias = next(df.value for df in at.dataframe if "chosen" in df.value.columns)
-    assert list(bias["slot"]) == ["A", "B", "C", "D"]
+    # slots named as the prompt names the options (one labelling with the answer groups)
+    assert list(bias["slot"]) == ["choice 0", "choice 1", "choice 2", "choice 3"]
     templates = next(df.value for df in at.dataframe if "template" in df.value.columns)
     assert dict(zip(templates["template"], templates["accuracy"])) == {"mine": 0.0, "zero": 1.0}
     captions = shown(" ".join(values(at, "caption")))
@@ -104,3 +105,16 @@ def test_position_bias_says_how_many_replies_it_rests_on(page_env, engine):
     for table, columns in ((bias, ("chosen", "right")), (templates, ("accuracy", "low"))):
         config = table.proto.columns  # the column_config JSON Streamlit sends
         assert all(f'"{c}"' in config and '"percent"' in config for c in columns), config
+
+
+def test_no_template_is_worst_when_they_tie(page_env, engine):
+    """First-day walk: zero and few both at 0%, and "few" was marked worst."""
+    run_id = planted_run(engine, rejudge=False)
+    _plant_variants(engine, run_id, templates=(("zero", False), ("few", False)))
+    at = open_page()
+    assert not at.exception, [e.value for e in at.exception]
+    templates = next(df.value for df in at.dataframe if "template" in df.value.columns)
+    assert set(templates["worst"]) == {""}
+    captions = shown(" ".join(values(at, "caption")))
+    assert "Spread 0.0%; no worst template (lowest accuracy tied)" in captions
+    assert "McNemar zero" not in captions and "McNemar few" not in captions

@@ -64,7 +64,7 @@ def test_robustness_page_shows_circular_accuracy_and_templates(page_env, engine,
     low, high = figures["plain_ci"]
     assert f"plain {low:.1%} to {high:.1%} (Wilson 95%) over 4 items, 3 orders each" in captions
     bias = next(df.value for df in at.dataframe if "chosen" in df.value.columns)
-    assert list(bias["slot"]) == ["A", "B", "C"] and bias["chosen"][0] > 0.6
+    assert list(bias["slot"]) == ["choice 0", "choice 1", "choice 2"] and bias["chosen"][0] > 0.6
     templates = next(df.value for df in at.dataframe if "template" in df.value.columns)
     assert dict(zip(templates["template"], templates["accuracy"])) == {"mine": 0.0, "zero": 1.0}
     assert {"low", "high"} <= set(templates.columns)

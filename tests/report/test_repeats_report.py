@@ -53,7 +53,10 @@ class Planted:
             right = f" {QUESTIONS[idx][1]}" in f" {answer.replace('.', ' ')} "
             if idx == 3 and next(self.flips) % 3 == 0:
                 right = False
-        return '{"score": %d, "reason": "planted"}' % right
+        # a judge that reads the answers: its reason follows its verdict (one reason for
+        # every judgement is a degenerate judge, whose verdicts make no judge noise)
+        reason = "names the reference" if right else "does not name the reference"
+        return '{"score": %d, "reason": "%s"}' % (right, reason)
 
 
 @pytest.fixture()

@@ -78,7 +78,7 @@ def test_bbq_rotation_beside_the_bias_score(settings, engine, server, shared_dat
     assert variants["circular_accuracy"] == 3 / N and variants["circular_items"] == N
     assert variants["plain_accuracy"] == pytest.approx(4 / N)
     # 36 orders: slot A on 6 negative items x 3 + the unknown's slot once per rotation
-    assert variants["position_bias"]["A"] == {"chosen": 24 / 36, "right": 1 / 3}
+    assert variants["position_bias"]["choice 0"] == {"chosen": 24 / 36, "right": 1 / 3}
     assert variants["position_bias_p"] == pytest.approx(chisquare([24, 6, 6]).pvalue)
     assert [f["item_idx"] for f in variants["slot_followers"]] == [0, 1, 4, 5, 8, 9]
     assert "bias score by option order" in printed and "range over the orders" in printed

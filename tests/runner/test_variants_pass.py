@@ -73,11 +73,12 @@ def test_planted_slot_picker_and_bad_template_are_read_correctly(settings, engin
     low, high = summary["circular_ci"]
     assert low < 0.5 < high
     # 16 orders asked: slot A chosen 8 times by the slot pickers + 2 by the others
-    assert summary["position_bias"]["A"] == {"chosen": 10 / 16, "right": 0.25}
-    assert summary["position_bias"]["B"] == {"chosen": 2 / 16, "right": 0.25}
+    assert summary["position_bias"]["choice 0"] == {"chosen": 10 / 16, "right": 0.25}
+    assert summary["position_bias"]["choice 1"] == {"chosen": 2 / 16, "right": 0.25}
     assert summary["position_bias_p"] == pytest.approx(chisquare([10, 2, 2, 2]).pvalue)
     assert summary["position_bias_p"] < 0.01 and summary["position_bias_orders"] == 16
-    assert [(f["item_idx"], f["slot"]) for f in summary["slot_followers"]] == [(0, "A"), (1, "A")]
+    assert [(f["item_idx"], f["slot"]) for f in summary["slot_followers"]] == [(0, "choice 0"),
+                                                                                 (1, "choice 0")]
 
     assert summary["template_accuracy"] == {"bad": 0.0, "few": 0.75, "zero": 0.75}
     assert summary["worst_template"] == "bad" and summary["template_spread"] == 0.75

@@ -77,9 +77,9 @@ def test_robustness_run_asks_its_clean_items_again(settings, engine, server, fak
     assert variants["plain_accuracy"] == pytest.approx(2 / 3)  # item 0: slot A is right
     assert variants["circular_accuracy"] == pytest.approx(1 / 3)  # only item 3
     assert variants["circular_items"] == 3
-    assert variants["position_bias"]["A"] == {"chosen": 9 / 12, "right": 0.25}
+    assert variants["position_bias"]["choice 0"] == {"chosen": 9 / 12, "right": 0.25}
     assert [(f["item_idx"], f["slot"]) for f in variants["slot_followers"]] == \
-        [(0, "A"), (1, "A")]
+        [(0, "choice 0"), (1, "choice 0")]
     assert variants["template_accuracy"] == {"bad": 0.0, "zero": pytest.approx(2 / 3)}
     assert variants["worst_template"] == "bad"
     assert variants["template_spread"] == pytest.approx(2 / 3)
