@@ -295,7 +295,7 @@ def rejudge_passes_view(run_id: int) -> None:
             "job_id", "judge", "at", "answers", "passes", "failed", "failed_share",
             "flip_rate", "cohen_kappa", "kappa_note", "agreement_with_run")}
             | {"degenerate": "; ".join(p.get("degenerate") or []) or "no"} for p in passes]),
-            hide_index=True, key="stability.rejudge_passes")
+            hide_index=True, key="stability.rejudge_pass_table")
         picked = st.selectbox("Pass", range(len(passes)), index=len(passes) - 1,
                               key="stability.rejudge_pass",
                               format_func=lambda i: f"#{passes[i]['job_id']} {passes[i]['judge']}")

@@ -228,7 +228,7 @@ def test_rejudge_numbers_out_of_bounds_are_refused(page_env, engine, no_worker):
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.selectbox(key="stability.rejudge_model").select("judge")
     at.number_input(key="stability.rejudge_sample").set_value(1000)
-    at.button(key="FormSubmitter:stability.rejudge_form-Re-judge").click().run()
+    at.button(key="stability.rejudge_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("K must be from 1 to 500 (it is 1000)" in e for e in values(at, "error"))
     assert jobs.list_jobs(engine, kind="rejudge") == []
