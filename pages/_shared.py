@@ -382,8 +382,8 @@ def say_if_deleted(previous: Any, shown: int) -> None:
     try:
         queries.get_run(engine(), previous)
     except RunError:
-        st.warning(f"Run #{previous} no longer exists (deleted in another tab or by someone "
-                   f"else): showing run #{shown}.")
+        st.warning(f"Run #{md(previous)} no longer exists (deleted in another tab or by "
+                   f"someone else): showing run #{md(shown)}.")
 
 
 def model_names() -> list[str]:
