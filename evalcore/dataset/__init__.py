@@ -15,6 +15,7 @@ from __future__ import annotations
 from evalcore import lazy_exports
 
 _HOMES = {
+    "answer_kind": ("TaskGuess", "guess_file_mapping", "guess_task"),
     "catalog": ("dataset_info", "dataset_users", "delete_dataset", "get_dataset",
                 "list_datasets", "load_items", "load_questions"),
     "language": ("detect_language", "majority_language"),
