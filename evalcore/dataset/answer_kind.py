@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import islice
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -33,7 +33,7 @@ class TaskGuess(msgspec.Struct, frozen=True, kw_only=True):
 
     task_type: TaskType
     reason: str
-    """e.g. "all 20 answers looked at are numbers"."""
+    """e.g. "all numbers (20 answers looked at)"."""
 
 
 def _is_number(value: str) -> bool:
@@ -44,7 +44,7 @@ def _is_number(value: str) -> bool:
     return True
 
 
-def guess_task(answers: list[str], has_choices: bool) -> Optional[TaskGuess]:
+def guess_task(answers: list[str], has_choices: bool) -> TaskGuess | None:
     """The task the reference `answers` point to, or None when they show no single pattern.
 
     Numbers -> math; sentiment labels (positive/negative, 正面/负面; not only 0/1) ->
@@ -55,27 +55,27 @@ def guess_task(answers: list[str], has_choices: bool) -> Optional[TaskGuess]:
     seen = [a.strip() for a in answers if a and a.strip()]
     if not seen:
         return None
-    count = f"all {len(seen)} answers looked at"
+    count = f"{len(seen)} answer{'s' if len(seen) > 1 else ''} looked at"
     if has_choices:
         if all(_LETTER.match(a) or a.isdigit() for a in seen):
-            return TaskGuess(task_type="choice", reason=f"{count} name an option")
+            return TaskGuess(task_type="choice", reason=f"all name an option ({count})")
         return None
     if all(_is_number(a) for a in seen):
         if all(a in ("0", "1") for a in seen) and len(seen) > 1:
             return None  # 0/1 may be labels as well as numbers: nothing safe to say
-        return TaskGuess(task_type="math", reason=f"{count} are numbers")
+        return TaskGuess(task_type="math", reason=f"all numbers ({count})")
     words = [a.lower() for a in seen]
     if all(w in SENTIMENT_WORDS for w in words) and not all(_is_number(w) for w in words):
-        return TaskGuess(task_type="sentiment", reason=f"{count} are sentiment labels")
+        return TaskGuess(task_type="sentiment", reason=f"all sentiment labels ({count})")
     if all(_LETTER.match(a) for a in seen):
         return TaskGuess(task_type="open", reason=(
-            f"{count} are option letters but no option columns were found; choose the "
+            f"all option letters ({count}) but no option columns were found; choose the "
             "option columns and task type 'choice', or replies are compared as whole text"))
     return None
 
 
-def with_answers(guess: "MappingGuess", rows: Iterable[tuple[int, dict[str, str]]]
-                 ) -> "MappingGuess":
+def with_answers(guess: MappingGuess, rows: Iterable[tuple[int, dict[str, str]]]
+                 ) -> MappingGuess:
     """`guess` with its task type read off the reference cells of the first
     `SAMPLE_ROWS` `rows` (a stream is read no further); unchanged when they say nothing."""
     mapping = guess.mapping
@@ -90,7 +90,7 @@ def with_answers(guess: "MappingGuess", rows: Iterable[tuple[int, dict[str, str]
         task_reason=found.reason)
 
 
-def guess_file_mapping(source: "Source", filename: Optional[str] = None) -> "MappingGuess":
+def guess_file_mapping(source: Source, filename: str | None = None) -> MappingGuess:
     """`guess_mapping` of the file's column names, its task type read off its answers."""
     from evalcore.dataset.mapping import guess_mapping
     from evalcore.dataset.readers import stream_table

@@ -74,7 +74,7 @@ class _Reading:
     guessed: bool
     languages: Counter
     undecided: list[int]
-    task_reason: Optional[str] = None
+    task_reason: str | None = None
     """Why the task type was read off the answers (a guessed mapping only)."""
     """Positions of questions with no language of their own ("3 + 5 = ?"): they take the
     file's language (`language()`), known only once every row is read."""
@@ -181,7 +181,7 @@ def _no_rows(name: str) -> DatasetError:
                         "names and at least one row of data must follow")
 
 
-Choice = tuple[Optional[FormatSpec], Optional[ColumnMapping], Optional[str]]
+Choice = tuple[Optional[FormatSpec], Optional[ColumnMapping], str | None]
 Rows = Callable[[], Iterable[tuple[int, dict[str, str]]]]
 
 
@@ -262,7 +262,7 @@ def _batches(questions: Iterable[Question]) -> Iterator[list[Question]]:
 def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Question], *,
            finish: Callable[[], tuple[str, dict[str, Any], list[int]]], name: str | None,
            allow_duplicate: bool, on_progress: Optional[Progress],
-           mapping: Optional[dict[str, Any]] = None) -> "Dataset":
+           mapping: dict[str, Any] | None = None) -> "Dataset":
     """The dataset row, its items in batches, then its count, language and meta (known
     once every row is read; items with no language of their own get the file's), all in
     one transaction. `mapping`: how a mapped file's columns were read (the duplicate

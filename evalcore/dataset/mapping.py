@@ -186,9 +186,9 @@ class MappingGuess(msgspec.Struct, kw_only=True):
     mapping: Optional[ColumnMapping] = None
     candidates: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """role (question, reference, context, choices) -> every column that could play it."""
-    task_reason: Optional[str] = None
-    """Why the task type was read off the answers ("all 20 answers looked at are
-    numbers"); None when it comes from the column names alone."""
+    task_reason: str | None = None
+    """Why the task type was read off the answers ("all numbers (20 answers looked
+    at)"); None when it comes from the column names alone."""
 
     def ambiguous(self) -> dict[str, list[str]]:
         """The roles with more than one candidate column."""

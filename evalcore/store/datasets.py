@@ -60,7 +60,7 @@ def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
 
 
 def same_content(conn: Any, sha256: str, fmt: str,
-                 mapping: Optional[dict[str, Any]] = None) -> Optional[Row]:
+                 mapping: dict[str, Any] | None = None) -> Optional[Row]:
     """A dataset already imported from the same bytes read the same way: the same format
     and, for a mapped file, the same column mapping (the same bytes read with another task
     type or reference column are another dataset)."""

@@ -6,10 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from evalcore.dataset import (dataset_info, guess_file_mapping, guess_task, import_dataset,
-                              parse_dataset)
+from evalcore.dataset import (
+    dataset_info,
+    guess_file_mapping,
+    guess_task,
+    import_dataset,
+    parse_dataset,
+)
 from evalcore.errors import DuplicateDatasetError
 from evalcore.scorers.registry import rules_scorer
 
@@ -19,7 +25,7 @@ NUMERIC = "question,target\nWhat is 45 times 2?,90\nHow many days has a week?,7\
 def test_numeric_targets_make_a_math_file_that_a_worded_reply_passes() -> None:
     parsed = parse_dataset(NUMERIC.encode(), "plain.csv")
     assert parsed.task_type == "math"
-    assert parsed.meta["task_guess"] == "all 3 answers looked at are numbers"
+    assert parsed.meta["task_guess"] == "all numbers (3 answers looked at)"
     first = parsed.questions[0]
     score = rules_scorer(first.task_type)("The answer is 90.", first)
     assert score.correct is True
@@ -64,10 +70,10 @@ def test_the_file_guess_and_the_stored_dataset_name_the_reason(engine, tmp_path:
     path.write_text(NUMERIC, encoding="utf-8")
     guess = guess_file_mapping(path)
     assert guess.mapping is not None and guess.mapping.task_type == "math"
-    assert "task type math: all 3 answers looked at are numbers" in guess.describe()
+    assert "task type math: all numbers (3 answers looked at)" in guess.describe()
     info = dataset_info(import_dataset(engine, path))
     assert info["task_type"] == "math"
-    assert info["guessed_task"] == "all 3 answers looked at are numbers"
+    assert info["guessed_task"] == "all numbers (3 answers looked at)"
     assert "numbers" in info["guessed_mapping"]
 
 
@@ -85,6 +91,6 @@ def test_cli_import_says_which_task_it_guessed(run, tmp_path: Path) -> None:
     path = tmp_path / "plain.csv"
     path.write_text(NUMERIC, encoding="utf-8")
     code, out, _ = run("import", str(path))
-    assert code == 0 and "task math" in out and "all 3 answers looked at are numbers" in out
+    assert code == 0 and "task math" in out and "all numbers (3 answers looked at)" in out
     code, out, _ = run("show", "plain", "--json")
-    assert json.loads(out)["guessed_task"] == "all 3 answers looked at are numbers"
+    assert json.loads(out)["guessed_task"] == "all numbers (3 answers looked at)"

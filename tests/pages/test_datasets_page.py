@@ -339,3 +339,14 @@ def test_browse_shows_the_dataset_just_imported(app, settings):
     assert not at.exception, [e.value for e in at.exception]
     stored = _stored(settings)
     assert at.selectbox(key="datasets.browse").value == stored["second"].id
+
+
+def test_numeric_answers_prefill_math_and_the_preview_says_it_was_guessed(app, settings,
+                                                                           tmp_path, monkeypatch):
+    content = "question,target\nWhat is 45 times 2?,90\nHow many days has a week?,7\n"
+    _use_file(app, monkeypatch, tmp_path, "plain.csv", content)
+    assert app.selectbox(key="datasets.map.task_type").value == "math"
+    assert any("Task type **math** guessed from the answers: all numbers (2 answers looked "
+               "at)" in c.value for c in app.caption), [c.value for c in app.caption]
+    app.button(key="datasets.import").click().run()
+    assert _stored(settings)["plain"].task_type == "math"
