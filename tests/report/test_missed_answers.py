@@ -1,7 +1,8 @@
 """A run whose wrong verdicts are mostly replies containing their reference says so."""
 from __future__ import annotations
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalcore.cli import main
 from evalcore.report.missed_answers import contains_reference, missed_answers
