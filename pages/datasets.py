@@ -25,6 +25,7 @@ from evalcore.dataset import (
 )
 from evalcore import actions
 from evalcore.dataset.numbering import question_label
+from evalcore.dataset.prompt_file import with_prompt_hint
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError, EvalcoreError
@@ -206,7 +207,7 @@ def import_panel(filename: str, data: bytes) -> None:
     try:
         columns = _columns(data, filename)
     except DatasetError as exc:
-        st.error(str(exc))
+        st.error(str(with_prompt_hint(exc, data, filename)))
         return
 
     detected = detect_format(columns)

@@ -22,6 +22,7 @@ from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
 from evalcore.dataset.language import text_language
 from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
+from evalcore.dataset.prompt_file import with_prompt_hint
 from evalcore.dataset.readers import RowStream, Source, hash_stream, opener_of, stream_table
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.error_text import shown_list
@@ -135,7 +136,10 @@ class _Reading:
 def _start_reading(source: Source, filename: str | None, format: str,
                    mapping: MappingLike) -> _Reading:
     opener, name = opener_of(source, filename)
-    stream = stream_table(source, filename)
+    try:
+        stream = stream_table(source, filename)
+    except DatasetError as exc:
+        raise with_prompt_hint(exc, source, filename) from None
     columns = stream.columns
     given = mapping_from(mapping)
     spec, chosen, reason = _choose(name, columns, format, given,

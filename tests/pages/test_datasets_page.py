@@ -350,3 +350,13 @@ def test_numeric_answers_prefill_math_and_the_preview_says_it_was_guessed(app, s
                "at)" in c.value for c in app.caption), [c.value for c in app.caption]
     app.button(key="datasets.import").click().run()
     assert _stored(settings)["plain"].task_type == "math"
+
+
+def test_a_few_shot_prompt_file_is_named_as_one(app, settings):
+    prompts = {"codah": "Learn from the following sample.\nThe question is:"}
+    _open(app)
+    app.file_uploader(key="datasets.upload").set_value(
+        ("FSamples.json", json.dumps(prompts).encode(), "application/json")).run()
+    errors = [e.value for e in app.error]
+    assert any("few-shot prompt file" in e for e in errors), errors
+    assert _stored(settings) == {}
