@@ -162,11 +162,7 @@ def _journey(page, journey: dict) -> None:
     sidebar_to(page, "datasets", "Datasets")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(journey["csv"]))
-    name = page.get_by_label("Dataset name")
-    name.fill("maths")
-    name.press("Enter")
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text(f"Imported 'maths': {QUESTIONS} items.").wait_for()
+    _import_as(page, "maths", QUESTIONS)
 
     # Models: two endpoints added through the form.
     sidebar_to(page, "models", "Models")
@@ -234,12 +230,7 @@ def _journey(page, journey: dict) -> None:
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
     sidebar_to(page, "stability", "Stability")
-    _open_expander(page, "Start a new run")
-    _pick_prefix(page, "Dataset", "maths (")
-    _pick(page, "Model", "mock")
-    rounds = page.get_by_label("Rounds N (each question is asked N times)")
-    rounds.fill(str(LONG_ROUNDS))
-    rounds.press("Enter")
+    _stability_form(page, "maths (", LONG_ROUNDS)
     # "Long" by the model's pace, not by the number of calls: at 2 s an answer (4 at a
     # time) 100 calls take 50 s, longer than opening Results to cancel them on a loaded
     # machine; after the cancel the answers come faster, so the resumed run ends soon
@@ -326,19 +317,10 @@ def _plain_question_target_csv(page, journey: dict, run_id: int) -> None:
         str(journey["plain"]))
     main.get_by_text(re.compile(r"Task type math guessed from the answers: all numbers "
                                 rf"\({PLAIN_QUESTIONS} answers looked at\)")).wait_for()
-    name = page.get_by_label("Dataset name")
-    name.fill("plain")
-    name.press("Enter")
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text(f"Imported 'plain': {PLAIN_QUESTIONS} items.").wait_for()
+    _import_as(page, "plain", PLAIN_QUESTIONS)
 
     sidebar_to(page, "stability", "Stability")
-    _open_expander(page, "Start a new run")
-    _pick_prefix(page, "Dataset", "plain (")
-    _pick(page, "Model", "mock")
-    rounds = page.get_by_label("Rounds N (each question is asked N times)")
-    rounds.fill(str(PLAIN_ROUNDS))
-    rounds.press("Enter")
+    _stability_form(page, "plain (", PLAIN_ROUNDS)
     page.get_by_role("button", name="Start run").click()
     page.get_by_text(f"Run #{run_id} started").wait_for()
     main.get_by_text(f"{PLAIN_QUESTIONS} questions with a rate: 0 high risk, 0 borderline, "
@@ -346,6 +328,25 @@ def _plain_question_target_csv(page, journey: dict, run_id: int) -> None:
                      ).wait_for()
     assert _correct_counts(journey["db"], run_id) == [PLAIN_ROUNDS] * PLAIN_QUESTIONS
     expect(main.get_by_text("contain their reference")).to_have_count(0)
+
+
+def _import_as(page, name: str, items: int) -> None:
+    """Name the previewed file on the Datasets page and import it."""
+    field = page.get_by_label("Dataset name")
+    field.fill(name)
+    field.press("Enter")
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(f"Imported '{name}': {items} items.").wait_for()
+
+
+def _stability_form(page, dataset_prefix: str, rounds: int) -> None:
+    """Fill the Stability page's start form: the dataset, model "mock", `rounds`."""
+    _open_expander(page, "Start a new run")
+    _pick_prefix(page, "Dataset", dataset_prefix)
+    _pick(page, "Model", "mock")
+    field = page.get_by_label("Rounds N (each question is asked N times)")
+    field.fill(str(rounds))
+    field.press("Enter")
 
 
 def _pick_prefix(page, label: str, prefix: str) -> None:
