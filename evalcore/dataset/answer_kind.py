@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import islice
-from typing import TYPE_CHECKING
 
 import msgspec
 
 from evalcore.dataset.checks import SENTIMENT_WORDS, CellError, number
+from evalcore.dataset.mapping import MappingGuess, guess_mapping
+from evalcore.dataset.readers import Source, stream_table
 from evalcore.dataset.records import TaskType
-
-if TYPE_CHECKING:
-    from evalcore.dataset.mapping import MappingGuess
-    from evalcore.dataset.readers import Source
 
 SAMPLE_ROWS = 200
 """Rows looked at: enough to see a pattern, few enough to stay instant on any file."""
@@ -92,8 +89,5 @@ def with_answers(guess: MappingGuess, rows: Iterable[tuple[int, dict[str, str]]]
 
 def guess_file_mapping(source: Source, filename: str | None = None) -> MappingGuess:
     """`guess_mapping` of the file's column names, its task type read off its answers."""
-    from evalcore.dataset.mapping import guess_mapping
-    from evalcore.dataset.readers import stream_table
-
     stream = stream_table(source, filename)
     return with_answers(guess_mapping(stream.columns), stream.rows)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
+from evalcore.perturb.attack import _option_similarities, option_flags
+from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD, FLAG_UNCHANGED
 from evalcore.perturb.sets import AttackSetError
 from evalcore.scorers.text import embedding_cosine_batch
 
@@ -58,9 +60,6 @@ def with_option_checks(checked: Sequence[tuple[Optional[float], list[str]]],
     item's similarity is the lowest of its question's and its changed options'.
 
     `choices[n]` are the attacked options of `questions[n]` (empty: none were attacked)."""
-    from evalcore.perturb.attack import _option_similarities, option_flags
-    from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD, FLAG_UNCHANGED
-
     option_sims = _option_similarities(list(questions), [list(c) for c in choices], similarity)
     out = []
     for (sim, flags), question, options, sims in zip(checked, questions, choices, option_sims):
