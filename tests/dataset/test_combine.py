@@ -57,3 +57,15 @@ def test_files_of_two_formats_are_refused_naming_the_file(shared_datasets) -> No
         parse_files([_files(shared_datasets, "SES")[0], ("bbq.jsonl", bbq.encode())])
     with pytest.raises(DatasetError, match="no file given"):
         parse_files([])
+
+
+def test_the_cli_imports_a_category_s_two_files_as_one(run, shared_datasets) -> None:
+    folder = shared_datasets / "cbbq" / "SES"
+    code, out, err = run("import", str(folder / "ambiguous.csv"),
+                         str(folder / "disambiguous.csv"), "--json")
+    assert code == 0, err
+    info = json.loads(out)
+    assert (info["name"], info["format"]) == ("cbbq-SES", "cbbq")
+    assert info["source_file"] == "ambiguous.csv + disambiguous.csv"
+    code, _, err = run("import", str(folder / "ambiguous.csv"), str(folder / "nope.csv"))
+    assert code == 2 and "nope.csv: file not found" in err
