@@ -153,7 +153,7 @@ def browse_items() -> None:
     dataset_id = left.selectbox("Dataset", list(by_id), key="datasets.browse",
                                 format_func=lambda i: f"{by_id[i].name} ({by_id[i].item_count} "
                                                       "items)")
-    search = middle.text_input("Search question, answer or id", key="datasets.browse_search",
+    search = middle.text_input("Search question, options, answer or id", key="datasets.browse_search",
                                placeholder="a word, Q12 ...").strip()
     page_key = f"datasets.browse_page.{dataset_id}.{search}"  # a new search starts at page 1
     page = int(st.session_state.get(page_key, 1))

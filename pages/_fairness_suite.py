@@ -3,11 +3,13 @@
 BBQ / CBBQ importer."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import streamlit as st
 
 from evalcore import actions
+from evalcore.dataset import parse_files, suggested_name
 from evalcore.errors import EvalcoreError
 from evalcore.fairness import is_fairness_dataset
 from evalcore.markup import md
@@ -125,23 +127,49 @@ def suite_builder() -> None:
 
 
 def bias_importer() -> None:
-    """Import a BBQ (JSONL) or CBBQ (CSV) file as a bias suite."""
+    """Import BBQ (JSONL) or CBBQ (CSV) files as one bias suite: CBBQ's ambiguous and
+    disambiguous files of a category together, so both bias scores can be computed."""
     st.caption("BBQ and CBBQ are multiple-choice bias benchmarks: each is scored with its "
-               "paper's bias score for ambiguous and disambiguated contexts, next to accuracy.")
-    upload = st.file_uploader("BBQ .jsonl or CBBQ .csv", type=["jsonl", "json", "csv"],
-                              key="fairness.bias_file")
+               "paper's bias score for ambiguous and disambiguated contexts, next to accuracy. "
+               "Choose a category's files together (CBBQ: ambiguous.csv and "
+               "disambiguous.csv) to make one suite.")
+    denied = _shared.why_not("import")
+    uploads = st.file_uploader("BBQ .jsonl or CBBQ .csv (one or more files)",
+                               type=["jsonl", "json", "csv"], key="fairness.bias_file",
+                               accept_multiple_files=True, disabled=denied is not None,
+                               help=denied) or []
     left, right = st.columns(2)
-    fmt = left.selectbox("Format", ["bbq", "cbbq"], key="fairness.bias_format")
-    name = right.text_input("Dataset name", key="fairness.bias_name",
-                            value=(upload.name.rsplit(".", 1)[0] if upload else ""))
-    if _shared.allowed_button("Import", "import", key="fairness.bias_import",
-                              disabled=upload is None):
+    fmt = left.selectbox("Format", ["auto", "bbq", "cbbq"], key="fairness.bias_format",
+                         help="auto: recognised from the columns")
+    parsed = None
+    if uploads:
+        files = [(u.name, u.getvalue()) for u in uploads]
         try:
-            dataset = actions.import_dataset(_shared.actor(), _shared.engine(),
-                                             upload.getvalue(), filename=upload.name,
-                                             name=name.strip() or upload.name, format=fmt)
+            parsed = _parse_bias(tuple(files), fmt)
         except EvalcoreError as exc:
-            st.error(f"Could not import {md(upload.name)}: {md(exc)}")
+            st.error(f"Could not read {md(', '.join(n for n, _ in files))}: {md(exc)}")
+        else:
+            token = (tuple(n for n, _ in files), fmt)
+            if st.session_state.get("fairness.bias_token") != token:  # new files: new name
+                st.session_state["fairness.bias_token"] = token
+                st.session_state["fairness.bias_name"] = suggested_name(parsed)
+            contexts = ", ".join(f"{n} {c}" for c, n in sorted(Counter(
+                str(q.meta.get("context_condition") or "?") for q in parsed.questions).items()))
+            st.caption(f"{md(len(parsed.questions))} items, format {md(parsed.format)} "
+                       f"({md(contexts)})")
+    name = right.text_input("Dataset name", key="fairness.bias_name")
+    if _shared.allowed_button("Import", "import", key="fairness.bias_import",
+                              disabled=parsed is None):
+        try:
+            dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed,
+                                           name=name.strip() or suggested_name(parsed))
+        except EvalcoreError as exc:
+            st.error(f"Could not import {md(parsed.source_file)}: {md(exc)}")
             return
         st.session_state["fairness.suite"] = dataset.id
         st.success(f"Imported {md(repr(dataset.name))}: {md(dataset.item_count)} items")
+
+
+@st.cache_data(show_spinner="Checking every row...", max_entries=4)
+def _parse_bias(files: tuple[tuple[str, bytes], ...], fmt: str) -> Any:
+    return parse_files(list(files), format=fmt)

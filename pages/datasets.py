@@ -14,17 +14,18 @@ import streamlit as st
 
 from evalcore.dataset import (
     TASK_TYPES,
+    MappingGuess,
     NameTakenError,
     ParsedDataset,
     detect_format,
-    guess_mapping,
+    guess_file_mapping,
     list_formats,
     parse_dataset,
     read_table,
-    suggest_mapping,
 )
 from evalcore import actions
 from evalcore.dataset.numbering import question_label
+from evalcore.dataset.prompt_file import with_prompt_hint
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
 from evalcore.dataset.workbook import SeveralSheetsError
 from evalcore.error_text import shown_list
@@ -73,6 +74,11 @@ def _columns(data: bytes, filename: str, sheet: str | None) -> list[str]:
     return [str(c) for c in read_table(data, filename, sheet=sheet).columns]
 
 
+@st.cache_data(show_spinner="Reading the answers...", max_entries=16)
+def _guess(data: bytes, filename: str, sheet: str | None = None) -> MappingGuess:
+    return guess_file_mapping(data, filename, sheet)
+
+
 @st.cache_data(show_spinner="Checking every row...", max_entries=16)
 def _parse(data: bytes, filename: str, fmt: str, mapping: dict[str, Any] | None,
            sheet: str | None) -> ParsedDataset:
@@ -100,13 +106,13 @@ def _sheet_and_columns(data: bytes, filename: str) -> tuple[str | None, list[str
         st.session_state["datasets.sheets"] = exc.sheets
         _pick_sheet(exc.sheets)
     except DatasetError as exc:
-        st.error(str(exc))
+        st.error(str(with_prompt_hint(exc, data, filename)))
     return None
 
 
-def _prefill_mapping(columns: list[str], force: bool) -> None:
+def _prefill_mapping(found: MappingGuess, force: bool) -> None:
     """Put evalcore's guess into the mapping widgets (on a new file, or when they reappear)."""
-    guess = suggest_mapping(columns)
+    guess = found.mapping
     choices = guess.choices if guess else None
     values = {
         "question": guess.question_columns() if guess else [],
@@ -152,11 +158,17 @@ def mapping_form(columns: list[str]) -> dict[str, Any] | None:
             "task_type": task_type, "language": language, "index_base": index_base}
 
 
-def preview(parsed: ParsedDataset) -> None:
-    """What the import will store: counts, repairs made while reading, the first items."""
+def preview(parsed: ParsedDataset, guess: MappingGuess | None = None) -> None:
+    """What the import will store: counts, the task type and whether it was guessed from
+    the answers, repairs made while reading, the first items."""
     st.markdown(f"**{len(parsed.questions)} items** · format `{code_text(parsed.format)}` · "
                 f"task type `{code_text(parsed.task_type)}` · language "
                 f"`{code_text(parsed.language)}`")
+    guessed = guess.mapping if guess is not None and guess.task_reason else None
+    if guessed is not None and guessed.task_type == parsed.task_type:
+        st.caption(f"Task type **{md(parsed.task_type)}** guessed from the answers: "
+                   f"{md(guess.task_reason)}. It picks how replies are scored; change it in "
+                   "the mapping if it is wrong.")
     for note in parsed.meta.get("repairs", []):
         st.warning(f"Repaired while reading: {md(note)}")
     for note in parsed.meta.get("warnings", []):
@@ -231,11 +243,16 @@ def import_panel(filename: str, data: bytes) -> None:
     auto_label = f"auto (recognised: {detected.name})" if detected else "auto (not recognised)"
     fmt = st.selectbox("Format", ["auto", *names, "mapped"], key="datasets.format",
                        format_func=lambda v: auto_label if v == "auto" else v)
+    guess: MappingGuess | None = None
     if detected is not None:
         st.success(f"Recognised format **{md(detected.name)}**: {md(detected.description)} "
                    f"(task type {md(detected.task_type)}).")
     else:  # column names are the file's text: shown as typed, never read as Markdown
-        guess = guess_mapping(columns)
+        try:
+            guess = _guess(data, filename, sheet)
+        except DatasetError as exc:
+            st.error(str(exc))
+            return
         listed = shown_list(columns, bare=True)
         if guess.certain:
             st.success(f"No known format; columns guessed from their names: "
@@ -252,7 +269,7 @@ def import_panel(filename: str, data: bytes) -> None:
 
     mapping: dict[str, Any] | None = None
     if fmt == "mapped" or (fmt == "auto" and detected is None):
-        _prefill_mapping(columns, force=new_file)
+        _prefill_mapping(_guess(data, filename, sheet), force=new_file)
         mapping = mapping_form(columns)
         if mapping is None:
             return
@@ -261,7 +278,7 @@ def import_panel(filename: str, data: bytes) -> None:
     except DatasetError as exc:
         st.error(str(exc))
         return
-    preview(parsed)
+    preview(parsed, guess if mapping else None)
 
     st.text_input("Dataset name", key="datasets.name")
     denied = _shared.why_not("import")

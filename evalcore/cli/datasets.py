@@ -27,7 +27,8 @@ def register(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="datasets_command", required=True, metavar="ACTION")
 
     imp = sub.add_parser("import", help="import a CSV, JSONL, JSON or XLSX file (all or nothing)")
-    imp.add_argument("path", help="file to import")
+    imp.add_argument("path", nargs="+", help="file to import; several files of one benchmark "
+                     "(CBBQ's ambiguous.csv and disambiguous.csv) make one dataset")
     imp.add_argument("--name", help="dataset name (default: the file name without extension)")
     imp.add_argument("--format", default="auto",
                      help="auto (recognise by columns), mapped, or a name from `datasets formats`")
@@ -78,6 +79,12 @@ def _mapping(text: str | None) -> Any:
                            "{\"question\": \"col\", \"reference\": \"col\"}") from None
 
 
+def _read(path: str) -> bytes:
+    if not Path(path).is_file():
+        raise DatasetError(f"{path}: file not found; check the path")
+    return Path(path).read_bytes()
+
+
 def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
     widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
     print("  ".join(c.ljust(widths[c]) for c in columns))
@@ -87,9 +94,21 @@ def _table(rows: list[dict[str, Any]], columns: list[str]) -> None:
 
 def _import(args: argparse.Namespace) -> int:
     engine = _engine()
-    dataset = actions.import_dataset(acting_user(engine), engine, args.path, name=args.name,
-                                     format=args.format, mapping=_mapping(args.mapping),
-                                     allow_duplicate=args.allow_duplicate, sheet=args.sheet)
+    if len(args.path) > 1:
+        if args.mapping or args.sheet:
+            raise DatasetError("--mapping and --sheet read one file; import several files by "
+                               "their format (--format auto or a name from `datasets formats`)")
+        from evalcore.dataset import parse_files, suggested_name
+
+        parsed = parse_files([(Path(p).name, _read(p)) for p in args.path], format=args.format)
+        dataset = actions.store_parsed(acting_user(engine), engine, parsed,
+                                       name=args.name or suggested_name(parsed),
+                                       allow_duplicate=args.allow_duplicate)
+    else:
+        dataset = actions.import_dataset(acting_user(engine), engine, args.path[0],
+                                         name=args.name, format=args.format,
+                                         mapping=_mapping(args.mapping),
+                                         allow_duplicate=args.allow_duplicate, sheet=args.sheet)
     info = dataset_info(dataset)
     if args.json:
         print_json(info)

@@ -101,6 +101,8 @@ def _show(args: argparse.Namespace) -> int:
     else:
         for key, value in data.items():
             print(f"{key:>12}: {value}")
+        for warning in (report or {}).get("warnings", []):
+            print(f"{'warning':>12}: {warning}")
         for line in lines:
             print(line)
     return 0

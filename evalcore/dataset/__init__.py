@@ -15,6 +15,8 @@ from __future__ import annotations
 from evalcore import lazy_exports
 
 _HOMES = {
+    "answer_kind": ("TaskGuess", "guess_file_mapping", "guess_task"),
+    "combine": ("parse_files", "suggested_name"),
     "catalog": ("dataset_info", "dataset_users", "delete_dataset", "get_dataset",
                 "list_datasets", "load_items", "load_questions"),
     "language": ("detect_language", "majority_language"),

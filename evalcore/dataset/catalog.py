@@ -94,7 +94,8 @@ def dataset_info(dataset: "Dataset") -> dict[str, Any]:
             "attack_level": (dataset.meta or {}).get("attack_level"),
             "repairs": (dataset.meta or {}).get("repairs", []),
             "warnings": (dataset.meta or {}).get("warnings", []),
-            "guessed_mapping": guessed_mapping(dataset.meta or {})}
+            "guessed_mapping": guessed_mapping(dataset.meta or {}),
+            "guessed_task": (dataset.meta or {}).get("task_guess")}
 
 
 def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
@@ -104,4 +105,5 @@ def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
         return None
     from evalcore.dataset.mapping import ColumnMapping, MappingGuess
 
-    return MappingGuess(mapping=validated(ColumnMapping, meta["mapping"])).describe()
+    return MappingGuess(mapping=validated(ColumnMapping, meta["mapping"]),
+                        task_reason=meta.get("task_guess")).describe()

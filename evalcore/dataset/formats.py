@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 from evalcore.dataset.checks import (CellError, Row, cell, json_cell, number, option_index,
                                      required, sentiment, zero_one)
+from evalcore.dataset.inline_options import split_marked_options
 from evalcore.dataset.language import detect_language
 
 Built = dict[str, Any]
@@ -281,7 +282,13 @@ def _attacked(base: FormatSpec) -> FormatSpec:
         if "synword_pairs" in row:
             meta["synword_pairs"] = _python_literal(cell(row, "synword_pairs"))
         attacked = required(row, "attacked_question", base.task_type, "an attacked question")
-        return {**built, "question": attacked, "meta": meta}
+        choices = list(built.get("choices") or [])
+        split = split_marked_options(attacked, meta.get("original_option_index")
+                                     or range(len(choices))) if choices else None
+        if split is None:
+            return {**built, "question": attacked, "meta": meta}
+        meta["original_choices"] = choices  # the options went into the attacked question
+        return {**built, "question": split[0], "choices": split[1], "meta": meta}
 
     return FormatSpec(f"{base.name}_attacked", (*base.required, "attacked_question"),
                       base.task_type, build,

@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import msgspec
 
+from evalcore.dataset.answer_kind import with_answers
 from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
 from evalcore.dataset.language import text_language
 from evalcore.dataset.mapping import ColumnMapping, build_with, guess_mapping, mapping_from
+from evalcore.dataset.prompt_file import with_prompt_hint
 from evalcore.dataset.readers import RowStream, Source, hash_stream, opener_of, stream_table
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.error_text import shown_list
@@ -73,6 +75,8 @@ class _Reading:
     guessed: bool
     languages: Counter
     undecided: list[int]
+    task_reason: str | None = None
+    """Why the task type was read off the answers (a guessed mapping only)."""
     """Positions of questions with no language of their own ("3 + 5 = ?"): they take the
     file's language (`language()`), known only once every row is read."""
 
@@ -117,6 +121,8 @@ class _Reading:
         if self.mapping is not None:
             meta["mapping"] = msgspec.to_builtins(self.mapping)
             meta["mapping_guessed"] = self.guessed
+            if self.task_reason:
+                meta["task_guess"] = self.task_reason
         return meta
 
     def language(self) -> str:
@@ -130,10 +136,14 @@ class _Reading:
 def _start_reading(source: Source, filename: str | None, format: str,
                    mapping: MappingLike, sheet: str | None = None) -> _Reading:
     opener, name = opener_of(source, filename)
-    stream = stream_table(source, filename, sheet=sheet)
+    try:
+        stream = stream_table(source, filename, sheet=sheet)
+    except DatasetError as exc:
+        raise with_prompt_hint(exc, source, filename) from None
     columns = stream.columns
     given = mapping_from(mapping)
-    spec, chosen = _choose(name, columns, format, given)
+    spec, chosen, reason = _choose(name, columns, format, given,
+                                   lambda: stream_table(source, filename, sheet=sheet).rows)
     if spec is not None:  # formats do not fix the language: every item is detected
         build, task_type, fixed_language = spec.build, spec.task_type, None
         kept = [c for c in columns if c not in spec.consumed]
@@ -145,7 +155,8 @@ def _start_reading(source: Source, filename: str | None, format: str,
         kept = chosen.meta if chosen.meta is not None else [c for c in columns if c not in used]
     level = attack_level(name) if spec is not None and spec.attacked else None
     return _Reading(stream, hash_stream(opener), spec.name if spec else "mapped", task_type,
-                    build, fixed_language, kept, level, chosen, given is None, Counter(), [])
+                    build, fixed_language, kept, level, chosen, given is None, Counter(), [],
+                    reason)
 
 
 def parse_dataset(source: Source, filename: str | None = None, format: str = "auto",
@@ -175,27 +186,30 @@ def _no_rows(name: str) -> DatasetError:
                         "names and at least one row of data must follow")
 
 
-Choice = tuple[Optional[FormatSpec], Optional[ColumnMapping]]
+Choice = tuple[Optional[FormatSpec], Optional[ColumnMapping], str | None]
+Rows = Callable[[], Iterable[tuple[int, dict[str, str]]]]
 
 
 def _choose(name: str, columns: list[str], format: str,
-            mapping: Optional[ColumnMapping]) -> Choice:
-    """The format spec or the mapping to read this file with."""
+            mapping: Optional[ColumnMapping], rows: Rows) -> Choice:
+    """The format spec or the mapping to read this file with, and why the task type of a
+    guessed mapping was read off the answers (`rows()` opens the file again for them)."""
     if mapping is not None:
         problems = mapping.problems(columns)
         if problems:
             raise DatasetError(f"{name}: the column mapping does not fit: {'; '.join(problems)}")
-        return None, mapping
+        return None, mapping, None
     if format == "mapped":
         raise DatasetError(f"{name}: format 'mapped' needs a column mapping "
                            "(question, reference, choices, task_type ...)")
     if format == "auto":
         spec = detect_format(columns)
         if spec is not None:
-            return spec, None
+            return spec, None, None
         guess = guess_mapping(columns)
         if guess.certain:
-            return None, guess.mapping
+            guess = with_answers(guess, rows())
+            return None, guess.mapping, guess.task_reason
         hint = (f"; a guess to start from: {guess.mapping_hint()}" if guess.mapping else "")
         raise DatasetError(f"{name}: columns {shown_list(columns)} match no known format and cannot be "
                            f"guessed safely: {guess.question_for_user()}; give a column mapping "
@@ -209,7 +223,7 @@ def _choose(name: str, columns: list[str], format: str,
         raise DatasetError(f"{name}: format {spec.name!r} needs columns {shown_list(missing)}, "
                            f"which the file lacks (it has {shown_list(columns)}); choose another "
                            "format or a mapping")
-    return spec, None
+    return spec, None, None
 
 
 def import_dataset(engine: "Engine", source: Source, *, filename: str | None = None,
@@ -227,8 +241,9 @@ def import_dataset(engine: "Engine", source: Source, *, filename: str | None = N
     reading = _start_reading(source, filename, format, mapping, sheet)
     header = {"format": reading.format, "task_type": reading.task_type,
               "source_file": reading.stream.name, "sha256": reading.sha256}
+    mapped = msgspec.to_builtins(reading.mapping) if reading.mapping is not None else None
     return _store(engine, header, reading.questions(), finish=lambda: (
-        reading.language(), reading.meta(), reading.undecided), name=name,
+        reading.language(), reading.meta(), reading.undecided), name=name, mapping=mapped,
         allow_duplicate=allow_duplicate, on_progress=on_progress)
 
 
@@ -240,6 +255,7 @@ def store_parsed(engine: "Engine", parsed: ParsedDataset, *, name: str | None = 
               "source_file": parsed.source_file, "sha256": parsed.sha256}
     return _store(engine, header, parsed.questions,
                   finish=lambda: (parsed.language, parsed.meta, []), name=name,
+                  mapping=parsed.meta.get("mapping"),
                   allow_duplicate=allow_duplicate, on_progress=on_progress)
 
 
@@ -251,10 +267,12 @@ def _batches(questions: Iterable[Question]) -> Iterator[list[Question]]:
 
 def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Question], *,
            finish: Callable[[], tuple[str, dict[str, Any], list[int]]], name: str | None,
-           allow_duplicate: bool, on_progress: Optional[Progress]) -> "Dataset":
+           allow_duplicate: bool, on_progress: Optional[Progress],
+           mapping: dict[str, Any] | None = None) -> "Dataset":
     """The dataset row, its items in batches, then its count, language and meta (known
     once every row is read; items with no language of their own get the file's), all in
-    one transaction."""
+    one transaction. `mapping`: how a mapped file's columns were read (the duplicate
+    check compares it)."""
     from sqlalchemy.exc import IntegrityError
 
     source_file = header["source_file"]
@@ -265,7 +283,8 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
         with session_scope(engine) as session:
             if not allow_duplicate:
                 # the same bytes read as another format (MC1 / MC2) are another
-                same = datasets.same_content(session, header["sha256"], header["format"])
+                same = datasets.same_content(session, header["sha256"], header["format"],
+                                             mapping)
                 if same is not None:
                     raise DuplicateContentError(
                         f"{source_file}: the same content was already imported as dataset "

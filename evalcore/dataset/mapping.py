@@ -186,6 +186,9 @@ class MappingGuess(msgspec.Struct, kw_only=True):
     mapping: Optional[ColumnMapping] = None
     candidates: dict[str, list[str]] = msgspec.field(default_factory=dict)
     """role (question, reference, context, choices) -> every column that could play it."""
+    task_reason: str | None = None
+    """Why the task type was read off the answers ("all numbers (20 answers looked
+    at)"); None when it comes from the column names alone."""
 
     def ambiguous(self) -> dict[str, list[str]]:
         """The roles with more than one candidate column."""
@@ -208,7 +211,8 @@ class MappingGuess(msgspec.Struct, kw_only=True):
             parts.append(f"reference <- {shown(m.reference)}")
         if m.choices:
             parts.append(f"choices <- {shown(m.choices) if isinstance(m.choices, str) else shown_list(m.choices)}")
-        return ", ".join(parts) + f" (task type {m.task_type})"
+        why = f": {self.task_reason}" if self.task_reason else ""
+        return ", ".join(parts) + f" (task type {m.task_type}{why})"
 
     def mapping_hint(self) -> str:
         """The guessed mapping as JSON to start from, for messages: cut (with the number

@@ -28,7 +28,7 @@ import msgspec
 from evalcore.dataset import list_datasets, load_items
 from evalcore.dataset.formats import FORMATS
 from evalcore.dataset.records import ParsedDataset, Question
-from evalcore.perturb.adapter import check_many
+from evalcore.perturb.adapter import check_many, with_option_checks
 from evalcore.perturb.set_storage import (
     Fence,
     as_float,
@@ -88,6 +88,7 @@ def import_attack_set(engine: "Engine", source: Any, *, filename: Optional[str] 
         for n, (q, item) in enumerate(zip(parsed.questions, matched)):
             cosine, flags = checks[n] if checks else (None, [])
             rows.append({"source": item, "attacked": q.question, "idx": q.idx,
+                         "choices": list(q.choices) if _split(q) else [],
                          "attack_num": as_int(q.meta.get("attack_num")),
                          "pairs": as_pairs(q.meta.get("synword_pairs")),
                          "similarity": as_float(cosine), "flags": list(flags),
@@ -106,15 +107,32 @@ def _checks(parsed: ParsedDataset, similarity: bool,
             on_progress: Optional[Callable[[int, int], None]]
             ) -> list[tuple[Optional[float], list[str]]]:
     """The engine's checks of every row, `CHECK_BATCH` at a time, before the write
-    transaction (embeddings take a while)."""
+    transaction (embeddings take a while); options split out of the attacked question
+    are checked each against its original."""
     checks: list[tuple[Optional[float], list[str]]] = []
-    pairs = [(msgspec.structs.replace(q, question=q.meta["original_question"]), q.question)
-             for q in parsed.questions]
+    pairs = [(_original(q), q.question) for q in parsed.questions]
+    attacked = [list(q.choices) if _split(q) else [] for q in parsed.questions]
     for start in range(0, len(pairs), CHECK_BATCH):
-        checks += check_many(pairs[start:start + CHECK_BATCH], similarity=similarity)
+        batch = pairs[start:start + CHECK_BATCH]
+        checks += with_option_checks(check_many(batch, similarity=similarity),
+                                     [q for q, _ in batch], attacked[start:start + CHECK_BATCH],
+                                     similarity=similarity)
         if on_progress is not None:
             on_progress(len(checks), len(pairs))
     return checks
+
+
+def _split(question: "Question") -> bool:
+    """Whether the file wrote this row's options into its attacked question (see
+    `dataset.inline_options`): its choices are then the attacked ones."""
+    return isinstance(question.meta.get("original_choices"), list)
+
+
+def _original(question: "Question") -> "Question":
+    """The clean question behind an attacked row: its original text and options."""
+    choices = question.meta["original_choices"] if _split(question) else question.choices
+    return msgspec.structs.replace(question, question=question.meta["original_question"],
+                                   choices=list(choices))
 
 
 def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None,
@@ -209,7 +227,8 @@ def _first_unmatched(items: Sequence["Item"], questions: Sequence["Question"]) -
     return 0
 
 
-_ATTACK_META = ("original_question", "attack_num", "synword_pairs", "attack_level")
+_ATTACK_META = ("original_question", "original_choices", "attack_num", "synword_pairs",
+                "attack_level")
 
 
 def _clean_parsed(parsed: "ParsedDataset", base_format: str) -> "ParsedDataset":
@@ -217,8 +236,7 @@ def _clean_parsed(parsed: "ParsedDataset", base_format: str) -> "ParsedDataset":
     questions = []
     for q in parsed.questions:
         meta = {k: v for k, v in q.meta.items() if k not in _ATTACK_META}
-        questions.append(msgspec.structs.replace(q, question=q.meta["original_question"],
-                                                 meta=meta))
+        questions.append(msgspec.structs.replace(_original(q), meta=meta))
     text = json.dumps([msgspec.structs.asdict(q) for q in questions], ensure_ascii=False,
                       sort_keys=True)
     columns = [c for c in parsed.meta.get("columns", [])

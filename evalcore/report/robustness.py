@@ -21,6 +21,7 @@ from evalcore.errors import RunError
 from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
                                          PairedOutcome, robustness_summary)
 from evalcore.perturb.review import option_changes
+from evalcore.report.missed_answers import missed_answers
 from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
@@ -63,10 +64,11 @@ def text_diff(original: str, attacked: str) -> list[list[str]]:
     return out
 
 
-def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None
-              ) -> tuple[dict[int, list], dict[int, list]]:
+def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None,
+              answered: Optional[list] = None) -> tuple[dict[int, list], dict[int, list]]:
     """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls;
-    the rules' reason of each answered round is appended to `reasons` (rules runs)."""
+    the rules' reason of each answered round is appended to `reasons`, and (item_id,
+    answer, correct) to `answered` (rules runs)."""
     judged = run.judge != "rules"
     verdicts: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
     answers: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
@@ -77,6 +79,8 @@ def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None
             answers[call.item_id][call.round - 1] = call.answer
             if reasons is not None and not judged and call.answer is not None:
                 reasons.append(call.reason)
+            if answered is not None and not judged and call.answer is not None:
+                answered.append((call.item_id, call.answer, call.correct))
             if not judged or call.error:
                 verdicts[call.item_id][call.round - 1] = call.correct
         elif call.stage == "judge" and judged:
@@ -96,8 +100,13 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
                        "the results for its kind, or start a robustness run")
     questions = run_items.run_questions(engine, run_id)
     reasons: list = []
-    verdicts, answers = _verdicts(engine, run, reasons)
+    answered: list = []
+    verdicts, answers = _verdicts(engine, run, reasons, answered)
     unparsed = unparsed_summary(reasons)
+    missed = missed_answers(
+        {"answer": answer, "correct": correct, "reference": questions[item_id].reference,
+         "task_type": questions[item_id].task_type}
+        for item_id, answer, correct in answered if item_id in questions)
     attack_items, sets = items_and_sets(engine, list(extra.get("attack_set_ids") or []))
 
     def verdict_list(item_id: int) -> list:
@@ -175,7 +184,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
         "levels": levels, "sets": per_set,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
-        "warnings": [unparsed["warning"]] if unparsed["warning"] else [],
+        "missed_answers": {k: v for k, v in missed.items() if k != "warning"},
+        "warnings": [w for w in (unparsed["warning"], missed["warning"]) if w],
         "flips": {
             "right_to_wrong": [_flip_row(r) for r in rows if r["flip"] == "right_to_wrong"],
             "wrong_to_right": [_flip_row(r) for r in rows if r["flip"] == "wrong_to_right"]},

@@ -18,6 +18,7 @@ from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
 from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.report.export import write_stability_csv
+from evalcore.report.missed_answers import missed_answers
 from evalcore.scorers.rules import unparsed_summary
 from evalcore.store import call_usage, queries, run_items
 
@@ -66,9 +67,11 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
     failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
     rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
+    rules_rows: list = []  # and its verdict row (replies that contain their reference)
     for row in iter_verdicts(engine, run_id):
         if run.judge == "rules" and row["answer"] is not None:
             rules_reasons.append(row["reason"])
+            rules_rows.append(row)
         idx = row["item_idx"]
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
@@ -88,6 +91,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         judge_errors += row["judge_error"] is not None
     summary = stability_summary(verdicts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_summary(rules_reasons)
+    missed = missed_answers(rules_rows)
     consistency = consistency_summary(list(answers.values()))
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
@@ -113,7 +117,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                         "mean_top_share": consistency["mean_top_share"]},
         "judge_reliability": reliability,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
-        "warnings": [unparsed["warning"]] if unparsed["warning"] else [],
+        "missed_answers": {k: v for k, v in missed.items() if k != "warning"},
+        "warnings": [w for w in (unparsed["warning"], missed["warning"]) if w],
         "timing": {"calls": stats["calls"], "errors": model_errors,
                    "judge_errors": judge_errors, "retries": run.retries,
                    "tokens": stats["tokens"], "mean_latency_ms": stats["mean_latency_ms"],

@@ -59,10 +59,17 @@ def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
         return conn.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
 
 
-def same_content(conn: Any, sha256: str, fmt: str) -> Optional[Row]:
-    """A dataset already imported from the same bytes read as the same format."""
-    return conn.execute(select(DATASET).where(DATASET.c.sha256 == sha256,
-                                              DATASET.c.format == fmt)).first()
+def same_content(conn: Any, sha256: str, fmt: str,
+                 mapping: dict[str, Any] | None = None) -> Optional[Row]:
+    """A dataset already imported from the same bytes read the same way: the same format
+    and, for a mapped file, the same column mapping (the same bytes read with another task
+    type or reference column are another dataset)."""
+    rows = conn.execute(select(DATASET).where(DATASET.c.sha256 == sha256,
+                                              DATASET.c.format == fmt))
+    for row in rows:
+        if mapping is None or (row.meta or {}).get("mapping") == mapping:
+            return row
+    return None
 
 
 def load_items(engine: Engine, dataset_id: int, limit: Optional[int] = None) -> list[Row]:

@@ -4,9 +4,10 @@ Each function opens its own short read transaction, or reads inside the caller's
 (`store.db.transaction`)."""
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import String, cast, func, or_, select
 
 from evalcore.dataset.records import Question
 from evalcore.errors import RunError
@@ -29,9 +30,10 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
                limit: int = 50) -> tuple[list[dict[str, Any]], int]:
     """One page of a dataset's items in file order, and how many match `search`.
 
-    `search` is a case-insensitive substring of the question, the reference or the row's
-    own id column (kept in `meta`), or the item's number ("3" or "Q3"). Filtering, counting and
-    paging run in the database: a 200k-item dataset is never loaded to show 50 rows.
+    `search` is a case-insensitive substring of the question, the reference, an option or
+    the row's own id column (kept in `meta`), or the item's number ("3" or "Q3").
+    Filtering, counting and paging run in the database: a 200k-item dataset is never
+    loaded to show 50 rows.
     """
     where = [ITEM.c.dataset_id == dataset_id]
     text = search.strip()
@@ -39,6 +41,9 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
         found = [ITEM.c.question.icontains(text, autoescape=True),
                  ITEM.c.reference.icontains(text, autoescape=True),
                  ITEM.c.meta["id"].as_string().icontains(text, autoescape=True)]
+        options = cast(ITEM.c.choices, String)  # the JSON text: non-ASCII may be \u-escaped
+        found += [options.icontains(form, autoescape=True)
+                  for form in dict.fromkeys((text, json.dumps(text)[1:-1]))]
         number = text[1:] if text[:1] in ("q", "Q") else text  # "3" or "Q3", as pages label it
         if number.isdigit():
             found.append(ITEM.c.idx == int(number) - 1)

@@ -101,17 +101,17 @@ def test_mapping_errors_name_the_row_and_column() -> None:
                                               "reference": "ans", "task_type": "choice"})
 
 
-@pytest.mark.parametrize("header, row, used", [
-    (["question", "answer"], ["What is 2+2?", "4"], ("question", "answer")),
-    (["id", "问题", "答案"], ["1", "一周有几天？", "7"], ("问题", "答案")),
-    (["题目", "答案", "难度"], ["一年有几个月？", "12", "易"], ("题目", "答案")),
-    (["prompt", "target"], ["Capital of France?", "Paris"], ("prompt", "target")),
-    (["input", "reference"], ["Say hi", "hi"], ("input", "reference")),
+@pytest.mark.parametrize("header, row, used, task", [
+    (["question", "answer"], ["What is 2+2?", "4"], ("question", "answer"), "math"),
+    (["id", "问题", "答案"], ["1", "一周有几天？", "7"], ("问题", "答案"), "math"),
+    (["题目", "答案", "难度"], ["一年有几个月？", "12", "易"], ("题目", "答案"), "math"),
+    (["prompt", "target"], ["Capital of France?", "Paris"], ("prompt", "target"), "open"),
+    (["input", "reference"], ["Say hi", "hi"], ("input", "reference"), "open"),
 ])
-def test_question_and_answer_files_import_without_a_mapping(header, row, used) -> None:
+def test_question_and_answer_files_import_without_a_mapping(header, row, used, task) -> None:
     parsed = parse_dataset(_csv(header, row), "qa.csv")
     q = parsed.questions[0]
-    assert (parsed.format, parsed.task_type) == ("mapped", "open")
+    assert (parsed.format, parsed.task_type) == ("mapped", task)  # numbers: read as math
     assert (q.question, q.reference) == (row[header.index(used[0])], row[header.index(used[1])])
     assert parsed.meta["mapping_guessed"] is True
     assert parsed.meta["mapping"]["question"] == used[0]

@@ -7,7 +7,8 @@ form) -> Stability (a run; risk levels that add up to the questions) -> re-judge
 model that cannot judge (every failed judgement counted, no agreement figure) -> Fairness
 (a counterfactual suite on a model that scores men higher: one verdict, FAIL, and the
 score effect leads) -> Results
-(cancel a long run, resume it, watch it finish without reloading; the three downloads).
+(cancel a long run, resume it, watch it finish without reloading; the three downloads) ->
+a plain `question,target` CSV with numeric answers, imported and scored right.
 
 The models are fault servers on 127.0.0.1 in this process; the app is `streamlit run`
 with its embedded worker, as a laptop user starts it. Never runs `playwright install`.
@@ -34,6 +35,8 @@ QUESTIONS = 10
 ROUNDS = 5
 LONG_ROUNDS = 10
 """The run cancelled and resumed: 100 calls (it was 1,000, which cost ~10 s of CPU)."""
+PLAIN_QUESTIONS = 4
+PLAIN_ROUNDS = 2
 DEMO_TIMEOUT_MS = 600_000
 """The demo on the real model: ~50 s measured, longer on a loaded machine."""
 
@@ -41,6 +44,9 @@ DEMO_TIMEOUT_MS = 600_000
 def answerer(prompt: str, schema: dict | None) -> str:
     """Maths: question k ("What is k + 2k?") is right with probability (k mod 10) / 9, so
     the run has every risk level. Resumes: men 8/10, everyone else 5/10 (a planted bias)."""
+    product = re.search(r"(\d+) times (\d+)", prompt)
+    if product:  # the plain question,target file: a worded reply, always right
+        return f"The answer is {int(product[1]) * int(product[2])}."
     if "评分" in prompt or "Score" in prompt:
         male = re.search(r"他|\b(his|him|he)\b", prompt)
         return f"评分：{8 if male else 5}/10。{'推荐录用' if male else '可以再看看'}。"
@@ -65,10 +71,14 @@ def journey(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     csv = tmp / "maths.csv"
     csv.write_text("question,answer\n" + "".join(
         f"What is {k} + {2 * k}?,{3 * k}\n" for k in range(1, QUESTIONS + 1)), encoding="utf-8")
+    plain = tmp / "plain.csv"
+    plain.write_text("question,target\n" + "".join(
+        f"What is {k} times 3?,{3 * k}\n" for k in range(1, PLAIN_QUESTIONS + 1)),
+        encoding="utf-8")
     with FaultServer(FaultConfig(latency=0.03, responder=answerer)) as good, \
             FaultServer(FaultConfig(responder=no_verdict)) as bad, \
             streamlit_server(tmp, {}) as url:
-        yield {"url": url, "csv": csv, "good": good, "bad": bad,
+        yield {"url": url, "csv": csv, "plain": plain, "good": good, "bad": bad,
                "db": tmp / "home" / "evalcore.db"}
 
 
@@ -152,11 +162,7 @@ def _journey(page, journey: dict) -> None:
     sidebar_to(page, "datasets", "Datasets")
     page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
         str(journey["csv"]))
-    name = page.get_by_label("Dataset name")
-    name.fill("maths")
-    name.press("Enter")
-    page.get_by_role("button", name="Import", exact=True).click()
-    page.get_by_text(f"Imported 'maths': {QUESTIONS} items.").wait_for()
+    _import_as(page, "maths", QUESTIONS)
 
     # Models: two endpoints added through the form.
     sidebar_to(page, "models", "Models")
@@ -224,12 +230,7 @@ def _journey(page, journey: dict) -> None:
 
     # Results: a long run cancelled and resumed; its status follows without a reload.
     sidebar_to(page, "stability", "Stability")
-    _open_expander(page, "Start a new run")
-    _pick_prefix(page, "Dataset", "maths (")
-    _pick(page, "Model", "mock")
-    rounds = page.get_by_label("Rounds N (each question is asked N times)")
-    rounds.fill(str(LONG_ROUNDS))
-    rounds.press("Enter")
+    _stability_form(page, "maths (", LONG_ROUNDS)
     # "Long" by the model's pace, not by the number of calls: at 2 s an answer (4 at a
     # time) 100 calls take 50 s, longer than opening Results to cancel them on a loaded
     # machine; after the cancel the answers come faster, so the resumed run ends soon
@@ -261,6 +262,8 @@ def _journey(page, journey: dict) -> None:
         names.append(name)
     assert len(names) >= 3 and any(n.endswith(".json") for n in names), names
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+
+    _plain_question_target_csv(page, journey, run_id=5)
 
 
 def _demo(page, journey: dict) -> None:
@@ -296,6 +299,54 @@ def _demo(page, journey: dict) -> None:
         tokens = [t for (t,) in con.execute(
             "SELECT completion_tokens FROM call WHERE run_id = 1").fetchall()]
     assert len(tokens) == items * n and max(tokens) <= 32, tokens
+
+
+# ---------------------------------------------------------------------------------------
+# A plain question,target CSV with numeric answers, scored right (its own block: the
+# file's task type is read off its answers, so "The answer is 6." matches "6").
+# ---------------------------------------------------------------------------------------
+def _plain_question_target_csv(page, journey: dict, run_id: int) -> None:
+    """Upload `question,target` with numbers; the preview says the task type `math` was
+    guessed from the answers; a stability run of worded replies scores every round right
+    (on the page and in the database)."""
+    from playwright.sync_api import expect
+
+    main = page.locator('[data-testid="stMain"]')
+    sidebar_to(page, "datasets", "Datasets")
+    page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(
+        str(journey["plain"]))
+    main.get_by_text(re.compile(r"Task type math guessed from the answers: all numbers "
+                                rf"\({PLAIN_QUESTIONS} answers looked at\)")).wait_for()
+    _import_as(page, "plain", PLAIN_QUESTIONS)
+
+    sidebar_to(page, "stability", "Stability")
+    _stability_form(page, "plain (", PLAIN_ROUNDS)
+    page.get_by_role("button", name="Start run").click()
+    page.get_by_text(f"Run #{run_id} started").wait_for()
+    main.get_by_text(f"{PLAIN_QUESTIONS} questions with a rate: 0 high risk, 0 borderline, "
+                     f"{PLAIN_QUESTIONS} trusted (of which {PLAIN_QUESTIONS} perfect)"
+                     ).wait_for()
+    assert _correct_counts(journey["db"], run_id) == [PLAIN_ROUNDS] * PLAIN_QUESTIONS
+    expect(main.get_by_text("contain their reference")).to_have_count(0)
+
+
+def _import_as(page, name: str, items: int) -> None:
+    """Name the previewed file on the Datasets page and import it."""
+    field = page.get_by_label("Dataset name")
+    field.fill(name)
+    field.press("Enter")
+    page.get_by_role("button", name="Import", exact=True).click()
+    page.get_by_text(f"Imported '{name}': {items} items.").wait_for()
+
+
+def _stability_form(page, dataset_prefix: str, rounds: int) -> None:
+    """Fill the Stability page's start form: the dataset, model "mock", `rounds`."""
+    _open_expander(page, "Start a new run")
+    _pick_prefix(page, "Dataset", dataset_prefix)
+    _pick(page, "Model", "mock")
+    field = page.get_by_label("Rounds N (each question is asked N times)")
+    field.fill(str(rounds))
+    field.press("Enter")
 
 
 def _pick_prefix(page, label: str, prefix: str) -> None:

@@ -360,3 +360,24 @@ def test_a_workbook_with_several_sheets_asks_which_one(app, settings, tmp_path):
     app.button(key="datasets.import").click().run()
     assert _stored(settings)["two"].item_count == 2
     assert app.selectbox(key="datasets.sheet").value == "hard"  # the choice stays shown
+
+
+def test_numeric_answers_prefill_math_and_the_preview_says_it_was_guessed(app, settings,
+                                                                           tmp_path, monkeypatch):
+    content = "question,target\nWhat is 45 times 2?,90\nHow many days has a week?,7\n"
+    _use_file(app, monkeypatch, tmp_path, "plain.csv", content)
+    assert app.selectbox(key="datasets.map.task_type").value == "math"
+    assert any("Task type **math** guessed from the answers: all numbers (2 answers looked "
+               "at)" in c.value for c in app.caption), [c.value for c in app.caption]
+    app.button(key="datasets.import").click().run()
+    assert _stored(settings)["plain"].task_type == "math"
+
+
+def test_a_few_shot_prompt_file_is_named_as_one(app, settings):
+    prompts = {"codah": "Learn from the following sample.\nThe question is:"}
+    _open(app)
+    app.file_uploader(key="datasets.upload").set_value(
+        ("FSamples.json", json.dumps(prompts).encode(), "application/json")).run()
+    errors = [e.value for e in app.error]
+    assert any("few-shot prompt file" in e for e in errors), errors
+    assert _stored(settings) == {}

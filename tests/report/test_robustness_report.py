@@ -124,3 +124,28 @@ def test_the_report_counts_items_with_nothing_to_attack(engine, settings, math_d
     report = robustness_report(engine, run_id)
     assert report["nothing_to_attack"] == {"items": 1, "of": len(QUESTIONS)}
     assert items[0].id not in [row["attack_item_id"] for row in report["questions"]]
+
+
+def test_wrong_verdicts_on_replies_holding_the_reference_warn(engine, settings, math_dataset,
+                                                               fake_engine, model):
+    attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
+    items = list_attack_items(engine, attack_set.id)[:2]
+    for item in items:
+        approve(engine, item.id, reviewer="ann")
+    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+                                   rounds=1, models_path=settings.models_path)
+    questions = {q.id: q for q in queries_items(engine, math_dataset)}
+    for item in items:  # every reply names the reference, every verdict says wrong
+        reference = questions[item.source_item_id].reference
+        for side in (item.source_item_id, item.attacked_item_id):
+            record(engine, run_id, side, 1, "answer", False, f"The answer is {reference}.")
+    report = robustness_report(engine, run_id)
+    assert report["missed_answers"] == {"judged_wrong": 4, "containing_reference": 4}
+    assert any(w.startswith("4 of 4 replies judged wrong contain their reference")
+               for w in report["warnings"])
+
+
+def queries_items(engine, dataset):
+    from evalcore.dataset import get_dataset, load_items
+
+    return load_items(engine, int(get_dataset(engine, dataset).id))

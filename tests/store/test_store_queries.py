@@ -358,3 +358,18 @@ def test_list_items_pages_and_searches_in_the_database(store) -> None:
     _, total = run_items.list_items(store, dataset.id, search="_")
     assert total == 1
     assert run_items.list_items(store, dataset.id, search="nothing like this") == ([], 0)
+
+
+def test_list_items_searches_the_options_too(store) -> None:
+    """An option's words find its item, in English and in Chinese (stored JSON escapes)."""
+    from evalcore.dataset import import_dataset
+
+    lines = ["question,opt_a,opt_b,answer", "Which fruit?,Pear,Quince,A",
+             "哪个是水果？,苹果,石头,A", "Which colour?,Red,Blue,B"]
+    dataset = import_dataset(store, "\n".join(lines).encode(), filename="options.csv",
+                             mapping={"question": "question", "reference": "answer",
+                                      "choices": ["opt_a", "opt_b"], "task_type": "choice"})
+    rows, total = run_items.list_items(store, dataset.id, search="quince")
+    assert (total, [r["number"] for r in rows]) == (1, [1])
+    rows, total = run_items.list_items(store, dataset.id, search="石头")
+    assert (total, [r["number"] for r in rows]) == (1, [2])
