@@ -243,7 +243,7 @@ def test_gate_verdict_for_a_stability_run(page_env, engine, tmp_path):
     assert any("Gate FAILED" in e for e in values(at, "error"))
     text = "[absolute]\nmean_success_rate_min = 0.1\n"
     at.text_area(key="results.gate_text.stability").set_value(text).run()
-    assert any("Gate PASSED (1 checks)" in s for s in values(at, "success"))
+    assert any("Gate PASSED (1 checks passed)" in s for s in values(at, "success"))
     at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
     assert any("names no known metric" in e for e in values(at, "error"))
     assert not at.exception
