@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.kinds import all_kinds, find_kind
@@ -22,6 +23,7 @@ from evalcore.metrics.gate import (
     GateResult,
     evaluate_gate,
     known_metrics,
+    load_gate_config,
 )
 from evalcore.resources import PROJECT_ROOT
 from evalcore.store import queries
@@ -64,6 +66,20 @@ def verdict_line(result: GateResult) -> str:
     return f"FAILED ({len(failed)} of {len(counted)} checks failed{aside})"
 
 
+def gate_reason(result: GateResult) -> str:
+    """Why the verdict is what it is, in one line (the Monitoring "reason" column): the
+    broken checks against their bounds, else the checks without a value; "" on a pass."""
+    verdict = verdict_of(result)
+    if verdict == "pass":
+        return ""
+    if verdict == "fail":
+        return failed_text([msgspec.to_builtins(c) for c in result.failed()])
+    missing = [c for c in result.failed() if c.value is None]
+    if missing:
+        return "; ".join(c.detail for c in missing)
+    return "none of the gate's checks applies to this run"
+
+
 def check_word(check: Check) -> str:
     """PASS, FAIL or NOT MEASURED: how the CLI and the tables mark one check."""
     return check.status.upper()
@@ -101,6 +117,26 @@ def verdict_reason(verdict: Mapping[str, Any]) -> str:
     if skipped:
         parts.append(f"not measured (do not apply): {', '.join(skipped)}")
     return "; ".join(parts)
+
+
+def baseline_gate(kind: str) -> GateConfig:
+    """A schedule's default gate: the kind's default gate's [relative] checks only, so a
+    schedule compares each run with the stored baseline of its dataset and model instead
+    of absolute thresholds a healthy baseline may sit below (alerting every period)."""
+    found = find_kind(kind)
+    path = found.default_gate if found is not None else None
+    base = load_gate_config(str(PROJECT_ROOT / path)) if path else None
+    if base is None or base.max_regression is None:
+        return GateConfig(max_regression=0.10, min_delta=0.01, source=f"{kind} baseline gate")
+    return GateConfig(max_regression=base.max_regression, min_delta=base.min_delta,
+                      missing=base.missing, source=f"{base.source} [relative]")
+
+
+NO_BASELINE = Check(
+    name="baseline", value=None, threshold=None, passed=False,
+    detail="no baseline for this dataset and model: mark a finished run as the baseline "
+           "(Monitoring page, or `python -m evalcore baseline set RUN`) to compare with it")
+"""The one check of a schedule's default gate before a baseline is set: not measured."""
 
 
 def default_gate_configs() -> dict[str, str]:
