@@ -12,7 +12,7 @@ from tests.monitor.test_schedule_jobs import drain, due_now
 from tests.runner.conftest import add_model
 
 
-def _next_period(engine) -> None:  # noqa: ANN001
+def _next_period(engine) -> None:
     due_now(engine)
     drain(engine)  # creates the run, then executes it
     drain(engine)
