@@ -175,7 +175,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
         "levels": levels, "sets": per_set,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
-        "warnings": [unparsed["warning"]] if unparsed["warning"] else [],
+        "warnings": ([unparsed["warning"]] if unparsed["warning"] else [])
+        + [f"{level}: {data['warning']}" for level, data in levels.items() if data["warning"]],
         "flips": {
             "right_to_wrong": [_flip_row(r) for r in rows if r["flip"] == "right_to_wrong"],
             "wrong_to_right": [_flip_row(r) for r in rows if r["flip"] == "wrong_to_right"]},

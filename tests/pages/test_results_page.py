@@ -274,13 +274,16 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     trend = table_with(open_page("Trend"), "regression")
     assert set(trend["model"]) == {"m-a", "m-b"} and trend["baseline"].all()
     at = open_page("Trust report")
+    picked = at.multiselect(key="results.trust_runs.m-a.False")
+    assert len(picked.value) == 1  # the model's latest finished run of its kind and dataset
     at.button(key="results.trust_build").click().run()
     assert not at.exception, [e.value for e in at.exception]
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Trust report (HTML, opens offline)", "Trust report (PDF)"]
     from pages import _results_monitor
 
-    page = _results_monitor._trust("x", "m-a", 0)
+    page = _results_monitor._trust("x", "m-a", tuple(picked.value), 0)
+    assert page.index('id="summary"') < page.index('id="headline"')
     assert 'id="headline"' in page and external_references(page) == []
     assert _results_monitor._pdf(page).startswith(b"%PDF")  # what the PDF button sends
 
