@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.dataset import list_datasets
+from evalcore.demo import DEMO_DATASET
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import all_kinds
 from evalcore.markup import code_text, md
@@ -141,7 +142,7 @@ def _trust_runs(model: str) -> tuple[int, ...]:
               for r in done}
     include_demo = st.checkbox("Include demo runs", key="results.trust_demo")
     try:
-        default = model_runs(eng, model, include_demo=include_demo)
+        default = model_runs(eng, model, leave_out=() if include_demo else (DEMO_DATASET,))
     except EvalcoreError:
         default = []
     chosen = st.multiselect("Runs in the report", list(labels), default=default,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from evalcore.cli.common import engine_and_settings
 from evalcore.cli.leaderboard import run_ids
+from evalcore.demo import DEMO_DATASET
 from evalcore.errors import EvalcoreError
 from evalcore.report.gates import default_gate_configs, default_gates
 from evalcore.report.sections import to_stderr
@@ -46,7 +47,7 @@ def _report(args: argparse.Namespace) -> int:
 
     text = trust_report_html(engine, model=args.model, runs=run_ids(args.runs),
                              gates=gate_configs(args.gate), on_failure=to_stderr,
-                             include_demo=args.include_demo)
+                             leave_out=() if args.include_demo else (DEMO_DATASET,))
     Path(args.html).write_text(text, encoding="utf-8")
     print(f"wrote {args.html} ({len(text.encode('utf-8')) / 1e6:.1f} MB, self-contained)")
     if args.pdf:

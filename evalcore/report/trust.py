@@ -11,7 +11,7 @@ autoescape (templates/trust.html). The PDF is Debian's headless chromium printin
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -41,23 +41,21 @@ class ReportError(EvalcoreError):
     """A trust report cannot be built (no runs, chromium missing)."""
 
 
-def model_runs(engine: Engine, model: str, *, include_demo: bool = False) -> list[int]:
-    """The model's latest finished run of each kind and dataset (summary columns only);
-    runs on the demo's dataset are left out unless `include_demo` (a first click on Home
-    is no evidence about the model)."""
-    from evalcore.demo import DEMO_DATASET
-
+def model_runs(engine: Engine, model: str, *, leave_out: Collection[str] = ()) -> list[int]:
+    """The model's latest finished run of each kind and dataset (summary columns only),
+    without runs on the datasets named in `leave_out` (the CLI and the page pass the
+    demo's: a first click on Home is no evidence about a model)."""
     known = kind_names()
     finished = finished_runs_of(engine, model)
     names = names_by_id(engine, {d for _, _, d in finished if d is not None})
     seen: dict[tuple[str, Any], int] = {}
     for run_id, kind, dataset_id in finished:
-        if kind in known and (include_demo or names.get(dataset_id) != DEMO_DATASET):
+        if kind in known and names.get(dataset_id) not in leave_out:
             seen.setdefault((kind, dataset_id), int(run_id))
     if not seen:
         named = " or ".join(filter(None, (", ".join(known[:-1]), known[-1])))
-        demo = "" if include_demo else " (demo runs are left out: --include-demo)"
-        raise ReportError(f"model {model!r} has no finished {named} run{demo}; run one "
+        left = f" (runs on {', '.join(leave_out)} are left out)" if leave_out else ""
+        raise ReportError(f"model {model!r} has no finished {named} run{left}; run one "
                           "first or pass --runs")
     return sorted(seen.values())
 
@@ -213,17 +211,16 @@ def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
 
 def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                       runs: Sequence[int] = (), gates: Mapping[str, Any] | None = None,
-                      now: Optional[datetime] = None, include_demo: bool = False,
+                      now: Optional[datetime] = None, leave_out: Collection[str] = (),
                       on_failure: Optional[Callable[[str], None]] = None) -> str:
-    """The trust report of `model` (its latest finished runs, demo runs left out unless
-    `include_demo`) or of the given `runs`;
+    """The trust report of `model` (its latest finished runs, without those on the
+    datasets named in `leave_out`) or of the given `runs`;
     `gates` maps a kind to its gate config (path, TOML text or dict). A run whose figures
     cannot be built is left out with one line in the report saying so (and passed to
     `on_failure`, the CLI's stderr): the other runs are still reported."""
     import jinja2
 
-    ids = list(runs) or (model_runs(engine, model, include_demo=include_demo) if model
-                         else [])
+    ids = list(runs) or (model_runs(engine, model, leave_out=leave_out) if model else [])
     if not ids:
         raise ReportError("a trust report needs a model or run ids")
     failures: list[str] = []

@@ -306,7 +306,10 @@ def _stereotyped_bbq(page, journey: dict) -> None:
         page.get_by_role("button", name="Import", exact=True).click()
         page.get_by_text(f"Imported 'bbq-age': {BBQ_ITEMS} items").wait_for()
         _open_expander(page, "Start a new run")
-        _pick(page, "Model", "stereo")
+        # exact: the run shown below has a "Judge model" box too
+        page.get_by_role("combobox", name="Model", exact=True).click()
+        page.get_by_role("option", name="stereo", exact=True).click()
+        _idle(page)
         page.get_by_role("button", name="Start run").click()
         card = main.get_by_text("Verdict of the default gate").locator("..").filter(
             has_text="bbq_s_amb_abs_max")

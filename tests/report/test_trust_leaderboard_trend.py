@@ -177,8 +177,8 @@ def test_trust_report_leaves_demo_runs_out_unless_asked(engine, tmp_path, capsys
     real = seed_run(engine, mine, {0: [1], 1: [1], 2: [1]}, 1, model="local")
     from evalcore.report.trust import model_runs
 
-    assert model_runs(engine, "local") == [real]
-    assert model_runs(engine, "local", include_demo=True) == [demo_run, real]
+    assert model_runs(engine, "local", leave_out=(DEMO_DATASET,)) == [real]
+    assert model_runs(engine, "local") == [demo_run, real]
     out = tmp_path / "local.html"
     assert main(["report", "--model", "local", "--html", str(out)]) == 0
     assert f"<td>#{demo_run}</td>" not in out.read_text(encoding="utf-8")
