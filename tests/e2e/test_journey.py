@@ -306,17 +306,32 @@ def _stereotyped_bbq(page, journey: dict) -> None:
         page.get_by_role("button", name="Import", exact=True).click()
         page.get_by_text(f"Imported 'bbq-age': {BBQ_ITEMS} items").wait_for()
         _open_expander(page, "Start a new run")
-        # exact: the run shown below has a "Judge model" box too
-        page.get_by_role("combobox", name="Model", exact=True).click()
-        page.get_by_role("option", name="stereo", exact=True).click()
-        _idle(page)
+        _pick_model(page, "stereo")
         page.get_by_role("button", name="Start run").click()
+        # this run's card: a measured BBQ score (the suite run's lists it as not applying)
         card = main.get_by_text("Verdict of the default gate").locator("..").filter(
-            has_text="bbq_s_amb_abs_max")
+            has_text=re.compile(r"bbq_s_amb_abs_max \d"))
         card.wait_for()
     text = card.inner_text()
     assert re.search(r"\bFAIL\b", text) and "PASS" not in text, text
     assert "bbq_s_amb_abs_max 1.000 > 0.1" in text and "bbq_s_dis_abs_max 1.000 > 0.1" in text
+
+
+def _pick_model(page, name: str) -> None:
+    """Choose the run's model by its exact label (the run shown below the form has a
+    "Judge model" box too); again when a rerun closed the list under the click."""
+    box = page.get_by_role("combobox", name="Model", exact=True)
+    for _ in range(3):
+        _idle(page)
+        if box.input_value() == name:
+            return
+        box.click()
+        try:
+            page.get_by_role("option", name=name, exact=True).click(timeout=10_000)
+        except Exception:  # noqa: BLE001 - the list closed under a rerun: try again
+            page.keyboard.press("Escape")
+    assert box.input_value() == name, box.input_value()
+# ------------------------------------------------------- end of the stereotyped BBQ run
 
 
 def _demo(page, journey: dict) -> None:
