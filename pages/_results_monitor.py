@@ -182,7 +182,7 @@ def trust_view() -> None:
     right.download_button("Trust report (PDF)", lambda: _pdf(page),
                           file_name=f"trust_{model}.pdf", mime="application/pdf",
                           key="results.trust_pdf", on_click="ignore")
-    st.caption(f"CLI: `python -m evalcore report --runs {','.join(map(str, runs))} "
+    st.caption(f"CLI: `python -m evalcore report --runs {code_text(','.join(map(str, runs)))} "
                f"--html trust.html --pdf trust.pdf` (or `--model {code_text(model)}` for its "
                "latest runs; the PDF is headless chromium's print of the HTML).")
 
