@@ -97,7 +97,7 @@ def failed_text(checks: list[Mapping[str, Any]]) -> str:
         lower = name.endswith("_max") or (name.startswith("regression:")
                                           and bound is not None and value > bound)
         sign = ">" if lower else "<"
-        parts.append(f"{name} {value:.3f}" + ("" if bound is None else f" {sign} {bound:g}"))
+        parts.append(f"{name} {value:.3f}" + ("" if bound is None else f" {sign} {bound:.4g}"))
     return "; ".join(parts)
 
 
