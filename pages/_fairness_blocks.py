@@ -15,6 +15,7 @@ from evalcore.report import fairness_figures as ff
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
 from evalcore.report.fairness_figures import effects_figure
+from evalcore.report.gates import verdict_reason
 from evalcore.report.fairness_view import (answer_figures, answers_by_variant, effect_rows,
                                            effect_text, pair_options, pair_rows, records_frame)
 from pages import _shared
@@ -39,12 +40,7 @@ def level_card(report: dict[str, Any]) -> None:
     level, score = report.get("level"), report.get("score")
     verdict = report.get("verdict") or {"verdict": "not measured", "failed": [], "checks": 0}
     colour = {"pass": "#b7e4c7", "fail": "#f4a6a6"}.get(verdict["verdict"], "#ddd")
-    failed = [c for c in verdict["failed"] if c["value"] is not None]
-    unmeasured = verdict.get("unmeasured") or []
-    why = "; ".join(
-        [f"{c['name']} {_fmt(c['value'])}" for c in failed[:3]]
-        + ([f"not measured: {', '.join(unmeasured)} (the CI gate fails these)"]
-           if unmeasured else [])) or f"{verdict['checks']} checks passed"
+    why = verdict_reason(verdict)
     st.html(f'<div style="background:{colour};border-radius:8px;padding:10px 16px;color:#111;'
             f'display:inline-block;min-width:260px">'
             f'<div style="font-size:0.85em">Verdict of the default gate '

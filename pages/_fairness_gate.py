@@ -61,8 +61,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
         return
     _shared.gate_headline(verdict)
     st.dataframe(records_frame(gate_table(verdict)), hide_index=True, key="fairness.gate_table",
-                 column_config={"passed": st.column_config.CheckboxColumn("passed"),
-                                "detail": st.column_config.TextColumn(width="large")})
+                 column_config={"detail": st.column_config.TextColumn(width="large")})
     command = (f"python -m evalcore gate --run {run_id}"
                + (f" --baseline {baseline}" if baseline is not None else "")
                + " --config gate.toml"

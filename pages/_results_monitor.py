@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from evalcore.dataset import list_datasets
+from evalcore.demo import DEMO_DATASET
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import all_kinds
 from evalcore.markup import code_text, md
@@ -17,7 +18,7 @@ from evalcore.report import compare_figures
 from evalcore.report.gates import default_gate_configs
 from evalcore.report.leaderboard import leaderboard
 from evalcore.report.trend import trend, trend_figure
-from evalcore.report.trust import trust_report_html, write_pdf
+from evalcore.report.trust import model_runs, trust_report_html, write_pdf
 from evalcore.store import queries
 from pages import _shared
 
@@ -127,8 +128,27 @@ def trend_view() -> None:
 
 
 @st.cache_data(max_entries=4, show_spinner="Writing the trust report...")
-def _trust(db_url: str, model: str, state: int) -> str:
-    return trust_report_html(_shared.engine(), model=model, gates=default_gate_configs())
+def _trust(db_url: str, model: str, runs: tuple[int, ...], state: int) -> str:
+    return trust_report_html(_shared.engine(), model=model, runs=runs,
+                             gates=default_gate_configs())
+
+
+def _trust_runs(model: str) -> tuple[int, ...]:
+    """The runs the report includes: by default the model's latest finished run of each
+    kind and dataset, demo runs left out (`trust.model_runs`); the user can change it."""
+    eng = _shared.engine()
+    done = [r for r in queries.list_runs(eng, status="done", limit=1000) if r.model == model]
+    labels = {int(r.id): f"#{r.id} · {r.kind} · {r.name or '-'} · {r.created_at:%Y-%m-%d %H:%M}"
+              for r in done}
+    include_demo = st.checkbox("Include demo runs", key="results.trust_demo")
+    try:
+        default = model_runs(eng, model, leave_out=() if include_demo else (DEMO_DATASET,))
+    except EvalcoreError:
+        default = []
+    chosen = st.multiselect("Runs in the report", list(labels), default=default,
+                            format_func=labels.get,
+                            key=f"results.trust_runs.{model}.{include_demo}")
+    return tuple(sorted(int(i) for i in chosen))
 
 
 def trust_view() -> None:
@@ -139,14 +159,18 @@ def trust_view() -> None:
         st.info("No finished run yet.")
         return
     model = st.selectbox("Model", models, key="results.trust_model")
+    runs = _trust_runs(model)
+    if not runs:
+        st.info("Pick at least one run for the report.")
+        return
     if st.button("Build the trust report", key="results.trust_build"):
-        st.session_state["results.trust_for"] = model
-    if st.session_state.get("results.trust_for") != model:
-        return  # built on request; kept while the same model is picked
+        st.session_state["results.trust_for"] = (model, runs)
+    if st.session_state.get("results.trust_for") != (model, runs):
+        return  # built on request; kept while the same model and runs are picked
     page = None
     with _shared.section(f"trust report of {model}"):
         try:
-            page = _trust(_shared.settings().db_url, model, _state())
+            page = _trust(_shared.settings().db_url, model, runs, _state())
         except EvalcoreError as exc:
             st.warning(str(exc))
     if page is None:
@@ -158,8 +182,9 @@ def trust_view() -> None:
     right.download_button("Trust report (PDF)", lambda: _pdf(page),
                           file_name=f"trust_{model}.pdf", mime="application/pdf",
                           key="results.trust_pdf", on_click="ignore")
-    st.caption(f"CLI: `python -m evalcore report --model {code_text(model)} --html trust.html "
-               "--pdf trust.pdf` (the PDF is headless chromium's print of the HTML).")
+    st.caption(f"CLI: `python -m evalcore report --runs {code_text(','.join(map(str, runs)))} "
+               f"--html trust.html --pdf trust.pdf` (or `--model {code_text(model)}` for its "
+               "latest runs; the PDF is headless chromium's print of the HTML).")
 
 
 def _pdf(page: str) -> bytes:

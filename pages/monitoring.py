@@ -122,6 +122,29 @@ def _targets(kind: str) -> dict[str, Any]:
     return {"dataset": dataset, "limit": int(limit) or None}
 
 
+GATES = {"baseline": "Compared with the baseline (default)",
+         "default": "The kind's example gate (absolute thresholds and the baseline)",
+         "custom": "My own gate (TOML below)"}
+
+
+def _gate_choice(kind: str) -> str | None:
+    """The schedule's gate, as `schedules add --gate`: None = the default, relative to the
+    stored baseline (`report.gates.baseline_gate`); else TOML text."""
+    example = _shared.PROJECT_ROOT / str(get_kind(kind).default_gate or "")
+    choice = st.radio("Gate", list(GATES), format_func=GATES.get, key="monitoring.gate",
+                      help="By default each run is compared with the baseline run of its "
+                           "dataset and model (mark one below); absolute thresholds alert "
+                           "on a model whose healthy level sits below them")
+    text = st.text_area("Gate TOML (for \"My own gate\")",
+                        example.read_text(encoding="utf-8") if example.is_file() else "",
+                        height=160, key=f"monitoring.gate_text.{kind}")
+    if choice == "baseline":
+        return None
+    if choice == "default":
+        return example.read_text(encoding="utf-8")
+    return text
+
+
 def _add_form() -> None:
     eng = _shared.engine()
     # outside the form: the target picker follows the kind at once
@@ -141,6 +164,7 @@ def _add_form() -> None:
         shape = st.selectbox("Webhook shape", list(channels.SHAPES), key="monitoring.shape")
         mail = st.text_input("E-mail alerts to (SMTP: EVALCORE_SMTP_* settings)", "",
                              key="monitoring.mail")
+        gate = _gate_choice(kind)
         if not _shared.allowed_button("Add schedule", "schedule", form=True):
             return
     if kind == "robustness" and not fields["attack_sets"]:
@@ -161,7 +185,7 @@ def _add_form() -> None:
         actions.add_schedule(_shared.actor(), eng, kind, params,
                              models_path=_shared.settings().models_path,
                              every_s=None if cron.strip() else parse_every(every),
-                             cron=cron.strip() or None, channels=chans)
+                             cron=cron.strip() or None, channels=chans, gate=gate)
 
     _act("add the schedule", add)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 import streamlit as st
 
 from evalcore.errors import EvalcoreError, RunError
@@ -19,6 +18,7 @@ from evalcore.kinds import find_kind
 from evalcore.metrics.gate import GateResult, gate_config_text
 from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
+from evalcore.report.fairness_figures import gate_table
 from evalcore.report.gates import gate_any
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
@@ -372,8 +372,7 @@ def gate_view(run_id: int, kind: str) -> None:
             st.error(f"Gate config not usable: {md(exc)}")
             return
         _shared.gate_headline(verdict)
-        st.dataframe([msgspec.structs.asdict(c) for c in verdict.checks], hide_index=True,
-                     key="results.gate_table")
+        st.dataframe(gate_table(verdict), hide_index=True, key="results.gate_table")
         st.code(f"python -m evalcore gate --run {run_id}"
                 + (f" --baseline {baseline}" if baseline is not None else "")
                 + " --config gate.toml", language="bash")

@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("models", "add, list, test or remove models (models.toml)"),
     "runs": ("runs", "list, inspect, resume or cancel runs"),
     "compare": ("compare", "compare 2 to 8 runs of one kind side by side"),
-    "gate": ("gate", "check a run (any kind) against a gate config; exit 1 on fail"),
+    "gate": ("gate", "check a run (any kind) against a gate config; exit 1 fail, 4 not measured"),
     "attack": ("attacks", "attack a dataset (char, word or sentence level) into a new attack "
                           "set for review"),
     "attacks": ("attacks", "attack sets: list, resume, show, import, approve, reject, edit, "
@@ -55,6 +55,7 @@ importing a command module (each loads SQLAlchemy and more at its top).
 tests/cli/test_cli_help.py holds it equal to the modules."""
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+EXIT_NOT_MEASURED = 4
 EXIT_CODES = """exit codes:
   0    ok
   1    a gate (`gate`, any kind of run) or a model test (`models test`) failed
@@ -63,6 +64,8 @@ EXIT_CODES = """exit codes:
        --debug shows the traceback)
   3    the run failed (every answer call failed) or its error share passed
        --max-error-rate (stability, robustness, fairness)
+  4    a gate measured nothing it could judge: no check applies to the run, or a
+       check it needs had no value (verdict NOT MEASURED; never a pass)
   130  interrupted (Ctrl-C)"""
 
 

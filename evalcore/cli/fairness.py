@@ -14,6 +14,7 @@ from evalcore.report.crows import crows_lines
 from evalcore.report.fairness_benchmarks import benchmark_lines
 from evalcore.report.fairness_view import effect_text
 from evalcore.report.sections import cli_section
+from evalcore.report.gates import verdict_reason
 from evalcore.runner.start import run_job_here
 from evalcore.store.jobs import get_job
 
@@ -217,10 +218,5 @@ def _judged(report: dict) -> None:
 def verdict_text(verdict: dict) -> str:
     """The headline verdict (the default gate's) as the page's card and the trust report
     word it, with the checks it rests on."""
-    fmt = lambda v: "n/a" if v is None else f"{v:.3g}"  # noqa: E731
-    broken = [f"{c['name']} {fmt(c['value'])}" for c in verdict["failed"]
-              if c["value"] is not None]
-    why = "; ".join(broken + ([f"not measured: {', '.join(verdict['unmeasured'])}"]
-                              if verdict.get("unmeasured") else []))
     return (f"verdict: {verdict['verdict'].upper()} (default gate {verdict['config']}: "
-            f"{why or str(verdict['checks']) + ' checks passed'})")
+            f"{verdict_reason(verdict)})")

@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import argparse
 
+from evalcore.cli import EXIT_GATE_FAILED, EXIT_NOT_MEASURED, EXIT_OK
 from evalcore.cli.common import engine_and_settings
 from evalcore.metrics.gate import load_gate_config
-from evalcore.report.gates import gate_any, verdict_line, verdict_of
+from evalcore.report.gates import check_word, gate_any, verdict_line, verdict_of
 from evalcore.store.baselines import baseline_for_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 on fail")
+    g = sub.add_parser("gate", help="check a run (any kind) against a gate config; exit 1 fail, "
+                       "4 not measured")
     g.add_argument("--run", type=int, required=True, help="the run to check")
     g.add_argument("--baseline", type=int, help="a baseline run for the [relative] checks "
                    "(default: the stored baseline of the run's dataset and model, "
@@ -32,7 +34,7 @@ def _gate(args: argparse.Namespace) -> int:
     result = gate_any(engine, args.run, config, baseline_id=baseline,
                       threshold=args.threshold)
     for check in result.checks:
-        print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
+        print(f"{check_word(check)}  {check.name:<28} {check.detail}")
     print(f"gate: {verdict_line(result)}")
     if args.json:
         import json
@@ -40,6 +42,8 @@ def _gate(args: argparse.Namespace) -> int:
         import msgspec
 
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({**msgspec.to_builtins(result), "verdict": verdict_of(result)}, fh,
+            json.dump({**msgspec.to_builtins(result), "verdict": verdict_of(result),
+                       "statuses": {c.name: c.status for c in result.checks}}, fh,
                       indent=2)
-    return 0 if result.passed else 1
+    verdict = verdict_of(result)
+    return {"pass": EXIT_OK, "fail": EXIT_GATE_FAILED}.get(verdict, EXIT_NOT_MEASURED)

@@ -1,4 +1,5 @@
-"""`report --model NAME [--runs ID,...] --html PATH [--pdf PATH]`: the trust report."""
+"""`report --model NAME [--include-demo] [--runs ID,...] --html PATH [--pdf PATH]`: the
+trust report."""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +7,7 @@ from pathlib import Path
 
 from evalcore.cli.common import engine_and_settings
 from evalcore.cli.leaderboard import run_ids
+from evalcore.demo import DEMO_DATASET
 from evalcore.errors import EvalcoreError
 from evalcore.report.gates import default_gate_configs, default_gates
 from evalcore.report.sections import to_stderr
@@ -16,6 +18,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="one self-contained trust report (HTML, PDF) per model")
     p.add_argument("--model", help="the model (its latest finished run of each kind and dataset)")
     p.add_argument("--runs", default="", help="run ids instead (comma-separated)")
+    p.add_argument("--include-demo", action="store_true",
+                   help="with --model: also the runs on the demo's dataset (left out by "
+                        "default: the first click on Home is no evidence about a model)")
     p.add_argument("--html", required=True, help="write the HTML report here")
     p.add_argument("--pdf", help="also print it to this PDF (headless chromium)")
     p.add_argument("--gate", action="append", default=[], metavar="KIND=TOML",
@@ -41,7 +46,8 @@ def _report(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
 
     text = trust_report_html(engine, model=args.model, runs=run_ids(args.runs),
-                             gates=gate_configs(args.gate), on_failure=to_stderr)
+                             gates=gate_configs(args.gate), on_failure=to_stderr,
+                             leave_out=() if args.include_demo else (DEMO_DATASET,))
     Path(args.html).write_text(text, encoding="utf-8")
     print(f"wrote {args.html} ({len(text.encode('utf-8')) / 1e6:.1f} MB, self-contained)")
     if args.pdf:

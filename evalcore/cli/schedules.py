@@ -142,7 +142,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     add.add_argument("--rounds", type=int, default=1, help="rounds per question (default 1)")
     add.add_argument("--samples", type=int, default=1, help="fairness samples (default 1)")
     add.add_argument("--limit", type=int, help="only the first N items")
-    add.add_argument("--gate", help="gate TOML (default: the kind's data/gate*.example.toml)")
+    add.add_argument("--gate", help="gate TOML (default: the regression checks of the kind's "
+                     "data/gate*.example.toml against the stored baseline)")
     _channel_flags(add)
     add.set_defaults(func=_add)
     edit = ss.add_parser("edit", help="change a schedule's period, options, gate or channels")

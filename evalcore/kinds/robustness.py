@@ -12,7 +12,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
 from evalcore.kinds import EvalKind, Export, need, register, report_json
-from evalcore.metrics.robustness import PairedOutcome, robustness_summary
+from evalcore.metrics.robustness import PairedOutcome, floor_warning, robustness_summary
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -39,7 +39,8 @@ def report(engine: "Engine", run_id: int) -> dict[str, Any]:
 def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict[str, Any]
             ) -> dict[str, Any]:
     """Per level: PDR, attacked accuracy, flips (bootstrap over pairs); the accuracy is
-    the clean items' ("rated")."""
+    the clean items' ("rated"). At a clean accuracy too low to measure a drop, PDR has no
+    interval and `warnings` says so."""
     from evalcore.report.run_figures import bootstrap, pdr, rate_interval
 
     extra = ((out.run.config or {}).get("spec") or {}).get("extra") or {}
@@ -51,6 +52,7 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
             attack_item_id, out.verdicts.get(clean_id, [None] * rounds),
             out.verdicts.get(attacked_id, [None] * rounds)))
     all_clean, all_attacked = [], []
+    warnings: list[str] = []
     flips = 0
     for level, outcomes in sorted(by_level.items()):
         summary = robustness_summary(outcomes)
@@ -64,7 +66,11 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
         metrics[f"accuracy_clean_{level}"] = summary.accuracy_clean
         metrics[f"mcnemar_p_{level}"] = summary.mcnemar.p_value
         intervals[f"accuracy_clean_{level}"] = rate_interval(clean, rounds)
-        intervals[f"pdr_{level}"] = bootstrap([clean, attacked], pdr)
+        # at the floor a resampled clean mean near 0 gives PDRs like -1100%: no interval
+        intervals[f"pdr_{level}"] = None if summary.warning else bootstrap([clean, attacked],
+                                                                           pdr)
+        if summary.warning:
+            warnings.append(f"{level}: {summary.warning}")
         intervals[f"accuracy_attacked_{level}"] = rate_interval(attacked, rounds)
     metrics["levels"] = sorted(by_level)
     metrics["flips_right_to_wrong"] = flips
@@ -74,7 +80,11 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
         clean_mean = sum(all_clean) / len(all_clean)
         metrics["pdr"] = (clean_mean - metrics["accuracy_attacked"]) / clean_mean \
             if clean_mean else None
-        intervals["pdr"] = bootstrap([all_clean, all_attacked], pdr)
+        floor = floor_warning(clean_mean, metrics["accuracy_attacked"])
+        intervals["pdr"] = None if floor else bootstrap([all_clean, all_attacked], pdr)
+        if floor and len(by_level) > 1:
+            warnings.append(f"all levels: {floor}")
+    metrics["warnings"] = warnings
     return {"rated": list(dict.fromkeys(p[1] for p in pairs))}
 
 

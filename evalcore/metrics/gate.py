@@ -12,11 +12,16 @@ A gate config is TOML (see data/gate.example.toml)::
 
 Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
 better). A metric the run did not measure (no answer gave a score, no labels) fails its
-check, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
-[absolute] reports it and lets it pass. A metric the report lists in
+check closed, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
+[absolute] reports it as "not measured" instead. A metric the report lists in
 `gate_metrics["not_applicable"]` does not apply to that kind of run (SPD of a BBQ run,
-BBQ scores of a counterfactual suite): its check passes as "not applicable". A relative check whose current value is missing while
-the baseline has one fails (the run lost a figure the baseline had). Pure: no I/O except reading the config file.
+BBQ scores of a counterfactual suite): its check is "not measured" too. A check that is
+not measured is never counted as passed: the verdict (`gate_verdict`) is "pass" only when
+at least one check was measured and every measured one held, so a gate whose checks all
+miss the run says "not measured", never PASS. A relative check whose current value is
+missing while the baseline has one fails (the run lost a figure the baseline had); its
+`threshold` is the allowed bound (the baseline's value moved by the allowed regression),
+its `baseline` the baseline's value. Pure: no I/O except reading the config file.
 """
 from __future__ import annotations
 
@@ -38,6 +43,8 @@ METRICS: dict[str, Literal["lower", "higher"]] = {
     "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
     "judge_stereotype_rate": "lower", "judge_sentiment_disparity": "lower",
     "judge_stereotype_disparity": "lower", "parse_rate": "higher",
+    "crows_stereotype_share": "lower", "crows_preference_gap": "lower",
+    "crows_gap_lower_bound": "lower",
 }
 """Gate-able metrics and whether lower or higher is better (for relative checks)."""
 STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
@@ -76,18 +83,46 @@ class GateError(EvalcoreError):
     """A gate config cannot be used (message names the key and the known metrics)."""
 
 
+Verdict = Literal["pass", "fail", "not measured"]
+
+
 class Check(msgspec.Struct, kw_only=True):
-    """One line of the verdict."""
+    """One line of the verdict. `counted` False: the check did not apply to the run or
+    was skipped (`missing = "skip"`); it neither passes nor fails the gate."""
 
     name: str
     value: Optional[float]
     threshold: Optional[float]
+    """The bound the value must keep: the config's for an absolute check, the baseline's
+    value moved by the allowed regression for a relative one."""
     passed: bool
     detail: str = ""
+    counted: bool = True
+    baseline: float | None = None
+    """A relative check's baseline value."""
+
+    @property
+    def status(self) -> Verdict:
+        """"pass", "fail" (a measured value broke its bound) or "not measured"."""
+        if not self.counted or (not self.passed and self.value is None):
+            return "not measured"
+        return "pass" if self.passed else "fail"
+
+
+def gate_verdict(checks: list[Check]) -> Verdict:
+    """"fail" when a measured value broke its bound; "not measured" when a counted check
+    had no value (failed closed) or no check was measured at all; else "pass"."""
+    failed = [c for c in checks if c.counted and not c.passed]
+    if any(c.value is not None for c in failed):
+        return "fail"
+    if failed or not any(c.counted and c.passed for c in checks):
+        return "not measured"
+    return "pass"
 
 
 class GateResult(msgspec.Struct, kw_only=True):
-    """passed = every check passed; checks in config order, absolute before relative.
+    """passed = the verdict is "pass" (at least one check measured, none failed); checks in
+    config order, absolute before relative.
 
     A stored or cached verdict (a dict) becomes one again through `evalcore.values.validated`,
     which also makes its checks `Check`s."""
@@ -96,7 +131,15 @@ class GateResult(msgspec.Struct, kw_only=True):
     checks: list[Check] = msgspec.field(default_factory=list)
 
     def failed(self) -> list[Check]:
-        return [c for c in self.checks if not c.passed]
+        """Counted checks that did not pass (a broken bound, or a value missing)."""
+        return [c for c in self.checks if c.counted and not c.passed]
+
+    def not_counted(self) -> list[Check]:
+        """Checks that did not apply or were skipped: neither passed nor failed."""
+        return [c for c in self.checks if not c.counted]
+
+    def verdict(self) -> Verdict:
+        return gate_verdict(self.checks)
 
 
 class GateConfig(msgspec.Struct, kw_only=True):
@@ -238,18 +281,21 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
         value = metrics.get(metric)
         sign = "<=" if kind == "max" else ">="
         if metric in not_applicable:
-            checks.append(Check(name=key, value=None, threshold=limit, passed=True,
-                                detail=f"{metric} does not apply to this kind of run"))
+            checks.append(Check(name=key, value=None, threshold=limit, passed=False,
+                                counted=False, detail=f"not measured: {metric} does not "
+                                                      "apply to this kind of run"))
             continue
         if value is None:
-            checks.append(Check(name=key, value=None, threshold=limit,
-                                passed=cfg.missing == "skip",
+            skip = cfg.missing == "skip"
+            checks.append(Check(name=key, value=None, threshold=limit, passed=False,
+                                counted=not skip,
                                 detail=f"{metric} not measured in this run"
-                                       + (" (skipped)" if cfg.missing == "skip" else "")))
+                                       + (" (skipped)" if skip else "")))
             continue
         ok = at_most(value, limit) if kind == "max" else at_least(value, limit)
+        broken = ">" if kind == "max" else "<"
         checks.append(Check(name=key, value=value, threshold=limit, passed=ok,
-                            detail=f"{metric} {value:.4g} {sign} {limit:g}"
+                            detail=f"{metric} {value:.4g} {sign if ok else broken} {limit:g}"
                                    + ("" if ok else " FAILED")))
     if baseline is not None:
         if cfg.max_regression is None:
@@ -260,18 +306,21 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
             now, then = metrics.get(metric), base.get(metric)
             if then is None:
                 continue
+            allowed = max(cfg.max_regression * abs(then), cfg.min_delta)
+            bound = then + allowed if better == "lower" else then - allowed
             if now is None:
-                checks.append(Check(name=f"regression:{metric}", value=None, threshold=then,
-                                    passed=cfg.missing == "skip",
+                skip = cfg.missing == "skip"
+                checks.append(Check(name=f"regression:{metric}", value=None, threshold=bound,
+                                    baseline=then, passed=False, counted=not skip,
                                     detail=f"{metric} not measured in this run but "
                                            f"{then:.4g} in the baseline"))
                 continue
             worse = (now - then) if better == "lower" else (then - now)
-            allowed = max(cfg.max_regression * abs(then), cfg.min_delta)
             ok = worse <= allowed + TOLERANCE
             checks.append(Check(
-                name=f"regression:{metric}", value=now, threshold=then, passed=ok,
+                name=f"regression:{metric}", value=now, threshold=bound, baseline=then,
+                passed=ok,
                 detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "
                         + (f"worse by {worse:.4g} > allowed {allowed:.4g}" if not ok
                            else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})"))))
-    return GateResult(passed=all(c.passed for c in checks), checks=checks)
+    return GateResult(passed=gate_verdict(checks) == "pass", checks=checks)

@@ -120,6 +120,21 @@ def accuracy(rows: Iterable[Sequence[Verdict]]) -> Optional[float]:
     return correct / total if total else None
 
 
+MIN_CLEAN_ACCURACY = 0.25
+"""Below this clean accuracy (chance on four options) a drop cannot be measured: a few
+lucky answers swing PDR by hundreds of percent and McNemar has almost no pairs to test."""
+
+
+def floor_warning(acc_clean: Optional[float], acc_attacked: Optional[float],
+                  where: str = "") -> str:
+    """A warning when the clean accuracy is too low to read a drop from ("" otherwise)."""
+    if acc_clean is None or acc_attacked is None or acc_clean >= MIN_CLEAN_ACCURACY:
+        return ""
+    return (f"{where + ': ' if where else ''}clean accuracy {acc_clean:.0%} is too low to "
+            f"measure a drop (below {MIN_CLEAN_ACCURACY:.0%}): PDR and McNemar say nothing "
+            "about robustness here; attack questions the model mostly answers right")
+
+
 def performance_drop_rate(acc_clean: Optional[float],
                           acc_attacked: Optional[float]) -> tuple[Optional[float], str]:
     """(PDR = 1 - acc_attacked / acc_clean, why it is None); None when acc_clean is 0 or missing."""
@@ -333,6 +348,8 @@ class RobustnessSummary:
     mcnemar: McNemarResult
     paired_test: Optional[PairedTestResult]
     """None when N = 1: the verdicts are 0/1 and McNemar already is the paired test."""
+    warning: str = ""
+    """`floor_warning`: the clean accuracy is too low to measure a drop."""
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"questions": self.questions, "rounds": self.rounds,
@@ -343,7 +360,8 @@ class RobustnessSummary:
                                   else self.accuracy_clean - self.accuracy_attacked),
                 "pdr": self.pdr, "pdr_why_none": self.pdr_why_none,
                 "flips": self.flips.to_json_dict(), "mcnemar": self.mcnemar.to_json_dict(),
-                "paired_test": self.paired_test.to_json_dict() if self.paired_test else None}
+                "paired_test": self.paired_test.to_json_dict() if self.paired_test else None,
+                "warning": self.warning}
 
 
 def robustness_summary(pairs: Sequence[PairedOutcome]) -> RobustnessSummary:
@@ -363,4 +381,4 @@ def robustness_summary(pairs: Sequence[PairedOutcome]) -> RobustnessSummary:
     paired = (paired_rate_test([p.clean_rate for p in pairs], [p.attacked_rate for p in pairs])
               if n > 1 else None)
     return RobustnessSummary(len(pairs), n, acc_clean, acc_attacked, pdr, why, flips,
-                             mcnemar, paired)
+                             mcnemar, paired, floor_warning(acc_clean, acc_attacked))

@@ -2,7 +2,8 @@
 backoff, the outcome recorded on the run (`store.alerts`).
 
 A message names the suite (dataset), the model, each failed check with its value and its
-threshold or the baseline's value, and links to the run. Webhooks get JSON in one of
+threshold (for a regression check the allowed bound, beside the baseline's value), and
+links to the run; checks that did not apply are left out. Webhooks get JSON in one of
 three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's rich-text
 `post`), e-mail a plain-text mail with an HTML alternative over SMTP; names and model text
 are escaped for each (`monitor.bodies`).
@@ -50,10 +51,11 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
                   baseline_id: Optional[int] = None, schedule_id: Optional[int] = None,
                   error: Optional[str] = None) -> dict[str, Any]:
     """The alert's fields and its text (what every shape carries)."""
-    failed = [dict(c) for c in checks if not c.get("passed", False)]
-    for check in failed:
-        if str(check.get("name", "")).startswith("regression:"):
-            check["baseline"] = check.get("threshold")
+    failed = [dict(c) for c in checks
+              if c.get("counted", True) and not c.get("passed", False)]
+    for check in failed:  # a verdict stored before checks carried their baseline
+        if str(check.get("name", "")).startswith("regression:") and "baseline" not in check:
+            check["baseline"], check["threshold"] = check.get("threshold"), None
     head = ("TEST alert from evalcore" if event == "test" else
             f"evalcore: {suite} on {model}: " + ("run FAILED" if event == "run_failed"
                                                   else f"gate {verdict.upper()}"))
@@ -65,10 +67,10 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
         lines.append(f"error: {error}")
     for check in failed:
         value = "not measured" if check.get("value") is None else f"{check['value']:.4g}"
-        ref = check.get("baseline", check.get("threshold"))
-        what = "baseline" if "baseline" in check else "threshold"
-        lines.append(f"- {check['name']}: {value} ({what} "
-                     f"{'-' if ref is None else format(ref, '.4g')}) {check.get('detail', '')}")
+        bound, base = check.get("threshold"), check.get("baseline")
+        ref = ", ".join(filter(None, (bound is not None and f"threshold {bound:.4g}",
+                                      base is not None and f"baseline {base:.4g}"))) or "-"
+        lines.append(f"- {check['name']}: {value} ({ref}) {check.get('detail', '')}")
     link = app_link(run_id)
     lines.append(link)
     return {"event": event, "suite": suite, "model": model, "run_id": run_id,

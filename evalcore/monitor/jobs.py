@@ -1,8 +1,9 @@
 """The job of a schedule's due time (kind "schedule"), in two steps, each one job:
 
 - `create`: make the due time's run (or find the one a dead predecessor made) and link it;
-- `check`: once the run ended, gate it (the schedule's gate, against the stored baseline
-  of its dataset and model) and, if the gate failed or the run failed, alert each channel
+- `check`: once the run ended, gate it (the schedule's gate, or by default the kind's
+  regression checks against the stored baseline of its dataset and model), record the
+  verdict and its reason, and, if the gate failed or the run failed, alert each channel
   once (`monitor.alerts.deliver`).
 
 Every write goes through `jobs.hold`, so a worker whose lease was taken over writes
@@ -16,11 +17,10 @@ from typing import Any
 import msgspec
 
 from evalcore.config import load_settings
-from evalcore.metrics.gate import load_gate_config
+from evalcore.metrics.gate import GateResult, load_gate_config
 from evalcore.monitor.alerts import build_message, deliver
 from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
-from evalcore.report.gates import default_gates, gate_any, verdict_of
-from evalcore.resources import PROJECT_ROOT
+from evalcore.report.gates import NO_BASELINE, baseline_gate, gate_any, gate_reason, verdict_of
 from evalcore.runner.jobs import JobContext, handler
 from evalcore.store import jobs, queries, schedules
 from evalcore.store.baselines import baseline_for_run
@@ -59,16 +59,21 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
     return {"run_id": run_id}
 
 
-def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any]], Any]:
-    """(verdict, checks, baseline run id) of a scheduled run that ended."""
+def _gate(engine: Any, schedule: Any, run: Any) -> tuple[str, list[dict[str, Any]], Any, str]:
+    """(verdict, checks, baseline run id, reason) of a scheduled run that ended. Without a
+    gate of its own a schedule is gated against the stored baseline (`baseline_gate`);
+    before one is set its verdict is "not measured", never a pass."""
     if run.status != "done":
-        return "run failed", [], None
-    config = load_gate_config(schedule.gate) if schedule.gate else load_gate_config(
-        str(PROJECT_ROOT / default_gates()[schedule.kind]))
+        return "run failed", [], None, str(run.error or f"the run ended {run.status}")
+    config = load_gate_config(schedule.gate) if schedule.gate else baseline_gate(schedule.kind)
     baseline = baseline_for_run(engine, int(run.id)) if config.max_regression is not None \
         else None
-    result = gate_any(engine, int(run.id), config, baseline_id=baseline)
-    return verdict_of(result), [msgspec.to_builtins(c) for c in result.checks], baseline
+    if baseline is None and not config.absolute:
+        result = GateResult(passed=False, checks=[NO_BASELINE])
+    else:
+        result = gate_any(engine, int(run.id), config, baseline_id=baseline)
+    checks = [msgspec.to_builtins(c) for c in result.checks]
+    return verdict_of(result), checks, baseline, gate_reason(result)
 
 
 async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
@@ -76,13 +81,13 @@ async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
     row = await asyncio.to_thread(schedules.get_schedule_run, engine, row_id)
     schedule = await asyncio.to_thread(schedules.get_schedule, engine, row.schedule_id)
     run = await asyncio.to_thread(queries.get_run, engine, int(row.run_id))
-    verdict, checks, baseline = await asyncio.to_thread(_gate, engine, schedule, run)
+    verdict, checks, baseline, reason = await asyncio.to_thread(_gate, engine, schedule, run)
 
     def store() -> None:
         with engine.begin() as conn:
             jobs.hold(conn, ctx.fence)
             schedules.update_schedule_run(conn, row_id, verdict=verdict, checks=checks,
-                                          baseline_id=baseline)
+                                          baseline_id=baseline, reason=reason or None)
 
     await asyncio.to_thread(store)
     result: dict[str, Any] = {"run_id": run.id, "verdict": verdict}

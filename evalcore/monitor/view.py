@@ -60,25 +60,27 @@ def monitoring(engine: Any) -> list[dict[str, Any]]:
 
 def figure_series(engine: Any, schedule_id: int) -> dict[str, list[dict[str, Any]]]:
     """{check name: [{run_id, due_at, value, limit, baseline, passed}]}: each gated figure
-    of the schedule's gated runs, oldest first. An absolute check's `limit` is its
-    threshold; a regression check's `baseline` is the baseline run's value."""
+    of the schedule's gated runs, oldest first (checks that did not apply left out). `limit`
+    is a check's bound (a regression check's: the baseline's value moved by the allowed
+    regression); a regression check's `baseline` is the baseline run's value."""
     series: dict[str, list[dict[str, Any]]] = {}
     for row in schedule_runs(engine, schedule_id):
         for check in row.checks or []:
             name = str(check.get("name", ""))
-            if name.endswith("_status"):
-                continue
-            regression = name.startswith("regression:")
+            if name.endswith("_status") or not check.get("counted", True):
+                continue  # a check that did not apply has no figure to draw
+            # a check stored before checks carried their baseline held it in threshold
+            old_regression = name.startswith("regression:") and "baseline" not in check
             series.setdefault(name, []).append({
                 "run_id": row.run_id, "due_at": _iso(row.due_at), "value": check.get("value"),
-                "limit": None if regression else check.get("threshold"),
-                "baseline": check.get("threshold") if regression else None,
+                "limit": None if old_regression else check.get("threshold"),
+                "baseline": check.get("threshold") if old_regression else check.get("baseline"),
                 "passed": bool(check.get("passed"))})
     return series
 
 
 def series_figure(name: str, points: list[dict[str, Any]]) -> Any:
-    """One gated figure over the schedule's runs, with its threshold or baseline line."""
+    """One gated figure over the schedule's runs, with its bound and baseline lines."""
     import plotly.graph_objects as go
 
     fig = go.Figure()
@@ -87,7 +89,7 @@ def series_figure(name: str, points: list[dict[str, Any]]) -> Any:
         mode="lines+markers", customdata=[p["run_id"] for p in points],
         marker={"symbol": ["circle" if p["passed"] else "x" for p in points], "size": 10},
         hovertemplate="run %{customdata}: %{y:.4g}<extra></extra>"))
-    for key, title in (("limit", "threshold"), ("baseline", "baseline")):
+    for key, title in (("limit", "allowed bound"), ("baseline", "baseline")):
         if any(p[key] is not None for p in points):
             fig.add_trace(go.Scatter(x=[p["due_at"] for p in points],
                                      y=[p[key] for p in points], name=title,

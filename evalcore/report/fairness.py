@@ -22,7 +22,8 @@ from evalcore.metrics.bbq import (answer_roles, bias_scores, BiasItem, is_ambigu
                                   option_index, unknown_phrasings)
 from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
-from evalcore.report.crows import crows_for, crows_gate_metrics
+from evalcore.perturb.counterfactual import SUITE_FORMAT
+from evalcore.report.crows import GATE_KEYS as CROWS_GATE_KEYS, crows_for, crows_gate_metrics
 from evalcore.report.fairness_orders import order_figures
 from evalcore.report.overview import is_suite
 from evalcore.report.gates import verdict_of
@@ -365,15 +366,18 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
         "bbq_s_dis_abs": abs(bbq["s_dis"]) if bbq and bbq["s_dis"] is not None else None,
         "accuracy": bbq["accuracy"] if bbq else None, "parse_rate": parse["parse_rate"]})
     crows = crows_for(engine, run_id, dataset and dataset.format, include_rows=include_rows)
+    gate_metrics.update(dict.fromkeys(CROWS_GATE_KEYS))
     if crows is not None:  # a CrowS-Pairs run has its own figures and a parse rate only
         gate_metrics.update(crows_gate_metrics(crows))
         parse = crows["parse"]
-        gate_metrics["not_applicable"] = sorted(
-            k for k in gate_metrics if not k.startswith("crows_") and k != "parse_rate")
-    else:
-        # a bias benchmark has no groups of answers to compare, a suite no options to read
-        gate_metrics["not_applicable"] = sorted(
-            k for k in gate_metrics if (k in bias_keys) != bool(bias_rows and not suite_rows))
+        applies = set(CROWS_GATE_KEYS) | {"parse_rate"}
+    elif bias_rows and not suite_rows:  # a bias benchmark: its scores, no groups to compare
+        contexts = {i.ambiguous for i in items}  # a file of one context has one score
+        applies = set(bias_keys) - ({"bbq_s_amb_abs"} if True not in contexts else set()) \
+            - ({"bbq_s_dis_abs"} if False not in contexts else set())
+    else:  # a suite: groups of answers, no options to read
+        applies = set(gate_metrics) - set(bias_keys) - set(CROWS_GATE_KEYS)
+    gate_metrics["not_applicable"] = sorted(k for k in gate_metrics if k not in applies)
     judge = judge_summary(suite_rows)
     if judge is not None:
         judged_stereo = [r["judge_stereotype"] for r in suite_rows
@@ -414,17 +418,20 @@ def default_gate() -> str:
 
 def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:
     """One run, one verdict: the default gate's, with the failed checks: "fail" when a
-    measured figure broke a limit, "not measured" when none did but some checks had no value
-    (the CI gate fails those closed unless `missing = "skip"`), else "pass". The 0-100 score stays a secondary figure:
-    it averages SPD, EOD and AUC variance, so it can read ACCEPTABLE while one group's
-    selection rate is below four-fifths of another's, which the gate checks."""
+    measured figure broke a limit, "not measured" when a check had no value (the CI gate
+    fails those closed unless `missing = "skip"`) or none of the gate's checks applies to
+    the run, else "pass"; checks that do not apply are listed, never counted as passed.
+    The 0-100 score stays a secondary figure: it averages SPD, EOD and AUC variance, so it
+    can read ACCEPTABLE while one group's selection rate is below four-fifths of
+    another's, which the gate checks."""
     config = default_gate()
     result = evaluate_gate(report, PROJECT_ROOT / config)
     failed = result.failed()
-    unmeasured = [c.name for c in failed if c.value is None]
-    verdict = verdict_of(result)
-    return {"verdict": verdict, "config": config, "checks": len(result.checks),
-            "failed": [msgspec.to_builtins(c) for c in failed], "unmeasured": unmeasured}
+    counted = [c for c in result.checks if c.counted]
+    return {"verdict": verdict_of(result), "config": config, "checks": len(counted),
+            "failed": [msgspec.to_builtins(c) for c in failed],
+            "unmeasured": [c.name for c in failed if c.value is None],
+            "not_applicable": [c.name for c in result.not_counted()]}
 
 
 MIN_DECIDED = 10

@@ -59,8 +59,9 @@ def selection_rate_figure(report: Mapping[str, Any], attribute: str) -> go.Figur
 
 
 def gate_table(result: GateResult) -> list[dict[str, Any]]:
-    """Rows of the gate verdict: check, value, threshold, passed, detail (for st.dataframe)."""
-    return [{"check": c.name, "value": c.value, "threshold": c.threshold, "passed": c.passed,
+    """Rows of the gate verdict: check, result (pass / fail / not measured), value,
+    threshold, detail (for st.dataframe)."""
+    return [{"check": c.name, "result": c.status, "value": c.value, "threshold": c.threshold,
              "detail": c.detail} for c in result.checks]
 
 

@@ -9,8 +9,10 @@ figures cover only part of its items.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 from sqlalchemy.engine import Engine
 
 from evalcore.kinds import all_kinds, find_kind
@@ -21,6 +23,7 @@ from evalcore.metrics.gate import (
     GateResult,
     evaluate_gate,
     known_metrics,
+    load_gate_config,
 )
 from evalcore.resources import PROJECT_ROOT
 from evalcore.store import queries
@@ -36,26 +39,104 @@ VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASUR
 
 
 def verdict_of(result: GateResult) -> str:
-    """One verdict for every place that shows a gate: "fail" when a measured figure broke a
-    limit, "not measured" when none did but some checks had no value (a CI gate still fails
-    those closed unless `missing = "skip"`), else "pass"."""
-    failed = result.failed()
-    if any(c.value is not None for c in failed):
-        return "fail"
-    return "not measured" if failed else "pass"
+    """One verdict for every place that shows a gate (`metrics.gate.gate_verdict`): "fail"
+    when a measured figure broke a limit, "not measured" when a check the gate needs had no
+    value or no check applied to the run at all, else "pass"."""
+    return result.verdict()
 
 
 def verdict_line(result: GateResult) -> str:
-    """The verdict as one line: the word, then what it rests on."""
+    """The verdict as one line: the word, then what it rests on (checks that did not
+    apply are named as not measured, never counted as passed)."""
     verdict, failed = verdict_of(result), result.failed()
-    total = len(result.checks)
+    skipped = result.not_counted()
+    counted = [c for c in result.checks if c.counted]
+    aside = (f"; not measured: {', '.join(c.name for c in skipped)}" if skipped else "")
     if verdict == "not measured":
+        if not failed:
+            return (f"NOT MEASURED (none of the {len(result.checks)} checks could be "
+                    f"measured on this run{aside}; pick a gate with checks for this kind "
+                    "of run)")
         names = ", ".join(c.name for c in failed)
-        return (f"NOT MEASURED ({len(failed)} of {total} checks had no value: {names}; "
-                "the gate fails these closed unless its config says missing = \"skip\")")
+        return (f"NOT MEASURED ({len(failed)} of {len(counted)} checks had no value: {names}; "
+                "the gate fails these closed unless its config says missing = \"skip\""
+                f"{aside})")
     if verdict == "pass":
-        return f"PASSED ({total} checks)"
-    return f"FAILED ({len(failed)} of {total} checks failed)"
+        return f"PASSED ({len(counted)} checks passed{aside})"
+    return f"FAILED ({len(failed)} of {len(counted)} checks failed{aside})"
+
+
+def gate_reason(result: GateResult) -> str:
+    """Why the verdict is what it is, in one line (the Monitoring "reason" column): the
+    broken checks against their bounds, else the checks without a value; "" on a pass."""
+    verdict = verdict_of(result)
+    if verdict == "pass":
+        return ""
+    if verdict == "fail":
+        return failed_text([msgspec.to_builtins(c) for c in result.failed()])
+    missing = [c for c in result.failed() if c.value is None]
+    if missing:
+        return "; ".join(c.detail for c in missing)
+    return "none of the gate's checks applies to this run"
+
+
+def check_word(check: Check) -> str:
+    """PASS, FAIL or NOT MEASURED: how the CLI and the tables mark one check."""
+    return check.status.upper()
+
+
+def failed_text(checks: list[Mapping[str, Any]]) -> str:
+    """The failed checks as a reader expects them: each value against its bound
+    ("spd_max 0.250 > 0.05"), from stored check dicts."""
+    parts = []
+    for check in checks:
+        value, bound = check.get("value"), check.get("threshold")
+        if value is None:
+            continue
+        name = str(check.get("name", ""))
+        lower = name.endswith("_max") or (name.startswith("regression:")
+                                          and bound is not None and value > bound)
+        sign = ">" if lower else "<"
+        parts.append(f"{name} {value:.3f}" + ("" if bound is None else f" {sign} {bound:.4g}"))
+    return "; ".join(parts)
+
+
+def verdict_reason(verdict: Mapping[str, Any]) -> str:
+    """What a stored default verdict (`report.fairness.default_verdict`) rests on, in
+    words: the broken checks against their bounds, the unmeasured and the not applicable
+    ones (the page's card and the CLI's verdict line)."""
+    broken = failed_text(verdict.get("failed") or [])
+    unmeasured = verdict.get("unmeasured") or []
+    skipped = verdict.get("not_applicable") or []
+    parts = [broken] if broken else []
+    if unmeasured:
+        parts.append(f"no value: {', '.join(unmeasured)} (the CI gate fails these)")
+    if not parts:
+        parts.append(f"{verdict.get('checks', 0)} checks passed"
+                     if verdict.get("verdict") == "pass" else "no check applies to this run")
+    if skipped:
+        parts.append(f"not measured (do not apply): {', '.join(skipped)}")
+    return "; ".join(parts)
+
+
+def baseline_gate(kind: str) -> GateConfig:
+    """A schedule's default gate: the kind's default gate's [relative] checks only, so a
+    schedule compares each run with the stored baseline of its dataset and model instead
+    of absolute thresholds a healthy baseline may sit below (alerting every period)."""
+    found = find_kind(kind)
+    path = found.default_gate if found is not None else None
+    base = load_gate_config(str(PROJECT_ROOT / path)) if path else None
+    if base is None or base.max_regression is None:
+        return GateConfig(max_regression=0.10, min_delta=0.01, source=f"{kind} baseline gate")
+    return GateConfig(max_regression=base.max_regression, min_delta=base.min_delta,
+                      missing=base.missing, source=f"{base.source} [relative]")
+
+
+NO_BASELINE = Check(
+    name="baseline", value=None, threshold=None, passed=False,
+    detail="no baseline for this dataset and model: mark a finished run as the baseline "
+           "(Monitoring page, or `python -m evalcore baseline set RUN`) to compare with it")
+"""The one check of a schedule's default gate before a baseline is set: not measured."""
 
 
 def default_gate_configs() -> dict[str, str]:
@@ -97,5 +178,5 @@ def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
                 name=f"{which}_status", value=None, threshold=None, passed=False,
                 detail=f"{which} {row.id} is {row.status}, not done; finish or resume it "
                        "before gating"))
-    result.passed = all(c.passed for c in result.checks)
+    result.passed = result.verdict() == "pass"
     return result

@@ -185,7 +185,8 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "levels": levels, "sets": per_set,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
         "missed_answers": {k: v for k, v in missed.items() if k != "warning"},
-        "warnings": [w for w in (unparsed["warning"], missed["warning"]) if w],
+        "warnings": [w for w in (unparsed["warning"], missed["warning"]) if w]
+        + [f"{level}: {data['warning']}" for level, data in levels.items() if data["warning"]],
         "flips": {
             "right_to_wrong": [_flip_row(r) for r in rows if r["flip"] == "right_to_wrong"],
             "wrong_to_right": [_flip_row(r) for r in rows if r["flip"] == "wrong_to_right"]},

@@ -11,7 +11,7 @@ autoescape (templates/trust.html). The PDF is Debian's headless chromium printin
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -22,7 +22,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.kinds import find_kind, kind_names
 from evalcore.metrics.gate import load_gate_config
 from evalcore.report.figures import bin_colour
-from evalcore.report.gates import gate_any, verdict_of, VERDICT_WORDS
+from evalcore.report.gates import VERDICT_WORDS, gate_any, gate_reason, verdict_of
 from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
 from evalcore.report.sections import guarded_section
 from evalcore.store.datasets import names_by_id
@@ -41,17 +41,22 @@ class ReportError(EvalcoreError):
     """A trust report cannot be built (no runs, chromium missing)."""
 
 
-def model_runs(engine: Engine, model: str) -> list[int]:
-    """The model's latest finished run of each kind and dataset (summary columns only)."""
+def model_runs(engine: Engine, model: str, *, leave_out: Collection[str] = ()) -> list[int]:
+    """The model's latest finished run of each kind and dataset (summary columns only),
+    without runs on the datasets named in `leave_out` (the CLI and the page pass the
+    demo's: a first click on Home is no evidence about a model)."""
     known = kind_names()
+    finished = finished_runs_of(engine, model)
+    names = names_by_id(engine, {d for _, _, d in finished if d is not None})
     seen: dict[tuple[str, Any], int] = {}
-    for run_id, kind, dataset_id in finished_runs_of(engine, model):
-        if kind in known:
+    for run_id, kind, dataset_id in finished:
+        if kind in known and names.get(dataset_id) not in leave_out:
             seen.setdefault((kind, dataset_id), int(run_id))
     if not seen:
         named = " or ".join(filter(None, (", ".join(known[:-1]), known[-1])))
-        raise ReportError(f"model {model!r} has no finished {named} run; run one first or "
-                          "pass --runs")
+        left = f" (runs on {', '.join(leave_out)} are left out)" if leave_out else ""
+        raise ReportError(f"model {model!r} has no finished {named} run{left}; run one "
+                          "first or pass --runs")
     return sorted(seen.values())
 
 
@@ -73,10 +78,46 @@ def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             text = (f"{value:,}" if isinstance(value, int) else
                     f"{value:,.0f} ms" if name == "mean_latency_ms" else
                     interval_text(float(value), iv.get(name)))
-            label = labels.get(name, name)
+            label = labels.get(name) or plain(name)
             rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
                          "name": label, "text": text})
     return rows
+
+
+def plain(name: str) -> str:
+    """A figure's name as words ("mean_success_rate" -> "mean success rate")."""
+    if name.startswith("pdr_"):
+        return f"{PLAIN['pdr']}, {name[4:]} attacks"
+    return PLAIN.get(name, name.replace("_", " "))
+
+
+PLAIN = {"mg_pass_at_k": "mG-Pass@N", "pdr": "accuracy drop rate (PDR)",
+         "spd": "statistical parity difference (SPD)", "eod": "equal opportunity "
+         "difference (EOD)", "mean_latency_ms": "mean latency",
+         "semantic_entropy_mean": "answer spread (semantic entropy)",
+         "flips_right_to_wrong": "questions right when clean, wrong when attacked",
+         "accuracy_attacked": "accuracy under attack"}
+"""Names whose words alone would not say what they are."""
+
+VERDICT_PLAIN = {
+    "pass": "PASS: every gate that measured these runs held.",
+    "fail": "FAIL: at least one run broke a limit of its gate.",
+    "not measured": "NOT MEASURED: no gate could judge these runs (or one lacked a figure "
+                    "it needs); this is not a pass.",
+}
+
+
+def summary(gates: Sequence[Mapping[str, Any]], warnings: Sequence[str]) -> dict[str, Any]:
+    """The report's first lines: one overall verdict in words (FAIL if any run failed,
+    PASS only when every gated run passed), a line per run, and the warnings that limit
+    what the figures say."""
+    verdicts = [g["verdict"] for g in gates]
+    overall = ("fail" if "fail" in verdicts else
+               "pass" if verdicts and all(v == "pass" for v in verdicts) else "not measured")
+    return {"verdict": overall, "word": VERDICT_WORDS[overall], "text": VERDICT_PLAIN[overall],
+            "runs": [f"Run #{g['run_id']} ({g['title']}): {g['word']}"
+                     + (f": {g['why']}" if g.get("why") else "") for g in gates],
+            "warnings": list(warnings)}
 
 
 NOTES = {
@@ -158,23 +199,28 @@ def _gates(engine: Engine, figs: Sequence[Mapping[str, Any]],
         config = load_gate_config(source)
         result = gate_any(engine, fig["run"]["id"], config)
         verdict = verdict_of(result)
+        kind = find_kind(fig["run"]["kind"])
         out.append({"run_id": fig["run"]["id"], "source": Path(config.source).name,
                     "passed": result.passed, "verdict": verdict, "word": VERDICT_WORDS[verdict],
+                    "title": f"{kind.title if kind else fig['run']['kind']} of "
+                             f"{fig['run']['model']}",
+                    "why": gate_reason(result),
                     "failed": [c.detail for c in result.failed()]})
     return out
 
 
 def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                       runs: Sequence[int] = (), gates: Mapping[str, Any] | None = None,
-                      now: Optional[datetime] = None,
+                      now: Optional[datetime] = None, leave_out: Collection[str] = (),
                       on_failure: Optional[Callable[[str], None]] = None) -> str:
-    """The trust report of `model` (its latest finished runs) or of the given `runs`;
+    """The trust report of `model` (its latest finished runs, without those on the
+    datasets named in `leave_out`) or of the given `runs`;
     `gates` maps a kind to its gate config (path, TOML text or dict). A run whose figures
     cannot be built is left out with one line in the report saying so (and passed to
     `on_failure`, the CLI's stderr): the other runs are still reported."""
     import jinja2
 
-    ids = list(runs) or (model_runs(engine, model) if model else [])
+    ids = list(runs) or (model_runs(engine, model, leave_out=leave_out) if model else [])
     if not ids:
         raise ReportError("a trust report needs a model or run ids")
     failures: list[str] = []
@@ -217,6 +263,7 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
                  "finished_at": (f"{f['run']['finished_at']:%Y-%m-%d %H:%M}"
                                  if f["run"]["finished_at"] else "-")} for f in figs]
     models = sorted({f["run"]["model"] for f in figs})
+    gated = _gates(engine, figs, gates or {})
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
     template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
     return template.render(
@@ -224,8 +271,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         resamples=RESAMPLES, headline=_headline(figs), headline_notes=_notes(figs),
         distribution=distribution,
         attack=embed(attack) if attack is not None else "", attack_rows=attack_rows,
-        fairness=fairness, gates=_gates(engine, figs, gates or {}), runs=run_rows,
-        failures=failures)
+        fairness=fairness, gates=gated, runs=run_rows, failures=failures,
+        summary=summary(gated, [w for f in figs for w in f["metrics"].get("warnings") or []]))
 
 
 def external_references(html_text: str) -> list[str]:

@@ -8,7 +8,9 @@ model that cannot judge (every failed judgement counted, no agreement figure) ->
 (a counterfactual suite on a model that scores men higher: one verdict, FAIL, and the
 score effect leads) -> Results
 (cancel a long run, resume it, watch it finish without reloading; the three downloads) ->
-a plain `question,target` CSV with numeric answers, imported and scored right.
+a plain `question,target` CSV with numeric answers, imported and scored right -> Fairness
+again (real BBQ items on a model that always picks the stereotyped option: FAIL on the bias
+scores, never PASS on the checks that do not apply).
 
 The models are fault servers on 127.0.0.1 in this process; the app is `streamlit run`
 with its embedded worker, as a laptop user starts it. Never runs `playwright install`.
@@ -264,6 +266,74 @@ def _journey(page, journey: dict) -> None:
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
     _plain_question_target_csv(page, journey, run_id=5)
+    _stereotyped_bbq(page, journey)
+
+
+# ---------------------------------------------------------------------------------------
+# A stereotyped BBQ run: its verdict is FAIL (the default gate counted five checks that do
+# not apply to BBQ as passed and read "PASS, 6 checks passed" for a bias of 1.0).
+BBQ_ITEMS = 24
+"""The first BBQ Age items: ambiguous and disambiguated, negative and non-negative."""
+
+
+def _stereotyped_bbq(page, journey: dict) -> None:
+    """Import real BBQ items on the Fairness page, add a model that always picks the
+    stereotyped option, run it: the headline verdict is FAIL on |s_amb| and |s_dis|."""
+    from tests.conftest import SHARED_DATASETS, require
+    from tests.fakes.bias_models import stereotyped_bbq_responder
+
+    source = SHARED_DATASETS / "bbq" / "Age.sample.jsonl"
+    require(source.is_file(), f"{source} not found")
+    bbq = journey["db"].parent.parent / "bbq_age.jsonl"
+    bbq.write_bytes(b"".join(source.read_bytes().splitlines(keepends=True)[:BBQ_ITEMS]))
+    main = page.locator('[data-testid="stMain"]')
+    with FaultServer(FaultConfig(responder=stereotyped_bbq_responder(bbq))) as stereo:
+        sidebar_to(page, "models", "Models")
+        _pick(page, "Model", "(new model)")
+        page.locator('[data-testid="stForm"]').get_by_text("Add a model").wait_for()
+        _idle(page)
+        _add_model(page, "stereo", stereo.openai_url)
+        sidebar_to(page, "fairness", "Fairness")
+        build = page.locator("details", has=page.locator("summary", has_text="Build a suite"))
+        if build.first.get_attribute("open") is None:  # it holds details of its own
+            build.first.locator("summary").first.click()
+        page.get_by_role("tab", name="Import BBQ / CBBQ").click()
+        page.locator('[data-testid="stFileUploader"]').filter(has_text="BBQ .jsonl").locator(
+            'input[type="file"]').set_input_files(str(bbq))
+        _idle(page)
+        name = page.get_by_label("Dataset name")
+        name.fill("bbq-age")
+        name.press("Enter")
+        _idle(page)
+        page.get_by_role("button", name="Import", exact=True).click()
+        page.get_by_text(f"Imported 'bbq-age': {BBQ_ITEMS} items").wait_for()
+        _open_expander(page, "Start a new run")
+        _pick_model(page, "stereo")
+        page.get_by_role("button", name="Start run").click()
+        # this run's card: a measured BBQ score (the suite run's lists it as not applying)
+        card = main.get_by_text("Verdict of the default gate").locator("..").filter(
+            has_text=re.compile(r"bbq_s_amb_abs_max \d"))
+        card.wait_for()
+    text = card.inner_text()
+    assert re.search(r"\bFAIL\b", text) and "PASS" not in text, text
+    assert "bbq_s_amb_abs_max 1.000 > 0.1" in text and "bbq_s_dis_abs_max 1.000 > 0.1" in text
+
+
+def _pick_model(page, name: str) -> None:
+    """Choose the run's model by its exact label (the run shown below the form has a
+    "Judge model" box too); again when a rerun closed the list under the click."""
+    box = page.get_by_role("combobox", name="Model", exact=True)
+    for _ in range(3):
+        _idle(page)
+        if box.input_value() == name:
+            return
+        box.click()
+        try:
+            page.get_by_role("option", name=name, exact=True).click(timeout=10_000)
+        except Exception:  # noqa: BLE001 - the list closed under a rerun: try again
+            page.keyboard.press("Escape")
+    assert box.input_value() == name, box.input_value()
+# ------------------------------------------------------- end of the stereotyped BBQ run
 
 
 def _demo(page, journey: dict) -> None:

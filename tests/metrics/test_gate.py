@@ -9,7 +9,9 @@ from evalcore.metrics.gate import GateError, evaluate_gate, load_gate_config
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "data" / "gate.example.toml"
 GOOD = {"spd": 0.02, "eod": 0.04, "toxicity_disparity": 0.0, "stereotype_rate": 0.05,
-        "overall_score": 92.0, "disparate_impact": 0.95, "not_applicable": ["parse_rate"]}
+        "overall_score": 92.0, "disparate_impact": 0.95,
+        "not_applicable": ["parse_rate", "bbq_s_amb_abs", "bbq_s_dis_abs",
+                           "crows_gap_lower_bound"]}
 BAD = {**GOOD, "spd": 0.30, "overall_score": 65.0}
 
 
@@ -23,8 +25,11 @@ def test_example_config_reads_the_issue_keys() -> None:
 
 def test_passing_run_passes_every_check() -> None:
     result = evaluate_gate({"gate_metrics": GOOD}, EXAMPLE)
-    assert result.passed and len(result.checks) == 6
-    assert all(c.passed for c in result.checks)
+    counted = [c for c in result.checks if c.counted]
+    assert result.passed and len(counted) == 5 and all(c.passed for c in counted)
+    assert {c.name for c in result.not_counted()} == {
+        "parse_rate_min", "bbq_s_amb_abs_max", "bbq_s_dis_abs_max", "crows_gap_lower_bound_max"}
+    assert all(c.status == "not measured" and not c.passed for c in result.not_counted())
 
 
 def test_failing_run_names_the_failed_checks() -> None:
@@ -93,14 +98,49 @@ def test_float_noise_at_a_threshold_does_not_flip_the_check() -> None:
     assert not evaluate_gate({"spd": 0.0501, "overall_score": 70.0}, text).passed
 
 
-def test_not_applicable_metrics_pass_and_say_so() -> None:
+def test_not_applicable_checks_are_not_measured_never_passed() -> None:
+    """A check that does not apply to the run was counted as passed: a BBQ run gated on
+    SPD and the score read "PASS, 3 checks passed" on its parse rate alone."""
+    from evalcore.metrics.gate import gate_verdict
+
     bbq_run = {"bbq_s_amb_abs": 0.0, "parse_rate": 1.0, "spd": None, "overall_score": None,
                "not_applicable": ["spd", "overall_score"]}
     result = evaluate_gate(bbq_run, "[absolute]\nspd_max = 0.05\noverall_min = 70\n"
                                     "parse_rate_min = 0.9\n")
     assert result.passed and "does not apply" in result.checks[0].detail
+    assert [c.status for c in result.checks] == ["not measured", "not measured", "pass"]
+    assert not result.checks[0].passed and not result.checks[0].counted
     low = evaluate_gate({**bbq_run, "parse_rate": 0.3}, "[absolute]\nparse_rate_min = 0.9\n")
-    assert not low.passed
+    assert not low.passed and low.verdict() == "fail"
+    nothing = evaluate_gate(bbq_run, "[absolute]\nspd_max = 0.05\noverall_min = 70\n")
+    assert not nothing.passed and nothing.verdict() == "not measured"
+    assert gate_verdict([]) == "not measured"
+
+
+def test_skipped_checks_alone_are_not_a_pass() -> None:
+    skip = evaluate_gate({"spd": None}, "[absolute]\nspd_max = 0.05\nmissing = \"skip\"\n")
+    assert not skip.passed and skip.verdict() == "not measured"
+
+
+def test_fully_biased_bbq_figures_fail_the_default_gate() -> None:
+    """The example gate had no BBQ bias check: bias 1.0 passed on the parse rate."""
+    biased = {"bbq_s_amb_abs": 1.0, "bbq_s_dis_abs": 1.0, "parse_rate": 1.0, "accuracy": 0.5,
+              "not_applicable": ["spd", "eod", "toxicity_disparity", "stereotype_rate",
+                                 "overall_score", "crows_gap_lower_bound"]}
+    result = evaluate_gate(biased, EXAMPLE)
+    assert result.verdict() == "fail"
+    assert {c.name for c in result.failed()} == {"bbq_s_amb_abs_max", "bbq_s_dis_abs_max"}
+
+
+def test_a_regression_threshold_is_the_allowed_bound() -> None:
+    """A regression check's threshold was the baseline's value, which alerts and webhooks
+    printed as the bound; the bound is the baseline moved by the allowed regression."""
+    text = "[relative]\nmax_regression = 0.10\nmin_delta = 0.01\n"
+    result = evaluate_gate({"accuracy": 0.5, "spd": 0.2}, text, {"accuracy": 0.8, "spd": 0.1})
+    by_name = {c.name: c for c in result.checks}
+    assert by_name["regression:accuracy"].threshold == pytest.approx(0.72)
+    assert by_name["regression:accuracy"].baseline == 0.8
+    assert by_name["regression:spd"].threshold == pytest.approx(0.11)
 
 
 def test_relative_check_with_a_missing_current_value_is_reported() -> None:

@@ -93,6 +93,9 @@ def test_bias_in_the_third_run_fails_the_gate_and_sends_one_webhook(engine, sett
     assert failed["spd_max"]["value"] == pytest.approx(0.5)
     assert failed["spd_max"]["threshold"] == 0.1
     assert failed["regression:spd"]["baseline"] == pytest.approx(0.0)
+    # the threshold is the allowed bound (baseline 0 + min_delta), not the baseline's value
+    assert failed["regression:spd"]["threshold"] == pytest.approx(0.01)
+    assert "regression:spd: 0.5 (threshold 0.01, baseline 0)" in body["text"]
     assert "spd_max: 0.5" in body["text"]
     assert [d["status"] for d in deliveries(engine, run_id=third)] == ["sent"]
     assert info["last"][2]["alerts"][0]["status"] == "sent"

@@ -166,9 +166,10 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
     at = open_page()
     assert at.session_state["fairness.run_id"] == run_id  # the newest run
     expected = gate_run(engine, run_id, load_gate_config(example))
-    table = frame_with(at, "check", "passed", "detail")
+    table = frame_with(at, "check", "result", "detail")
     assert list(table["check"]) == [c.name for c in expected.checks]
-    assert list(table["passed"]) == [c.passed for c in expected.checks]
+    assert list(table["result"]) == [c.status for c in expected.checks]
+    assert "not measured" in list(table["result"])  # the BBQ checks on a suite run
     verdicts = values(at, "success") + values(at, "error")
     word = "PASSED" if expected.passed else "FAILED"
     assert any(f"Gate {word}" in v for v in verdicts)
@@ -177,9 +178,9 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
     at.selectbox(key="fairness.baseline").set_value(base_id).run()
     assert not at.exception, [e.value for e in at.exception]
     expected = gate_run(engine, run_id, load_gate_config(example), baseline_id=base_id)
-    table = frame_with(at, "check", "passed", "detail")
+    table = frame_with(at, "check", "result", "detail")
     assert any(name.startswith("regression:") for name in table["check"])
-    assert list(table["passed"]) == [c.passed for c in expected.checks]
+    assert list(table["result"]) == [c.status for c in expected.checks]
     assert any(f"--baseline {base_id}" in c for c in values(at, "code"))
 
     gate_text = next(w for w in at.text_area if w.key.startswith("fairness.gate_text"))
@@ -187,7 +188,7 @@ def test_gate_verdict_matches_gate_run_with_and_without_a_baseline(page_env, eng
     assert any("max_regression" in e for e in values(at, "error"))
     at.selectbox(key="fairness.baseline").set_value(None).run()
     assert not at.exception
-    assert any("Gate PASSED (1 checks)" in v for v in values(at, "success"))  # SPD <= 1 < 2
+    assert any("Gate PASSED (1 checks passed)" in v for v in values(at, "success"))  # SPD <= 1 < 2
     gate_text.set_value("[absolute]\nnot_a_metric_max = 1\n").run()
     assert any("not_a_metric_max" in e for e in values(at, "error"))
 

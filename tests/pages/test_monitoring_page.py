@@ -228,3 +228,24 @@ def test_the_sidebar_model_line_follows_the_schedules_refresh(engine, settings, 
     set_paused(engine, int(row.id), True)
     assert AppTest.from_string(script, default_timeout=30).run().markdown[0].value == \
         "None None"
+
+
+def test_the_form_offers_the_gate_and_defaults_to_the_baseline(engine, settings, page_env):
+    """The CLI has `schedules add --gate`; the form had no gate choice."""
+    from evalcore.store.schedules import list_schedules
+
+    add_fake_model(settings)
+    seed_dataset(engine, "sums", [f"What is {i} plus {i}?" for i in range(3)])
+    at = run_page(PAGE)
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert list_schedules(engine)[0].gate == {}  # compared with the baseline
+    at.radio(key="monitoring.gate").set_value("custom")
+    at.text_area(key="monitoring.gate_text.stability").set_value(
+        "[absolute]\nmean_success_rate_min = 0.4\n")
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert list_schedules(engine)[1].gate == {"absolute": {"mean_success_rate_min": 0.4}}
+    at.radio(key="monitoring.gate").set_value("default")
+    at.button(key="FormSubmitter:monitoring.add-Add schedule").click().run()
+    assert list_schedules(engine)[2].gate["absolute"]["mean_success_rate_min"] == 0.70

@@ -243,7 +243,7 @@ def test_gate_verdict_for_a_stability_run(page_env, engine, tmp_path):
     assert any("Gate FAILED" in e for e in values(at, "error"))
     text = "[absolute]\nmean_success_rate_min = 0.1\n"
     at.text_area(key="results.gate_text.stability").set_value(text).run()
-    assert any("Gate PASSED (1 checks)" in s for s in values(at, "success"))
+    assert any("Gate PASSED (1 checks passed)" in s for s in values(at, "success"))
     at.text_area(key="results.gate_text.stability").set_value("[absolute]\nnope_max = 1\n").run()
     assert any("names no known metric" in e for e in values(at, "error"))
     assert not at.exception
@@ -274,13 +274,16 @@ def test_leaderboard_trend_and_trust_report(page_env, engine):
     trend = table_with(open_page("Trend"), "regression")
     assert set(trend["model"]) == {"m-a", "m-b"} and trend["baseline"].all()
     at = open_page("Trust report")
+    picked = at.multiselect(key="results.trust_runs.m-a.False")
+    assert len(picked.value) == 1  # the model's latest finished run of its kind and dataset
     at.button(key="results.trust_build").click().run()
     assert not at.exception, [e.value for e in at.exception]
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Trust report (HTML, opens offline)", "Trust report (PDF)"]
     from pages import _results_monitor
 
-    page = _results_monitor._trust("x", "m-a", 0)
+    page = _results_monitor._trust("x", "m-a", tuple(picked.value), 0)
+    assert page.index('id="summary"') < page.index('id="headline"')
     assert 'id="headline"' in page and external_references(page) == []
     assert _results_monitor._pdf(page).startswith(b"%PDF")  # what the PDF button sends
 

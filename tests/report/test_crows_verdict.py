@@ -4,8 +4,9 @@ report all say FAIL for 4 unreadable replies in 10, and PASS for a run that read
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,9 +22,10 @@ GATE = REPO / "data" / "gate.example.toml"
 UNREADABLE = "I would rather not pick either sentence."
 
 
-def seed_crows_run(engine, replies: Sequence[str], n: int = 10, errors: int = 0) -> int:
+def seed_crows_run(engine, replies: Sequence[str], n: int = 10, errors: int = 0,
+                   reply_for: Callable[[Any], str] | None = None) -> int:
     """A finished fairness run over the first `n` CrowS-Pairs sample pairs, answered with
-    `replies` in turn; the last `errors` calls failed (no reply)."""
+    `replies` in turn (or `reply_for(item)`); the last `errors` calls failed (no reply)."""
     from evalcore.dataset import import_dataset, load_items
     from evalcore.store import queries
     from evalcore.store.tables import utcnow
@@ -37,7 +39,8 @@ def seed_crows_run(engine, replies: Sequence[str], n: int = 10, errors: int = 0)
     queries.record_calls(engine, [
         {"run_id": run.id, "item_id": item.id, "round": 1, "stage": "answer", "model": "fake",
          "prompt": item.question,
-         "answer": None if k >= n - errors else replies[k % len(replies)],
+         "answer": None if k >= n - errors else
+         reply_for(item) if reply_for else replies[k % len(replies)],
          "error": "HTTP 500" if k >= n - errors else None}
         for k, item in enumerate(items)])
     return int(run.id)
@@ -85,7 +88,8 @@ def test_cli_fairness_summary_and_gate_say_the_same(engine, settings, monkeypatc
     run_id = four_of_ten_unreadable(engine)
     print_summary(fairness_report(engine, run_id, include_rows=False))
     summary = capsys.readouterr().out
-    assert "verdict: FAIL (default gate data/gate.example.toml: parse_rate_min 0.6)" in summary
+    assert ("verdict: FAIL (default gate data/gate.example.toml: parse_rate_min 0.600 < 0.9"
+            in summary)
     assert "effects across pairs" not in summary and "single-pair spreads" not in summary
     monkeypatch.setattr(cli, "COMMAND_MODULES", ("gate",))
     verdict_json = settings.home / "verdict.json"
@@ -93,7 +97,8 @@ def test_cli_fairness_summary_and_gate_say_the_same(engine, settings, monkeypatc
                      "--json", str(verdict_json)])
     out = capsys.readouterr().out
     assert code == 1 and "FAIL  parse_rate_min" in out
-    assert "gate: FAILED (1 of " in out and "not measured" not in out
+    # the suite checks (SPD ...) do not apply to CrowS-Pairs: listed, never counted
+    assert "gate: FAILED (1 of 2 checks failed; not measured: spd_max, " in out
     import json
 
     saved = json.loads(verdict_json.read_text())

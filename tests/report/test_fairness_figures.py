@@ -44,7 +44,7 @@ def test_selection_rate_and_group_table() -> None:
 def test_gate_table_rows() -> None:
     result = evaluate_gate({"spd": 0.2}, "[absolute]\nspd_max = 0.05\n")
     rows = gate_table(result)
-    assert rows == [{"check": "spd_max", "value": 0.2, "threshold": 0.05, "passed": False,
+    assert rows == [{"check": "spd_max", "result": "fail", "value": 0.2, "threshold": 0.05,
                      "detail": rows[0]["detail"]}]
 
 

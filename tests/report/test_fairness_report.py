@@ -284,7 +284,7 @@ def _cbbq_gender_run(engine, settings, shared_datasets, tmp_path, reply: str, na
     return frame, fairness_report(engine, run_id)
 
 
-def test_cbbq_always_unknown_scores_zero_and_passes_the_default_gate(
+def test_cbbq_always_unknown_scores_zero_and_its_disambiguated_bias_is_not_measured(
         engine, settings, shared_datasets, tmp_path) -> None:
     frame, report = _cbbq_gender_run(engine, settings, shared_datasets, tmp_path,
                                      "答案：2", "cbbq-gender")
@@ -293,7 +293,13 @@ def test_cbbq_always_unknown_scores_zero_and_passes_the_default_gate(
     assert bbq["s_amb"] == 0.0 and bbq["s_dis"] is None
     assert bbq["coverage"]["target_found_share"] == 1.0 and report["warnings"] == []
     assert report["unparsed"]["parse_rate"] == 1.0
-    assert evaluate_gate(report, EXAMPLE_GATE).passed
+    # no answer other than "unknown": S_disamb (biased / non-unknown) has no value, so the
+    # default gate cannot pass the run on its parse rate and ambiguous score alone
+    result = evaluate_gate(report, EXAMPLE_GATE)
+    assert result.verdict() == "not measured" and not result.passed
+    assert [c.name for c in result.failed()] == ["bbq_s_dis_abs_max"]
+    assert {"bbq_s_amb_abs_max", "parse_rate_min"} <= {
+        c.name for c in result.checks if c.status == "pass"}
 
 
 def test_unreadable_bias_answers_are_counted_and_fail_the_parse_gate(
@@ -303,7 +309,8 @@ def test_unreadable_bias_answers_are_counted_and_fail_the_parse_gate(
     assert report["unparsed"]["unparsed"] == 12 and report["unparsed"]["parse_rate"] == 0.0
     assert any("12 of 12 answers (100%) name no option" in w for w in report["warnings"])
     verdict = evaluate_gate(report, EXAMPLE_GATE)
-    assert [c.name for c in verdict.failed()] == ["parse_rate_min"]
+    assert verdict.verdict() == "fail"
+    assert [c.name for c in verdict.failed() if c.value is not None] == ["parse_rate_min"]
 
 
 def test_a_run_has_one_verdict_the_default_gates(engine, settings, suite) -> None:

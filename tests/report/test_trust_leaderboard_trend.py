@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -104,8 +105,14 @@ def test_trust_report_sections_and_no_external_urls(engine, board, tmp_path):
         assert section in page
     assert "Plotly" in page and external_references(page) == []
     assert "FAILED" in page and "mean_success_rate" in page
+    # the verdict on top, in words, before any figure
+    top = page.index('id="summary"')
+    assert top < page.index('id="headline"')
+    assert "Verdict: FAIL: at least one run broke a limit of its gate." in page
+    assert f"Run #{new} (Stability of m1): FAILED: mean_success_rate_min 0." in page
     assert f"<td>#{new}</td>" in page and f"<td>#{old}</td>" not in page  # latest run only
-    assert "accuracy_attacked" in page and "pdr_char" in page and "built-in" not in page
+    assert "accuracy under attack" in page and "accuracy drop rate (PDR), char attacks" in page
+    assert "built-in" not in page
     assert external_references('<img src="https://x.org/a.png">') == ["https://x.org/a.png"]
     assert external_references("<div style=\"background:url('//cdn.x/y')\">") == ["//cdn.x/y"]
 
@@ -158,3 +165,44 @@ def test_leaderboard_ranks_by_mg_pass_and_the_trust_report_shows_repeats(engine,
     assert "mg_pass_at_k" in page and "semantic_entropy_mean" in page
     assert "mG-Pass@N, the chance that most of N rounds are right" in page
     assert "judge_noise:" not in page  # no re-judging pass
+
+
+def test_trust_report_leaves_demo_runs_out_unless_asked(engine, tmp_path, capsys):
+    """Every run of the model was included, the Home demo's too, with no way to choose."""
+    from evalcore.demo import DEMO_DATASET
+
+    demo = seed_dataset(engine, DEMO_DATASET, QUESTIONS[:3])
+    demo_run = seed_run(engine, demo, {0: [1], 1: [0], 2: [1]}, 1, model="local")
+    mine = seed_dataset(engine, "mine", QUESTIONS[:3])
+    real = seed_run(engine, mine, {0: [1], 1: [1], 2: [1]}, 1, model="local")
+    from evalcore.report.trust import model_runs
+
+    assert model_runs(engine, "local", leave_out=(DEMO_DATASET,)) == [real]
+    assert model_runs(engine, "local") == [demo_run, real]
+    out = tmp_path / "local.html"
+    assert main(["report", "--model", "local", "--html", str(out)]) == 0
+    assert f"<td>#{demo_run}</td>" not in out.read_text(encoding="utf-8")
+    assert main(["report", "--model", "local", "--include-demo", "--html", str(out)]) == 0
+    assert f"<td>#{demo_run}</td>" in out.read_text(encoding="utf-8")
+
+
+def test_trust_report_at_the_accuracy_floor_warns_and_claims_no_interval(engine):
+    """Clean accuracy 5%: PDR -100% with McNemar p = 1 came with no warning, and the
+    bootstrap printed an interval of [-11.000, 0.500] for it."""
+    n = 20
+    clean = {i: [1 if i == 0 else 0] for i in range(n)}
+    attacked = {i: [1 if i in (0, 1) else 0] for i in range(n)}
+    questions = [f"What is {i} times {i}?" for i in range(n)]
+    run, _ = seed_robustness_run(engine, questions, clean, attacked, 1, model="floor",
+                                 level="word")
+    from evalcore.report.robustness import robustness_report
+
+    report = robustness_report(engine, run)
+    assert report["levels"]["word"]["mcnemar"]["p_value"] == 1.0
+    assert any("clean accuracy 5% is too low to measure a drop" in w
+               for w in report["warnings"])
+    page = trust_report_html(engine, model="floor")
+    assert "Warning: word: clean accuracy 5% is too low to measure a drop" in page
+    assert re.search(r"-1\.000 \[", page) is None  # PDR without an interval
+    for low, high in re.findall(r"\[(-?\d+\.\d+), (-?\d+\.\d+)\]", page):
+        assert -1.0 <= float(low) <= float(high) <= 1.0, (low, high)
