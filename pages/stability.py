@@ -423,13 +423,8 @@ def summary_cards(run_id: int, report: dict[str, Any]) -> None:
     for warning in report.get("warnings", []):
         st.warning(warning)
     cols = st.columns(6)
-    asked, planned = report["distribution"]["total_questions"], summary.get("run_questions")
-    if planned and asked < planned:  # a cancelled or failed run covers only part of its set
-        cols[0].metric("Questions", f"{asked} of {planned}",
-                       help=f"The run stopped ({report['status']}) before asking the rest: "
-                            "every figure here covers the questions asked.")
-    else:
-        cols[0].metric("Questions", asked)
+    questions, why = stability_cards.questions_card(report)  # "4 of 10" for a partial run
+    cols[0].metric("Questions", questions, help=why)
     cols[1].metric("Rounds N", report["repetition_count"])
     cols[2].metric("Mean success rate", _percent(summary["mean"]))
     cols[3].metric("Std of rates", "n/a" if summary["std"] is None else f"{summary['std']:.3f}")

@@ -58,7 +58,8 @@ EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_NOT_MEASURED = 4
 EXIT_CODES = """exit codes:
   0    ok
-  1    a gate (`gate`, any kind of run) or a model test (`models test`) failed
+  1    a gate (`gate`, any kind of run) or a model test (`models test`) failed, or a
+       gate was inconclusive with [relative] on_inconclusive = "fail" (the default)
   2    usage or settings error: a bad flag or value, models.toml, EVALCORE_HOME,
        EVALCORE_DB_URL, an unreachable or read-only database (one line on stderr;
        --debug shows the traceback)

@@ -46,4 +46,8 @@ def _gate(args: argparse.Namespace) -> int:
                        "statuses": {c.name: c.status for c in result.checks}}, fh,
                       indent=2)
     verdict = verdict_of(result)
+    if verdict == "inconclusive":  # the config says what CI does with it
+        print(f"gate: inconclusive, counted as {config.on_inconclusive} ([relative] "
+              "on_inconclusive)")
+        return EXIT_OK if config.on_inconclusive == "pass" else EXIT_GATE_FAILED
     return {"pass": EXIT_OK, "fail": EXIT_GATE_FAILED}.get(verdict, EXIT_NOT_MEASURED)

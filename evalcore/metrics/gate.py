@@ -33,6 +33,7 @@ import msgspec
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import all_kinds
 from evalcore.metrics.tolerance import TOLERANCE, at_least, at_most
+from evalcore.metrics.uncertainty import paired_variance, questions_needed
 
 METRICS: dict[str, Literal["lower", "higher"]] = {
     "spd": "lower", "eod": "lower", "toxicity_disparity": "lower", "stereotype_rate": "lower",
@@ -83,7 +84,7 @@ class GateError(EvalcoreError):
     """A gate config cannot be used (message names the key and the known metrics)."""
 
 
-Verdict = Literal["pass", "fail", "not measured"]
+Verdict = Literal["pass", "fail", "not measured", "inconclusive"]
 
 
 class Check(msgspec.Struct, kw_only=True):
@@ -100,21 +101,31 @@ class Check(msgspec.Struct, kw_only=True):
     counted: bool = True
     baseline: float | None = None
     """A relative check's baseline value."""
+    inconclusive: bool = False
+    """The paired interval holds both no change and the allowed regression."""
+    needed: int | None = None
+    """Questions a paired comparison would need to settle an inconclusive check."""
 
     @property
     def status(self) -> Verdict:
-        """"pass", "fail" (a measured value broke its bound) or "not measured"."""
+        """"pass", "fail" (a measured value broke its bound), "inconclusive" or "not
+        measured"."""
         if not self.counted or (not self.passed and self.value is None):
             return "not measured"
+        if self.inconclusive:
+            return "inconclusive"
         return "pass" if self.passed else "fail"
 
 
 def gate_verdict(checks: list[Check]) -> Verdict:
-    """"fail" when a measured value broke its bound; "not measured" when a counted check
-    had no value (failed closed) or no check was measured at all; else "pass"."""
-    failed = [c for c in checks if c.counted and not c.passed]
+    """"fail" when a measured value broke its bound; "inconclusive" when a relative check
+    could not tell; "not measured" when a counted check had no value (failed closed) or no
+    check was measured at all; else "pass"."""
+    failed = [c for c in checks if c.counted and not c.passed and not c.inconclusive]
     if any(c.value is not None for c in failed):
         return "fail"
+    if any(c.counted and c.inconclusive for c in checks):
+        return "inconclusive"
     if failed or not any(c.counted and c.passed for c in checks):
         return "not measured"
     return "pass"
@@ -141,6 +152,10 @@ class GateResult(msgspec.Struct, kw_only=True):
     def verdict(self) -> Verdict:
         return gate_verdict(self.checks)
 
+    def inconclusive(self) -> list[Check]:
+        """Relative checks whose paired interval could not tell (`Check.inconclusive`)."""
+        return [c for c in self.checks if c.counted and c.inconclusive]
+
 
 class GateConfig(msgspec.Struct, kw_only=True):
     """A checked gate config: only `load_gate_config` makes one from a file, text or dict
@@ -152,6 +167,8 @@ class GateConfig(msgspec.Struct, kw_only=True):
     max_regression: Optional[float] = None
     min_delta: float = 0.0
     missing: Literal["skip", "fail"] = "fail"
+    on_inconclusive: Literal["fail", "pass"] = "fail"
+    """What CI does with an inconclusive verdict ([relative] on_inconclusive)."""
     source: str = ""
 
 
@@ -223,12 +240,16 @@ def _gate_config(data: Mapping[str, Any], name: str) -> GateConfig:
         metric, kind = _metric_name(key, name)
         absolute[key] = (metric, kind, _number(value, f"[absolute] {key}", name))
     relative = _section(data, "relative", name)
-    extra = set(relative) - {"max_regression", "min_delta"}
+    extra = set(relative) - {"max_regression", "min_delta", "on_inconclusive"}
     if extra:
         raise GateError(f"{name}: unknown [relative] key(s) {sorted(extra)}; use "
-                        "max_regression and min_delta")
+                        "max_regression, min_delta and on_inconclusive")
+    on_inconclusive = relative.get("on_inconclusive", "fail")
+    if on_inconclusive not in ("fail", "pass"):
+        raise GateError(f"{name}: [relative] on_inconclusive must be \"fail\" or \"pass\"")
     share = relative.get("max_regression")
     return GateConfig(absolute=absolute, missing=missing, source=name,
+                      on_inconclusive=on_inconclusive,
                       max_regression=None if share is None else _not_negative(
                           share, "[relative] max_regression", name),
                       min_delta=_not_negative(relative.get("min_delta", 0.0),
@@ -270,8 +291,12 @@ def metrics_of(report_or_metrics: Mapping[str, Any]) -> dict[str, Optional[float
 
 def evaluate_gate(report_or_metrics: Mapping[str, Any],
                   config: Union[GateConfig, str, Path, Mapping[str, Any]],
-                  baseline: Optional[Mapping[str, Any]] = None) -> GateResult:
-    """Check a run against the absolute thresholds and, given a baseline, the regressions."""
+                  baseline: Optional[Mapping[str, Any]] = None, *,
+                  paired: Optional[Mapping[str, Mapping[str, Any]]] = None) -> GateResult:
+    """Check a run against the absolute thresholds and, given a baseline, the regressions.
+    `paired`: {metric: the run minus its baseline on their shared questions
+    (`metrics.uncertainty.paired_difference`)} for the metrics that are a mean of
+    per-question rates; their regression checks can be inconclusive."""
     cfg = config if isinstance(config, GateConfig) else load_gate_config(config)
     metrics = metrics_of(report_or_metrics)
     flat = report_or_metrics.get("gate_metrics", report_or_metrics)
@@ -317,10 +342,36 @@ def evaluate_gate(report_or_metrics: Mapping[str, Any],
                 continue
             worse = (now - then) if better == "lower" else (then - now)
             ok = worse <= allowed + TOLERANCE
-            checks.append(Check(
+            check = Check(
                 name=f"regression:{metric}", value=now, threshold=bound, baseline=then,
                 passed=ok,
                 detail=(f"{metric} {now:.4g} vs baseline {then:.4g}: "
                         + (f"worse by {worse:.4g} > allowed {allowed:.4g}" if not ok
-                           else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})"))))
-    return GateResult(passed=gate_verdict(checks) == "pass", checks=checks)
+                           else f"within {cfg.max_regression:.0%} (allowed {allowed:.4g})")))
+            if paired and paired.get(metric):
+                _judge_paired(check, paired[metric], allowed, better)
+            checks.append(check)
+    verdict = gate_verdict(checks)
+    return GateResult(passed=verdict == "pass" or (
+        verdict == "inconclusive" and cfg.on_inconclusive == "pass"), checks=checks)
+
+
+def _judge_paired(check: Check, paired: Mapping[str, Any], allowed: float,
+                  better: Literal["lower", "higher"]) -> None:
+    """Mark `check` inconclusive when the paired 95% interval of (run - baseline) holds
+    both no change and the allowed regression, with the questions a paired comparison
+    of that size would need (80% power)."""
+    ci = paired.get("diff_ci")
+    if ci is None or allowed <= 0:
+        return
+    limit = -allowed if better == "higher" else allowed  # the regression in (run - baseline)
+    low, high = min(ci), max(ci)
+    if not (low <= 0 <= high and low <= limit <= high):
+        return
+    rounds = max(paired.get("rounds_a") or 1, paired.get("rounds_b") or 1)
+    check.inconclusive = True
+    check.needed = questions_needed(paired_variance(paired, rounds), allowed)
+    check.detail += (f"; INCONCLUSIVE: on {paired['n']} shared questions the 95% interval "
+                     f"of the change, {low * 100:+.1f} to {high * 100:+.1f} points, holds both "
+                     f"no change and the allowed regression ({limit * 100:+.1f}); about "
+                     f"{check.needed:,} questions would tell")

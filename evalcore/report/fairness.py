@@ -22,7 +22,6 @@ from evalcore.metrics.bbq import (answer_roles, bias_scores, BiasItem, is_ambigu
                                   option_index, unknown_phrasings)
 from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
-from evalcore.perturb.counterfactual import SUITE_FORMAT
 from evalcore.report.crows import GATE_KEYS as CROWS_GATE_KEYS, crows_for, crows_gate_metrics
 from evalcore.report.fairness_orders import order_figures
 from evalcore.report.overview import is_suite

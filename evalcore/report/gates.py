@@ -25,6 +25,8 @@ from evalcore.metrics.gate import (
     known_metrics,
     load_gate_config,
 )
+from evalcore.metrics.uncertainty import paired_difference
+from evalcore.report.run_figures import load_outcomes, run_figures
 from evalcore.resources import PROJECT_ROOT
 from evalcore.store import queries
 
@@ -34,7 +36,8 @@ def default_gates() -> dict[str, str]:
     return {name: kind.default_gate for name, kind in all_kinds().items() if kind.default_gate}
 
 
-VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED"}
+VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED",
+                 "inconclusive": "INCONCLUSIVE"}
 """How the gate block, the CLI's `gate` and the trust report write a verdict."""
 
 
@@ -63,7 +66,18 @@ def verdict_line(result: GateResult) -> str:
                 f"{aside})")
     if verdict == "pass":
         return f"PASSED ({len(counted)} checks passed{aside})"
+    if verdict == "inconclusive":
+        return ("INCONCLUSIVE (the run is too small to tell whether it regressed: "
+                + "; ".join(inconclusive_words(c) for c in result.inconclusive())
+                + f"{aside})")
     return f"FAILED ({len(failed)} of {len(counted)} checks failed{aside})"
+
+
+def inconclusive_words(check: Check) -> str:
+    """An inconclusive check for a reader: what it could not tell and what would."""
+    return (f"{check.name.removeprefix('regression:')} moved from {check.baseline:.3f} to "
+            f"{check.value:.3f}, within the noise of this size; about {check.needed:,} "
+            "questions would tell")
 
 
 def gate_reason(result: GateResult) -> str:
@@ -73,7 +87,11 @@ def gate_reason(result: GateResult) -> str:
     if verdict == "pass":
         return ""
     if verdict == "fail":
-        return failed_text([msgspec.to_builtins(c) for c in result.failed()])
+        return failed_text([msgspec.to_builtins(c) for c in result.failed()
+                            if not c.inconclusive])
+    if verdict == "inconclusive":
+        return "inconclusive: " + "; ".join(inconclusive_words(c)
+                                            for c in result.inconclusive())
     missing = [c for c in result.failed() if c.value is None]
     if missing:
         return "; ".join(c.detail for c in missing)
@@ -152,9 +170,15 @@ def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[
     kind = find_kind(run.kind)
     if kind is not None and kind.gate_metrics is not None:
         return run, kind.gate_metrics(engine, run_id, **fairness_options)
-    from evalcore.report.run_figures import run_figures
-
     return run, run_figures(engine, run_id)["metrics"]
+
+
+def paired_rates(engine: Engine, baseline_id: int, run_id: int) -> dict[str, Any]:
+    """{metric: run minus baseline on their shared questions} for the gate metrics that
+    are the mean of per-question success rates (each under its run's failure policy)."""
+    base, now = load_outcomes(engine, baseline_id), load_outcomes(engine, run_id)
+    paired = paired_difference(base.all_counts(), now.all_counts())
+    return {"mean_success_rate": paired}
 
 
 def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
@@ -166,7 +190,9 @@ def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
     if base_run is not None and base_run.kind != run.kind:
         raise GateError(f"run {run.id} is a {run.kind} run but baseline {base_run.id} is a "
                         f"{base_run.kind} run; pick a {run.kind} baseline")
-    result = evaluate_gate(metrics, config, baseline)
+    paired = (paired_rates(engine, baseline_id, run_id)
+              if baseline_id is not None and run.kind == "stability" else None)
+    result = evaluate_gate(metrics, config, baseline, paired=paired)
     directions = known_metrics()
     for check in result.checks:  # say which way each regression check counts
         metric = check.name.removeprefix("regression:")

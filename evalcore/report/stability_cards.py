@@ -38,3 +38,15 @@ def class_cards(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 def grouped(report: Mapping[str, Any]) -> bool:
     """Whether the page should show class cards instead of one card per bin."""
     return int(report["repetition_count"]) > MAX_BIN_CARDS
+
+
+def questions_card(report: Mapping[str, Any]) -> tuple[str, str | None]:
+    """(value, help) of the Questions card: "4 of 10" when the run stopped (cancelled,
+    failed) before asking every question, so a partial report does not look complete."""
+    asked = report["distribution"]["total_questions"]
+    planned = report["summary"].get("run_questions")
+    if planned and asked < planned:
+        return (f"{asked} of {planned}", f"The run stopped ({report['status']}) before asking "
+                "the rest: every figure here covers the questions asked.")
+    return str(asked), None
+

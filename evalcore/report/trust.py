@@ -104,6 +104,8 @@ VERDICT_PLAIN = {
     "fail": "FAIL: at least one run broke a limit of its gate.",
     "not measured": "NOT MEASURED: no gate could judge these runs (or one lacked a figure "
                     "it needs); this is not a pass.",
+    "inconclusive": "INCONCLUSIVE: a run is too small to tell whether it regressed from "
+                    "its baseline; more questions would tell.",
 }
 
 
@@ -113,6 +115,7 @@ def summary(gates: Sequence[Mapping[str, Any]], warnings: Sequence[str]) -> dict
     what the figures say."""
     verdicts = [g["verdict"] for g in gates]
     overall = ("fail" if "fail" in verdicts else
+               "inconclusive" if "inconclusive" in verdicts else
                "pass" if verdicts and all(v == "pass" for v in verdicts) else "not measured")
     return {"verdict": overall, "word": VERDICT_WORDS[overall], "text": VERDICT_PLAIN[overall],
             "runs": [f"Run #{g['run_id']} ({g['title']}): {g['word']}"
