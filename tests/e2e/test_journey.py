@@ -186,7 +186,7 @@ def _journey(page, journey: dict) -> None:
     _open_expander(page, "Start a new run")  # closed: the demo run is on the page
     _pick_prefix(page, "Dataset", "maths (")
     _pick(page, "Model", "mock")
-    page.get_by_role("button", name="Start run").click()
+    _start_run(page)
     page.get_by_text("Run #2 started").wait_for()  # not the demo's report
     risk = main.get_by_text(re.compile(rf"^{QUESTIONS} questions with a rate: "))
     risk.wait_for()
@@ -219,7 +219,7 @@ def _journey(page, journey: dict) -> None:
     page.get_by_text(re.compile(r"Saved suite '.+': \d+ prompts")).wait_for()
     _open_expander(page, "Start a new run")
     _pick(page, "Model", "mock")
-    page.get_by_role("button", name="Start run").click()
+    _start_run(page)
     card = main.get_by_text("Verdict of the default gate").locator("..")
     card.wait_for()
     verdict_text = card.inner_text()
@@ -237,7 +237,7 @@ def _journey(page, journey: dict) -> None:
     # time) 100 calls take 50 s, longer than opening Results to cancel them on a loaded
     # machine; after the cancel the answers come faster, so the resumed run ends soon
     journey["good"].reconfigure(latency=2.0)
-    page.get_by_role("button", name="Start run").click()
+    _start_run(page)
     # run 4 by number: the notice of run 2 may still be on the page, in this session
     page.get_by_text("Run #4 started").wait_for()
     sidebar_to(page, "results", "Results")
@@ -309,7 +309,7 @@ def _stereotyped_bbq(page, journey: dict) -> None:
         page.get_by_text(f"Imported 'bbq-age': {BBQ_ITEMS} items").wait_for()
         _open_expander(page, "Start a new run")
         _pick_model(page, "stereo")
-        page.get_by_role("button", name="Start run").click()
+        _start_run(page)
         # this run's card: a measured BBQ score (the suite run's lists it as not applying)
         card = main.get_by_text("Verdict of the default gate").locator("..").filter(
             has_text=re.compile(r"bbq_s_amb_abs_max \d"))
@@ -391,7 +391,7 @@ def _plain_question_target_csv(page, journey: dict, run_id: int) -> None:
 
     sidebar_to(page, "stability", "Stability")
     _stability_form(page, "plain (", PLAIN_ROUNDS)
-    page.get_by_role("button", name="Start run").click()
+    _start_run(page)
     page.get_by_text(f"Run #{run_id} started").wait_for()
     main.get_by_text(f"{PLAIN_QUESTIONS} questions with a rate: 0 high risk, 0 borderline, "
                      f"{PLAIN_QUESTIONS} trusted (of which {PLAIN_QUESTIONS} perfect)"
@@ -442,3 +442,12 @@ def _csv_ok(text: str) -> None:
 
 def _json_ok(text: str) -> None:
     assert json.loads(text), text[:200]
+
+
+def _start_run(page) -> None:
+    """Click the start form's button once the page's script run has ended: during a rerun
+    that moved the form's elements (a caption that comes and goes with the dataset), the
+    old button is still drawn, stale, beside the new one."""
+    _idle(page)
+    page.get_by_role("button", name="Start run", exact=True).click()
+
