@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from evalcore.errors import EvalcoreError
 from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import now_expr
-from evalcore.store.schema import ATTACK_ITEM, CALL
+from evalcore.store.schema import ATTACK_ITEM, ATTACK_SET, CALL
 from evalcore.store.schema import REVIEW_ADJUDICATION as ADJ
 from evalcore.store.schema import REVIEW_DECISION as DEC
 from evalcore.store.schema import REVIEW_QUEUE as QUEUE
@@ -92,8 +92,6 @@ def _attack_items(conn: Connection, attack_set_id: int, items: str) -> list[int]
                         .order_by(ATTACK_ITEM.c.source_item_id)).all()
     if not rows and conn.execute(select(func.count()).select_from(ATTACK_ITEM).where(
             ATTACK_ITEM.c.attack_set_id == attack_set_id)).scalar_one() == 0:
-        from evalcore.store.schema import ATTACK_SET
-
         if conn.execute(select(ATTACK_SET.c.id).where(ATTACK_SET.c.id == attack_set_id)
                         ).first() is None:
             raise ReviewQueueError(f"attack set {attack_set_id} not found; list them with "
