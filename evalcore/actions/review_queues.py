@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 
-def create_review_queue(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
+def create_review_queue(actor: Actor, engine: Engine, **kwargs: Any) -> int:
     """`store.review_queues.create_queue`, for reviewers and admins."""
     _check(engine, actor, "review", "create_review_queue")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
@@ -29,7 +29,7 @@ def create_review_queue(actor: Actor, engine: "Engine", **kwargs: Any) -> int:
     return queue_id
 
 
-def review_next(actor: Actor, engine: "Engine", queue_id: int) -> dict[str, Any] | None:
+def review_next(actor: Actor, engine: Engine, queue_id: int) -> dict[str, Any] | None:
     """The card of the item the actor holds, else of the next one now reserved for them;
     None when nothing is left for them."""
     _check(engine, actor, "review", "review_next", queue_id)
@@ -42,7 +42,7 @@ def review_next(actor: Actor, engine: "Engine", queue_id: int) -> dict[str, Any]
         return card(conn, queue_id, item_id)
 
 
-def review_submit(actor: Actor, engine: "Engine", queue_id: int, item_id: int, verdict: str,
+def review_submit(actor: Actor, engine: Engine, queue_id: int, item_id: int, verdict: str,
                   **edit: Any) -> None:
     """`store.review_queues.submit` as the actor (`question`, `options`: an edit)."""
     _check(engine, actor, "review", "review_submit", item_id)
@@ -52,7 +52,7 @@ def review_submit(actor: Actor, engine: "Engine", queue_id: int, item_id: int, v
                 queue=queue_id, edited=bool(edit.get("question") or edit.get("options")) or None)
 
 
-def review_skip(actor: Actor, engine: "Engine", queue_id: int, item_id: int) -> None:
+def review_skip(actor: Actor, engine: Engine, queue_id: int, item_id: int) -> None:
     """Pass an item on to the others."""
     _check(engine, actor, "review", "review_skip", item_id)
     with transaction(engine) as conn:
@@ -60,7 +60,7 @@ def review_skip(actor: Actor, engine: "Engine", queue_id: int, item_id: int) -> 
         _record(conn, actor, "review_queue.skip", "review_queue_item", item_id, queue=queue_id)
 
 
-def review_undo(actor: Actor, engine: "Engine", queue_id: int) -> int | None:
+def review_undo(actor: Actor, engine: Engine, queue_id: int) -> int | None:
     """Take back the actor's latest decision in the queue; the item it was on."""
     _check(engine, actor, "review", "review_undo", queue_id)
     with transaction(engine) as conn:
@@ -71,7 +71,7 @@ def review_undo(actor: Actor, engine: "Engine", queue_id: int) -> int | None:
     return item_id
 
 
-def review_adjudicate(actor: Actor, engine: "Engine", queue_id: int, item_id: int,
+def review_adjudicate(actor: Actor, engine: Engine, queue_id: int, item_id: int,
                       verdict: str, note: str = "") -> None:
     """The final verdict on an item, for reviewers and admins."""
     _check(engine, actor, "review", "review_adjudicate", item_id)
@@ -81,7 +81,7 @@ def review_adjudicate(actor: Actor, engine: "Engine", queue_id: int, item_id: in
                 queue=queue_id, verdict=verdict)
 
 
-def review_stats(actor: Actor, engine: "Engine", queue_id: int) -> dict[str, Any]:
+def review_stats(actor: Actor, engine: Engine, queue_id: int) -> dict[str, Any]:
     """`report.review_stats.queue_stats`, for every role ("mine" is the actor's)."""
     _check(engine, actor, "read", "review_stats", queue_id)
     return queue_stats(engine, queue_id, reviewer=actor.attribution())
