@@ -114,6 +114,8 @@ def test_undo_takes_back_the_latest_decision_and_holds_the_item_again(store) -> 
     queue = rq.create_queue(store, attack_set_id=set_id)
     first = rq.next_item(store, queue, "ann")
     rq.submit(store, queue, first, "ann", "reject", question="edited", options={1: "nope"})
+    [kept] = rq.decisions(store, queue)
+    assert (kept.question, kept.options) == ("edited", {"1": "nope"})
     assert rq.next_item(store, queue, "ann") != first
     assert rq.undo(store, queue, "ann") == first
     assert rq.decisions(store, queue) == []
