@@ -34,11 +34,12 @@ def review_next(actor: Actor, engine: Engine, queue_id: int) -> dict[str, Any] |
     None when nothing is left for them."""
     _check(engine, actor, "review", "review_next", queue_id)
     with transaction(engine) as conn:
-        item_id = rq.next_item(conn, queue_id, actor.attribution())
+        item_id, new = rq.claim(conn, queue_id, actor.attribution())
         if item_id is None:
             return None
-        _record(conn, actor, "review_queue.reserve", "review_queue_item", item_id,
-                queue=queue_id)
+        if new:
+            _record(conn, actor, "review_queue.reserve", "review_queue_item", item_id,
+                    queue=queue_id)
         return card(conn, queue_id, item_id)
 
 

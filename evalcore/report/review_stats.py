@@ -53,6 +53,8 @@ def queue_stats(bind: Bind, queue_id: int, *, reviewer: str | None = None) -> di
         "reviews": len(decisions),
         "by_reviewer": dict(sorted(Counter(d.reviewer for d in decisions).items())),
         "mine": sum(1 for d in decisions if d.reviewer == reviewer) if reviewer else None,
+        "my_last": next(({"item_id": int(d.queue_item_id), "verdict": d.verdict}
+                         for d in reversed(decisions) if d.reviewer == reviewer), None),
         "per_hour": _per_hour([d.at for d in decisions]),
         "agreement": agreement(verdicts),
         "disagreements": disagreements,

@@ -90,12 +90,10 @@ def _attack_items(conn: Connection, attack_set_id: int, items: str) -> list[int]
     rows = conn.execute(select(ATTACK_ITEM.c.id, ATTACK_ITEM.c.flags)
                         .where(ATTACK_ITEM.c.attack_set_id == attack_set_id)
                         .order_by(ATTACK_ITEM.c.source_item_id)).all()
-    if not rows and conn.execute(select(func.count()).select_from(ATTACK_ITEM).where(
-            ATTACK_ITEM.c.attack_set_id == attack_set_id)).scalar_one() == 0:
-        if conn.execute(select(ATTACK_SET.c.id).where(ATTACK_SET.c.id == attack_set_id)
-                        ).first() is None:
-            raise ReviewQueueError(f"attack set {attack_set_id} not found; list them with "
-                                   "`python -m evalcore attacks list`")
+    if not rows and conn.execute(select(ATTACK_SET.c.id).where(
+            ATTACK_SET.c.id == attack_set_id)).first() is None:
+        raise ReviewQueueError(f"attack set {attack_set_id} not found; list them with "
+                               "`python -m evalcore attacks list`")
     keep = {"all": lambda f: True, "flagged": bool, "unflagged": lambda f: not f}[items]
     return [int(i) for i, flags in rows if keep(flags or [])]
 
@@ -172,6 +170,12 @@ def _free(now: Any) -> Any:
 def next_item(bind: Bind, queue_id: int, reviewer: str) -> int | None:
     """The item `reviewer` holds in the queue, else the first one free for them, reserved
     for them now; None when nothing is left for this reviewer."""
+    return claim(bind, queue_id, reviewer)[0]
+
+
+def claim(bind: Bind, queue_id: int, reviewer: str) -> tuple[int | None, bool]:
+    """`next_item`, and whether the hold is new (a page asks again at every redraw: only
+    a new hold is worth an audit event)."""
     if not reviewer:
         raise ReviewQueueError("a reviewer needs a name (EVALCORE_USER or the sign-in)")
     with transaction(bind) as conn:
@@ -181,16 +185,16 @@ def next_item(bind: Bind, queue_id: int, reviewer: str) -> int | None:
             QI.c.queue_id == queue_id, QI.c.holder == reviewer, QI.c.held_until > now,
             ~_touched_by(reviewer)).order_by(QI.c.position).limit(1)).scalar_one_or_none()
         if held is not None:
-            return int(held)
+            return int(held), False
         picked = conn.execute(
             select(QI.c.id).where(QI.c.queue_id == queue_id, _free(now),
                                   _decided() < QI.c.needed, ~_touched_by(reviewer))
             .order_by(QI.c.position).limit(1).with_for_update(skip_locked=True, of=QI)
         ).scalar_one_or_none()
         if picked is None:
-            return None
+            return None, False
         _hold(conn, int(picked), reviewer, float(queue.reserve_s))
-    return int(picked)
+    return int(picked), True
 
 
 def _hold(conn: Connection, item_id: int, reviewer: str, reserve_s: float) -> None:

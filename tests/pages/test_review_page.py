@@ -1,0 +1,62 @@
+"""The Review page (AppTest): the card of the item this reviewer holds, with the queue's
+guidelines; each decision a button with its key, acting through evalcore (stored,
+audited); a reload resumes at the first undecided item; a viewer reads but cannot decide."""
+from __future__ import annotations
+
+from tests.conftest import REPO_ROOT
+from tests.fakes.review_sets import seed_attack_set
+from tests.pages.helpers import run_page, texts
+
+PAGE = str(REPO_ROOT / "pages" / "review.py")
+
+
+def _queue(engine, n: int = 4, **kwargs) -> int:  # type: ignore[no-untyped-def]
+    from evalcore.store import review_queues as rq
+
+    set_id, _ = seed_attack_set(engine, n)
+    return rq.create_queue(engine, attack_set_id=set_id, guidelines="Keep the sense.", **kwargs)
+
+
+def _button(at, name: str):  # type: ignore[no-untyped-def]
+    return at.button(key=f"review.{name}")
+
+
+def test_keys_decide_skip_undo_and_a_reload_resumes(engine, page_env, monkeypatch) -> None:
+    from evalcore.store import review_queues as rq
+
+    monkeypatch.setenv("EVALCORE_USER", "ann")
+    queue = _queue(engine)
+    at = run_page(PAGE)
+    shown = texts(at)
+    assert "Keep the sense." in shown and "question 0 attacked" in shown
+    assert [_button(at, k).proto.shortcut.upper() for k in ("approve", "reject", "skip", "undo")] == [
+        "A", "X", "S", "U"]
+    _button(at, "approve").click().run()
+    assert not at.exception
+    assert [(d.reviewer, d.verdict) for d in rq.decisions(engine, queue)] == [("ann", "approve")]
+    assert "question 1 attacked" in texts(at)
+    _button(at, "skip").click().run()
+    assert "question 2 attacked" in texts(at)
+    reloaded = run_page(PAGE)  # a new session: resumes at the held, first undecided item
+    assert "question 2 attacked" in texts(reloaded)
+    _button(reloaded, "reject").click().run()
+    _button(reloaded, "undo").click().run()
+    assert "question 2 attacked" in texts(reloaded)  # undone: held again, undecided
+    assert [d.verdict for d in rq.decisions(engine, queue)] == ["approve"]
+    _button(reloaded, "previous").click().run()
+    assert any("Your latest decision" in t for t in texts(reloaded))
+
+
+def test_a_viewer_sees_the_figures_but_no_card(engine, page_env, monkeypatch) -> None:
+    from evalcore.store import review_queues as rq
+    from tests.auth.conftest import team_actor
+
+    queue = _queue(engine, 2, double_share=1.0)
+    for who, verdict in (("ann", "approve"), ("bob", "reject")):
+        for _ in range(2):
+            rq.submit(engine, queue, rq.next_item(engine, queue, who), who, verdict)
+    monkeypatch.setattr("pages._shared.actor", lambda: team_actor("viewer"))
+    at = run_page(PAGE)
+    assert _button(at, "approve").disabled
+    assert "question 0 attacked" not in texts(at)
+    assert any("2 disagreement(s) to adjudicate" in t for t in texts(at))
