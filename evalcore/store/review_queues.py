@@ -202,6 +202,12 @@ def _hold(conn: Connection, item_id: int, reviewer: str, reserve_s: float) -> No
         holder=reviewer, held_until=now_expr(conn) + timedelta(seconds=reserve_s)))
 
 
+def _check_verdict(queue: Any, verdict: str) -> None:
+    if verdict not in VERDICTS[queue.kind]:
+        raise ReviewQueueError(f"a verdict on queue {queue.id} is one of "
+                               f"{', '.join(VERDICTS[queue.kind])}, not {verdict!r}")
+
+
 def _locked_item(conn: Connection, queue_id: int, item_id: int) -> Any:
     row = conn.execute(select(QI).where(QI.c.id == item_id, QI.c.queue_id == queue_id)
                        .with_for_update()).first()
@@ -224,9 +230,7 @@ def submit(bind: Bind, queue_id: int, item_id: int, reviewer: str, verdict: str,
     reviews; an item whose hold lapsed can still be decided by the one who held it."""
     with transaction(bind) as conn:
         queue = _queue(conn, queue_id)
-        if verdict not in VERDICTS[queue.kind]:
-            raise ReviewQueueError(f"a verdict on queue {queue_id} is one of "
-                                   f"{', '.join(VERDICTS[queue.kind])}, not {verdict!r}")
+        _check_verdict(queue, verdict)
         if queue.kind != "attack" and (question or options):
             raise ReviewQueueError("answers are judged right or wrong; only attacked "
                                    "questions can be edited")
@@ -309,9 +313,7 @@ def adjudicate(bind: Bind, queue_id: int, item_id: int, adjudicator: str, verdic
     again replaces the earlier adjudication."""
     with transaction(bind) as conn:
         queue = _queue(conn, queue_id)
-        if verdict not in VERDICTS[queue.kind]:
-            raise ReviewQueueError(f"a verdict on queue {queue_id} is one of "
-                                   f"{', '.join(VERDICTS[queue.kind])}, not {verdict!r}")
+        _check_verdict(queue, verdict)
         _locked_item(conn, queue_id, item_id)
         conn.execute(ADJ.delete().where(ADJ.c.queue_item_id == item_id))
         conn.execute(ADJ.insert().values(queue_id=queue_id, queue_item_id=item_id,
