@@ -35,15 +35,20 @@ def final_verdicts(items: list[Any], verdicts: dict[int, dict[str, str]],
     return out
 
 
+def _verdicts(decisions: list[Any]) -> dict[int, dict[str, str]]:
+    verdicts: dict[int, dict[str, str]] = defaultdict(dict)
+    for d in decisions:
+        verdicts[int(d.queue_item_id)][d.reviewer] = d.verdict
+    return verdicts
+
+
 def queue_stats(bind: Bind, queue_id: int, *, reviewer: str | None = None) -> dict[str, Any]:
     """Everything `review stats` prints and the page draws (`reviewer`: whose "mine")."""
     queue = rq.get_queue(bind, queue_id)
     items = rq.queue_items(bind, queue_id)
     decisions = rq.decisions(bind, queue_id)
     adjudicated = rq.adjudications(bind, queue_id)
-    verdicts: dict[int, dict[str, str]] = defaultdict(dict)
-    for d in decisions:
-        verdicts[int(d.queue_item_id)][d.reviewer] = d.verdict
+    verdicts = _verdicts(decisions)
     final = final_verdicts(items, verdicts, adjudicated)
     disagreements = [{"item_id": i, "verdicts": dict(sorted(v.items())),
                       "adjudication": adjudicated[i].verdict if i in adjudicated else None}
@@ -65,6 +70,21 @@ def queue_stats(bind: Bind, queue_id: int, *, reviewer: str | None = None) -> di
     else:
         out["judge"] = _judge(bind, items, final)
     return out
+
+
+def set_precision(bind: Bind, attack_set_id: int) -> dict[str, Any]:
+    """The generator's precision over every queue of an attack set: each attacked item
+    counted once, with its final verdict from the newest queue that has one."""
+    by_attack_item: dict[int, tuple[Any, str]] = {}
+    for queue in reversed(rq.list_queues(bind, attack_set_id=attack_set_id)):  # oldest first
+        items = rq.queue_items(bind, int(queue.id))
+        final = final_verdicts(items, _verdicts(rq.decisions(bind, int(queue.id))),
+                               rq.adjudications(bind, int(queue.id)))
+        for item in items:
+            if int(item.id) in final:
+                by_attack_item[int(item.attack_item_id)] = (item, final[int(item.id)])
+    chosen = [item for item, _ in by_attack_item.values()]
+    return _precision(bind, chosen, {int(i.id): v for i, v in by_attack_item.values()})
 
 
 def _per_hour(times: list[datetime]) -> float | None:

@@ -60,3 +60,16 @@ def test_a_viewer_sees_the_figures_but_no_card(engine, page_env, monkeypatch) ->
     assert _button(at, "approve").disabled
     assert "question 0 attacked" not in texts(at)
     assert any("2 disagreement(s) to adjudicate" in t for t in texts(at))
+
+
+def test_the_attacks_page_shows_what_the_queues_found(engine, page_env) -> None:
+    from evalcore.store import review_queues as rq
+
+    set_id, _ = seed_attack_set(engine, 3)
+    queue = rq.create_queue(engine, attack_set_id=set_id)
+    for verdict in ("reject", "approve", "approve"):
+        rq.submit(engine, queue, rq.next_item(engine, queue, "ann"), "ann", verdict)
+    at = run_page(str(REPO_ROOT / "pages" / "attacks.py"), {"attacks.set": set_id})
+    [table] = [d.value for d in at.dataframe if "by" in d.value.columns]
+    assert table[table["by"] == "source"][["group", "kept", "reviewed"]].values.tolist() == [
+        ["not recorded", 2, 3]]

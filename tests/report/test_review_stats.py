@@ -113,3 +113,19 @@ def test_a_judged_answers_queue_gives_the_planted_judges_accuracy(engine) -> Non
         "judge_correct_people_incorrect": len(judged_correct & planted_wrong),
         "judge_incorrect_people_correct": len(planted_wrong - judged_correct),
         "judge_incorrect_people_incorrect": 10 - len(planted_wrong - judged_correct)}
+
+
+def test_a_sets_precision_counts_each_item_once_from_its_newest_queue(engine) -> None:
+    from evalcore.report.review_stats import set_precision
+
+    set_id, _ = seed_attack_set(engine, 4, details=[{"replacements": [
+        {"before": "a", "after": "b", "sense": "table"}]}] * 4)
+    old = rq.create_queue(engine, attack_set_id=set_id)
+    _review_all(engine, old, "ann", lambda p: "reject")  # all 4 rejected first
+    new = rq.create_queue(engine, attack_set_id=set_id, sample=2, seed=1)
+    _review_all(engine, new, "bob", lambda p: "approve")  # 2 of them approved later
+    found = set_precision(engine, set_id)
+    assert (found["overall"]["kept"], found["overall"]["n"]) == (2, 4)
+    assert (found["source"]["reviewed table"]["kept"], found["source"]["reviewed table"]["n"]) \
+        == (2, 4)
+
