@@ -73,3 +73,43 @@ def test_the_attacks_page_shows_what_the_queues_found(engine, page_env) -> None:
     [table] = [d.value for d in at.dataframe if "by" in d.value.columns]
     assert table[table["by"] == "source"][["group", "kept", "reviewed"]].values.tolist() == [
         ["not recorded", 2, 3]]
+
+
+def test_edit_key_opens_the_edit_and_saves_it_with_the_verdict(engine, page_env,
+                                                                monkeypatch) -> None:
+    from evalcore.store import review_queues as rq
+
+    monkeypatch.setenv("EVALCORE_USER", "ann")
+    queue = _queue(engine, 2)
+    at = run_page(PAGE)
+    _button(at, "edit").click().run()
+    [question] = [t for t in at.text_area if t.label == "Attacked question"]
+    question.set_value("question 0, said better")
+    [option] = [t for t in at.text_input if t.label == "Option 1"]
+    option.set_value("nope")
+    [verdict] = [r for r in at.radio if r.label == "Verdict"]
+    verdict.set_value("reject")
+    [save] = [b for b in at.button if b.label == "Save the edit"]
+    save.click().run()
+    assert not at.exception
+    [decision] = rq.decisions(engine, queue)
+    assert (decision.verdict, decision.question, decision.options) == (
+        "reject", "question 0, said better", {"1": "nope"})
+    assert "question 1 attacked" in texts(at)
+
+
+def test_an_answers_card_shows_the_judges_verdict_and_right_wrong_keys(engine, page_env,
+                                                                        monkeypatch) -> None:
+    from evalcore.store import review_queues as rq
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    monkeypatch.setenv("EVALCORE_USER", "ann")
+    dataset = seed_dataset(engine, "sums", ["What is 1 + 1?"])
+    queue = rq.create_queue(engine, run_id=seed_run(engine, dataset, {0: [0]}, 1),
+                            guidelines="Is the verdict right?")
+    at = run_page(PAGE)
+    shown = " ".join(texts(at))
+    assert "What is 1 + 1?" in shown and "incorrect" in shown
+    assert _button(at, "wrong").proto.shortcut.upper() == "X"
+    _button(at, "wrong").click().run()
+    assert [d.verdict for d in rq.decisions(engine, queue)] == ["wrong"]
