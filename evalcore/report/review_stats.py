@@ -14,6 +14,7 @@ from typing import Any
 
 from evalcore.metrics.review import agreement, judge_accuracy, precision_by
 from evalcore.perturb.sources import swap_sources
+from evalcore.store import queries
 from evalcore.store import review_queues as rq
 from evalcore.store.db import Bind
 from evalcore.store.review_cards import attack_groups, judge_verdicts
@@ -85,6 +86,28 @@ def set_precision(bind: Bind, attack_set_id: int) -> dict[str, Any]:
                 by_attack_item[int(item.attack_item_id)] = (item, final[int(item.id)])
     chosen = [item for item, _ in by_attack_item.values()]
     return _precision(bind, chosen, {int(i.id): v for i, v in by_attack_item.values()})
+
+
+def run_reviews(bind: Bind, run_ids: list[int]) -> list[dict[str, Any]]:
+    """What people's reviews say about the given runs, for the trust report: for a run
+    over attack sets, how often each set's attacks kept the meaning; for a run with an
+    answers queue, how often its judge was right. Only figures with a decided item."""
+    rows: list[dict[str, Any]] = []
+    for run_id in run_ids:
+        config = queries.get_run(bind, run_id).config or {}
+        sets = ((config.get("spec") or {}).get("extra") or {}).get("attack_set_ids") or []
+        for set_id in sets:
+            found = set_precision(bind, int(set_id)).get("overall")
+            if found:
+                rows.append({"run_id": run_id, "what": f"attack set {set_id}: attacked "
+                             "questions kept in meaning", **found})
+        for queue in rq.list_queues(bind, run_id=run_id):
+            judge = queue_stats(bind, int(queue.id))["judge"]
+            if judge:
+                rows.append({"run_id": run_id, "what": f"judge right (review queue "
+                             f"{queue.id})", **{k: judge[k] for k in
+                                                ("kept", "n", "share", "low", "high")}})
+    return rows
 
 
 def _per_hour(times: list[datetime]) -> float | None:

@@ -129,3 +129,28 @@ def test_a_sets_precision_counts_each_item_once_from_its_newest_queue(engine) ->
     assert (found["source"]["reviewed table"]["kept"], found["source"]["reviewed table"]["n"]) \
         == (2, 4)
 
+
+
+def test_the_trust_report_says_what_the_reviews_found(engine) -> None:
+    from sqlalchemy import update
+
+    from evalcore.report.trust import trust_report_html
+    from evalcore.store import queries
+    from evalcore.store.schema import RUN
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+
+    dataset = seed_dataset(engine, "sums", [f"{i} + 1" for i in range(4)])
+    run = seed_run(engine, dataset, {i: [1] for i in range(4)}, 1)
+    set_id, _ = seed_attack_set(engine, 5)
+    config = dict(queries.get_run(engine, run).config)
+    config["spec"] = {**config["spec"], "extra": {"attack_set_ids": [set_id]}}
+    with engine.begin() as conn:
+        conn.execute(update(RUN).where(RUN.c.id == run).values(config=config))
+    attacks = rq.create_queue(engine, attack_set_id=set_id)
+    _review_all(engine, attacks, "ann", lambda p: "reject" if p < 2 else "approve")
+    answers = rq.create_queue(engine, run_id=run)
+    _review_all(engine, answers, "ann", lambda p: "wrong" if p == 0 else "right")
+    html = trust_report_html(engine, runs=[run])
+    assert "reviews found</h2>" in html
+    assert f"attack set {set_id}: attacked questions kept in meaning</td><td>60% [" in html
+    assert f"judge right (review queue {answers})</td><td>75% [" in html
