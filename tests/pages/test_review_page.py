@@ -113,3 +113,18 @@ def test_an_answers_card_shows_the_judges_verdict_and_right_wrong_keys(engine, p
     assert _button(at, "wrong").proto.shortcut.upper() == "X"
     _button(at, "wrong").click().run()
     assert [d.verdict for d in rq.decisions(engine, queue)] == ["wrong"]
+
+
+def test_the_results_page_shows_the_judges_accuracy_from_the_reviews(engine, page_env) -> None:
+    from evalcore.store import review_queues as rq
+    from tests.fakes.stored_runs import seed_dataset, seed_run
+    from tests.pages.helpers import values
+
+    dataset = seed_dataset(engine, "sums", [f"{i} + 1" for i in range(4)])
+    run = seed_run(engine, dataset, {i: [1] for i in range(4)}, 1)
+    queue = rq.create_queue(engine, run_id=run)
+    for verdict in ("wrong", "right", "right", "right"):
+        rq.submit(engine, queue, rq.next_item(engine, queue, "ann"), "ann", verdict)
+    at = run_page(str(REPO_ROOT / "pages" / "results.py"), {"results.tab": "Runs"})
+    assert any(f"judge right (review queue {queue}): 75% (95% " in v and "of 4 reviewed" in v
+               for v in values(at, "caption"))
