@@ -4,6 +4,7 @@ user (EVALCORE_USER, or the signed-in identity in team mode)."""
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ def _options(pairs: list[str]) -> dict[int, str]:
     out: dict[int, str] = {}
     for pair in pairs or []:
         index, sep, text = pair.partition("=")
-        if not sep or not index.strip().isdigit():
+        if not sep or not re.fullmatch(r"\s*[0-9]+\s*", index):
             raise EvalcoreError(f"--option {pair!r}: write it as N=TEXT, N the 0-based "
                                 "option number (e.g. --option 1='a bus')")
         out[int(index)] = text

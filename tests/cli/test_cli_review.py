@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from evalcore.cli import main
 from tests.fakes.review_sets import seed_attack_set
@@ -66,3 +68,20 @@ def test_next_says_null_when_nothing_is_left_and_errors_are_one_line(engine, cap
     assert "N=TEXT" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["review", "create", "--json"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=12), max_size=4))
+@example(["²=x"])  # a digit to str.isdigit, not to int()
+def test_option_flags_parse_or_say_how_to_write_them(pairs: list[str]) -> None:
+    from evalcore.cli.review import _options
+    from evalcore.errors import EvalcoreError
+
+    try:
+        parsed = _options(pairs)
+    except EvalcoreError as exc:
+        assert "N=TEXT" in str(exc)
+        return
+    for pair in pairs:
+        assert int(pair.partition("=")[0]) in parsed
+    assert all(isinstance(k, int) and k >= 0 for k in parsed)
