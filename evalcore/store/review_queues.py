@@ -186,13 +186,26 @@ def claim(bind: Bind, queue_id: int, reviewer: str) -> tuple[int | None, bool]:
             ~_touched_by(reviewer)).order_by(QI.c.position).limit(1)).scalar_one_or_none()
         if held is not None:
             return int(held), False
-        picked = conn.execute(
-            select(QI.c.id).where(QI.c.queue_id == queue_id, _free(now),
-                                  _decided() < QI.c.needed, ~_touched_by(reviewer))
-            .order_by(QI.c.position).limit(1).with_for_update(skip_locked=True, of=QI)
-        ).scalar_one_or_none()
-        if picked is None:
-            return None, False
+        # PostgreSQL re-checks a row changed since the statement's snapshot on its new
+        # version when it locks it, but not the subqueries (decisions), which still read
+        # the old snapshot: an item decided and committed just before our lock looks
+        # undecided. So the row we locked is asked about again in a new statement (a new
+        # snapshot, after that commit; a decision locks the row first, so none is
+        # half-way) and passed over if it no longer qualifies.
+        passed: list[int] = []
+        while True:
+            wanted = [QI.c.queue_id == queue_id, _free(now), _decided() < QI.c.needed,
+                      ~_touched_by(reviewer)]
+            picked = conn.execute(
+                select(QI.c.id).where(*wanted, QI.c.id.not_in(passed))
+                .order_by(QI.c.position).limit(1).with_for_update(skip_locked=True, of=QI)
+            ).scalar_one_or_none()
+            if picked is None:
+                return None, False
+            if conn.dialect.name != "postgresql" or conn.execute(
+                    select(QI.c.id).where(QI.c.id == picked, *wanted)).first() is not None:
+                break
+            passed.append(int(picked))
         _hold(conn, int(picked), reviewer, float(queue.reserve_s))
     return int(picked), True
 
