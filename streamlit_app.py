@@ -34,7 +34,8 @@ PAGES = {
     "Evaluate": [page for _, page in sorted(
         [(kind.order, st.Page(kind.page, title=kind.title, icon=kind.icon))
          for kind in all_kinds().values()]
-        + [(15, st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:"))],
+        + [(15, st.Page("pages/attacks.py", title="Attacks", icon=":material/bug_report:")),
+           (16, st.Page("pages/review.py", title="Review", icon=":material/rate_review:"))],
         key=lambda pair: pair[0])],
     "Results": [st.Page("pages/results.py", title="Results", icon=":material/table_chart:"),
                 st.Page("pages/monitoring.py", title="Monitoring", icon=":material/monitoring:")],

@@ -14,6 +14,7 @@ import io
 import json
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -32,6 +33,7 @@ from evalcore.perturb.review import (list_attack_items, option_diffs, question_n
                                      unique_pairs)
 from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
+from evalcore.report.review_stats import set_precision
 from evalcore.store.jobs import get_job
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls,
@@ -404,6 +406,20 @@ def _csv(set_id: int) -> bytes:
 # ------------------------------------------------------------------ page
 
 
+def reviewed_precision(set_id: int) -> None:
+    """The share of attacked items its review queues kept in meaning, by level, language
+    and swap source, with Wilson intervals (the Review page makes the queues)."""
+    found = set_precision(_shared.engine(), set_id)
+    if not found:
+        st.caption("No review queue of this set has a decided item yet (Review page).")
+        return
+    rows = [{"by": name, "group": group, "kept": p["kept"], "reviewed": p["n"],
+             "share": f"{p['share']:.0%}", "95% interval": f"{p['low']:.0%}-{p['high']:.0%}"}
+            for name, groups in found.items() if name != "overall"
+            for group, p in groups.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True)
+
+
 def reviewer_input() -> str:
     """The reviewer's name; kept in the session under REVIEWER across pages. In team mode
     it is the signed-in identity (no typing), and empty for a role that may not review.
@@ -454,6 +470,8 @@ def main() -> None:
         delete_controls(attack_set)
     st.html(f"<style>{DIFF_CSS}</style>")
     review_queue(attack_set, reviewer)
+    with st.expander("What the review queues found (precision by source)"):
+        reviewed_precision(int(attack_set.id))
     with st.expander("Review log (who reviewed what, when)"):
         review_log_table(int(attack_set.id))
 

@@ -20,6 +20,7 @@ from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
 from evalcore.report.fairness_figures import gate_table
 from evalcore.report.gates import gate_any
+from evalcore.report.review_stats import run_reviews
 from evalcore.report.timing import format_seconds, timing_text
 from evalcore.store import queries
 from evalcore.markup import md
@@ -378,6 +379,14 @@ def gate_view(run_id: int, kind: str) -> None:
                 + " --config gate.toml", language="bash")
 
 
+def reviews_view(run_id: int) -> None:
+    """What people's reviews found about this run (the Review page's queues): its judge's
+    accuracy, its attack sets' share kept in meaning; nothing when none was reviewed."""
+    for row in run_reviews(_shared.engine(), [run_id]):
+        st.caption(md(f"People's review, {row['what']}: {row['share']:.0%} "
+                      f"(95% {row['low']:.0%}-{row['high']:.0%}) of {row['n']} reviewed"))
+
+
 def run_view(run_id: int) -> None:
     try:
         details = status_panel(run_id)
@@ -391,6 +400,8 @@ def run_view(run_id: int) -> None:
         downloads(run_id, details["kind"])
     with _shared.section("quality gate", run_id):
         gate_view(run_id, details["kind"])
+    with _shared.section("people's review", run_id):
+        reviews_view(run_id)
     with _shared.section("calls table", run_id):
         calls_view(run_id)
 

@@ -44,6 +44,15 @@ from evalcore.actions.attacks import (
     edit_attack_item,
     approve_unflagged,
 )
+from evalcore.actions.review_queues import (
+    create_review_queue,
+    review_next,
+    review_submit,
+    review_skip,
+    review_undo,
+    review_adjudicate,
+    review_stats,
+)
 from evalcore.actions.admin import (
     add_model,
     update_model,
@@ -84,6 +93,13 @@ __all__ = [
     "set_review",
     "edit_attack_item",
     "approve_unflagged",
+    "create_review_queue",
+    "review_next",
+    "review_submit",
+    "review_skip",
+    "review_undo",
+    "review_adjudicate",
+    "review_stats",
     "add_model",
     "update_model",
     "remove_model",

@@ -25,6 +25,7 @@ COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "
 COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
 COMMAND_MODULES += ("schedules", "baseline")  # continuous monitoring (issue 26)
 COMMAND_MODULES += ("plan",)
+COMMAND_MODULES += ("review",)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "datasets": ("datasets", "import, list, show and delete datasets"),
@@ -47,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schedules": ("schedules", "runs that repeat (every N s/m/h/d or cron), gated and alerted"),
     "baseline": ("baseline", "the stored baseline run of a dataset and model"),
     "plan": ("plan", "questions and rounds needed to detect a difference"),
+    "review": ("review", "review queues a team shares: reservations, double review, "
+                         "agreement, precision"),
 }
 """Command -> (its module in `evalcore.cli`, its line in `--help`), for the commands that
 are no kind of evaluation (a kind's name and line come from the registry, `EvalKind.cli`

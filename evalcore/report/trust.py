@@ -24,6 +24,7 @@ from evalcore.metrics.gate import load_gate_config
 from evalcore.report.figures import bin_colour
 from evalcore.report.gates import VERDICT_WORDS, gate_any, gate_reason, verdict_of
 from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
+from evalcore.report.review_stats import run_reviews
 from evalcore.report.sections import guarded_section
 from evalcore.store.datasets import names_by_id
 from evalcore.store.run_browse import finished_runs_of
@@ -275,6 +276,7 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
         distribution=distribution,
         attack=embed(attack) if attack is not None else "", attack_rows=attack_rows,
         fairness=fairness, gates=gated, runs=run_rows, failures=failures,
+        reviews=run_reviews(engine, [int(f["run"]["id"]) for f in figs]),
         summary=summary(gated, [w for f in figs for w in f["metrics"].get("warnings") or []]))
 
 

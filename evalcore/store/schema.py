@@ -202,6 +202,32 @@ MODEL_ENTRY = Table(
     Column('updated_at', UTCDateTime(), nullable=False, default=utcnow),
 )
 
+REVIEW_ADJUDICATION = Table(
+    'review_adjudication', metadata,
+    Column('id', Integer(), primary_key=True),
+    Column('queue_id', Integer(), ForeignKey('review_queue.id'), nullable=False, index=True),
+    Column('queue_item_id', Integer(), ForeignKey('review_queue_item.id'), nullable=False, unique=True),
+    Column('verdict', String(), nullable=False),
+    Column('adjudicator', String(), nullable=False),
+    Column('note', String(), nullable=False, default=''),
+    Column('at', DateTime(timezone=True), nullable=False, default=utcnow),
+    sqlite_autoincrement=True,
+)
+
+REVIEW_DECISION = Table(
+    'review_decision', metadata,
+    Column('id', Integer(), primary_key=True),
+    Column('queue_id', Integer(), ForeignKey('review_queue.id'), nullable=False, index=True),
+    Column('queue_item_id', Integer(), ForeignKey('review_queue_item.id'), nullable=False, index=True),
+    Column('reviewer', String(), nullable=False),
+    Column('verdict', String(), nullable=False),
+    Column('question', Text()),
+    Column('options', JSON(), nullable=False, default=dict),
+    Column('at', DateTime(timezone=True), nullable=False, default=utcnow),
+    UniqueConstraint('queue_item_id', 'reviewer', name='uq_review_decision'),
+    sqlite_autoincrement=True,
+)
+
 REVIEW_EVENT = Table(
     'review_event', metadata,
     Column('id', Integer(), primary_key=True),
@@ -214,6 +240,38 @@ REVIEW_EVENT = Table(
     Column('reviewer', String(), nullable=False),
     Column('note', String(), nullable=False, default=''),
     Column('at', UTCDateTime(), nullable=False, default=utcnow),
+    sqlite_autoincrement=True,
+)
+
+REVIEW_QUEUE = Table(
+    'review_queue', metadata,
+    Column('id', Integer(), primary_key=True),
+    Column('kind', String(), nullable=False),
+    Column('attack_set_id', Integer(), index=True),
+    Column('run_id', Integer(), index=True),
+    Column('items', String(), nullable=False, default='all'),
+    Column('sample', Integer()),
+    Column('seed', Integer(), nullable=False, default=0),
+    Column('guidelines', Text(), nullable=False, default=''),
+    Column('double_share', Float(), nullable=False, default=0.0),
+    Column('reserve_s', Float(), nullable=False, default=900.0),
+    Column('item_count', Integer(), nullable=False, default=0),
+    Column('created_by', String(), nullable=False, default=''),
+    Column('created_at', DateTime(timezone=True), nullable=False, default=utcnow),
+    sqlite_autoincrement=True,
+)
+
+REVIEW_QUEUE_ITEM = Table(
+    'review_queue_item', metadata,
+    Column('id', Integer(), primary_key=True),
+    Column('queue_id', Integer(), ForeignKey('review_queue.id'), nullable=False, index=True),
+    Column('position', Integer(), nullable=False),
+    Column('attack_item_id', Integer()),
+    Column('call_id', Integer()),
+    Column('needed', Integer(), nullable=False, default=1),
+    Column('holder', String(), nullable=False, default=''),
+    Column('held_until', DateTime(timezone=True)),
+    UniqueConstraint('queue_id', 'position', name='uq_review_queue_position'),
     sqlite_autoincrement=True,
 )
 

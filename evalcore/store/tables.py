@@ -340,3 +340,90 @@ class Worker(SQLModel, table=True):
     started_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     heartbeat_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+# ------------------------------------------------------------------ review queues (migration 0022)
+
+
+class ReviewQueue(SQLModel, table=True):
+    """Items a team reviews together (evalcore.store.review_queues): attacked questions of
+    an attack set ("does the attack keep the meaning?") or a run's judged answers ("is the
+    judge's verdict right?"), with the guidelines every card shows."""
+
+    __tablename__ = "review_queue"
+    __table_args__ = NEVER_REUSE_IDS
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    kind: str = Field(description="attack or answers")
+    attack_set_id: Optional[int] = Field(default=None, index=True)
+    run_id: Optional[int] = Field(default=None, index=True)
+    items: str = Field(default="all", description="all, flagged or unflagged")
+    sample: Optional[int] = Field(default=None, description="items drawn, None: every one")
+    seed: int = 0
+    guidelines: str = Field(default="", sa_column=Column(Text, nullable=False))
+    double_share: float = Field(default=0.0, description="share of items reviewed twice, 0..1")
+    reserve_s: float = Field(default=900.0, description="how long a reservation lasts")
+    item_count: int = 0
+    created_by: str = ""
+    created_at: datetime = Field(default_factory=utcnow,
+                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class ReviewQueueItem(SQLModel, table=True):
+    """One item of a queue, and its reservation: `holder` holds it while `held_until`
+    lies ahead (a claim like a job's lease; a lapsed one returns it to the queue).
+
+    The queue and its source (attack set, run) are linked without foreign keys: deleting a
+    set or run leaves the people's verdicts, which stay countable, and a batch migration
+    that rebuilds `call` is not held up by them."""
+
+    __tablename__ = "review_queue_item"
+    __table_args__ = (UniqueConstraint("queue_id", "position", name="uq_review_queue_position"),
+                      NEVER_REUSE_IDS)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    queue_id: int = Field(foreign_key="review_queue.id", index=True)
+    position: int = Field(description="0-based order in which reviewers get the items")
+    attack_item_id: Optional[int] = None
+    call_id: Optional[int] = None
+    needed: int = Field(default=1, description="reviews wanted: 2 when picked for a second")
+    holder: str = ""
+    held_until: Optional[datetime] = Field(default=None,
+                                           sa_column=Column(DateTime(timezone=True)))
+
+
+class ReviewDecision(SQLModel, table=True):
+    """One reviewer's verdict on one queue item (approve/reject, right/wrong, or skip),
+    with the edit they proposed; one row per reviewer per item."""
+
+    __tablename__ = "review_decision"
+    __table_args__ = (UniqueConstraint("queue_item_id", "reviewer", name="uq_review_decision"),
+                      NEVER_REUSE_IDS)
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    queue_id: int = Field(foreign_key="review_queue.id", index=True)
+    queue_item_id: int = Field(foreign_key="review_queue_item.id", index=True)
+    reviewer: str
+    verdict: str = Field(description="approve, reject, right, wrong or skip")
+    question: Optional[str] = Field(default=None, sa_column=Column(Text))
+    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    """Edited options, {"index": text}."""
+    at: datetime = Field(default_factory=utcnow,
+                         sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+class ReviewAdjudication(SQLModel, table=True):
+    """The final verdict on an item the reviewers disagreed on, kept beside their
+    decisions (which stay as they were)."""
+
+    __tablename__ = "review_adjudication"
+    __table_args__ = NEVER_REUSE_IDS
+
+    id: Optional[int] = Field(default=None, primary_key=True)
+    queue_id: int = Field(foreign_key="review_queue.id", index=True)
+    queue_item_id: int = Field(foreign_key="review_queue_item.id", unique=True)
+    verdict: str
+    adjudicator: str
+    note: str = ""
+    at: datetime = Field(default_factory=utcnow,
+                         sa_column=Column(DateTime(timezone=True), nullable=False))

@@ -347,6 +347,53 @@ def s_set_baseline(env: Env) -> Callable[[], Any]:
     return lambda: monitor.set_baseline(env.admin, env.engine, run_id)
 
 
+def _review_queue(env: Env, double: float = 0.0) -> int:
+    from tests.fakes.review_sets import seed_attack_set
+
+    set_id, _ = seed_attack_set(env.engine, 3)
+    return actions.create_review_queue(env.admin, env.engine, attack_set_id=set_id,
+                                       double_share=double)
+
+
+def s_create_review_queue(env: Env) -> Callable[[], Any]:
+    from tests.fakes.review_sets import seed_attack_set
+
+    set_id, _ = seed_attack_set(env.engine, 3)
+    return lambda: actions.create_review_queue(env.admin, env.engine, attack_set_id=set_id)
+
+
+def s_review_next(env: Env) -> Callable[[], Any]:
+    queue = _review_queue(env)
+    return lambda: actions.review_next(env.admin, env.engine, queue)
+
+
+def s_review_submit(env: Env) -> Callable[[], Any]:
+    queue = _review_queue(env)
+    item = actions.review_next(env.admin, env.engine, queue)["item_id"]
+    return lambda: actions.review_submit(env.admin, env.engine, queue, item, "reject",
+                                         question="edited")
+
+
+def s_review_skip(env: Env) -> Callable[[], Any]:
+    queue = _review_queue(env)
+    item = actions.review_next(env.admin, env.engine, queue)["item_id"]
+    return lambda: actions.review_skip(env.admin, env.engine, queue, item)
+
+
+def s_review_undo(env: Env) -> Callable[[], Any]:
+    queue = _review_queue(env)
+    item = actions.review_next(env.admin, env.engine, queue)["item_id"]
+    actions.review_submit(env.admin, env.engine, queue, item, "approve")
+    return lambda: actions.review_undo(env.admin, env.engine, queue)
+
+
+def s_review_adjudicate(env: Env) -> Callable[[], Any]:
+    queue = _review_queue(env)
+    item = actions.review_next(env.admin, env.engine, queue)["item_id"]
+    actions.review_submit(env.admin, env.engine, queue, item, "approve")
+    return lambda: actions.review_adjudicate(env.admin, env.engine, queue, item, "reject")
+
+
 SETUPS: list[Setup] = [
     s_import_dataset, s_store_parsed, s_create_run, s_create_run__unkeyed, s_start_demo,
     s_create_run__robustness, s_cancel_run, s_resume_run, s_retry_failed, s_delete_run,
@@ -356,6 +403,8 @@ SETUPS: list[Setup] = [
     s_cancel_job, s_requeue_job, s_queue_attack, s_queue_attack_import, s_delete_attack_set,
     s_set_review, s_edit_attack_item, s_approve_unflagged, s_add_model, s_update_model,
     s_remove_model, s_import_models, s_add_user, s_set_role,
+    s_create_review_queue, s_review_next, s_review_submit, s_review_skip, s_review_undo,
+    s_review_adjudicate,
 ]
 
 
@@ -417,7 +466,8 @@ def test_crash_tests_cover_every_action_that_changes_something() -> None:
     only append an audit event: one write, nothing to tear apart)."""
     import inspect
 
-    single = {"require_read", "start_worker", "test_model", "save_suite"}
+    single = {"require_read", "start_worker", "test_model", "save_suite",
+              "review_stats"}  # review_stats reads only
     from evalcore.monitor import actions as monitor
 
     public = {name for name, fn in inspect.getmembers(actions, inspect.isfunction)

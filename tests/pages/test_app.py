@@ -11,7 +11,8 @@ from tests.pages.helpers import APP, REPO_ROOT, RUN_TIMEOUT, clear_streamlit_cac
 PAGES = [("pages/home.py", "evalcore"), ("pages/datasets.py", "Datasets"), ("pages/models.py", "Models"),
          ("pages/stability.py", "Stability"), ("pages/attacks.py", "Attacks"),
          ("pages/robustness.py", "Robustness"), ("pages/fairness.py", "Fairness"),
-         ("pages/results.py", "Results"), ("pages/monitoring.py", "Monitoring")]
+         ("pages/results.py", "Results"), ("pages/monitoring.py", "Monitoring"),
+         ("pages/review.py", "Review")]
 
 
 def test_every_page_file_is_routed():
