@@ -71,10 +71,11 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
     """Store an already-attacked CSV (the method's layout) as an attack set, as
     `evalcore attacks import` does: the file is checked at once, a worker imports it (the
     checks and e5 similarity of every row) and the job panel follows it."""
+    denied = _shared.why_not("import")  # a role that cannot import picks no file either
     upload = st.file_uploader(
         "Attacked file: the original columns plus attacked_question and attack_num (e.g. "
         "Math23K_underwordattack.csv)", type=[x.lstrip(".") for x in SUPPORTED_SUFFIXES],
-        key="attacks.import_file")
+        key="attacks.import_file", disabled=denied is not None, help=denied)
     left, right = st.columns(2)
     level = left.selectbox("Level", [None, *LEVELS], key="attacks.import_level",
                            format_func=lambda v: "from the file name" if v is None else LEVELS[v])

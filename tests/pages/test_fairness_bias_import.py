@@ -53,3 +53,15 @@ def test_a_viewer_cannot_pick_a_file(app, settings, monkeypatch: pytest.MonkeyPa
     _as(monkeypatch, "viewer@x.com")
     _open(app)
     assert app.file_uploader(key="fairness.bias_file").proto.disabled
+
+
+def test_a_viewer_cannot_pick_an_attacked_file_either(app, settings,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.pages.test_datasets_doors import _as
+
+    _as(monkeypatch, "viewer@x.com")
+    app.run()
+    app.switch_page("pages/attacks.py").run()
+    assert not app.exception, [e.value for e in app.exception]
+    found = [u for u in app.get("file_uploader") if "Attacked file" in u.proto.label]
+    assert found and all(u.proto.disabled for u in found)
