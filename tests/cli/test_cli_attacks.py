@@ -232,3 +232,13 @@ def test_attacks_edit_changes_the_question_and_an_option(run, engine, tmp_path):
     assert code == 2 and err.startswith("error: --option 'first=x': write N=TEXT")
     code, out, err = run("attacks", "edit", str(set_id), "--item", str(item["id"]))
     assert code == 2 and "say what to edit" in err
+
+
+def test_attack_word_options_reach_the_engine(run, apples, fake_engine):
+    code, _, err = run("attack", "--dataset", apples, "--level", "word", "--any-register",
+                       "--no-fluency", "--no-similarity", "--json")
+    assert code == 0, err
+    assert fake_engine[-1]["params"] == {"similarity": False, "keep_register": False,
+                                         "fluency": False}
+    code, _, err = run("attack", "--dataset", apples, "--level", "char", "--any-register")
+    assert code != 0 and "--level word" in err and "Traceback" not in err

@@ -451,3 +451,26 @@ def test_the_card_edits_an_attacked_option_and_counts_swaps(page_env, engine, at
     assert "买 → 购 (question)" in captions and "紧张 → 不安 (option C)" in captions
     assert "in the question and 1 option" in captions
     assert review_log(engine, int(attack_set.id))[0]["attacked"].endswith("option C: 他很不安")
+
+
+def test_unticking_keep_register_queues_a_word_attack_that_may_move_formality(page_env, engine):
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.sets import list_attack_sets
+
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    at = open_page(reviewer="frank")
+    at.radio(key="attacks.level").set_value("word").run()
+    assert at.checkbox(key="attacks.keep_register").value is True  # the default keeps it
+    at.checkbox(key="attacks.keep_register").uncheck()
+    at.checkbox(key="attacks.similarity").uncheck()
+    limit = next(w for w in at.number_input if w.key.startswith("attacks.limit"))
+    limit.set_value(1)
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    wait_jobs(engine)
+    sets = list_attack_sets(engine)
+    assert len(sets) == 1 and sets[0].level == "word"
+    assert sets[0].params["params"]["keep_register"] is False
+    assert sets[0].params["resolved"]["keep_register"] is False
