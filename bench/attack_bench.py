@@ -188,7 +188,9 @@ def coverage(seed: int, similarity: bool = False) -> None:
     counts only items a reviewer could approve in bulk."""
     for name in SETS:
         questions = _load(name)
+        cpu = _cpu_seconds()
         results, seconds = _attack(questions, "word", similarity=similarity, seed=seed)
+        cpu = _cpu_seconds() - cpu
         halves = {"all": results, "dev": results[0::2], "held_out": results[1::2]}
         row: dict[str, object] = {"bench": f"word coverage {name}", "seed": seed,
                                   "questions": len(results)}
@@ -211,7 +213,8 @@ def coverage(seed: int, similarity: bool = False) -> None:
               swaps=sum(len(r.pairs) for r in results),
               phrase_swaps=sum(1 for r in results for d in r.details["replacements"]
                                if d.get("kind") == "phrase"),
-              seconds=round(seconds, 2))
+              seconds=round(seconds, 2), cpu_seconds=round(cpu, 2),
+              cpu_ms_per_item=round(1000 * cpu / len(results), 1))
 
 
 def _ceiling(questions: list) -> dict[str, float]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from evalcore.errors import EvalcoreError
 
-THRESHOLD = -4.0
+THRESHOLD = -3.94
 """Least log-probability change (natural log, summed over the window) a swap may cost.
 Set by bench/fluency_calibrate.py on the tuning half of data/fluency_pairs.jsonl."""
 WINDOW_WORDS = 4

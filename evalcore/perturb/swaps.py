@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcore.perturb import sense, sense_context
+from evalcore.perturb import fluency, sense, sense_context
 from evalcore.perturb.char import edit_count
 from evalcore.perturb.contexts import context_allows
 from evalcore.perturb.lexicon import load_lexicon
@@ -255,9 +255,7 @@ def _first_fluent(pool: Sequence[Any], top: int, rng: random.Random, language: L
 
 
 def _reads_well(tokens: Sequence[Token], start: int, end: int, swap: str) -> bool:
-    from evalcore.perturb.fluency import reads_well
-
-    return reads_well("".join(t.text for t in tokens[:start]),
+    return fluency.reads_well("".join(t.text for t in tokens[:start]),
                       "".join(t.text for t in tokens[start:end]), swap,
                       "".join(t.text for t in tokens[end:]))
 
