@@ -129,9 +129,9 @@ def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str],
     for language in languages:
         blind, key = draw(language, n, sample_seed, seed, seen_items(exclude or [], language),
                           rows)
-        for stem, rows in (("blind", blind), ("key", key)):
+        for stem, lines in (("blind", blind), ("key", key)):
             path = out / f"word_{stem}_{language}{suffix}.json"
-            path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n",
+            path.write_text(json.dumps(lines, ensure_ascii=False, indent=1) + "\n",
                             encoding="utf-8")
         print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
                           "attack_seed": seed, "out": str(out)}))

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import tomllib
 
-from evalcore.perturb.contexts import (context_allows, load_contexts, record_verdicts,
-                                       Verdict)
+from evalcore.perturb.contexts import Verdict, context_allows, load_contexts, record_verdicts
 
 
 def test_a_pair_holds_only_in_its_contexts() -> None:

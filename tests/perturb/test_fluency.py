@@ -98,7 +98,7 @@ def test_the_next_candidate_is_drawn_when_one_reads_badly(monkeypatch) -> None:
 
     monkeypatch.setattr(swaps, "_reads_well", lambda _t, _s, _e, text: text == "d")
     pool = [("a", "x"), ("b", "x"), ("c", "x"), ("d", "x")]
-    places = lambda cand: [([], 0, 1, cand)]  # noqa: E731
+    places = lambda cand: [([], 0, 1, cand)]
     for seed in range(5):
         assert swaps._first_fluent(pool, 3, random.Random(seed), "en", Style(),
                                    places) == ("d", "x")
