@@ -1,14 +1,17 @@
 """Blind audit of word attacks: draw, write blind, score a reviewer's verdicts (#25 item 5).
 
-    # rows no earlier audit showed, the attack's defaults (fluency check, register kept)
+    # after the fluency round: the attack's defaults (fluency check, register kept), none
+    # of the rows an earlier word audit showed
     .venv/bin/python bench/word_audit.py --write --n 200 --sample-seed 29 --suffix _fluency \
-        --rows CODAH=1-500 --rows TruthfulQA=1-500 --rows Math23K=1-500 \
         --exclude docs/audits/2026-11-26/word_key_en.json \
                   docs/audits/2026-11-26/word_key_en_fresh.json \
                   docs/audits/2026-11-26/word_key_zh.json \
                   docs/audits/2026-11-27/word_key_en_s4.json \
                   docs/audits/2026-11-27/word_key_en_s5.json \
                   docs/audits/2026-11-27/word_key_en_s5b.json
+    # or from given rows only, of the shared file or of another file of the set's format
+    .venv/bin/python bench/word_audit.py --write --lang en --n 200 --sample-seed 29 \
+        --rows CODAH=1901-2700@PATH/TO/public_codah.csv --suffix _fluency_public
 
     .venv/bin/python bench/word_audit.py --write                 # both languages, n=200, seed 7
     .venv/bin/python bench/word_audit.py --score docs/audits/DATE/word_verdicts_en.json
