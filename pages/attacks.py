@@ -113,6 +113,10 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
              "ops (insert, swap, drop, keyboard), insertions (null = the method's rule); "
              "word: replacements, min_similarity; sentence: pivot language; all: "
              "threshold (least question similarity), similarity (false skips it)")
+    keep_register = level != "word" or right.checkbox(
+        "Keep register", value=True, key="attacks.keep_register",
+        help="Refuse swaps that move formality (want -> desire, car -> automobile); "
+             "untick to allow them")
     name = st.text_input("Attack set name (optional)", key="attacks.name")
     similarity = st.checkbox(
         "Check meaning with e5 similarity", value=True, key="attacks.similarity",
@@ -121,14 +125,15 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
     with _submit.submission("Generate attack set", "attack", "attacks.generate",
                             invalid=problems) as submit_key:
         if submit_key:
-            _queue_generation(submit_key, params_text, similarity, dataset=int(dataset_id),
+            _queue_generation(submit_key, params_text, similarity, keep_register,
+                              dataset=int(dataset_id),
                               level=level, seed=int(seed), translator=translator,
                               name=name.strip() or None, created_by=reviewer,
                               limit=int(limit) or None)
 
 
 def _queue_generation(submit_key: str, params_text: str, similarity: bool,
-                      **settings: Any) -> None:
+                      keep_register: bool, **settings: Any) -> None:
     """Check the parameters' JSON, then queue the generation once for `submit_key`."""
     try:
         params = parse_params(params_text)
@@ -137,6 +142,8 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
         return
     if not similarity:
         params["similarity"] = False
+    if not keep_register:
+        params["keep_register"] = False
 
     _shared.queue_job(lambda: actions.queue_attack(
         _shared.actor(), _shared.engine(), params=params, submit_key=submit_key, **settings),

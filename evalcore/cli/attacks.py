@@ -4,10 +4,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+
 from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset.numbering import question_label
 from evalcore.dataset.readers import load_source
+from evalcore.errors import EvalcoreError
 from evalcore.perturb.export import write_attack_set_csv
 from evalcore.perturb.review import (attack_item_info, attack_set_info, get_attack_item,
                                      list_attack_items, option_diffs, question_numbers, review_log,
@@ -39,6 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-similarity", action="store_true",
                    help="skip the e5 similarity of original and attacked question (no "
                         "low_similarity flags; the other checks still run)")
+    p.add_argument("--any-register", action="store_true",
+                   help="word level: allow swaps that move formality (want -> desire, "
+                        "car -> automobile); by default the register is kept")
+    p.add_argument("--no-fluency", action="store_true",
+                   help="word level: skip scoring each English swap in its sentence with the "
+                        "embedded model (faster; swaps that read badly are no longer dropped)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_attack)
 
@@ -128,8 +136,15 @@ def _attack(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     if args.no_similarity:
         params["similarity"] = False
+    if (args.any_register or args.no_fluency) and args.level != "word":
+        raise EvalcoreError("--any-register and --no-fluency are word-level options; "
+                            "use them with --level word")
+    if args.any_register:
+        params["keep_register"] = False
+    if args.no_fluency:
+        params["fluency"] = False
     job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
-                                  level=args.level, seed=args.seed, params=params,
+                                  level=args.level, seed=args.seed, params=params or None,
                                   translator=args.translator, name=args.name, limit=args.limit)
     return _generate(engine, job_id, args.json)
 

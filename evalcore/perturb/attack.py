@@ -15,7 +15,9 @@ Params per level (unknown keys are errors):
   `insertions` (edits per question; None = the method's rule: 2 under 15 words, else one
   per 10 words).
 - word: `replacements` (None = the same rule), `min_similarity` (least word-vector cosine of
-  a Chinese synonym, default 0.55).
+  a Chinese synonym, default 0.55), `fluency` (score every English swap in its sentence
+  with the embedded model and drop those that read badly, default True), `keep_register`
+  (refuse swaps that move formality, want -> desire, default True).
 - sentence: `pivot` (language code; default "en" for Chinese questions, "zh" for English).
 - all: `threshold` (least e5 similarity, default guard.DEFAULT_SIMILARITY_THRESHOLD),
   `similarity` (False skips the e5 score, e.g. for speed runs; default True).
@@ -37,7 +39,7 @@ from evalcore.perturb.guard import (check_attack, DEFAULT_SIMILARITY_THRESHOLD, 
                                     FLAG_UNCHANGED, numbers, reference_words)
 from evalcore.perturb.params import check_param_values
 from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
-from evalcore.perturb.swaps import attack_texts, option_where, Text
+from evalcore.perturb.swaps import attack_texts, option_where, Style, Text
 from evalcore.perturb.tokens import entities, Language, option_spans, segment
 from evalcore.scorers.text import detect_language, embedding_cosine_batch, remember_embeddings
 
@@ -45,7 +47,8 @@ Level = Literal["char", "word", "sentence"]
 LEVELS: tuple[str, ...] = ("char", "word", "sentence")
 PARAMS: dict[str, dict[str, Any]] = {
     "char": {"ops": ["insert"], "insertions": None},
-    "word": {"replacements": None, "min_similarity": 0.55},
+    "word": {"replacements": None, "min_similarity": 0.55, "fluency": True,
+             "keep_register": True},
     "sentence": {"pivot": None},
 }
 """Default params per level (see the module docstring)."""
@@ -151,7 +154,9 @@ def _local_attack(question: Question, level: str, seed: int, params: dict[str, A
                   for i, c in enumerate(question.choices)]
     out, pairs, details = attack_texts(texts, language, rng,
                                        replacements=params["replacements"],
-                                       min_similarity=params["min_similarity"])
+                                       min_similarity=params["min_similarity"],
+                                       style=Style(fluency=bool(params["fluency"]),
+                                                   keep_register=bool(params["keep_register"])))
     details["where"] = [where for _, _, where in pairs]
     if len(texts) > 1:
         details["choices"] = out[1:]

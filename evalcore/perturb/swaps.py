@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from evalcore.perturb import sense, sense_context
+from evalcore.perturb import fluency, sense, sense_context
 from evalcore.perturb.char import edit_count
+from evalcore.perturb.contexts import context_allows
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.phrases import phrase_sites
 from evalcore.perturb.tokens import Language, Token, count_words
@@ -99,8 +100,20 @@ def _quotations(texts: Sequence[Text], language: Language) -> list[Text]:
          for t in text.tokens], text.where, text.strict) for text in texts]
 
 
+@dataclass(frozen=True)
+class Style:
+    """How strict the word attack is about how a swap reads (English)."""
+
+    fluency: bool = True
+    """Every swap scored in its sentence by the language model (fluency.py); a swap that
+    reads worse than the threshold is dropped and the next candidate tried."""
+    keep_register: bool = True
+    """Refuse swaps that move formality (want -> desire, car -> automobile)."""
+
+
 def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, *,
                  replacements: int | None = None, min_similarity: float = 0.55,
+                 style: Style = Style(),
                  ) -> tuple[list[str], list[tuple[str, str, str]], dict[str, Any]]:
     """(attacked texts, (old, new, where) pairs, details) for one item's texts.
 
@@ -141,7 +154,7 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
                 continue
             done.add(key)
             chosen = _word_everywhere(texts, words[key], language, new, whole, rng,
-                                      min_similarity, TOP_CANDIDATES)
+                                      min_similarity, TOP_CANDIDATES, style)
             before = texts[ti].tokens[site].text
             spans = [(tj, j, j + 1) for tj, j in words[key]]
         else:
@@ -149,7 +162,8 @@ def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, 
             if key in done:
                 continue
             done.add(key)
-            chosen = _phrase_everywhere(texts, by_phrase[key[7:]], language, new, whole, rng)
+            chosen = _phrase_everywhere(texts, by_phrase[key[7:]], language, new, whole, rng,
+                                        style)
             before = site.before
             spans = [(tj, s.start, s.end) for tj, s in by_phrase[key[7:]]]
         if chosen is None:
@@ -188,7 +202,8 @@ def _present(word: str, whole: str, language: Language) -> bool:
 
 def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], language: Language,
                      new: list[dict[int, str]], whole: str, rng: random.Random,
-                     min_similarity: float, top: int) -> tuple[str, dict[str, Any]] | None:
+                     min_similarity: float, top: int, style: Style = Style(),
+                     ) -> tuple[str, dict[str, Any]] | None:
     """One replacement right at every occurrence of a word, or None."""
     first = texts[places[0][0]].tokens[places[0][1]].text
     if language == "zh" and whole.count(first) != len(places):
@@ -207,15 +222,48 @@ def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], langu
         if not common:
             return None
     common = [c for c in common or [] if not _present(c[0], whole, language)]
-    if not common:
+    if language == "en":
+        first_key = _key(first, language)
+        common = [c for c in common if context_allows(first_key, c[0], whole, style.keep_register)]
+    spans = [(texts[ti].tokens, i, i + 1) for ti, i in places]
+    chosen = _first_fluent(common, top, rng, language, style, lambda c: [
+        (tokens, start, end, _cased(c, tokens[start].text, language))
+        for tokens, start, end in spans])
+    if chosen is None:
         return None
-    cand, why = rng.choice(common[:top])
+    cand, why = chosen
     return cand, {"pos": pos, ("score" if language == "zh" else "sense"): why}
+
+
+def _first_fluent(pool: Sequence[Any], top: int, rng: random.Random, language: Language,
+                  style: Style, places: Any) -> Any:
+    """A candidate drawn (seeded) from the best `top`; one that reads badly at any of its
+    places (fluency.py) is dropped and the draw repeated, the next best joining the
+    pool. Without a check the draw is the plain seeded choice."""
+    best, rest = list(pool[:top]), list(pool[top:])
+    while best:
+        pick = rng.choice(best)
+        cand = pick[0] if isinstance(pick, tuple) else pick
+        if not (style.fluency and language == "en") or all(
+                _reads_well(tokens, start, end, text) for tokens, start, end, text
+                in places(cand)):
+            return pick
+        best.remove(pick)
+        if rest:
+            best.append(rest.pop(0))
+    return None
+
+
+def _reads_well(tokens: Sequence[Token], start: int, end: int, swap: str) -> bool:
+    return fluency.reads_well("".join(t.text for t in tokens[:start]),
+                      "".join(t.text for t in tokens[start:end]), swap,
+                      "".join(t.text for t in tokens[end:]))
 
 
 def _phrase_everywhere(texts: Sequence[Text], places: list[tuple[int, Any]],
                        language: Language, new: list[dict[int, str]], whole: str,
-                       rng: random.Random) -> tuple[str, dict[str, Any]] | None:
+                       rng: random.Random, style: Style = Style(),
+                       ) -> tuple[str, dict[str, Any]] | None:
     """One replacement for every occurrence of a listed phrase, or None."""
     common: list[str] | None = None
     for ti, site in places:
@@ -230,9 +278,13 @@ def _phrase_everywhere(texts: Sequence[Text], places: list[tuple[int, Any]],
     ti, site = places[0]
     options = [o for o in site.options if o.lower() in (common or [])
                and not _present(o, whole, language)]  # "I am" -> "I'm" beside an "I'm"
-    if not options:
+    if language == "en":
+        options = [o for o in options if context_allows(site.before.lower(), o.lower(), whole,
+                                                        style.keep_register)]
+    choice = _first_fluent(options, len(options), rng, language, style, lambda c: [
+        (texts[tj].tokens, s.start, s.end, c) for tj, s in places])
+    if choice is None:
         return None
-    choice = rng.choice(options)
     if len(places) > 1 and any(s.before != site.before for _, s in places):
         return None  # "Do not" and "do not": one text per key keeps the cases apart
     return choice, {"pos": "phrase", "kind": "phrase"}
@@ -240,7 +292,7 @@ def _phrase_everywhere(texts: Sequence[Text], places: list[tuple[int, Any]],
 
 def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
                 replacements: int | None = None,
-                min_similarity: float = 0.55,
+                min_similarity: float = 0.55, style: Style = Style(),
                 ) -> tuple[str, list[tuple[str, str]], dict[str, Any]]:
     """(attacked text, replaced (old, new) pairs, details) for one segmented text.
 
@@ -252,5 +304,5 @@ def word_attack(tokens: list[Token], language: Language, rng: random.Random, *,
     """
     texts, pairs, details = attack_texts([Text(tokens)], language, rng,
                                          replacements=replacements,
-                                         min_similarity=min_similarity)
+                                         min_similarity=min_similarity, style=style)
     return texts[0], [(old, new) for old, new, _ in pairs], details

@@ -254,3 +254,13 @@ def test_attack_params_reach_the_engine(run, apples, fake_engine):
                        "--params", '{"ops": ["swap", "drop"], "insertions": 2}')
     assert code == 0, err
     assert fake_engine[0]["params"]["ops"] == ["swap", "drop"]
+
+
+def test_attack_word_options_reach_the_engine(run, apples, fake_engine):
+    code, _, err = run("attack", "--dataset", apples, "--level", "word", "--any-register",
+                       "--no-fluency", "--no-similarity", "--json")
+    assert code == 0, err
+    assert fake_engine[-1]["params"] == {"similarity": False, "keep_register": False,
+                                         "fluency": False}
+    code, _, err = run("attack", "--dataset", apples, "--level", "char", "--any-register")
+    assert code != 0 and "--level word" in err and "Traceback" not in err

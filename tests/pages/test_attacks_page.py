@@ -555,3 +555,26 @@ def test_the_review_log_and_a_clash_name_the_question_as_the_cards_do(page_env, 
     assert [row["question"] for row in review_log(engine, set_id)] == ["Q2"]
     log = next(df.value for df in at.dataframe if "previous_status" in df.value.columns)
     assert list(log["question"]) == ["Q2"]
+
+
+def test_unticking_keep_register_queues_a_word_attack_that_may_move_formality(page_env, engine):
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.sets import list_attack_sets
+
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    at = open_page(reviewer="frank")
+    at.radio(key="attacks.level").set_value("word").run()
+    assert at.checkbox(key="attacks.keep_register").value is True  # the default keeps it
+    at.checkbox(key="attacks.keep_register").uncheck()
+    at.checkbox(key="attacks.similarity").uncheck()
+    limit = next(w for w in at.number_input if w.key.startswith("attacks.limit"))
+    limit.set_value(1)
+    at.button(key="attacks.generate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    wait_jobs(engine)
+    sets = list_attack_sets(engine)
+    assert len(sets) == 1 and sets[0].level == "word"
+    assert sets[0].params["params"]["keep_register"] is False
+    assert sets[0].params["resolved"]["keep_register"] is False

@@ -65,7 +65,7 @@ def test_a_verb_with_an_object_or_a_shared_frame_is_still_replaced(wordnet_ready
     "decided to go" -> "chose to go" (choose.v.03 takes to + infinitive; the reviewers
     kept it all 7 times they saw it)."""
     seen = _attacked(item("Timmy wanted to look at the stars. Timmy", "bought a car.",
-                          "slept."), seeds=12)
+                          "slept."), seeds=12, keep_register=False)  # want, buy: register
     assert any("desired to look" in text for text in seen), seen
     assert any("purchased a car" in text for text in seen), seen
     seen = _attacked(item("The couple decided to go hiking. They", "slept."), seeds=12)

@@ -41,8 +41,9 @@ def test_options_take_reviewed_swaps_only(question, never, wordnet_ready):
 
 
 def test_wordnet_synonyms_still_reach_the_question(wordnet_ready):
-    texts = _attacked(item("Which animals live in the desert?", "Camels.", "Fish."))
-    assert any("beasts" in t.split("\n")[0] for t in texts), texts
+    # (animals -> beasts now holds only beside its cues: data/contexts.toml)
+    texts = _attacked(item("Which story is set in a strange town?", "Dune.", "Emma."))
+    assert any("narrative" in t.split("\n")[0] for t in texts), texts
 
 
 @pytest.mark.parametrize("text,never", [

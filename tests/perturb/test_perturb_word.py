@@ -8,7 +8,8 @@ import pytest
 
 from evalcore.dataset.records import Question
 
-NO_SIM = {"similarity": False}
+NO_SIM = {"similarity": False, "fluency": False}
+"""The rules under test alone: the fluency check (test_fluency.py) would hide a broken rule."""
 
 # Common words with a known antonym. Written here, not read from lexicon.toml, so the
 # test also covers what the lexicon does not list (Cilin groups, WordNet antonym links).

@@ -67,3 +67,25 @@ def test_exclude_takes_several_key_files(audit, tmp_path):
     assert args.exclude == [first, fresh, first]
     assert audit.seen_items(args.exclude, "en") == {("CODAH", 12), ("TruthfulQA", 5)}
     assert audit.build_parser().parse_args(["--write"]).exclude == []
+
+
+def test_rows_name_a_set_its_span_and_optionally_another_file(audit, tmp_path):
+    rows = audit.parse_rows(["CODAH=301-500", f"Math23K=1-20@{tmp_path / 'm.csv'}"])
+    assert rows["CODAH"] == (audit.DATA / "CODAHtest.csv", range(301, 501))
+    assert rows["Math23K"] == (tmp_path / "m.csv", range(1, 21))
+    for bad in ("CODA=1-5", "CODAH=5", "CODAH=0-5", "CODAH=a-b"):
+        with pytest.raises(SystemExit, match="SET=FIRST-LAST"):
+            audit.parse_rows([bad])
+
+
+@pytest.mark.integration
+def test_the_blind_file_holds_items_only_from_the_rows_given(audit, wordnet_ready):
+    from tests.conftest import require
+
+    require((audit.DATA / "CODAHtest.csv").is_file(), "the shared CODAH file is missing")
+    rows = audit.parse_rows(["CODAH=401-420"])
+    blind, key = audit.draw("en", 5, 3, 1, rows=rows)
+    assert blind and len(blind) == len(key) <= 5
+    assert all(set(b) == {"id", "original", "attacked"} for b in blind)  # nothing else
+    assert all(k["set"] == "CODAH" and 401 <= k["row"] <= 420 for k in key)
+    assert audit.draw("zh", 5, 3, 1, rows=rows) == ([], [])  # no Chinese set named
