@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-
 from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset.numbering import question_label
