@@ -110,7 +110,7 @@ def test_keyboard_typo_uses_a_neighbour_key():
 def test_unknown_op_is_an_error():
     from evalcore.errors import EvalcoreError
 
-    with pytest.raises(EvalcoreError, match=r"ops=\["explode"\] is not allowed"):
+    with pytest.raises(EvalcoreError, match=r'ops=\["explode"\] is not allowed'):
         attack_question(q(EN), "char", params={**NO_SIM, "ops": ["explode"]})
     with pytest.raises(EvalcoreError, match="known:"):
         attack_question(q(EN), "char", params={"insertionz": 2})
