@@ -86,12 +86,13 @@ def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
 
 def detail(engine: "Engine", run_id: int) -> tuple[Optional[dict[str, Any]], list[str]]:
     """The stability JSON of a run with answers (answer groups, entropy, G-Pass, judge
-    noise included) and its repeated-answers lines; (None, []) before its first answer."""
+    noise included; each question's figures, not its rounds: `runs export` has those)
+    and its repeated-answers lines; (None, []) before its first answer."""
     from evalcore.report.repeats import repeats_lines
-    from evalcore.report.stability import stability_report
+    from evalcore.report.stability_summary import report_figures
 
     try:
-        full = stability_report(engine, run_id)
+        full = report_figures(engine, run_id)
     except EvalcoreError:
         return None, []
     return full, repeats_lines(full)

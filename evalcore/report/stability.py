@@ -45,12 +45,14 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
-                     failure_policy: FailurePolicy = "exclude", meaning: bool | str = False
-                     ) -> dict[str, Any]:
+                     failure_policy: FailurePolicy = "exclude", meaning: bool | str = False,
+                     with_rounds: bool = True) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
 
     `failure_policy`: how rounds without a verdict count (see the module doc); the
-    report names it at the top and in `summary`. `meaning`: group open answers by meaning
+    report names it at the top and in `summary`. `with_rounds` False leaves out each
+    question's `rounds` (a million calls' worth of JSON; `stability_summary.report_figures`
+    stores the rest). `meaning`: group open answers by meaning
     offline (True; costs e5 time) or by a judge's stored verdicts ("judge:MODEL"; see
     `report.repeats.Meaning`): never a model call here.
     """
@@ -72,14 +74,15 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         idx = row["item_idx"]
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
-                          "type": row["task_type"], "rounds": []}
+                          "type": row["task_type"], **({"rounds": []} if with_rounds else {})}
             verdicts[idx] = [None] * run.rounds
             answers[idx] = [None] * run.rounds
             repeats[idx] = RepeatRounds.empty(row, run.rounds)
         repeats[idx].add(row)
-        items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
-                                               row["score"], row["reason"], row["errored"],
-                                               failure_policy))
+        if with_rounds:
+            items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
+                                                   row["score"], row["reason"], row["errored"],
+                                                   failure_policy))
         verdicts[idx][row["round"] - 1] = None if row["errored"] else row["correct"]
         asked[idx] = asked.get(idx, 0) + 1
         failed[idx] = failed.get(idx, 0) + bool(row["errored"])
@@ -199,7 +202,9 @@ def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "z
 def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
     """Mean semantic entropy and judge noise (share of the verdict spread; None without a
     re-judging pass) of a stability run, for the trust report's headline."""
-    summary = stability_report(engine, run_id)["summary"]
+    from evalcore.report.stability_summary import report_figures  # imports this module
+
+    summary = report_figures(engine, run_id)["summary"]
     return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
             "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
             "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
