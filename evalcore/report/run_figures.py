@@ -61,10 +61,10 @@ class RunOutcomes:
     def counts(self, item_id: int) -> tuple[int, int]:
         """(right, rounds that count) of one item under the failure policy: the answered
         rounds (`exclude`) or all the run's rounds (`as_wrong`)."""
-        verdicts = self.verdicts.get(item_id, ())
-        right = sum(1 for v in verdicts if v)
+        verdicts = self.verdicts.get(item_id) or []
+        right = verdicts.count(True)  # (list.count: a million verdicts are read here)
         if self.failure_policy == "exclude":
-            return right, sum(1 for v in verdicts if v is not None)
+            return right, len(verdicts) - verdicts.count(None)
         return right, max(int(self.run.rounds or 1), 1)
 
     def rate(self, item_id: int) -> Optional[float]:
