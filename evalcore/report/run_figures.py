@@ -246,8 +246,21 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
                 failure_policy: Optional[str] = None) -> dict[str, Any]:
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
     None = not measured), `intervals` ({metric: {low, high, method}}) and what the kind's
-    figures add (e.g. `distribution`, questions right j of N times, j = 0..N)."""
-    out = outcomes or load_outcomes(engine, run_id, failure_policy)
+    figures add (e.g. `distribution`, questions right j of N times, j = 0..N).
+
+    Without `outcomes`, a finished run's figures are computed once and stored
+    (`store.run_summary`): the bootstrap of a 10,000-question run costs a second."""
+    if outcomes is not None:
+        return {"run": run_summary(outcomes.run), **_figures(engine, outcomes)}
+    run = queries.get_run(engine, run_id)
+    policy = failure_policy or default_policy(run.kind)
+    body = summaries.summary(engine, run, f"figures:{policy}",
+                             lambda: _figures(engine, load_outcomes(engine, run_id, policy)))
+    return {"run": run_summary(run), **body}
+
+
+def _figures(engine: Engine, out: RunOutcomes) -> dict[str, Any]:
+    """`run_figures` without the `run` part (what is stored)."""
     run = out.run
     kind = find_kind(run.kind)
     metrics = _common(out)
@@ -267,7 +280,7 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
                              if metrics["accuracy"] is not None else None)
     for name, source in (kind.aliases.items() if kind else ()):
         metrics[name], intervals[name] = metrics.get(source), intervals.get(source)
-    return {"run": run_summary(run), "metrics": metrics, "intervals": intervals, **extra}
+    return {"metrics": metrics, "intervals": intervals, **extra}
 
 
 def _counts_unasked(kind: str) -> bool:

@@ -47,10 +47,13 @@ def stored(engine: Engine, run_id: int, name: str, key: str) -> Any:
 
 
 def store(engine: Engine, run_id: int, name: str, key: str, data: Any) -> None:
-    """Replace what is stored under `name` for the run. A database this process cannot
+    """Replace what is stored under `name` for the run (nothing is stored when `data`
+    would read back different from JSON). A database this process cannot
     write to (a read-only user, a lock held too long) only means the next read computes
     again."""
     text = json.dumps(data, ensure_ascii=False, default=str)
+    if json.loads(text) != data:  # a tuple, a numpy integer, a NaN: read back, it differs
+        return
     try:
         with transaction(engine) as conn:
             conn.execute(delete(RUN_SUMMARY).where(_where(run_id, name)))
@@ -62,8 +65,8 @@ def store(engine: Engine, run_id: int, name: str, key: str, data: Any) -> None:
 
 def summary(engine: Engine, run: Any, name: str, compute: Callable[[], Any]) -> Any:
     """The run's figures `name`: stored ones computed in its current state, else
-    `compute()` (stored for next time when the run has finished). What `compute` returns
-    must survive a JSON round trip unchanged (string keys, no tuples)."""
+    `compute()` (stored for next time when the run has finished, if it survives a JSON
+    round trip unchanged: string keys, no tuples, no NaN; else it is computed each time)."""
     if run.status not in FINISHED:
         return compute()
     key = state_key(engine, run)

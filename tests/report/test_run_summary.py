@@ -123,3 +123,25 @@ def test_stored_report_figures_equal_the_report_and_follow_a_rejudge(engine) -> 
     again = report_figures(engine, run_id)
     assert again == _without_rounds(stability_report(engine, run_id))
     assert again["timing"]["calls"] == stored["timing"]["calls"] + 1
+
+
+def test_stored_run_figures_equal_computed_ones(engine) -> None:
+    from evalcore.report.run_figures import _figures
+
+    run_id = _finished_run(engine)
+    first = run_figures(engine, run_id)
+    with engine.connect() as conn:
+        names = set(conn.execute(select(RUN_SUMMARY.c.name)
+                                 .where(RUN_SUMMARY.c.run_id == run_id)).scalars())
+    assert "figures:exclude" in names  # stored, and what is read back equals a recount
+    assert run_figures(engine, run_id) == first == {
+        "run": first["run"], **_figures(engine, load_outcomes(engine, run_id))}
+
+
+def test_what_does_not_survive_json_is_not_stored(engine) -> None:
+    from evalcore.store import run_summary
+
+    run_id = _finished_run(engine)
+    run = queries.get_run(engine, run_id)
+    assert run_summary.summary(engine, run, "odd", lambda: {"pair": (1, 2)}) == {"pair": (1, 2)}
+    assert run_summary.summary(engine, run, "odd", lambda: {"pair": (3, 4)}) == {"pair": (3, 4)}
