@@ -145,3 +145,11 @@ def test_what_does_not_survive_json_is_not_stored(engine) -> None:
     run = queries.get_run(engine, run_id)
     assert run_summary.summary(engine, run, "odd", lambda: {"pair": (1, 2)}) == {"pair": (1, 2)}
     assert run_summary.summary(engine, run, "odd", lambda: {"pair": (3, 4)}) == {"pair": (3, 4)}
+
+
+def test_a_run_with_a_stored_summary_can_be_deleted(engine) -> None:
+    run_id = _finished_run(engine)
+    run_figures(engine, run_id)
+    assert _stored(engine, run_id) is not None
+    queries.delete_run(engine, run_id)
+    assert _stored(engine, run_id) is None
