@@ -18,7 +18,7 @@ from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
 from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.report.export import write_stability_csv
-from evalcore.scorers.rules import unparsed_summary
+from evalcore.scorers.rules import AMBIGUOUS, INVALID, unparsed_summary
 from evalcore.store import call_usage, queries, run_items
 
 
@@ -67,10 +67,13 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     model_errors = judge_errors = 0
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
     failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
-    rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
+    # one entry per answered round of a rules run: its reason when the rules could not
+    # read the reply, else None (a million reasons need not stay in memory to be counted)
+    rules_reasons: list = []
     for row in iter_verdicts(engine, run_id):
         if run.judge == "rules" and row["answer"] is not None:
-            rules_reasons.append(row["reason"])
+            reason = row["reason"] or ""
+            rules_reasons.append(reason if reason.startswith(UNREAD) else None)
         idx = row["item_idx"]
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
@@ -135,6 +138,10 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
 
     add_variants(report, engine, run_id)
     return report
+
+
+UNREAD = (INVALID, AMBIGUOUS)
+"""Reasons of replies the rules could not read (`scorers.rules.unparsed_summary`)."""
 
 
 NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
