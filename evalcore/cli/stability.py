@@ -101,7 +101,7 @@ def _stability(args: argparse.Namespace) -> int:
         meaning = f"judge:{args.meaning_judge}"
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
     report = stability_report(engine, run_id, failure_policy=policy,
-                              meaning=meaning,
+                              meaning=meaning, with_rounds=bool(args.json),  # JSON only
                               timing={"wall_s": round(time.perf_counter() - started, 3)})
     _print_summary(report, status)
     if args.json:

@@ -59,15 +59,15 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
     exclude = out.failure_policy == "exclude"
     # (right, trials): answered rounds under `exclude` (questions without one have no
     # rate and are left out), all N under `as_wrong`
-    tallies = [(sum(1 for v in vs if v), sum(1 for v in vs if v is not None) if exclude
-                else rounds) for vs in out.verdicts.values()]
+    tallies = [(vs.count(True), len(vs) - vs.count(None) if exclude else rounds)
+               for vs in out.verdicts.values()]  # (list.count: a million verdicts)
     tallies = [(right, trials) for right, trials in tallies if trials]
     n = len(tallies)
     perfect = sum(1 for right, _ in tallies if right == rounds)
     flaky = sum(1 for right, trials in tallies if 0 < right < trials)
     metrics.update(perfect_share=perfect / n if n else None,
                    flaky_share=flaky / n if n else None,
-                   errored_rounds=sum(1 for vs in out.verdicts.values() for v in vs if v is None),
+                   errored_rounds=sum(vs.count(None) for vs in out.verdicts.values()),
                    failure_policy=out.failure_policy)
     intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
     # mG-Pass@N: right in most of N rounds (questions with all N rounds answered)
@@ -86,12 +86,13 @@ def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
 
 def detail(engine: "Engine", run_id: int) -> tuple[Optional[dict[str, Any]], list[str]]:
     """The stability JSON of a run with answers (answer groups, entropy, G-Pass, judge
-    noise included) and its repeated-answers lines; (None, []) before its first answer."""
+    noise included; each question's figures, not its rounds: `runs export` has those)
+    and its repeated-answers lines; (None, []) before its first answer."""
     from evalcore.report.repeats import repeats_lines
-    from evalcore.report.stability import stability_report
+    from evalcore.report.stability_summary import report_figures
 
     try:
-        full = stability_report(engine, run_id)
+        full = report_figures(engine, run_id)
     except EvalcoreError:
         return None, []
     return full, repeats_lines(full)

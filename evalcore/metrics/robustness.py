@@ -40,6 +40,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.metrics.consistency import normalize_answer
@@ -231,9 +232,11 @@ class PairedTestResult:
                 "p_value": self.p_value, "method": self.method}
 
 
+@lru_cache(maxsize=65_536)
 def exact_rate(value: float, max_denominator: int = 10_000) -> Fraction:
     """A success rate k/N back as the exact fraction it came from (N up to 10 000 rounds),
-    so two equal count differences are equal, not 1e-17 apart."""
+    so two equal count differences are equal, not 1e-17 apart. Cached: a run's rates take
+    few values (k/N), and a comparison of 10,000 questions converts each one."""
     return Fraction(value).limit_denominator(max_denominator)
 
 

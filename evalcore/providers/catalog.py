@@ -95,6 +95,9 @@ def default_provider_name() -> str:
 def get_provider(name: str) -> "Provider":
     """The provider called `name`, or an error listing the known ones (a provider of your
     own is named in EVALCORE_PROVIDERS, see the module docstring)."""
+    found = _added.get(name) or _scan().get(name)  # every call looks one up: no sort here
+    if found is not None:
+        return found
     known = providers()
     if name not in known:
         # never the value itself: a key pasted into the wrong field would be echoed

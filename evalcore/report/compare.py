@@ -1,8 +1,8 @@
 """Two stability runs side by side (`compare_stability`), for the Results page and the CLI.
 The run list and details are `report.runs`, the raw calls CSV `report.export`.
 
-- Each side is the run's own `stability_report`, so every number here agrees with the
-  run's JSON and CSV downloads.
+- Each side is the run's own `stability_report` (its figures stored once the run ended,
+  `stability_summary`), so every number here agrees with the run's JSON and CSV downloads.
 - Questions are joined on the item when both runs used the same dataset (the item index
   in that dataset, which is one-to-one with the item id). Runs of different datasets are
   joined on the question text (Unicode NFKC, whitespace collapsed); a text that occurs
@@ -30,7 +30,7 @@ from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.metrics.paired import paired_test
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
-from evalcore.report.stability import stability_report
+from evalcore.report.stability_summary import report_figures
 from evalcore.store import queries
 from evalcore.store.run_browse import item_ids_at
 
@@ -118,7 +118,7 @@ def _load(engine: Engine, run_id: int) -> tuple[Any, dict[str, Any], str | None]
         raise CompareError(f"run {run_id} is a {run.kind} run; compare works on two stability "
                            "runs (list them with `python -m evalcore runs list --kind stability`)")
     try:
-        report = stability_report(engine, run_id)
+        report = report_figures(engine, run_id)
     except EvalcoreError as exc:
         raise CompareError(f"run {run_id} has no results to compare yet: {exc}") from exc
     dataset = None

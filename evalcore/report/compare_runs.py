@@ -118,7 +118,9 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
                   "differs": len({rates[o.run.id][n] for o in outcomes}) > 1}
                  for n, item in enumerate(shared)]
     policy = {o.run.id: o.failure_policy for o in outcomes}
-    figures = [run_figures(engine, int(o.run.id), o) for o in outcomes]
+    # each run's own figures (stored once it finished: no bootstrap at every compare)
+    figures = [run_figures(engine, int(o.run.id), failure_policy=o.failure_policy)
+               for o in outcomes]
     return {
         "kind": kind, "alpha": alpha, "failure_policy": policy,
         "runs": figures,

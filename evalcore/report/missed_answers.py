@@ -34,27 +34,44 @@ def contains_reference(reply: str, reference: str) -> bool:
     return re.search(rf"(?<![0-9a-z_.]){re.escape(ref)}(?![0-9a-z_]|\.\d)", text) is not None
 
 
+class MissedTally:
+    """`missed_answers` one verdict row at a time: a run's million rows are counted, not
+    kept (`add` each, then `result`)."""
+
+    def __init__(self) -> None:
+        self.wrong = self.containing = 0
+        self.example: tuple[str, str] | None = None
+
+    def add(self, row: dict[str, Any]) -> None:
+        answer, reference = row.get("answer"), row.get("reference")
+        if (row.get("correct") is not False or not answer or not reference
+                or row.get("task_type") not in TEXT_TASKS):
+            return
+        self.wrong += 1
+        if contains_reference(str(answer), str(reference)):
+            self.containing += 1
+            self.example = self.example or (str(answer), str(reference))
+
+    def result(self) -> dict[str, Any]:
+        warning = None
+        if (self.wrong >= MIN_REPLIES and self.containing * 2 > self.wrong
+                and self.example is not None):
+            reply = self.example[0]
+            reply = reply if len(reply) <= 60 else reply[:57] + "..."
+            warning = (f"{self.containing} of {self.wrong} replies judged wrong contain their "
+                       f"reference answer (e.g. {reply!r} for {self.example[1]!r}): the scorer "
+                       "may not read these replies; check the dataset's task type (numbers: "
+                       "math) or use a judge model before trusting the accuracy")
+        return {"judged_wrong": self.wrong, "containing_reference": self.containing,
+                "warning": warning}
+
+
 def missed_answers(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Of the answered rounds judged wrong (`correct` False) on text tasks, how many
     replies contain their reference, with the report's warning when that is most of them.
 
     `rows` carry answer, reference, task_type and correct (the stored verdict rows)."""
-    wrong = containing = 0
-    example: tuple[str, str] | None = None
+    tally = MissedTally()
     for row in rows:
-        answer, reference = row.get("answer"), row.get("reference")
-        if (row.get("correct") is not False or not answer or not reference
-                or row.get("task_type") not in TEXT_TASKS):
-            continue
-        wrong += 1
-        if contains_reference(str(answer), str(reference)):
-            containing += 1
-            example = example or (str(answer), str(reference))
-    warning = None
-    if wrong >= MIN_REPLIES and containing * 2 > wrong and example is not None:
-        reply = example[0] if len(example[0]) <= 60 else example[0][:57] + "..."
-        warning = (f"{containing} of {wrong} replies judged wrong contain their reference "
-                   f"answer (e.g. {reply!r} for {example[1]!r}): the scorer may not read "
-                   "these replies; check the dataset's task type (numbers: math) or use a "
-                   "judge model before trusting the accuracy")
-    return {"judged_wrong": wrong, "containing_reference": containing, "warning": warning}
+        tally.add(row)
+    return tally.result()

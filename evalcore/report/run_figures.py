@@ -1,9 +1,9 @@
 """One run's headline figures, for any kind, with their intervals: the numbers that
 compare, the leaderboard, the trend, the gate and the trust report all share.
 
-`load_outcomes` reads a run's calls once (verdict columns only, no prompt or answer
-text) into per-item verdict lists; `run_figures` turns them into a flat `metrics` dict
-plus an `intervals` dict:
+`load_outcomes` reads a run's outcome counts (a finished run's stored summary, else its
+calls' verdict columns, never prompt or answer text) into per-item verdict lists;
+`run_figures` turns them into a flat `metrics` dict plus an `intervals` dict:
 
 - accuracy: the mean of per-item success rates (over the items the kind rates, e.g. the
   clean ones of an attack run). Rounds without a verdict follow the failure policy
@@ -33,6 +33,7 @@ from evalcore.kinds import find_kind
 from evalcore.metrics.cost import run_cost
 from evalcore.metrics.stability import wilson_interval
 from evalcore.store import queries
+from evalcore.store import run_summary as summaries
 from evalcore.store.run_reads import outcome_rows
 
 SEED = 20240601
@@ -60,10 +61,10 @@ class RunOutcomes:
     def counts(self, item_id: int) -> tuple[int, int]:
         """(right, rounds that count) of one item under the failure policy: the answered
         rounds (`exclude`) or all the run's rounds (`as_wrong`)."""
-        verdicts = self.verdicts.get(item_id, ())
-        right = sum(1 for v in verdicts if v)
+        verdicts = self.verdicts.get(item_id) or []
+        right = verdicts.count(True)  # (list.count: a million verdicts are read here)
         if self.failure_policy == "exclude":
-            return right, sum(1 for v in verdicts if v is not None)
+            return right, len(verdicts) - verdicts.count(None)
         return right, max(int(self.run.rounds or 1), 1)
 
     def rate(self, item_id: int) -> Optional[float]:
@@ -85,58 +86,80 @@ def default_policy(kind: str) -> str:
 
 def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = None
                   ) -> RunOutcomes:
-    """Read a run's calls (verdict columns only) into `RunOutcomes`.
+    """Read a run's outcome counts into `RunOutcomes`: a finished run's stored summary
+    (`store.run_summary`, counted once), else counted from its calls (`count_outcomes`).
 
-    Usage totals and, for a run scored by rules, the verdicts are counted in SQL (one row
-    per item, not per call: a 100,000-call run reads 1,000 rows); the verdict lists then
-    hold right, wrong and no-verdict rounds in that order, not in round order, which
-    every figure here ignores. A judged run reads its calls to pair judge and answer.
+    The verdict lists hold right, wrong and no-verdict rounds in that order, not in round
+    order, which every figure here ignores.
     """
     run = queries.get_run(engine, run_id)
     rounds = max(int(run.rounds or 1), 1)
     out = RunOutcomes(run=run, failure_policy=failure_policy or default_policy(run.kind))
-    judged = run.judge != "rules"
-    rows = outcome_rows(engine, run_id, rounds, judged=judged)
-    for model, calls, prompt, completion in rows["usage"]:
+    counted = summaries.summary(engine, run, "outcomes", lambda: count_outcomes(engine, run))
+    for model, calls, prompt, completion in counted["usage"]:
         previous = out.tokens_by_model.get(model or run.model, (0, 0))
         out.tokens_by_model[model or run.model] = (previous[0] + int(prompt),
                                                    previous[1] + int(completion))
         out.calls += int(calls)
-    errors, latency_sum, latency_n = rows["answered"]
+    errors, latency_sum, latency_n = counted["answered"]
     out.errors, out.latency_sum, out.latency_n = int(errors), float(latency_sum), int(latency_n)
-    if judged:
-        _judged_verdicts(rows["verdicts"], rounds, out)
-    else:
-        _count_verdicts(rows["verdicts"], rounds, out)
+    for item_id, right, wrong, unanswered in counted["items"]:
+        out.verdicts[int(item_id)] = [True] * right + [False] * wrong + [None] * unanswered
     if _counts_unasked(run.kind):  # an item never answered still counts (as wrong)
         for item_id in (run.config or {}).get("item_ids") or []:
             out.verdicts.setdefault(int(item_id), [None] * rounds)
     return out
 
 
-def _count_verdicts(counts: Sequence[tuple[Any, ...]], rounds: int, out: RunOutcomes) -> None:
+def count_outcomes(engine: Engine, run: Any) -> dict[str, Any]:
+    """Count a run's calls (verdict columns only, no prompt or answer text): `usage`
+    [(model, calls, prompt tokens, completion tokens)], `answered` (errors, latency sum,
+    calls with a latency) and `items` [(item id, right, wrong, no-verdict rounds)].
+
+    Usage totals and, for a run scored by rules, the verdicts are counted in SQL (one row
+    per item, not per call). A judged run reads its calls to pair judge and answer.
+    """
+    rounds = max(int(run.rounds or 1), 1)
+    judged = run.judge != "rules"
+    rows = outcome_rows(engine, int(run.id), rounds, judged=judged)
+    verdicts: dict[int, list[Verdict]] = {}
+    if judged:
+        _judged_verdicts(rows["verdicts"], rounds, verdicts)
+    else:
+        _count_verdicts(rows["verdicts"], rounds, verdicts)
+    items = [[int(item_id), sum(1 for v in vs if v), sum(1 for v in vs if v is False),
+              sum(1 for v in vs if v is None)] for item_id, vs in verdicts.items()]
+    return {"usage": [[model, int(calls), int(prompt), int(completion)]
+                      for model, calls, prompt, completion in rows["usage"]],
+            "answered": [int(rows["answered"][0]), float(rows["answered"][1]),
+                         int(rows["answered"][2])],
+            "items": items}
+
+
+def _count_verdicts(counts: Sequence[tuple[Any, ...]], rounds: int,
+                    out: dict[int, list[Verdict]]) -> None:
     """Rules verdicts counted per item in SQL, (item, right, errors, stored): right, wrong,
     then no verdict (a failed call or a round not stored)."""
     for item_id, right, errors, stored in counts:
         right, errors = int(right or 0), int(errors or 0)
         wrong = max(int(stored) - right - errors, 0)
-        out.verdicts[item_id] = [True] * right + [False] * wrong + \
-            [None] * max(rounds - right - wrong, 0)
+        out[item_id] = [True] * right + [False] * wrong + [None] * max(rounds - right - wrong, 0)
 
 
-def _judged_verdicts(calls: Sequence[tuple[Any, ...]], rounds: int, out: RunOutcomes) -> None:
+def _judged_verdicts(calls: Sequence[tuple[Any, ...]], rounds: int,
+                     out: dict[int, list[Verdict]]) -> None:
     """Judge verdicts, except where the answer call failed (no verdict)."""
     answer_error: set[tuple[int, int]] = set()
     judge_verdict: dict[tuple[int, int], Verdict] = {}
     for item_id, rnd, stage, correct, error in calls:
-        out.verdicts.setdefault(item_id, [None] * rounds)
+        out.setdefault(item_id, [None] * rounds)
         if stage == "answer" and error is not None:
             answer_error.add((item_id, rnd))
         elif stage == "judge":
             judge_verdict[(item_id, rnd)] = correct
     for (item_id, rnd), verdict in judge_verdict.items():
         if (item_id, rnd) not in answer_error:
-            out.verdicts[item_id][rnd - 1] = verdict
+            out[item_id][rnd - 1] = verdict
 
 
 # ------------------------------------------------------------------ intervals
@@ -223,8 +246,21 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
                 failure_policy: Optional[str] = None) -> dict[str, Any]:
     """The headline figures of one run: `run` (who, what, when), `metrics` (flat values;
     None = not measured), `intervals` ({metric: {low, high, method}}) and what the kind's
-    figures add (e.g. `distribution`, questions right j of N times, j = 0..N)."""
-    out = outcomes or load_outcomes(engine, run_id, failure_policy)
+    figures add (e.g. `distribution`, questions right j of N times, j = 0..N).
+
+    Without `outcomes`, a finished run's figures are computed once and stored
+    (`store.run_summary`): the bootstrap of a 10,000-question run costs a second."""
+    if outcomes is not None:
+        return {"run": run_summary(outcomes.run), **_figures(engine, outcomes)}
+    run = queries.get_run(engine, run_id)
+    policy = failure_policy or default_policy(run.kind)
+    body = summaries.summary(engine, run, f"figures:{policy}",
+                             lambda: _figures(engine, load_outcomes(engine, run_id, policy)))
+    return {"run": run_summary(run), **body}
+
+
+def _figures(engine: Engine, out: RunOutcomes) -> dict[str, Any]:
+    """`run_figures` without the `run` part (what is stored)."""
     run = out.run
     kind = find_kind(run.kind)
     metrics = _common(out)
@@ -244,7 +280,7 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
                              if metrics["accuracy"] is not None else None)
     for name, source in (kind.aliases.items() if kind else ()):
         metrics[name], intervals[name] = metrics.get(source), intervals.get(source)
-    return {"run": run_summary(run), "metrics": metrics, "intervals": intervals, **extra}
+    return {"metrics": metrics, "intervals": intervals, **extra}
 
 
 def _counts_unasked(kind: str) -> bool:

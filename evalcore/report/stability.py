@@ -18,8 +18,8 @@ from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
 from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.report.export import write_stability_csv
-from evalcore.report.missed_answers import missed_answers
-from evalcore.scorers.rules import unparsed_summary
+from evalcore.report.missed_answers import MissedTally
+from evalcore.scorers.rules import AMBIGUOUS, INVALID, unparsed_summary
 from evalcore.store import call_usage, queries, run_items
 
 
@@ -46,12 +46,14 @@ def iter_verdicts(engine: Engine, run_id: int) -> Iterator[dict[str, Any]]:
 
 
 def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any]] = None,
-                     failure_policy: FailurePolicy = "exclude", meaning: bool | str = False
-                     ) -> dict[str, Any]:
+                     failure_policy: FailurePolicy = "exclude", meaning: bool | str = False,
+                     with_rounds: bool = True) -> dict[str, Any]:
     """The stability JSON of a run: ids, distribution, per-question results, summary, timing.
 
     `failure_policy`: how rounds without a verdict count (see the module doc); the
-    report names it at the top and in `summary`. `meaning`: group open answers by meaning
+    report names it at the top and in `summary`. `with_rounds` False leaves out each
+    question's `rounds` (a million calls' worth of JSON; `stability_summary.report_figures`
+    stores the rest). `meaning`: group open answers by meaning
     offline (True; costs e5 time) or by a judge's stored verdicts ("judge:MODEL"; see
     `report.repeats.Meaning`): never a model call here.
     """
@@ -66,23 +68,28 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     model_errors = judge_errors = 0
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
     failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
-    rules_reasons: list = []  # the rules' reason of every answered round (rules runs)
-    rules_rows: list = []  # and its verdict row (replies that contain their reference)
+    # one entry per answered round of a rules run: its reason when the rules could not
+    # read the reply, else None (a million reasons need not stay in memory to be counted);
+    # replies judged wrong that contain their reference are tallied, not kept
+    rules_reasons: list = []
+    missed = MissedTally()
     for row in iter_verdicts(engine, run_id):
         if run.judge == "rules" and row["answer"] is not None:
-            rules_reasons.append(row["reason"])
-            rules_rows.append(row)
+            reason = row["reason"] or ""
+            rules_reasons.append(reason if reason.startswith(UNREAD) else None)
+            missed.add(row)
         idx = row["item_idx"]
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
-                          "type": row["task_type"], "rounds": []}
+                          "type": row["task_type"], **({"rounds": []} if with_rounds else {})}
             verdicts[idx] = [None] * run.rounds
             answers[idx] = [None] * run.rounds
             repeats[idx] = RepeatRounds.empty(row, run.rounds)
         repeats[idx].add(row)
-        items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
-                                               row["score"], row["reason"], row["errored"],
-                                               failure_policy))
+        if with_rounds:
+            items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
+                                                   row["score"], row["reason"], row["errored"],
+                                                   failure_policy))
         verdicts[idx][row["round"] - 1] = None if row["errored"] else row["correct"]
         asked[idx] = asked.get(idx, 0) + 1
         failed[idx] = failed.get(idx, 0) + bool(row["errored"])
@@ -91,7 +98,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         judge_errors += row["judge_error"] is not None
     summary = stability_summary(verdicts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_summary(rules_reasons)
-    missed = missed_answers(rules_rows)
+    missed = missed.result()
     consistency = consistency_summary(list(answers.values()))
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
@@ -137,6 +144,10 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
 
     add_variants(report, engine, run_id)
     return report
+
+
+UNREAD = (INVALID, AMBIGUOUS)
+"""Reasons of replies the rules could not read (`scorers.rules.unparsed_summary`)."""
 
 
 NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
@@ -204,7 +215,9 @@ def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "z
 def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
     """Mean semantic entropy and judge noise (share of the verdict spread; None without a
     re-judging pass) of a stability run, for the trust report's headline."""
-    summary = stability_report(engine, run_id)["summary"]
+    from evalcore.report.stability_summary import report_figures  # imports this module
+
+    summary = report_figures(engine, run_id)["summary"]
     return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
             "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
             "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)

@@ -7,8 +7,8 @@ from the first attempt to the reply, so retries and back-off waits are inside it
 that overlap (concurrent slots) count once. Later passes stored on the run (re-judging,
 a judge model's ratings) are not the run's own work and are left out.
 
-Only stored facts are used: no schema change, and runs stored before this module get
-their active time too. Standard library only, apart from the store query.
+Only stored facts are used, and runs stored before this module get their active time
+too. Standard library only, apart from the store query.
 """
 from __future__ import annotations
 
@@ -49,7 +49,17 @@ def _timestamp(moment: datetime) -> float:
 
 
 def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
-    """Seconds during which a call of the run was under way (None before its first call)."""
+    """Seconds during which a call of the run was under way (None before its first call);
+    a finished run's is computed once and stored (`store.run_summary`): it reads every
+    call's end."""
+    from evalcore.store import queries
+    from evalcore.store.run_summary import summary
+
+    run = queries.get_run(engine, run_id)
+    return summary(engine, run, "active_seconds", lambda: _active_seconds(engine, run_id))
+
+
+def _active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     ends = [(_timestamp(stored), latency or 0.0)
             for stored, latency in call_ends(engine, run_id, RUN_STAGES)]
     intervals = [(end - latency / 1000, end) for end, latency in ends]

@@ -25,6 +25,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable, Optional, Sequence
 
 from evalcore.dataset.records import Question
@@ -258,8 +259,10 @@ def _last_clause_number(text: str) -> Optional[_Number]:
     return last
 
 
+@lru_cache(maxsize=4096)
 def parse_reference_number(reference: str) -> Optional[float]:
-    """A reference such as "800.0", "3/4", "1,200", "80%" (read as 0.8)."""
+    """A reference such as "800.0", "3/4", "1,200", "80%" (read as 0.8). Cached: a run
+    reads each question's reference once per round."""
     numbers = find_numbers(normalize(reference.strip()))
     return numbers[0].values[0] if len(numbers) == 1 else None
 

@@ -24,7 +24,7 @@ from evalcore.masking import REDACTED, mask_text
 from evalcore.store.db import Bind, reading, transaction
 from evalcore.store import run_state
 from evalcore.store.jobs import hold, lease_alive, list_jobs
-from evalcore.store.schema import CALL, ITEM, JOB, RUN, RUN_ITEM
+from evalcore.store.schema import CALL, ITEM, JOB, RUN, RUN_ITEM, RUN_SUMMARY
 from evalcore.store.types import utcnow
 
 FINISHED = ("done", "failed", "cancelled")
@@ -114,6 +114,7 @@ def delete_run(engine: Bind, run_id: int) -> Row:
                        f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
     with transaction(engine) as conn:
         conn.execute(delete(CALL).where(CALL.c.run_id == run_id))
+        conn.execute(delete(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id))
         conn.execute(delete(RUN_ITEM).where(RUN_ITEM.c.run_id == run_id))
         conn.execute(delete(JOB).where(JOB.c.run_id == run_id))
         conn.execute(delete(RUN).where(RUN.c.id == run_id))

@@ -309,6 +309,14 @@ RUN_ITEM = Table(
     UniqueConstraint('run_id', 'item_id', name='uq_run_item'),
 )
 
+RUN_SUMMARY = Table(
+    'run_summary', metadata,
+    Column('run_id', Integer(), ForeignKey('run.id'), primary_key=True),
+    Column('name', String(), primary_key=True),
+    Column('state', String(), nullable=False),
+    Column('data', Text(), nullable=False),
+)
+
 SCHEDULE = Table(
     'schedule', metadata,
     Column('id', Integer(), primary_key=True),

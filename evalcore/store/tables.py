@@ -427,3 +427,24 @@ class ReviewAdjudication(SQLModel, table=True):
     note: str = ""
     at: datetime = Field(default_factory=utcnow,
                          sa_column=Column(DateTime(timezone=True), nullable=False))
+
+
+# ------------------------------------------------------------------ run summaries (migration 0023)
+
+
+class RunSummary(SQLModel, table=True):
+    """What a finished run's figures need, computed once from its calls, so the run's page,
+    `runs show`, compare, leaderboard, trend and the trust report read one row, not every
+    call (`store/run_summary.py`): `outcomes` (token usage, answered-call totals, per item
+    right / wrong / no-verdict rounds) and each report's figures without its per-round
+    detail. `state` is the run's state when they were computed (status, progress, its
+    calls' count and newest id): any change to the run or its calls (a resume, a retry of
+    failed calls, a re-judging pass) makes the row stale, and the next read computes again."""
+
+    __tablename__ = "run_summary"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    name: str = Field(primary_key=True, description="what is stored, e.g. outcomes")
+    state: str = Field(description="the run's state key when computed")
+    data: str = Field(sa_column=Column(Text, nullable=False))
+    """JSON text (not a JSON column: PostgreSQL's refuses the NaN a figure may hold)."""
