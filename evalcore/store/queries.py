@@ -41,12 +41,24 @@ _SECRET_KEY = re.compile(r"(^|_)(api_?key|(api|auth|access|refresh)_?token|secre
 _MASKED_CALL_COLUMNS = ("error", "answer", "reason")
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _variable_name(key: Any, value: Any) -> bool:
+    """A `*_env` field naming an environment variable (api_key_env, webhook_env): the
+    name is no secret, and masking a look-alike of a key inside it (the key's letters
+    without separators) would lose which variable the run read."""
+    return (isinstance(key, str) and key.endswith("_env") and isinstance(value, str)
+            and _ENV_NAME.fullmatch(value) is not None)
+
+
 def redact_secrets(value: Any, secrets: list[str] | None = None) -> Any:
     """`value` with API keys removed: values under keys named like secrets, and in every
     string what `evalcore.masking.mask_text` masks (configured keys and pieces of them,
     credential patterns of any scheme)."""
     if isinstance(value, Mapping):
         return {k: REDACTED if isinstance(k, str) and _SECRET_KEY.search(k) and v
+                else v if _variable_name(k, v)
                 else redact_secrets(v, secrets) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact_secrets(v, secrets) for v in value]
