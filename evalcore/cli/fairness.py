@@ -6,7 +6,7 @@ import argparse
 from evalcore import actions
 from evalcore.cli import variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, TEMPERATURE)
 from evalcore.dataset import list_datasets
 from evalcore.fairness import fairness_report
 from evalcore.perturb.counterfactual import generate_suite
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "the bias score on each order is reported beside it")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
+    p.set_defaults(func=_fairness)
 
 
 

@@ -5,7 +5,7 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli import variants as run_options
-from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
+from evalcore.cli.common import (TEMPERATURE, add_detach, add_exit_flags,
                                  add_model_arg, add_variant_args)
 from evalcore.dataset.numbering import question_label
 from evalcore.report.robustness import robustness_report
@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "other questions)")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
+    p.set_defaults(func=_robustness)
 
 
 def _robustness(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, TEMPERATURE)
 from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line
@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_variant_args(p, "stability")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
+    p.set_defaults(func=_stability)
 
 
 def _stability(args: argparse.Namespace) -> int:

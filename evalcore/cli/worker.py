@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 
 from evalcore import actions
-from evalcore.cli.common import acting_user, bounded, engine_and_settings, RUN_IMPORTS
+from evalcore.cli.common import acting_user, bounded, engine_and_settings
 from evalcore.config import worker_jobs
 from evalcore.errors import RunError
 from evalcore.providers.client import run_closing_clients
@@ -23,7 +23,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--once", action="store_true",
                    help="exit when the queue is empty instead of waiting for more")
     p.add_argument("--name", help="worker name in logs and leases (default host:pid:id)")
-    p.set_defaults(func=_worker, preload=RUN_IMPORTS)
+    p.set_defaults(func=_worker)
 
 
 def _worker(args: argparse.Namespace) -> int:
