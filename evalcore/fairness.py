@@ -19,6 +19,7 @@ from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair
                                       require_fairness_dataset, violations_for)
 from evalcore.report.gates import gate_any
 from evalcore.runner.plan import RunSpec, run_spec
+from evalcore.runner.start import create_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -58,8 +59,6 @@ def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: in
                         created_by: str = "", name: str = "", limit: Optional[int] = None,
                         concurrency: Optional[int] = None) -> int:
     """Store a queued fairness run and return its id (the CLI then runs it in the foreground)."""
-    from evalcore.runner.start import create_run
-
     spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
                          temperature=temperature, created_by=created_by, name=name,
                          limit=limit, concurrency=concurrency)

@@ -22,6 +22,7 @@ from evalcore.metrics.gate import (
     evaluate_gate,
     known_metrics,
 )
+from evalcore.report.run_figures import run_figures
 from evalcore.resources import PROJECT_ROOT
 from evalcore.store import queries
 
@@ -71,7 +72,6 @@ def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[
     kind = find_kind(run.kind)
     if kind is not None and kind.gate_metrics is not None:
         return run, kind.gate_metrics(engine, run_id, **fairness_options)
-    from evalcore.report.run_figures import run_figures
 
     return run, run_figures(engine, run_id)["metrics"]
 

@@ -14,6 +14,7 @@ from typing import Any, Optional, Union
 
 from sqlalchemy.engine import Engine
 
+from evalcore.perturb import generate
 from evalcore.perturb.generate import create_attack_set
 from evalcore.perturb.set_import import import_attack_set, plan_import
 from evalcore.perturb.sets import get_attack_set, set_of_job
@@ -70,15 +71,13 @@ def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
 
 async def attack_job(ctx: Any) -> dict[str, Any]:
     """The job handler: generate the set's missing items, batch by batch, fenced."""
-    from evalcore.perturb.generate import generate_attack_items_async
-
     set_id = int(ctx.job.attack_set_id)
 
     async with ProgressPump(ctx) as pump:
         try:
-            await generate_attack_items_async(ctx.engine, set_id,
-                                              on_progress=_stopping(pump, ctx),
-                                              fence=lambda conn: hold(conn, ctx.fence))
+            await generate.generate_attack_items_async(ctx.engine, set_id,
+                                                       on_progress=_stopping(pump, ctx),
+                                                       fence=lambda conn: hold(conn, ctx.fence))
         except _Stop:
             return {"status": "drained" if ctx.draining.is_set() else "cancelled",
                     "attack_set_id": set_id}

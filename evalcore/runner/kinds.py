@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from evalcore.runner import attack, judge_analysis, meaning_judge, rejudge, variants
 from evalcore.runner.jobs import JobContext, handler
 from evalcore.runner.run import execute_run
 
@@ -25,46 +26,34 @@ async def run_job(ctx: JobContext) -> dict[str, Any]:
 @handler("rejudge")
 async def rejudge_job(ctx: JobContext) -> dict[str, Any]:
     """Re-judge a sample of a run's answers (judge reliability)."""
-    from evalcore.runner.rejudge import rejudge_job as work
-
-    return await work(ctx)
+    return await rejudge.rejudge_job(ctx)
 
 
 @handler("meaning_judge")
 async def meaning_judge_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model says which open answers of a stability run mean the same."""
-    from evalcore.runner.meaning_judge import meaning_job as work
-
-    return await work(ctx)
+    return await meaning_judge.meaning_job(ctx)
 
 
 @handler("variants")
 async def variants_job(ctx: JobContext) -> dict[str, Any]:
     """A stability run's items under other option orders and prompt templates."""
-    from evalcore.runner.variants import variants_job as work
-
-    return await work(ctx)
+    return await variants.variants_job(ctx)
 
 
 @handler("judge_analysis")
 async def judge_analysis_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model rates every answer of a fairness run."""
-    from evalcore.runner.judge_analysis import judge_analysis_job as work
-
-    return dict(await work(ctx))
+    return dict(await judge_analysis.judge_analysis_job(ctx))
 
 
 @handler("attack")
 async def attack_job(ctx: JobContext) -> dict[str, Any]:
     """Generate an attack set (character, word or sentence level)."""
-    from evalcore.runner.attack import attack_job as work
-
-    return await work(ctx)
+    return await attack.attack_job(ctx)
 
 
 @handler("attack_import")
 async def attack_import_job(ctx: JobContext) -> dict[str, Any]:
     """Import an attacked file as an attack set (checks and e5 similarity of every row)."""
-    from evalcore.runner.attack import import_job as work
-
-    return await work(ctx)
+    return await attack.import_job(ctx)

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.providers import local
 from evalcore.runner.budget import live_shares
 from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
@@ -114,10 +115,8 @@ class Worker:
     def heartbeat_state(self) -> dict[str, Any]:
         """What this worker's heartbeat says: jobs in hand and the local model's state in
         this process (where its runs call it)."""
-        from evalcore.providers.local import local_state
-
         return {"jobs": len(self.active), "capacity": self.jobs,
-                "kinds": self.kinds or [], "local": local_state()}
+                "kinds": self.kinds or [], "local": local.local_state()}
 
     def beat_now(self) -> None:
         """Write one heartbeat (blocking): the app calls it once when it starts its worker,
