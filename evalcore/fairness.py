@@ -16,7 +16,7 @@ from evalcore.perturb.counterfactual import (dump_templates, generate_suite, lis
                                              load_templates, parse_templates, save_suite,
                                              save_templates)
 from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair_view,
-                                      require_fairness_dataset, violations_for)
+                                      require_fairness_dataset)
 from evalcore.report.gates import gate_any
 from evalcore.runner.plan import RunSpec, run_spec
 from evalcore.runner.start import create_run
@@ -34,7 +34,7 @@ DEFAULT_TEMPERATURE = 0.7
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
            "fairness_report", "fairness_spec", "generate_suite", "is_fairness_dataset",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
-           "parse_templates", "save_suite", "save_templates", "violations_for"]
+           "parse_templates", "save_suite", "save_templates"]
 
 
 def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,

@@ -311,17 +311,21 @@ def _imports(tree: ast.AST, in_function: bool = False):
 
 
 def _targets(node: ast.AST, modules: dict) -> set[str]:
-    """The project modules an import runs: `from p import m` is p.m when that is a module;
-    a name a package resolves lazily (`_EXPORTS`, PEP 562) is the module it comes from."""
+    """The project modules an import runs: `from p import m` is p.m when that is a module
+    (`pages` is a namespace package: no module of its own); a name a package resolves
+    lazily (`_EXPORTS`, PEP 562) is the module it comes from."""
     if isinstance(node, ast.Import):
         return {a.name for a in node.names if a.name in modules}
-    if not isinstance(node, ast.ImportFrom) or node.level or node.module not in modules:
+    if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
         return set()
     found = set()
     for alias in node.names:
         sub = f"{node.module}.{alias.name}"
-        lazy = getattr(sys.modules.get(node.module), "_EXPORTS", {})
-        found.add(sub if sub in modules else lazy.get(alias.name, node.module))
+        if sub in modules:
+            found.add(sub)
+        elif node.module in modules:
+            lazy = getattr(sys.modules.get(node.module), "_EXPORTS", {})
+            found.add(lazy.get(alias.name, node.module))
     return found
 
 
@@ -405,3 +409,5 @@ def test_the_circle_finder_sees_a_circle_closed_by_a_deferred_import(tmp_path):
     assert found == {"evalcore.b"}
     assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _circles({"a": {"b"}, "b": set()}) == []
+    page = ast.parse("from pages import _shared\n").body[0]
+    assert _targets(page, {"pages._shared": None}) == {"pages._shared"}

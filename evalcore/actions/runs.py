@@ -13,7 +13,7 @@ from evalcore.runner.meaning_judge import create_meaning_job
 from evalcore.runner.rejudge import create_rejudge_job
 from evalcore.runner.start import (cancel_run as _cancel_run, check_resumable,
                                    create_run as _create_run, resume_run as _resume,
-                                   retry_failed as _retry)
+                                   retry_failed as _retry, set_budget as _set_budget)
 from evalcore.runner.variants import create_variants_job
 from evalcore.store.db import Bind, transaction
 from evalcore.store.jobs import cancel_job as _cancel_job, requeue_job as _requeue
@@ -56,6 +56,15 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
         if queue:
             _resume(conn, run_id)
         _record(conn, actor, "run.resume", "run", run_id, force=force or None)
+
+
+def set_budget(actor: Actor, engine: "Engine", run_id: int, budget: Optional[float]) -> None:
+    """`runner.start.set_budget` (a run's spending limit, e.g. raised before resuming a
+    run that stopped at it), for evaluators and above: it lets the run spend more."""
+    _check(engine, actor, "run", "set_budget", run_id)
+    with transaction(engine) as conn:
+        _set_budget(conn, run_id, budget)
+        _record(conn, actor, "run.set_budget", "run", run_id, budget=budget)
 
 
 def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]:

@@ -10,7 +10,7 @@ from evalcore.errors import RunError
 from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
 from evalcore.report.timing import active_seconds, elapsed_seconds
-from evalcore.runner.start import set_budget, waiting_text
+from evalcore.runner.start import waiting_text
 from evalcore.store import queries
 
 
@@ -110,7 +110,7 @@ def _resume(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     if args.budget is not None:
-        set_budget(engine, args.run_id, args.budget)
+        actions.set_budget(actor, engine, args.run_id, args.budget)
     if args.detach:
         actions.resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})

@@ -302,10 +302,12 @@ def cancel_run(engine: Bind, run_id: int) -> None:
     queries.request_cancel(engine, run_id)
 
 
-def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:
+def set_budget(bind: Bind, run_id: int, budget: Optional[float]) -> None:
     """Change a run's spending limit (kept in its spec), e.g. before resuming a run that
-    stopped at its budget."""
-    run = queries.get_run(engine, run_id)
-    spec = run_spec({**run.config["spec"], "budget": budget})
-    queries.update_run(engine, run_id,
-                       config={**run.config, "spec": msgspec.structs.asdict(spec)})
+    stopped at its budget; on a Connection, in the caller's transaction (the action's, with
+    its audit event)."""
+    with transaction(bind) as conn:
+        run = queries.get_run(conn, run_id)
+        spec = run_spec({**run.config["spec"], "budget": budget})
+        queries.update_run(conn, run_id,
+                           config={**run.config, "spec": msgspec.structs.asdict(spec)})
