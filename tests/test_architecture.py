@@ -267,6 +267,9 @@ PAGES = REPO_ROOT / "pages"
 DEFERRING_MODULES = {
     "evalcore.warmup": "imports on its background thread what the pages will import, so a "
                        "page's first paint does not wait for it",
+    "evalcore.scorers.text": "loads an e5 engine (numpy; onnxruntime when installed, else "
+                             "the numpy one) only in a process that embeds: every run's "
+                             "scorer registry imports it, and a worker is ready within 1 s",
 }
 """Modules besides those `python -m evalcore --help` loads that may import evalcore modules
 inside a function, and why. A deferred import hides an edge of the import graph (the graph

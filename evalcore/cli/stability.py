@@ -6,10 +6,10 @@ import time
 from pathlib import Path
 
 from evalcore import actions
-from evalcore.cli import variants as run_options
+from evalcore.cli import common, variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 add_variant_args, detach_or_run, engine_and_settings,
-                                 run_exit_code, TEMPERATURE, write_json)
+                                 add_variant_args, engine_and_settings, run_exit_code,
+                                 TEMPERATURE, write_json)
 from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
 from evalcore.report.repeats import repeats_lines
 from evalcore.report.sections import cli_section
@@ -84,7 +84,7 @@ def _stability(args: argparse.Namespace) -> int:
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
     variants = run_options.announce(engine, run_id, variants, args.detach)  # calls said first
-    status = detach_or_run(args, engine, run_id)
+    status = common.detach_or_run(args, engine, run_id)
     if status is None:
         return 0
     run_options.ask(engine, run_id, variants)

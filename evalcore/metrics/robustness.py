@@ -44,7 +44,6 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 from evalcore.metrics.consistency import normalize_answer
 from evalcore.metrics.stability import MetricInputError, Verdict
-from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
 
 def _correct(verdicts: Sequence[Verdict]) -> int:
@@ -284,6 +283,7 @@ def answer_similarity(clean: Sequence[Optional[str]], attacked: Sequence[Optiona
     both = [(c, a) for c, a in zip(clean, attacked) if c is not None and a is not None]
     if not both:
         return AnswerSimilarity(0, None)
+    from evalcore.scorers.text import detect_language, embedding_cosine_batch, rouge
 
     def language(c: str, a: str) -> Any:
         """Chinese tokens when either side is Chinese: "12" vs "答案是12个" is 0.4 both ways."""
