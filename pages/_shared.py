@@ -6,6 +6,7 @@ EVALCORE_DB_URL elsewhere gets its own engine instead of a stale one.
 """
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
@@ -86,7 +87,6 @@ def _route_through_app() -> None:
 
     if not PagesManager.uses_pages_directory:
         return
-    import runpy
 
     runpy.run_path(str(PROJECT_ROOT / "streamlit_app.py"), run_name="__main__")
     st.stop()

@@ -1,6 +1,7 @@
 """Small helpers the sub-commands share: the engine, JSON output, a progress bar."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -18,8 +19,6 @@ from evalcore.store.run_reads import answer_error_counts
 
 def bounded(low: float | None = None, high: float | None = None, kind: type = float) -> Any:
     """An argparse `type=` that reads a number and refuses one outside [low, high]."""
-    import argparse
-
     def read(text: str) -> Any:
         try:
             value = kind(text)

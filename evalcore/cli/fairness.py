@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 
 from evalcore import actions
 from evalcore.cli import variants as run_options
@@ -54,8 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     """The dataset to run: --suite, or the generated suite (reused when already stored)."""
-    from pathlib import Path
-
     if args.suite:
         return args.suite
     parsed = generate_suite(args.generate, args.lang,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from evalcore.cli.common import engine_and_settings
 from evalcore.metrics.gate import load_gate_config
@@ -35,8 +36,6 @@ def _gate(args: argparse.Namespace) -> int:
         print(f"{'PASS' if check.passed else 'FAIL'}  {check.name:<28} {check.detail}")
     print(f"gate: {verdict_line(result)}")
     if args.json:
-        import json
-
         import msgspec
 
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import signal
 
 from evalcore import actions
 from evalcore.cli.common import acting_user, bounded, engine_and_settings
@@ -30,10 +33,6 @@ def _worker(args: argparse.Namespace) -> int:
     """Logs one line per job start and end on stderr; SIGTERM or Ctrl-C releases the
     jobs in hand (another worker continues them at once) and exits 143 / 130; SIGUSR1
     logs what it is doing (its jobs, model shares, where each task and thread waits)."""
-    import asyncio
-    import logging
-    import signal
-
     unknown = sorted(set(args.kinds or ()) - set(KINDS))
     if unknown:
         raise RunError(f"unknown job kind(s) {', '.join(unknown)}; valid: {', '.join(KINDS)}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import msgspec
+from sqlalchemy.exc import IntegrityError
 
 from evalcore.dataset.checks import CellError
 from evalcore.dataset.formats import FormatSpec, attack_level, detect_format, get_format
@@ -253,8 +254,6 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     """The dataset row, its items in batches, then its count, language and meta (known
     once every row is read; items with no language of their own get the file's), all in
     one transaction."""
-    from sqlalchemy.exc import IntegrityError
-
     source_file = header["source_file"]
     name = (name or Path(source_file).stem or "").strip()
     if not name:

@@ -20,6 +20,7 @@ the baseline has one fails (the run lost a figure the baseline had). Pure: no I/
 """
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
@@ -155,8 +156,6 @@ def gate_text(data: bytes, name: str) -> str:
 
 def gate_config_text(text: str, name: str = "gate config") -> GateConfig:
     """A gate config from TOML text, never read as a file path."""
-    import tomllib
-
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -10,8 +10,10 @@ are escaped for each (`monitor.bodies`).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import smtplib
+from email.message import EmailMessage
 from typing import Any, Mapping, Optional
 
 import aiohttp
@@ -87,8 +89,6 @@ def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
 def _feishu_code(text: str) -> int:
     """Feishu/Lark answer HTTP 200 with {"code": N} ({"StatusCode": N} before); N != 0 is
     a refusal (bad token, keyword filter, signature)."""
-    import json
-
     try:
         data = json.loads(text)
     except ValueError:
@@ -134,8 +134,6 @@ async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
 
 
 def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-    from email.message import EmailMessage
-
     mail = EmailMessage()
     mail["From"] = channel["sender"]
     mail["To"] = channel["to"]

@@ -7,9 +7,10 @@ it and goes on.
 """
 from __future__ import annotations
 
+import os
 import re
-
 from typing import Annotated, Any, Literal, Optional
+from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 from msgspec import Meta
@@ -38,8 +39,6 @@ def is_refusal(error: str | None) -> bool:
 def check_base_url(url: str) -> str:
     """`url` if it is an http(s) URL with a host and no credentials; else a ValueError that
     says what to fix (never echoing the URL, which may hold a key)."""
-    from urllib.parse import parse_qsl, urlsplit
-
     if not url:
         return url
     try:
@@ -140,8 +139,6 @@ class ModelConfig(msgspec.Struct, kw_only=True):
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
-        import os
-
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
         register_secret(key)
         return key

@@ -10,6 +10,7 @@ in the database (`store.uploads`), so a worker on any machine can import it; the
 is one fenced transaction, found again by a takeover (`perturb.sets.set_of_job`)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Optional, Union
 
 from sqlalchemy.engine import Engine
@@ -116,8 +117,6 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
 async def import_job(ctx: Any) -> dict[str, Any]:
     """The job handler: import the uploaded file (all or nothing, fenced), then drop the
     upload. A takeover first looks for the set an earlier attempt stored."""
-    import asyncio
-
     engine, job_id, p = ctx.engine, int(ctx.job.id), dict(ctx.job.params)
     stored = await asyncio.to_thread(set_of_job, engine, job_id)
     if stored is None:

@@ -15,6 +15,8 @@ import threading
 import time
 from typing import Any, Optional
 
+from sqlalchemy import exc as sa
+
 log = logging.getLogger("evalcore.worker")
 
 
@@ -26,8 +28,6 @@ def short(exc: BaseException) -> str:
 
 def is_outage(exc: BaseException) -> bool:
     """Whether `exc` means the database cannot be reached (not a bug or a bad row)."""
-    from sqlalchemy import exc as sa
-
     if isinstance(exc, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError,
                         sa.TimeoutError, ConnectionError, TimeoutError)):
         return True

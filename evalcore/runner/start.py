@@ -1,6 +1,9 @@
 """Create, start, resume and cancel runs: the functions the pages and the CLI share."""
 from __future__ import annotations
 
+import asyncio
+import signal
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -148,10 +151,6 @@ def run_job_here(engine: Engine, job_id: int,
 
 async def _execute_with_signals(engine: Engine, job: Any, owner: str,
                                 on_progress: Optional[Callable[[Any], None]]) -> str:
-    import asyncio
-    import signal
-    import threading
-
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = []

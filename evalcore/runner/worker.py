@@ -10,9 +10,13 @@ releases the jobs in hand so another worker continues them at once.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import socket
+import sys
+import threading
+import traceback
 import uuid
 from typing import Any, Iterable, Optional
 
@@ -51,8 +55,6 @@ class Worker:
 
     def __init__(self, engine: Engine, *, jobs: int = 2, kinds: Optional[Iterable[str]] = None,
                  name: Optional[str] = None, poll_s: float = POLL_S) -> None:
-        import importlib
-
         for module in HANDLER_MODULES:  # registers the job handlers
             importlib.import_module(module)
         self.engine = engine
@@ -216,10 +218,6 @@ def _task_places() -> dict[str, int]:
 def _thread_places() -> list[tuple[str, str]]:
     """(thread name, where it is) of every thread but the loop's (executor threads blocked
     in the database show here)."""
-    import sys
-    import threading
-    import traceback
-
     names = {t.ident: t.name for t in threading.enumerate()}
     out = []
     for ident, frame in sys._current_frames().items():

@@ -15,8 +15,9 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
@@ -104,8 +105,6 @@ def update_run(engine: Bind, run_id: int, **fields: Any) -> Row:
 
 def delete_run(engine: Bind, run_id: int) -> Row:
     """Delete a run with its calls and jobs; refused while a worker is executing it."""
-    from sqlalchemy import delete
-
     run = get_run(engine, run_id)
     live = [j for j in list_jobs(engine, run_id=run_id) if lease_alive(j)]
     if live:
@@ -252,8 +251,6 @@ def answer_outcome(engine: Bind, run_id: int) -> tuple[int, int, str | None]:
 
 
 def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tuple[int, bool]]:
-    from sqlalchemy.exc import IntegrityError
-
     new = []
     for row in rows:
         try:
