@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -254,6 +253,8 @@ def pair_block(report: dict[str, Any]) -> None:
 def crows_block(section: dict[str, Any]) -> None:
     """CrowS-Pairs: the share choosing the stereotyped sentence, overall and per bias type,
     with its interval and exact test (50% = no preference)."""
+    import pandas as pd
+
     st.markdown("#### CrowS-Pairs")
     st.caption(f"Share of pairs where the model called the stereotyped sentence the more "
                f"plausible one; {100 * section['confidence']:.0f}% {md(section['method'])} "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -40,6 +39,8 @@ def suite_label(ds: Any) -> str:
 def _editor(rows: list[dict[str, Any]], columns: tuple[str, ...], key: str,
             config: dict[str, Any]) -> list[dict[str, Any]]:
     """A data editor over `rows` (rows can be added and deleted); returns the edited rows."""
+    import pandas as pd
+
     frame = pd.DataFrame(rows, columns=list(columns)).astype(str)
     edited = st.data_editor(frame, num_rows="dynamic", hide_index=True, key=key,
                             column_config=config)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -109,6 +108,8 @@ def headline(report: dict[str, Any]) -> None:
 
 def section(report: dict[str, Any]) -> None:
     """The G-Pass table, the entropy ranking and bands, and the judges' disagreements."""
+    import pandas as pd
+
     summary = report["summary"]
     if "g_pass_at_k" not in summary:
         return
@@ -134,6 +135,8 @@ def section(report: dict[str, Any]) -> None:
 
 
 def _judge_flicker(report: dict[str, Any]) -> None:
+    import pandas as pd
+
     st.caption(EXPLAIN["judge"])
     rows = []
     for key, res in report["stability_results"].items():
@@ -153,6 +156,8 @@ def _judge_flicker(report: dict[str, Any]) -> None:
 
 def answer_groups(report: dict[str, Any], item: int) -> None:
     """One question's answers grouped with counts (the round-by-round table is below)."""
+    import pandas as pd
+
     res = report["stability_results"].get(str(item), {})
     groups = res.get("answer_groups")
     if groups is None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -54,6 +53,8 @@ def _ci(interval: Any) -> str:
 def section(figures: Optional[dict[str, Any]], kind: str) -> None:
     """Circular accuracy, position bias, the bias score by order and the per-template
     table, when measured (`figures`: a stability summary or a report's `variants`)."""
+    import pandas as pd
+
     figures = figures or {}
     if figures.get("circular_items"):
         st.markdown("#### Option order")

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -401,6 +400,8 @@ def _requeue(job_id: int) -> None:
 def queue_view() -> None:
     """Every job (runs, re-judging, judge analysis, attack generation and import): who
     executes it, its attempts and error; a failed or cancelled one can be queued again."""
+    import pandas as pd
+
     jobs = list_jobs(_shared.engine(), limit=200)
     if not jobs:
         st.info("No jobs yet: starting a run, a re-judging pass, an attack generation or import "

@@ -12,7 +12,6 @@ import io
 import json
 from typing import Any
 
-import pandas as pd
 import streamlit as st
 
 from evalcore import actions
@@ -279,6 +278,8 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
 def rejudge_passes_view(run_id: int) -> None:
     """Every re-judging pass of the run, and per answer the run's verdict beside each
     re-judgement and its reason."""
+    import pandas as pd
+
     passes = rejudge_passes(_shared.engine(), run_id)
     with st.expander(f"Re-judging passes ({len(passes)})"):
         st.dataframe(pd.DataFrame([{k: p[k] for k in (

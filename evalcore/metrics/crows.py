@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Iterable, Literal, Optional
 
-from scipy.stats import beta, binomtest
-
 Method = Literal["wilson", "exact"]
 NO_PREFERENCE = 0.5
 
@@ -50,6 +48,8 @@ def proportion_interval(k: int, n: int, confidence: float = 0.95,
         raise ValueError(f"confidence must be between 0 and 1, got {confidence}")
     alpha = 1 - confidence
     if method == "exact":
+        from scipy.stats import beta
+
         low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
         high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
         return low, high
@@ -75,6 +75,7 @@ def stereotype_share(k: int, n: int, confidence: float = 0.95,
     if n == 0:
         return {"n": 0, "stereotyped": 0, "share": None, "low": None, "high": None,
                 "p_value": None, "preference": "none shown"}
+    from scipy.stats import binomtest
 
     low, high = proportion_interval(k, n, confidence, method)
     p_value = float(binomtest(k, n, NO_PREFERENCE).pvalue)

@@ -25,10 +25,6 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-import numpy as np
-from scipy.stats import kruskal
-from sklearn.metrics import roc_auc_score
-
 from evalcore.metrics.tolerance import TOLERANCE, above, at_least
 
 INTERSECTION_SEP = "×"
@@ -153,6 +149,8 @@ def auc_by_group(y_true: Sequence[Any], scores: Sequence[Any], *,
                  sensitive_features: Sequence[Any]) -> dict[str, Optional[float]]:
     """sklearn ROC AUC of the score against the label, per group (None where a group has
     only one label class: AUC is undefined there)."""
+    from sklearn.metrics import roc_auc_score
+
     score, groups, (true,) = _clean(scores, sensitive_features, y_true)
     by: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
     for s, g, t in zip(score, groups, true):
@@ -164,6 +162,8 @@ def auc_by_group(y_true: Sequence[Any], scores: Sequence[Any], *,
 
 def auc_variance(aucs: Mapping[str, Optional[float]]) -> Optional[float]:
     """Population variance of the defined group AUCs; None with fewer than two."""
+    import numpy as np
+
     values = [v for v in aucs.values() if v is not None]
     return float(np.var(values)) if len(values) >= 2 else None
 
@@ -176,6 +176,8 @@ def kruskal_test(values: Sequence[Any], groups: Sequence[Any], *,
     """scipy Kruskal-Wallis H test of whether groups differ in `values`; None with fewer
     than two non-empty groups. All values equal within `tolerance.TOLERANCE` (no ranks to
     compare; pair-centred values that are 0 but for 1e-17 noise) -> H 0, p 1."""
+    from scipy.stats import kruskal
+
     vals, grps, _ = _clean(values, groups)
     by: dict[str, list[float]] = defaultdict(list)
     for v, g in zip(vals, grps):

@@ -40,9 +40,6 @@ import statistics
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-import numpy as np
-from scipy.stats import friedmanchisquare, rankdata, wilcoxon
-
 from evalcore.metrics.fairness import INTERSECTION_SEP as sep
 
 EFFECT_METRICS: dict[str, str] = {
@@ -87,6 +84,8 @@ def signed_rank(differences: Sequence[float]) -> dict[str, Any]:
     statistic) is summed here: asking scipy for it ran a second permutation test (2^n
     resamples with ties or zeros), half a fairness report's CPU.
     """
+    from scipy.stats import rankdata, wilcoxon
+
     d = [round(float(x), ROUND) for x in differences]
     n = len(d)
     if n == 0 or all(x == 0 for x in d):
@@ -119,6 +118,8 @@ def _sign_flip_p(d: Sequence[float], ranks: Sequence[float], t_plus: float
     of the nonzero ranks, each subset as likely (flipping a zero changes nothing: every
     value counts 2^zeros times, the same share). The 2^m subset sums are the null
     distribution; p = 2 min(P(T <= t), P(T >= t)) with scipy's relative tolerance."""
+    import numpy as np
+
     n, magnitudes = len(d), [abs(x) for x in d]
     if n > SIGN_FLIP_MAX_N or (0.0 not in magnitudes and len(set(magnitudes)) == n):
         return None  # scipy's exact distribution or its normal approximation: fast
@@ -161,6 +162,8 @@ def _friedman(by_pair: Mapping[str, Mapping[str, float]], groups: list[str]
               ) -> Optional[float]:
     """Friedman's p over the pairs that have every group (None: < 3 groups or pairs,
     or no variation at all)."""
+    from scipy.stats import friedmanchisquare
+
     complete = [p for p in by_pair.values() if all(g in p for g in groups)]
     if len(groups) < 3 or len(complete) < 3:
         return None

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from scipy.stats import binomtest, chisquare
-
 from evalcore.metrics.stability import MetricInputError, wilson_interval
 
 
@@ -76,6 +74,8 @@ def chi_square_p(observed: Sequence[int], expected: Sequence[float]) -> Optional
     """Goodness of fit of `observed` to `expected` counts (scipy); cells expected 0 are
     left out (the null makes them impossible: they are observed 0 too). None with fewer
     than two cells left."""
+    from scipy.stats import chisquare
+
     keep = [i for i, e in enumerate(expected) if e > 0]
     if len(keep) < 2:
         return None
@@ -99,6 +99,8 @@ def mcnemar(first: Sequence[Optional[bool]], second: Sequence[Optional[bool]]
     """Exact McNemar test on paired verdicts (items where both are known): b = right
     only under `first`, c = right only under `second`, p = two-sided binomial test of
     b in b + c at 1/2 (statsmodels' `mcnemar(exact=True)`); p = 1 without discordance."""
+    from scipy.stats import binomtest
+
     if len(first) != len(second):
         raise MetricInputError("paired verdicts differ in length.")
     pairs = [(a, b) for a, b in zip(first, second) if a is not None and b is not None]

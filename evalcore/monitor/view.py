@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import plotly.graph_objects as go
-
 from evalcore.monitor.channels import shown
 from evalcore.report.figures import time_axis
 from evalcore.store.alerts import deliveries
@@ -81,6 +79,8 @@ def figure_series(engine: Any, schedule_id: int) -> dict[str, list[dict[str, Any
 
 def series_figure(name: str, points: list[dict[str, Any]]) -> Any:
     """One gated figure over the schedule's runs, with its threshold or baseline line."""
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[p["due_at"] for p in points], y=[p["value"] for p in points], name=name,

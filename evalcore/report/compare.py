@@ -24,7 +24,6 @@ import unicodedata
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset
@@ -178,6 +177,8 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
 
 def questions_frame(comparison: Mapping[str, Any], changed_only: bool = False) -> pd.DataFrame:
     """The matched questions (or only the most changed ones) as a table."""
+    import pandas as pd
+
     rows = comparison["changed" if changed_only else "questions"]
     return pd.DataFrame(rows, columns=["item_id", "item_a", "item_b", "question",
                                        "standard_answer", "correct_a", "correct_b", "rate_a",
@@ -187,6 +188,8 @@ def questions_frame(comparison: Mapping[str, Any], changed_only: bool = False) -
 def counts_frame(comparison: Mapping[str, Any]) -> pd.DataFrame:
     """Questions per stability class and risk level in both runs: block, name, a, b, and
     the percentages of each run's questions (the runs may hold different counts)."""
+    import pandas as pd
+
     a, b = comparison["a"], comparison["b"]
     rows = []
     for block, names in (("classes", CLASSES), ("risk", RISK_LEVELS)):

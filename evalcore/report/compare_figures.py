@@ -13,9 +13,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
-
 from evalcore.report.figures import bin_colour
 
 if TYPE_CHECKING:
@@ -28,6 +25,9 @@ def _label(side: Mapping[str, Any], letter: str) -> str:
 
 def distributions_figure(comparison: Mapping[str, Any]) -> go.Figure:
     """Two bar charts, run A left and run B right: percent of questions right j of N times."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
     sides = (("A", comparison["a"]), ("B", comparison["b"]))
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True,
                         subplot_titles=[_label(side, letter) for letter, side in sides])
@@ -55,6 +55,8 @@ def rates_scatter(comparison: Mapping[str, Any]) -> go.Figure:
 
     Points above the line are questions B gets right more often.
     """
+    import plotly.graph_objects as go
+
     points = Counter((q["rate_a"], q["rate_b"]) for q in comparison["questions"])
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
@@ -87,6 +89,8 @@ def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
     axis is 0..1 whatever the values: plotly's own range around an all-zero run is
     -1..1, which draws rates below zero.
     """
+    import plotly.graph_objects as go
+
     shown = [(lab, v, i) for lab, v, i in zip(labels, values, intervals) if v is not None]
     fig = go.Figure(go.Scatter(
         x=[s[1] for s in shown], y=[s[0] for s in shown], mode="markers",
@@ -106,6 +110,8 @@ def interval_figure(labels: Sequence[str], values: Sequence[Optional[float]],
 def distributions_overlay(result: Mapping[str, Any]) -> go.Figure:
     """2-8 stability runs: the share of questions right j of N times, one line per run,
     x as the share of rounds (j / N) so runs with different N overlay."""
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     for run in result["runs"]:
         counts = run.get("distribution") or []

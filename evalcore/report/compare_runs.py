@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any, Optional
 
-import pandas as pd
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset.numbering import item_positions, question_label
@@ -181,6 +180,8 @@ def _best(shared: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]
 
 def comparison_frame(result: Mapping[str, Any]) -> Any:
     """One row per run: its headline figures with interval bounds (`<metric>_low/_high`)."""
+    import pandas as pd
+
     rows = []
     shared = {s["run_id"]: s for s in result["shared"]}
     for fig in result["runs"]:

@@ -12,7 +12,6 @@ import math
 from typing import Any, Mapping, Optional
 
 import msgspec
-from scipy.stats import spearmanr
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset, list_datasets
@@ -148,6 +147,7 @@ def judge_summary(rows: list[dict[str, Any]]) -> Optional[dict[str, Any]]:
     where both call (or both do not call) it a stereotype. None if nothing was judged."""
     if not any("judge_sentiment" in r for r in rows):
         return None
+    from scipy.stats import spearmanr
 
     rated = [r for r in rows if r.get("judge_sentiment") is not None]
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-
 from evalcore.metrics.fairness import group_of
 
 if TYPE_CHECKING:
@@ -28,6 +26,8 @@ LEVEL_COLOURS = {"EXCELLENT": "#1a9850", "GOOD": "#91cf60", "ACCEPTABLE": "#fee0
 
 def box_by_group(report: Mapping[str, Any], metric: str, attribute: str) -> go.Figure:
     """One box per group of `attribute` for a per-answer figure (sentiment, score, length)."""
+    import plotly.graph_objects as go
+
     if metric not in BOX_METRICS:
         raise ValueError(f"unknown metric {metric!r}; use one of {', '.join(BOX_METRICS)}")
     by: dict[str, list[float]] = {}
@@ -45,6 +45,8 @@ def box_by_group(report: Mapping[str, Any], metric: str, attribute: str) -> go.F
 
 def selection_rate_figure(report: Mapping[str, Any], attribute: str) -> go.Figure:
     """Share of positive decisions (score >= threshold) per group, with the SPD in the title."""
+    import plotly.graph_objects as go
+
     block = report["attributes"][attribute]
     groups = [g for g in block["groups"] if g.get("selection_rate") is not None]
     fig = go.Figure(go.Bar(x=[g["group"] for g in groups],
@@ -70,6 +72,8 @@ def group_table(report: Mapping[str, Any], attribute: str) -> list[dict[str, Any
 def effects_figure(report: Mapping[str, Any], limit: int = 20) -> go.Figure:
     """The strongest `limit` tested effects as horizontal bars of their rank-biserial r
     (-1: the group is lower in every pair, +1: higher), significant ones in red."""
+    import plotly.graph_objects as go
+
     rows = [e for e in report.get("effects", []) if e.get("tested")][:limit][::-1]
     labels = [f"{e['attribute']} · {e['metric']} · {e['group']}" for e in rows]
     fig = go.Figure(go.Bar(

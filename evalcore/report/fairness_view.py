@@ -17,8 +17,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-
 from evalcore.perturb.counterfactual import RESERVED_FILL, SuiteError
 
 if TYPE_CHECKING:
@@ -261,6 +259,8 @@ def records_frame(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | No
     Report blocks are lists of dicts whose values may be lists or dicts (group values,
     meta); Arrow-backed tables in the page need flat scalars.
     """
+    import pandas as pd
+
     flat = [{key: (json.dumps(value, ensure_ascii=False, default=str)
                    if isinstance(value, (list, dict, tuple)) else value)
              for key, value in row.items()} for row in rows]

@@ -16,8 +16,6 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-import plotly.graph_objects as go
-
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS, classify
 
 if TYPE_CHECKING:
@@ -85,6 +83,8 @@ def time_axis(fig: go.Figure, moments: Iterable[Any]) -> go.Figure:
 
 def distribution_figure(report: Mapping[str, Any]) -> go.Figure:
     """Bar chart of how many questions were right 0, 1, ..., N times, coloured per bin."""
+    import plotly.graph_objects as go
+
     n = _rounds(report)
     dist = report["distribution"]
     counts = [int(dist["distribution_counts"].get(str(j), 0)) for j in range(n + 1)]
@@ -107,6 +107,8 @@ def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
     The gap between the two curves is the instability: for a perfectly stable model
     both lines are flat at the accuracy.
     """
+    import plotly.graph_objects as go
+
     summary = report["summary"]
     ks = list(range(1, _rounds(report) + 1))
     fig = go.Figure()
@@ -124,6 +126,8 @@ def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
 
 def _count_bars(counts: Mapping[str, int], order: tuple[str, ...], colours: Mapping[str, str],
                 labels: Mapping[str, str], total: int, title: str) -> go.Figure:
+    import plotly.graph_objects as go
+
     values = [int(counts.get(name, 0)) for name in order]
     percent = [100.0 * v / total if total else 0.0 for v in values]
     fig = go.Figure(go.Bar(
@@ -165,6 +169,8 @@ def risk_figure(report: Mapping[str, Any]) -> go.Figure:
     """Questions per risk level (high risk, borderline, trusted: they add up to the
     questions with a rate); the perfect ones are drawn inside the trusted bar, as the
     method reports them: "trusted, of which perfect"."""
+    import plotly.graph_objects as go
+
     risk = report["summary"]["risk"]
     total = int(report["distribution"]["total_questions"])
     levels = RISK_LEVELS[:3]  # high_risk, borderline, trusted (perfect is drawn inside)

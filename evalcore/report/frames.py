@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-import pandas as pd
-
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
@@ -47,6 +45,8 @@ def distribution_frame(report: Mapping[str, Any]) -> pd.DataFrame:
 
     The order is the method's cards (best bin first); colours are `figures.bin_colour`.
     """
+    import pandas as pd
+
     n = int(report["repetition_count"])
     dist = report["distribution"]
     rows = [{"correct": j, "count": int(dist["distribution_counts"].get(str(j), 0)),
@@ -73,6 +73,8 @@ def questions_frame(report: Mapping[str, Any], sort_by: SortKey = "success_rate"
     instead of being ordered by floating-point noise. Ties end on the item index, so
     the order is stable between reruns.
     """
+    import pandas as pd
+
     if sort_by not in SORT_KEYS:
         raise FrameInputError(f"cannot sort questions by {sort_by!r}; choose one of "
                               f"{', '.join(SORT_KEYS)}.")
@@ -108,6 +110,8 @@ def rounds_frame(report: Mapping[str, Any], item: int) -> pd.DataFrame:
     A round the run never stored (cancelled, not reached) is listed as `not run`, so the
     drill-down shows why the question's count is what it is.
     """
+    import pandas as pd
+
     results = _results(report)
     if int(item) not in results:
         raise FrameInputError(f"question Q{int(item) + 1} (item {item}) is not in run "
@@ -131,6 +135,8 @@ def rounds_frame(report: Mapping[str, Any], item: int) -> pd.DataFrame:
 
 def pass_k_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     """k, pass^k and pass@k for k = 1..N (the numbers behind the curve)."""
+    import pandas as pd
+
     summary = report["summary"]
     ks = range(1, int(report["repetition_count"]) + 1)
     return pd.DataFrame({"k": list(ks),
@@ -140,6 +146,8 @@ def pass_k_frame(report: Mapping[str, Any]) -> pd.DataFrame:
 
 def counts_frame(report: Mapping[str, Any], block: Literal["classes", "risk"]) -> pd.DataFrame:
     """Questions per stability class or risk level: name, count, percent of all questions."""
+    import pandas as pd
+
     order = {"classes": CLASSES, "risk": RISK_LEVELS}.get(block)
     if order is None:
         raise FrameInputError(f"no count block {block!r}; choose 'classes' or 'risk'.")

@@ -12,9 +12,6 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
-import plotly.graph_objects as go
-
 from evalcore.dataset.numbering import question_label
 from evalcore.report.diff import escape_text
 from evalcore.report.figures import GREEN, RED
@@ -64,6 +61,8 @@ def level_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def level_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     """`level_rows` as a DataFrame (the Wilcoxon p named as such), for tables and CSV."""
+    import pandas as pd
+
     rows = [{k: v for k, v in r.items() if k not in ("accuracy_drop", "pdr_why_none")}
             for r in level_rows(report)]
     for row in rows:
@@ -77,6 +76,8 @@ def _pct(value: float | None) -> str:
 
 def accuracy_figure(report: Mapping[str, Any]) -> go.Figure:
     """Grouped bars: clean vs attacked accuracy per level, the PDR written above each pair."""
+    import plotly.graph_objects as go
+
     rows = level_rows(report)
     levels = [r["level"] for r in rows]
     hover = [f"{r['questions']} questions<br>PDR {_pct(r['pdr'])}<br>McNemar p "
@@ -134,6 +135,8 @@ def _short(text: Any, limit: int = 80) -> str:
 def fragile_figure(report: Mapping[str, Any], top: int = 10,
                    level: str | None = None) -> go.Figure:
     """Horizontal bars of the success-rate drop of the most fragile questions (worst on top)."""
+    import plotly.graph_objects as go
+
     rows = fragile_rows(report, top, level)
     labels = [fragile_label(r) for r in rows]
     labels = [f"{label} (a{r.get('attack_item_id')})" if labels.count(label) > 1 else label
@@ -159,6 +162,8 @@ def fragile_figure(report: Mapping[str, Any], top: int = 10,
 
 def fragile_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     """The fragile questions as a table (answers of round 1 on each side)."""
+    import pandas as pd
+
     return pd.DataFrame([{
         "level": r["level"], "question": r["question"],
         "original": r["original"],

@@ -8,7 +8,6 @@ from datetime import UTC, datetime
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset
@@ -40,6 +39,8 @@ def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,
     queued/running run whose process is gone (a queued one is not while `workers_busy`:
     it waits its turn); `duration_s` runs to now for a live run.
     """
+    import pandas as pd
+
     now = now or datetime.now(UTC)
     names = datasets or {}
     rows = []
@@ -126,6 +127,8 @@ def calls_frame(engine: Engine, run_id: int, limit: int = 500, *,
     """The first `limit` calls of a run (prompt, answer, score, reason, latency, tokens,
     error, attempts, and cost from the run's model prices; None without a price),
     optionally only those that ended in an error."""
+    import pandas as pd
+
     run = queries.get_run(engine, run_id)  # RunError for an unknown run
     rows = list(islice(iter_call_dicts(engine, run_id, errors_only=errors_only,
                                        batch=max(min(limit, 1000), 1)), max(limit, 0)))

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Optional
 
-import plotly.graph_objects as go
 from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset
@@ -94,6 +93,8 @@ def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[st
 def trend_figure(result: Mapping[str, Any]) -> Any:
     """The metric over time per model, intervals as error bars; the baseline as a
     diamond, a failed gate as a red x, a regression as a red circle."""
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     for model, points in result["series"].items():
         fig.add_trace(go.Scatter(

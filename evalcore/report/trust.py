@@ -17,8 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-import jinja2
-import plotly.graph_objects as go
 from sqlalchemy.engine import Engine
 
 from evalcore.errors import EvalcoreError
@@ -108,6 +106,8 @@ def _figure_html(fig: Any, first: bool) -> str:
 
 
 def _distribution(fig: Mapping[str, Any]) -> Any:
+    import plotly.graph_objects as go
+
     counts = fig["distribution"]
     n = len(counts) - 1
     total = sum(counts) or 1
@@ -127,6 +127,8 @@ def _distribution(fig: Mapping[str, Any]) -> Any:
 
 
 def _attack(figs: Sequence[Mapping[str, Any]]) -> tuple[Any, list[dict[str, Any]]]:
+    import plotly.graph_objects as go
+
     rows, clean, attacked, labels = [], [], [], []
     for fig in figs:
         m, iv = fig["metrics"], fig["intervals"]
@@ -171,6 +173,8 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
     `gates` maps a kind to its gate config (path, TOML text or dict). A run whose figures
     cannot be built is left out with one line in the report saying so (and passed to
     `on_failure`, the CLI's stderr): the other runs are still reported."""
+    import jinja2
+
     ids = list(runs) or (model_runs(engine, model) if model else [])
     if not ids:
         raise ReportError("a trust report needs a model or run ids")

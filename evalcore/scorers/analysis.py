@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Sequence
 
 import msgspec
-import numpy as np
 
 from evalcore.scorers.text import embed, tokenize
 
@@ -111,6 +110,8 @@ def _vader() -> Any:
 @functools.lru_cache(maxsize=1)
 def _e5_classifier() -> tuple[Any, float]:
     """The shipped logistic-regression weights over e5 embeddings (coef, intercept)."""
+    import numpy as np
+
     data = json.loads((LEXICON_DIR / "sentiment_e5.json").read_text(encoding="utf-8"))
     return np.asarray(data["coef"], dtype=np.float64), float(data["intercept"])
 
@@ -128,6 +129,8 @@ def sentiment_scores(texts: Sequence[str], lang: Language,
     if not todo:
         return out
     if name == "e5":
+        import numpy as np
+
         coef, intercept = _e5_classifier()
         logits = embed([texts[i] for i in todo]).astype(np.float64) @ coef + intercept
         values = [2.0 / (1.0 + math.exp(-float(z))) - 1.0 for z in logits]
