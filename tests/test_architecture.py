@@ -270,6 +270,18 @@ DEFERRING_MODULES = {
     "evalcore.scorers.text": "loads an e5 engine (numpy; onnxruntime when installed, else "
                              "the numpy one) only in a process that embeds: every run's "
                              "scorer registry imports it, and a worker is ready within 1 s",
+    # Every command imports `evalcore.actions` (and `cli.common`, which imports the
+    # estimate) and a worker imports every job handler: what one action, job or estimate
+    # needs (the ORM for imports, the perturbation engine, the judge passes, aiohttp) loads
+    # when it is called. At the top they doubled every command's start (0.5 -> 1.0 s of
+    # CPU for `datasets --help`; bench/startup_bench.py for the worker).
+    "evalcore.actions.attacks": "the perturbation engine, for attack actions only",
+    "evalcore.actions.datasets": "dataset import (the ORM, pydantic), for import actions only",
+    "evalcore.actions.runs": "the judge passes, variants and the demo, for their actions only",
+    "evalcore.runner.kinds": "each job kind's module, when a job of that kind runs",
+    "evalcore.report.estimate": "a robustness estimate's attack sets (the ORM, perturb)",
+    "evalcore.providers.client": "the outbound policy (aiohttp), when a request is sent",
+    "evalcore.dataset.catalog": "the column mapping (pydantic), for a guessed mapping only",
 }
 """Modules besides those `python -m evalcore --help` loads that may import evalcore modules
 inside a function, and why. A deferred import hides an edge of the import graph (the graph

@@ -5,10 +5,6 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from evalcore.actions._core import _check, _once, _record
 from evalcore.auth.identity import Actor
-from evalcore.perturb.review import (approve_unflagged as _bulk, edit_attack_item as _edit,
-                                     set_review as _set)
-from evalcore.perturb.sets import delete_attack_set as _delete
-from evalcore.runner.attack import create_attack_job, create_import_job
 from evalcore.store.db import transaction
 
 if TYPE_CHECKING:
@@ -20,6 +16,8 @@ def queue_attack(actor: Actor, engine: "Engine", *, submit_key: Optional[str] = 
                  **kwargs: Any) -> int:
     """`runner.attack.create_attack_job` (a worker generates the set), for evaluators
     and above; once per `submit_key`."""
+    from evalcore.runner.attack import create_attack_job
+
     _check(engine, actor, "attack", "generate_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
 
@@ -36,6 +34,8 @@ def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, *,
                         submit_key: Optional[str] = None, **kwargs: Any) -> int:
     """`runner.attack.create_import_job` (the file is checked now, imported by a worker),
     for evaluators and above; once per `submit_key`."""
+    from evalcore.runner.attack import create_import_job
+
     _check(engine, actor, "import", "import_attack_set")
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
 
@@ -50,6 +50,8 @@ def queue_attack_import(actor: Actor, engine: "Engine", data: bytes, *,
 
 def delete_attack_set(actor: Actor, engine: "Engine", id_or_name: Union[str, int]) -> Any:
     """`perturb.sets.delete_attack_set`, for admins."""
+    from evalcore.perturb.sets import delete_attack_set as _delete
+
     _check(engine, actor, "delete", "delete_attack_set")
     with transaction(engine) as conn:
         gone = _delete(conn, id_or_name)
@@ -61,6 +63,8 @@ def set_review(actor: Actor, engine: "Engine", attack_item_id: int, status: str,
                reviewer: Optional[str] = None, **kwargs: Any) -> Any:
     """`perturb.review.set_review`, for reviewers and admins; in team mode the reviewer
     recorded is the signed-in identity, whatever `reviewer` says."""
+    from evalcore.perturb.review import set_review as _set
+
     _check(engine, actor, "review", "set_review", attack_item_id)
     with transaction(engine) as conn:
         item = _set(conn, attack_item_id, status, reviewer=actor.attribution(reviewer),
@@ -73,6 +77,8 @@ def set_review(actor: Actor, engine: "Engine", attack_item_id: int, status: str,
 def edit_attack_item(actor: Actor, engine: "Engine", attack_item_id: int, attacked: str, *,
                      reviewer: Optional[str] = None, **kwargs: Any) -> Any:
     """`perturb.review.edit_attack_item`, for reviewers and admins."""
+    from evalcore.perturb.review import edit_attack_item as _edit
+
     _check(engine, actor, "review", "edit_attack_item")
     with transaction(engine) as conn:
         item = _edit(conn, attack_item_id, attacked, reviewer=actor.attribution(reviewer),
@@ -85,6 +91,8 @@ def edit_attack_item(actor: Actor, engine: "Engine", attack_item_id: int, attack
 def approve_unflagged(actor: Actor, engine: "Engine", attack_set_id: int, *,
                       reviewer: Optional[str] = None) -> int:
     """`perturb.review.approve_unflagged`, for reviewers and admins."""
+    from evalcore.perturb.review import approve_unflagged as _bulk
+
     _check(engine, actor, "review", "approve_unflagged")
     with transaction(engine) as conn:
         count = _bulk(conn, attack_set_id, reviewer=actor.attribution(reviewer))

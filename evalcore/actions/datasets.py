@@ -6,10 +6,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 from evalcore.actions._core import _check, _record
 from evalcore.actions.runs import delete_run
 from evalcore.auth.identity import Actor
-from evalcore.dataset import (dataset_users, delete_dataset as _delete,
-                              import_dataset as _import_file, store_parsed as _store)
+from evalcore.dataset import dataset_users, delete_dataset as _delete
 from evalcore.errors import DatasetError
-from evalcore.perturb.counterfactual import save_suite as _save
 from evalcore.store.datasets import stamp_creator
 from evalcore.store.db import Bind, transaction
 
@@ -42,11 +40,15 @@ def _import(actor: Actor, engine: "Engine", action: str, make: Callable[[Bind], 
 
 def import_dataset(actor: Actor, engine: "Engine", source: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.import_dataset`, for evaluators and above."""
+    from evalcore.dataset import import_dataset as _import_file
+
     return _import(actor, engine, "import_dataset", lambda conn: _import_file(conn, source, **kwargs))
 
 
 def store_parsed(actor: Actor, engine: "Engine", parsed: Any, **kwargs: Any) -> Any:
     """`evalcore.dataset.store_parsed` (the Datasets page's import), for evaluators and above."""
+    from evalcore.dataset import store_parsed as _store
+
     return _import(actor, engine, "store_parsed", lambda conn: _store(conn, parsed, **kwargs))
 
 
@@ -54,6 +56,8 @@ def save_suite(actor: Actor, engine: "Engine", parsed: Any, name: Optional[str] 
                **kwargs: Any) -> Any:
     """`perturb.counterfactual.save_suite` (a generated fairness suite becomes a dataset),
     for evaluators and above."""
+    from evalcore.perturb.counterfactual import save_suite as _save
+
     return _import(actor, engine, "save_suite", lambda conn: _save(conn, parsed, name, **kwargs),
                    suite=True)
 

@@ -6,17 +6,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
-from evalcore.demo import DEMO_KIND, start_demo as _demo
 from evalcore.kinds import get_kind
-from evalcore.runner.judge_analysis import create_judge_analysis_job
-from evalcore.runner.meaning_judge import create_meaning_job
-from evalcore.runner.rejudge import create_rejudge_job
-from evalcore.runner.start import (cancel_run as _cancel_run, check_resumable,
-                                   create_run as _create_run, resume_run as _resume,
-                                   retry_failed as _retry, set_budget as _set_budget)
-from evalcore.runner.variants import create_variants_job
+from evalcore.runner.start import (check_resumable, resume_run as _resume, retry_failed as _retry,
+                                   set_budget as _set_budget)
 from evalcore.store.db import Bind, transaction
-from evalcore.store.jobs import cancel_job as _cancel_job, requeue_job as _requeue
+from evalcore.store.jobs import requeue_job as _requeue
 from evalcore.store.queries import delete_run as _delete
 
 if TYPE_CHECKING:
@@ -29,20 +23,24 @@ def create_run(actor: Actor, engine: "Engine", kind: str, params: Mapping[str, A
     """A queued run of `kind` from the page form's / CLI flags' `params` (the kind's one
     spec builder, `EvalKind.build`), for evaluators and above; once per `submit_key`. Any
     worker executes it (the CLI claims it in the foreground itself)."""
+    from evalcore.runner.start import create_run as _create
+
     _check(engine, actor, "run", "create_run")
     build = get_kind(kind).build
 
     spec, item_ids = build(engine, params)
     # the run, its items, its job, its audit event and the submission key: one transaction
-    return _create_run(engine, spec, models_path, item_ids=item_ids, actor=actor,
+    return _create(engine, spec, models_path, item_ids=item_ids, actor=actor,
                    submit_key=submit_key)
 
 
 def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:
     """`runner.start.cancel_run`, for evaluators and above."""
+    from evalcore.runner.start import cancel_run as _cancel
+
     _check(engine, actor, "run", "cancel_run", run_id)
     with transaction(engine) as conn:
-        _cancel_run(conn, run_id)
+        _cancel(conn, run_id)
         _record(conn, actor, "run.cancel", "run", run_id)
 
 
@@ -88,6 +86,8 @@ def delete_run(actor: Actor, engine: Bind, run_id: int) -> Any:
 def queue_rejudge(actor: Actor, engine: "Engine", run_id: int, judge: str,
                   models_path: ModelsPath, **kwargs: Any) -> int:
     """`runner.rejudge.create_rejudge_job` (paid judge calls), for evaluators and above."""
+    from evalcore.runner.rejudge import create_rejudge_job
+
     _check(engine, actor, "run", "rejudge", run_id)
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
     with transaction(engine) as conn:
@@ -101,6 +101,7 @@ def queue_meaning_judge(actor: Actor, engine: "Engine", run_id: int, judge: str,
     """`runner.meaning_judge.create_meaning_job` (paid judge calls: a judge model says
     which open answers mean the same), for evaluators and above, like re-judging."""
     _check(engine, actor, "run", "meaning_judge", run_id)
+    from evalcore.runner.meaning_judge import create_meaning_job  # off a run's start-up
 
     with transaction(engine) as conn:
         job_id = create_meaning_job(engine, run_id, judge, models_path=models_path,
@@ -115,6 +116,7 @@ def queue_variants(actor: Actor, engine: "Engine", run_id: int, *,
     """`runner.variants.create_variants_job` (paid calls of the run's model: its items
     under other option orders and templates), for evaluators and above."""
     _check(engine, actor, "run", "variants", run_id)
+    from evalcore.runner.variants import create_variants_job  # off a run's start-up
 
     with transaction(engine) as conn:
         job_id = create_variants_job(engine, run_id, option_order=option_order,
@@ -129,6 +131,8 @@ def queue_judge_analysis(actor: Actor, engine: "Engine", run_id: int, judge: str
                          models_path: ModelsPath, **kwargs: Any) -> int:
     """`runner.judge_analysis.create_judge_analysis_job` (paid judge calls), for
     evaluators and above."""
+    from evalcore.runner.judge_analysis import create_judge_analysis_job
+
     _check(engine, actor, "run", "judge_analysis", run_id)
     kwargs["created_by"] = actor.attribution(kwargs.get("created_by"))
     with transaction(engine) as conn:
@@ -140,9 +144,11 @@ def queue_judge_analysis(actor: Actor, engine: "Engine", run_id: int, judge: str
 
 def cancel_job(actor: Actor, engine: "Engine", job_id: int) -> bool:
     """`store.jobs.cancel_job`, for evaluators and above."""
+    from evalcore.store.jobs import cancel_job as _cancel
+
     _check(engine, actor, "run", "cancel_job", job_id)
     with transaction(engine) as conn:
-        done = _cancel_job(conn, job_id)
+        done = _cancel(conn, job_id)
         _record(conn, actor, "job.cancel", "job", job_id)
     return done
 
@@ -157,6 +163,8 @@ def requeue_job(actor: Actor, engine: "Engine", job_id: int) -> None:
 
 def start_demo(actor: Actor, engine: "Engine", models_path: ModelsPath) -> int:
     """`demo.start_demo` (imports the sample, queues a local run), for evaluators and up."""
+    from evalcore.demo import DEMO_KIND, start_demo as _demo
+
     _check(engine, actor, "run", "start_demo")
     with transaction(engine) as conn:
         run_id = _demo(conn, models_path, created_by=actor.attribution())

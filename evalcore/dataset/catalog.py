@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from evalcore.dataset.mapping import ColumnMapping, MappingGuess
 from evalcore.dataset.numbering import question_label
 from evalcore.dataset.records import Question
 from evalcore.error_text import shown, shown_list
@@ -103,5 +102,6 @@ def guessed_mapping(meta: dict[str, Any]) -> Optional[str]:
     or None when a format recognised the file or the user gave the mapping."""
     if not meta.get("mapping_guessed"):
         return None
+    from evalcore.dataset.mapping import ColumnMapping, MappingGuess
 
     return MappingGuess(mapping=validated(ColumnMapping, meta["mapping"])).describe()

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from evalcore import outbound
 from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
@@ -123,6 +122,8 @@ class _Outcome:
 def _make_session() -> aiohttp.ClientSession:
     """A session under `evalcore.outbound`'s policy for models: redirects refused, the
     admin-set endpoint's address not filtered (a local Ollama stays reachable)."""
+    from evalcore import outbound
+
     return outbound.session(guard_addresses=False, limit=CONNECTOR_LIMIT,
                             limit_per_host=CONNECTOR_LIMIT_PER_HOST, ttl_dns_cache=DNS_CACHE_TTL)
 

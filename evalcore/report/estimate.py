@@ -18,7 +18,6 @@ from sqlalchemy.engine import Engine
 
 from evalcore.providers.base import ModelConfig
 from evalcore.report.timing import format_seconds
-from evalcore.runner.robustness import robustness_pairs
 from evalcore.store import queries
 from evalcore.store.run_reads import recent_latencies
 from evalcore.values import validated
@@ -118,6 +117,8 @@ def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],
                      rounds: int) -> int:
     """Answer calls of a robustness run over these sets: (clean + attacked items) x rounds,
     a clean item attacked by several sets counted once (as `create_robustness_run` does)."""
+    from evalcore.runner.robustness import robustness_pairs
+
     _, pairs = robustness_pairs(engine, attack_set_ids)
     items = len({p[1] for p in pairs}) + len({p[2] for p in pairs})
     return items * rounds

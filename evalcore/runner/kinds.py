@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalcore.runner import attack, judge_analysis, meaning_judge, rejudge, variants
 from evalcore.runner.jobs import JobContext, handler
 from evalcore.runner.run import execute_run
 
@@ -26,34 +25,46 @@ async def run_job(ctx: JobContext) -> dict[str, Any]:
 @handler("rejudge")
 async def rejudge_job(ctx: JobContext) -> dict[str, Any]:
     """Re-judge a sample of a run's answers (judge reliability)."""
-    return await rejudge.rejudge_job(ctx)
+    from evalcore.runner.rejudge import rejudge_job as work
+
+    return await work(ctx)
 
 
 @handler("meaning_judge")
 async def meaning_judge_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model says which open answers of a stability run mean the same."""
-    return await meaning_judge.meaning_job(ctx)
+    from evalcore.runner.meaning_judge import meaning_job as work
+
+    return await work(ctx)
 
 
 @handler("variants")
 async def variants_job(ctx: JobContext) -> dict[str, Any]:
     """A stability run's items under other option orders and prompt templates."""
-    return await variants.variants_job(ctx)
+    from evalcore.runner.variants import variants_job as work
+
+    return await work(ctx)
 
 
 @handler("judge_analysis")
 async def judge_analysis_job(ctx: JobContext) -> dict[str, Any]:
     """A judge model rates every answer of a fairness run."""
-    return dict(await judge_analysis.judge_analysis_job(ctx))
+    from evalcore.runner.judge_analysis import judge_analysis_job as work
+
+    return dict(await work(ctx))
 
 
 @handler("attack")
 async def attack_job(ctx: JobContext) -> dict[str, Any]:
     """Generate an attack set (character, word or sentence level)."""
-    return await attack.attack_job(ctx)
+    from evalcore.runner.attack import attack_job as work
+
+    return await work(ctx)
 
 
 @handler("attack_import")
 async def attack_import_job(ctx: JobContext) -> dict[str, Any]:
     """Import an attacked file as an attack set (checks and e5 similarity of every row)."""
-    return await attack.import_job(ctx)
+    from evalcore.runner.attack import import_job as work
+
+    return await work(ctx)
