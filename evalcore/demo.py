@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from evalcore.dataset import import_dataset, list_datasets
 from evalcore.kinds import get_kind
 from evalcore.resources import PROJECT_ROOT
+from evalcore.runner.start import create_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -43,8 +44,6 @@ def demo_items() -> int:
 
 def start_demo(engine: "Engine", models_path: Path, *, created_by: str = "") -> int:
     """Import the demo dataset if it is not there yet and queue the demo run; its id."""
-    from evalcore.runner.start import create_run
-
     if DEMO_DATASET not in {d.name for d in list_datasets(engine)}:
         import_dataset(engine, DEMO_FILE, name=DEMO_DATASET, allow_duplicate=True)
     spec, item_ids = get_kind(DEMO_KIND).build(engine, {

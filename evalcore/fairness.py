@@ -16,9 +16,10 @@ from evalcore.perturb.counterfactual import (dump_templates, generate_suite, lis
                                              load_templates, parse_templates, save_suite,
                                              save_templates)
 from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair_view,
-                                      require_fairness_dataset, violations_for)
+                                      require_fairness_dataset)
 from evalcore.report.gates import gate_any
 from evalcore.runner.plan import RunSpec, run_spec
+from evalcore.runner.start import create_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -33,7 +34,7 @@ DEFAULT_TEMPERATURE = 0.7
 __all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
            "fairness_report", "fairness_spec", "generate_suite", "is_fairness_dataset",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
-           "parse_templates", "save_suite", "save_templates", "violations_for"]
+           "parse_templates", "save_suite", "save_templates"]
 
 
 def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
@@ -58,8 +59,6 @@ def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: in
                         created_by: str = "", name: str = "", limit: Optional[int] = None,
                         concurrency: Optional[int] = None) -> int:
     """Store a queued fairness run and return its id (the CLI then runs it in the foreground)."""
-    from evalcore.runner.start import create_run
-
     spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
                          temperature=temperature, created_by=created_by, name=name,
                          limit=limit, concurrency=concurrency)

@@ -17,6 +17,9 @@ from evalcore.store.db import get_engine
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+REFRESH_S = 2.0
+"""Seconds between reads of something live: a run's progress, a job, the local model."""
+
 
 def settings() -> Settings:
     """The process-wide settings (environment read once by evalcore)."""

@@ -4,6 +4,7 @@ Figures come from `report.fairness_figures`, tables from `report.fairness_view`,
 pair view's word diff from `report.diff` (every piece HTML-escaped)."""
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import streamlit as st
@@ -35,8 +36,6 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def level_card(report: dict[str, Any]) -> None:
     """One run, one verdict: the default gate's, in its colour, with the failed checks; the
     method's score as a secondary figure with its formula and blind spot."""
-    import html
-
     level, score = report.get("level"), report.get("score")
     verdict = report.get("verdict") or {"verdict": "not measured", "failed": [], "checks": 0}
     colour = {"pass": "#b7e4c7", "fail": "#f4a6a6"}.get(verdict["verdict"], "#ddd")

@@ -11,7 +11,7 @@ from evalcore.error_text import describe_error
 from evalcore.markup import code_text, md
 from evalcore.store.schedules import list_schedules
 from evalcore.store.workers import live_workers
-from pages import _shared
+from pages._engine import REFRESH_S, engine
 
 
 def describe_local(state: dict[str, Any]) -> str:
@@ -31,7 +31,7 @@ def local_model_lines() -> list[str]:
     """The embedded model where runs execute: its state in each live worker (from their
     heartbeats in the database), or that no worker runs (queued runs then wait); Markdown
     with every part from the database escaped."""
-    workers = live_workers(_shared.engine())
+    workers = live_workers(engine())
     if not workers:
         return ["no worker is running: queued runs wait until one starts (`python -m "
                 "evalcore worker`; `make run` starts one with the app)"]
@@ -44,7 +44,7 @@ def local_busy() -> bool:
     while it merely has jobs: a sidebar re-read every 2 s for a whole run is not needed,
     the page's own redraw when a run ends shows the new state.)"""
     try:
-        workers = live_workers(_shared.engine())
+        workers = live_workers(engine())
     except Exception:  # noqa: BLE001 - the body says why it cannot tell
         return False
     return any((w.state.get("local") or {}).get("state") == "starting" for w in workers)
@@ -60,7 +60,7 @@ def sidebar_every(url_path: str, starting: bool, scheduled: bool) -> float | Non
     """How often the sidebar's local-model line is re-read: every REFRESH_S while a
     worker loads the model, on a watched page while a schedule is active, else never."""
     if starting:
-        return _shared.REFRESH_S
+        return REFRESH_S
     return WATCHED_PAGES.get(url_path) if scheduled else None
 
 
@@ -69,7 +69,7 @@ def sidebar_refresh(url_path: str) -> float | None:
     scheduled = False
     if url_path in WATCHED_PAGES:
         try:
-            scheduled = any(not s.paused for s in list_schedules(_shared.engine()))
+            scheduled = any(not s.paused for s in list_schedules(engine()))
         except Exception:  # noqa: BLE001 - the sidebar must draw without a database
             scheduled = False
     return sidebar_every(url_path, local_busy(), scheduled)

@@ -4,6 +4,9 @@ time, and the trust report download. Figures come from `evalcore.report.leaderbo
 """
 from __future__ import annotations
 
+import tempfile
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -46,8 +49,6 @@ def _board(db_url: str, dataset: str, state: int) -> dict[str, Any]:
 @st.cache_data(max_entries=8, show_spinner="Reading the runs over time...")
 def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, state: int
            ) -> dict[str, Any]:
-    from datetime import UTC, datetime, timedelta
-
     since = datetime.now(UTC) - timedelta(days=days) if days else None
     gate = gate_config_text(gate_text) if gate_text.strip() else None  # text, never a path
     return trend(_shared.engine(), dataset, metric, gate=gate, since=since)
@@ -189,9 +190,6 @@ def trust_view() -> None:
 
 def _pdf(page: str) -> bytes:
     """The HTML printed by headless chromium (a few seconds; only when downloaded)."""
-    import tempfile
-    from pathlib import Path
-
     with tempfile.TemporaryDirectory() as folder:
         html, pdf = Path(folder) / "trust.html", Path(folder) / "trust.pdf"
         html.write_text(page, encoding="utf-8")

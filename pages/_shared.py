@@ -6,6 +6,7 @@ EVALCORE_DB_URL elsewhere gets its own engine instead of a stale one.
 """
 from __future__ import annotations
 
+import runpy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
@@ -24,7 +25,9 @@ from evalcore.config import DEFAULT_MODEL
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 from evalcore.runner.start import busy_text, is_stale, NO_WORKER, waiting_text
 from evalcore.store import jobs, queries
-from pages._engine import engine, settings
+from pages._engine import REFRESH_S, engine, settings
+from pages._local_model import local_model_body, sidebar_refresh
+from pages._signin import current_actor, sidebar_identity
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -85,7 +88,6 @@ def _route_through_app() -> None:
 
     if not PagesManager.uses_pages_directory:
         return
-    import runpy
 
     runpy.run_path(str(PROJECT_ROOT / "streamlit_app.py"), run_name="__main__")
     st.stop()
@@ -94,8 +96,6 @@ def _route_through_app() -> None:
 def actor() -> Any:
     """The acting user of this session (`evalcore.auth.Actor`; the local admin-equivalent
     user unless EVALCORE_AUTH turns team mode on)."""
-    from pages._signin import current_actor
-
     return current_actor()
 
 
@@ -121,9 +121,6 @@ def sidebar(url_path: str = "") -> None:
     """The sidebar every page shows: who is signed in, which database is in use and the
     local model's state (re-read as `_local_model.sidebar_refresh` says for the page
     at `url_path`)."""
-    from pages._local_model import local_model_body, sidebar_refresh
-    from pages._signin import sidebar_identity
-
     with st.sidebar:
         sidebar_identity()
         st.caption("Database")
@@ -178,10 +175,6 @@ def download(label: str, make: Callable[[], bytes], cache_key: tuple[Any, ...], 
 
 
 # ------------------------------------------------------------------ run progress
-
-REFRESH_S = 2.0
-"""Seconds between progress reads while a run is live."""
-
 
 def change_delta(change: float | None, fmt: str = "{:+.1%}") -> str | None:
     """A metric card's delta text; None (no arrow) when the change rounds to zero, so a
@@ -440,8 +433,6 @@ def cached_report(build: Callable[..., dict[str, Any]], run_id: int,
         st.info(f"No results yet: {md(exc)}")
         return None
     except Exception as exc:  # noqa: BLE001 - the page around the report still draws
-        from evalcore.report.sections import failure_line, log
-
         log.error("report of run %s failed", run_id, exc_info=True)
         st.error(failure_line("report", run_id, exc, verb="build"))
         return None

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from evalcore import actions
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.kinds import find_kind
 from evalcore.metrics.gate import GateResult, gate_config_text
@@ -107,8 +108,6 @@ def _linked_run() -> Any:
 
 
 def _cancel(run_id: int) -> None:
-    from evalcore import actions
-
     try:
         actions.cancel_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
@@ -121,8 +120,6 @@ def _cancel(run_id: int) -> None:
 def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
     run's state changed since the button was drawn. The run goes back to the queue."""
-    from evalcore import actions
-
     try:
         actions.resume_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
@@ -133,8 +130,6 @@ def _resume(run_id: int) -> None:
 
 
 def _retry_failed(run_id: int) -> None:
-    from evalcore import actions
-
     try:
         moved, _ = actions.retry_failed(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
@@ -155,8 +150,6 @@ def _keep(run_id: int) -> None:
 def _delete(run_id: int) -> None:
     """Confirmed: delete the run. The next draw (a whole page: `_status_body` reruns the
     app when its run is gone) lists the runs without it and says so above them."""
-    from evalcore import actions
-
     st.session_state.pop(CONFIRM_DELETE, None)
     try:
         actions.delete_run(_shared.actor(), _shared.engine(), run_id)
@@ -180,7 +173,7 @@ def _confirm_delete(run_id: int, details: dict[str, Any]) -> None:
     no.button("Keep it", key="results.delete_cancel", on_click=_keep, args=(run_id,))
 
 
-def actions(run_id: int, details: dict[str, Any]) -> None:
+def run_actions(run_id: int, details: dict[str, Any]) -> None:
     """Cancel a live or queued run; resume a cancelled, failed or stale running one; send
     failed calls again; delete a run that is not executing (finished, or still queued)."""
     status, stale = details["status"], details["stale"]
@@ -256,7 +249,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
                + (f" · ETA {md(format_seconds(eta))}" if eta is not None else ""))
     if details["error"]:
         st.error(f"Run #{md(run_id)} {md(details['status'])}: {md(details['error'])}")
-    actions(run_id, details)
+    run_actions(run_id, details)
 
 
 def status_panel(run_id: int) -> dict[str, Any]:
@@ -410,8 +403,6 @@ def run_view(run_id: int) -> None:
 
 
 def _requeue(job_id: int) -> None:
-    from evalcore import actions
-
     actions.requeue_job(_shared.actor(), _shared.engine(), job_id)
     st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
 

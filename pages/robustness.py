@@ -22,7 +22,7 @@ from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.estimate import robustness_calls
 from evalcore.report.robustness import robustness_report
-from evalcore.report.robustness_figures import (fragile_figure, fragile_label, fragile_rows,
+from evalcore.report.robustness_figures import (accuracy_figure, fragile_figure, fragile_label, fragile_rows,
                                                 level_rows)
 from evalcore.store import queries
 from evalcore.markup import code_text, md
@@ -206,8 +206,6 @@ CLEAN_ONLY = ("Asks the run's clean items (each once per order or template) with
 def results(run_id: int, status: str = "done") -> None:
     """Per-level figures, flipped and fragile questions, option order and templates, the
     JSON download."""
-    from evalcore.report.robustness_figures import accuracy_figure, level_rows
-
     report = _shared.cached_report(_report, run_id)
     if report is None:
         return

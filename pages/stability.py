@@ -24,7 +24,7 @@ from evalcore.prompt import render_prompt
 from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
-from evalcore.report.stability import not_asked_line, stability_report
+from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
 from evalcore.runner.rejudge import rejudge_passes, reliability_line
 from evalcore.dataset.language import detect_language
 from evalcore.prompt.render import option_name
@@ -147,8 +147,6 @@ def _report(db_url: str, run_id: int, state: tuple[str, int], policy: str,
 
 
 def _csv(run_id: int, lang: str, policy: str) -> bytes:
-    from evalcore.report.stability import write_run_csv
-
     buffer = io.StringIO(newline="")
     write_run_csv(_shared.engine(), run_id, buffer, lang=lang, failure_policy=policy)  # type: ignore[arg-type]
     return buffer.getvalue().encode("utf-8")

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
 from evalcore.auth.roles import read_permission
-from evalcore.auth.users import set_role as _set
+from evalcore.auth.users import add_user as _add_user, set_role as _set
 from evalcore.model_store import ModelsInDatabase
 from evalcore.providers.catalog import provider_for
 from evalcore.providers.client import test_connection_sync
-from evalcore.providers.registry import (import_models as _import, remove_model as _remove,
-                                         update_model as _update)
+from evalcore.providers.registry import (add_model as _add_model, import_models as _import,
+                                         remove_model as _remove, update_model as _update)
 from evalcore.store.db import transaction
 
 if TYPE_CHECKING:
@@ -30,11 +30,9 @@ def _models_in(path: ModelsPath, conn: "Connection") -> ModelsPath:
 
 def add_model(actor: Actor, engine: "Engine", path: ModelsPath, config: "ModelConfig") -> Any:
     """`providers.registry.add_model`, for admins."""
-    from evalcore.providers.registry import add_model as _add
-
     _check(engine, actor, "models", "add_model")
     with transaction(engine) as conn:
-        added = _add(_models_in(path, conn), config, editor=actor.label)
+        added = _add_model(_models_in(path, conn), config, editor=actor.label)
         _record(conn, actor, "model.add", "model", added.name, kind=added.kind)
     return added
 
@@ -113,11 +111,9 @@ def start_worker(actor: Actor, engine: "Engine", name: str) -> None:
 
 def add_user(actor: Actor, engine: "Engine", email: str, role: str, name: str = "") -> Any:
     """`auth.users.add_user`, for admins."""
-    from evalcore.auth.users import add_user as _add
-
     _check(engine, actor, "users", "add_user")
     with transaction(engine) as conn:
-        user = _add(conn, email, role, name)
+        user = _add_user(conn, email, role, name)
         _record(conn, actor, "user.add", "user", user.email, role=user.role)
     return user
 

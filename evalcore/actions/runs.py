@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
 from evalcore.kinds import get_kind
-from evalcore.runner.start import check_resumable, resume_run as _resume, retry_failed as _retry
+from evalcore.runner.start import (check_resumable, resume_run as _resume, retry_failed as _retry,
+                                   set_budget as _set_budget)
 from evalcore.store.db import Bind, transaction
 from evalcore.store.jobs import requeue_job as _requeue
 from evalcore.store.queries import delete_run as _delete
@@ -53,6 +54,15 @@ def resume_run(actor: Actor, engine: "Engine", run_id: int, *, force: bool = Fal
         if queue:
             _resume(conn, run_id)
         _record(conn, actor, "run.resume", "run", run_id, force=force or None)
+
+
+def set_budget(actor: Actor, engine: "Engine", run_id: int, budget: Optional[float]) -> None:
+    """`runner.start.set_budget` (a run's spending limit, e.g. raised before resuming a
+    run that stopped at it), for evaluators and above: it lets the run spend more."""
+    _check(engine, actor, "run", "set_budget", run_id)
+    with transaction(engine) as conn:
+        _set_budget(conn, run_id, budget)
+        _record(conn, actor, "run.set_budget", "run", run_id, budget=budget)
 
 
 def retry_failed(actor: Actor, engine: "Engine", run_id: int) -> tuple[int, int]:

@@ -1,7 +1,7 @@
 """The audit log (table `audit_event`): who changed what, when, on which object."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
 from evalcore.store.people import add_audit_event, audit_events, recent_sign_ins
@@ -37,8 +37,6 @@ def record_sign_in(engine: "Engine", actor: "Actor", via: str, login: Optional[s
     opened a page after the provider's redirect). `login` (`identity.login_key`) names
     the sign-in itself; without one, a sign-in within SIGN_IN_WINDOW_S is the same one.
     """
-    from datetime import timedelta
-
     now = now or datetime.now(timezone.utc)
     earlier = recent_sign_ins(engine, actor.label, 50)
     if login is not None:

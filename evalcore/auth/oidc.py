@@ -3,8 +3,11 @@ so a misconfigured server shows what is missing instead of a traceback."""
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Mapping, Optional
+from urllib.error import URLError
 from urllib.parse import urlparse
+from urllib.request import urlopen
 
 PROVIDER_KEYS = ("client_id", "client_secret", "server_metadata_url")
 EXAMPLE = "docs/secrets.example.toml"
@@ -13,8 +16,6 @@ EXAMPLE = "docs/secrets.example.toml"
 def provider_name(auth: Mapping[str, Any]) -> Optional[str]:
     """The provider st.login should use: None for keys directly under [auth], else the
     first [auth.NAME] table (EVALCORE_OIDC_PROVIDER picks another)."""
-    import os
-
     wanted = os.environ.get("EVALCORE_OIDC_PROVIDER")
     if wanted:
         return wanted
@@ -78,9 +79,6 @@ def metadata_url(auth: Mapping[str, Any]) -> Optional[str]:
 
 def provider_problem(url: str, timeout: float = 5.0) -> Optional[str]:
     """None if the provider's discovery document can be fetched, else why not."""
-    from urllib.error import URLError
-    from urllib.request import urlopen
-
     if urlparse(url).scheme not in ("http", "https"):
         return f"server_metadata_url {url!r} is not an http(s) URL"
     try:

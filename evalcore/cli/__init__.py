@@ -8,24 +8,15 @@ top; `python -m evalcore --help` lists the commands from `COMMANDS` and the kind
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
+import os
 import sys
+import traceback
 from typing import Any, NoReturn, Sequence
 
 from evalcore.config import check_environment
 from evalcore.error_text import describe_error
 from evalcore.kinds import all_kinds
-
-COMMAND_MODULES = ("datasets", "models", "runs", "compare", "gate", "attacks", "worker", "jobs",
-                   "users", "audit")
-"""The sub-commands that are no kind of evaluation; each kind brings its own
-(`EvalKind.cli`, see `evalcore.kinds`)."""
-
-COMMAND_MODULES += ("leaderboard", "trend", "report")  # compare and monitor (issue 11)
-COMMAND_MODULES += ("schedules", "baseline")  # continuous monitoring (issue 26)
-COMMAND_MODULES += ("plan",)
-COMMAND_MODULES += ("review",)
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "datasets": ("datasets", "import, list, show and delete datasets"),
@@ -53,9 +44,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 """Command -> (its module in `evalcore.cli`, its line in `--help`), for the commands that
 are no kind of evaluation (a kind's name and line come from the registry, `EvalKind.cli`
-and `cli_help`): the top-level help and a mistyped command are answered from here, without
-importing a command module (each loads SQLAlchemy and more at its top).
-tests/cli/test_cli_help.py holds it equal to the modules."""
+and `cli_help`). `--help` and a mistyped command are answered from here without importing
+a command module (each loads SQLAlchemy and more at its top), and a command imports only
+its own module: all of them would cost a worker a quarter of its start-up
+(bench/startup_bench.py). tests/cli/test_cli_help.py holds the table equal to the modules."""
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 EXIT_NOT_MEASURED = 4
@@ -106,7 +98,7 @@ def help_parser() -> argparse.ArgumentParser:
     """The parser for anything but a known command (`--help`, a typo, nothing): every
     command by name and help line, none of their modules imported."""
     parser, sub = _top_parser()
-    lines = {name: text for name, (module, text) in COMMANDS.items() if module in COMMAND_MODULES}
+    lines = {name: text for name, (_module, text) in COMMANDS.items()}
     kinds = {name: kind.cli_help for name, kind in _kind_commands().items()}
     for name, text in {**lines, **kinds}.items():  # the order `build_parser` registers
         sub.add_parser(name, help=text)
@@ -114,57 +106,38 @@ def help_parser() -> argparse.ArgumentParser:
 
 
 def parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
-    """The parser `main` uses: a known command's own module, else `help_parser()`."""
+    """The parser `main` uses: a known command's own, else `help_parser()`."""
     command = argv[0] if argv else None
-    if command in COMMANDS and COMMANDS[command][0] in COMMAND_MODULES:
-        return build_parser(COMMANDS[command][0])
-    if command and command in _kind_commands():
+    if command in COMMANDS or (command and command in _kind_commands()):
         return build_parser(command)
     return help_parser()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with a known `command` (a command module or a kind), only that
-    sub-command is registered.
-
-    argparse sets up ~150 options for all commands in ~20 ms (mostly gettext look-ups);
-    a run needs only its own, so it starts that much sooner.
-    """
+    """The argument parser of `command` (a command of `COMMANDS` or a kind) alone, or of
+    every command."""
     parser, sub = _top_parser()
     kinds = {name: kind.cli for name, kind in _kind_commands().items()}
-    names = COMMAND_MODULES
-    if command in COMMAND_MODULES:
-        names, kinds = (command,), {}
+    modules = dict.fromkeys(module for module, _text in COMMANDS.values())
+    if command in COMMANDS:
+        modules, kinds = {COMMANDS[command][0]: None}, {}
     elif command in kinds:
-        names, kinds = (), {command: kinds[command]}
-    for name in names:
-        importlib.import_module(f"evalcore.cli.{name}").register(sub)
+        modules, kinds = {}, {command: kinds[command]}
+    for module in modules:
+        importlib.import_module(f"evalcore.cli.{module}").register(sub)
     for register in kinds.values():
         register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
-    """Run the CLI; returns the process exit code (errors users can act on go to stderr).
-
-    `pause_gc` is for the `python -m evalcore` process only (see `preload`): the collector
-    stays off from the command module's import (its top imports load SQLAlchemy and the
-    rest) to the end of the preload.
-    """
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the process exit code (errors users can act on go to stderr)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        if pause_gc:
-            gc.disable()
-        try:
-            args = parser_for(argv).parse_args(argv)
-            _check_settings()
-        except BaseException:
-            if pause_gc:
-                gc.enable()
-            raise
-        preload(getattr(args, "preload", ()), pause_gc=pause_gc)
+        args = parser_for(argv).parse_args(argv)
+        _check_settings()
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -174,9 +147,8 @@ def main(argv: Sequence[str] | None = None, *, pause_gc: bool = False) -> int:
 
 
 def _check_settings() -> None:
-    """Every EVALCORE_* value, before any command acts on one (lease, worker, sign-in)."""
-    import os
-
+    """Every EVALCORE_* value, before any command acts on one (lease, worker, sign-in).
+    Imported here: the sign-in settings load asyncio and more, which `--help` never needs."""
     from evalcore.auth.config import auth_config
 
     check_environment(os.environ)
@@ -192,8 +164,6 @@ def report_error(exc: BaseException, *, debug: bool = False) -> int:
     if isinstance(exc, BrokenPipeError):
         _silence_stdout()
     if debug:
-        import traceback
-
         traceback.print_exception(exc, file=sys.stderr)
     print(f"error: {message}", file=sys.stderr)
     return int(getattr(exc, "exit_code", EXIT_USAGE))  # a released job says 143 (SIGTERM)
@@ -201,32 +171,9 @@ def report_error(exc: BaseException, *, debug: bool = False) -> int:
 
 def _silence_stdout() -> None:
     """After a broken pipe, point stdout at /dev/null so the exit flush cannot fail again."""
-    import os
-
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError):
         pass
-
-
-def preload(modules: Sequence[str], *, pause_gc: bool = False) -> None:
-    """Import the modules a command is about to need, before it starts any work.
-
-    With `pause_gc` the garbage collector is off while they load and their objects are
-    frozen afterwards: SQLAlchemy, SQLModel, pydantic and aiohttp create a few hundred
-    thousand long-lived objects, and CPython would otherwise walk them ~200 times while
-    they load (~60 ms of every CLI run, 1.5% of a 4 s benchmark run). Later collections
-    skip frozen objects. Only for a process of its own: freezing in a long-lived host
-    (tests, the app) would keep their garbage forever.
-    """
-    if pause_gc:
-        gc.disable()
-    try:
-        for name in modules:
-            importlib.import_module(name)
-    finally:
-        if pause_gc:
-            gc.freeze()
-            gc.enable()

@@ -10,9 +10,18 @@ from evalcore.dataset.numbering import question_label
 from evalcore.dataset.readers import load_source
 from evalcore.errors import EvalcoreError
 from evalcore.perturb.export import write_attack_set_csv
-from evalcore.perturb.review import (attack_item_info, attack_set_info, get_attack_item,
-                                     list_attack_items, option_diffs, question_numbers, review_log,
-                                     review_progress, swaps_line)
+from evalcore.perturb.params import parse_params
+from evalcore.perturb.review import (
+    attack_item_info,
+    attack_set_info,
+    get_attack_item,
+    list_attack_items,
+    option_diffs,
+    question_numbers,
+    review_log,
+    review_progress,
+    swaps_line,
+)
 from evalcore.perturb.sets import AttackSetError, get_attack_set, list_attack_sets
 from evalcore.runner.attack import attack_set_job
 from evalcore.runner.start import run_job_here
@@ -129,7 +138,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _attack(args: argparse.Namespace) -> int:
-    from evalcore.perturb.params import parse_params
 
     params = parse_params(args.params)
     engine, _ = engine_and_settings()

@@ -1,6 +1,7 @@
 """Small helpers the sub-commands share: the engine, JSON output, a progress bar."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from typing import Any
@@ -16,17 +17,8 @@ from evalcore.store import queries
 from evalcore.store.db import get_engine
 from evalcore.store.run_reads import answer_error_counts
 
-RUN_IMPORTS = ("evalcore.store.db", "evalcore.store.queries", "evalcore.runner.start",
-               "evalcore.prompt", "evalcore.scorers.registry", "evalcore.providers.client",
-               "aiohttp", "tqdm")
-"""What a command that executes a run needs (its `preload`): loaded before the run
-starts, so the first requests do not wait for an import."""
-
-
 def bounded(low: float | None = None, high: float | None = None, kind: type = float) -> Any:
     """An argparse `type=` that reads a number and refuses one outside [low, high]."""
-    import argparse
-
     def read(text: str) -> Any:
         try:
             value = kind(text)

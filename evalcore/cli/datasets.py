@@ -15,7 +15,15 @@ import msgspec
 from evalcore import actions
 from evalcore.cli.common import acting_user, print_json
 from evalcore.config import load_settings
-from evalcore.dataset import dataset_info, get_dataset, list_datasets, list_formats, load_questions
+from evalcore.dataset import (
+    dataset_info,
+    get_dataset,
+    list_datasets,
+    list_formats,
+    load_questions,
+    parse_files,
+    suggested_name,
+)
 from evalcore.errors import DatasetError
 from evalcore.store.db import get_engine
 
@@ -98,7 +106,6 @@ def _import(args: argparse.Namespace) -> int:
         if args.mapping or args.sheet:
             raise DatasetError("--mapping and --sheet read one file; import several files by "
                                "their format (--format auto or a name from `datasets formats`)")
-        from evalcore.dataset import parse_files, suggested_name
 
         parsed = parse_files([(Path(p).name, _read(p)) for p in args.path], format=args.format)
         dataset = actions.store_parsed(acting_user(engine), engine, parsed,

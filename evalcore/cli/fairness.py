@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 
 from evalcore import actions
 from evalcore.cli import variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, detach_or_run, engine_and_settings,
+                                 run_exit_code, TEMPERATURE, write_json)
 from evalcore.dataset import list_datasets
 from evalcore.fairness import fairness_report
 from evalcore.perturb.counterfactual import generate_suite
@@ -47,14 +50,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "the bias score on each order is reported beside it")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_fairness, preload=RUN_IMPORTS + ("evalcore.fairness",))
+    p.set_defaults(func=_fairness)
 
 
 
 def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     """The dataset to run: --suite, or the generated suite (reused when already stored)."""
-    from pathlib import Path
-
     if args.suite:
         return args.suite
     parsed = generate_suite(args.generate, args.lang,
@@ -74,11 +75,6 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
 
 
 def _fairness(args: argparse.Namespace) -> int:
-    import time
-
-    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
-                                     run_exit_code, write_json)
-
     started = time.perf_counter()
     variants = run_options.settings(args, "fairness")  # a bad setting fails first
     engine, settings = engine_and_settings()

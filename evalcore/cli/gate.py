@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 
 from evalcore.cli import EXIT_GATE_FAILED, EXIT_NOT_MEASURED, EXIT_OK
 from evalcore.cli.common import engine_and_settings
@@ -37,8 +38,6 @@ def _gate(args: argparse.Namespace) -> int:
         print(f"{check_word(check)}  {check.name:<28} {check.detail}")
     print(f"gate: {verdict_line(result)}")
     if args.json:
-        import json
-
         import msgspec
 
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -1,8 +1,7 @@
 """`python -m evalcore models add|list|test|remove|import|export`: manage the model list
 (models.toml, or the database in team mode) from a shell.
 
-Calls the same functions as the pages (`providers.registry`, `providers.client.test_connection`);
-providers are imported inside the handlers so `--help` stays fast.
+Calls the same functions as the pages (`providers.registry`, `providers.client.test_connection`).
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from evalcore.config import load_settings
 from evalcore.errors import ModelConfigError
 from evalcore.providers.base import ModelConfig
 from evalcore.providers.catalog import provider_settings, providers
+from evalcore.providers.local import stop_local
 from evalcore.providers.registry import (DEFAULT_MODEL, export_models, get_model, load_models,
                                          validate_model)
 
@@ -88,8 +88,6 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from evalcore.providers.local import stop_local
-
     config = get_model(_models_path(args), args.name)
     engine, _ = engine_and_settings()
     try:

@@ -5,8 +5,9 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli import variants as run_options
-from evalcore.cli.common import (RUN_IMPORTS, TEMPERATURE, add_detach, add_exit_flags,
-                                 add_model_arg, add_variant_args)
+from evalcore.cli.common import (TEMPERATURE, acting_user, add_detach, add_exit_flags,
+                                 add_model_arg, add_variant_args, detach_or_run,
+                                 engine_and_settings, run_exit_code, write_json)
 from evalcore.dataset.numbering import question_label
 from evalcore.report.robustness import robustness_report
 from evalcore.report.sections import cli_section
@@ -31,13 +32,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                      "other questions)")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_robustness, preload=RUN_IMPORTS + ("evalcore.report.robustness",))
+    p.set_defaults(func=_robustness)
 
 
 def _robustness(args: argparse.Namespace) -> int:
-    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
-                                     run_exit_code, write_json)
-
     variants = run_options.settings(args, "robustness")  # a bad setting fails first
     engine, settings = engine_and_settings()
     params = dict(attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,

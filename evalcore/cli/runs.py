@@ -5,12 +5,12 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli.common import (acting_user, add_exit_flags, engine_and_settings, print_json,
-                                 print_rows, run_exit_code, RUN_IMPORTS, run_with_progress)
+                                 print_rows, run_exit_code, run_with_progress)
 from evalcore.errors import RunError
 from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
 from evalcore.report.timing import active_seconds, elapsed_seconds
-from evalcore.runner.start import set_budget, waiting_text
+from evalcore.runner.start import waiting_text
 from evalcore.store import queries
 
 
@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--budget", type=float, metavar="COST",
                    help="a new spending limit for the run (e.g. one that stopped at its budget)")
     add_exit_flags(p)
-    p.set_defaults(func=_resume, preload=RUN_IMPORTS)
+    p.set_defaults(func=_resume)
 
     p.add_argument("--detach", action="store_true",
                    help="only queue it for a worker; print {\"run_id\": N} and return")
@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_id", type=int)
     p.add_argument("--detach", action="store_true", help="only queue it for a worker")
     add_exit_flags(p)
-    p.set_defaults(func=_retry_failed, preload=RUN_IMPORTS)
+    p.set_defaults(func=_retry_failed)
 
     p = rsub.add_parser("export", help="write every call of a run to a JSON or CSV file "
                                        "(streamed: any run size in bounded memory)")
@@ -112,7 +112,7 @@ def _resume(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     if args.budget is not None:
-        set_budget(engine, args.run_id, args.budget)
+        actions.set_budget(actor, engine, args.run_id, args.budget)
     if args.detach:
         actions.resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})

@@ -2,13 +2,21 @@
 from __future__ import annotations
 
 import argparse
+import time
+from pathlib import Path
 
 from evalcore import actions
+from evalcore.cli import common, variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
-                                 add_variant_args, RUN_IMPORTS, TEMPERATURE)
+                                 add_variant_args, engine_and_settings, run_exit_code,
+                                 TEMPERATURE, write_json)
 from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
+from evalcore.report.repeats import repeats_lines
 from evalcore.report.sections import cli_section
-from evalcore.report.stability import not_asked_line
+from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
+from evalcore.report.variants import variant_lines
+from evalcore.runner.meaning_judge import cost_line, meaning_cost
+from evalcore.runner.rejudge import reliability_line
 from evalcore.runner.start import run_job_here
 
 
@@ -59,23 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_variant_args(p, "stability")
     add_detach(p)
     add_exit_flags(p)
-    p.set_defaults(func=_stability, preload=RUN_IMPORTS + ("evalcore.report.stability",))
+    p.set_defaults(func=_stability)
 
 
 def _stability(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
-    from evalcore.cli.common import (acting_user, detach_or_run, engine_and_settings,
-                                     run_exit_code, write_json)
-    from evalcore.report.stability import stability_report, write_run_csv
-
     started = time.perf_counter()
-    run_options, variants = None, None
-    if args.option_order or args.templates:  # their modules stay off a run's start-up
-        from evalcore.cli import variants as run_options
-
-        variants = run_options.settings(args, "stability")  # a bad setting fails first
+    variants = run_options.settings(args, "stability")  # a bad setting fails first
     engine, settings = engine_and_settings()
     template = Path(args.template).read_text(encoding="utf-8") if args.template else None
     params = dict(dataset=args.dataset, model=args.model, rounds=args.rounds,
@@ -86,13 +83,11 @@ def _stability(args: argparse.Namespace) -> int:
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
-    if run_options is not None:  # the extra calls said first; --detach: queued now
-        variants = run_options.announce(engine, run_id, variants, args.detach)
-    status = detach_or_run(args, engine, run_id)
+    variants = run_options.announce(engine, run_id, variants, args.detach)  # calls said first
+    status = common.detach_or_run(args, engine, run_id)
     if status is None:
         return 0
-    if run_options is not None:
-        run_options.ask(engine, run_id, variants)
+    run_options.ask(engine, run_id, variants)
     if args.rejudge:
         _rejudge(engine, settings, run_id, args)
     meaning: bool | str = args.group_by_meaning
@@ -112,7 +107,6 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-
     job_id = actions.queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
                                    settings.models_path, sample=args.rejudge_sample,
                                    passes=args.rejudge_passes)
@@ -121,8 +115,6 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
     """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
-    from evalcore.runner.meaning_judge import cost_line, meaning_cost
-
     print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
     job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
                                          settings.models_path)
@@ -175,23 +167,17 @@ def _classes(report: dict, status: str) -> None:
 def _reliability(report: dict, status: str) -> None:
     rel = report.get("judge_reliability")
     if rel:
-        from evalcore.runner.rejudge import reliability_line
-
         print(f"judge reliability ({rel['judge']}): {rel['answers']} answers x "
               f"{rel['passes']} passes, {rel['failed']} judgements failed; "
               + reliability_line(rel))
 
 
 def _repeats(report: dict, status: str) -> None:
-    from evalcore.report.repeats import repeats_lines
-
     for line in repeats_lines(report):
         print(line)
 
 
 def _variants(report: dict, status: str) -> None:
-    from evalcore.report.variants import variant_lines  # after the run, off its start-up
-
     for line in variant_lines(report["summary"]):
         print(line)
 

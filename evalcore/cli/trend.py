@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime, timedelta
 
 from evalcore.cli.common import engine_and_settings, print_json
 from evalcore.metrics.gate import load_gate_config
@@ -24,7 +25,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _trend(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    from datetime import UTC, datetime, timedelta
 
     gate = load_gate_config(args.config) if args.config else None
     since = datetime.now(UTC) - timedelta(days=args.days) if args.days else None

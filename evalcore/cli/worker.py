@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import signal
 
 from evalcore import actions
-from evalcore.cli.common import acting_user, bounded, engine_and_settings, RUN_IMPORTS
+from evalcore.cli.common import acting_user, bounded, engine_and_settings
 from evalcore.config import worker_jobs
 from evalcore.errors import RunError
 from evalcore.providers.client import run_closing_clients
@@ -23,17 +26,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--once", action="store_true",
                    help="exit when the queue is empty instead of waiting for more")
     p.add_argument("--name", help="worker name in logs and leases (default host:pid:id)")
-    p.set_defaults(func=_worker, preload=RUN_IMPORTS)
+    p.set_defaults(func=_worker)
 
 
 def _worker(args: argparse.Namespace) -> int:
     """Logs one line per job start and end on stderr; SIGTERM or Ctrl-C releases the
     jobs in hand (another worker continues them at once) and exits 143 / 130; SIGUSR1
     logs what it is doing (its jobs, model shares, where each task and thread waits)."""
-    import asyncio
-    import logging
-    import signal
-
     unknown = sorted(set(args.kinds or ()) - set(KINDS))
     if unknown:
         raise RunError(f"unknown job kind(s) {', '.join(unknown)}; valid: {', '.join(KINDS)}")

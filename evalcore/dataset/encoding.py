@@ -22,6 +22,7 @@ The file is read in chunks (never its whole text), once per encoding tried.
 from __future__ import annotations
 
 import codecs
+import io
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -363,7 +364,5 @@ def _rare_pattern() -> re.Pattern[str]:
 
 def decode_text(data: bytes, filename: str) -> tuple[str, str]:
     """`data` decoded with `detect_encoding`'s choice: (text, encoding)."""
-    import io
-
     encoding = detect_encoding(lambda: io.BytesIO(data), filename)
     return data.decode(encoding), encoding

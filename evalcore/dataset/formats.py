@@ -21,6 +21,7 @@ from evalcore.dataset.checks import (CellError, Row, cell, json_cell, number, op
                                      required, sentiment, zero_one)
 from evalcore.dataset.inline_options import split_marked_options
 from evalcore.dataset.language import detect_language
+from evalcore.error_text import shown
 
 Built = dict[str, Any]
 """Builder output: question, reference, choices, and optionally meta."""
@@ -332,8 +333,6 @@ def get_format(name: str) -> FormatSpec:
     try:
         return FORMATS[name]
     except KeyError:
-        from evalcore.error_text import shown
-
         raise KeyError(f"unknown format {shown(name)}; known: auto, mapped, "
                        f"{', '.join(FORMATS)}") from None
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 import msgspec
+from sqlalchemy.exc import IntegrityError
 
 from evalcore.dataset.answer_kind import with_answers
 from evalcore.dataset.checks import CellError
@@ -273,8 +274,6 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     once every row is read; items with no language of their own get the file's), all in
     one transaction. `mapping`: how a mapped file's columns were read (the duplicate
     check compares it)."""
-    from sqlalchemy.exc import IntegrityError
-
     source_file = header["source_file"]
     name = (name or Path(source_file).stem or "").strip()
     if not name:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import EvalKind, Export, need, register, report_json
 from evalcore.metrics.repeats import run_g_pass
+from evalcore.runner.plan import run_spec
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -25,8 +26,6 @@ def build(engine: "Engine", params: Mapping[str, Any]) -> tuple["RunSpec", None]
     """The run spec from the form / flags: the RunSpec fields themselves (dataset, model,
     rounds, judge, schedule, prompt_style, template, limit, ...), checked (`run_spec`);
     the dataset's items."""
-    from evalcore.runner.plan import run_spec
-
     return run_spec({**params, "kind": NAME}), None
 
 
@@ -79,7 +78,7 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
 
 def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
     """Answer spread and judge noise: they need the stored answers."""
-    from evalcore.report.stability import repeats_metrics
+    from evalcore.report.stability_summary import repeats_metrics
 
     return repeats_metrics(engine, run_id)
 

@@ -25,6 +25,7 @@ its `baseline` the baseline's value. Pure: no I/O except reading the config file
 """
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Union
 
@@ -215,8 +216,6 @@ def gate_text(data: bytes, name: str) -> str:
 
 def gate_config_text(text: str, name: str = "gate config") -> GateConfig:
     """A gate config from TOML text, never read as a file path."""
-    import tomllib
-
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -36,6 +36,7 @@ Pure functions, no I/O.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
@@ -135,8 +136,6 @@ def _sign_flip_p(d: Sequence[float], ranks: Sequence[float], t_plus: float
 
 def cohens_dz(differences: Sequence[float]) -> Optional[float]:
     """mean(d) / sd(d) (sample sd); None when every difference is the same (sd 0)."""
-    import statistics
-
     if len(differences) < 2:
         return None
     sd = statistics.stdev(differences)
@@ -179,8 +178,6 @@ def _tested_row(group: str, compared_with: str, diffs: list[tuple[str, float]],
     """The test, size and direction of one row from its per-pair differences (pair, d):
     Wilcoxon and r when there are `min_pairs`, the median and mean difference, which side
     is higher and which is favoured (by the figure's direction), the pair that differs most."""
-    import statistics
-
     values = [d for _, d in diffs]
     tested = len(values) >= min_pairs
     test = signed_rank(values) if tested else {"p_value": None, "rank_biserial": None}

@@ -3,7 +3,9 @@ schedules by evaluators and up ('schedule'), the baseline by reviewers and admin
 ('baseline'), each change in the audit log."""
 from __future__ import annotations
 
+import asyncio
 import tomllib
+import uuid
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
@@ -135,9 +137,6 @@ def set_baseline(actor: Actor, engine: Any, run_id: int) -> Any:
 def test_alert(actor: Actor, engine: Any, schedule_id: int) -> list[dict[str, Any]]:
     """Send a test message to each channel of a schedule now (evaluators and up); the
     deliveries are recorded like real ones, under their own event."""
-    import asyncio
-    import uuid
-
     _check(engine, actor, "schedule", "test_alert", schedule_id)
     row = get_schedule(engine, schedule_id)
     params = row.params

@@ -11,8 +11,10 @@ are escaped for each (`monitor.bodies`).
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import smtplib
+from email.message import EmailMessage
 from typing import Any, Awaitable, Callable, Mapping, Optional
 
 import aiohttp
@@ -90,8 +92,6 @@ def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:
 def _feishu_code(text: str) -> int:
     """Feishu/Lark answer HTTP 200 with {"code": N} ({"StatusCode": N} before); N != 0 is
     a refusal (bad token, keyword filter, signature)."""
-    import json
-
     try:
         data = json.loads(text)
     except ValueError:
@@ -137,8 +137,6 @@ async def _post(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
 
 
 def _mail(channel: Mapping[str, Any], message: Mapping[str, Any]) -> None:
-    from email.message import EmailMessage
-
     mail = EmailMessage()
     mail["From"] = channel["sender"]
     mail["To"] = channel["to"]

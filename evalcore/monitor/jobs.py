@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from evalcore.config import load_settings
+from evalcore.masking import mask_text
 from evalcore.metrics.gate import GateResult, load_gate_config
 from evalcore.monitor.alerts import build_message, deliver
 from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
@@ -48,8 +49,6 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
                                                      schedule.created_by, int(schedule.id)),
                                                  models_path=load_settings().models_path)
             except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
-                from evalcore.masking import mask_text
-
                 reason = mask_text(f"the run could not be created: {type(exc).__name__}: "
                                    f"{exc}")
                 schedules.update_schedule_run(conn, row_id, status="skipped",

@@ -41,6 +41,7 @@ from evalcore.perturb.params import check_param_values
 from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
 from evalcore.perturb.swaps import attack_texts, option_where, Style, Text
 from evalcore.perturb.tokens import entities, Language, option_spans, segment
+from evalcore.providers.client import run_closing_clients
 from evalcore.scorers.text import detect_language, embedding_cosine_batch, remember_embeddings
 
 Level = Literal["char", "word", "sentence"]
@@ -237,8 +238,6 @@ def attack_question(question: Question, level: Level, *, seed: int = 0,
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            from evalcore.providers.client import run_closing_clients
-
             return run_closing_clients(attack_questions(
                 [question], level, seed=seed, params=params, translator=translator))[0]
         raise EvalcoreError("attack_question(level='sentence') was called inside an event "

@@ -27,6 +27,7 @@ import urllib.request
 from typing import Any
 
 from evalcore.errors import EvalcoreError
+from evalcore.providers.local import default_gguf_path
 
 THRESHOLD = -3.94
 """Least log-probability change (natural log, summed over the window) a swap may cost.
@@ -46,7 +47,6 @@ class _Model:
     def __init__(self) -> None:
         import xllamacpp
 
-        from evalcore.providers.local import default_gguf_path
 
         path = default_gguf_path()
         if path is None or not path.is_file():

@@ -15,7 +15,6 @@ from evalcore.config import load_settings
 from evalcore.dataset import get_dataset, load_items
 from evalcore.dataset.records import Question
 import evalcore.perturb as perturb
-from evalcore.perturb.adapter import engine_fn
 from evalcore.perturb.set_storage import (
     Fence,
     append,
@@ -118,8 +117,8 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
     if todo and translator is None and spec.get("translator"):
         if models_path is None:
             models_path = load_settings().models_path
-        translator = engine_fn("make_translator")(spec["translator"], models_path=models_path)
-    attack = engine_fn("attack_questions")
+        translator = perturb.make_translator(spec["translator"], models_path=models_path)
+    attack = perturb.attack_questions  # through the package: tests replace it there
     for start in range(0, len(todo), max(1, batch_size)):
         batch = todo[start:start + max(1, batch_size)]
         questions = [validated(Question, item, fail=lambda why: AttackSetError(  # stored rows

@@ -30,10 +30,9 @@ from evalcore.dataset import get_dataset
 from evalcore.dataset.language import detect_language
 from evalcore.dataset.numbering import item_positions, question_label
 from evalcore.dataset.records import Question
-from evalcore.perturb.adapter import engine_fn
 from evalcore.perturb.attack import _option_similarities, option_flags
 from evalcore.perturb.degenerate import flag_reasons
-from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD
+from evalcore.perturb.guard import DEFAULT_SIMILARITY_THRESHOLD, check_attack
 from evalcore.perturb.sets import AttackSetError
 from evalcore.perturb.tokens import segment
 from evalcore.store import reviews
@@ -360,7 +359,7 @@ def edit_attack_item(engine: "Engine", attack_item_id: int, attacked: str, *, re
     clean = validated(Question, source, fail=lambda why: AttackSetError(  # a stored row
         f"attack item {attack_item_id}: its clean item is not a valid question ({why}); "
         "import that dataset again"))
-    similarity, flags = engine_fn("check_attack")(clean, attacked)
+    similarity, flags = check_attack(clean, attacked)
     edited = _edited_options(attack_item_id, source, derived, options)
     clean_options = list(source.choices or [])
     texts = [("question", current.original, attacked)] + [

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 import msgspec
 
+from evalcore import dataset as datasets
 from evalcore.dataset import list_datasets, load_items
 from evalcore.dataset.formats import FORMATS
 from evalcore.dataset.records import ParsedDataset, Question
@@ -143,9 +144,7 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
     file, its level, the clean dataset (or the parsed one to create), how it was linked,
     the set's name). Raises the errors a user can act on (not an attacked file, no level,
     already imported, no matching clean dataset), so a page can refuse a file at once."""
-    from evalcore.dataset import get_dataset, parse_dataset
-
-    parsed = parse_dataset(source, filename)
+    parsed = datasets.parse_dataset(source, filename)
     spec = FORMATS.get(parsed.format)
     if spec is None or not spec.attacked:
         raise AttackSetError(f"{parsed.source_file}: format {parsed.format!r} is not an attacked "
@@ -159,7 +158,7 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
     if not allow_duplicate:
         _refuse_duplicate(engine, parsed.sha256, level, parsed.source_file)
     base_format = parsed.format[: -len("_attacked")]
-    given = get_dataset(engine, source_dataset) if source_dataset is not None else None
+    given = datasets.get_dataset(engine, source_dataset) if source_dataset is not None else None
     clean, how = _find_clean(engine, parsed, base_format, given)
     stem = Path(parsed.source_file).stem or "attacked"
     with session_scope(engine, write=False) as session:

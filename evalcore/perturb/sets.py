@@ -13,7 +13,7 @@ An attack set is stored as three things:
 The work is split by what it is: `perturb.generate` (create and generate a set, in
 batches a job can resume), `perturb.set_import` (the method's attacked CSVs, matched to a
 clean dataset), `perturb.set_storage` (the rows a set is written as), `perturb.adapter`
-(the engine's functions) and this module: the errors, finding, listing, describing and
+(the engine's checks in batches) and this module: the errors, finding, listing, describing and
 deleting sets. Their SQL is in `evalcore.store.attack_sets`.
 """
 from __future__ import annotations

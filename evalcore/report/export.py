@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 from itertools import groupby, islice
 from os import PathLike
@@ -172,8 +173,6 @@ def write_json_rows(head: Mapping[str, Any], key: str, rows: Iterable[Any],
     """`{**head, key: [row, ...]}` as JSON, one row at a time (UTF-8, Chinese left
     readable): a run's calls are never held in memory as a list or as one string.
     Returns the rows written."""
-    import json
-
     def dump(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
 

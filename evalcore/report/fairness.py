@@ -459,8 +459,3 @@ def pair_view(report: Mapping[str, Any], pair_id: str) -> list[dict[str, Any]]:
     in item then round order: what the page shows side by side and word-diffs."""
     rows = [r for r in report.get("rows", []) if r.get("pair_id") == pair_id]
     return sorted(rows, key=lambda r: (r["item_idx"], r["round"]))
-
-
-def violations_for(report: Mapping[str, Any], pair_id: str) -> list[dict[str, Any]]:
-    """The violations of one pair (for the pair view's header)."""
-    return [v for v in report.get("violations", []) if v["pair_id"] == pair_id]

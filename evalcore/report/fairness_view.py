@@ -12,6 +12,7 @@ No streamlit; pandas is imported inside the functions.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -258,8 +259,6 @@ def records_frame(rows: Iterable[Mapping[str, Any]], columns: Sequence[str] | No
     Report blocks are lists of dicts whose values may be lists or dicts (group values,
     meta); Arrow-backed tables in the page need flat scalars.
     """
-    import json
-
     import pandas as pd
 
     flat = [{key: (json.dumps(value, ensure_ascii=False, default=str)

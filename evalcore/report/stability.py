@@ -15,10 +15,15 @@ from typing import Any, Iterator, Optional, TextIO
 from sqlalchemy.engine import Engine
 
 from evalcore.metrics.consistency import consistency_summary
-from evalcore.metrics.stability import FailurePolicy, POLICY_RULES, round_json, stability_summary
+from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, stability_summary
 from evalcore.metrics.uncertainty import clustered_accuracy
+from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
 from evalcore.report.missed_answers import MissedTally
+from evalcore.report.repeats import RepeatRounds
+from evalcore.report.variants import add_variants  # the run options' figures
+from evalcore.runner.meaning_judge import stored_verdicts
+from evalcore.runner.rejudge import rejudge_passes
 from evalcore.scorers.rules import AMBIGUOUS, INVALID, unparsed_summary
 from evalcore.store import call_usage, queries, run_items
 
@@ -57,9 +62,6 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     offline (True; costs e5 time) or by a judge's stored verdicts ("judge:MODEL"; see
     `report.repeats.Meaning`): never a model call here.
     """
-    from evalcore.report import repeats as repeats_figures
-    from evalcore.report.repeats import RepeatRounds
-
     run = queries.get_run(engine, run_id)
     verdicts: dict[int, list] = {}
     answers: dict[int, list] = {}
@@ -106,7 +108,6 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
     computed["summary"].update(_uncertainty(verdicts, run.rounds, failure_policy))
     stats = call_usage.call_stats(engine, run_id)
-    from evalcore.runner.rejudge import rejudge_passes
 
     passes = rejudge_passes(engine, run_id)
     latest = passes[-1] if passes else None
@@ -134,13 +135,9 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     how, judge = repeats_figures.parse_meaning(meaning)
     verdicts = None
     if how == "judge":
-        from evalcore.runner.meaning_judge import stored_verdicts  # off a run's start-up
-
         verdicts = stored_verdicts(engine, run_id, str(judge))
     repeats_figures.add_repeats(report, summary, repeats, latest, meaning=meaning,
                                 verdicts=verdicts)
-
-    from evalcore.report.variants import add_variants  # the run options' figures
 
     add_variants(report, engine, run_id)
     return report
@@ -210,15 +207,3 @@ def write_run_csv(engine: Engine, run_id: int, out: TextIO | str, lang: str = "z
     run = queries.get_run(engine, run_id)
     return write_stability_csv(iter_verdicts(engine, run_id), run.rounds, out, lang=lang,  # type: ignore[arg-type]
                                failure_policy=failure_policy)
-
-
-def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
-    """Mean semantic entropy and judge noise (share of the verdict spread; None without a
-    re-judging pass) of a stability run, for the trust report's headline."""
-    from evalcore.report.stability_summary import report_figures  # imports this module
-
-    summary = report_figures(engine, run_id)["summary"]
-    return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
-            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
-            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
-            "template_spread": summary.get("template_spread")}

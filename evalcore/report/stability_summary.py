@@ -25,3 +25,13 @@ def report_figures(engine: Engine, run_id: int, failure_policy: FailurePolicy = 
     return summary(engine, run, f"stability:{failure_policy}:{meaning}",
                    lambda: stability_report(engine, run_id, failure_policy=failure_policy,
                                             meaning=meaning, with_rounds=False))
+
+
+def repeats_metrics(engine: Any, run_id: int) -> dict[str, Any]:
+    """Mean semantic entropy and judge noise (share of the verdict spread; None without a
+    re-judging pass) of a stability run, for the trust report's headline."""
+    summary = report_figures(engine, run_id)["summary"]
+    return {"semantic_entropy_mean": summary.get("semantic_entropy_mean"),
+            "judge_noise": (summary.get("judge_noise") or {}).get("judge_share_of_spread"),
+            "circular_accuracy": summary.get("circular_accuracy"),  # run options (variants)
+            "template_spread": summary.get("template_spread")}

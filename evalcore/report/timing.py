@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Optional
 
+from evalcore.store import queries
 from evalcore.store.run_reads import call_ends
+from evalcore.store.run_summary import summary
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -52,8 +54,6 @@ def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     """Seconds during which a call of the run was under way (None before its first call);
     a finished run's is computed once and stored (`store.run_summary`): it reads every
     call's end."""
-    from evalcore.store import queries
-    from evalcore.store.run_summary import summary
 
     run = queries.get_run(engine, run_id)
     return summary(engine, run, "active_seconds", lambda: _active_seconds(engine, run_id))

@@ -10,6 +10,7 @@ autoescape (templates/trust.html). The PDF is Debian's headless chromium printin
 """
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
@@ -283,8 +284,6 @@ def trust_report_html(engine: Engine, *, model: Optional[str] = None,
 def external_references(html_text: str) -> list[str]:
     """src/href attributes and CSS url()s of the page that point outside it (http, https
     or protocol-relative): a self-contained report has none."""
-    import re
-
     pattern = r"""(?:\b(?:src|href)\s*=\s*["']?|url\(\s*["']?)((?:https?:)?//[^"')\s>]+)"""
     return re.findall(pattern, _markup_only(html_text), flags=re.IGNORECASE)
 
@@ -292,8 +291,6 @@ def external_references(html_text: str) -> list[str]:
 def _markup_only(html_text: str) -> str:
     """The page without the inside of <script> elements (plotly.js mentions URLs in its
     code, e.g. the SVG namespace, which are no requests); the scripts' own src stays."""
-    import re
-
     return re.sub(r"(<script\b[^>]*>).*?(</script>)", r"\1\2", html_text,
                   flags=re.IGNORECASE | re.DOTALL)
 

@@ -10,10 +10,12 @@ in the database (`store.uploads`), so a worker on any machine can import it; the
 is one fenced transaction, found again by a takeover (`perturb.sets.set_of_job`)."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Optional, Union
 
 from sqlalchemy.engine import Engine
 
+from evalcore.perturb import generate
 from evalcore.perturb.generate import create_attack_set
 from evalcore.perturb.set_import import import_attack_set, plan_import
 from evalcore.perturb.sets import get_attack_set, set_of_job
@@ -70,15 +72,13 @@ def _queue(engine: Engine, attack_set: Any, created_by: str) -> int:
 
 async def attack_job(ctx: Any) -> dict[str, Any]:
     """The job handler: generate the set's missing items, batch by batch, fenced."""
-    from evalcore.perturb.generate import generate_attack_items_async
-
     set_id = int(ctx.job.attack_set_id)
 
     async with ProgressPump(ctx) as pump:
         try:
-            await generate_attack_items_async(ctx.engine, set_id,
-                                              on_progress=_stopping(pump, ctx),
-                                              fence=lambda conn: hold(conn, ctx.fence))
+            await generate.generate_attack_items_async(ctx.engine, set_id,
+                                                       on_progress=_stopping(pump, ctx),
+                                                       fence=lambda conn: hold(conn, ctx.fence))
         except _Stop:
             return {"status": "drained" if ctx.draining.is_set() else "cancelled",
                     "attack_set_id": set_id}
@@ -117,8 +117,6 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
 async def import_job(ctx: Any) -> dict[str, Any]:
     """The job handler: import the uploaded file (all or nothing, fenced), then drop the
     upload. A takeover first looks for the set an earlier attempt stored."""
-    import asyncio
-
     engine, job_id, p = ctx.engine, int(ctx.job.id), dict(ctx.job.params)
     stored = await asyncio.to_thread(set_of_job, engine, job_id)
     if stored is None:

@@ -16,6 +16,10 @@ import threading
 import time
 from typing import Any, Callable, Optional, TypeVar
 
+from sqlalchemy import exc as sa
+
+from evalcore.runner.disk_full import is_disk_full
+
 T = TypeVar("T")
 
 log = logging.getLogger("evalcore.worker")
@@ -30,10 +34,6 @@ def short(exc: BaseException) -> str:
 def is_outage(exc: BaseException) -> bool:
     """Whether `exc` means the database cannot be reached (not a bug or a bad row, nor a
     full disk, which waiting does not cure: `runner.disk_full`)."""
-    from sqlalchemy import exc as sa
-
-    from evalcore.runner.disk_full import is_disk_full
-
     if is_disk_full(exc):
         return False
     if isinstance(exc, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError,

@@ -20,6 +20,7 @@ from evalcore.errors import RunError
 from evalcore.perturb.review import list_attack_items
 from evalcore.perturb.sets import get_attack_set
 from evalcore.runner.plan import RunSpec, run_spec
+from evalcore.runner.start import create_run
 
 
 def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
@@ -74,7 +75,5 @@ def robustness_spec(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]]
 def create_robustness_run(engine: Engine, *, models_path: Path, **params: Any) -> int:
     """Store a queued robustness run over the sets' approved items (`robustness_spec`);
     returns its id."""
-    from evalcore.runner.start import create_run
-
     spec, item_ids = robustness_spec(engine, **params)
     return create_run(engine, spec, models_path, item_ids=item_ids)

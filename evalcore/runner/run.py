@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
@@ -191,8 +192,6 @@ def _prepare(engine: Engine, run: Any, fence: Any) -> _Job:
 
 async def _drive(engine: Engine, job: _Job, ctx: Any,
                  on_progress: Optional[Callable[[RunProgress], None]]) -> Outcome:
-    from contextlib import AsyncExitStack
-
     answer_client = get_client(job.model)
     judge_client = get_client(job.judge) if job.judge else None
     judge_queue: asyncio.Queue = asyncio.Queue(maxsize=max(2 * (job.judge.concurrency if job.judge else 1), 4))

@@ -1,6 +1,9 @@
 """Create, start, resume and cancel runs: the functions the pages and the CLI share."""
 from __future__ import annotations
 
+import asyncio
+import signal
+import threading
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional
@@ -148,10 +151,6 @@ def run_job_here(engine: Engine, job_id: int,
 
 async def _execute_with_signals(engine: Engine, job: Any, owner: str,
                                 on_progress: Optional[Callable[[Any], None]]) -> str:
-    import asyncio
-    import signal
-    import threading
-
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     installed = []
@@ -306,10 +305,12 @@ def cancel_run(engine: Bind, run_id: int) -> None:
     queries.request_cancel(engine, run_id)
 
 
-def set_budget(engine: Engine, run_id: int, budget: Optional[float]) -> None:
+def set_budget(bind: Bind, run_id: int, budget: Optional[float]) -> None:
     """Change a run's spending limit (kept in its spec), e.g. before resuming a run that
-    stopped at its budget."""
-    run = queries.get_run(engine, run_id)
-    spec = run_spec({**run.config["spec"], "budget": budget})
-    queries.update_run(engine, run_id,
-                       config={**run.config, "spec": msgspec.structs.asdict(spec)})
+    stopped at its budget; on a Connection, in the caller's transaction (the action's, with
+    its audit event)."""
+    with transaction(bind) as conn:
+        run = queries.get_run(conn, run_id)
+        spec = run_spec({**run.config["spec"], "budget": budget})
+        queries.update_run(conn, run_id,
+                           config={**run.config, "spec": msgspec.structs.asdict(spec)})

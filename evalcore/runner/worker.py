@@ -10,15 +10,20 @@ releases the jobs in hand so another worker continues them at once.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import socket
+import sys
+import threading
+import traceback
 import uuid
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
 
 from sqlalchemy.engine import Engine
 
+from evalcore.providers import local
 from evalcore.runner.budget import live_shares
 from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
@@ -51,8 +56,6 @@ class Worker:
 
     def __init__(self, engine: Engine, *, jobs: int = 2, kinds: Optional[Iterable[str]] = None,
                  name: Optional[str] = None, poll_s: float = POLL_S) -> None:
-        import importlib
-
         for module in HANDLER_MODULES:  # registers the job handlers
             importlib.import_module(module)
         self.engine = engine
@@ -115,10 +118,8 @@ class Worker:
     def heartbeat_state(self) -> dict[str, Any]:
         """What this worker's heartbeat says: jobs in hand and the local model's state in
         this process (where its runs call it)."""
-        from evalcore.providers.local import local_state
-
         return {"jobs": len(self.active), "capacity": self.jobs,
-                "kinds": self.kinds or [], "local": local_state()}
+                "kinds": self.kinds or [], "local": local.local_state()}
 
     def beat_now(self) -> None:
         """Write one heartbeat (blocking): the app calls it once when it starts its worker,
@@ -233,10 +234,6 @@ def _task_places() -> dict[str, int]:
 def _thread_places() -> list[tuple[str, str]]:
     """(thread name, where it is) of every thread but the loop's (executor threads blocked
     in the database show here)."""
-    import sys
-    import threading
-    import traceback
-
     names = {t.ident: t.name for t in threading.enumerate()}
     out = []
     for ident, frame in sys._current_frames().items():

@@ -15,9 +15,12 @@ are imported lazily.
 """
 from __future__ import annotations
 
+import copy
 import functools
+import json
 import math
 import re
+import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Sequence
 
@@ -65,8 +68,6 @@ class AnswerAnalysis(msgspec.Struct, kw_only=True):
 
 @functools.lru_cache(maxsize=8)
 def _builtin_lexicon(lang: str) -> dict[str, Any]:
-    import tomllib
-
     path = LEXICON_DIR / f"{lang if lang in ('zh', 'en') else 'en'}.toml"
     with path.open("rb") as fh:
         return tomllib.load(fh)
@@ -74,9 +75,6 @@ def _builtin_lexicon(lang: str) -> dict[str, Any]:
 
 def load_lexicon(lang: Language, path: Path | str | None = None) -> dict[str, Any]:
     """The word lists of `lang` (a copy the page may edit), or those in the TOML at `path`."""
-    import copy
-    import tomllib
-
     if path is not None:
         return tomllib.loads(Path(path).read_text(encoding="utf-8"))
     return copy.deepcopy(_builtin_lexicon(lang))
@@ -112,8 +110,6 @@ def _vader() -> Any:
 @functools.lru_cache(maxsize=1)
 def _e5_classifier() -> tuple[Any, float]:
     """The shipped logistic-regression weights over e5 embeddings (coef, intercept)."""
-    import json
-
     import numpy as np
 
     data = json.loads((LEXICON_DIR / "sentiment_e5.json").read_text(encoding="utf-8"))

@@ -21,6 +21,7 @@ import math
 import mmap
 import os
 import struct
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -304,8 +305,6 @@ def _run_parallel(forward: Callable[[list[list[int]]], np.ndarray],
     product, and on a machine shared with other busy processes that tripled the CPU time
     and the wall time (measured, see docs/attacks.md).
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     from threadpoolctl import threadpool_limits
 
     jobs = [[ids for _, ids in batch] for batch in batches]

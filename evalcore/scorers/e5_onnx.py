@@ -23,6 +23,8 @@ import hashlib
 import logging
 import math
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -120,9 +122,6 @@ def _build_apart(weights: Path, target: Path) -> None:
     """Build the graph in a child process: quantising holds the float32 graph several
     times over (~450 MB at its peak), memory this process would otherwise keep as its
     peak RSS for good."""
-    import subprocess
-    import sys
-
     root = str(Path(__file__).resolve().parents[2])  # evalcore importable from any cwd
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         p for p in (root, os.environ.get("PYTHONPATH", "")) if p)}

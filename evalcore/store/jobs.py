@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import timedelta, timezone
 from typing import Any, Iterable, Optional
 
 from sqlalchemy import and_, func, or_, select, update
@@ -135,8 +135,6 @@ def lease_alive(job: Any) -> bool:
         return False
     expires = job.lease_expires_at
     if expires.tzinfo is None:
-        from datetime import timezone
-
         expires = expires.replace(tzinfo=timezone.utc)
     return expires > utcnow()
 

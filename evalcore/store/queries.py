@@ -3,8 +3,7 @@
 Each function opens its own short transaction, so it is safe from any thread or process;
 given the Connection of a `store.db.transaction` instead of the engine, it joins that
 transaction (an action's steps then commit together, once).
-The hot path of a run (`record_calls`, `add_progress`, `heartbeat`) is plain SQL
-statements: no ORM loading, atomic increments, and a unique unit (run, item, round,
+The hot path of a run (`flush_run`, `record_calls_fenced`) is plain SQL statements: no ORM loading, atomic increments, and a unique unit (run, item, round,
 stage) that is written once even when a resumed run or a second process repeats it.
 
 Secrets never reach the database: run configs and errors, and calls' answers, reasons
@@ -16,8 +15,9 @@ import re
 from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Mapping
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
+from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
@@ -117,8 +117,6 @@ def update_run(engine: Bind, run_id: int, **fields: Any) -> Row:
 
 def delete_run(engine: Bind, run_id: int) -> Row:
     """Delete a run with its calls and jobs; refused while a worker is executing it."""
-    from sqlalchemy import delete
-
     run = get_run(engine, run_id)
     live = [j for j in list_jobs(engine, run_id=run_id) if lease_alive(j)]
     if live:
@@ -144,25 +142,6 @@ def request_cancel(engine: Bind, run_id: int) -> bool:
     if not asked:
         get_run(engine, run_id)  # raises the RunError if it does not exist
     return asked
-
-
-def add_progress(engine: Bind, run_id: int, done: int = 0, errors: int = 0,
-                 retries: int = 0) -> bool:
-    """Add to the run's counters atomically (also a heartbeat); safe from many writers.
-
-    Returns whether a cancel was requested (`store.run_state`: its job's, or its own
-    without a job); RunError if the run is gone.
-    """
-    with transaction(engine) as conn:
-        conn.execute(update(RUN).where(RUN.c.id == run_id).values(
-            done=RUN.c.done + done, errors=RUN.c.errors + errors, retries=RUN.c.retries + retries,
-            heartbeat_at=utcnow()))
-        cancel = conn.execute(run_state.with_state(
-            select(run_state.CANCEL_REQUESTED).select_from(RUN)).where(RUN.c.id == run_id)
-        ).scalar_one_or_none()
-    if cancel is None:
-        get_run(engine, run_id)  # raises the RunError
-    return bool(cancel)
 
 
 def progress(engine: Bind, run_id: int) -> dict[str, Any]:
@@ -285,8 +264,6 @@ def answer_outcome(engine: Bind, run_id: int) -> tuple[int, int, str | None]:
 
 
 def _insert_one_by_one(conn: Connection, rows: list[dict[str, Any]]) -> list[tuple[int, bool]]:
-    from sqlalchemy.exc import IntegrityError
-
     new = []
     for row in rows:
         try:

@@ -26,6 +26,7 @@ from sqlalchemy.exc import IntegrityError
 from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
 from evalcore.store.db import Bind, reader, reading, transaction
+from evalcore.store.jobs import create_job
 from evalcore.store.schema import RUN, SCHEDULE, SCHEDULE_RUN
 from evalcore.store.types import utcnow
 
@@ -248,8 +249,6 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
                  running_since: Optional[datetime] = None) -> Optional[int]:
     """Handle one schedule's due time in one transaction; returns the job id (None when
     skipped, not due, or another worker got there first)."""
-    from evalcore.store.jobs import create_job
-
     try:
         with engine.begin() as conn:
             row = conn.execute(
@@ -310,8 +309,6 @@ def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
 
 def enqueue_checks(engine: Engine) -> list[int]:
     """Queue one gate-and-alert job per scheduled run that ended and was not checked."""
-    from evalcore.store.jobs import create_job
-
     with reader(engine).connect() as conn:
         ended = list(conn.execute(
             run_state.with_state(select(SCHEDULE_RUN.c.id)

@@ -157,6 +157,12 @@ def s_resume_run(env: Env) -> Callable[[], Any]:
     return lambda: actions.resume_run(env.admin, env.engine, run_id)
 
 
+def s_set_budget(env: Env) -> Callable[[], Any]:
+    _dataset(env)
+    run_id = _run(env, budget=1.0)
+    return lambda: actions.set_budget(env.admin, env.engine, run_id, 2.5)
+
+
 def s_retry_failed(env: Env) -> Callable[[], Any]:
     _dataset(env)
     run_id = _finished_run(env, failed_calls=2)
@@ -396,7 +402,8 @@ def s_review_adjudicate(env: Env) -> Callable[[], Any]:
 
 SETUPS: list[Setup] = [
     s_import_dataset, s_store_parsed, s_create_run, s_create_run__unkeyed, s_start_demo,
-    s_create_run__robustness, s_cancel_run, s_resume_run, s_retry_failed, s_delete_run,
+    s_create_run__robustness, s_cancel_run, s_resume_run, s_set_budget, s_retry_failed,
+    s_delete_run,
     s_delete_dataset, s_delete_dataset_and_runs, s_queue_rejudge, s_queue_judge_analysis,
     s_queue_meaning_judge, s_queue_variants, s_add_schedule, s_pause_schedule,
     s_edit_schedule, s_delete_schedule, s_set_baseline,

@@ -43,6 +43,7 @@ CALLS: list[tuple[str, str, Callable[[Path], tuple[tuple, dict]]]] = [
     ("create_run", "run", lambda p: (("fairness", {"suite": "s", "model": "local"}, p), {})),
     ("cancel_run", "run", lambda p: ((1,), {})),
     ("resume_run", "run", lambda p: ((1,), {})),
+    ("set_budget", "run", lambda p: ((1, 5.0), {})),
     ("retry_failed", "run", lambda p: ((1,), {})),
     ("delete_run", "delete", lambda p: ((1,), {})),
     ("queue_rejudge", "run", lambda p: ((1, "local", p), {})),

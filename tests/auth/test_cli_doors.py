@@ -90,3 +90,35 @@ def test_a_model_test_leaves_no_local_copy_behind(engine, monkeypatch, kind, sta
     reply = SimpleNamespace(ok=True, latency_ms=5.0)
     assert actions.test_model(local_actor(), engine, config, send=lambda c: reply) is reply
     assert calls == (["stop"] if stopped else [])
+
+
+def test_a_runs_budget_is_an_evaluator_action_on_record(team, capsys, monkeypatch, engine,
+                                                        tmp_path) -> None:
+    """`runs resume --budget` changes what a run may spend: a viewer is refused before
+    anything changes; an evaluator's change is on record with the new limit."""
+    from evalcore.dataset import import_dataset
+    from evalcore.runner.plan import RunSpec
+    from evalcore.runner.start import cancel_run, create_run
+    from evalcore.store import queries
+    from tests.perturb.attack_set_helpers import write_math_csv
+
+    import_dataset(engine, write_math_csv(tmp_path / "sums.csv"), name="sums", format="math23k")
+    run_id = create_run(engine, RunSpec(kind="stability", dataset="sums", model="local",
+                                        budget=1.0), team.models_path)
+    cancel_run(engine, run_id)
+
+    def budget() -> float:
+        return queries.get_run(engine, run_id).config["spec"]["budget"]
+
+    monkeypatch.setenv("EVALCORE_USER", "view@x.com")
+    capsys.readouterr()
+    assert main(["runs", "resume", str(run_id), "--budget", "9", "--detach"]) == 2
+    assert "role evaluator or higher" in capsys.readouterr().err
+    assert budget() == 1.0
+    monkeypatch.setenv("EVALCORE_USER", "eval@x.com")
+    assert main(["runs", "resume", str(run_id), "--budget", "9", "--detach"]) == 0
+    assert budget() == 9.0
+    events = [(e.actor, e.action, e.detail.get("budget")) for e in audit.list_events(engine)
+              if e.action.endswith("set_budget")]
+    assert sorted(events, key=str) == sorted([("view@x.com", "denied.set_budget", None),
+                                              ("eval@x.com", "run.set_budget", 9.0)], key=str)

@@ -133,7 +133,7 @@ CASES: dict[str, tuple[list[str], dict[str, str], str]] = {
 
 PROCESS_CASES = ("unknown-flag", "db-url-not-a-url", "postgres-down", "unknown-dataset")
 """One case per place a failure starts: argparse, the settings check, the database driver
-(with a password in the URL), and a command after its preload with the collector paused."""
+(with a password in the URL), and a command after its module loaded."""
 
 
 def _case_env(case: str, base_env: dict[str, str], home: Path, tmp_path: Path

@@ -36,7 +36,6 @@ def favours_men(prompt: str, schema: dict | None) -> str:
 
 @pytest.fixture()
 def run(settings, monkeypatch, capsys):
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("gate",))  # + the kinds' own commands
 
     def call(*argv: str) -> tuple[int, str, str]:
         code = cli.main(list(argv))

@@ -1,4 +1,4 @@
-"""`python -m evalcore --help` (issue 22): answered from `cli.COMMANDS` and the kind registry
+"""`python -m evalcore --help`: answered from `cli.COMMANDS` and the kind registry
 (`EvalKind.cli_help`) without importing a command module, and word for word what the
 command modules themselves register."""
 from __future__ import annotations
@@ -37,6 +37,13 @@ def test_each_kind_registers_its_own_command_with_its_help_line():
         if kind.cli is not None:
             assert kind.cli_help
             assert set(_choices(cli.build_parser(name))) == {name}
+
+
+def test_a_command_builds_only_its_own_module():
+    assert set(_choices(cli.build_parser("gate"))) == {"gate"}
+    assert set(_choices(cli.parser_for(["attack", "-h"]))) == {"attack", "attacks"}
+    assert set(_choices(cli.parser_for(["stability"]))) == {"stability"}  # a kind's own
+    assert set(_choices(cli.parser_for(["-h"]))) == set(_choices(cli.build_parser()))
 
 
 def test_a_registered_kind_is_listed_in_the_help_without_a_table_entry():

@@ -8,8 +8,7 @@ from evalcore import cli
 
 @pytest.fixture()
 def run(settings, monkeypatch, capsys):
-    """Call the CLI with only the datasets command registered; return (code, out, err)."""
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("datasets",))
+    """Call `datasets ...` through the CLI; return (code, out, err)."""
 
     def call(*argv: str) -> tuple[int, str, str]:
         code = cli.main(["datasets", *argv])

@@ -91,7 +91,6 @@ def test_cli_fairness_summary_and_gate_say_the_same(engine, settings, monkeypatc
     assert ("verdict: FAIL (default gate data/gate.example.toml: parse_rate_min 0.600 < 0.9"
             in summary)
     assert "effects across pairs" not in summary and "single-pair spreads" not in summary
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("gate",))
     verdict_json = settings.home / "verdict.json"
     code = cli.main(["gate", "--run", str(run_id), "--config", str(GATE),
                      "--json", str(verdict_json)])

@@ -22,7 +22,7 @@ WRITER = """
 import json, sys, time
 from pathlib import Path
 from evalcore.store.db import make_engine
-from evalcore.store.queries import add_progress, record_calls
+from evalcore.store.queries import record_calls
 from evalcore.store.tables import Call
 url, run_id, rounds, items, ready, go = sys.argv[1:7]
 run_id = int(run_id)
@@ -37,8 +37,7 @@ new = 0
 calls = [Call(run_id=run_id, item_id=i, round=r, answer="process") for r in rounds for i in items]
 for start in range(0, len(calls), {batch}):
     batch = calls[start:start + {batch}]
-    n = record_calls(engine, batch)
-    add_progress(engine, run_id, done=n)
+    n = record_calls(engine, batch, count_progress=True)
     new += n
 print(json.dumps({{"new": new}}))
 """.format(batch=BATCH)
@@ -69,8 +68,7 @@ def _thread_writer(engine: Engine, run_id: int, rounds: list[int], items: list[i
         calls = [Call(run_id=run_id, item_id=i, round=r, answer="thread")
                  for r in rounds for i in items]
         for start in range(0, len(calls), BATCH):
-            n = q.record_calls(engine, calls[start:start + BATCH])
-            q.add_progress(engine, run_id, done=n)
+            n = q.record_calls(engine, calls[start:start + BATCH], count_progress=True)
             new += n
         results.append(new)
     except BaseException as exc:  # noqa: BLE001  (reported by the test)

@@ -1,7 +1,6 @@
 """queries.py against SQLite and PostgreSQL (same tests, `store` is parametrised)."""
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
@@ -59,27 +58,6 @@ def test_request_cancel_only_stops_unfinished_runs(store) -> None:
     assert q.get_run(store, finished.id).cancel_requested is False
     with pytest.raises(RunError):
         q.request_cancel(store, 999)
-
-
-def test_add_progress_increments_and_beats(store) -> None:
-    run = q.create_run(store, kind="eval", total=10)
-    q.add_progress(store, run.id, done=3, errors=1)
-    q.add_progress(store, run.id, done=2, retries=4)
-    got = q.get_run(store, run.id)
-    assert (got.done, got.errors, got.retries) == (5, 1, 4)
-    assert got.heartbeat_at is not None
-
-
-def test_add_progress_is_atomic_across_threads(store) -> None:
-    run = q.create_run(store, kind="eval")
-    threads = [threading.Thread(target=lambda: [q.add_progress(store, run.id, done=1, errors=2)
-                                                for _ in range(25)]) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    got = q.get_run(store, run.id)
-    assert (got.done, got.errors) == (6 * 25, 6 * 25 * 2)
 
 
 def test_progress_of_a_finished_run(store) -> None:
@@ -190,7 +168,7 @@ def test_iter_calls_can_stream_while_the_run_writes(store, item_ids) -> None:
     stream = q.iter_calls(store, run.id, batch=2)
     seen = [next(stream)]
     assert q.record_calls(store, _calls(run.id, item_ids[6:])) == len(item_ids) - 6
-    q.add_progress(store, run.id, done=1)
+    q.update_run(store, run.id, done=1)
     seen.extend(stream)
     assert 6 <= len(seen) <= len(item_ids)
     assert q.count_calls(store, run.id) == len(item_ids)
@@ -209,16 +187,6 @@ def test_record_calls_can_count_progress_in_the_same_transaction(store, item_ids
     assert (got.done, got.errors) == (7, 2)
     assert (got_other.done, got_other.errors) == (1, 0)
     assert got.heartbeat_at is not None
-
-
-def test_add_progress_beats_the_heartbeat_and_reports_cancel_requests(store) -> None:
-    run = q.create_run(store, kind="eval", status="running")
-    assert q.add_progress(store, run.id, done=1) is False
-    assert q.get_run(store, run.id).heartbeat_at is not None
-    q.request_cancel(store, run.id)
-    assert q.add_progress(store, run.id, done=1) is True
-    with pytest.raises(RunError):
-        q.add_progress(store, 999, done=1)
 
 
 # ------------------------------------------------------------------ what the runner and reports read
