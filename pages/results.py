@@ -376,8 +376,9 @@ def reviews_view(run_id: int) -> None:
     """What people's reviews found about this run (the Review page's queues): its judge's
     accuracy, its attack sets' share kept in meaning; nothing when none was reviewed."""
     for row in run_reviews(_shared.engine(), [run_id]):
-        st.caption(md(f"People's review, {row['what']}: {row['share']:.0%} "
-                      f"(95% {row['low']:.0%}-{row['high']:.0%}) of {row['n']} reviewed"))
+        share = f"{row['share']:.0%} (95% {row['low']:.0%}-{row['high']:.0%})"
+        st.caption(f"People's review, {md(row['what'])}: {md(share)} of {md(row['n'])} "
+                   "reviewed")
 
 
 def run_view(run_id: int) -> None:

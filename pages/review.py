@@ -101,14 +101,15 @@ def draw_card(card: dict[str, Any]) -> None:
         right.caption("attacked")
         right.markdown(md(card["attacked"]))
         for n, (old, new) in enumerate(zip(card["options"], card["attacked_options"])):
-            st.markdown(md(f"{n}. {old}" if old == new else f"{n}. {old} -> {new}"))
+            st.markdown(f"{md(n)}. {md(old)}" if old == new
+                        else f"{md(n)}. {md(old)} -> {md(new)}")
         if card["flags"]:
             st.caption(md("flags: " + ", ".join(card["flags"])))
     else:
-        st.markdown(md(f"**Question:** {card['question']}"))
-        st.markdown(md(f"**Reference:** {card['reference']}"))
-        st.markdown(md(f"**Answer:** {card['answer']}"))
-        st.markdown(md(f"**Judge ({card['judge']}):** {card['judge_verdict']}"))
+        st.markdown(f"**Question:** {md(card['question'])}")
+        st.markdown(f"**Reference:** {md(card['reference'])}")
+        st.markdown(f"**Answer:** {md(card['answer'])}")
+        st.markdown(f"**Judge ({md(card['judge'])}):** {md(card['judge_verdict'])}")
         if card["reason"]:
             st.caption(md(card["reason"]))
 
@@ -161,17 +162,17 @@ def previous(stats: dict[str, Any]) -> None:
     if last is None:
         st.caption("You have no decision in this queue yet.")
         return
-    st.markdown(md(f"Your latest decision: item {last['item_id']}, **{last['verdict']}** "
-                   f"(undo it with {KEYS['undo']}, back to your card with {KEYS['next']})"))
+    st.markdown(f"Your latest decision: item {md(last['item_id'])}, **{md(last['verdict'])}** "
+                f"(undo it with {md(KEYS['undo'])}, back to your card with {md(KEYS['next'])})")
 
 
 def figures(stats: dict[str, Any], queue: int) -> None:
     """Agreement, disagreements (with adjudication), precision or the judge's accuracy."""
     agree = stats["agreement"]
     value = "-" if agree["value"] is None else f"{agree['value']:.3f}"
-    st.markdown(md(f"Agreement: {agree['method'].replace('_', ' ')} {value} over "
-                   f"{agree['pairs']} items reviewed twice; {stats['unresolved']} "
-                   "disagreement(s) to adjudicate."))
+    st.markdown(f"Agreement: {md(agree['method'].replace('_', ' '))} {md(value)} over "
+                f"{md(agree['pairs'])} items reviewed twice; {md(stats['unresolved'])} "
+                "disagreement(s) to adjudicate.")
     if stats["disagreements"]:
         st.dataframe(pd.DataFrame([{"item": d["item_id"], **d["verdicts"],
                                     "final": d["adjudication"] or ""}
@@ -185,16 +186,17 @@ def figures(stats: dict[str, Any], queue: int) -> None:
     for name, groups in stats["precision"].items():
         if name == "overall" or not groups:
             continue
-        st.caption(f"kept in meaning by {name}")
+        st.caption(f"kept in meaning by {md(name)}")
         st.dataframe(pd.DataFrame([{name: g, "kept": p["kept"], "reviewed": p["n"],
                                     "share": f"{p['share']:.0%}",
                                     "95% interval": f"{p['low']:.0%}-{p['high']:.0%}"}
                                    for g, p in groups.items()]), hide_index=True)
     if stats["judge"]:
         j = stats["judge"]
-        st.markdown(md(f"The judge is right on {j['kept']} of {j['n']} ({j['share']:.0%}, "
-                       f"95% {j['low']:.0%}-{j['high']:.0%}); kappa with people "
-                       f"{'-' if j['kappa'] is None else format(j['kappa'], '.3f')}."))
+        kappa = "-" if j["kappa"] is None else format(j["kappa"], ".3f")
+        st.markdown(f"The judge is right on {md(j['kept'])} of {md(j['n'])} "
+                    f"({md(format(j['share'], '.0%'))}, 95% {md(format(j['low'], '.0%'))}-"
+                    f"{md(format(j['high'], '.0%'))}); kappa with people {md(kappa)}.")
         st.dataframe(pd.DataFrame([j["confusion"]]), hide_index=True)
 
 

@@ -59,7 +59,7 @@ def test_a_searched_image_is_shown_as_text_and_never_fetched(tmp_path: Path, can
             page = browser.new_page()
             page.set_default_timeout(60_000)
             page.goto(f"{url}/datasets")
-            search = page.get_by_label("Search question, answer or id")
+            search = page.get_by_label("Search question, options, answer or id")
             search.fill(image)
             search.press("Enter")
             expect(page.get_by_text(f"No item of 'math' contains '{image}'.")).to_be_visible(

@@ -57,7 +57,6 @@ def test_a_stereotyped_bbq_model_fails_the_default_gate(engine, stereotyped_bbq_
 
 def test_the_cli_gate_says_fail_or_not_measured_never_pass(
         engine, settings, stereotyped_bbq_run, monkeypatch, capsys) -> None:
-    monkeypatch.setattr(cli, "COMMAND_MODULES", ("gate",))
     assert cli.main(["gate", "--run", str(stereotyped_bbq_run), "--config", str(GATE)]) \
         == cli.EXIT_GATE_FAILED
     out = capsys.readouterr().out
