@@ -427,12 +427,22 @@ def _pick_prefix(page, label: str, prefix: str) -> None:
 
 
 def _run_label(page, run_id: int) -> str:
-    """The Run details option of run `run_id` (labels start with '#<id>')."""
-    page.get_by_role("combobox", name="Run details").click()
-    option = page.get_by_role("option", name=re.compile(rf"^#{run_id}\b")).first
-    text = option.inner_text()
-    page.keyboard.press("Escape")
-    return text
+    """The Run details option of run `run_id` (labels start with '#<id>'); the list is
+    opened again when a rerun (a live run's refresh) closed it under the click."""
+    for attempt in range(3):
+        _idle(page)
+        page.get_by_role("combobox", name="Run details").click()
+        option = page.get_by_role("option", name=re.compile(rf"^#{run_id}\b")).first
+        try:
+            text = option.inner_text(timeout=20_000)
+        except Exception:  # noqa: BLE001 - closed under a rerun: open it again
+            page.keyboard.press("Escape")
+            if attempt == 2:
+                raise
+            continue
+        page.keyboard.press("Escape")
+        return text
+    raise AssertionError("unreachable")
 
 
 def _csv_ok(text: str) -> None:
