@@ -10,7 +10,6 @@ from evalcore.markup import md
 from evalcore.providers.registry import get_model
 from evalcore.report.cost import estimate_run_cost
 from evalcore.report.estimate import estimate_calls
-from evalcore.report.plan import start_plan, start_words
 from pages import _shared
 
 
@@ -52,15 +51,3 @@ def time_caption(model: str, calls: int, judge: str = "rules", what: str = "") -
         return
     est = estimate_calls(_shared.engine(), entry, calls, judge=judge_entry)
     st.markdown(f"**{md(what)}{md(est.line())}**")
-
-
-def power_caption(dataset_id: int, kind: str, questions: int, rounds: int) -> None:
-    """What the run about to start can detect, from the spread of the dataset's newest
-    finished run of the kind (nothing without one)."""
-    try:
-        words = start_words(start_plan(_shared.engine(), dataset_id=int(dataset_id), kind=kind,
-                                       questions=int(questions), rounds=int(rounds)))
-    except EvalcoreError:
-        return
-    if words:
-        st.caption(md(words))

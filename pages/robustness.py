@@ -84,7 +84,6 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     if chosen and not empty:
         _cost.time_caption(model, robustness_calls(eng, [int(i) for i in chosen], int(rounds)),
                            judge)
-        _cost.power_caption(source, "robustness", pairs, int(rounds))
     if empty:
         st.warning("No approved item yet in " + ", ".join(
             f"#{md(i)}" for i in empty) + ": approve attacked questions on the Attacks page, "

@@ -109,7 +109,6 @@ def start_form(datasets: list[Any]) -> None:
     st.caption(f"{md(items)} questions x {int(rounds)} rounds = {md(calls)} answer calls"
                + ("" if judge == "rules" else f" + {md(calls)} judge calls"))
     _cost.time_caption(model, calls, judge)
-    _cost.power_caption(dataset_id, "stability", items, int(rounds))
     slots = _model_concurrency(model)
     if schedule == "sequential" and slots and items < slots:
         st.info(f"Sequential rounds keep at most {md(items)} of the model's {md(slots)} slots busy "

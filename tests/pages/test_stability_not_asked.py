@@ -45,11 +45,3 @@ def test_the_page_says_how_sure_the_mean_success_rate_is(page_env, engine) -> No
     at = run_page(str(Path(__file__).resolve().parents[2] / "pages" / "stability.py"))
     sure = [c for c in values(at, "caption") if c.startswith("Mean success rate +/-")]
     assert sure and "points (95%)" in sure[0] and "more rounds could remove" in sure[0]
-
-
-def test_the_start_form_says_what_the_run_could_detect(page_env, engine) -> None:
-    ds = seed_dataset(engine, "mde", [f"q{i}?" for i in range(8)])
-    seed_run(engine, ds, {i: [1, i % 2, 1, 0] for i in range(8)}, 4)
-    at = run_page(str(Path(__file__).resolve().parents[2] / "pages" / "stability.py"))
-    lines = [c for c in values(at, "caption") if "this run can detect" in c]
-    assert lines and "from the spread of run #" in lines[0], values(at, "caption")
