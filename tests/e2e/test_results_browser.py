@@ -102,6 +102,8 @@ def test_every_download_completes_when_clicked_three_times_quickly(context, resu
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
         buttons = page.locator('[data-testid="stDownloadButton"] button')
         expect(buttons.first).to_be_enabled()
+        for label in clicked:  # every button drawn (a large run's page draws them late)
+            expect(buttons.filter(has_text=label).first).to_be_visible()
         labels = buttons.all_inner_texts()
         # headless Chromium started no 11th download from one page in our tries, so three
         # buttons (nine downloads) per page
