@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 import threading
 import urllib.request
@@ -79,10 +80,31 @@ class _Model:
         reply: Any = self.server.handle_completions({
             "prompt": prefix, "n_predict": len(ids), "grammar": grammar, "n_probs": 1,
             "temperature": 0, "post_sampling_probs": False, "cache_prompt": True})
-        if "choices" not in reply:
-            raise EvalcoreError(f"the fluency model refused a window: {reply}")
+        return reply_logprob(reply, len(ids))
+
+
+def reply_logprob(reply: Any, tokens: int) -> float:
+    """The summed log-probability of the `tokens` forced tokens in a completion reply.
+
+    The reply is checked rather than trusted: a refusal, a short or malformed list, or a
+    value that is no log-probability (positive, NaN, infinite, not a number) would
+    otherwise become a swap's score, and a wrong score silently keeps or drops swaps."""
+    try:
         content = reply["choices"][0]["logprobs"]["content"]
-        return float(sum(step["logprob"] for step in content))
+    except (KeyError, IndexError, TypeError):
+        raise EvalcoreError(f"the fluency model refused a window: {str(reply)[:200]}") from None
+    scored = len(content) if isinstance(content, list) else 0
+    if scored != tokens:
+        raise EvalcoreError(f"the fluency model scored {scored} tokens of a window of {tokens}")
+    total = 0.0
+    for step in content:
+        value = step.get("logprob") if isinstance(step, dict) else None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value) or value > 0:
+            raise EvalcoreError(f"the fluency model gave no log-probability for a token: "
+                                f"{str(step)[:100]}")
+        total += value
+    return float(total)
 
 
 @functools.lru_cache(maxsize=1)

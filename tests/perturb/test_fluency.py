@@ -3,6 +3,7 @@ sentence, and the attack trying the next candidate when a swap reads badly."""
 from __future__ import annotations
 
 import json
+import math
 import random
 import re
 from pathlib import Path
@@ -117,3 +118,74 @@ def test_without_the_check_the_attack_does_not_load_the_model(monkeypatch) -> No
     _, pairs, _ = word_attack(segment("We collected shells on the beach.", "en"), "en",
                               random.Random(0), replacements=10, style=Style(fluency=False))
     assert pairs
+
+
+def _step(value: object) -> dict[str, object]:
+    return {"id": 1, "token": "a", "logprob": value}
+
+
+def test_a_reply_sums_its_forced_tokens() -> None:
+    reply = {"choices": [{"logprobs": {"content": [_step(-1.5), _step(-0.25)]}}]}
+    assert fluency.reply_logprob(reply, 2) == pytest.approx(-1.75)
+
+
+@pytest.mark.parametrize("reply", [
+    {"error": {"message": "grammar"}},
+    {"choices": []},
+    {"choices": [{"logprobs": None}]},
+    {"choices": [{"logprobs": {"content": [_step(-1.0)]}}]},          # one token of two
+    {"choices": [{"logprobs": {"content": [_step(-1.0), _step(0.5)]}}]},   # positive
+    {"choices": [{"logprobs": {"content": [_step(-1.0), _step(float("nan"))]}}]},
+    {"choices": [{"logprobs": {"content": [_step(-1.0), _step("-2")]}}]},
+    {"choices": [{"logprobs": {"content": [_step(-1.0), "x"]}}]},
+])
+def test_a_reply_that_is_no_score_is_refused_in_one_line(reply: object) -> None:
+    from evalcore.errors import EvalcoreError
+
+    with pytest.raises(EvalcoreError) as refused:
+        fluency.reply_logprob(reply, 2)
+    assert "\n" not in str(refused.value)
+
+
+def _json_like() -> object:
+    from hypothesis import strategies as st
+
+    leaf = (st.none() | st.booleans() | st.integers() | st.text(max_size=5)
+            | st.floats(allow_nan=True, allow_infinity=True))
+    return st.recursive(leaf, lambda inner: st.lists(inner, max_size=4)
+                        | st.dictionaries(st.sampled_from(
+                            ["choices", "logprobs", "content", "logprob", "token", "error"]),
+                            inner, max_size=4), max_leaves=20)
+
+
+def test_any_reply_gives_a_finite_non_positive_score_or_one_refusal() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from evalcore.errors import EvalcoreError
+
+    @settings(max_examples=300, deadline=None)
+    @given(reply=_json_like(), tokens=st.integers(0, 4))
+    def check(reply: object, tokens: int) -> None:
+        try:
+            score = fluency.reply_logprob(reply, tokens)
+        except EvalcoreError:
+            return
+        assert math.isfinite(score) and score <= 0
+
+    check()
+
+
+def test_any_text_gives_a_window_that_starts_it_and_ends_within_one_sentence() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None)
+    @given(after=st.text(alphabet=" abc.?!;\n\t", max_size=40), words=st.integers(1, 6))
+    def check(after: str, words: int) -> None:
+        window = fluency._window(after, words)
+        assert after.startswith(window)
+        assert len(window.split()) <= words
+        assert not any(mark in word[-1] for word in window.split()[:-1] for mark in ".?!;")
+
+    check()
