@@ -58,6 +58,12 @@ sys.path.insert(0, str(ROOT))
 DATA = ROOT.parent / "shared" / "datasets" / "trusted-evaluation"
 SETS = {"en": {"CODAH": "CODAHtest.csv", "TruthfulQA": "TruthfulQASinglectest.csv"},
         "zh": {"Math23K": "Math23Ktest.csv"}}
+NAMED_ONLY = {"en": {"BBQ-Age": "../bbq/Age.sample.jsonl",
+                     "Translation": "translation2019zhtest.csv"},
+              "zh": {}}
+"""English files no word audit, table or threshold was ever built on (BBQ's Age contexts
+and questions, the translation set's English sentences): drawn only when named in --rows,
+to reach a sample's size when the shared CODAH and TruthfulQA rows run out."""
 KEEPS = "keeps"
 CHANGES = "changes"
 TARGET, TARGET_LOW = 0.95, 0.92
@@ -70,7 +76,8 @@ def _side(question: str, options: list[str]) -> dict[str, object]:
 def parse_rows(specs: list[str]) -> dict[str, tuple[Path, range]]:
     """`SET=FIRST-LAST` or `SET=FIRST-LAST@FILE` (1-based data rows, both ends in) ->
     {set: (file, rows)}: the rows of a set to draw from (and attack: only those)."""
-    known = {name: file for sets in SETS.values() for name, file in sets.items()}
+    known = {name: file for table in (SETS, NAMED_ONLY) for sets in table.values()
+             for name, file in sets.items()}
     out = {}
     for spec in specs:
         name, _, rest = spec.partition("=")
@@ -94,7 +101,8 @@ def draw(language: str, n: int, sample_seed: int, seed: int,
     from evalcore.perturb import attack_questions
 
     pool = []
-    for name, file in SETS[language].items():
+    sets = SETS[language] | (NAMED_ONLY[language] if rows is not None else {})
+    for name, file in sets.items():
         if rows is not None and name not in rows:
             continue
         path, span = rows[name] if rows is not None else (DATA / file, None)

@@ -78,6 +78,12 @@ def test_rows_name_a_set_its_span_and_optionally_another_file(audit, tmp_path):
             audit.parse_rows([bad])
 
 
+def test_sets_never_audited_are_drawn_only_when_named(audit):
+    rows = audit.parse_rows(["BBQ-Age=1-600", "Translation=1-500"])
+    assert rows["BBQ-Age"] == (audit.DATA / "../bbq/Age.sample.jsonl", range(1, 601))
+    assert "BBQ-Age" not in audit.SETS["en"] and "Translation" not in audit.SETS["en"]
+
+
 @pytest.mark.integration
 def test_the_blind_file_holds_items_only_from_the_rows_given(audit, wordnet_ready):
     from tests.conftest import require
