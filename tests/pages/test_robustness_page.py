@@ -98,6 +98,10 @@ def test_finished_run_shows_drop_flips_tests_and_fragile_questions(page_env, eng
     assert shown["Accuracy attacked"] == f"{attacked:.1%}"
     assert shown["PDR"] == f"{1 - attacked / clean:.1%}"
     assert shown["Flips"] == "2 ↓ / 1 ↑"
+    # the paired difference in words, with its 95% interval over the clean questions
+    captions = [str(c.value) for c in at.caption]
+    assert any(f"Attacked questions score {(clean - attacked) * 100:.1f} points lower, 95% CI"
+               in c for c in captions), captions
     from scipy.stats import binomtest, wilcoxon
 
     assert shown["McNemar p"] == f"{binomtest(2, 3, 0.5).pvalue:.3g}"
