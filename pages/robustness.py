@@ -77,6 +77,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     st.caption(f"{md(pairs)} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
+    _cost.power_caption(source, "robustness", pairs, int(rounds))
     st.caption("Option order and templates (asked after the run, under its results) ask "
                "the clean questions again: circular n - 1 extra calls per choice question "
                "of n options, shuffle:N N, each template 1.")

@@ -178,3 +178,6 @@ def test_start_form_says_calls_and_time_before_the_run(page_env, engine, tmp_pat
     at = open_page()
     lines = [str(m.value) for m in at.markdown]
     assert any("24 calls, about 12 s on local" in v for v in lines), lines
+    captions = [str(c.value) for c in at.caption]
+    assert "No finished robustness run of this dataset yet: the detectable effect is shown " \
+           "after the first run." in captions, captions
