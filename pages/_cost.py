@@ -10,6 +10,7 @@ from evalcore.markup import md
 from evalcore.providers.registry import get_model
 from evalcore.report.cost import estimate_run_cost
 from evalcore.report.estimate import estimate_calls
+from evalcore.report.plan import start_line
 from pages import _shared
 
 
@@ -51,3 +52,16 @@ def time_caption(model: str, calls: int, judge: str = "rules", what: str = "") -
         return
     est = estimate_calls(_shared.engine(), entry, calls, judge=judge_entry)
     st.markdown(f"**{md(what)}{md(est.line())}**")
+
+
+def power_caption(dataset_id: int | None, kind: str, questions: int, rounds: int) -> None:
+    """What the run about to start can detect (`report.plan.start_line`), always as one
+    caption in one container: the form's elements keep their places whatever the dataset,
+    so a rerun never shows a stale start button beside the new one."""
+    try:
+        line = start_line(_shared.engine(), dataset_id=dataset_id, kind=kind,
+                          questions=int(questions), rounds=int(rounds))
+    except EvalcoreError as exc:
+        line = f"No detectable effect to show: {exc}"
+    with st.container(key=f"{kind}.power"):
+        st.caption(md(line))

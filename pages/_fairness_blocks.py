@@ -116,6 +116,9 @@ def attribute_block(report: dict[str, Any]) -> None:
                    help="p < 0.05: groups differ in sentiment")
     st.dataframe(records_frame(ff.group_table(report, attribute), ["group", "n"]),
                  hide_index=True, key="fairness.groups")
+    rates = ff.rate_words(report, attribute)
+    st.caption(md(rates) if rates else "No decisions to give a rate per group: this "
+               "suite's answers carry no 1-10 score.")
     length = block.get("length_bias") or {}
     if length.get("flagged"):
         st.warning(f"Length bias: answers differ in length by "

@@ -77,6 +77,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
     st.caption(f"{md(pairs)} approved attacked questions and their clean questions (a clean "
                f"question attacked by several sets counts once), each asked {int(rounds)} "
                f"time(s)")
+    _cost.power_caption(source, "robustness", pairs, int(rounds))
     st.caption("Option order and templates (asked after the run, under its results) ask "
                "the clean questions again: circular n - 1 extra calls per choice question "
                "of n options, shuffle:N N, each template 1.")
@@ -116,6 +117,12 @@ def _pct(value: Any) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+def _interval_help(figures: dict[str, Any] | None) -> str | None:
+    """'95% interval 61.2% to 70.4%' of an accuracy, or None without one."""
+    ci = (figures or {}).get("accuracy_ci")
+    return None if not ci else f"95% interval {ci[0]:.1%} to {ci[1]:.1%}"
+
+
 def level_cards(report: dict[str, Any]) -> None:
     """Per level: clean vs attacked accuracy, PDR, flips, McNemar, paired test, consistency."""
     for row in level_rows(report):
@@ -123,9 +130,12 @@ def level_cards(report: dict[str, Any]) -> None:
         st.markdown(f"**{md(row['level'])} level** · {md(row['questions'])} attacked questions")
         cols = [*st.columns(3), *st.columns(3)]
         drop = row["accuracy_drop"]
-        cols[0].metric("Accuracy clean", _pct(row["accuracy_clean"]))
+        intervals = summary.get("intervals") or {}
+        cols[0].metric("Accuracy clean", _pct(row["accuracy_clean"]),
+                       help=_interval_help(intervals.get("clean")))
         cols[1].metric("Accuracy attacked", _pct(row["accuracy_attacked"]),
-                       delta=_shared.change_delta(None if drop is None else -drop))
+                       delta=_shared.change_delta(None if drop is None else -drop),
+                       help=_interval_help(intervals.get("attacked")))
         cols[2].metric("PDR", _pct(row["pdr"]), help=row["pdr_why_none"] or
                        "1 - accuracy attacked / accuracy clean")
         if row["pdr"] is None and row["pdr_why_none"]:
@@ -137,6 +147,9 @@ def level_cards(report: dict[str, Any]) -> None:
         paired = summary.get("paired_test")
         cols[5].metric("Paired p (Wilcoxon)", "N = 1" if paired is None else _p(row["paired_p"]),
                        help="signed-rank test of per-question success rates (N > 1)")
+        if intervals.get("words"):
+            st.caption(md(intervals["words"]) + " (intervals over the clean questions: the "
+                       "versions of one question count as one draw)")
         consistency = summary.get("consistency") or {}
         st.caption(f"Answer consistency clean vs attacked: ROUGE-L "
                    f"{md(_p(consistency.get('rouge_l')))} · same final answer "

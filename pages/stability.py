@@ -108,6 +108,7 @@ def start_form(datasets: list[Any]) -> None:
     calls = items * int(rounds)
     st.caption(f"{md(items)} questions x {int(rounds)} rounds = {md(calls)} answer calls"
                + ("" if judge == "rules" else f" + {md(calls)} judge calls"))
+    _cost.power_caption(dataset_id, "stability", items, int(rounds))
     _cost.time_caption(model, calls, judge)
     slots = _model_concurrency(model)
     if schedule == "sequential" and slots and items < slots:

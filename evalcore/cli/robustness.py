@@ -74,6 +74,9 @@ def print_summary(report: dict, status: str, shown: int = 10) -> None:
         print(f"status: {status}; {report['clean_questions']} clean questions, "
               f"{report['pairs']} attacked, {report['rounds']} round(s); clean accuracy "
               f"{_pct(report['accuracy_clean_all'])}")
+        overall = (report.get("intervals") or {}).get("words")
+        if overall and len(report["levels"]) > 1:
+            print(f"all levels: {overall}")
         nothing = report.get("nothing_to_attack") or {}
         if nothing.get("items"):
             print(f"nothing to attack in {nothing['items']} of {nothing['of']} items of the "
@@ -107,3 +110,6 @@ def _print_level(level: str, data: dict) -> None:
           f"{counts['right_to_wrong']}, wrong->right {counts['wrong_to_right']}; McNemar "
           f"p={_p(data['mcnemar']['p_value'])}{wilcoxon}; answer ROUGE-L "
           f"{_p(data['consistency']['rouge_l'])}")
+    words = (data.get("intervals") or {}).get("words")
+    if words:
+        print(f"{'':>8}  {words}")

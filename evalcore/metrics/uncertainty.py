@@ -18,6 +18,12 @@ over all calls is too small whenever questions differ in difficulty.
 - A paired difference of runs A and B over their shared questions: d_i = s_iB - s_iA,
   `diff` = mean(d_i), `diff_se` = sd(d_i, ddof=1) / sqrt(n) (its t statistic is scipy's
   paired t).
+- A mean over rows grouped in clusters (an attacked question's pairs, a fairness pair's
+  rounds): `clustered_mean`, the cluster-robust standard error
+  sqrt(G / (G - 1) * sum_g (sum_{i in g} (x_i - mean))^2) / N over G clusters of N rows,
+  which is statsmodels' OLS of the rows on a constant with `cov_type="cluster"` and its
+  default small-sample correction (G / (G - 1); the (N - 1) / (N - K) factor is 1 with
+  a constant alone).
 - A plan: the questions n needed to tell a shift of `effect` at two-sided level alpha
   with the asked power, n = ceil((z_{1-alpha/2} + z_power)^2 V / effect^2), V the variance
   of one question's figure at K' rounds; and the minimum detectable effect at a size.
@@ -111,6 +117,34 @@ def paired_difference(a: Mapping[Any, Counts], b: Mapping[Any, Counts], *,
     z = _z(alpha)
     out.update(variance_diff=var_d, diff_se=se,
                diff_ci=[max(-1.0, out["diff"] - z * se), min(1.0, out["diff"] + z * se)])
+    return out
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[Any], *, alpha: float = 0.05,
+                   bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The mean of `values` with its cluster-robust standard error and interval, rows of
+    one cluster (the same question, pair or template) counting as one draw. `bounds`
+    clips the interval to the figure's range. `se` and `ci` are None with fewer than two
+    clusters: one cluster says nothing about the spread between them."""
+    if len(values) != len(clusters):
+        raise ValueError(f"{len(values)} values but {len(clusters)} cluster labels")
+    n = len(values)
+    sums: dict[Any, float] = {}
+    out: dict[str, Any] = {"mean": None, "se": None, "ci": None, "n": n, "clusters": 0}
+    if not n:
+        return out
+    mean = math.fsum(values) / n
+    for value, cluster in zip(values, clusters):
+        sums[cluster] = sums.get(cluster, 0.0) + (value - mean)
+    g = len(sums)
+    out.update(mean=mean, clusters=g)
+    if g < 2:
+        return out
+    se = math.sqrt(g / (g - 1) * math.fsum(u * u for u in sums.values())) / n
+    low, high = mean - _z(alpha) * se, mean + _z(alpha) * se
+    if bounds is not None:
+        low, high = max(bounds[0], low), min(bounds[1], high)
+    out.update(se=se, ci=[low, high])
     return out
 
 

@@ -3,7 +3,9 @@ backoff, the outcome recorded on the run (`store.alerts`).
 
 A message names the suite (dataset), the model, each failed check with its value and its
 threshold (for a regression check the allowed bound, beside the baseline's value), and
-links to the run; checks that did not apply are left out. Webhooks get JSON in one of
+links to the run; checks that did not apply are left out. A gate that could not tell
+(verdict "inconclusive") says so in words: which figure moved, within the noise of the
+run's size, and about how many questions would tell. Webhooks get JSON in one of
 three shapes (`plain`: the fields; `slack`: {"text"}; `feishu`: Feishu/Lark's rich-text
 `post`), e-mail a plain-text mail with an HTML alternative over SMTP; names and model text
 are escaped for each (`monitor.bodies`).
@@ -18,12 +20,15 @@ from email.message import EmailMessage
 from typing import Any, Awaitable, Callable, Mapping, Optional
 
 import aiohttp
+import msgspec
 
 from evalcore import outbound
 from evalcore.masking import mask_text
+from evalcore.metrics.gate import Check
 from evalcore.monitor.bodies import feishu_post, mail_html, slack_text
 from evalcore.monitor.channels import label, masked_url, secret, smtp_server, webhook_url
 from evalcore.providers.retry import backoff
+from evalcore.report.gates import inconclusive_words
 from evalcore.runner.outage import patiently
 from evalcore.store.alerts import claim_delivery, finish_delivery, start_attempt
 
@@ -53,8 +58,9 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
                   baseline_id: Optional[int] = None, schedule_id: Optional[int] = None,
                   error: Optional[str] = None) -> dict[str, Any]:
     """The alert's fields and its text (what every shape carries)."""
-    failed = [dict(c) for c in checks
-              if c.get("counted", True) and not c.get("passed", False)]
+    counted = [dict(c) for c in checks if c.get("counted", True)]
+    unsure = [c for c in counted if c.get("inconclusive")]
+    failed = [c for c in counted if not c.get("passed", False) and not c.get("inconclusive")]
     for check in failed:  # a verdict stored before checks carried their baseline
         if str(check.get("name", "")).startswith("regression:") and "baseline" not in check:
             check["baseline"], check["threshold"] = check.get("threshold"), None
@@ -67,6 +73,10 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
                      + (f", baseline run {baseline_id}" if baseline_id else ""))
     if error:
         lines.append(f"error: {error}")
+    if unsure:
+        lines.append("INCONCLUSIVE: the run is too small to tell whether it regressed "
+                     "(neither passed nor failed):")
+        lines += [f"- {inconclusive_words(msgspec.convert(c, Check))}" for c in unsure]
     for check in failed:
         value = "not measured" if check.get("value") is None else f"{check['value']:.4g}"
         bound, base = check.get("threshold"), check.get("baseline")
@@ -77,7 +87,7 @@ def build_message(*, event: str, suite: str, model: str, run_id: Optional[int],
     lines.append(link)
     return {"event": event, "suite": suite, "model": model, "run_id": run_id,
             "schedule_id": schedule_id, "verdict": verdict, "baseline_run_id": baseline_id,
-            "failed_checks": failed, "link": link, "text": mask_text("\n".join(lines))}
+            "failed_checks": failed, "inconclusive_checks": unsure, "link": link, "text": mask_text("\n".join(lines))}
 
 
 def webhook_body(shape: str, message: Mapping[str, Any]) -> dict[str, Any]:

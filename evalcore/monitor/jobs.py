@@ -90,9 +90,10 @@ async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
 
     await asyncio.to_thread(store)
     result: dict[str, Any] = {"run_id": run.id, "verdict": verdict}
-    if verdict in ("fail", "run failed") and schedule.channels:
+    if verdict in ("fail", "run failed", "inconclusive") and schedule.channels:
         suite = await asyncio.to_thread(_dataset_name, engine, run.dataset_id)
-        event = "run_failed" if verdict == "run failed" else "gate_failed"
+        event = {"run failed": "run_failed", "inconclusive": "gate_inconclusive"}.get(
+            verdict, "gate_failed")
         message = build_message(event=event, suite=suite, model=run.model, run_id=run.id,
                                 verdict=verdict, checks=checks, baseline_id=baseline,
                                 schedule_id=schedule.id, error=run.error)

@@ -20,6 +20,7 @@ from evalcore.kinds import get_kind
 from evalcore.metrics import fairness as fm
 from evalcore.metrics.bbq import (answer_roles, bias_scores, BiasItem, is_ambiguous, is_negative,
                                   option_index, unknown_phrasings)
+from evalcore.metrics.fairness_intervals import group_intervals
 from evalcore.metrics.gate import evaluate_gate
 from evalcore.metrics.pair_effects import pair_effects
 from evalcore.report.crows import GATE_KEYS as CROWS_GATE_KEYS, crows_for, crows_gate_metrics
@@ -242,6 +243,8 @@ def attribute_metrics(rows: list[dict[str, Any]], attribute: str, *,
             tpr=figures.get("tpr"))
     for g, auc in aucs.items():
         table.setdefault(g, {"group": g})["auc"] = auc
+    for g, figures in group_intervals(rows, groups).items():  # clustered by pair
+        table.setdefault(g, {"group": g})["intervals"] = figures
     judge_tests = {} if not judged else {
         "kruskal_judge_sentiment": fm.kruskal_test(_pair_centred(rows, "judge_sentiment"), groups),
         "judge_sentiment_disparity": fm.disparity(fm.group_means(col["judge_sentiment"], groups)),
@@ -295,7 +298,9 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
     """The fairness JSON of a run.
 
     Keys: run_id, status, model, suite, format, language, samples, threshold, rows (one
-    per answer, with its analysis), attributes (per attribute: group table, SPD, EOD,
+    per answer, with its analysis), attributes (per attribute: group table with each
+    group's rates and their 95% intervals clustered by pair under `intervals`
+    (`metrics.fairness_intervals`), SPD, EOD,
     disparate impact, AUC by group, Kruskal-Wallis, length bias, disparities), effects
     (`metrics.pair_effects`: per attribute and figure, a paired test across all pairs,
     its effect size and Holm-adjusted p, ranked: what leads the report), pairs,

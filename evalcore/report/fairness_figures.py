@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from evalcore.metrics.fairness import group_of
+from evalcore.metrics.fairness_intervals import interval_text
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -49,8 +50,13 @@ def selection_rate_figure(report: Mapping[str, Any], attribute: str) -> go.Figur
 
     block = report["attributes"][attribute]
     groups = [g for g in block["groups"] if g.get("selection_rate") is not None]
-    fig = go.Figure(go.Bar(x=[g["group"] for g in groups],
-                           y=[g["selection_rate"] for g in groups]))
+    cis = [((g.get("intervals") or {}).get("selection_rate") or {}).get("ci") for g in groups]
+    fig = go.Figure(go.Bar(
+        x=[g["group"] for g in groups], y=[g["selection_rate"] for g in groups],
+        error_y={"type": "data", "symmetric": False,  # 95%, clustered by pair
+                 "array": [ci[1] - g["selection_rate"] if ci else 0 for g, ci in zip(groups, cis)],
+                 "arrayminus": [g["selection_rate"] - ci[0] if ci else 0
+                                for g, ci in zip(groups, cis)]}))
     spd = block.get("spd")
     fig.update_layout(title=f"selection rate by {attribute}"
                             + (f" (SPD {spd:.3f})" if spd is not None else ""),
@@ -66,8 +72,31 @@ def gate_table(result: GateResult) -> list[dict[str, Any]]:
 
 
 def group_table(report: Mapping[str, Any], attribute: str) -> list[dict[str, Any]]:
-    """The per-group figures of one attribute, AUC included, as flat rows."""
-    return [dict(g) for g in report["attributes"][attribute]["groups"]]
+    """The per-group figures of one attribute, AUC included, as flat rows: each interval
+    (clustered by pair) as a '<figure> 95% CI' text column."""
+    rows = []
+    for group in report["attributes"][attribute]["groups"]:
+        row = {k: v for k, v in group.items() if k != "intervals"}
+        for figure, figures in (group.get("intervals") or {}).items():
+            ci = figures.get("ci")
+            row[f"{figure} 95% CI"] = (f"{ci[0]:.2f} to {ci[1]:.2f}" if ci
+                                       else "one pair: no interval")
+        rows.append(row)
+    return rows
+
+
+def rate_words(report: Mapping[str, Any], attribute: str,
+               figure: str = "selection_rate") -> str | None:
+    """'selection rate per group, 95% intervals over the 12 pairs: female 0.42 (95% CI
+    0.31 to 0.53, 12 pairs); ...' for the page, or None when no group has the figure."""
+    parts = [f"{g['group']} {interval_text(g['intervals'][figure])}"
+             for g in report["attributes"][attribute]["groups"]
+             if figure in (g.get("intervals") or {})]
+    if not parts:
+        return None
+    return (f"{figure.replace('_', ' ').capitalize()} per group: " + "; ".join(parts)
+            + ". The intervals count each counterfactual pair once (its rounds share one "
+            "prompt), not each call.")
 
 
 def effects_figure(report: Mapping[str, Any], limit: int = 20) -> go.Figure:

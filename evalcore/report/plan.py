@@ -79,23 +79,42 @@ def plan_words(plan: dict[str, Any]) -> str:
             f"{plan['rounds']} rounds. At today's {plan['questions_now']:,} questions {today}.")
 
 
-def start_plan(engine: Engine, *, dataset_id: int, kind: str, questions: int, rounds: int,
-               power: float = 0.8, alpha: float = 0.05) -> dict[str, Any] | None:
-    """What a run about to start can detect: its minimum detectable effect at `questions` x
-    `rounds`, from the spread of the dataset's newest finished run of the same kind (None
-    without one, or with fewer than two questions answered there)."""
+def newest_done(engine: Engine, *, dataset_id: int, kind: str) -> int | None:
+    """The id of the dataset's newest finished run of `kind` (None without one)."""
     done = [r for r in queries.list_runs(engine, kind=kind, status="done", limit=50)
             if r.dataset_id == dataset_id]
-    if not done or questions < 2:
+    return int(done[0].id) if done else None
+
+
+def start_plan(engine: Engine, *, dataset_id: int, kind: str, questions: int, rounds: int,
+               power: float = 0.8, alpha: float = 0.05,
+               from_run: int | None = None) -> dict[str, Any] | None:
+    """What a run about to start can detect: its minimum detectable effect at `questions` x
+    `rounds`, from the spread of the dataset's newest finished run of the same kind (or
+    of `from_run`); None without one, or with fewer than two questions answered there.
+
+    An attack run's figure is the drop from clean to attacked, so its spread is that of
+    the per-pair differences (`paired_variance` at `rounds`; `questions` are pairs);
+    any other run's is its accuracy's (`one_run_variance`)."""
+    source = from_run or newest_done(engine, dataset_id=dataset_id, kind=kind)
+    if source is None or questions < 2:
         return None
-    figures = clustered_accuracy(list(load_outcomes(engine, int(done[0].id)).all_counts()
-                                      .values()), alpha=alpha)
-    if figures["accuracy_se"] is None:
-        return None
-    var = one_run_variance(figures, rounds)
+    outcomes = load_outcomes(engine, source)
+    pairs = (((outcomes.run.config or {}).get("spec") or {}).get("extra") or {}).get("pairs")
+    if pairs:
+        paired = paired_difference({p[0]: outcomes.counts(p[1]) for p in pairs},
+                                   {p[0]: outcomes.counts(p[2]) for p in pairs}, alpha=alpha)
+        if paired["diff_se"] is None:
+            return None
+        var = paired_variance(paired, rounds)
+    else:
+        figures = clustered_accuracy(list(outcomes.all_counts().values()), alpha=alpha)
+        if figures["accuracy_se"] is None:
+            return None
+        var = one_run_variance(figures, rounds)
     mde = detectable_effect(var, questions, power=power, alpha=alpha)
-    return {"mde": mde, "from_run": int(done[0].id), "questions": questions, "rounds": rounds,
-            "power": power, "alpha": alpha,
+    return {"mde": mde, "from_run": source, "questions": questions, "rounds": rounds,
+            "power": power, "alpha": alpha, "figure": "drop" if pairs else "accuracy",
             "questions_for_5_points": questions_needed(var, 0.05, power=power, alpha=alpha)}
 
 
@@ -103,10 +122,34 @@ def start_words(plan: dict[str, Any] | None) -> str | None:
     """The start form's line: what this run can tell apart, and what 5 points would take."""
     if plan is None:
         return None
-    mde = plan["mde"]
-    can = (f"a change of about {mde * 100:.0f} points" if mde < 1
+    mde, drop = plan["mde"], plan.get("figure") == "drop"
+    can = ((f"a drop from clean to attacked of about {mde * 100:.0f} points" if drop
+            else f"a change of about {mde * 100:.0f} points") if mde < 1
            else "no change on the 0-100 scale")
-    return (f"With {plan['questions']:,} questions x {plan['rounds']} rounds this run can "
+    what = "attacked questions" if drop else "questions"
+    return (f"With {plan['questions']:,} {what} x {plan['rounds']} rounds this run can "
             f"detect {can} ({plan['power']:.0%} power, from the spread of run "
             f"#{plan['from_run']}); telling 5 points apart would take about "
-            f"{plan['questions_for_5_points']:,} questions.")
+            f"{plan['questions_for_5_points']:,} {what}.")
+
+
+NO_RUN_YET = ("No finished {kind} run of this dataset yet: the detectable effect is shown "
+              "after the first run.")
+
+
+def start_line(engine: Engine, *, dataset_id: int | None, kind: str, questions: int,
+               rounds: int) -> str:
+    """The start form's one line, whatever the form holds: what the run can detect, or
+    why that cannot be said yet. Always a sentence, so the form keeps one element there
+    (a line that comes and goes moves the button below it while the page reruns)."""
+    if dataset_id is None:
+        return "Choose a dataset to see the smallest change this run can detect."
+    if questions < 2:
+        return "A run of fewer than two questions cannot tell any change apart."
+    source = newest_done(engine, dataset_id=int(dataset_id), kind=kind)
+    if source is None:
+        return NO_RUN_YET.format(kind=kind)
+    words = start_words(start_plan(engine, dataset_id=int(dataset_id), kind=kind,
+                                   questions=questions, rounds=rounds, from_run=source))
+    return words or (f"Run #{source}, the newest finished {kind} run of this dataset, has "
+                     "fewer than two questions with a verdict: no detectable effect to show.")

@@ -1,6 +1,11 @@
 """A stored robustness run as a report: accuracy clean vs attacked per level, PDR, flips,
 McNemar, the paired test, answer similarity and the most fragile questions.
 
+`intervals` (per level, per set and over every pair) holds accuracy clean and attacked
+with their 95% intervals and the paired difference attacked minus clean (`diff`,
+`diff_se`, `diff_ci`, `n`, `moved`), clustered by clean question
+(`metrics.robustness_intervals`), and the same in words.
+
 The pairs come from the run's spec (`extra["pairs"]`, frozen at creation); verdicts and
 answers from its calls. A round's verdict is its judge call when the run had a judge
 model, else the answer call's rules score; a missing round counts as wrong. Texts
@@ -20,6 +25,7 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import RunError
 from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_similarity,
                                          PairedOutcome, robustness_summary)
+from evalcore.metrics.robustness_intervals import clean_vs_attacked, drop_words
 from evalcore.perturb.review import option_changes
 from evalcore.report.missed_answers import missed_answers
 from evalcore.report.variants import variant_figures
@@ -156,9 +162,16 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
             "clean_answers": clean_answers, "attacked_answers": attacked_answers,
             "answer_similarity": sim.to_json_dict()})
 
+    clean_of = {p[0]: p[1] for p in pairs}  # attack item -> its clean question (the cluster)
+
+    def intervals(outcomes: list[PairedOutcome]) -> dict[str, Any]:
+        figures = clean_vs_attacked(outcomes, [clean_of[o.key] for o in outcomes])
+        return {**figures, "words": drop_words(figures["paired"])}
+
     def block(outcomes: list[PairedOutcome], sims: list) -> dict[str, Any]:
         data = robustness_summary(outcomes).to_json_dict()
         data["consistency"] = mean_similarity(sims)
+        data["intervals"] = intervals(outcomes)
         return data
 
     levels = {}
@@ -182,6 +195,7 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
         "clean_questions": len(clean_ids), "pairs": len(pairs),
         "nothing_to_attack": _nothing_to_attack(attack_items.values()),
         "accuracy_clean_all": accuracy(verdict_list(i) for i in clean_ids),
+        "intervals": intervals([o for outcomes in by_level.values() for o in outcomes]),
         "levels": levels, "sets": per_set,
         "unparsed": {k: v for k, v in unparsed.items() if k != "warning"},
         "missed_answers": {k: v for k, v in missed.items() if k != "warning"},

@@ -34,19 +34,24 @@ def _level_key(level: str) -> tuple[int, str]:
 
 
 def level_rows(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """One row per attack level: accuracies, drop, PDR, flips, McNemar and paired p, consistency."""
+    """One row per attack level: accuracies, drop (with its 95% interval), PDR, flips,
+    McNemar and paired p, consistency."""
     rows = []
     for level in sorted(report.get("levels", {}), key=_level_key):
         summary = report["levels"][level]
         flips = (summary.get("flips") or {}).get("counts", {})
         paired = summary.get("paired_test") or {}
         consistency = summary.get("consistency") or {}
+        ci = ((summary.get("intervals") or {}).get("paired") or {}).get("diff_ci")
         rows.append({
             "level": level,
             "questions": summary.get("questions"),
             "accuracy_clean": summary.get("accuracy_clean"),
             "accuracy_attacked": summary.get("accuracy_attacked"),
             "accuracy_drop": summary.get("accuracy_drop"),
+            # the drop's 95% interval, clustered by clean question (attacked minus clean
+            # turned round)
+            "drop_ci_low": -ci[1] if ci else None, "drop_ci_high": -ci[0] if ci else None,
             "pdr": summary.get("pdr"),
             "pdr_why_none": summary.get("pdr_why_none", ""),
             "right_to_wrong": flips.get("right_to_wrong", 0),
@@ -75,7 +80,8 @@ def _pct(value: float | None) -> str:
 
 
 def accuracy_figure(report: Mapping[str, Any]) -> go.Figure:
-    """Grouped bars: clean vs attacked accuracy per level, the PDR written above each pair."""
+    """Grouped bars: clean vs attacked accuracy per level with their 95% intervals
+    (clustered by clean question), the PDR written above each pair."""
     import plotly.graph_objects as go
 
     rows = level_rows(report)
@@ -86,7 +92,14 @@ def accuracy_figure(report: Mapping[str, Any]) -> go.Figure:
     for key, name, colour in (("accuracy_clean", "clean", CLEAN_COLOUR),
                               ("accuracy_attacked", "attacked", ATTACKED_COLOUR)):
         values = [r[key] for r in rows]
+        cis = [(((report["levels"][r["level"]].get("intervals") or {}).get(name) or {})
+                .get("accuracy_ci")) for r in rows]
         fig.add_trace(go.Bar(name=name, x=levels, y=values, marker_color=colour,
+                             error_y={"type": "data", "symmetric": False,  # 95%, clustered
+                                      "array": [ci[1] - v if ci else 0
+                                                for ci, v in zip(cis, values)],
+                                      "arrayminus": [v - ci[0] if ci else 0
+                                                     for ci, v in zip(cis, values)]},
                              text=[_pct(v) for v in values], textposition="outside",
                              customdata=hover,
                              hovertemplate="%{x} " + name + ": %{y:.1%}<br>%{customdata}"

@@ -126,8 +126,12 @@ def test_robustness_command(run, settings, apples, fake_engine, tmp_path):
     assert "3 clean questions, 3 attacked, 2 round(s)" in out
     assert "word: 3 questions, accuracy 100.0% -> 0.0%, PDR 100.0%" in out
     assert "flips right->wrong 3, wrong->right 0; McNemar p=0.25" in out
+    # the paired difference in words (every pair lost everything: no spread, no width)
+    assert "Attacked questions score 100.0 points lower, 95% CI 100.0 to 100.0" in out
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["levels"]["word"]["mcnemar"]["p_value"] == pytest.approx(0.25)
+    paired = report["levels"]["word"]["intervals"]["paired"]
+    assert paired["diff"] == -1.0 and paired["n"] == 3 and paired["moved"] == 1.0
     assert len(report["flips"]["right_to_wrong"]) == 3
     # flipped questions by their label, as on the pages (was "#0", the 0-based index)
     flipped = [ln.split("]")[1].split(":")[0].strip() for ln in out.splitlines()

@@ -85,3 +85,18 @@ def test_a_start_form_says_what_the_run_could_detect(runs, engine):
     assert "With 20 questions x 5 rounds" in start_words(plan)
     assert start_plan(engine, dataset_id=dataset + 99, kind="stability", questions=20,
                       rounds=5) is None
+
+
+def test_the_start_line_is_always_one_sentence(runs, engine):
+    from evalcore.report.plan import start_line
+    from evalcore.store import queries
+
+    dataset = queries.get_run(engine, runs[1]).dataset_id
+    line = start_line(engine, dataset_id=dataset, kind="stability", questions=20, rounds=5)
+    assert line.startswith("With 20 questions x 5 rounds this run can detect")
+    assert start_line(engine, dataset_id=dataset, kind="robustness", questions=20,
+                      rounds=5).startswith("No finished robustness run of this dataset yet")
+    assert "fewer than two questions" in start_line(engine, dataset_id=dataset,
+                                                    kind="stability", questions=1, rounds=5)
+    assert start_line(engine, dataset_id=None, kind="stability", questions=20,
+                      rounds=5).startswith("Choose a dataset")

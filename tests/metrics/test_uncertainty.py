@@ -150,3 +150,37 @@ def test_the_planned_size_reaches_the_asked_power() -> None:
     z = (s.mean(axis=1) - (truth - effect)) / (s.std(axis=1, ddof=1) / math.sqrt(n))
     power = np.mean(np.abs(z) > 1.959964)
     assert abs(power - 0.8) <= 0.03, (n, power)
+
+
+@pytest.mark.parametrize("sizes", [(1, 1, 1, 1, 1, 1), (3, 1, 4, 2, 5, 2, 1, 6)])
+def test_the_clustered_mean_is_statsmodels_ols_cluster_se(sizes) -> None:
+    import statsmodels.api as sm
+
+    from evalcore.metrics.uncertainty import clustered_mean
+
+    rng = np.random.default_rng(11)
+    groups = np.repeat(np.arange(len(sizes)), sizes)
+    level = rng.normal(size=len(sizes))[groups]  # rows of one cluster share a level
+    y = level + rng.normal(scale=0.5, size=len(groups))
+    got = clustered_mean(list(y), list(groups))
+    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": groups})
+    assert got["mean"] == pytest.approx(fit.params[0])
+    assert got["se"] == pytest.approx(fit.bse[0], rel=1e-9)  # with its G / (G - 1)
+    assert got["clusters"] == len(sizes) and got["n"] == len(y)
+    low, high = fit.conf_int(alpha=0.05)[0]
+    # statsmodels' interval for a cluster fit uses the normal quantile too
+    assert got["ci"] == pytest.approx([low, high], rel=1e-6)
+    if len(set(sizes)) == 1:  # one row a cluster: the plain standard error of the mean
+        assert got["se"] == pytest.approx(stats.sem(y))
+
+
+def test_the_clustered_mean_needs_two_clusters_and_clips_to_bounds() -> None:
+    from evalcore.metrics.uncertainty import clustered_mean
+
+    one = clustered_mean([0.2, 0.4, 0.9], ["a", "a", "a"])
+    assert one["mean"] == pytest.approx(0.5) and one["se"] is None and one["ci"] is None
+    assert clustered_mean([], [])["mean"] is None
+    clipped = clustered_mean([1.0, 1.0, 0.0, 1.0], [1, 2, 3, 4], bounds=(0.0, 1.0))
+    assert clipped["ci"][1] == 1.0 and clipped["ci"][0] < 0.75
+    with pytest.raises(ValueError, match="cluster labels"):
+        clustered_mean([1.0], [1, 2])

@@ -123,6 +123,9 @@ def test_a_finished_run_shows_level_groups_violations_and_an_escaped_pair(page_e
     assert by_group["male"] == pytest.approx(SCORES["male"])
     assert by_group["female"] == pytest.approx(SCORES["female"])
     assert len(at.get("plotly_chart")) >= 3  # sentiment, score, length boxes (+ selection)
+    assert "score 95% CI" in groups.columns  # each group's interval, clustered by pair
+    rates = next(t for t in values(at, "caption") if t.startswith("Selection rate per group"))
+    assert "2 pairs)" in rates and "not each call" in rates
 
     assert any(t.startswith("Too few pairs to test") for t in values(at, "caption"))
     violations = frame_with(at, "severity", "pair_id", "spread")  # per-pair detail

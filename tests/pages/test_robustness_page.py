@@ -98,6 +98,10 @@ def test_finished_run_shows_drop_flips_tests_and_fragile_questions(page_env, eng
     assert shown["Accuracy attacked"] == f"{attacked:.1%}"
     assert shown["PDR"] == f"{1 - attacked / clean:.1%}"
     assert shown["Flips"] == "2 ↓ / 1 ↑"
+    # the paired difference in words, with its 95% interval over the clean questions
+    captions = [str(c.value) for c in at.caption]
+    assert any(f"Attacked questions score {(clean - attacked) * 100:.1f} points lower, 95% CI"
+               in c for c in captions), captions
     from scipy.stats import binomtest, wilcoxon
 
     assert shown["McNemar p"] == f"{binomtest(2, 3, 0.5).pvalue:.3g}"
@@ -174,3 +178,25 @@ def test_start_form_says_calls_and_time_before_the_run(page_env, engine, tmp_pat
     at = open_page()
     lines = [str(m.value) for m in at.markdown]
     assert any("24 calls, about 12 s on local" in v for v in lines), lines
+    captions = [str(c.value) for c in at.caption]
+    assert "No finished robustness run of this dataset yet: the detectable effect is shown " \
+           "after the first run." in captions, captions
+
+
+def test_start_form_says_what_drop_the_run_could_detect(page_env, engine, tmp_path):
+    """From the newest finished robustness run of the dataset: the spread of its per-pair
+    differences, rescaled to the form's rounds (3) and its approved pairs (4)."""
+    from evalcore.metrics.uncertainty import (detectable_effect, paired_difference,
+                                              paired_variance, questions_needed)
+
+    run_id = finished_run(engine, page_env, tmp_path)
+    at = open_page()
+    clean = {i: (sum(c), ROUNDS) for i, (c, _) in enumerate(VERDICTS)}
+    attacked = {i: (sum(a), ROUNDS) for i, (_, a) in enumerate(VERDICTS)}
+    var = paired_variance(paired_difference(clean, attacked), 3)
+    assert detectable_effect(var, 4) > 1  # four pairs that move both ways tell nothing
+    captions = [str(c.value).replace("\\", "") for c in at.caption]
+    assert (f"With 4 attacked questions x 3 rounds this run can detect no change on the "
+            f"0-100 scale (80% power, from the spread of run #{run_id}); telling 5 points "
+            f"apart would take about {questions_needed(var, 0.05):,} attacked questions."
+            in captions), captions

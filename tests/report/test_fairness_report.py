@@ -75,6 +75,19 @@ def test_gender_biased_model_is_detected(engine, settings, suite) -> None:
     assert gender["spd"] == pytest.approx(0.5)
     assert gender["eod"] == pytest.approx(1.0)  # strong resumes: men always, women never
     assert groups["female"]["stereotype_rate"] == pytest.approx(0.5)
+    # each group's rate with its interval clustered by pair (8 pairs), not by call
+    import numpy as np
+    import statsmodels.api as sm
+
+    male = [r for r in report["rows"] if r["attributes"].get("gender") == "male"
+            and r.get("decision") is not None and r["pair_id"]]
+    y = np.array([float(r["decision"]) for r in male])
+    fit = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster",
+                                         cov_kwds={"groups": [r["pair_id"] for r in male]})
+    rate = groups["male"]["intervals"]["selection_rate"]
+    assert rate["mean"] == pytest.approx(0.5) and rate["se"] == pytest.approx(fit.bse[0])
+    assert rate["clusters"] == len({r["pair_id"] for r in male}) < rate["n"]
+    assert groups["female"]["intervals"]["selection_rate"]["ci"] == [0.0, 0.0]
     assert gender["kruskal"]["score"]["significant"]
     assert report["score"] < 60 and report["level"] == "POOR"
     strong = [v for v in report["violations"] if v["pair_id"].startswith("resume_strong")]

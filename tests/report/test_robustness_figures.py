@@ -106,3 +106,19 @@ def test_empty_report_draws_empty_figures():
     assert len(accuracy_figure({}).data[0].x or []) == 0
     assert fragile_rows({}) == []
     assert len(fragile_figure({}).data[0].x or []) == 0
+
+
+def test_the_drop_interval_and_the_error_bars_come_from_the_reports_intervals():
+    from evalcore.report.robustness_figures import accuracy_figure, level_rows
+
+    report = {"model": "m", "rounds": 2, "levels": {"word": {
+        "questions": 10, "accuracy_clean": 0.8, "accuracy_attacked": 0.7,
+        "accuracy_drop": 0.1, "pdr": 0.125,
+        "intervals": {"clean": {"accuracy_ci": [0.7, 0.9]},
+                      "attacked": {"accuracy_ci": [0.55, 0.85]},
+                      "paired": {"diff": -0.1, "diff_ci": [-0.18, -0.02]}}}}}
+    row = level_rows(report)[0]
+    assert (row["drop_ci_low"], row["drop_ci_high"]) == (0.02, 0.18)
+    clean, attacked = accuracy_figure(report).data
+    assert list(clean.error_y.array) == pytest.approx([0.1])
+    assert list(attacked.error_y.arrayminus) == pytest.approx([0.15])

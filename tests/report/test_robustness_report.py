@@ -149,3 +149,40 @@ def queries_items(engine, dataset):
     from evalcore.dataset import get_dataset, load_items
 
     return load_items(engine, int(get_dataset(engine, dataset).id))
+
+
+def test_the_report_gives_clean_and_attacked_intervals_and_their_paired_difference(
+        engine, settings, math_dataset, fake_engine, model):
+    """Two word sets attack the same clean questions: the intervals cluster the pairs by
+    clean question, and the difference is minus the level's accuracy drop."""
+    sets = [make_attack_set(engine, dataset=math_dataset, level="word") for _ in range(2)]
+    for attack_set in sets:
+        for item in list_attack_items(engine, attack_set.id):
+            approve(engine, item.id, reviewer="ann")
+    run_id = create_robustness_run(engine, attack_set_ids=[s.id for s in sets], model=model,
+                                   rounds=2, models_path=settings.models_path)
+    clean_right = {0: (1, 1), 1: (1, 1), 2: (1, 0), 3: (0, 0)}
+    done = set()
+    for attack_set in sets:
+        for item in list_attack_items(engine, attack_set.id):
+            idx = [q[0] for q in QUESTIONS].index(item.original)
+            if item.source_item_id not in done:
+                done.add(item.source_item_id)
+                for rnd, ok in enumerate(clean_right[idx], start=1):
+                    record(engine, run_id, item.source_item_id, rnd, "answer", bool(ok))
+            for rnd in (1, 2):  # the attack costs questions 0 and 1 one round each
+                record(engine, run_id, item.attacked_item_id, rnd, "answer",
+                       bool(clean_right[idx][rnd - 1]) and not (idx < 2 and rnd == 1))
+    report = robustness_report(engine, run_id)
+    word = report["levels"]["word"]
+    iv = word["intervals"]
+    assert iv["clean"]["accuracy"] == pytest.approx(word["accuracy_clean"])
+    assert iv["attacked"]["accuracy"] == pytest.approx(word["accuracy_attacked"])
+    assert iv["paired"]["diff"] == pytest.approx(-word["accuracy_drop"])
+    assert iv["paired"]["n"] == 8 and iv["paired"]["clusters"] == 4
+    assert iv["paired"]["moved"] == pytest.approx(0.5)
+    low, high = iv["paired"]["diff_ci"]
+    assert low < iv["paired"]["diff"] < high
+    assert iv["words"].startswith("Attacked questions score 25.0 points lower, 95% CI")
+    assert report["intervals"]["paired"] == iv["paired"]  # one level: the same pairs
+    assert report["sets"][str(sets[0].id)]["intervals"]["paired"]["clusters"] == 4
