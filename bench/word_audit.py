@@ -60,10 +60,13 @@ SETS = {"en": {"CODAH": "CODAHtest.csv", "TruthfulQA": "TruthfulQASinglectest.cs
         "zh": {"Math23K": "Math23Ktest.csv"}}
 NAMED_ONLY = {"en": {"BBQ-Age": "../bbq/Age.sample.jsonl",
                      "Translation": "translation2019zhtest.csv"},
-              "zh": {}}
-"""English files no word audit, table or threshold was ever built on (BBQ's Age contexts
+              "zh": {"CBBQ-SES": "../cbbq/SES/ambiguous.csv",
+                     "CBBQ-gender": "../cbbq/gender/disambiguous.csv"}}
+"""Files no word audit, table or threshold was ever built on (BBQ's Age and CBBQ's contexts
 and questions, the translation set's English sentences): drawn only when named in --rows,
-to reach a sample's size when the shared CODAH and TruthfulQA rows run out."""
+for a fresh sample once the shared CODAH, TruthfulQA and Math23K rows have all been shown.
+BBQ and CBBQ write many items from one template: a sample keeps one item per distinct set
+of swaps, so one template's swap is not counted many times."""
 KEEPS = "keeps"
 CHANGES = "changes"
 TARGET, TARGET_LOW = 0.95, 0.92
@@ -114,6 +117,7 @@ def draw(language: str, n: int, sample_seed: int, seed: int,
             if r.pairs and not r.flags and (name, q.idx + 1) not in exclude:
                 pool.append((name, q, r))
     random.Random(sample_seed).shuffle(pool)
+    pool = _one_per_swap_set(pool)
     blind, key = [], []
     for i, (name, q, r) in enumerate(pool[:n], 1):
         options = list(q.choices) if r.choices else []
@@ -123,6 +127,19 @@ def draw(language: str, n: int, sample_seed: int, seed: int,
                     "pairs": [[a, b, w] for (a, b), w in zip(r.pairs, r.where)],
                     "similarity": r.similarity})
     return blind, key
+
+
+def _one_per_swap_set(pool: list) -> list:
+    """The pool without a template-written item whose swaps an earlier one already made."""
+    named_only = {name for sets in NAMED_ONLY.values() for name in sets}
+    seen, out = set(), []
+    for name, q, r in pool:
+        swaps = (name, tuple(sorted(map(tuple, r.pairs))))
+        if name in named_only and swaps in seen:
+            continue
+        seen.add(swaps)
+        out.append((name, q, r))
+    return out
 
 
 def seen_items(keys: list[Path], language: str) -> frozenset[tuple[str, int]]:

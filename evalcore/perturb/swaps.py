@@ -33,8 +33,12 @@ from evalcore.perturb.contexts import context_allows
 from evalcore.perturb.lexicon import load_lexicon
 from evalcore.perturb.phrases import phrase_sites
 from evalcore.perturb.tokens import Language, Token, count_words
-from evalcore.perturb.word import (_zh_context_allows, en_word_candidates, TOP_CANDIDATES,
-                                   zh_word_candidates)
+from evalcore.perturb.word import (
+    TOP_CANDIDATES,
+    _zh_context_allows,
+    en_word_candidates,
+    zh_word_candidates,
+)
 
 QUESTION = "question"
 
@@ -102,13 +106,24 @@ def _quotations(texts: Sequence[Text], language: Language) -> list[Text]:
 
 @dataclass(frozen=True)
 class Style:
-    """How strict the word attack is about how a swap reads (English)."""
+    """How strict the word attack is about how a swap reads."""
 
     fluency: bool = True
     """Every swap scored in its sentence by the language model (fluency.py); a swap that
     reads worse than the threshold is dropped and the next candidate tried."""
     keep_register: bool = True
     """Refuse swaps that move formality (want -> desire, car -> automobile)."""
+
+
+def _unchecked_zh(language: Language, style: Style) -> bool:
+    """Whether a Chinese word may take only reviewed swaps (the table's).
+
+    The in-context check cannot read Chinese (the embedded model splits a character into
+    byte tokens and ranks swaps barely above chance: docs/attacks.md), and a blind reader
+    rejected most dictionary swaps in their sentences (同学 -> 同窗, 睡觉 -> 就寝, 进行 ->
+    展开). So while the check is asked for, a Chinese swap it cannot make is not made;
+    with the check off (`fluency=False`) the dictionary's synonyms come back."""
+    return language == "zh" and style.fluency
 
 
 def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, *,
@@ -214,7 +229,8 @@ def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], langu
         tok = texts[ti].tokens[i]
         if tok.protect or i in new[ti]:
             return None
-        pos, found = _word_candidates(texts[ti].tokens, i, language, texts[ti].strict,
+        pos, found = _word_candidates(texts[ti].tokens, i, language,
+                                      texts[ti].strict or _unchecked_zh(language, style),
                                       min_similarity)
         found = [(_key(c, language), why) for c, why in found]  # "Sugar" and "sugar"
         names = {c for c, _ in found}

@@ -95,3 +95,14 @@ def test_the_blind_file_holds_items_only_from_the_rows_given(audit, wordnet_read
     assert all(set(b) == {"id", "original", "attacked"} for b in blind)  # nothing else
     assert all(k["set"] == "CODAH" and 401 <= k["row"] <= 420 for k in key)
     assert audit.draw("zh", 5, 3, 1, rows=rows) == ([], [])  # no Chinese set named
+
+
+def test_a_template_written_set_gives_one_item_per_set_of_swaps(audit):
+    from types import SimpleNamespace as NS
+
+    same = [("a", "b")]
+    pool = [("CBBQ-SES", NS(idx=0), NS(pairs=same)), ("CBBQ-SES", NS(idx=1), NS(pairs=same)),
+            ("CBBQ-SES", NS(idx=2), NS(pairs=[("c", "d")])),
+            ("Math23K", NS(idx=3), NS(pairs=same)), ("Math23K", NS(idx=4), NS(pairs=same))]
+    kept = [q.idx for _, q, _ in audit._one_per_swap_set(pool)]
+    assert kept == [0, 2, 3, 4]  # the shared sets' items are distinct questions: all kept
