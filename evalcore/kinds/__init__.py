@@ -15,10 +15,10 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
 from evalcore.errors import RunError
+from evalcore.kinds._metric import Metric, MetricSpec, metric_list, ordered_specs
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -37,9 +37,6 @@ class Export(NamedTuple):
     filename: str
     mime: str
     make: Callable[["Engine", int], bytes]
-
-
-NONE: Mapping[str, str] = MappingProxyType({})
 
 
 class EvalKind(NamedTuple):
@@ -72,20 +69,15 @@ class EvalKind(NamedTuple):
     needs_references: bool = False
     """Whether a rules-judged run needs reference answers (`scorers.readiness`)."""
     figures: Optional[Figures] = None
-    headline: tuple[str, ...] = ()
-    """The kind's own headline figures, shown beside the common ones (trust report, compare)."""
-    aliases: Mapping[str, str] = NONE
-    """Figures that are another figure under the kind's own name (new name -> source)."""
-    labels: Mapping[str, str] = NONE
-    """How the trust report labels a figure of this kind (figure -> label)."""
+    metrics: tuple[MetricSpec, ...] = ()
+    """The kind's own figures (beyond `_metric.COMMON`): which way is better, whether each
+    heads the run or has a leaderboard column, its label; gates, the leaderboard, the
+    trend and the trust report read only this."""
     precedence: int = 0
     """Where two kinds of run on a dataset give one figure, the leaderboard shows the one
     of the kind with the highest precedence."""
     gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
-    gate_directions: Mapping[str, str] = NONE
-    """The kind's own gate-able figures and which way is better ("lower" / "higher"),
-    beyond `metrics.gate.METRICS`."""
     default_gate: Optional[str] = None
     """The kind's default gate config (path under the project root)."""
     gate_on_results: bool = True
@@ -144,6 +136,27 @@ def all_kinds() -> dict[str, EvalKind]:
 
 def kind_names() -> tuple[str, ...]:
     return tuple(all_kinds())
+
+
+def metric_specs(name: Optional[str] = None) -> dict[str, MetricSpec]:
+    """name -> spec of the figures of a run of kind `name` (the common ones and the
+    kind's), or of every kind's when `name` is None; in listing order."""
+    kinds = all_kinds()
+    chosen = list(kinds.values()) if name is None else [k for k in (kinds.get(name),) if k]
+    return ordered_specs(kind.metrics for kind in chosen)
+
+
+def directions(gated: bool = False) -> dict[str, str]:
+    """Every declared figure (only those a gate may check, when `gated`) and which way
+    is better ("higher" / "lower")."""
+    return {name: spec.better for name, spec in metric_specs().items()
+            if spec.gated or not gated}
+
+
+def run_metrics(kind: Optional[str], values: Mapping[str, Any],
+                intervals: Mapping[str, Any]) -> list[Metric]:
+    """The figures of one run of kind `kind` as `Metric`s (see `_metric.metric_list`)."""
+    return metric_list(metric_specs(kind or ""), values, intervals)
 
 
 def need(fields: Mapping[str, Any], name: str, flag: str, kind: str) -> Any:

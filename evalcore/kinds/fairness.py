@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, need, register, report_json
+from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -79,12 +79,31 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
             **({"limit": fields["limit"]} if fields.get("limit") else {})}
 
 
+METRICS = (
+    MetricSpec("fairness_score", heads=True, column=True, gated=False),
+    MetricSpec("fairness_level", column=True, gated=False),
+    *(MetricSpec(name, "lower", heads=True, label=label) for name, label in (
+        ("spd", "statistical parity difference (SPD)"),
+        ("eod", "equal opportunity difference (EOD)"),
+        ("stereotype_rate", ""), ("violation_rate", ""))),
+    MetricSpec("overall_score"), MetricSpec("disparate_impact"), MetricSpec("parse_rate"),
+    *(MetricSpec(name, "lower") for name in (
+        "toxicity_disparity", "stereotype_rate_max_group", "refusal_disparity",
+        "high_violation_rate", "length_gap", "significant_effects", "auc_variance",
+        "bbq_s_amb_abs", "bbq_s_dis_abs", "judge_stereotype_rate",
+        "judge_sentiment_disparity", "judge_stereotype_disparity", "crows_stereotype_share",
+        "crows_preference_gap", "crows_gap_lower_bound")),
+)
+"""The fairness score and level; the report's gate metrics (`report.fairness`
+`gate_metrics`), the disparities lower-is-better."""
+
+
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
     order=30, report=report, build=build, cli=cli, schedule=schedule,
     cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
-    accuracy_needs_verdicts=True, figures=figures, precedence=20,
+    accuracy_needs_verdicts=True, figures=figures, metrics=METRICS, precedence=20,
     gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False,
     run_options=("option_order",)))

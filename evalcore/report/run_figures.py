@@ -14,7 +14,7 @@ calls' verdict columns, never prompt or answer text) into per-item verdict lists
   the same rate: the bootstrap then collapses to a point, and the pooled Wilson is used.
 - the kind's own headline figures (`EvalKind.figures`, in its module under
   `evalcore/kinds/`), with their intervals, and the figures it names after another
-  (`EvalKind.aliases`).
+  (`MetricSpec.same_as`).
 - errors, tokens, cost (`metrics.cost`), mean latency, for every kind.
 
 A round's verdict is the judge call's when the run had a judge model, else the answer
@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
-from evalcore.kinds import find_kind
+from evalcore.kinds import Metric, find_kind, run_metrics
 from evalcore.metrics.cost import run_cost
 from evalcore.metrics.stability import wilson_interval
 from evalcore.store import queries
@@ -278,9 +278,17 @@ def _figures(engine: Engine, out: RunOutcomes) -> dict[str, Any]:
     metrics["accuracy"] = sum(rates) / len(rates) if rates and has_verdicts else None
     intervals["accuracy"] = (rate_interval(rates, metrics["rounds"])
                              if metrics["accuracy"] is not None else None)
-    for name, source in (kind.aliases.items() if kind else ()):
-        metrics[name], intervals[name] = metrics.get(source), intervals.get(source)
+    for spec in (kind.metrics if kind else ()):  # a figure under the kind's own name
+        if spec.same_as:
+            metrics[spec.name] = metrics.get(spec.same_as)
+            intervals[spec.name] = intervals.get(spec.same_as)
     return {"metrics": metrics, "intervals": intervals, **extra}
+
+
+def figure_metrics(figures: Mapping[str, Any]) -> list[Metric]:
+    """A run's figures (`run_figures`) as the `Metric`s its kind declares: what compare,
+    the leaderboard, the trend, the gate and the trust report read."""
+    return run_metrics(figures["run"]["kind"], figures["metrics"], figures["intervals"])
 
 
 def _counts_unasked(kind: str) -> bool:
