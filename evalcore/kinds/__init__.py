@@ -39,6 +39,14 @@ class Export(NamedTuple):
     make: Callable[["Engine", int], bytes]
 
 
+class ScheduleForm(NamedTuple):
+    """How the Monitoring page asks for a schedule of the kind: what it runs on ("dataset",
+    a fairness "suite", or "attack_sets") and what its rounds are called."""
+
+    target: str = "dataset"
+    rounds_label: str = "Rounds per question"
+
+
 class EvalKind(NamedTuple):
     """Everything one kind of evaluation differs by; the generic code reads only this.
     Immutable: a variant is `kind._replace(...)`, registered again."""
@@ -97,6 +105,8 @@ class EvalKind(NamedTuple):
     """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
     samples, limit, attack_sets), or None if the kind cannot be scheduled
     (`evalcore.monitor`); raises RunError naming the missing field."""
+    schedule_form: ScheduleForm = ScheduleForm()
+    """What the Monitoring page's schedule form asks for (with `schedule`)."""
 
 
 _REGISTRY: dict[str, EvalKind] = {}

@@ -10,7 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
+from evalcore.kinds import (
+    EvalKind,
+    Export,
+    MetricSpec,
+    ScheduleForm,
+    need,
+    register,
+    report_json,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -101,6 +109,7 @@ METRICS = (
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
     order=30, report=report, build=build, cli=cli, schedule=schedule,
+    schedule_form=ScheduleForm("suite", "Samples per prompt"),
     cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
