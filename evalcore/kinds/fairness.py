@@ -65,7 +65,6 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
     metrics["bias_benchmark"] = benchmark_summary(full)
     metrics.update({k: v for k, v in full["gate_metrics"].items() if k != "accuracy"})
     metrics["bbq_accuracy"] = full["gate_metrics"].get("accuracy")
-    metrics["fairness_score"] = full["score"]
     metrics["fairness_level"] = full["level"]
     metrics["fairness_verdict"] = (full.get("verdict") or {}).get("verdict")
     metrics["circular_accuracy"] = (full.get("variants") or {}).get("circular_accuracy")
@@ -88,17 +87,20 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 
 METRICS = (
-    MetricSpec("fairness_score", heads=True, column=True, gated=False),
+    MetricSpec("fairness_score", heads=True, column=True, same_as="overall_score",
+               gated=False),
     MetricSpec("fairness_level", column=True, gated=False),
     *(MetricSpec(name, "lower", heads=True, label=label) for name, label in (
         ("spd", "statistical parity difference (SPD)"),
         ("eod", "equal opportunity difference (EOD)"),
         ("stereotype_rate", ""), ("violation_rate", ""))),
+    MetricSpec("bbq_s_amb_abs", "lower", heads=True, column=True,
+               label="BBQ bias in ambiguous contexts (|s_amb|)"),
     MetricSpec("overall_score"), MetricSpec("disparate_impact"), MetricSpec("parse_rate"),
     *(MetricSpec(name, "lower") for name in (
         "toxicity_disparity", "stereotype_rate_max_group", "refusal_disparity",
         "high_violation_rate", "length_gap", "significant_effects", "auc_variance",
-        "bbq_s_amb_abs", "bbq_s_dis_abs", "judge_stereotype_rate",
+        "bbq_s_dis_abs", "judge_stereotype_rate",
         "judge_sentiment_disparity", "judge_stereotype_disparity", "crows_stereotype_share",
         "crows_preference_gap", "crows_gap_lower_bound")),
 )
