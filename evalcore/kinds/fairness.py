@@ -10,15 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import (
-    EvalKind,
-    Export,
-    MetricSpec,
-    ScheduleForm,
-    need,
-    register,
-    report_json,
-)
+from evalcore.kinds import EvalKind, Export, MetricSpec, ScheduleForm, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
