@@ -39,6 +39,17 @@ class Export(NamedTuple):
     make: Callable[["Engine", int], bytes]
 
 
+class Counting(NamedTuple):
+    """How a run of the kind counts what has no verdict (`report.run_figures`)."""
+
+    failure_policy: str = "as_wrong"
+    """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
+    counts_unasked: bool = False
+    """Whether an item never answered still counts (as wrong, or without a rate)."""
+    accuracy_needs_verdicts: bool = False
+    """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
+
+
 class ScheduleForm(NamedTuple):
     """How the Monitoring page asks for a schedule of the kind: what it runs on ("dataset",
     a fairness "suite", or "attack_sets") and what its rounds are called."""
@@ -68,12 +79,8 @@ class EvalKind(NamedTuple):
     """`register(subparsers)` of the kind's CLI sub-command (named like the kind)."""
     cli_help: str = ""
     """The sub-command's line in the top-level `--help` (listed without importing `cli`)."""
-    failure_policy: str = "as_wrong"
-    """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
-    counts_unasked: bool = False
-    """Whether an item never answered still counts (as wrong, or without a rate)."""
-    accuracy_needs_verdicts: bool = False
-    """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
+    counting: Counting = Counting()
+    """How rounds without a verdict and items never asked count (`Counting`)."""
     needs_references: bool = False
     """Whether a rules-judged run needs reference answers (`scorers.readiness`)."""
     figures: Optional[Figures] = None

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, MetricSpec, ScheduleForm, need, register, report_json
+import evalcore.kinds as kinds
+from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -103,10 +104,11 @@ METRICS = (
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
     order=30, report=report, build=build, cli=cli, schedule=schedule,
-    schedule_form=ScheduleForm("suite", "Samples per prompt"),
+    schedule_form=kinds.ScheduleForm("suite", "Samples per prompt"),
     cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
-    accuracy_needs_verdicts=True, figures=figures, metrics=METRICS, precedence=20,
+    counting=kinds.Counting(accuracy_needs_verdicts=True), figures=figures, metrics=METRICS,
+    precedence=20,
     gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False,
     run_options=("option_order",)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from evalcore.errors import EvalcoreError
-from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
+from evalcore.kinds import Counting, EvalKind, Export, MetricSpec, need, register, report_json
 from evalcore.metrics.repeats import run_g_pass
 from evalcore.runner.plan import run_spec
 
@@ -141,7 +141,7 @@ KIND = register(EvalKind(
                     "text/csv", _csv("en")),
              Export("Stability JSON", "stability_run{run}.json", "application/json",
                     report_json(report))),
-    failure_policy="exclude", counts_unasked=True, needs_references=True,
+    counting=Counting("exclude", counts_unasked=True), needs_references=True,
     figures=figures, metrics=METRICS, precedence=30,
     default_gate="data/gate.stability.example.toml", more_figures=more_figures,
     detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))

@@ -7,7 +7,7 @@ calls' verdict columns, never prompt or answer text) into per-item verdict lists
 
 - accuracy: the mean of per-item success rates (over the items the kind rates, e.g. the
   clean ones of an attack run). Rounds without a verdict follow the failure policy
-  (`RunOutcomes`), the kind's own (`EvalKind.failure_policy`), as its report counts
+  (`RunOutcomes`), the kind's own (`EvalKind.counting`), as its report counts
   them. Interval: Wilson when each item was asked once (a plain proportion),
   else a percentile bootstrap over items (rounds of one item are not independent, so a
   Wilson interval on all rounds pooled would be too narrow), except when every item has
@@ -79,10 +79,10 @@ class RunOutcomes:
 
 
 def default_policy(kind: str) -> str:
-    """The kind's own failure policy (`EvalKind.failure_policy`); `as_wrong` for a kind no
+    """The kind's own failure policy (`EvalKind.counting`); `as_wrong` for a kind no
     module registered."""
     found = find_kind(kind)
-    return found.failure_policy if found else "as_wrong"
+    return found.counting.failure_policy if found else "as_wrong"
 
 
 def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = None
@@ -298,12 +298,12 @@ def accuracy_figures(out: RunOutcomes, rated: Optional[Sequence[int]] = None
     failure policy; with its uncertainty (UNCERTAINTY_KEYS) and the `rates` themselves.
     None (not measured) for a kind whose accuracy needs a verdict when no round has one."""
     kind = find_kind(out.run.kind)
-    unasked = bool(kind and kind.counts_unasked)
+    unasked = bool(kind and kind.counting.counts_unasked)
     items = list(out.verdicts) if rated is None else rated
     counts = [out.counts(i) for i in items
               if unasked or any(v is not None for v in out.verdicts.get(i, ()))]
     counts = [(right, rounds) for right, rounds in counts if rounds]
-    has_verdicts = not (kind and kind.accuracy_needs_verdicts) or any(
+    has_verdicts = not (kind and kind.counting.accuracy_needs_verdicts) or any(
         v is not None for vs in out.verdicts.values() for v in vs)
     figures = clustered_accuracy(counts if has_verdicts else [])
     return {"accuracy": figures["accuracy"], **{k: figures[k] for k in UNCERTAINTY_KEYS},
@@ -318,7 +318,7 @@ def figure_metrics(figures: Mapping[str, Any]) -> list[Metric]:
 
 def _counts_unasked(kind: str) -> bool:
     found = find_kind(kind)
-    return bool(found and found.counts_unasked)
+    return bool(found and found.counting.counts_unasked)
 
 
 def run_summary(run: Any) -> dict[str, Any]:
