@@ -60,7 +60,11 @@ class ScheduleForm(NamedTuple):
 
 class EvalKind(NamedTuple):
     """Everything one kind of evaluation differs by; the generic code reads only this.
-    Immutable: a variant is `kind._replace(...)`, registered again."""
+    Immutable: a variant is `kind._replace(...)`, registered again.
+
+    Every kind has the first five (name, title, page, report, build); the rest are
+    optional parts with defaults that mean "not this kind's concern": figures and
+    metrics of its own, a CLI command, exports, gates, option passes, schedules."""
 
     name: str
     title: str

@@ -85,7 +85,7 @@ def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
     from evalcore.report.compare_runs import compare_runs
     from evalcore.report.leaderboard import leaderboard
     from evalcore.report.run_figures import interval_text, run_figures
-    from evalcore.report.trend import trend
+    from evalcore.report.trend import trend, trend_figure
     from evalcore.report.trust import trust_report_html
 
     runs = _runs(engine, shared_datasets)
@@ -115,8 +115,12 @@ def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
         if interval is not None:
             assert (row[f"{name}_low"], row[f"{name}_high"]) == (interval["low"],
                                                                  interval["high"])
-            assert (points[-1]["low"], points[-1]["high"]) == (interval["low"],
-                                                               interval["high"])
+            point = next(p for p in points if p["run_id"] == run_id)
+            assert (point["low"], point["high"]) == (interval["low"], interval["high"])
+            bars = trend_figure(trend(engine, dataset, name)).data[0].error_y
+            at_run = [p["run_id"] for p in points].index(run_id)
+            assert (value - bars.arrayminus[at_run], value + bars.array[at_run]) == \
+                pytest.approx((interval["low"], interval["high"]))
             assert f"{name} 95% interval" in table.columns
         page = trust_report_html(engine, runs=[run_id])
         assert interval_text(value, interval) in page
