@@ -124,6 +124,7 @@ def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
             assert f"{name} 95% interval" in table.columns
         page = trust_report_html(engine, runs=[run_id])
         assert interval_text(value, interval) in page
+        assert interval is None or f"<td>{interval['method']}</td>" in page  # how it was made
         assert (spec.label or name.replace("_", " ")) in page
 
     # the Stability page's card shows the same mean success rate
