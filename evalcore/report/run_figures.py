@@ -45,7 +45,10 @@ Verdict = Optional[bool]
 
 @dataclass
 class RunOutcomes:
-    """A run row plus its per-item verdicts (item id -> one entry per round)."""
+    """A stored run's result, read once (`load_outcomes`): the run row (its rounds, model
+    snapshot with prices), per item its verdicts (item id -> one entry per round), the
+    calls, errors, tokens per model and latency. Every figure of the run is computed from
+    this (`run_figures`), whatever view shows it."""
 
     run: Any
     verdicts: dict[int, list[Verdict]] = field(default_factory=dict)
