@@ -108,7 +108,7 @@ def _targets(kind: str) -> dict[str, Any]:
     attack sets (the page offered datasets and failed with "needs --attack-set ID"), a
     fairness one a suite, a stability one a dataset."""
     eng = _shared.engine()
-    target = get_kind(kind).schedule_form.target
+    target = get_kind(kind).schedule.target
     if target == "attack_sets":
         sets = {int(a.id): a for a in list_attack_sets(eng)}
         ids = st.multiselect("Attack sets", list(sets), key="monitoring.attack_sets",
@@ -154,7 +154,7 @@ def _add_form() -> None:
     with st.form("monitoring.add"):
         fields = _targets(kind)
         model = st.selectbox("Model", _shared.model_names(), key="monitoring.model")
-        rounds = st.number_input(get_kind(kind).schedule_form.rounds_label, 1, 100, 1,
+        rounds = st.number_input(get_kind(kind).schedule.rounds_label, 1, 100, 1,
                                  key="monitoring.rounds")
         every = st.text_input("Every (10s, 5m, 1h, 1d)", "1d", key="monitoring.every")
         cron = st.text_input("or a cron expression, UTC (replaces Every)", "",
@@ -173,7 +173,7 @@ def _add_form() -> None:
                  "Attacks page).")
         return
     try:
-        params = get_kind(kind).schedule({**fields, "model": model, "rounds": int(rounds),
+        params = get_kind(kind).schedule.params({**fields, "model": model, "rounds": int(rounds),
                                           "samples": int(rounds)})
     except RunError as exc:
         st.error(f"Could not add the schedule: {_shared.md(exc)}")

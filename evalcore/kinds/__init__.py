@@ -50,11 +50,15 @@ class Counting(NamedTuple):
     """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
 
 
-class ScheduleForm(NamedTuple):
-    """How the Monitoring page asks for a schedule of the kind: what it runs on ("dataset",
-    a fairness "suite", or "attack_sets") and what its rounds are called."""
+class Schedule(NamedTuple):
+    """How a kind is scheduled (`evalcore.monitor`): its run options from a schedule's
+    generic fields, and what the Monitoring page's form asks for."""
 
+    params: Callable[[Mapping[str, Any]], dict[str, Any]]
+    """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
+    samples, limit, attack_sets); raises RunError naming the missing field."""
     target: str = "dataset"
+    """What a schedule runs on: a "dataset", a fairness "suite" or "attack_sets"."""
     rounds_label: str = "Rounds per question"
 
 
@@ -112,12 +116,8 @@ class EvalKind(NamedTuple):
     "templates": `runner.variants`); the CLI's flags and the page's form come from here."""
     variant_items: Optional[Callable[[Any], list[int]]] = None
     """(run row) -> the items the option passes ask (None: all the run's items)."""
-    schedule: Optional[Callable[[Mapping[str, Any]], dict[str, Any]]] = None
-    """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
-    samples, limit, attack_sets), or None if the kind cannot be scheduled
-    (`evalcore.monitor`); raises RunError naming the missing field."""
-    schedule_form: ScheduleForm = ScheduleForm()
-    """What the Monitoring page's schedule form asks for (with `schedule`)."""
+    schedule: Optional[Schedule] = None
+    """How a schedule runs the kind (`Schedule`), or None if it cannot be scheduled."""
 
 
 _REGISTRY: dict[str, EvalKind] = {}

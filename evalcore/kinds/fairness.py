@@ -103,8 +103,8 @@ METRICS = (
 
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
-    order=30, report=report, build=build, cli=cli, schedule=schedule,
-    schedule_form=kinds.ScheduleForm("suite", "Samples per prompt"),
+    order=30, report=report, build=build, cli=cli,
+    schedule=kinds.Schedule(schedule, "suite", "Samples per prompt"),
     cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, MetricSpec, ScheduleForm, need, register, report_json
+from evalcore.kinds import EvalKind, Export, MetricSpec, Schedule, need, register, report_json
 from evalcore.metrics.robustness import PairedOutcome, floor_warning, robustness_summary
 
 if TYPE_CHECKING:
@@ -135,8 +135,8 @@ level, and the flips."""
 
 KIND = register(EvalKind(
     name=NAME, title="Robustness", page="pages/robustness.py", icon=":material/shield:",
-    order=20, report=report, build=build, cli=cli, schedule=schedule,
-    schedule_form=ScheduleForm("attack_sets"),
+    order=20, report=report, build=build, cli=cli,
+    schedule=Schedule(schedule, "attack_sets"),
     cli_help="run clean vs attacked questions and report the drop",
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+import evalcore.kinds as kinds
 from evalcore.errors import EvalcoreError
-from evalcore.kinds import Counting, EvalKind, Export, MetricSpec, need, register, report_json
+from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
 from evalcore.metrics.repeats import run_g_pass
 from evalcore.runner.plan import run_spec
 
@@ -133,7 +134,7 @@ rounds, right in every round, right in some; the answers' spread and the judge's
 
 KIND = register(EvalKind(
     name=NAME, title="Stability", page="pages/stability.py", icon=":material/repeat:",
-    order=10, report=report, build=build, cli=cli, schedule=schedule,
+    order=10, report=report, build=build, cli=cli, schedule=kinds.Schedule(schedule),
     cli_help="run a stability evaluation (N rounds per question)",
     exports=(Export("Stability CSV (中文表头)", "stability_run{run}_zh.csv", "text/csv",
                     _csv("zh")),
@@ -141,7 +142,7 @@ KIND = register(EvalKind(
                     "text/csv", _csv("en")),
              Export("Stability JSON", "stability_run{run}.json", "application/json",
                     report_json(report))),
-    counting=Counting("exclude", counts_unasked=True), needs_references=True,
+    counting=kinds.Counting("exclude", counts_unasked=True), needs_references=True,
     figures=figures, metrics=METRICS, precedence=30,
     default_gate="data/gate.stability.example.toml", more_figures=more_figures,
     detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))
