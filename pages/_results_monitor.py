@@ -14,27 +14,22 @@ import streamlit as st
 from evalcore.dataset import list_datasets
 from evalcore.demo import DEMO_DATASET
 from evalcore.errors import EvalcoreError
-from evalcore.kinds import all_kinds
+from evalcore.kinds import metric_specs
 from evalcore.markup import code_text, md
 from evalcore.metrics.gate import gate_config_text
 from evalcore.report import compare_figures
 from evalcore.report.gates import default_gate_configs
-from evalcore.report.leaderboard import leaderboard
+from evalcore.report.leaderboard import board_table, leaderboard
 from evalcore.report.trend import trend, trend_figure
 from evalcore.report.trust import model_runs, trust_report_html, write_pdf
 from evalcore.store import queries
 from pages import _shared
 
-TREND_METRICS = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share",
-                 "errored_rounds", "accuracy_attacked", "pdr", "pdr_char", "pdr_word",
-                 "pdr_sentence", "flips_right_to_wrong", "overall_score", "spd", "eod",
-                 "stereotype_rate", "violation_rate")
-
 
 def trend_metrics() -> tuple[str, ...]:
-    """TREND_METRICS and each kind's own headline figures (`EvalKind.headline`)."""
-    return tuple(dict.fromkeys(TREND_METRICS + tuple(
-        name for kind in all_kinds().values() for name in kind.headline)))
+    """The figures a gate may check, those heading a run first (`EvalKind.metrics`)."""
+    specs = [s for s in metric_specs().values() if s.gated or s.heads]
+    return tuple(s.name for s in sorted(specs, key=lambda s: not s.heads))
 
 
 def _dataset_names() -> list[str]:
@@ -88,13 +83,11 @@ def leaderboard_view() -> None:
         [{"low": r["accuracy_low"], "high": r["accuracy_high"]}
          if r["accuracy_low"] is not None else None for r in rows],
         f"Accuracy on {dataset}"), key="results.board_figure")
-    table = [{**{k: v for k, v in r.items() if k != "runs"},
-              "runs": ", ".join(f"{k} #{v}" for k, v in r["runs"].items())} for r in rows]
-    st.dataframe(table, hide_index=True, key="results.board", column_config={
+    st.dataframe(board_table(board), hide_index=True, key="results.board", column_config={
         "cost": st.column_config.NumberColumn("cost", format="%.4f"),
         "mean_latency_ms": st.column_config.NumberColumn("latency (ms)", format="%.0f")})
-    st.caption("Each model's latest finished run of each kind; `_low`/`_high` are 95% "
-               "intervals. Click a column header to sort. CLI: "
+    st.caption("Each model's latest finished run of each kind; each figure's 95% interval "
+               "is the column after it. Click a column header to sort. CLI: "
                f"`python -m evalcore leaderboard --dataset {code_text(dataset)}`")
 
 

@@ -108,14 +108,15 @@ def _targets(kind: str) -> dict[str, Any]:
     attack sets (the page offered datasets and failed with "needs --attack-set ID"), a
     fairness one a suite, a stability one a dataset."""
     eng = _shared.engine()
-    if kind == "robustness":
+    target = get_kind(kind).schedule.target
+    if target == "attack_sets":
         sets = {int(a.id): a for a in list_attack_sets(eng)}
         ids = st.multiselect("Attack sets", list(sets), key="monitoring.attack_sets",
                              format_func=lambda i: f"#{i} · {sets[i].name} ({sets[i].level})")
         return {"attack_sets": [int(i) for i in ids]}
-    fairness = kind == "fairness"
-    names = [d.name for d in list_datasets(eng) if is_fairness_dataset(d) == fairness]
-    dataset = st.selectbox("Fairness suite" if fairness else "Dataset", names,
+    suite = target == "suite"
+    names = [d.name for d in list_datasets(eng) if is_fairness_dataset(d) == suite]
+    dataset = st.selectbox("Fairness suite" if suite else "Dataset", names,
                            key=f"monitoring.dataset.{kind}")
     limit = st.number_input("Only the first K items (0 = all)", 0, None, 0,
                             key="monitoring.limit")
@@ -153,8 +154,8 @@ def _add_form() -> None:
     with st.form("monitoring.add"):
         fields = _targets(kind)
         model = st.selectbox("Model", _shared.model_names(), key="monitoring.model")
-        rounds = st.number_input("Samples per prompt" if kind == "fairness"
-                                 else "Rounds per question", 1, 100, 1, key="monitoring.rounds")
+        rounds = st.number_input(get_kind(kind).schedule.rounds_label, 1, 100, 1,
+                                 key="monitoring.rounds")
         every = st.text_input("Every (10s, 5m, 1h, 1d)", "1d", key="monitoring.every")
         cron = st.text_input("or a cron expression, UTC (replaces Every)", "",
                              key="monitoring.cron")
@@ -167,12 +168,12 @@ def _add_form() -> None:
         gate = _gate_choice(kind)
         if not _shared.allowed_button("Add schedule", "schedule", form=True):
             return
-    if kind == "robustness" and not fields["attack_sets"]:
+    if not fields.get("attack_sets", True):
         st.error("Could not add the schedule: pick at least one attack set (make one on the "
                  "Attacks page).")
         return
     try:
-        params = get_kind(kind).schedule({**fields, "model": model, "rounds": int(rounds),
+        params = get_kind(kind).schedule.params({**fields, "model": model, "rounds": int(rounds),
                                           "samples": int(rounds)})
     except RunError as exc:
         st.error(f"Could not add the schedule: {_shared.md(exc)}")

@@ -9,7 +9,8 @@ from typing import Any
 from evalcore.cli.common import engine_and_settings, print_json
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import RunError
-from evalcore.kinds import find_kind
+from evalcore.kinds import find_kind, metric_specs
+from evalcore.kinds._metric import TAIL
 from evalcore.report.compare_runs import compare_runs, differing_questions
 from evalcore.report.run_figures import interval_text
 from evalcore.store.baselines import baseline_for_run
@@ -54,16 +55,10 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
-_SHOWN = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_pass_at_k",
-          "errored_rounds",
-          "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
-          "errors", "tokens", "cost", "mean_latency_ms")
-
-
 def print_runs(result: dict[str, Any], top: int) -> None:
     """The comparison of 2-8 runs as text: alignment, figures with intervals, findings."""
-    kind = find_kind(result["kind"])
-    shown = tuple(dict.fromkeys(_SHOWN + (kind.headline if kind else ())))
+    shown = [name for name, spec in metric_specs(result["kind"]).items()
+             if spec.heads or name in TAIL]  # what the kind says heads a run, and usage
     align = result["alignment"]
     print(f"{result['kind']} runs aligned by {align['by']}: {align['shared']} shared items "
           f"of {align['union']}")
@@ -80,8 +75,6 @@ def print_runs(result: dict[str, Any], top: int) -> None:
                 print(f"    {key:<22} {value:,}")
             elif value is not None:
                 print(f"    {key:<22} {interval_text(float(value), intervals.get(key))}")
-        for key in sorted(k for k in metrics if k.startswith("pdr_")):
-            print(f"    {key:<22} {interval_text(metrics[key], intervals.get(key))}")
     print(f"paired tests (Wilcoxon signed-rank on shared items' success rates, "
           f"alpha {result['alpha']}):")
     for t in result["tests"]:

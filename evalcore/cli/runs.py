@@ -9,6 +9,7 @@ from evalcore.cli.common import (acting_user, add_exit_flags, engine_and_setting
 from evalcore.errors import RunError
 from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
+from evalcore.report.run_figures import figure_metrics, run_figures
 from evalcore.report.timing import active_seconds, elapsed_seconds
 from evalcore.runner.start import waiting_text
 from evalcore.store import queries
@@ -96,7 +97,8 @@ def _show(args: argparse.Namespace) -> int:
 
     kind = find_kind(run.kind)  # what the kind adds (stability: answer groups, entropy)
     report, lines = kind.detail(engine, run.id) if kind and kind.detail else (None, [])
-    if args.json:
+    if args.json:  # the run's figures as every view reads them (`EvalKind.metrics`)
+        data["metrics"] = [m._asdict() for m in figure_metrics(run_figures(engine, run.id))]
         print_json(data if report is None else data | {"report": report})
     else:
         for key, value in data.items():

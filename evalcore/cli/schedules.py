@@ -18,7 +18,7 @@ from evalcore.store.schedules import every_label, get_schedule, parse_every
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     """The kind's run options from the generic flags (`EvalKind.schedule`)."""
-    return get_kind(args.kind).schedule({
+    return get_kind(args.kind).schedule.params({
         "dataset": args.suite or args.dataset, "attack_sets": args.attack_set,
         "model": args.model, "rounds": args.rounds, "samples": args.samples,
         "limit": args.limit})

@@ -15,10 +15,10 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, NamedTuple, Optional
 
 from evalcore.errors import RunError
+from evalcore.kinds._metric import Metric, MetricSpec, metric_list, ordered_specs
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -39,12 +39,36 @@ class Export(NamedTuple):
     make: Callable[["Engine", int], bytes]
 
 
-NONE: Mapping[str, str] = MappingProxyType({})
+class Counting(NamedTuple):
+    """How a run of the kind counts what has no verdict (`report.run_figures`)."""
+
+    failure_policy: str = "as_wrong"
+    """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
+    counts_unasked: bool = False
+    """Whether an item never answered still counts (as wrong, or without a rate)."""
+    accuracy_needs_verdicts: bool = False
+    """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
+
+
+class Schedule(NamedTuple):
+    """How a kind is scheduled (`evalcore.monitor`): its run options from a schedule's
+    generic fields, and what the Monitoring page's form asks for."""
+
+    params: Callable[[Mapping[str, Any]], dict[str, Any]]
+    """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
+    samples, limit, attack_sets); raises RunError naming the missing field."""
+    target: str = "dataset"
+    """What a schedule runs on: a "dataset", a fairness "suite" or "attack_sets"."""
+    rounds_label: str = "Rounds per question"
 
 
 class EvalKind(NamedTuple):
     """Everything one kind of evaluation differs by; the generic code reads only this.
-    Immutable: a variant is `kind._replace(...)`, registered again."""
+    Immutable: a variant is `kind._replace(...)`, registered again.
+
+    Every kind has the first five (name, title, page, report, build); the rest are
+    optional parts with defaults that mean "not this kind's concern": figures and
+    metrics of its own, a CLI command, exports, gates, option passes, schedules."""
 
     name: str
     title: str
@@ -63,29 +87,20 @@ class EvalKind(NamedTuple):
     """`register(subparsers)` of the kind's CLI sub-command (named like the kind)."""
     cli_help: str = ""
     """The sub-command's line in the top-level `--help` (listed without importing `cli`)."""
-    failure_policy: str = "as_wrong"
-    """How rounds without a verdict count by default (`metrics.stability` FailurePolicy)."""
-    counts_unasked: bool = False
-    """Whether an item never answered still counts (as wrong, or without a rate)."""
-    accuracy_needs_verdicts: bool = False
-    """Whether accuracy is 'not measured' (None) when no round has a verdict, rather than 0."""
+    counting: Counting = Counting()
+    """How rounds without a verdict and items never asked count (`Counting`)."""
     needs_references: bool = False
     """Whether a rules-judged run needs reference answers (`scorers.readiness`)."""
     figures: Optional[Figures] = None
-    headline: tuple[str, ...] = ()
-    """The kind's own headline figures, shown beside the common ones (trust report, compare)."""
-    aliases: Mapping[str, str] = NONE
-    """Figures that are another figure under the kind's own name (new name -> source)."""
-    labels: Mapping[str, str] = NONE
-    """How the trust report labels a figure of this kind (figure -> label)."""
+    metrics: tuple[MetricSpec, ...] = ()
+    """The kind's own figures (beyond `_metric.COMMON`): which way is better, whether each
+    heads the run or has a leaderboard column, its label; gates, the leaderboard, the
+    trend and the trust report read only this."""
     precedence: int = 0
     """Where two kinds of run on a dataset give one figure, the leaderboard shows the one
     of the kind with the highest precedence."""
     gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
     """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
-    gate_directions: Mapping[str, str] = NONE
-    """The kind's own gate-able figures and which way is better ("lower" / "higher"),
-    beyond `metrics.gate.METRICS`."""
     default_gate: Optional[str] = None
     """The kind's default gate config (path under the project root)."""
     gate_on_results: bool = True
@@ -101,10 +116,8 @@ class EvalKind(NamedTuple):
     "templates": `runner.variants`); the CLI's flags and the page's form come from here."""
     variant_items: Optional[Callable[[Any], list[int]]] = None
     """(run row) -> the items the option passes ask (None: all the run's items)."""
-    schedule: Optional[Callable[[Mapping[str, Any]], dict[str, Any]]] = None
-    """The kind's `build` params from a schedule's generic fields (dataset, model, rounds,
-    samples, limit, attack_sets), or None if the kind cannot be scheduled
-    (`evalcore.monitor`); raises RunError naming the missing field."""
+    schedule: Optional[Schedule] = None
+    """How a schedule runs the kind (`Schedule`), or None if it cannot be scheduled."""
 
 
 _REGISTRY: dict[str, EvalKind] = {}
@@ -144,6 +157,27 @@ def all_kinds() -> dict[str, EvalKind]:
 
 def kind_names() -> tuple[str, ...]:
     return tuple(all_kinds())
+
+
+def metric_specs(name: Optional[str] = None) -> dict[str, MetricSpec]:
+    """name -> spec of the figures of a run of kind `name` (the common ones and the
+    kind's), or of every kind's when `name` is None; in listing order."""
+    kinds = all_kinds()
+    chosen = list(kinds.values()) if name is None else [k for k in (kinds.get(name),) if k]
+    return ordered_specs(kind.metrics for kind in chosen)
+
+
+def directions(gated: bool = False) -> dict[str, str]:
+    """Every declared figure (only those a gate may check, when `gated`) and which way
+    is better ("higher" / "lower")."""
+    return {name: spec.better for name, spec in metric_specs().items()
+            if spec.gated or not gated}
+
+
+def run_metrics(kind: Optional[str], values: Mapping[str, Any],
+                intervals: Mapping[str, Any]) -> list[Metric]:
+    """The figures of one run of kind `kind` as `Metric`s (see `_metric.metric_list`)."""
+    return metric_list(metric_specs(kind or ""), values, intervals)
 
 
 def need(fields: Mapping[str, Any], name: str, flag: str, kind: str) -> Any:

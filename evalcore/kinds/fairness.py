@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, need, register, report_json
+import evalcore.kinds as kinds
+from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -57,7 +58,6 @@ def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict
     metrics["bias_benchmark"] = benchmark_summary(full)
     metrics.update({k: v for k, v in full["gate_metrics"].items() if k != "accuracy"})
     metrics["bbq_accuracy"] = full["gate_metrics"].get("accuracy")
-    metrics["fairness_score"] = full["score"]
     metrics["fairness_level"] = full["level"]
     metrics["fairness_verdict"] = (full.get("verdict") or {}).get("verdict")
     metrics["circular_accuracy"] = (full.get("variants") or {}).get("circular_accuracy")
@@ -79,12 +79,36 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
             **({"limit": fields["limit"]} if fields.get("limit") else {})}
 
 
+METRICS = (
+    MetricSpec("fairness_score", heads=True, column=True, same_as="overall_score",
+               gated=False),
+    MetricSpec("fairness_level", column=True, gated=False),
+    *(MetricSpec(name, "lower", heads=True, label=label) for name, label in (
+        ("spd", "statistical parity difference (SPD)"),
+        ("eod", "equal opportunity difference (EOD)"),
+        ("stereotype_rate", ""), ("violation_rate", ""))),
+    MetricSpec("bbq_s_amb_abs", "lower", heads=True, column=True,
+               label="BBQ bias in ambiguous contexts (|s_amb|)"),
+    MetricSpec("overall_score"), MetricSpec("disparate_impact"), MetricSpec("parse_rate"),
+    *(MetricSpec(name, "lower") for name in (
+        "toxicity_disparity", "stereotype_rate_max_group", "refusal_disparity",
+        "high_violation_rate", "length_gap", "significant_effects", "auc_variance",
+        "bbq_s_dis_abs", "judge_stereotype_rate",
+        "judge_sentiment_disparity", "judge_stereotype_disparity", "crows_stereotype_share",
+        "crows_preference_gap", "crows_gap_lower_bound")),
+)
+"""The fairness score and level; the report's gate metrics (`report.fairness`
+`gate_metrics`), the disparities lower-is-better."""
+
+
 KIND = register(EvalKind(
     name=NAME, title="Fairness", page="pages/fairness.py", icon=":material/balance:",
-    order=30, report=report, build=build, cli=cli, schedule=schedule,
+    order=30, report=report, build=build, cli=cli,
+    schedule=kinds.Schedule(schedule, "suite", "Samples per prompt"),
     cli_help="run a fairness suite and report groups, pairs, level",
     exports=(Export("Fairness JSON", "fairness_run{run}.json", "application/json",
                     report_json(report)),),
-    accuracy_needs_verdicts=True, figures=figures, precedence=20,
+    counting=kinds.Counting(accuracy_needs_verdicts=True), figures=figures, metrics=METRICS,
+    precedence=20,
     gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False,
     run_options=("option_order",)))

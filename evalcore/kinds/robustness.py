@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, need, register, report_json
+from evalcore.kinds import EvalKind, Export, MetricSpec, Schedule, need, register, report_json
 from evalcore.metrics.robustness import PairedOutcome, floor_warning, robustness_summary
 
 if TYPE_CHECKING:
@@ -116,13 +116,31 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
             "model": fields["model"], "rounds": int(fields.get("rounds") or 1)}
 
 
+LEVELS = ("char", "word", "sentence")
+"""The attack levels (`perturb.attack.LEVELS`; not imported: `--help` loads this module)."""
+
+METRICS = (
+    MetricSpec("accuracy", heads=True, column=True, label="accuracy (clean items)"),
+    MetricSpec("pdr", "lower", heads=True, column=True, label="accuracy drop rate (PDR)"),
+    *(MetricSpec(f"pdr_{level}", "lower", heads=True, column=True,
+                 label=f"accuracy drop rate (PDR), {level} attacks") for level in LEVELS),
+    MetricSpec("accuracy_attacked", heads=True, column=True, label="accuracy under attack"),
+    MetricSpec("flips_right_to_wrong", "lower", heads=True,
+               label="questions right when clean, wrong when attacked"),
+    *(MetricSpec(f"accuracy_attacked_{level}") for level in LEVELS),
+)
+"""The clean items' accuracy, accuracy under attack and the drop (PDR) overall and per
+level, and the flips."""
+
+
 KIND = register(EvalKind(
     name=NAME, title="Robustness", page="pages/robustness.py", icon=":material/shield:",
-    order=20, report=report, build=build, cli=cli, schedule=schedule,
+    order=20, report=report, build=build, cli=cli,
+    schedule=Schedule(schedule, "attack_sets"),
     cli_help="run clean vs attacked questions and report the drop",
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),
-    needs_references=True, figures=figures, labels={"accuracy": "accuracy (clean items)"},
+    needs_references=True, figures=figures, metrics=METRICS,
     precedence=10, default_gate="data/gate.robustness.example.toml",
     run_options=("option_order", "templates"), variant_items=clean_items,
     more_figures=more_figures))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
+import evalcore.kinds as kinds
 from evalcore.errors import EvalcoreError
-from evalcore.kinds import EvalKind, Export, need, register, report_json
+from evalcore.kinds import EvalKind, Export, MetricSpec, need, register, report_json
 from evalcore.metrics.repeats import run_g_pass
 from evalcore.runner.plan import run_spec
 
@@ -116,9 +117,24 @@ def schedule(fields: Mapping[str, Any]) -> dict[str, Any]:
             **({"limit": fields["limit"]} if fields.get("limit") else {})}
 
 
+METRICS = (
+    MetricSpec("mean_success_rate", heads=True, column=True, same_as="accuracy", paired=True),
+    MetricSpec("mg_pass_at_k", heads=True, column=True, label="mG-Pass@N", gated=False),
+    MetricSpec("perfect_share", heads=True, column=True),
+    MetricSpec("flaky_share", "lower", heads=True, column=True),
+    MetricSpec("semantic_entropy_mean", "lower", heads=True,
+               label="answer spread (semantic entropy)", gated=False),
+    MetricSpec("judge_noise", "lower", heads=True, gated=False),
+    MetricSpec("errored_rounds", "lower", heads=True),
+)
+"""The mean success rate (the accuracy under the stability name), right in most of N
+rounds, right in every round, right in some; the answers' spread and the judge's noise
+(`more_figures`); rounds without a verdict."""
+
+
 KIND = register(EvalKind(
     name=NAME, title="Stability", page="pages/stability.py", icon=":material/repeat:",
-    order=10, report=report, build=build, cli=cli, schedule=schedule,
+    order=10, report=report, build=build, cli=cli, schedule=kinds.Schedule(schedule),
     cli_help="run a stability evaluation (N rounds per question)",
     exports=(Export("Stability CSV (中文表头)", "stability_run{run}_zh.csv", "text/csv",
                     _csv("zh")),
@@ -126,7 +142,7 @@ KIND = register(EvalKind(
                     "text/csv", _csv("en")),
              Export("Stability JSON", "stability_run{run}.json", "application/json",
                     report_json(report))),
-    failure_policy="exclude", counts_unasked=True, needs_references=True,
-    figures=figures, aliases={"mean_success_rate": "accuracy"}, precedence=30,
+    counting=kinds.Counting("exclude", counts_unasked=True), needs_references=True,
+    figures=figures, metrics=METRICS, precedence=30,
     default_gate="data/gate.stability.example.toml", more_figures=more_figures,
     detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))

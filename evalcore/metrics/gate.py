@@ -10,9 +10,9 @@ A gate config is TOML (see data/gate.example.toml)::
     max_regression = 0.10     # no metric worse than the baseline by more than this share
     min_delta = 0.01          # ... and by more than this absolute amount (noise floor)
 
-Metric names are the keys of a report's `gate_metrics` (METRICS below says which way is
-better). A metric the run did not measure (no answer gave a score, no labels) fails its
-check closed, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
+Metric names are the keys of a report's `gate_metrics` or of a run's figures; each kind
+declares which way is better (`EvalKind.metrics`, read by `known_metrics`). A metric the run did not measure (no
+answer gave a score, no labels) fails its check closed, since a CI gate must not pass a run it could not judge; `missing = "skip"` in
 [absolute] reports it as "not measured" instead. A metric the report lists in
 `gate_metrics["not_applicable"]` does not apply to that kind of run (SPD of a BBQ run,
 BBQ scores of a counterfactual suite): its check is "not measured" too. A check that is
@@ -32,49 +32,16 @@ from typing import Any, Literal, Mapping, Optional, Union
 import msgspec
 
 from evalcore.errors import EvalcoreError
-from evalcore.kinds import all_kinds
+from evalcore.kinds import directions
 from evalcore.metrics.tolerance import TOLERANCE, at_least, at_most
 from evalcore.metrics.uncertainty import paired_variance, questions_needed
 
-METRICS: dict[str, Literal["lower", "higher"]] = {
-    "spd": "lower", "eod": "lower", "toxicity_disparity": "lower", "stereotype_rate": "lower",
-    "stereotype_rate_max_group": "lower", "refusal_disparity": "lower",
-    "violation_rate": "lower", "high_violation_rate": "lower", "length_gap": "lower",
-    "significant_effects": "lower",
-    "auc_variance": "lower", "disparate_impact": "higher", "overall_score": "higher",
-    "bbq_s_amb_abs": "lower", "bbq_s_dis_abs": "lower", "accuracy": "higher",
-    "judge_stereotype_rate": "lower", "judge_sentiment_disparity": "lower",
-    "judge_stereotype_disparity": "lower", "parse_rate": "higher",
-    "crows_stereotype_share": "lower", "crows_preference_gap": "lower",
-    "crows_gap_lower_bound": "lower",
-}
-"""Gate-able metrics and whether lower or higher is better (for relative checks)."""
-STABILITY_METRICS: dict[str, Literal["lower", "higher"]] = {
-    "mean_success_rate": "higher", "perfect_share": "higher", "flaky_share": "lower",
-    "errored_rounds": "lower",
-}
-"""Stability runs: keys of `report.run_figures`' metrics (gated by `report.gates`, which
-also says in each regression check which way is better: a higher-is-better metric
-regresses when it falls)."""
-ROBUSTNESS_METRICS: dict[str, Literal["lower", "higher"]] = {
-    "pdr": "lower", "pdr_char": "lower", "pdr_word": "lower", "pdr_sentence": "lower",
-    "flips_right_to_wrong": "lower", "accuracy_attacked": "higher",
-    "accuracy_attacked_char": "higher", "accuracy_attacked_word": "higher",
-    "accuracy_attacked_sentence": "higher",
-}
-"""Robustness runs (`report.run_figures`): PDR overall and per attack level, flips,
-accuracy under attack."""
-METRICS.update(STABILITY_METRICS)
-METRICS.update(ROBUSTNESS_METRICS)
-
 
 def known_metrics() -> dict[str, Literal["lower", "higher"]]:
-    """METRICS and the ones each kind of evaluation declares (`EvalKind.gate_directions`):
-    a new kind's figures are gate-able without an edit here."""
-    known = dict(METRICS)
-    for kind in all_kinds().values():
-        known.update(kind.gate_directions)  # type: ignore[arg-type]
-    return known
+    """Every gate-able figure and which way is better: what each kind of evaluation
+    declares (`EvalKind.metrics`) and the common ones; a new kind's figures are gate-able
+    without an edit here."""
+    return directions(gated=True)  # type: ignore[return-value]
 
 
 ALIASES = {"overall": "overall_score", "di": "disparate_impact",

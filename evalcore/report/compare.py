@@ -28,6 +28,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError, RunError
+from evalcore.kinds import all_kinds, find_kind
 from evalcore.metrics.paired import paired_test
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
 from evalcore.report.stability_summary import report_figures
@@ -114,9 +115,12 @@ def _pass_k_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, A
 
 def _load(engine: Engine, run_id: int) -> tuple[Any, dict[str, Any], str | None]:
     run = queries.get_run(engine, run_id)
-    if run.kind != "stability":
-        raise CompareError(f"run {run_id} is a {run.kind} run; compare works on two stability "
-                           "runs (list them with `python -m evalcore runs list --kind stability`)")
+    kind = find_kind(run.kind)
+    if kind is None or kind.compare_pair is None:  # the kinds whose report this is
+        names = [k.name for k in all_kinds().values() if k.compare_pair is not None]
+        raise CompareError(f"run {run_id} is a {run.kind} run; compare works on two "
+                           f"{' or '.join(names)} runs (list them with `python -m evalcore "
+                           f"runs list --kind {names[0] if names else 'KIND'}`)")
     try:
         report = report_figures(engine, run_id)
     except EvalcoreError as exc:

@@ -140,7 +140,7 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
 
 def gate_deltas(figures: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Each later run's gate metrics minus the first run's (the baseline), with whether
-    the change is for the worse (`metrics.gate.METRICS` says which way is better)."""
+    the change is for the worse (`metrics.gate.known_metrics` says which way is better)."""
     base = figures[0]["metrics"]
     rows = []
     for fig in figures[1:]:

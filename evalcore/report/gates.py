@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from sqlalchemy.engine import Engine
 
-from evalcore.kinds import all_kinds, find_kind
+from evalcore.kinds import all_kinds, find_kind, metric_specs
 from evalcore.metrics.gate import (
     Check,
     GateConfig,
@@ -29,6 +29,7 @@ from evalcore.metrics.uncertainty import paired_difference
 from evalcore.report.run_figures import load_outcomes, run_figures
 from evalcore.resources import PROJECT_ROOT
 from evalcore.store import queries
+
 
 def default_gates() -> dict[str, str]:
     """kind -> its gate config (under the project root) when none is given
@@ -173,12 +174,16 @@ def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[
     return run, run_figures(engine, run_id)["metrics"]
 
 
-def paired_rates(engine: Engine, baseline_id: int, run_id: int) -> dict[str, Any]:
-    """{metric: run minus baseline on their shared questions} for the gate metrics that
-    are the mean of per-question success rates (each under its run's failure policy)."""
+def paired_rates(engine: Engine, baseline_id: int, run_id: int, kind: str) -> dict[str, Any]:
+    """{metric: run minus baseline on their shared questions} for the kind's gate metrics
+    that are the mean of per-question success rates (`MetricSpec.paired`; each under its
+    run's failure policy); {} when it has none (nothing is read then)."""
+    names = [name for name, spec in metric_specs(kind).items() if spec.paired]
+    if not names:
+        return {}
     base, now = load_outcomes(engine, baseline_id), load_outcomes(engine, run_id)
     paired = paired_difference(base.all_counts(), now.all_counts())
-    return {"mean_success_rate": paired}
+    return dict.fromkeys(names, paired)
 
 
 def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
@@ -190,8 +195,8 @@ def gate_any(engine: Engine, run_id: int, config: GateConfig | str | Any, *,
     if base_run is not None and base_run.kind != run.kind:
         raise GateError(f"run {run.id} is a {run.kind} run but baseline {base_run.id} is a "
                         f"{base_run.kind} run; pick a {run.kind} baseline")
-    paired = (paired_rates(engine, baseline_id, run_id)
-              if baseline_id is not None and run.kind == "stability" else None)
+    paired = (paired_rates(engine, baseline_id, run_id, run.kind) or None
+              if baseline_id is not None else None)
     result = evaluate_gate(metrics, config, baseline, paired=paired)
     directions = known_metrics()
     for check in result.checks:  # say which way each regression check counts

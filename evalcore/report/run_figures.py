@@ -7,14 +7,14 @@ calls' verdict columns, never prompt or answer text) into per-item verdict lists
 
 - accuracy: the mean of per-item success rates (over the items the kind rates, e.g. the
   clean ones of an attack run). Rounds without a verdict follow the failure policy
-  (`RunOutcomes`), the kind's own (`EvalKind.failure_policy`), as its report counts
+  (`RunOutcomes`), the kind's own (`EvalKind.counting`), as its report counts
   them. Interval: Wilson when each item was asked once (a plain proportion),
   else a percentile bootstrap over items (rounds of one item are not independent, so a
   Wilson interval on all rounds pooled would be too narrow), except when every item has
   the same rate: the bootstrap then collapses to a point, and the pooled Wilson is used.
 - the kind's own headline figures (`EvalKind.figures`, in its module under
   `evalcore/kinds/`), with their intervals, and the figures it names after another
-  (`EvalKind.aliases`).
+  (`MetricSpec.same_as`).
 - errors, tokens, cost (`metrics.cost`), mean latency, for every kind.
 
 A round's verdict is the judge call's when the run had a judge model, else the answer
@@ -29,9 +29,10 @@ from typing import Any, Optional
 
 from sqlalchemy.engine import Engine
 
-from evalcore.kinds import find_kind
+from evalcore.kinds import Metric, find_kind, run_metrics
 from evalcore.metrics.cost import run_cost
 from evalcore.metrics.stability import wilson_interval
+from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.store import queries
 from evalcore.store import run_summary as summaries
 from evalcore.store.run_reads import outcome_rows
@@ -44,7 +45,10 @@ Verdict = Optional[bool]
 
 @dataclass
 class RunOutcomes:
-    """A run row plus its per-item verdicts (item id -> one entry per round)."""
+    """A stored run's result, read once (`load_outcomes`): the run row (its rounds, model
+    snapshot with prices), per item its verdicts (item id -> one entry per round), the
+    calls, errors, tokens per model and latency. Every figure of the run is computed from
+    this (`run_figures`), whatever view shows it."""
 
     run: Any
     verdicts: dict[int, list[Verdict]] = field(default_factory=dict)
@@ -78,10 +82,10 @@ class RunOutcomes:
 
 
 def default_policy(kind: str) -> str:
-    """The kind's own failure policy (`EvalKind.failure_policy`); `as_wrong` for a kind no
+    """The kind's own failure policy (`EvalKind.counting`); `as_wrong` for a kind no
     module registered."""
     found = find_kind(kind)
-    return found.failure_policy if found else "as_wrong"
+    return found.counting.failure_policy if found else "as_wrong"
 
 
 def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = None
@@ -254,8 +258,12 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
         return {"run": run_summary(outcomes.run), **_figures(engine, outcomes)}
     run = queries.get_run(engine, run_id)
     policy = failure_policy or default_policy(run.kind)
-    body = summaries.summary(engine, run, f"figures:{policy}",
+    name = f"figures:{policy}"
+    body = summaries.summary(engine, run, name,
                              lambda: _figures(engine, load_outcomes(engine, run_id, policy)))
+    if "accuracy_se" not in body["metrics"]:  # stored before runs' figures carried it
+        body = _figures(engine, load_outcomes(engine, run_id, policy))
+        summaries.store(engine, run_id, name, summaries.state_key(engine, run), body)
     return {"run": run_summary(run), **body}
 
 
@@ -267,25 +275,53 @@ def _figures(engine: Engine, out: RunOutcomes) -> dict[str, Any]:
     intervals: dict[str, Any] = {}
     extra: dict[str, Any] = dict((kind.figures(engine, out, metrics, intervals) or {})
                                  if kind and kind.figures else {})
-    rated = extra.pop("rated", None)
-    rated = list(out.verdicts) if rated is None else rated
-    unasked = _counts_unasked(run.kind)
-    rates = [r for r in (out.rate(i) for i in rated
-                         if any(v is not None for v in out.verdicts.get(i, ()))
-                         or unasked) if r is not None]
-    has_verdicts = not (kind and kind.accuracy_needs_verdicts) or any(
-        v is not None for vs in out.verdicts.values() for v in vs)
-    metrics["accuracy"] = sum(rates) / len(rates) if rates and has_verdicts else None
+    accuracy = accuracy_figures(out, extra.pop("rated", None))
+    rates = accuracy.pop("rates")
+    metrics.update(accuracy)
     intervals["accuracy"] = (rate_interval(rates, metrics["rounds"])
                              if metrics["accuracy"] is not None else None)
-    for name, source in (kind.aliases.items() if kind else ()):
-        metrics[name], intervals[name] = metrics.get(source), intervals.get(source)
+    for spec in (kind.metrics if kind else ()):  # a figure under the kind's own name
+        if spec.same_as:
+            metrics[spec.name] = metrics.get(spec.same_as)
+            intervals[spec.name] = intervals.get(spec.same_as)
     return {"metrics": metrics, "intervals": intervals, **extra}
+
+
+UNCERTAINTY_KEYS = ("accuracy_se", "accuracy_ci", "variance_within", "variance_between",
+                    "within_share")
+"""The accuracy's question-clustered standard error, interval and variance split
+(`metrics.uncertainty.clustered_accuracy`), beside the accuracy of every run."""
+
+
+def accuracy_figures(out: RunOutcomes, rated: Optional[Sequence[int]] = None
+                     ) -> dict[str, Any]:
+    """The accuracy of a run, the one place it is computed: the mean of per-item success
+    rates over the `rated` items (default all; robustness: the clean ones) that have a
+    verdict (or every one, for a kind that counts unasked items), each under the run's
+    failure policy; with its uncertainty (UNCERTAINTY_KEYS) and the `rates` themselves.
+    None (not measured) for a kind whose accuracy needs a verdict when no round has one."""
+    kind = find_kind(out.run.kind)
+    unasked = bool(kind and kind.counting.counts_unasked)
+    items = list(out.verdicts) if rated is None else rated
+    counts = [out.counts(i) for i in items
+              if unasked or any(v is not None for v in out.verdicts.get(i, ()))]
+    counts = [(right, rounds) for right, rounds in counts if rounds]
+    has_verdicts = not (kind and kind.counting.accuracy_needs_verdicts) or any(
+        v is not None for vs in out.verdicts.values() for v in vs)
+    figures = clustered_accuracy(counts if has_verdicts else [])
+    return {"accuracy": figures["accuracy"], **{k: figures[k] for k in UNCERTAINTY_KEYS},
+            "rates": [right / rounds for right, rounds in counts]}
+
+
+def figure_metrics(figures: Mapping[str, Any]) -> list[Metric]:
+    """A run's figures (`run_figures`) as the `Metric`s its kind declares: what compare,
+    the leaderboard, the trend, the gate and the trust report read."""
+    return run_metrics(figures["run"]["kind"], figures["metrics"], figures["intervals"])
 
 
 def _counts_unasked(kind: str) -> bool:
     found = find_kind(kind)
-    return bool(found and found.counts_unasked)
+    return bool(found and found.counting.counts_unasked)
 
 
 def run_summary(run: Any) -> dict[str, Any]:

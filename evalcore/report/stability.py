@@ -16,11 +16,11 @@ from sqlalchemy.engine import Engine
 
 from evalcore.metrics.consistency import consistency_summary
 from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, stability_summary
-from evalcore.metrics.uncertainty import clustered_accuracy
 from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
 from evalcore.report.missed_answers import MissedTally
 from evalcore.report.repeats import RepeatRounds
+from evalcore.report.run_figures import UNCERTAINTY_KEYS, accuracy_figures, load_outcomes
 from evalcore.report.variants import add_variants  # the run options' figures
 from evalcore.runner.meaning_judge import stored_verdicts
 from evalcore.runner.rejudge import rejudge_passes
@@ -106,7 +106,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
-    computed["summary"].update(_uncertainty(verdicts, run.rounds, failure_policy))
+    computed["summary"].update(_accuracy(engine, run_id, failure_policy))
     stats = call_usage.call_stats(engine, run_id)
 
     passes = rejudge_passes(engine, run_id)
@@ -152,18 +152,12 @@ NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
 """Why a run has rounds it never asked, by its status (the words after "not asked")."""
 
 
-UNCERTAINTY_KEYS = ("accuracy_se", "accuracy_ci", "variance_within", "variance_between",
-                    "within_share")
-
-
-def _uncertainty(verdicts: dict[int, list], rounds: int, policy: str) -> dict[str, Any]:
-    """The question-clustered standard error of the mean success rate and its variance
-    split (`metrics.uncertainty`), counting rounds as the failure policy does."""
-    counts = [(sum(1 for v in vs if v),
-               sum(1 for v in vs if v is not None) if policy == "exclude" else rounds)
-              for vs in verdicts.values()]
-    figures = clustered_accuracy(counts)
-    return {key: figures[key] for key in UNCERTAINTY_KEYS}
+def _accuracy(engine: Engine, run_id: int, policy: FailurePolicy) -> dict[str, Any]:
+    """The mean success rate and its question-clustered uncertainty as every other view
+    reads them: from the run's result (`run_figures.accuracy_figures`), not recounted
+    from the rows this report walks."""
+    figures = accuracy_figures(load_outcomes(engine, run_id, policy))
+    return {"mean": figures["accuracy"], **{key: figures[key] for key in UNCERTAINTY_KEYS}}
 
 
 def _asked_and_failed(engine: Engine, run: Any, asked: dict[int, int],

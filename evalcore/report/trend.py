@@ -19,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError
-from evalcore.metrics.gate import known_metrics
+from evalcore.kinds import directions
 from evalcore.report.compare_runs import ALPHA, compare_runs
 from evalcore.report.figures import time_axis
 from evalcore.report.gates import gate_any
@@ -40,7 +40,8 @@ def _paired(engine: Engine, baseline: int, run_id: int) -> Optional[dict[str, An
 
 
 def _direction(metric: str) -> str:
-    return known_metrics().get(metric, "higher")
+    """Which way is better, as the metric's kind declares it (`MetricSpec.better`)."""
+    return directions().get(metric, "higher")
 
 
 def trend(engine: Engine, dataset: str | int, metric: str, *, model: Optional[str] = None,

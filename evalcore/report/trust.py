@@ -24,21 +24,14 @@ from evalcore.kinds import find_kind, kind_names
 from evalcore.metrics.gate import load_gate_config
 from evalcore.report.figures import bin_colour
 from evalcore.report.gates import VERDICT_WORDS, gate_any, gate_reason, verdict_of
-from evalcore.report.run_figures import RESAMPLES, interval_text, run_figures
 from evalcore.report.review_stats import run_reviews
+from evalcore.report.run_figures import RESAMPLES, figure_metrics, interval_text, run_figures
 from evalcore.report.sections import guarded_section
 from evalcore.store.datasets import names_by_id
 from evalcore.store.run_browse import finished_runs_of
 
 TEMPLATE = Path(__file__).with_name("templates") / "trust.html"
 CHROMIUM = "/usr/bin/chromium"
-HEADLINE = ("accuracy", "mean_success_rate", "perfect_share", "flaky_share", "mg_pass_at_k",
-            "semantic_entropy_mean", "judge_noise", "circular_accuracy", "template_spread",
-            "errored_rounds",
-            "accuracy_attacked", "pdr", "flips_right_to_wrong", "fairness_score", "spd", "eod",
-            "stereotype_rate", "violation_rate", "cost", "mean_latency_ms")
-
-
 class ReportError(EvalcoreError):
     """A trust report cannot be built (no runs, chromium missing)."""
 
@@ -67,39 +60,27 @@ def _dataset_names(engine: Engine, ids: set[int]) -> dict[int, str]:
 
 
 def _headline(figs: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per run, the figures its kind says head the run (`MetricSpec.heads`), each with
+    its 95% interval."""
     rows = []
     for fig in figs:
-        kind = find_kind(fig["run"]["kind"])
-        labels, own = (kind.labels, kind.headline) if kind else ({}, ())
-        m, iv = fig["metrics"], fig["intervals"]
-        names = list(HEADLINE) + list(own) + sorted(k for k in m if k.startswith("pdr_"))
-        for name in dict.fromkeys(names):
-            value = m.get(name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+        for metric in figure_metrics(fig):
+            value = metric.value
+            if not metric.heads or isinstance(value, bool) or not isinstance(value, (int, float)):
                 continue
             text = (f"{value:,}" if isinstance(value, int) else
-                    f"{value:,.0f} ms" if name == "mean_latency_ms" else
-                    interval_text(float(value), iv.get(name)))
-            label = labels.get(name) or plain(name)
+                    f"{value:,.0f} ms" if metric.name == "mean_latency_ms" else
+                    interval_text(float(value), metric.interval))
             rows.append({"run_id": fig["run"]["id"], "kind": fig["run"]["kind"],
-                         "name": label, "text": text})
+                         "name": metric.label or plain(metric.name), "text": text,
+                         "method": (metric.interval or {}).get("method", "")})
     return rows
 
 
 def plain(name: str) -> str:
-    """A figure's name as words ("mean_success_rate" -> "mean success rate")."""
-    if name.startswith("pdr_"):
-        return f"{PLAIN['pdr']}, {name[4:]} attacks"
-    return PLAIN.get(name, name.replace("_", " "))
-
-
-PLAIN = {"mg_pass_at_k": "mG-Pass@N", "pdr": "accuracy drop rate (PDR)",
-         "spd": "statistical parity difference (SPD)", "eod": "equal opportunity "
-         "difference (EOD)", "mean_latency_ms": "mean latency",
-         "semantic_entropy_mean": "answer spread (semantic entropy)",
-         "flips_right_to_wrong": "questions right when clean, wrong when attacked",
-         "accuracy_attacked": "accuracy under attack"}
-"""Names whose words alone would not say what they are."""
+    """A figure's name as words ("mean_success_rate" -> "mean success rate"), where its
+    kind gives it no label (`MetricSpec.label`)."""
+    return name.replace("_", " ")
 
 VERDICT_PLAIN = {
     "pass": "PASS: every gate that measured these runs held.",

@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from evalcore.kinds import EvalKind, Export, register, report_json, unregister
+from evalcore.kinds import EvalKind, Export, MetricSpec, register, report_json, unregister
 from tests.pages.helpers import run_page
 from tests.runner.conftest import add_model, dataset, server  # noqa: F401  (fixtures)
 
@@ -76,7 +76,7 @@ RECALL = EvalKind(
     report=report, build=build, cli=cli, figures=figures,
     exports=(Export("Recall JSON", "recall_run{run}.json", "application/json",
                     report_json(report)),),
-    headline=("recall_at_n",), gate_directions={"recall_at_n": "higher"})
+    metrics=(MetricSpec("recall_at_n", "higher", heads=True, column=True),))
 
 
 @pytest.fixture()

@@ -206,3 +206,13 @@ def test_trust_report_at_the_accuracy_floor_warns_and_claims_no_interval(engine)
     assert re.search(r"-1\.000 \[", page) is None  # PDR without an interval
     for low, high in re.findall(r"\[(-?\d+\.\d+), (-?\d+\.\d+)\]", page):
         assert -1.0 <= float(low) <= float(high) <= 1.0, (low, high)
+
+
+def test_the_trend_says_which_way_is_better_as_the_metric_declares(engine, board):
+    """Every declared figure carries its direction (`MetricSpec.better`), gated or not:
+    a rising latency is no improvement."""
+    from evalcore.kinds import metric_specs
+
+    for name in ("mean_latency_ms", "flaky_share", "mean_success_rate"):
+        assert trend(engine, "minus", name)["better"] == metric_specs("stability")[name].better
+    assert trend(engine, "minus", "mean_latency_ms")["better"] == "lower"
