@@ -1,9 +1,7 @@
 """The store: one database (SQLite by default, or PostgreSQL) that is the truth about
 datasets, runs and every model call. `tables` is the schema (SQLModel, the one definition;
-the ORM serves pages and reports), `schema` its generated SQLAlchemy Core mirror (what a
-run's path uses: no ORM, no pydantic before the first request), `db` the engine and
-migrations, `queries` the reads and writes everyone shares. `transaction(engine)` yields
-a Connection that every store function takes in place of the engine: the steps of one
+Core statements use each class's `__table__`), `db` the engine and migrations, `queries`
+the reads and writes everyone shares. `transaction(engine)` yields a Connection that every store function takes in place of the engine: the steps of one
 action then commit together, once.
 Beside it, a module of named queries per use case (run_items, run_reads, run_browse,
 datasets, attack_sets, reviews, people, model_entries).

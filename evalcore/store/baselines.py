@@ -11,8 +11,13 @@ from sqlalchemy.engine import Row
 from evalcore.errors import RunError
 from evalcore.store import run_state
 from evalcore.store.db import reading, transaction
-from evalcore.store.schema import BASELINE, DATASET, RUN
+from evalcore.store.monitor_tables import Baseline
+from evalcore.store.tables import Dataset, Run
 from evalcore.store.types import utcnow
+
+BASELINE = Baseline.__table__
+DATASET = Dataset.__table__
+RUN = Run.__table__
 
 USABLE = ("done",)
 

@@ -10,7 +10,9 @@ from typing import Any
 from sqlalchemy import case, func, select
 
 from evalcore.store.db import Bind, reading
-from evalcore.store.schema import CALL
+from evalcore.store.tables import Call
+
+CALL = Call.__table__
 
 CALL_PASSES = ("answer", "judge", "retried", "rejudge", "analysis", "meaning", "variant")
 """What a run's stored calls were for: its own answers and verdicts, failed attempts kept

@@ -15,7 +15,13 @@ from sqlalchemy.engine import Connection, Engine, Row
 
 from evalcore.dataset.records import Question
 from evalcore.store.db import reader, reading
-from evalcore.store.schema import ATTACK_SET, CALL, DATASET, ITEM, RUN
+from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
+
+ATTACK_SET = AttackSet.__table__
+CALL = Call.__table__
+DATASET = Dataset.__table__
+ITEM = Item.__table__
+RUN = Run.__table__
 
 
 def list_datasets(engine: Engine) -> list[Row]:

@@ -18,20 +18,18 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Union
+from typing import Any, Iterator, Union
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
+from sqlmodel import Session, SQLModel
 
 from evalcore.db_url import normalize_db_url
 from evalcore.errors import EvalcoreError, SettingsError
-from evalcore.store import schema
+from evalcore.store import monitor_tables, tables  # noqa: F401 - registers every table
 from evalcore.store.migrations import HEAD_REVISION
-
-if TYPE_CHECKING:
-    from sqlmodel import Session
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -188,7 +186,7 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def session_scope(engine: Bind, *, write: bool = True) -> Iterator["Session"]:
+def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
     """A session that commits on success and rolls back on error.
 
     On SQLite the write lock is taken when the transaction starts, so a read-then-write
@@ -197,8 +195,6 @@ def session_scope(engine: Bind, *, write: bool = True) -> Iterator["Session"]:
     Connection of a `transaction`, the session works inside it: its commit only flushes,
     its rollback (an error) rolls the whole transaction back.
     """
-    from sqlmodel import Session  # the ORM is for pages and reports; a run uses Core
-
     bind = engine if write else reader(engine)
     with Session(bind, expire_on_commit=False) as session:
         try:
@@ -316,4 +312,4 @@ def _current_revision(conn: Connection) -> str | None:
 
 def _has_legacy_tables(conn: Connection) -> bool:
     """True if `create_all` made our tables before Alembic managed this database."""
-    return bool(set(inspect(conn).get_table_names()) & set(schema.metadata.tables))
+    return bool(set(inspect(conn).get_table_names()) & set(SQLModel.metadata.tables))

@@ -24,8 +24,10 @@ from sqlalchemy.engine import Connection, Row
 from evalcore.config import lease_seconds as from_env
 from evalcore.errors import RunError
 from evalcore.store.db import Bind, reading, transaction
-from evalcore.store.schema import JOB
+from evalcore.store.tables import Job
 from evalcore.store.types import utcnow
+
+JOB = Job.__table__
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,11 @@ from sqlalchemy import insert, select, update
 from sqlalchemy.engine import Connection, Engine, Row
 
 from evalcore.store.db import Bind, reading, transaction
-from evalcore.store.schema import APP_USER, AUDIT_EVENT
+from evalcore.store.tables import AppUser, AuditEvent
 from evalcore.store.types import utcnow
+
+APP_USER = AppUser.__table__
+AUDIT_EVENT = AuditEvent.__table__
 
 
 def user_by_email(conn: Connection, email: str) -> Optional[Row]:

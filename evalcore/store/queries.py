@@ -21,11 +21,18 @@ from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import RunError
 from evalcore.masking import REDACTED, mask_text
-from evalcore.store.db import Bind, reading, transaction
 from evalcore.store import run_state
+from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import hold, lease_alive, list_jobs
-from evalcore.store.schema import CALL, ITEM, JOB, RUN, RUN_ITEM, RUN_SUMMARY
+from evalcore.store.tables import Call, Item, Job, Run, RunItem, RunSummary
 from evalcore.store.types import utcnow
+
+CALL = Call.__table__
+ITEM = Item.__table__
+JOB = Job.__table__
+RUN = Run.__table__
+RUN_ITEM = RunItem.__table__
+RUN_SUMMARY = RunSummary.__table__
 
 FINISHED = ("done", "failed", "cancelled")
 """Run statuses that never change again."""

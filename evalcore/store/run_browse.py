@@ -11,7 +11,11 @@ from sqlalchemy.engine import Engine
 
 from evalcore.store import run_state
 from evalcore.store.db import reader
-from evalcore.store.schema import DATASET, ITEM, RUN
+from evalcore.store.tables import Dataset, Item, Run
+
+DATASET = Dataset.__table__
+ITEM = Item.__table__
+RUN = Run.__table__
 
 SUMMARY_RUN_COLUMNS = ("id", "kind", "status", "name", "model", "judge", "dataset_id", "rounds",
                        "done", "total", "errors", "retries", "cancel_requested", "created_at",

@@ -13,8 +13,11 @@ from evalcore.dataset.records import Question
 from evalcore.errors import RunError
 from evalcore.store.db import Bind, reading
 from evalcore.store.queries import get_run
-from evalcore.store.schema import ITEM, RUN_ITEM
+from evalcore.store.tables import Item, RunItem
 from evalcore.values import validated
+
+ITEM = Item.__table__
+RUN_ITEM = RunItem.__table__
 
 
 def dataset_item_ids(engine: Bind, dataset_id: int, limit: int | None = None) -> list[int]:

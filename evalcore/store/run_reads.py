@@ -11,7 +11,11 @@ from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
 from evalcore.store.db import reader
-from evalcore.store.schema import CALL, ITEM, RUN_ITEM
+from evalcore.store.tables import Call, Item, RunItem
+
+CALL = Call.__table__
+ITEM = Item.__table__
+RUN_ITEM = RunItem.__table__
 
 
 def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:

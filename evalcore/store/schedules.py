@@ -27,8 +27,13 @@ from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
 from evalcore.store.db import Bind, reader, reading, transaction
 from evalcore.store.jobs import create_job
-from evalcore.store.schema import RUN, SCHEDULE, SCHEDULE_RUN
+from evalcore.store.monitor_tables import Schedule, ScheduleRun
+from evalcore.store.tables import Run
 from evalcore.store.types import utcnow
+
+RUN = Run.__table__
+SCHEDULE = Schedule.__table__
+SCHEDULE_RUN = ScheduleRun.__table__
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_SKIPPED = 50

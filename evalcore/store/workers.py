@@ -16,8 +16,10 @@ from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
 from evalcore.store.db import reader
-from evalcore.store.schema import WORKER
+from evalcore.store.tables import Worker
 from evalcore.store.types import utcnow
+
+WORKER = Worker.__table__
 
 HEARTBEAT_S = 3.0
 """Seconds between a worker's heartbeats."""
