@@ -186,23 +186,15 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def session_scope(engine: Bind, *, write: bool = True) -> Iterator[Session]:
-    """A session that commits on success and rolls back on error.
-
-    On SQLite the write lock is taken when the transaction starts, so a read-then-write
-    session cannot fail with "database is locked"; pass `write=False` for sessions that
-    only read (a page, an export), which then never hold up the runner. Given the
-    Connection of a `transaction`, the session works inside it: its commit only flushes,
-    its rollback (an error) rolls the whole transaction back.
-    """
-    bind = engine if write else reader(engine)
-    with Session(bind, expire_on_commit=False) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+def session_scope(bind: Bind, *, write: bool = True) -> Iterator[Session]:
+    """An ORM session inside `transaction(bind)` (or a read, `reading(bind)`, with
+    `write=False`: a page or an export that never holds up the runner). The session only
+    flushes; the transaction commits when the block ends, or rolls back if it raises, so
+    ORM and Core writes of one action commit together."""
+    with (transaction(bind) if write else reading(bind)) as conn, \
+            Session(conn, expire_on_commit=False) as session:
+        yield session
+        session.flush()
 
 
 # ---------------------------------------------------------------- migrations

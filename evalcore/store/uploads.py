@@ -5,21 +5,21 @@ may run anywhere, so the bytes go through the database (the truth about every jo
 """
 from __future__ import annotations
 
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy import insert
+from sqlalchemy.engine import Connection, Engine
 
 from evalcore.errors import EvalcoreError
 from evalcore.store.db import session_scope
 from evalcore.store.tables import Upload
 
+UPLOAD = Upload.__table__
 
-def save_upload(session: Session, data: bytes, filename: str) -> int:
-    """Store the bytes of `filename` in `session` (commit it with the job that reads them);
-    returns the upload id."""
-    row = Upload(filename=filename, data=data)
-    session.add(row)
-    session.flush()
-    return int(row.id)
+
+def save_upload(conn: Connection, data: bytes, filename: str) -> int:
+    """Store the bytes of `filename` in the caller's transaction (commit it with the job
+    that reads them); returns the upload id."""
+    return int(conn.execute(insert(UPLOAD).values(filename=filename, data=data))
+               .inserted_primary_key[0])
 
 
 def load_upload(engine: Engine, upload_id: int) -> tuple[str, bytes]:
