@@ -2,8 +2,8 @@
 importer, attack sets, question numbers).
 
 Functions taking a `conn` run inside the caller's transaction (an import, a delete: all
-or nothing), a Connection or an ORM Session alike (Core statements; rows come back);
-functions taking an `Engine` open their own short one.
+or nothing), a Connection or an ORM Session alike (Core statements; rows come back); on
+an Engine, they open a short transaction of their own.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine, Row
 
 from evalcore.dataset.records import Question
-from evalcore.store.db import reader, reading
+from evalcore.store.db import Bind, reader, reading
 from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
 
 ATTACK_SET = AttackSet.__table__
@@ -24,10 +24,10 @@ ITEM = Item.__table__
 RUN = Run.__table__
 
 
-def list_datasets(engine: Engine) -> list[Row]:
+def list_datasets(conn: Bind) -> list[Row]:
     """Every stored dataset, oldest first."""
-    with reading(engine) as conn:
-        return list(conn.execute(select(DATASET).order_by(DATASET.c.id)).all())
+    with reading(conn) as tx:
+        return list(tx.execute(select(DATASET).order_by(DATASET.c.id)).all())
 
 
 def _by_id(conn: Any, dataset_id: int) -> Optional[Row]:
@@ -59,10 +59,10 @@ def stamp_creator(conn: Connection, dataset_id: int, who: str) -> None:
     conn.execute(update(DATASET).where(DATASET.c.id == dataset_id).values(created_by=who))
 
 
-def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
+def dataset_id_named(conn: Bind, name: str) -> Optional[int]:
     """The id of the dataset called `name`, in a transaction of its own."""
-    with reading(engine) as conn:
-        return conn.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
+    with reading(conn) as tx:
+        return tx.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
 
 
 def same_content(conn: Any, sha256: str, fmt: str,
@@ -78,13 +78,13 @@ def same_content(conn: Any, sha256: str, fmt: str,
     return None
 
 
-def load_items(engine: Engine, dataset_id: int, limit: Optional[int] = None) -> list[Row]:
+def load_items(conn: Bind, dataset_id: int, limit: Optional[int] = None) -> list[Row]:
     """The stored items of a dataset in file order, the first `limit` if given."""
     query = select(ITEM).where(ITEM.c.dataset_id == dataset_id).order_by(ITEM.c.idx)
     if limit is not None:
         query = query.limit(limit)
-    with reading(engine) as conn:
-        return list(conn.execute(query).all())
+    with reading(conn) as tx:
+        return list(tx.execute(query).all())
 
 
 def insert_items(session: Any, dataset_id: int, questions: Sequence[Question]) -> None:
@@ -126,14 +126,14 @@ def delete_dataset_rows(session: Any, dataset_id: int) -> None:
     session.execute(delete(DATASET).where(DATASET.c.id == dataset_id))
 
 
-def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
+def item_positions(conn: Bind, item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
     ids = sorted({int(i) for i in item_ids})
     found: dict[int, int] = {}
-    with reading(engine) as conn:  # also inside a caller's transaction (a review clash)
+    with reading(conn) as tx:  # also inside a caller's transaction (a review clash)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
-            found.update({int(i): int(x) for i, x in conn.execute(query)})
+            found.update({int(i): int(x) for i, x in tx.execute(query)})
     return found
 
 
@@ -155,16 +155,16 @@ def task_types(engine: Engine, dataset_id: int) -> set[str]:
         return {str(t) for (t,) in conn.execute(query)}
 
 
-def dataset_with_items(engine: Engine, dataset_id: int, item_ids: Sequence[int]
+def dataset_with_items(conn: Bind, dataset_id: int, item_ids: Sequence[int]
                        ) -> tuple[Optional[Row], dict[int, Row]]:
     """(a dataset by id, None if gone; {item id: item row} of `item_ids`), in one read."""
     found: dict[int, Row] = {}
-    with reading(engine) as conn:
-        dataset = _by_id(conn, dataset_id)
+    with reading(conn) as tx:
+        dataset = _by_id(tx, dataset_id)
         ids = list(item_ids)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             chunk = ids[start:start + 500]
-            for row in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
+            for row in tx.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
                 found[int(row.id)] = row
     return dataset, found
 

@@ -6,7 +6,7 @@ a busy timeout, and transactions start with `BEGIN IMMEDIATE`: a deferred transa
 that reads and then writes fails at once with "database is locked" when another writer
 got in between, while IMMEDIATE takes the write lock up front and waits its turn (up to
 the busy timeout). Reads that never write go through `reader(engine)`, a plain `BEGIN`
-that neither blocks nor waits for writers; the queries module does that for its reads.
+that neither blocks nor waits for writers; the store's reads go through `reading`.
 PostgreSQL URLs (`postgresql+psycopg://`; `postgres://` and `postgresql://` are read as
 that) work the same; the session time zone is UTC.
 
@@ -127,8 +127,9 @@ def _make_folder(folder: Path) -> None:
 
 
 Bind = Union[Engine, Connection]
-"""What the store's functions take: an Engine (each call is its own transaction) or the
-Connection of an open `transaction` (the call joins it; the caller commits once)."""
+"""What the store's functions take, as their `conn`: the Connection of an open
+`transaction` (the call joins it; the caller commits once), or an Engine (the call opens
+a short transaction of its own)."""
 
 
 def reader(engine: Bind) -> Bind:

@@ -6,7 +6,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from evalcore.store.db import reader, session_scope
+from evalcore.store.db import Bind, reader, session_scope
 from evalcore.store.tables import ModelEntry, utcnow
 
 
@@ -17,10 +17,10 @@ def model_tables(engine: Engine) -> dict[str, dict[str, Any]]:
                 for row in session.exec(select(ModelEntry).order_by(ModelEntry.name))}
 
 
-def save_model_tables(engine: Engine, tables: dict[str, dict[str, Any]], editor: str) -> None:
+def save_model_tables(conn: Bind, tables: dict[str, dict[str, Any]], editor: str) -> None:
     """Make the stored list equal `tables` in one transaction: changed rows are updated
     (with who and when), new ones inserted, missing ones deleted."""
-    with session_scope(engine) as session:
+    with session_scope(conn) as session:
         rows = {row.name: row for row in session.exec(select(ModelEntry))}
         for name, row in rows.items():
             if name not in tables:

@@ -10,7 +10,7 @@ from typing import Any, Optional
 from sqlalchemy import and_, case, func, select
 from sqlalchemy.engine import Engine
 
-from evalcore.store.db import reader
+from evalcore.store.db import Bind, reader
 from evalcore.store.tables import Call, Item, RunItem
 
 CALL = Call.__table__
@@ -85,9 +85,9 @@ def run_prompt_chars(engine: Engine, run_id: int) -> Optional[int]:
     return None if mean is None else round(float(mean))
 
 
-def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
+def recent_latencies(conn: Bind, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    return [ms for ms, _, _ in recent_call_sizes(engine, model, sample)]
+    return [ms for ms, _, _ in recent_call_sizes(conn, model, sample)]
 
 
 def recent_call_sizes(engine: Engine, model: str, sample: int) -> list[tuple[float, int, int]]:
