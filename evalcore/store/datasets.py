@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional, Union
 
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.engine import Connection, Row
 
 from evalcore.dataset.records import Question
-from evalcore.store.db import Bind, reader, reading
+from evalcore.store.db import Bind, reading
 from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
 
 ATTACK_SET = AttackSet.__table__
@@ -137,22 +137,22 @@ def item_positions(conn: Bind, item_ids: Iterable[int]) -> dict[int, int]:
     return found
 
 
-def item_texts(engine: Engine, dataset_id: int, limit: Optional[int] = None
+def item_texts(conn: Bind, dataset_id: int, limit: Optional[int] = None
                ) -> list[tuple[str, Any]]:
     """(question, choices) of a dataset's items in file order, the first `limit` if given."""
     query = (select(ITEM.c.question, ITEM.c.choices).where(ITEM.c.dataset_id == dataset_id)
              .order_by(ITEM.c.idx))
     if limit is not None:
         query = query.limit(limit)
-    with reader(engine).connect() as conn:
-        return [(q, choices) for q, choices in conn.execute(query)]
+    with reading(conn) as tx:
+        return [(q, choices) for q, choices in tx.execute(query)]
 
 
-def task_types(engine: Engine, dataset_id: int) -> set[str]:
+def task_types(conn: Bind, dataset_id: int) -> set[str]:
     """The distinct task types of a dataset's items."""
     query = select(ITEM.c.task_type).where(ITEM.c.dataset_id == dataset_id).distinct()
-    with reader(engine).connect() as conn:
-        return {str(t) for (t,) in conn.execute(query)}
+    with reading(conn) as tx:
+        return {str(t) for (t,) in tx.execute(query)}
 
 
 def dataset_with_items(conn: Bind, dataset_id: int, item_ids: Sequence[int]
@@ -169,20 +169,20 @@ def dataset_with_items(conn: Bind, dataset_id: int, item_ids: Sequence[int]
     return dataset, found
 
 
-def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
+def names_by_id(conn: Bind, ids: Iterable[int]) -> dict[int, str]:
     """{dataset id: name} of the given ids (deleted ones are left out)."""
-    with reader(engine).connect() as conn:
-        return {int(i): n for i, n in conn.execute(
+    with reading(conn) as tx:
+        return {int(i): n for i, n in tx.execute(
             select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
-def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str, str]], int]:
+def catalog_rows(conn: Bind) -> tuple[set[int], list[tuple[int, str, str]], int]:
     """(ids of the datasets derived from attack sets, (id, format, task type) of every
     dataset, how many attack sets there are), in one read."""
-    with reader(engine).connect() as conn:
-        derived = {int(i) for (i,) in conn.execute(
+    with reading(conn) as tx:
+        derived = {int(i) for (i,) in tx.execute(
             select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
-        formats = [(int(i), str(f), str(t)) for i, f, t in conn.execute(
+        formats = [(int(i), str(f), str(t)) for i, f, t in tx.execute(
             select(DATASET.c.id, DATASET.c.format, DATASET.c.task_type))]
-        count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
+        count = int(tx.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count

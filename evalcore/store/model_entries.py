@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.engine import Engine
 from sqlmodel import select
 
-from evalcore.store.db import Bind, reader, session_scope
+from evalcore.store.db import Bind, session_scope
 from evalcore.store.tables import ModelEntry, utcnow
 
 
-def model_tables(engine: Engine) -> dict[str, dict[str, Any]]:
+def model_tables(conn: Bind) -> dict[str, dict[str, Any]]:
     """Every stored model's settings, by name."""
-    with session_scope(reader(engine), write=False) as session:
+    with session_scope(conn, write=False) as session:
         return {row.name: dict(row.config)
                 for row in session.exec(select(ModelEntry).order_by(ModelEntry.name))}
 

@@ -1,8 +1,9 @@
 """The reads and writes of attack-item review (`evalcore.perturb.review`).
 
 Each action is one transaction (its own, or the caller's: `store.db.transaction`) that
-changes the item and appends its `ReviewEvent` together; `expected_status` makes the update conditional (a reviewer who was
-shown a stale status changes nothing and the caller says who did).
+changes the item and appends its `ReviewEvent` together; `expected_status` makes the
+update conditional (a reviewer who was shown a stale status changes nothing and the
+caller says who did).
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
-from evalcore.store.db import Bind, reader, reading, transaction
+from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import create_job
 from evalcore.store.monitor_tables import Schedule, ScheduleRun
 from evalcore.store.tables import Run
@@ -172,15 +172,15 @@ def schedule_runs(conn: Bind, schedule_id: int, limit: int = 200) -> list[Row]:
         return list(reversed(tx.execute(query).all()))
 
 
-def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
+def run_statuses(conn: Bind, run_ids: list[int]) -> dict[int, str]:
     """{run id: its status} as users see it (`run_state.STATUS`: its job's while it has
     one), for the runs a schedule's due times made; a deleted run is absent."""
     if not run_ids:
         return {}
     query = (run_state.with_state(select(RUN.c.id, run_state.STATUS).select_from(RUN))
              .where(RUN.c.id.in_(sorted(set(run_ids)))))
-    with reader(engine).connect() as conn:
-        return {int(i): str(status) for i, status in conn.execute(query)}
+    with reading(conn) as tx:
+        return {int(i): str(status) for i, status in tx.execute(query)}
 
 
 def set_paused(conn: Bind, schedule_id: int, paused: bool) -> Row:
@@ -297,7 +297,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
         return None  # another worker handled this due time in the meantime
 
 
-def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
+def enqueue_due(conn: Bind, now: Optional[datetime] = None, *,
                 unreachable: Optional[Unreachable] = None,
                 running_since: Optional[datetime] = None) -> list[int]:
     """Queue one job per schedule that has fallen due (called by every worker); returns
@@ -305,16 +305,16 @@ def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
     reach the database, `running_since` since when it runs: the reasons recorded on the
     due times it missed (an outage, a late tick, or no worker at all)."""
     now = now or utcnow()
-    with reader(engine).connect() as conn:
-        due = list(conn.execute(select(SCHEDULE.c.id).where(
+    with reading(conn) as tx:
+        due = list(tx.execute(select(SCHEDULE.c.id).where(
             SCHEDULE.c.paused.is_(False), SCHEDULE.c.next_due_at <= now)).scalars())
-    made = [_enqueue_one(engine, int(sid), now, unreachable, running_since) for sid in due]
+    made = [_enqueue_one(conn, int(sid), now, unreachable, running_since) for sid in due]
     return [j for j in made if j is not None]
 
 
 def enqueue_checks(engine: Engine) -> list[int]:
     """Queue one gate-and-alert job per scheduled run that ended and was not checked."""
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         ended = list(conn.execute(
             run_state.with_state(select(SCHEDULE_RUN.c.id)
                                  .join(RUN, RUN.c.id == SCHEDULE_RUN.c.run_id))
