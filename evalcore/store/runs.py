@@ -23,11 +23,9 @@ from evalcore.store.redaction import redact_run_fields
 from evalcore.store.tables import Call, Job, Run, RunItem, RunSummary
 from evalcore.store.types import utcnow
 
-CALL = Call.__table__
-JOB = Job.__table__
 RUN = Run.__table__
-RUN_ITEM = RunItem.__table__
-RUN_SUMMARY = RunSummary.__table__
+CALL = Call.__table__
+RUN_ITEM, RUN_SUMMARY, JOB = RunItem.__table__, RunSummary.__table__, Job.__table__
 
 FINISHED = ("done", "failed", "cancelled")
 """Run statuses that never change again."""
@@ -88,10 +86,8 @@ def delete_run(conn: Bind, run_id: int) -> Row:
         raise RunError(f"run {run_id} is being executed by {live[0].owner}; cancel it first "
                        f"(`python -m evalcore runs cancel {run_id}`) and delete it when it stopped")
     with transaction(conn) as tx:
-        tx.execute(delete(CALL).where(CALL.c.run_id == run_id))
-        tx.execute(delete(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id))
-        tx.execute(delete(RUN_ITEM).where(RUN_ITEM.c.run_id == run_id))
-        tx.execute(delete(JOB).where(JOB.c.run_id == run_id))
+        for child in (CALL, RUN_SUMMARY, RUN_ITEM, JOB):  # what points at the run first
+            tx.execute(delete(child).where(child.c.run_id == run_id))
         tx.execute(delete(RUN).where(RUN.c.id == run_id))
     return run
 
