@@ -110,5 +110,6 @@ def test_a_run_read_over_core_has_what_the_orm_read(store):
     job = jobs.get_job(store, job_id)
     assert (row.status, row.cancel_requested) == ("cancelled", True) == (
         job.status, job.cancel_requested)  # the job's state, not the run row's
-    assert row.finished_at is not None and row.finished_at.utcoffset() is not None  # aware UTC, as created_at
+    # aware UTC, as created_at
+    assert row.finished_at is not None and row.finished_at.utcoffset() is not None
     assert [r.id for r in queries.list_runs(store, status="cancelled")] == [run.id]
