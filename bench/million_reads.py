@@ -43,7 +43,9 @@ def build(questions: int, rounds: int) -> tuple[int, int, int]:
     from evalcore.dataset import load_items
     from evalcore.store import queries
     from evalcore.store.db import get_engine
-    from evalcore.store.schema import CALL, RUN_ITEM
+    from evalcore.store.tables import Call, RunItem
+    CALL = Call.__table__
+    RUN_ITEM = RunItem.__table__
     from tests.fakes.stored_runs import seed_dataset
 
     engine = get_engine(load_settings().db_url)

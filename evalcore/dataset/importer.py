@@ -29,7 +29,7 @@ from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.error_text import shown_list
 from evalcore.errors import DatasetError, DuplicateDatasetError
 from evalcore.store import datasets
-from evalcore.store.db import session_scope
+from evalcore.store.dataset_writes import store_dataset
 from evalcore.store.tables import Dataset
 from evalcore.values import validated
 
@@ -212,9 +212,9 @@ def _choose(name: str, columns: list[str], format: str,
             guess = with_answers(guess, rows())
             return None, guess.mapping, guess.task_reason
         hint = (f"; a guess to start from: {guess.mapping_hint()}" if guess.mapping else "")
-        raise DatasetError(f"{name}: columns {shown_list(columns)} match no known format and cannot be "
-                           f"guessed safely: {guess.question_for_user()}; give a column mapping "
-                           f"(question, reference, choices, task_type){hint}")
+        raise DatasetError(f"{name}: columns {shown_list(columns)} match no known format and "
+                           f"cannot be guessed safely: {guess.question_for_user()}; give a "
+                           f"column mapping (question, reference, choices, task_type){hint}")
     try:
         spec = get_format(format)
     except KeyError as exc:
@@ -278,37 +278,29 @@ def _store(engine: "Engine", header: dict[str, str], questions: Iterable[Questio
     name = (name or Path(source_file).stem or "").strip()
     if not name:
         raise DatasetError(f"{source_file}: give the dataset a name")
+
+    def check(session: Any) -> None:
+        if not allow_duplicate:
+            # the same bytes read as another format (MC1 / MC2) are another
+            same = datasets.same_content(session, header["sha256"], header["format"], mapping)
+            if same is not None:
+                raise DuplicateContentError(
+                    f"{source_file}: the same content was already imported as dataset "
+                    f"'{same.name}' (id {same.id}, {same.created_at:%Y-%m-%d %H:%M}); use that "
+                    "one, or import again with allow_duplicate (--allow-duplicate)",
+                    same.name, int(same.id))
+        clash = datasets.dataset_named(session, name)
+        if clash is not None:
+            raise _name_taken(name, clash.id, source_file)
+
+    def finished(count: int) -> tuple[str, dict[str, Any], list[int]]:
+        if not count:
+            raise _no_rows(source_file)
+        return finish()
+
     try:
-        with session_scope(engine) as session:
-            if not allow_duplicate:
-                # the same bytes read as another format (MC1 / MC2) are another
-                same = datasets.same_content(session, header["sha256"], header["format"],
-                                             mapping)
-                if same is not None:
-                    raise DuplicateContentError(
-                        f"{source_file}: the same content was already imported as dataset "
-                        f"'{same.name}' (id {same.id}, {same.created_at:%Y-%m-%d %H:%M}); use that "
-                        "one, or import again with allow_duplicate (--allow-duplicate)",
-                        same.name, int(same.id))
-            clash = datasets.dataset_named(session, name)
-            if clash is not None:
-                raise _name_taken(name, clash.id, source_file)
-            dataset = Dataset(name=name, language="", item_count=0, meta={}, **header)
-            session.add(dataset)
-            session.flush()
-            count = 0
-            for batch in _batches(questions):
-                datasets.insert_items(session, int(dataset.id), batch)  # type: ignore[arg-type]
-                count += len(batch)
-                if on_progress is not None:
-                    on_progress(count)
-            if not count:
-                raise _no_rows(source_file)
-            dataset.language, dataset.meta, undecided = finish()
-            datasets.set_item_language(session, int(dataset.id), undecided,  # type: ignore[arg-type]
-                                       dataset.language)
-            dataset.item_count = count
-            session.add(dataset)
+        dataset = store_dataset(engine, {"name": name, **header}, _batches(questions),
+                                check=check, finish=finished, on_progress=on_progress)
     except IntegrityError as exc:
         # Another process may have taken the name between our check and the insert
         # (read afresh: a caller's transaction, if given one, was rolled back).

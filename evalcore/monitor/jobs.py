@@ -23,9 +23,9 @@ from evalcore.monitor.alerts import build_message, deliver
 from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
 from evalcore.report.gates import NO_BASELINE, baseline_gate, gate_any, gate_reason, verdict_of
 from evalcore.runner.jobs import JobContext, handler
-from evalcore.store import jobs, queries, schedules
+from evalcore.store import datasets, jobs, queries, schedules
 from evalcore.store.baselines import baseline_for_run
-from evalcore.store.tables import Dataset
+from evalcore.store.db import transaction
 
 
 def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
     # One transaction from the fence to the link: a worker paused between the look and
     # the insert (cut off from the database, stopped) cannot make a second run after its
     # job was taken over; the takeover's claim waits for this to commit or roll back.
-    with engine.begin() as conn:
+    with transaction(engine) as conn:
         jobs.hold(conn, ctx.fence)
         run_id = schedules.scheduled_run_named(conn, name)
         if run_id is None:
@@ -83,7 +83,7 @@ async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
     verdict, checks, baseline, reason = await asyncio.to_thread(_gate, engine, schedule, run)
 
     def store() -> None:
-        with engine.begin() as conn:
+        with transaction(engine) as conn:
             jobs.hold(conn, ctx.fence)
             schedules.update_schedule_run(conn, row_id, verdict=verdict, checks=checks,
                                           baseline_id=baseline, reason=reason or None)
@@ -103,11 +103,9 @@ async def _check(ctx: JobContext, row_id: int) -> dict[str, Any]:
 
 
 def _dataset_name(engine: Any, dataset_id: Any) -> str:
-    from sqlmodel import Session
-
-    with Session(engine) as session:
-        row = session.get(Dataset, dataset_id) if dataset_id is not None else None
-    return row.name if row is not None else "?"
+    if dataset_id is None:
+        return "?"
+    return datasets.names_by_id(engine, [int(dataset_id)]).get(int(dataset_id), "?")
 
 
 @handler("schedule")

@@ -11,24 +11,24 @@ import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
+import evalcore.perturb as perturb
 from evalcore.config import load_settings
 from evalcore.dataset import get_dataset, load_items
 from evalcore.dataset.records import Question
-import evalcore.perturb as perturb
 from evalcore.perturb.set_storage import (
     Fence,
     append,
+    default_set_name,
     derived_format,
-    free_name,
     lineage,
+    named_set_refused,
     row_from_result,
-    set_name_for,
 )
 from evalcore.perturb.sets import AttackSetError, get_attack_set, normalize_level
 from evalcore.providers.client import run_closing_clients
 from evalcore.store import attack_sets as q
-from evalcore.store.db import session_scope
-from evalcore.store.tables import AttackSet, Dataset
+from evalcore.store.attack_set_writes import create_empty_attack_set
+from evalcore.store.tables import AttackSet
 from evalcore.values import validated
 
 if TYPE_CHECKING:
@@ -63,29 +63,25 @@ def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
     if limit is not None and limit < 1:
         raise AttackSetError(f"limit must be at least 1 (got {limit})")
     source = get_dataset(engine, dataset)
-    with session_scope(engine) as session:
-        count = q.count_items(session, int(source.id))  # type: ignore[arg-type]
+
+    def fields(count: int) -> dict[str, Any]:
         total = min(count, limit) if limit is not None else count
         if not total:
             raise AttackSetError(f"dataset {source.name!r} has no items to attack")
-        set_name = set_name_for(session, name, source.name, level, seed)
         spec = {"params": dict(params or {}), "resolved": resolved,
                 "translator": translator, "limit": limit, "total": total}
-        attack_set = AttackSet(name=set_name, source_dataset_id=source.id, level=level,
-                               origin="generated", seed=seed, params=spec,
-                               created_by=created_by, item_count=0)
-        session.add(attack_set)
-        session.flush()
-        meta = {"lineage": lineage(attack_set, source), "attack_level": level}
-        derived = Dataset(name=free_name(session, f"attack:{set_name}", Dataset),
-                          format=derived_format(source.format), task_type=source.task_type,
-                          language=source.language, source_file="", sha256="",
-                          item_count=0, meta=meta)
-        session.add(derived)
-        session.flush()
-        attack_set.dataset_id = derived.id
-        session.add(attack_set)
-        return int(attack_set.id)  # type: ignore[arg-type]
+        return {"level": level, "origin": "generated", "seed": seed, "params": spec,
+                "created_by": created_by}
+
+    def derived(attack_set: AttackSet) -> dict[str, Any]:
+        return {"format": derived_format(source.format),
+                "meta": {"lineage": lineage(attack_set, source), "attack_level": level}}
+
+    with named_set_refused():
+        return create_empty_attack_set(
+            engine, source=source, name=name,
+            default_name=default_set_name(source.name, level, seed), fields=fields,
+            derived=derived)
 
 
 async def generate_attack_items_async(engine: "Engine", set_id: int, *,

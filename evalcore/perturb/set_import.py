@@ -35,8 +35,7 @@ from evalcore.perturb.set_storage import (
     as_float,
     as_int,
     as_pairs,
-    free_name,
-    refuse_taken,
+    choose_name,
     store_set,
 )
 from evalcore.perturb.sets import (
@@ -45,7 +44,6 @@ from evalcore.perturb.sets import (
     list_attack_sets,
     normalize_level,
 )
-from evalcore.store.db import session_scope
 from evalcore.store.tables import AttackSet
 
 if TYPE_CHECKING:
@@ -161,11 +159,9 @@ def plan_import(engine: "Engine", source: Any, *, filename: Optional[str] = None
     given = datasets.get_dataset(engine, source_dataset) if source_dataset is not None else None
     clean, how = _find_clean(engine, parsed, base_format, given)
     stem = Path(parsed.source_file).stem or "attacked"
-    with session_scope(engine, write=False) as session:
-        if name:
-            refuse_taken(session, name)  # refused now, not when the job stores the set
-        else:  # the file's stem, or stem-2 ... when a set has it (an import "anyway")
-            name = free_name(session, stem, AttackSet)
+    # a name given is refused now, not when the job stores the set; else the file's stem,
+    # or stem-2 ... when a set has it (an import "anyway")
+    name = choose_name(engine, name, stem)
     return parsed, level, clean, how, name
 
 

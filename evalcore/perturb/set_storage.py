@@ -1,34 +1,48 @@
-"""How an attack set is written: its derived dataset's questions, lineage, names and the
-all-or-nothing transaction of an imported set or a generated batch.
+"""What an attack set is written as: its derived dataset's questions, lineage and names.
 
 The rows (`row` dicts: source item, attacked text, attack_num, pairs, similarity, flags,
-details, meta) come from `perturb.generate` or `perturb.set_import`; the SQL is
-`evalcore.store.attack_sets`.
+details, meta) come from `perturb.generate` or `perturb.set_import`; the transactions that
+write them are `evalcore.store.attack_set_writes`.
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional
 
 from evalcore.dataset.records import ParsedDataset, Question
 from evalcore.perturb.sets import AttackSetError
-from evalcore.store import attack_sets as q
-from evalcore.store.datasets import insert_items
-from evalcore.store.db import session_scope
-from evalcore.store.tables import AttackSet, Dataset
+from evalcore.store import attack_set_writes as writes
+from evalcore.store.attack_set_writes import Fence
+from evalcore.store.tables import AttackSet
 from evalcore.values import validated
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
-    from sqlmodel import Session
 
     from evalcore.store.tables import Item
 
-Fence = Callable[[Any], None]
-"""Called with the SQLAlchemy connection inside each batch's write transaction, before
-anything is written; raising aborts (rolls back) that batch. The job engine checks its
-lease's fencing token here, so a worker whose lease was taken over cannot write."""
+
+@contextmanager
+def named_set_refused() -> Iterator[None]:
+    """A set name that is taken, as the error a user acts on."""
+    try:
+        yield
+    except writes.SetNameTaken as exc:
+        raise AttackSetError(f"an attack set named {exc.name!r} already exists (id "
+                             f"{exc.set_id}); choose another name") from None
+
+
+def default_set_name(dataset_name: str, level: str, seed: Optional[int]) -> str:
+    """"<dataset>-<level>[-s<seed>]": a set's name when none is given (made free)."""
+    return f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
+
+
+def choose_name(engine: "Engine", name: Optional[str], default: str) -> str:
+    """The name asked for (refused when taken), else `default` made free."""
+    with named_set_refused():
+        return writes.choose_set_name(engine, name, default)
 
 
 def store_set(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, Any]]],
@@ -41,53 +55,33 @@ def store_set(engine: "Engine", *, source: Any, rows: Optional[list[dict[str, An
     the attack items: all or nothing (after `fence`, in one transaction). `source` is the
     clean dataset, or a ParsedDataset to create as `clean_name`; `rows_of(clean items)`
     makes the rows inside the transaction when the clean dataset may be new (imports)."""
-    with session_scope(engine) as session:
-        if fence is not None:
-            fence(session.connection())
-        if isinstance(source, ParsedDataset):
-            source = q.insert_dataset(session, source, free_name(session, clean_name, Dataset))
-        if rows_of is not None:
-            rows = rows_of(q.dataset_items(session, int(source.id)))
-        assert rows is not None
-        set_name = set_name_for(session, name, source.name, level, seed)
-        attack_set = AttackSet(name=set_name, source_dataset_id=source.id, level=level,
-                               origin=origin, seed=seed, params=params, created_by=created_by,
-                               item_count=len(rows))
-        session.add(attack_set)
-        session.flush()
+
+    def derive(attack_set: AttackSet, source: Any, rows: list[dict[str, Any]]) -> ParsedDataset:
         questions = [derived_question(r, level) for r in rows]
         text = json.dumps([x.question for x in questions], ensure_ascii=False)
-        derived = ParsedDataset(format=fmt or derived_format(source.format),
-                                task_type=source.task_type,
-                                language=source.language, questions=questions,
-                                source_file=source_file,
-                                sha256=sha256 or hashlib.sha256(text.encode()).hexdigest(),
-                                meta={**(meta or {}), "lineage": lineage(attack_set, source),
-                                      "attack_level": level})
-        dataset = q.insert_dataset(session, derived, free_name(session, f"attack:{set_name}",
-                                                               Dataset))
-        attack_set.dataset_id = dataset.id
-        session.add(attack_set)
-        q.insert_attack_items(session, int(attack_set.id), int(dataset.id), rows)  # type: ignore[arg-type]
-        session.flush()
-        session.refresh(attack_set)
-    return attack_set
+        return ParsedDataset(format=fmt or derived_format(source.format),
+                             task_type=source.task_type, language=source.language,
+                             questions=questions, source_file=source_file,
+                             sha256=sha256 or hashlib.sha256(text.encode()).hexdigest(),
+                             meta={**(meta or {}), "lineage": lineage(attack_set, source),
+                                   "attack_level": level})
+
+    fields = {"level": level, "origin": origin, "seed": seed, "params": params,
+              "created_by": created_by}
+    with named_set_refused():
+        return writes.store_attack_set(
+            engine, source=source, clean_name=clean_name, rows=rows, rows_of=rows_of,
+            name=name, default_name=lambda dataset: default_set_name(dataset, level, seed),
+            fields=fields, derive=derive, fence=fence)
 
 
 def append(engine: "Engine", set_id: int, rows: list[dict[str, Any]],
            fence: Optional[Fence]) -> None:
     """One generated batch: derived items, attack items and the counts, in one transaction."""
-    with session_scope(engine) as session:
-        if fence is not None:
-            fence(session.connection())
-        attack_set = session.get(AttackSet, set_id)
-        if attack_set is None or attack_set.dataset_id is None:
-            raise AttackSetError(f"attack set {set_id} was deleted while it was generated")
-        level = attack_set.level
-        insert_items(session, int(attack_set.dataset_id), [derived_question(r, level)
-                                                             for r in rows])
-        q.insert_attack_items(session, set_id, attack_set.dataset_id, rows)
-        q.add_to_counts(session, set_id, attack_set.dataset_id, len(rows))
+    if not writes.append_attack_items(
+            engine, set_id, rows, lambda level: [derived_question(r, level) for r in rows],
+            fence):
+        raise AttackSetError(f"attack set {set_id} was deleted while it was generated")
 
 
 def derived_meta(row: dict[str, Any], level: str) -> dict[str, Any]:
@@ -170,32 +164,3 @@ def as_pairs(value: Any) -> list[list[str]]:
     if isinstance(value, (list, tuple)):
         return [[str(p[0]), str(p[1])] for p in value if len(p) == 2 and p[0] != p[1]]
     return []
-
-
-def free_name(session: "Session", wanted: str, table: Any) -> str:
-    """`wanted`, or `wanted-2`, `wanted-3` ... when `table` has it."""
-    taken = q.names_starting(session, wanted, table)
-    if wanted not in taken:
-        return wanted
-    n = 2
-    while f"{wanted}-{n}" in taken:
-        n += 1
-    return f"{wanted}-{n}"
-
-
-def set_name_for(session: "Session", name: Optional[str], dataset_name: str, level: str,
-                 seed: Optional[int]) -> str:
-    """The name asked for (refused when taken), else "<dataset>-<level>[-s<seed>]" made free."""
-    if name:
-        refuse_taken(session, name)
-        return name
-    base = f"{dataset_name}-{level}" + (f"-s{seed}" if seed is not None else "")
-    return free_name(session, base, AttackSet)
-
-
-def refuse_taken(session: "Session", name: str) -> None:
-    """AttackSetError when a set is called `name` already."""
-    clash = q.set_named(session, name)
-    if clash is not None:
-        raise AttackSetError(f"an attack set named {name!r} already exists (id {clash}); "
-                             "choose another name")

@@ -21,7 +21,7 @@ from evalcore.perturb.set_import import import_attack_set, plan_import
 from evalcore.perturb.sets import get_attack_set, set_of_job
 from evalcore.runner.progress import ProgressPump
 from evalcore.store import jobs
-from evalcore.store.db import session_scope
+from evalcore.store.db import transaction
 from evalcore.store.jobs import hold, list_jobs
 from evalcore.store.uploads import delete_upload, load_upload, save_upload
 
@@ -100,15 +100,15 @@ def create_import_job(engine: Engine, data: bytes, *, filename: str, name: Optio
     parsed, level, _, _, _ = plan_import(engine, data, filename=filename, name=name,
                                          level=level, source_dataset=source_dataset,
                                          allow_duplicate=allow_duplicate)
-    with session_scope(engine) as session:  # the bytes and their job, both or neither
-        upload_id = save_upload(session, data, filename)
+    with transaction(engine) as conn:  # the bytes and their job, both or neither
+        upload_id = save_upload(conn, data, filename)
         # The user's name (or none: the job picks a free one when it stores the set, so
         # two imports queued together never ask for the same default name).
         params = {"upload_id": upload_id, "filename": filename, "name": name,
                   "level": level, "source_dataset": source_dataset, "check": check,
                   "similarity": similarity, "allow_duplicate": allow_duplicate,
                   "created_by": created_by}
-        return jobs.create_job(session.connection(), "attack_import", params=params,
+        return jobs.create_job(conn, "attack_import", params=params,
                                created_by=created_by,
                                label=f"import of {filename} ({level} level)",
                                total=len(parsed.questions) if check else 0)

@@ -1,7 +1,8 @@
 """The reads and writes of attack sets: named queries for `evalcore.perturb`'s set modules.
 
 Functions taking a `Session` run inside the caller's transaction (a generated batch, an
-imported set: all or nothing); functions taking an `Engine` open their own short one.
+imported set: all or nothing: `store.attack_set_writes`); those taking a `conn` join the
+caller's transaction, or open a short one of their own on an Engine.
 Nothing here raises the perturb layer's errors: a query returns what it found (None, a
 clash id, the runs that use a set) and the caller words the error.
 """
@@ -10,12 +11,11 @@ from __future__ import annotations
 from typing import Any, Optional, Union
 
 from sqlalchemy import delete, func, insert, update
-from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from evalcore.dataset.records import ParsedDataset
 from evalcore.store.datasets import insert_items
-from evalcore.store.db import session_scope
+from evalcore.store.db import Bind, session_scope
 from evalcore.store.tables import (
     AttackItem,
     AttackSet,
@@ -38,9 +38,9 @@ def dataset_items(session: Session, dataset_id: int) -> list[Item]:
     return list(session.exec(select(Item).where(Item.dataset_id == dataset_id)))
 
 
-def stored_sources(engine: Engine, set_id: int) -> set[int]:
+def stored_sources(conn: Bind, set_id: int) -> set[int]:
     """The source item ids a set already holds (a resumed generation skips them)."""
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return set(session.exec(select(AttackItem.source_item_id)
                                 .where(AttackItem.attack_set_id == set_id)))
 
@@ -88,20 +88,20 @@ def set_named(session: Session, name: str) -> Optional[int]:
     return session.exec(select(AttackSet.id).where(AttackSet.name == name)).first()
 
 
-def list_sets(engine: Engine, source_dataset_id: Optional[int] = None) -> list[AttackSet]:
+def list_sets(conn: Bind, source_dataset_id: Optional[int] = None) -> list[AttackSet]:
     """Every attack set, oldest first; only those of one source dataset if given."""
     query = select(AttackSet).order_by(AttackSet.id)  # type: ignore[arg-type]
     if source_dataset_id is not None:
         query = query.where(AttackSet.source_dataset_id == source_dataset_id)
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return list(session.exec(query).all())
 
 
-def find_set(engine: Engine, id_or_name: Union[str, int]) -> tuple[Optional[AttackSet],
+def find_set(conn: Bind, id_or_name: Union[str, int]) -> tuple[Optional[AttackSet],
                                                                    list[str]]:
     """(the set by id or name, None if there is none; and "id:name" of every set when
     not found, for the error)."""
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         found = None
         if isinstance(id_or_name, int) or str(id_or_name).strip().isdigit():
             found = session.get(AttackSet, int(id_or_name))
@@ -113,10 +113,10 @@ def find_set(engine: Engine, id_or_name: Union[str, int]) -> tuple[Optional[Atta
                       session.exec(select(AttackSet).order_by(AttackSet.id)).all()]  # type: ignore[arg-type]
 
 
-def delete_set(engine: Engine, attack_set: AttackSet) -> list[int]:
+def delete_set(conn: Bind, attack_set: AttackSet) -> list[int]:
     """Delete a set, its jobs, review events, attack items and derived dataset in one
     transaction, unless runs asked its items: then delete nothing and return those runs."""
-    with session_scope(engine) as session:
+    with session_scope(conn) as session:
         used = session.exec(select(Call.run_id).join(Item, Item.id == Call.item_id)
                             .where(Item.dataset_id == attack_set.dataset_id).distinct()).all()
         if used:
@@ -132,10 +132,10 @@ def delete_set(engine: Engine, attack_set: AttackSet) -> list[int]:
     return []
 
 
-def items_and_sets(engine: Engine, set_ids: list[int]
+def items_and_sets(conn: Bind, set_ids: list[int]
                    ) -> tuple[dict[int, AttackItem], dict[int, AttackSet]]:
     """({attack item id: item}, {set id: set}) of the given sets, in one read."""
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         items = {a.id: a for a in session.exec(select(AttackItem).where(
             AttackItem.attack_set_id.in_(set_ids)))}  # type: ignore[attr-defined]
         sets = {s.id: s for s in session.exec(select(AttackSet).where(

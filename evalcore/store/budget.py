@@ -19,7 +19,9 @@ from sqlalchemy import delete, select, text
 from sqlalchemy.engine import Engine
 
 from evalcore.store.jobs import now_expr
-from evalcore.store.schema import MODEL_BUDGET
+from evalcore.store.tables import ModelBudget
+
+MODEL_BUDGET = ModelBudget.__table__
 
 BUDGET_LEASE_S = 5.0
 """A holder row not synced for this long belongs to a dead worker."""

@@ -10,7 +10,9 @@ from typing import Any
 from sqlalchemy import case, func, select
 
 from evalcore.store.db import Bind, reading
-from evalcore.store.schema import CALL
+from evalcore.store.tables import Call
+
+CALL = Call.__table__
 
 CALL_PASSES = ("answer", "judge", "retried", "rejudge", "analysis", "meaning", "variant")
 """What a run's stored calls were for: its own answers and verdicts, failed attempts kept
@@ -22,7 +24,7 @@ _PASS_OF_STAGE = case(
     (CALL.c.stage.like("meaning:%"), "meaning"), else_="variant")
 
 
-def call_stats(engine: Bind, run_id: int) -> dict[str, Any]:
+def call_stats(conn: Bind, run_id: int) -> dict[str, Any]:
     """Totals over a run's stored calls: calls, errors, tokens (prompt + completion),
     prompt_tokens, completion_tokens, mean_latency_ms (None without latencies), and
     `by_pass`: {pass: calls} over `CALL_PASSES`, so a re-judged run's count of 570 is
@@ -32,8 +34,8 @@ def call_stats(engine: Bind, run_id: int) -> dict[str, Any]:
                    func.coalesce(func.sum(CALL.c.completion_tokens), 0),
                    func.sum(CALL.c.latency_ms), func.count(CALL.c.latency_ms)
                    ).where(CALL.c.run_id == run_id).group_by(_PASS_OF_STAGE)
-    with reading(engine) as conn:
-        rows = conn.execute(query).all()
+    with reading(conn) as tx:
+        rows = tx.execute(query).all()
     by_pass = {name: 0 for name in CALL_PASSES}
     calls = errors = prompt = completion = timed = 0
     latency = 0.0

@@ -2,8 +2,8 @@
 importer, attack sets, question numbers).
 
 Functions taking a `conn` run inside the caller's transaction (an import, a delete: all
-or nothing), a Connection or an ORM Session alike (Core statements; rows come back);
-functions taking an `Engine` open their own short one.
+or nothing), a Connection or an ORM Session alike (Core statements; rows come back); on
+an Engine, they open a short transaction of their own.
 """
 from __future__ import annotations
 
@@ -11,17 +11,23 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Optional, Union
 
 from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.engine import Connection, Row
 
 from evalcore.dataset.records import Question
-from evalcore.store.db import reader, reading
-from evalcore.store.schema import ATTACK_SET, CALL, DATASET, ITEM, RUN
+from evalcore.store.db import Bind, reading
+from evalcore.store.tables import AttackSet, Call, Dataset, Item, Run
+
+ATTACK_SET = AttackSet.__table__
+CALL = Call.__table__
+DATASET = Dataset.__table__
+ITEM = Item.__table__
+RUN = Run.__table__
 
 
-def list_datasets(engine: Engine) -> list[Row]:
+def list_datasets(conn: Bind) -> list[Row]:
     """Every stored dataset, oldest first."""
-    with reading(engine) as conn:
-        return list(conn.execute(select(DATASET).order_by(DATASET.c.id)).all())
+    with reading(conn) as tx:
+        return list(tx.execute(select(DATASET).order_by(DATASET.c.id)).all())
 
 
 def _by_id(conn: Any, dataset_id: int) -> Optional[Row]:
@@ -53,10 +59,10 @@ def stamp_creator(conn: Connection, dataset_id: int, who: str) -> None:
     conn.execute(update(DATASET).where(DATASET.c.id == dataset_id).values(created_by=who))
 
 
-def dataset_id_named(engine: Engine, name: str) -> Optional[int]:
+def dataset_id_named(conn: Bind, name: str) -> Optional[int]:
     """The id of the dataset called `name`, in a transaction of its own."""
-    with reading(engine) as conn:
-        return conn.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
+    with reading(conn) as tx:
+        return tx.execute(select(DATASET.c.id).where(DATASET.c.name == name)).scalar()
 
 
 def same_content(conn: Any, sha256: str, fmt: str,
@@ -72,13 +78,13 @@ def same_content(conn: Any, sha256: str, fmt: str,
     return None
 
 
-def load_items(engine: Engine, dataset_id: int, limit: Optional[int] = None) -> list[Row]:
+def load_items(conn: Bind, dataset_id: int, limit: Optional[int] = None) -> list[Row]:
     """The stored items of a dataset in file order, the first `limit` if given."""
     query = select(ITEM).where(ITEM.c.dataset_id == dataset_id).order_by(ITEM.c.idx)
     if limit is not None:
         query = query.limit(limit)
-    with reading(engine) as conn:
-        return list(conn.execute(query).all())
+    with reading(conn) as tx:
+        return list(tx.execute(query).all())
 
 
 def insert_items(session: Any, dataset_id: int, questions: Sequence[Question]) -> None:
@@ -120,63 +126,63 @@ def delete_dataset_rows(session: Any, dataset_id: int) -> None:
     session.execute(delete(DATASET).where(DATASET.c.id == dataset_id))
 
 
-def item_positions(engine: Engine, item_ids: Iterable[int]) -> dict[int, int]:
+def item_positions(conn: Bind, item_ids: Iterable[int]) -> dict[int, int]:
     """{item id: 0-based position in its dataset} of the given database item ids."""
     ids = sorted({int(i) for i in item_ids})
     found: dict[int, int] = {}
-    with reading(engine) as conn:  # also inside a caller's transaction (a review clash)
+    with reading(conn) as tx:  # also inside a caller's transaction (a review clash)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             query = select(ITEM.c.id, ITEM.c.idx).where(ITEM.c.id.in_(ids[start:start + 500]))
-            found.update({int(i): int(x) for i, x in conn.execute(query)})
+            found.update({int(i): int(x) for i, x in tx.execute(query)})
     return found
 
 
-def item_texts(engine: Engine, dataset_id: int, limit: Optional[int] = None
+def item_texts(conn: Bind, dataset_id: int, limit: Optional[int] = None
                ) -> list[tuple[str, Any]]:
     """(question, choices) of a dataset's items in file order, the first `limit` if given."""
     query = (select(ITEM.c.question, ITEM.c.choices).where(ITEM.c.dataset_id == dataset_id)
              .order_by(ITEM.c.idx))
     if limit is not None:
         query = query.limit(limit)
-    with reader(engine).connect() as conn:
-        return [(q, choices) for q, choices in conn.execute(query)]
+    with reading(conn) as tx:
+        return [(q, choices) for q, choices in tx.execute(query)]
 
 
-def task_types(engine: Engine, dataset_id: int) -> set[str]:
+def task_types(conn: Bind, dataset_id: int) -> set[str]:
     """The distinct task types of a dataset's items."""
     query = select(ITEM.c.task_type).where(ITEM.c.dataset_id == dataset_id).distinct()
-    with reader(engine).connect() as conn:
-        return {str(t) for (t,) in conn.execute(query)}
+    with reading(conn) as tx:
+        return {str(t) for (t,) in tx.execute(query)}
 
 
-def dataset_with_items(engine: Engine, dataset_id: int, item_ids: Sequence[int]
+def dataset_with_items(conn: Bind, dataset_id: int, item_ids: Sequence[int]
                        ) -> tuple[Optional[Row], dict[int, Row]]:
     """(a dataset by id, None if gone; {item id: item row} of `item_ids`), in one read."""
     found: dict[int, Row] = {}
-    with reading(engine) as conn:
-        dataset = _by_id(conn, dataset_id)
+    with reading(conn) as tx:
+        dataset = _by_id(tx, dataset_id)
         ids = list(item_ids)
         for start in range(0, len(ids), 500):  # stay under bound-parameter limits
             chunk = ids[start:start + 500]
-            for row in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
+            for row in tx.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
                 found[int(row.id)] = row
     return dataset, found
 
 
-def names_by_id(engine: Engine, ids: Iterable[int]) -> dict[int, str]:
+def names_by_id(conn: Bind, ids: Iterable[int]) -> dict[int, str]:
     """{dataset id: name} of the given ids (deleted ones are left out)."""
-    with reader(engine).connect() as conn:
-        return {int(i): n for i, n in conn.execute(
+    with reading(conn) as tx:
+        return {int(i): n for i, n in tx.execute(
             select(DATASET.c.id, DATASET.c.name).where(DATASET.c.id.in_(list(ids))))}
 
 
-def catalog_rows(engine: Engine) -> tuple[set[int], list[tuple[int, str, str]], int]:
+def catalog_rows(conn: Bind) -> tuple[set[int], list[tuple[int, str, str]], int]:
     """(ids of the datasets derived from attack sets, (id, format, task type) of every
     dataset, how many attack sets there are), in one read."""
-    with reader(engine).connect() as conn:
-        derived = {int(i) for (i,) in conn.execute(
+    with reading(conn) as tx:
+        derived = {int(i) for (i,) in tx.execute(
             select(ATTACK_SET.c.dataset_id).where(ATTACK_SET.c.dataset_id.is_not(None)))}
-        formats = [(int(i), str(f), str(t)) for i, f, t in conn.execute(
+        formats = [(int(i), str(f), str(t)) for i, f, t in tx.execute(
             select(DATASET.c.id, DATASET.c.format, DATASET.c.task_type))]
-        count = int(conn.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
+        count = int(tx.execute(select(func.count(ATTACK_SET.c.id))).scalar_one())
     return derived, formats, count

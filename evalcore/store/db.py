@@ -6,7 +6,7 @@ a busy timeout, and transactions start with `BEGIN IMMEDIATE`: a deferred transa
 that reads and then writes fails at once with "database is locked" when another writer
 got in between, while IMMEDIATE takes the write lock up front and waits its turn (up to
 the busy timeout). Reads that never write go through `reader(engine)`, a plain `BEGIN`
-that neither blocks nor waits for writers; the queries module does that for its reads.
+that neither blocks nor waits for writers; the store's reads go through `reading`.
 PostgreSQL URLs (`postgresql+psycopg://`; `postgres://` and `postgresql://` are read as
 that) work the same; the session time zone is UTC.
 
@@ -18,20 +18,18 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Union
+from typing import Any, Iterator, Union
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import StaticPool
+from sqlmodel import Session, SQLModel
 
 from evalcore.db_url import normalize_db_url
 from evalcore.errors import EvalcoreError, SettingsError
-from evalcore.store import schema
+from evalcore.store import monitor_tables, tables  # noqa: F401 - registers every table
 from evalcore.store.migrations import HEAD_REVISION
-
-if TYPE_CHECKING:
-    from sqlmodel import Session
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
@@ -129,8 +127,9 @@ def _make_folder(folder: Path) -> None:
 
 
 Bind = Union[Engine, Connection]
-"""What the store's functions take: an Engine (each call is its own transaction) or the
-Connection of an open `transaction` (the call joins it; the caller commits once)."""
+"""What the store's functions take, as their `conn`: the Connection of an open
+`transaction` (the call joins it; the caller commits once), or an Engine (the call opens
+a short transaction of its own)."""
 
 
 def reader(engine: Bind) -> Bind:
@@ -188,25 +187,15 @@ def dispose_engines() -> None:
 
 
 @contextmanager
-def session_scope(engine: Bind, *, write: bool = True) -> Iterator["Session"]:
-    """A session that commits on success and rolls back on error.
-
-    On SQLite the write lock is taken when the transaction starts, so a read-then-write
-    session cannot fail with "database is locked"; pass `write=False` for sessions that
-    only read (a page, an export), which then never hold up the runner. Given the
-    Connection of a `transaction`, the session works inside it: its commit only flushes,
-    its rollback (an error) rolls the whole transaction back.
-    """
-    from sqlmodel import Session  # the ORM is for pages and reports; a run uses Core
-
-    bind = engine if write else reader(engine)
-    with Session(bind, expire_on_commit=False) as session:
-        try:
-            yield session
-            session.commit()
-        except BaseException:
-            session.rollback()
-            raise
+def session_scope(bind: Bind, *, write: bool = True) -> Iterator[Session]:
+    """An ORM session inside `transaction(bind)` (or a read, `reading(bind)`, with
+    `write=False`: a page or an export that never holds up the runner). The session only
+    flushes; the transaction commits when the block ends, or rolls back if it raises, so
+    ORM and Core writes of one action commit together."""
+    with (transaction(bind) if write else reading(bind)) as conn, \
+            Session(conn, expire_on_commit=False) as session:
+        yield session
+        session.flush()
 
 
 # ---------------------------------------------------------------- migrations
@@ -316,4 +305,4 @@ def _current_revision(conn: Connection) -> str | None:
 
 def _has_legacy_tables(conn: Connection) -> bool:
     """True if `create_all` made our tables before Alembic managed this database."""
-    return bool(set(inspect(conn).get_table_names()) & set(schema.metadata.tables))
+    return bool(set(inspect(conn).get_table_names()) & set(SQLModel.metadata.tables))

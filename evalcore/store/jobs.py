@@ -24,8 +24,10 @@ from sqlalchemy.engine import Connection, Row
 from evalcore.config import lease_seconds as from_env
 from evalcore.errors import RunError
 from evalcore.store.db import Bind, reading, transaction
-from evalcore.store.schema import JOB
+from evalcore.store.tables import Job
 from evalcore.store.types import utcnow
+
+JOB = Job.__table__
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +73,10 @@ def _until(conn: Connection, seconds: float) -> Any:
 # ------------------------------------------------------------------ create / read
 
 
-def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
+def create_job(conn: Bind, kind: str, *, run_id: Optional[int] = None,
                attack_set_id: Optional[int] = None, params: Optional[dict[str, Any]] = None,
                label: str = "", created_by: str = "", total: int = 0) -> int:
-    """Queue a job and return its id (in the caller's transaction when `engine` is the
+    """Queue a job and return its id (in the caller's transaction when `conn` is the
     Connection of a `store.db.transaction`)."""
     if kind not in KINDS:
         raise RunError(f"unknown job kind {kind!r}; one of {', '.join(KINDS)}")
@@ -83,20 +85,20 @@ def create_job(engine: Bind, kind: str, *, run_id: Optional[int] = None,
                   token=0, attempts=0, max_attempts=3, done=0, cancel_requested=False,
                   result={}, created_at=utcnow())
     stmt = JOB.insert().values(**values).returning(JOB.c.id)
-    with transaction(engine) as conn:
-        return int(conn.execute(stmt).scalar_one())
+    with transaction(conn) as tx:
+        return int(tx.execute(stmt).scalar_one())
 
 
-def get_job(engine: Bind, job_id: int) -> Row:
+def get_job(conn: Bind, job_id: int) -> Row:
     """The job `job_id` (a read-only row); RunError if there is none."""
-    with reading(engine) as conn:
-        job = conn.execute(select(JOB).where(JOB.c.id == job_id)).first()
+    with reading(conn) as tx:
+        job = tx.execute(select(JOB).where(JOB.c.id == job_id)).first()
     if job is None:
         raise RunError(f"job {job_id} not found; list jobs with `python -m evalcore jobs list`")
     return job
 
 
-def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str] = (),
+def list_jobs(conn: Bind, *, kind: Optional[str] = None, status: Iterable[str] = (),
               run_id: Optional[int] = None, limit: int = 100) -> list[Row]:
     """The newest jobs first, optionally of one kind, statuses or run."""
     query = select(JOB).order_by(JOB.c.id.desc()).limit(limit)
@@ -107,25 +109,25 @@ def list_jobs(engine: Bind, *, kind: Optional[str] = None, status: Iterable[str]
         query = query.where(JOB.c.status.in_(statuses))
     if run_id is not None:
         query = query.where(JOB.c.run_id == run_id)
-    with reading(engine) as conn:
-        return list(conn.execute(query).all())
+    with reading(conn) as tx:
+        return list(tx.execute(query).all())
 
 
-def attack_set_jobs(engine: Bind) -> dict[int, Row]:
+def attack_set_jobs(conn: Bind) -> dict[int, Row]:
     """{attack set id: its newest job}: whether a set without items is still queued,
     being generated, or failed (an empty set is not "0 items - generated")."""
     query = (select(JOB).where(JOB.c.attack_set_id.is_not(None))
              .order_by(JOB.c.id.desc()))
     newest: dict[int, Row] = {}
-    with reading(engine) as conn:
-        for job in conn.execute(query):
+    with reading(conn) as tx:
+        for job in tx.execute(query):
             newest.setdefault(int(job.attack_set_id), job)
     return newest
 
 
-def run_job(engine: Bind, run_id: int) -> Optional[Row]:
+def run_job(conn: Bind, run_id: int) -> Optional[Row]:
     """The newest job of kind 'run' executing `run_id` (None for runs made before jobs)."""
-    jobs = list_jobs(engine, kind="run", run_id=run_id, limit=1)
+    jobs = list_jobs(conn, kind="run", run_id=run_id, limit=1)
     return jobs[0] if jobs else None
 
 
@@ -139,14 +141,14 @@ def lease_alive(job: Any) -> bool:
     return expires > utcnow()
 
 
-def busy_workers(engine: Bind) -> dict[str, int]:
+def busy_workers(conn: Bind) -> dict[str, int]:
     """Workers alive by the database's evidence, each with the jobs it holds: a worker
     renews (heartbeats) the lease of every job it executes, so a lease that lies ahead
     means a live worker, busy. An idle worker leaves no trace; this cannot see it."""
-    with reading(engine) as conn:
-        rows = conn.execute(
+    with reading(conn) as tx:
+        rows = tx.execute(
             select(JOB.c.owner, func.count(JOB.c.id))
-            .where(JOB.c.status == "running", JOB.c.lease_expires_at > now_expr(conn))
+            .where(JOB.c.status == "running", JOB.c.lease_expires_at > now_expr(tx))
             .group_by(JOB.c.owner)).all()
     return {str(owner): int(count) for owner, count in rows}
 
@@ -164,7 +166,7 @@ def _claimable(conn: Connection, kinds: Optional[Iterable[str]]) -> Any:
     return cond
 
 
-def claim_job(engine: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None,
+def claim_job(conn: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None,
               job_id: Optional[int] = None, lease_s: Optional[float] = None) -> Optional[Row]:
     """Take the oldest claimable job (or `job_id` if claimable) for `owner`; None if none.
 
@@ -173,21 +175,21 @@ def claim_job(engine: Bind, owner: str, *, kinds: Optional[Iterable[str]] = None
     (its worker died each time) is marked failed instead of being claimed again.
     """
     lease_s = lease_seconds() if lease_s is None else lease_s
-    with transaction(engine) as conn:
-        _fail_exhausted(conn)
-        query = (select(JOB.c.id).where(_claimable(conn, kinds)).order_by(JOB.c.id).limit(1)
+    with transaction(conn) as tx:
+        _fail_exhausted(tx)
+        query = (select(JOB.c.id).where(_claimable(tx, kinds)).order_by(JOB.c.id).limit(1)
                  .with_for_update(skip_locked=True))
         if job_id is not None:
             query = query.where(JOB.c.id == job_id)
-        picked = conn.execute(query).scalar_one_or_none()
+        picked = tx.execute(query).scalar_one_or_none()
         if picked is None:
             return None
-        now = now_expr(conn)
-        conn.execute(update(JOB).where(JOB.c.id == picked).values(
+        now = now_expr(tx)
+        tx.execute(update(JOB).where(JOB.c.id == picked).values(
             status="running", owner=owner, token=JOB.c.token + 1, attempts=JOB.c.attempts + 1,
-            lease_expires_at=_until(conn, lease_s), heartbeat_at=now,
+            lease_expires_at=_until(tx, lease_s), heartbeat_at=now,
             started_at=func.coalesce(JOB.c.started_at, now)))
-    return get_job(engine, picked)
+    return get_job(conn, picked)
 
 
 def _fail_exhausted(conn: Connection) -> None:
@@ -230,66 +232,66 @@ def hold(conn: Connection, fence: Fence, *, done: Optional[int] = None,
     return bool(cancel)
 
 
-def renew(engine: Bind, fence: Fence, **progress: Optional[int]) -> bool:
+def renew(conn: Bind, fence: Fence, **progress: Optional[int]) -> bool:
     """`hold` in its own transaction (the worker's lease keeper); returns cancel asked."""
-    with transaction(engine) as conn:
-        return hold(conn, fence, **progress)
+    with transaction(conn) as tx:
+        return hold(tx, fence, **progress)
 
 
-def finish_job(engine: Bind, fence: Fence, status: str, *, error: Optional[str] = None,
+def finish_job(conn: Bind, fence: Fence, status: str, *, error: Optional[str] = None,
                result: Optional[dict[str, Any]] = None) -> None:
     """End a job the worker still holds (LeaseLost otherwise)."""
-    with transaction(engine) as conn:
-        hold(conn, fence)
-        values: dict[str, Any] = {"status": status, "error": error, "finished_at": now_expr(conn),
+    with transaction(conn) as tx:
+        hold(tx, fence)
+        values: dict[str, Any] = {"status": status, "error": error, "finished_at": now_expr(tx),
                                   "lease_expires_at": None}
         if result is not None:
             values["result"] = result
-        conn.execute(update(JOB).where(JOB.c.id == fence.job_id).values(**values))
+        tx.execute(update(JOB).where(JOB.c.id == fence.job_id).values(**values))
 
 
-def release_job(engine: Bind, fence: Fence) -> None:
+def release_job(conn: Bind, fence: Fence) -> None:
     """Give a job back at once (a worker stopping): queued again, claimable now, and the
     claim does not count as an attempt."""
-    with transaction(engine) as conn:
-        hold(conn, fence)
-        conn.execute(update(JOB).where(JOB.c.id == fence.job_id).values(
+    with transaction(conn) as tx:
+        hold(tx, fence)
+        tx.execute(update(JOB).where(JOB.c.id == fence.job_id).values(
             status="queued", owner="", lease_expires_at=None,
-            attempts=func.max(JOB.c.attempts - 1, 0) if conn.dialect.name == "sqlite"
+            attempts=func.max(JOB.c.attempts - 1, 0) if tx.dialect.name == "sqlite"
             else func.greatest(JOB.c.attempts - 1, 0)))
 
 
-def requeue_job(engine: Bind, job_id: int) -> None:
+def requeue_job(conn: Bind, job_id: int) -> None:
     """Queue a finished or stuck job again with fresh attempts (a user's 'resume')."""
-    with transaction(engine) as conn:
-        job = conn.execute(select(JOB.c.status, JOB.c.lease_expires_at).where(JOB.c.id == job_id)
+    with transaction(conn) as tx:
+        job = tx.execute(select(JOB.c.status, JOB.c.lease_expires_at).where(JOB.c.id == job_id)
                            ).one_or_none()
         if job is None:
             raise RunError(f"job {job_id} not found")
-        conn.execute(update(JOB).where(JOB.c.id == job_id).values(
+        tx.execute(update(JOB).where(JOB.c.id == job_id).values(
             status="queued", owner="", attempts=0, error=None, cancel_requested=False,
             finished_at=None, lease_expires_at=None))
 
 
-def cancel_job(engine: Bind, job_id: int) -> bool:
+def cancel_job(conn: Bind, job_id: int) -> bool:
     """Ask a job to stop; a job still queued is cancelled at once. False if finished."""
-    with transaction(engine) as conn:
-        status = conn.execute(select(JOB.c.status).where(JOB.c.id == job_id)).scalar_one_or_none()
+    with transaction(conn) as tx:
+        status = tx.execute(select(JOB.c.status).where(JOB.c.id == job_id)).scalar_one_or_none()
         if status is None:
             raise RunError(f"job {job_id} not found")
         if status in JOB_FINISHED:
             return False
         if status == "queued":
-            conn.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "queued").values(
-                status="cancelled", cancel_requested=True, finished_at=now_expr(conn)))
+            tx.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "queued").values(
+                status="cancelled", cancel_requested=True, finished_at=now_expr(tx)))
         else:
-            conn.execute(update(JOB).where(JOB.c.id == job_id).values(cancel_requested=True))
+            tx.execute(update(JOB).where(JOB.c.id == job_id).values(cancel_requested=True))
     return True
 
 
-def expire_lease(engine: Bind, job_id: int) -> None:
+def expire_lease(conn: Bind, job_id: int) -> None:
     """End a running job's lease now, so the next claim takes it over (`--force`); the
     worker that held it finds its token stale at its next write and stops."""
-    with transaction(engine) as conn:
-        conn.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "running").values(
-            lease_expires_at=now_expr(conn) - timedelta(seconds=1)))
+    with transaction(conn) as tx:
+        tx.execute(update(JOB).where(JOB.c.id == job_id, JOB.c.status == "running").values(
+            lease_expires_at=now_expr(tx) - timedelta(seconds=1)))

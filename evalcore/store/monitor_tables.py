@@ -23,16 +23,20 @@ class Schedule(SQLModel, table=True):
 
     id: Optional[int] = Field(default=None, primary_key=True)
     kind: str = Field(description="stability, robustness or fairness")
-    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    params: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     every_s: Optional[int] = Field(default=None, description="period in seconds, or None")
     cron: Optional[str] = Field(default=None, description="cron expression, or None")
-    gate: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    channels: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    gate: dict[str, Any] = Field(default_factory=dict,
+                                 sa_column=Column(JSON, nullable=False, default=dict))
+    channels: list[Any] = Field(default_factory=list,
+                                sa_column=Column(JSON, nullable=False, default=list))
     paused: bool = False
     next_due_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     created_by: str = ""
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
 
 
 class ScheduleRun(SQLModel, table=True):
@@ -51,10 +55,12 @@ class ScheduleRun(SQLModel, table=True):
     reason: Optional[str] = Field(default=None, sa_column=Column(Text))
     verdict: Optional[str] = Field(default=None,
                                    description="checking, pass, fail, not measured, run failed")
-    checks: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    checks: list[Any] = Field(default_factory=list,
+                              sa_column=Column(JSON, nullable=False, default=list))
     baseline_id: Optional[int] = None
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
 
 
 class Baseline(SQLModel, table=True):
@@ -69,7 +75,8 @@ class Baseline(SQLModel, table=True):
     run_id: int
     set_by: str = ""
     set_at: datetime = Field(default_factory=utcnow,
-                             sa_column=Column(DateTime(timezone=True), nullable=False))
+                             sa_column=Column(DateTime(timezone=True), nullable=False,
+                                              default=utcnow))
 
 
 class AlertDelivery(SQLModel, table=True):
@@ -90,6 +97,7 @@ class AlertDelivery(SQLModel, table=True):
     attempts: int = 0
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
     sent_at: Optional[datetime] = Field(default=None,
                                         sa_column=Column(DateTime(timezone=True)))

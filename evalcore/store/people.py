@@ -9,11 +9,14 @@ from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import insert, select, update
-from sqlalchemy.engine import Connection, Engine, Row
+from sqlalchemy.engine import Connection, Row
 
 from evalcore.store.db import Bind, reading, transaction
-from evalcore.store.schema import APP_USER, AUDIT_EVENT
+from evalcore.store.tables import AppUser, AuditEvent
 from evalcore.store.types import utcnow
+
+APP_USER = AppUser.__table__
+AUDIT_EVENT = AuditEvent.__table__
 
 
 def user_by_email(conn: Connection, email: str) -> Optional[Row]:
@@ -26,65 +29,65 @@ def users_by_email(conn: Connection) -> list[Row]:
     return list(conn.execute(select(APP_USER).order_by(APP_USER.c.email)).all())
 
 
-def find_user(engine: Engine, email: str) -> tuple[Optional[Row], list[str]]:
+def find_user(conn: Bind, email: str) -> tuple[Optional[Row], list[str]]:
     """(the user with this email, None if none; every known email when not found)."""
-    with reading(engine) as conn:
-        user = user_by_email(conn, email)
+    with reading(conn) as tx:
+        user = user_by_email(tx, email)
         if user is not None:
             return user, []
-        return None, [u.email for u in users_by_email(conn)]
+        return None, [u.email for u in users_by_email(tx)]
 
 
-def all_users(engine: Engine) -> list[Row]:
+def all_users(conn: Bind) -> list[Row]:
     """Everyone, by email."""
-    with reading(engine) as conn:
-        return users_by_email(conn)
+    with reading(conn) as tx:
+        return users_by_email(tx)
 
 
-def insert_user(engine: Engine, email: str, name: str, role: str) -> Optional[Row]:
+def insert_user(conn: Bind, email: str, name: str, role: str) -> Optional[Row]:
     """Add a user; None (nothing written) when the email exists."""
-    with transaction(engine) as conn:
-        if user_by_email(conn, email) is not None:
+    with transaction(conn) as tx:
+        if user_by_email(tx, email) is not None:
             return None
-        conn.execute(insert(APP_USER).values(email=email, name=name, role=role))
-        return user_by_email(conn, email)
+        tx.execute(insert(APP_USER).values(email=email, name=name, role=role))
+        return user_by_email(tx, email)
 
 
-def change_role(engine: Engine, email: str, role: str) -> Optional[tuple[Row, str]]:
+def change_role(conn: Bind, email: str, role: str) -> Optional[tuple[Row, str]]:
     """(the user, their previous role) after setting `role`; None if there is no such user."""
-    with transaction(engine) as conn:
-        user = user_by_email(conn, email)
+    with transaction(conn) as tx:
+        user = user_by_email(tx, email)
         if user is None:
             return None
-        conn.execute(update(APP_USER).where(APP_USER.c.email == email).values(role=role))
-        return user_by_email(conn, email), user.role
+        tx.execute(update(APP_USER).where(APP_USER.c.email == email).values(role=role))
+        return user_by_email(tx, email), user.role
 
 
-def stored_role(engine: Engine, email: str) -> Optional[str]:
+def stored_role(conn: Bind, email: str) -> Optional[str]:
     """The stored role of `email`, None for an unknown user."""
-    with reading(engine) as conn:
-        return conn.execute(select(APP_USER.c.role).where(APP_USER.c.email == email)
+    with reading(conn) as tx:
+        return tx.execute(select(APP_USER.c.role).where(APP_USER.c.email == email)
                             ).scalar_one_or_none()
 
 
-def upsert_sign_in(engine: Engine, email: str, name: str, *, default_role: str, admin: bool,
+def upsert_sign_in(conn: Bind, email: str, name: str, *, default_role: str, admin: bool,
                    now: Optional[Any] = None) -> Row:
     """A sign-in: a first-timer is added with `default_role` (admin if `admin`); the name
     fills in a placeholder; last_seen is set."""
-    with transaction(engine) as conn:
-        user = user_by_email(conn, email)
+    with transaction(conn) as tx:
+        user = user_by_email(tx, email)
         values: dict[str, Any] = {"last_seen": now or utcnow()}
         if admin:
             values["role"] = "admin"
         if user is None:
-            conn.execute(insert(APP_USER).values(
+            tx.execute(insert(APP_USER).values(
                 email=email, name=name or email, role=values.pop("role", default_role),
                 **values))
         else:
             if name and user.name in ("", user.email):
                 values["name"] = name
-            conn.execute(update(APP_USER).where(APP_USER.c.email == email).values(**values))
-        found = user_by_email(conn, email)
+            tx.execute(update(APP_USER).where(APP_USER.c.email == email).values(**values))
+        found = user_by_email(tx, email)
         assert found is not None
         return found
 
@@ -98,16 +101,16 @@ def add_audit_event(bind: Bind, *, actor: str, action: str, object_type: str,
                                                 detail=detail))
 
 
-def recent_sign_ins(engine: Engine, actor: str, limit: int = 50) -> list[Row]:
+def recent_sign_ins(conn: Bind, actor: str, limit: int = 50) -> list[Row]:
     """The actor's latest `user.sign_in` events, newest first."""
     query = (select(AUDIT_EVENT).where(AUDIT_EVENT.c.actor == actor,
                                        AUDIT_EVENT.c.action == "user.sign_in")
              .order_by(AUDIT_EVENT.c.id.desc()).limit(limit))
-    with reading(engine) as conn:
-        return list(conn.execute(query).all())
+    with reading(conn) as tx:
+        return list(tx.execute(query).all())
 
 
-def audit_events(engine: Engine, *, since: Optional[datetime] = None,
+def audit_events(conn: Bind, *, since: Optional[datetime] = None,
                  actor: Optional[str] = None, limit: int = 500) -> list[Row]:
     """Events newest first, only those at or after `since` and of `actor` if given."""
     query = (select(AUDIT_EVENT).order_by(AUDIT_EVENT.c.at.desc(), AUDIT_EVENT.c.id.desc())
@@ -116,5 +119,5 @@ def audit_events(engine: Engine, *, since: Optional[datetime] = None,
         query = query.where(AUDIT_EVENT.c.at >= since)
     if actor:
         query = query.where(AUDIT_EVENT.c.actor == actor)
-    with reading(engine) as conn:
-        return list(conn.execute(query).all())
+    with reading(conn) as tx:
+        return list(tx.execute(query).all())

@@ -11,8 +11,13 @@ from sqlalchemy import select
 
 from evalcore.store.db import Bind, reading
 from evalcore.store.review_queues import ReviewQueueError, _queue
-from evalcore.store.schema import ATTACK_ITEM, ATTACK_SET, CALL, ITEM
-from evalcore.store.schema import REVIEW_QUEUE_ITEM as QI
+from evalcore.store.tables import AttackItem, AttackSet, Call, Item, ReviewQueueItem
+
+ATTACK_ITEM = AttackItem.__table__
+ATTACK_SET = AttackSet.__table__
+CALL = Call.__table__
+ITEM = Item.__table__
+QI = ReviewQueueItem.__table__
 
 
 def card(bind: Bind, queue_id: int, item_id: int) -> dict[str, Any]:

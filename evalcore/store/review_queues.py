@@ -22,12 +22,24 @@ from sqlalchemy.engine import Connection
 from evalcore.errors import EvalcoreError
 from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import now_expr
-from evalcore.store.schema import ATTACK_ITEM, ATTACK_SET, CALL
-from evalcore.store.schema import REVIEW_ADJUDICATION as ADJ
-from evalcore.store.schema import REVIEW_DECISION as DEC
-from evalcore.store.schema import REVIEW_QUEUE as QUEUE
-from evalcore.store.schema import REVIEW_QUEUE_ITEM as QI
+from evalcore.store.tables import (
+    AttackItem,
+    AttackSet,
+    Call,
+    ReviewAdjudication,
+    ReviewDecision,
+    ReviewQueue,
+    ReviewQueueItem,
+)
 from evalcore.store.types import utcnow
+
+ATTACK_ITEM = AttackItem.__table__
+ATTACK_SET = AttackSet.__table__
+CALL = Call.__table__
+ADJ = ReviewAdjudication.__table__
+DEC = ReviewDecision.__table__
+QUEUE = ReviewQueue.__table__
+QI = ReviewQueueItem.__table__
 
 ITEMS = ("all", "flagged", "unflagged")
 VERDICTS = {"attack": ("approve", "reject"), "answers": ("right", "wrong")}

@@ -1,8 +1,9 @@
 """The reads and writes of attack-item review (`evalcore.perturb.review`).
 
 Each action is one transaction (its own, or the caller's: `store.db.transaction`) that
-changes the item and appends its `ReviewEvent` together; `expected_status` makes the update conditional (a reviewer who was
-shown a stale status changes nothing and the caller says who did).
+changes the item and appends its `ReviewEvent` together; `expected_status` makes the
+update conditional (a reviewer who was shown a stale status changes nothing and the
+caller says who did).
 """
 from __future__ import annotations
 
@@ -17,36 +18,36 @@ from evalcore.store.db import Bind, reading, session_scope, transaction
 from evalcore.store.tables import AttackItem, Item, ReviewEvent
 
 
-def get_item(engine: Bind, attack_item_id: int) -> Optional[AttackItem]:
+def get_item(conn: Bind, attack_item_id: int) -> Optional[AttackItem]:
     """One attack item, None if there is none."""
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return session.get(AttackItem, attack_item_id)
 
 
-def get_source_item(engine: Bind, item_id: int) -> Optional[Item]:
+def get_source_item(conn: Bind, item_id: int) -> Optional[Item]:
     """The clean item an attack item was made from."""
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return session.get(Item, item_id)
 
 
-def item_choices(engine: Bind, item_ids: list[int]) -> dict[int, list[str]]:
+def item_choices(conn: Bind, item_ids: list[int]) -> dict[int, list[str]]:
     """{item id: its options} of the given items (clean and attacked: the options' diff)."""
     choices: dict[int, list[str]] = {}
-    with reading(engine) as conn:
+    with reading(conn) as tx:
         for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
-            for item_id, options in conn.execute(select(Item.id, Item.choices).where(
+            for item_id, options in tx.execute(select(Item.id, Item.choices).where(
                     Item.id.in_(item_ids[start:start + 500]))):  # type: ignore[union-attr]
                 choices[int(item_id)] = list(options or [])
     return choices
 
 
-def set_items(engine: Bind, attack_set_id: int, status: Optional[str] = None
+def set_items(conn: Bind, attack_set_id: int, status: Optional[str] = None
               ) -> list[AttackItem]:
     """A set's attack items in source order, only those with `status` if given."""
     query = orm_select(AttackItem).where(AttackItem.attack_set_id == attack_set_id)
     if status is not None:
         query = query.where(AttackItem.status == status)
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return list(session.exec(query.order_by(AttackItem.source_item_id)).all())  # type: ignore[arg-type]
 
 
@@ -80,7 +81,7 @@ def _update_item(conn: Connection, attack_item_id: int, values: dict[str, Any],
     return True
 
 
-def review_item(engine: Bind, attack_item_id: int, values: dict[str, Any],
+def review_item(conn: Bind, attack_item_id: int, values: dict[str, Any],
                 expected_status: Optional[str], *,
                 attacked_item_id: Optional[int] = None,
                 choices: Optional[list[str]] = None, logged: Optional[str] = None) -> bool:
@@ -89,29 +90,29 @@ def review_item(engine: Bind, attack_item_id: int, values: dict[str, Any],
     with `attacked_item_id` (an edit) also put the new text, and `choices` if given, in the
     derived dataset's item.
     False, and nothing written, if the item is gone or no longer `expected_status`."""
-    with transaction(engine) as conn:
-        changed = _update_item(conn, attack_item_id, values, expected_status, logged)
+    with transaction(conn) as tx:
+        changed = _update_item(tx, attack_item_id, values, expected_status, logged)
         if changed and attacked_item_id is not None:
             new = {"question": values["attacked"],
                    **({"choices": list(choices)} if choices is not None else {})}
-            conn.execute(update(Item).where(Item.id == attacked_item_id)  # type: ignore[arg-type]
+            tx.execute(update(Item).where(Item.id == attacked_item_id)  # type: ignore[arg-type]
                          .values(**new))
     return changed
 
 
-def approve_pending(engine: Bind, attack_set_id: int, ids: list[int], *, reviewer: str,
+def approve_pending(conn: Bind, attack_set_id: int, ids: list[int], *, reviewer: str,
                     at: datetime, note: str) -> int:
     """Approve those of `ids` still pending, logging one event each; returns how many."""
     changed = 0
-    with transaction(engine) as conn:
+    with transaction(conn) as tx:
         for start in range(0, len(ids), 500):
             chunk = ids[start:start + 500]
-            rows = conn.execute(
+            rows = tx.execute(
                 update(AttackItem)
                 .where(AttackItem.id.in_(chunk), AttackItem.status == "pending")  # type: ignore
                 .values(status="approved", reviewer=reviewer, reviewed_at=at)
                 .returning(AttackItem.id, AttackItem.attacked)).all()
-            _record(conn, [{"attack_set_id": attack_set_id, "attack_item_id": item_id,
+            _record(tx, [{"attack_set_id": attack_set_id, "attack_item_id": item_id,
                             "status": "approved", "previous_status": "pending", "edited": False,
                             "attacked": attacked, "reviewer": reviewer, "note": note, "at": at}
                            for item_id, attacked in rows])
@@ -119,20 +120,20 @@ def approve_pending(engine: Bind, attack_set_id: int, ids: list[int], *, reviewe
     return changed
 
 
-def review_version(engine: Bind, attack_set_id: int) -> tuple[int, int]:
+def review_version(conn: Bind, attack_set_id: int) -> tuple[int, int]:
     """(review actions, newest action's id) of a set in one aggregate query."""
     query = (select(func.count(), func.coalesce(func.max(ReviewEvent.id), 0))
              .where(ReviewEvent.attack_set_id == attack_set_id))
-    with reading(engine) as conn:
-        count, newest = conn.execute(query).one()
+    with reading(conn) as tx:
+        count, newest = tx.execute(query).one()
     return int(count), int(newest)
 
 
-def review_events(engine: Bind, attack_set_id: int,
+def review_events(conn: Bind, attack_set_id: int,
                   limit: Optional[int] = None) -> list[ReviewEvent]:
     """Every review event of a set, newest first."""
     query = (orm_select(ReviewEvent).where(ReviewEvent.attack_set_id == attack_set_id)
              .order_by(ReviewEvent.at.desc(), ReviewEvent.id.desc())  # type: ignore[attr-defined]
              .limit(limit))
-    with session_scope(engine, write=False) as session:
+    with session_scope(conn, write=False) as session:
         return list(session.exec(query).all())

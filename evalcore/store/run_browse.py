@@ -7,11 +7,14 @@ from types import SimpleNamespace
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import func, select
-from sqlalchemy.engine import Engine
 
 from evalcore.store import run_state
-from evalcore.store.db import reader
-from evalcore.store.schema import DATASET, ITEM, RUN
+from evalcore.store.db import Bind, reading
+from evalcore.store.tables import Dataset, Item, Run
+
+DATASET = Dataset.__table__
+ITEM = Item.__table__
+RUN = Run.__table__
 
 SUMMARY_RUN_COLUMNS = ("id", "kind", "status", "name", "model", "judge", "dataset_id", "rounds",
                        "done", "total", "errors", "retries", "cancel_requested", "created_at",
@@ -36,7 +39,7 @@ def _run_query(columns: Sequence[Any], *, kind: Sequence[str], status: Sequence[
     return query
 
 
-def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] = (),
+def run_page(conn: Bind, *, kind: Sequence[str] = (), status: Sequence[str] = (),
              model: Sequence[str] = (), dataset: Sequence[str] = (), limit: int = 100,
              offset: int = 0) -> tuple[list[SimpleNamespace], int]:
     """(one page of runs newest first, each the summary columns plus `dataset_name`; how
@@ -45,49 +48,49 @@ def run_page(engine: Engine, *, kind: Sequence[str] = (), status: Sequence[str] 
     query = (_run_query([*_summary_columns(), DATASET.c.name.label("dataset_name")], **filters)
              .order_by(RUN.c.id.desc()).limit(max(limit, 0)).offset(max(offset, 0)))
     count = _run_query([func.count(RUN.c.id)], **filters)
-    with reader(engine).connect() as conn:
+    with reading(conn) as tx:
         rows = [SimpleNamespace(**{**row._mapping, **run_state.state_row(row)})
-                for row in conn.execute(query)]
-        total = int(conn.execute(count).scalar_one())
+                for row in tx.execute(query)]
+        total = int(tx.execute(count).scalar_one())
     return rows, total
 
 
-def run_filter_values(engine: Engine) -> dict[str, list[str]]:
+def run_filter_values(conn: Bind) -> dict[str, list[str]]:
     """The distinct kinds, statuses, models and dataset names of stored runs, sorted."""
     queries = {"kind": select(RUN.c.kind).distinct(),
                "status": run_state.with_state(select(run_state.STATUS).select_from(RUN)).distinct(),
                "model": select(RUN.c.model).distinct(),
                "dataset": select(DATASET.c.name).where(
                    DATASET.c.id.in_(select(RUN.c.dataset_id).distinct()))}
-    with reader(engine).connect() as conn:
-        return {key: sorted(str(v) for (v,) in conn.execute(q) if v is not None)
+    with reading(conn) as tx:
+        return {key: sorted(str(v) for (v,) in tx.execute(q) if v is not None)
                 for key, q in queries.items()}
 
 
-def item_ids_at(engine: Engine, dataset_id: int, positions: Sequence[int]) -> dict[int, int]:
+def item_ids_at(conn: Bind, dataset_id: int, positions: Sequence[int]) -> dict[int, int]:
     """{item idx: item id} of a dataset's items at `positions`."""
     query = select(ITEM.c.idx, ITEM.c.id).where(ITEM.c.dataset_id == dataset_id)
     wanted = set(positions)
-    with reader(engine).connect() as conn:
-        return {int(pos): int(i) for pos, i in conn.execute(query) if pos in wanted}
+    with reading(conn) as tx:
+        return {int(pos): int(i) for pos, i in tx.execute(query) if pos in wanted}
 
 
-def dataset_runs(engine: Engine, dataset_id: int) -> list[dict[str, Any]]:
+def dataset_runs(conn: Bind, dataset_id: int) -> list[dict[str, Any]]:
     """Summary columns (no config blob) of the runs on a dataset, newest first."""
     query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.model, RUN.c.created_at,
                                          *run_state.STATE).select_from(RUN))
              .where(RUN.c.dataset_id == dataset_id).order_by(RUN.c.id.desc()))
-    with reader(engine).connect() as conn:
+    with reading(conn) as tx:
         return [{"id": row.id, "kind": row.kind, "status": row.status, "model": row.model,
                  "created_at": row.created_at,
                  "finished_at": run_state.state_row(row)["finished_at"]}
-                for row in conn.execute(query)]
+                for row in tx.execute(query)]
 
 
-def finished_runs_of(engine: Engine, model: str) -> list[tuple[int, str, Optional[int]]]:
+def finished_runs_of(conn: Bind, model: str) -> list[tuple[int, str, Optional[int]]]:
     """(id, kind, dataset id) of a model's finished (done) runs, newest first."""
     query = (run_state.with_state(select(RUN.c.id, RUN.c.kind, RUN.c.dataset_id).select_from(RUN))
              .where(RUN.c.model == model, run_state.STATUS == "done")
              .order_by(RUN.c.id.desc()))
-    with reader(engine).connect() as conn:
-        return [(int(i), str(k), d) for i, k, d in conn.execute(query)]
+    with reading(conn) as tx:
+        return [(int(i), str(k), d) for i, k, d in tx.execute(query)]

@@ -1,32 +1,35 @@
 """Which items a run asks: a dataset's items in file order, a run's stored items with
-their prompts, and their questions; one page of a dataset's items for the browser.
-Each function opens its own short read transaction, or reads inside the caller's
-(`store.db.transaction`)."""
+their prompts (stored by `add_run_items`), and their questions; one page of a dataset's
+items for the browser. Each function opens its own short transaction, or works inside the
+caller's (`store.db.transaction`)."""
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from sqlalchemy import String, cast, func, or_, select
+from sqlalchemy import String, cast, func, insert, or_, select
 
 from evalcore.dataset.records import Question
 from evalcore.errors import RunError
-from evalcore.store.db import Bind, reading
-from evalcore.store.queries import get_run
-from evalcore.store.schema import ITEM, RUN_ITEM
+from evalcore.store.db import Bind, reading, transaction
+from evalcore.store.runs import get_run
+from evalcore.store.tables import Item, RunItem
 from evalcore.values import validated
 
+ITEM = Item.__table__
+RUN_ITEM = RunItem.__table__
 
-def dataset_item_ids(engine: Bind, dataset_id: int, limit: int | None = None) -> list[int]:
+
+def dataset_item_ids(conn: Bind, dataset_id: int, limit: int | None = None) -> list[int]:
     """Ids of a dataset's items in file order, the first `limit` if given."""
     query = select(ITEM.c.id).where(ITEM.c.dataset_id == dataset_id).order_by(ITEM.c.idx)
     if limit is not None:
         query = query.limit(limit)
-    with reading(engine) as conn:
-        return list(conn.execute(query).scalars())
+    with reading(conn) as tx:
+        return list(tx.execute(query).scalars())
 
 
-def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int = 0,
+def list_items(conn: Bind, dataset_id: int, *, search: str = "", offset: int = 0,
                limit: int = 50) -> tuple[list[dict[str, Any]], int]:
     """One page of a dataset's items in file order, and how many match `search`.
 
@@ -50,50 +53,50 @@ def list_items(engine: Bind, dataset_id: int, *, search: str = "", offset: int =
         where.append(or_(*found))
     columns = (ITEM.c.idx, ITEM.c.question, ITEM.c.reference, ITEM.c.choices, ITEM.c.task_type,
                ITEM.c.language)
-    with reading(engine) as conn:
-        total = int(conn.execute(select(func.count(ITEM.c.id)).where(*where)).scalar_one())
-        rows = conn.execute(select(*columns).where(*where).order_by(ITEM.c.idx)
+    with reading(conn) as tx:
+        total = int(tx.execute(select(func.count(ITEM.c.id)).where(*where)).scalar_one())
+        rows = tx.execute(select(*columns).where(*where).order_by(ITEM.c.idx)
                             .offset(max(offset, 0)).limit(max(limit, 0))).all()
     return [{"number": r.idx + 1, "question": r.question, "reference": r.reference,
              "choices": r.choices, "task_type": r.task_type, "language": r.language}
             for r in rows], total
 
 
-def run_item_ids(engine: Bind, run_id: int) -> list[int]:
+def run_item_ids(conn: Bind, run_id: int) -> list[int]:
     """A run's item ids in the order it asks them: its run_item rows, else (runs made
     before them) `config["item_ids"]`, else every item of its dataset."""
     query = (select(RUN_ITEM.c.item_id).where(RUN_ITEM.c.run_id == run_id)
              .order_by(RUN_ITEM.c.position))
-    with reading(engine) as conn:
-        ids = list(conn.execute(query).scalars())
+    with reading(conn) as tx:
+        ids = list(tx.execute(query).scalars())
     if ids:
         return ids
-    run = get_run(engine, run_id)
+    run = get_run(conn, run_id)
     wanted = run.config.get("item_ids")
     if wanted is not None:
         return list(wanted)
     if run.dataset_id is None:
         raise RunError(f"run {run_id} has neither a dataset nor stored items; "
                        "start it again with a dataset")
-    return dataset_item_ids(engine, run.dataset_id)
+    return dataset_item_ids(conn, run.dataset_id)
 
 
-def run_prompts(engine: Bind, run_id: int) -> dict[int, str]:
+def run_prompts(conn: Bind, run_id: int) -> dict[int, str]:
     """{item_id: the prompt the run sends} for the items whose prompt is stored."""
     query = select(RUN_ITEM.c.item_id, RUN_ITEM.c.prompt).where(RUN_ITEM.c.run_id == run_id,
                                                           RUN_ITEM.c.prompt.is_not(None))
-    with reading(engine) as conn:
-        return {item_id: prompt for item_id, prompt in conn.execute(query)}
+    with reading(conn) as tx:
+        return {item_id: prompt for item_id, prompt in tx.execute(query)}
 
 
-def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int, Any]:
+def questions_by_id(conn: Bind, item_ids: list[int], *, what: str) -> dict[int, Any]:
     """{item_id: Question} in the order of `item_ids`; RunError naming `what` if some
     are no longer in the database."""
     found: dict[int, Any] = {}
-    with reading(engine) as conn:
+    with reading(conn) as tx:
         for start in range(0, len(item_ids), 500):  # stay under bound-parameter limits
             chunk = item_ids[start:start + 500]
-            for item in conn.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
+            for item in tx.execute(select(ITEM).where(ITEM.c.id.in_(chunk))):
                 found[item.id] = item
     missing = [i for i in item_ids if i not in found]
     if missing:
@@ -104,6 +107,15 @@ def questions_by_id(engine: Bind, item_ids: list[int], *, what: str) -> dict[int
         for i in item_ids}
 
 
-def run_questions(engine: Bind, run_id: int) -> dict[int, Any]:
+def run_questions(conn: Bind, run_id: int) -> dict[int, Any]:
     """{item_id: Question} of a run in the order the run asks them (`run_item_ids`)."""
-    return questions_by_id(engine, run_item_ids(engine, run_id), what=f"run {run_id}")
+    return questions_by_id(conn, run_item_ids(conn, run_id), what=f"run {run_id}")
+
+
+def add_run_items(conn: Bind, run_id: int, items: list[tuple[int, str | None]]) -> None:
+    """Store a run's questions in order with their rendered prompts ([(item_id, prompt)])."""
+    rows = [{"run_id": run_id, "position": n, "item_id": item_id, "prompt": prompt}
+            for n, (item_id, prompt) in enumerate(items)]
+    with transaction(conn) as tx:
+        for start in range(0, len(rows), 1000):
+            tx.execute(insert(RUN_ITEM), rows[start:start + 1000])

@@ -8,13 +8,16 @@ from datetime import datetime
 from typing import Any, Optional
 
 from sqlalchemy import and_, case, func, select
-from sqlalchemy.engine import Engine
 
-from evalcore.store.db import reader
-from evalcore.store.schema import CALL, ITEM, RUN_ITEM
+from evalcore.store.db import Bind, reading
+from evalcore.store.tables import Call, Item, RunItem
+
+CALL = Call.__table__
+ITEM = Item.__table__
+RUN_ITEM = RunItem.__table__
 
 
-def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:
+def outcome_rows(conn: Bind, run_id: int, rounds: int, *, judged: bool) -> dict[str, Any]:
     """A run's outcomes in one read transaction (one snapshot):
 
     - `usage`: [(model, calls, prompt tokens, completion tokens)] over every call;
@@ -38,55 +41,55 @@ def outcome_rows(engine: Engine, run_id: int, rounds: int, *, judged: bool) -> d
         ok = case((and_(CALL.c.correct.is_(True), CALL.c.error.is_(None)), 1), else_=0)
         verdicts = (select(CALL.c.item_id, func.sum(ok), func.count(CALL.c.error), func.count())
                     .where(answers).group_by(CALL.c.item_id))
-    with reader(engine).connect() as conn:
-        return {"usage": [tuple(r) for r in conn.execute(usage)],
-                "answered": tuple(conn.execute(answered).one()),
-                "verdicts": [tuple(r) for r in conn.execute(verdicts)]}
+    with reading(conn) as tx:
+        return {"usage": [tuple(r) for r in tx.execute(usage)],
+                "answered": tuple(tx.execute(answered).one()),
+                "verdicts": [tuple(r) for r in tx.execute(verdicts)]}
 
 
-def tokens_by_model(engine: Engine, run_id: int) -> dict[str, tuple[int, int]]:
+def tokens_by_model(conn: Bind, run_id: int) -> dict[str, tuple[int, int]]:
     """{model: (prompt tokens, completion tokens)} of a run's stored calls."""
     query = (select(CALL.c.model, func.coalesce(func.sum(CALL.c.prompt_tokens), 0),
                     func.coalesce(func.sum(CALL.c.completion_tokens), 0))
              .where(CALL.c.run_id == run_id).group_by(CALL.c.model))
-    with reader(engine).connect() as conn:
-        return {model: (int(p), int(c)) for model, p, c in conn.execute(query)}
+    with reading(conn) as tx:
+        return {model: (int(p), int(c)) for model, p, c in tx.execute(query)}
 
 
-def answer_error_counts(engine: Engine, run_id: int, refusal_prefix: str) -> tuple[int, int, int]:
+def answer_error_counts(conn: Bind, run_id: int, refusal_prefix: str) -> tuple[int, int, int]:
     """(answer calls, answer calls with an error, of those starting `refusal_prefix`)."""
     query = select(func.count(), func.count(CALL.c.error),
                    func.count().filter(CALL.c.error.like(f"{refusal_prefix}%"))).where(
         CALL.c.run_id == run_id, CALL.c.stage == "answer")
-    with reader(engine).connect() as conn:
-        calls, errors, refusals = conn.execute(query).one()
+    with reading(conn) as tx:
+        calls, errors, refusals = tx.execute(query).one()
     return int(calls), int(errors), int(refusals)
 
 
-def call_ends(engine: Engine, run_id: int, stages: Sequence[str]
+def call_ends(conn: Bind, run_id: int, stages: Sequence[str]
               ) -> list[tuple[datetime, Optional[float]]]:
     """(stored at, latency ms) of a run's calls of `stages`: when each call ended, and
     how long it was under way."""
     query = (select(CALL.c.created_at, CALL.c.latency_ms)
              .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages)))
-    with reader(engine).connect() as conn:
-        return [(stored, latency) for stored, latency in conn.execute(query)]
+    with reading(conn) as tx:
+        return [(stored, latency) for stored, latency in tx.execute(query)]
 
 
-def run_prompt_chars(engine: Engine, run_id: int) -> Optional[int]:
+def run_prompt_chars(conn: Bind, run_id: int) -> Optional[int]:
     """Mean length (characters) of a run's rendered prompts; None if it stored none."""
     query = select(func.avg(func.length(RUN_ITEM.c.prompt))).where(RUN_ITEM.c.run_id == run_id)
-    with reader(engine).connect() as conn:
-        mean = conn.execute(query).scalar()
+    with reading(conn) as tx:
+        mean = tx.execute(query).scalar()
     return None if mean is None else round(float(mean))
 
 
-def recent_latencies(engine: Engine, model: str, sample: int) -> list[float]:
+def recent_latencies(conn: Bind, model: str, sample: int) -> list[float]:
     """Latency ms of the model's `sample` most recent answered calls (no errors, no waits)."""
-    return [ms for ms, _, _ in recent_call_sizes(engine, model, sample)]
+    return [ms for ms, _, _ in recent_call_sizes(conn, model, sample)]
 
 
-def recent_call_sizes(engine: Engine, model: str, sample: int) -> list[tuple[float, int, int]]:
+def recent_call_sizes(conn: Bind, model: str, sample: int) -> list[tuple[float, int, int]]:
     """(latency ms, prompt characters, answer characters) of the model's `sample` most
     recent answered calls: an estimate says how long the calls it learnt from were."""
     # the rendered prompt is kept once per run item (a call keeps its own only when it
@@ -101,20 +104,20 @@ def recent_call_sizes(engine: Engine, model: str, sample: int) -> list[tuple[flo
              .where(CALL.c.model == model, CALL.c.error.is_(None),
                     CALL.c.latency_ms.is_not(None))
              .order_by(CALL.c.id.desc()).limit(sample))
-    with reader(engine).connect() as conn:
-        return [(float(ms), int(p or 0), int(a or 0)) for ms, p, a in conn.execute(query)]
+    with reading(conn) as tx:
+        return [(float(ms), int(p or 0), int(a or 0)) for ms, p, a in tx.execute(query)]
 
 
-def item_calls(engine: Engine, run_ids: Sequence[int], item_id: int
+def item_calls(conn: Bind, run_ids: Sequence[int], item_id: int
                ) -> tuple[Optional[tuple[Any, ...]], list[tuple[Any, ...]]]:
     """(the item's (question, reference, idx), None if it is gone; its calls in `run_ids`
     as (run_id, round, stage, answer, correct, error, reason) in run, round, stage order)."""
-    with reader(engine).connect() as conn:
-        item = conn.execute(select(ITEM.c.question, ITEM.c.reference, ITEM.c.idx)
+    with reading(conn) as tx:
+        item = tx.execute(select(ITEM.c.question, ITEM.c.reference, ITEM.c.idx)
                             .where(ITEM.c.id == item_id)).first()
         if item is None:
             return None, []
-        calls = conn.execute(select(CALL.c.run_id, CALL.c.round, CALL.c.stage, CALL.c.answer,
+        calls = tx.execute(select(CALL.c.run_id, CALL.c.round, CALL.c.stage, CALL.c.answer,
                                     CALL.c.correct, CALL.c.error, CALL.c.reason)
                              .where(CALL.c.run_id.in_(list(run_ids)), CALL.c.item_id == item_id)
                              .order_by(CALL.c.run_id, CALL.c.round, CALL.c.stage)).all()

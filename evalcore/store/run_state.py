@@ -24,7 +24,10 @@ from sqlalchemy.engine import Connection, Row
 from sqlalchemy.sql import Select
 
 from evalcore.store import jobs
-from evalcore.store.schema import JOB, RUN
+from evalcore.store.tables import Job, Run
+
+JOB = Job.__table__
+RUN = Run.__table__
 
 RunJob = JOB.alias("run_job")
 """The newest job of kind 'run' of each run (outer-joined by `with_state`)."""

@@ -20,7 +20,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from evalcore.store.db import reading, transaction
-from evalcore.store.schema import CALL, RUN_SUMMARY
+from evalcore.store.tables import Call, RunSummary
+
+CALL = Call.__table__
+RUN_SUMMARY = RunSummary.__table__
 
 FINISHED = ("done", "failed", "cancelled")
 

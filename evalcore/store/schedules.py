@@ -25,10 +25,15 @@ from sqlalchemy.exc import IntegrityError
 
 from evalcore.errors import EvalcoreError
 from evalcore.store import run_state
-from evalcore.store.db import Bind, reader, reading, transaction
+from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import create_job
-from evalcore.store.schema import RUN, SCHEDULE, SCHEDULE_RUN
+from evalcore.store.monitor_tables import Schedule, ScheduleRun
+from evalcore.store.tables import Run
 from evalcore.store.types import utcnow
+
+RUN = Run.__table__
+SCHEDULE = Schedule.__table__
+SCHEDULE_RUN = ScheduleRun.__table__
 
 UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_SKIPPED = 50
@@ -125,7 +130,7 @@ def following(every_s: Optional[int], cron: Optional[str], after: datetime,
 # ------------------------------------------------------------------ rows
 
 
-def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Optional[int],
+def add_schedule(conn: Bind, *, kind: str, params: dict[str, Any], every_s: Optional[int],
                  cron: Optional[str], gate: dict[str, Any], channels: list[dict[str, Any]],
                  created_by: str = "", start: Optional[datetime] = None) -> Row:
     """Store a schedule; its first run is due one period from now (or at `start`)."""
@@ -135,66 +140,66 @@ def add_schedule(engine: Bind, *, kind: str, params: dict[str, Any], every_s: Op
         check_cron(cron)
     now = utcnow()
     first = as_utc(start) if start else following(every_s, cron, now, now if every_s else None)
-    with transaction(engine) as conn:
-        schedule_id = conn.execute(SCHEDULE.insert().values(
+    with transaction(conn) as tx:
+        schedule_id = tx.execute(SCHEDULE.insert().values(
             kind=kind, params=params, every_s=every_s, cron=cron, gate=gate,
             channels=channels, paused=False, next_due_at=first, created_by=created_by,
             created_at=now).returning(SCHEDULE.c.id)).scalar_one()
-        return get_schedule(conn, schedule_id)
+        return get_schedule(tx, schedule_id)
 
 
-def get_schedule(engine: Bind, schedule_id: int) -> Row:
+def get_schedule(conn: Bind, schedule_id: int) -> Row:
     """Schedule `schedule_id` (a read-only row), or ScheduleError pointing at
     `schedules list`."""
-    with reading(engine) as conn:
-        row = conn.execute(select(SCHEDULE).where(SCHEDULE.c.id == schedule_id)).first()
+    with reading(conn) as tx:
+        row = tx.execute(select(SCHEDULE).where(SCHEDULE.c.id == schedule_id)).first()
     if row is None:
         raise ScheduleError(f"schedule {schedule_id} not found; see `python -m evalcore "
                             "schedules list`")
     return row
 
 
-def list_schedules(engine: Engine) -> list[Row]:
-    with reading(engine) as conn:
-        return list(conn.execute(select(SCHEDULE).order_by(SCHEDULE.c.id)).all())
+def list_schedules(conn: Bind) -> list[Row]:
+    with reading(conn) as tx:
+        return list(tx.execute(select(SCHEDULE).order_by(SCHEDULE.c.id)).all())
 
 
-def schedule_runs(engine: Engine, schedule_id: int, limit: int = 200) -> list[Row]:
+def schedule_runs(conn: Bind, schedule_id: int, limit: int = 200) -> list[Row]:
     """The schedule's due times, oldest first (at most the newest `limit`)."""
     query = (select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id)
              .order_by(SCHEDULE_RUN.c.due_at.desc()).limit(limit))
-    with reading(engine) as conn:
-        return list(reversed(conn.execute(query).all()))
+    with reading(conn) as tx:
+        return list(reversed(tx.execute(query).all()))
 
 
-def run_statuses(engine: Engine, run_ids: list[int]) -> dict[int, str]:
+def run_statuses(conn: Bind, run_ids: list[int]) -> dict[int, str]:
     """{run id: its status} as users see it (`run_state.STATUS`: its job's while it has
     one), for the runs a schedule's due times made; a deleted run is absent."""
     if not run_ids:
         return {}
     query = (run_state.with_state(select(RUN.c.id, run_state.STATUS).select_from(RUN))
              .where(RUN.c.id.in_(sorted(set(run_ids)))))
-    with reader(engine).connect() as conn:
-        return {int(i): str(status) for i, status in conn.execute(query)}
+    with reading(conn) as tx:
+        return {int(i): str(status) for i, status in tx.execute(query)}
 
 
-def set_paused(engine: Bind, schedule_id: int, paused: bool) -> Row:
+def set_paused(conn: Bind, schedule_id: int, paused: bool) -> Row:
     """Pause or resume; a resumed schedule's next due time is the next one from now."""
-    row = get_schedule(engine, schedule_id)
+    row = get_schedule(conn, schedule_id)
     values: dict[str, Any] = {"paused": paused}
     if not paused:
         now = utcnow()
         if as_utc(row.next_due_at) <= now:
             values["next_due_at"] = following(row.every_s, row.cron, now, row.next_due_at)
-    with transaction(engine) as conn:
-        conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id).values(**values))
-    return get_schedule(engine, schedule_id)
+    with transaction(conn) as tx:
+        tx.execute(update(SCHEDULE).where(SCHEDULE.c.id == schedule_id).values(**values))
+    return get_schedule(conn, schedule_id)
 
 
-def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Row:
+def edit_schedule(conn: Bind, schedule_id: int, **changes: Any) -> Row:
     """Change a schedule's period (`every_s` or `cron`, the next due time then counts
     from now), gate, channels or run options; other keys are refused."""
-    row = get_schedule(engine, schedule_id)
+    row = get_schedule(conn, schedule_id)
     unknown = set(changes) - {"every_s", "cron", "gate", "channels", "params"}
     if unknown:
         raise ScheduleError(f"cannot change {sorted(unknown)} of a schedule")
@@ -209,17 +214,17 @@ def edit_schedule(engine: Bind, schedule_id: int, **changes: Any) -> Row:
         values.update(every_s=every_s, cron=cron,
                       next_due_at=following(every_s, cron, now, now if every_s else None))
     if values:
-        with transaction(engine) as conn:
-            conn.execute(update(SCHEDULE).where(SCHEDULE.c.id == row.id).values(**values))
-    return get_schedule(engine, schedule_id)
+        with transaction(conn) as tx:
+            tx.execute(update(SCHEDULE).where(SCHEDULE.c.id == row.id).values(**values))
+    return get_schedule(conn, schedule_id)
 
 
-def delete_schedule(engine: Bind, schedule_id: int) -> Row:
+def delete_schedule(conn: Bind, schedule_id: int) -> Row:
     """Delete a schedule and its due-time rows; its runs stay (they are ordinary runs)."""
-    row = get_schedule(engine, schedule_id)
-    with transaction(engine) as conn:
-        conn.execute(delete(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id))
-        conn.execute(delete(SCHEDULE).where(SCHEDULE.c.id == schedule_id))
+    row = get_schedule(conn, schedule_id)
+    with transaction(conn) as tx:
+        tx.execute(delete(SCHEDULE_RUN).where(SCHEDULE_RUN.c.schedule_id == schedule_id))
+        tx.execute(delete(SCHEDULE).where(SCHEDULE.c.id == schedule_id))
     return row
 
 
@@ -292,7 +297,7 @@ def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,
         return None  # another worker handled this due time in the meantime
 
 
-def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
+def enqueue_due(conn: Bind, now: Optional[datetime] = None, *,
                 unreachable: Optional[Unreachable] = None,
                 running_since: Optional[datetime] = None) -> list[int]:
     """Queue one job per schedule that has fallen due (called by every worker); returns
@@ -300,16 +305,16 @@ def enqueue_due(engine: Engine, now: Optional[datetime] = None, *,
     reach the database, `running_since` since when it runs: the reasons recorded on the
     due times it missed (an outage, a late tick, or no worker at all)."""
     now = now or utcnow()
-    with reader(engine).connect() as conn:
-        due = list(conn.execute(select(SCHEDULE.c.id).where(
+    with reading(conn) as tx:
+        due = list(tx.execute(select(SCHEDULE.c.id).where(
             SCHEDULE.c.paused.is_(False), SCHEDULE.c.next_due_at <= now)).scalars())
-    made = [_enqueue_one(engine, int(sid), now, unreachable, running_since) for sid in due]
+    made = [_enqueue_one(conn, int(sid), now, unreachable, running_since) for sid in due]
     return [j for j in made if j is not None]
 
 
 def enqueue_checks(engine: Engine) -> list[int]:
     """Queue one gate-and-alert job per scheduled run that ended and was not checked."""
-    with reader(engine).connect() as conn:
+    with reading(engine) as conn:
         ended = list(conn.execute(
             run_state.with_state(select(SCHEDULE_RUN.c.id)
                                  .join(RUN, RUN.c.id == SCHEDULE_RUN.c.run_id))
@@ -328,9 +333,9 @@ def enqueue_checks(engine: Engine) -> list[int]:
     return made
 
 
-def get_schedule_run(engine: Engine, row_id: int) -> Row:
-    with reading(engine) as conn:
-        row = conn.execute(select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id)).first()
+def get_schedule_run(conn: Bind, row_id: int) -> Row:
+    with reading(conn) as tx:
+        row = tx.execute(select(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id)).first()
     if row is None:
         raise ScheduleError(f"scheduled run row {row_id} not found (its schedule was deleted)")
     return row
@@ -341,9 +346,9 @@ def update_schedule_run(conn: Connection, row_id: int, **values: Any) -> None:
     conn.execute(update(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == row_id).values(**values))
 
 
-def scheduled_run_named(engine: Bind, name: str) -> Optional[int]:
+def scheduled_run_named(conn: Bind, name: str) -> Optional[int]:
     """The run called `name` (a scheduled run's name says its schedule and due time), so
     a job taken over after a crash finds the run its predecessor made."""
-    with reading(engine) as conn:
-        return conn.execute(select(RUN.c.id).where(RUN.c.name == name).order_by(RUN.c.id)
+    with reading(conn) as tx:
+        return tx.execute(select(RUN.c.id).where(RUN.c.name == name).order_by(RUN.c.id)
                             .limit(1)).scalar()

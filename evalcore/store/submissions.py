@@ -17,8 +17,10 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from evalcore.store.db import Bind, transaction
-from evalcore.store.schema import SUBMISSION
+from evalcore.store.tables import Submission
 from evalcore.store.types import utcnow
+
+SUBMISSION = Submission.__table__
 
 
 def _created(conn: Connection, key: str) -> Optional[int]:

@@ -30,7 +30,8 @@ class Dataset(SQLModel, table=True):
     item_count: int = 0
     created_at: datetime = Field(default_factory=utcnow)
     created_by: str = Field(default="", description="who imported it (migration 0006)")
-    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    meta: dict[str, Any] = Field(default_factory=dict,
+                                 sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class Item(SQLModel, table=True):
@@ -44,10 +45,12 @@ class Item(SQLModel, table=True):
     idx: int = Field(description="0-based position in the source file")
     question: str = Field(sa_column=Column(Text, nullable=False))
     reference: Optional[str] = Field(default=None, sa_column=Column(Text))
-    choices: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    choices: list[str] = Field(default_factory=list,
+                               sa_column=Column(JSON, nullable=False, default=list))
     task_type: str
     language: str = "en"
-    meta: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    meta: dict[str, Any] = Field(default_factory=dict,
+                                 sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class Run(SQLModel, table=True):
@@ -64,7 +67,8 @@ class Run(SQLModel, table=True):
     model: str = ""
     judge: str = Field(default="rules", description="'rules' or a judge model name")
     rounds: int = 1
-    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    config: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     created_by: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     started_at: Optional[datetime] = None
@@ -91,7 +95,7 @@ class Call(SQLModel, table=True):
     round: int = Field(description="1-based round number")
     stage: str = Field(default="answer", description="answer or judge")
     model: str = ""
-    prompt: str = Field(default="", sa_column=Column(Text, nullable=False))
+    prompt: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     answer: Optional[str] = Field(default=None, sa_column=Column(Text))
     score: Optional[float] = None
     correct: Optional[bool] = None
@@ -126,7 +130,8 @@ class AttackSet(SQLModel, table=True):
     level: str = Field(description="char, word, sentence")
     origin: str = Field(default="generated", description="generated or imported")
     seed: Optional[int] = None
-    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    params: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     created_by: str = ""
     created_at: datetime = Field(default_factory=utcnow)
     item_count: int = 0
@@ -148,11 +153,13 @@ class AttackItem(SQLModel, table=True):
     attacked: str = Field(sa_column=Column(Text, nullable=False))
     attack_num: int = 0
     """Insertions (char level) or replacements (word level) made."""
-    pairs: list[Any] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    pairs: list[Any] = Field(default_factory=list,
+                             sa_column=Column(JSON, nullable=False, default=list))
     """Word level: [original, replacement] pairs."""
     similarity: Optional[float] = None
     """Semantic similarity original vs attacked (multilingual embeddings), 0..1."""
-    flags: list[str] = Field(default_factory=list, sa_column=Column(JSON, nullable=False))
+    flags: list[str] = Field(default_factory=list,
+                             sa_column=Column(JSON, nullable=False, default=list))
     """Safeguard findings, e.g. number_changed, option_dropped, low_similarity."""
     status: str = Field(default="pending", index=True,
                         description="pending, approved, rejected")
@@ -179,7 +186,7 @@ class ReviewEvent(SQLModel, table=True):
     previous_status: str = Field(description="its status before")
     edited: bool = False
     """The action replaced the attacked text (then `attacked` is the new text)."""
-    attacked: str = Field(default="", sa_column=Column(Text, nullable=False))
+    attacked: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     reviewer: str
     note: str = ""
     at: datetime = Field(default_factory=utcnow)
@@ -205,7 +212,8 @@ class Job(SQLModel, table=True):
                         description="queued, running, done, failed, cancelled")
     run_id: Optional[int] = Field(default=None, foreign_key="run.id", index=True)
     attack_set_id: Optional[int] = Field(default=None, foreign_key="attack_set.id", index=True)
-    params: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    params: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     label: str = ""
     owner: str = Field(default="", description="the worker holding the lease")
     token: int = Field(default=0, description="fencing token: +1 at every claim")
@@ -219,9 +227,11 @@ class Job(SQLModel, table=True):
     total: int = 0
     cancel_requested: bool = False
     error: Optional[str] = Field(default=None, sa_column=Column(Text))
-    result: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    result: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     created_by: str = ""
-    created_at: datetime = Field(default_factory=utcnow, sa_column=Column(DateTime(timezone=True)))
+    created_at: datetime = Field(default_factory=utcnow,
+                                 sa_column=Column(DateTime(timezone=True), default=utcnow))
     started_at: Optional[datetime] = Field(default=None, sa_column=Column(DateTime(timezone=True)))
     finished_at: Optional[datetime] = Field(default=None,
                                             sa_column=Column(DateTime(timezone=True)))
@@ -285,7 +295,8 @@ class AuditEvent(SQLModel, table=True):
     action: str = Field(description="e.g. run.start, dataset.delete, review.approve")
     object_type: str = ""
     object_id: str = ""
-    detail: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    detail: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
 
 
 class ModelEntry(SQLModel, table=True):
@@ -298,7 +309,8 @@ class ModelEntry(SQLModel, table=True):
 
     id: Optional[int] = Field(default=None, primary_key=True)
     name: str = Field(unique=True)
-    config: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    config: dict[str, Any] = Field(default_factory=dict,
+                                   sa_column=Column(JSON, nullable=False, default=dict))
     updated_by: str = ""
     updated_at: datetime = Field(default_factory=utcnow)
 
@@ -314,7 +326,8 @@ class Upload(SQLModel, table=True):
     filename: str
     data: bytes = Field(sa_column=Column(LargeBinary, nullable=False))
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
 
 
 class Submission(SQLModel, table=True):
@@ -326,7 +339,8 @@ class Submission(SQLModel, table=True):
     object_type: str = Field(description="run or job")
     object_id: Optional[int] = Field(default=None, description="None while being created")
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
 
 
 class Worker(SQLModel, table=True):
@@ -339,7 +353,8 @@ class Worker(SQLModel, table=True):
     pid: int
     started_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
     heartbeat_at: datetime = Field(sa_column=Column(DateTime(timezone=True), nullable=False))
-    state: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    state: dict[str, Any] = Field(default_factory=dict,
+                                  sa_column=Column(JSON, nullable=False, default=dict))
 
 
 # ------------------------------------------------------------------ review queues (migration 0022)
@@ -360,13 +375,14 @@ class ReviewQueue(SQLModel, table=True):
     items: str = Field(default="all", description="all, flagged or unflagged")
     sample: Optional[int] = Field(default=None, description="items drawn, None: every one")
     seed: int = 0
-    guidelines: str = Field(default="", sa_column=Column(Text, nullable=False))
+    guidelines: str = Field(default="", sa_column=Column(Text, nullable=False, default=""))
     double_share: float = Field(default=0.0, description="share of items reviewed twice, 0..1")
     reserve_s: float = Field(default=900.0, description="how long a reservation lasts")
     item_count: int = 0
     created_by: str = ""
     created_at: datetime = Field(default_factory=utcnow,
-                                 sa_column=Column(DateTime(timezone=True), nullable=False))
+                                 sa_column=Column(DateTime(timezone=True), nullable=False,
+                                                  default=utcnow))
 
 
 class ReviewQueueItem(SQLModel, table=True):
@@ -406,10 +422,11 @@ class ReviewDecision(SQLModel, table=True):
     reviewer: str
     verdict: str = Field(description="approve, reject, right, wrong or skip")
     question: Optional[str] = Field(default=None, sa_column=Column(Text))
-    options: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    options: dict[str, Any] = Field(default_factory=dict,
+                                    sa_column=Column(JSON, nullable=False, default=dict))
     """Edited options, {"index": text}."""
     at: datetime = Field(default_factory=utcnow,
-                         sa_column=Column(DateTime(timezone=True), nullable=False))
+                         sa_column=Column(DateTime(timezone=True), nullable=False, default=utcnow))
 
 
 class ReviewAdjudication(SQLModel, table=True):
@@ -426,7 +443,7 @@ class ReviewAdjudication(SQLModel, table=True):
     adjudicator: str
     note: str = ""
     at: datetime = Field(default_factory=utcnow,
-                         sa_column=Column(DateTime(timezone=True), nullable=False))
+                         sa_column=Column(DateTime(timezone=True), nullable=False, default=utcnow))
 
 
 # ------------------------------------------------------------------ run summaries (migration 0023)

@@ -1,10 +1,6 @@
-"""What the schema's two definitions share and a run's start-up may load: the clock, the
-id option and the UTC datetime type, with SQLAlchemy Core only (no SQLModel, no pydantic).
-
-`tables.py` (SQLModel, for pages, reports and migrations) and `schema.py` (its Core mirror,
-generated from it, for the run path) both take these from here, so a time stored through
-either is stored and read back the same way.
-"""
+"""Column types and defaults the tables share: the clock, the id option and the UTC
+datetime type, so a time stored through the ORM or a Core statement is stored and read
+back the same way."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone

@@ -15,9 +15,11 @@ from typing import Any, Optional
 from sqlalchemy import delete, select
 from sqlalchemy.engine import Engine
 
-from evalcore.store.db import reader
-from evalcore.store.schema import WORKER
+from evalcore.store.db import Bind, reading
+from evalcore.store.tables import Worker
 from evalcore.store.types import utcnow
+
+WORKER = Worker.__table__
 
 HEARTBEAT_S = 3.0
 """Seconds between a worker's heartbeats."""
@@ -49,9 +51,9 @@ def _aware(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
 
-def live_workers(engine: Engine, *, alive_s: float = ALIVE_S) -> list[Any]:
+def live_workers(conn: Bind, *, alive_s: float = ALIVE_S) -> list[Any]:
     """Workers that beat within `alive_s` seconds, by name."""
     since = utcnow() - timedelta(seconds=alive_s)
-    with reader(engine).connect() as conn:
-        rows = conn.execute(select(WORKER).order_by(WORKER.c.name)).all()
+    with reading(conn) as tx:
+        rows = tx.execute(select(WORKER).order_by(WORKER.c.name)).all()
     return [w for w in rows if _aware(w.heartbeat_at) >= since]

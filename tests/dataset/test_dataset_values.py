@@ -23,9 +23,11 @@ from evalcore.dataset.catalog import guessed_mapping
 from evalcore.dataset.mapping import mapping_from
 from evalcore.errors import DatasetError, RunError
 from evalcore.store.run_items import questions_by_id
-from evalcore.store.schema import ITEM
+from evalcore.store.tables import Item
 from evalcore.values import validated
 from tests.properties.hostile import FAST
+
+ITEM = Item.__table__
 
 CSV = "question,answer\nHow many days in a week?,7\nHow many months in a year?,12\n".encode()
 

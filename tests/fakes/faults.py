@@ -69,13 +69,14 @@ class Faults:
 def snapshot(engine: Engine) -> dict[str, list[str]]:
     """Every row of every table (sorted reprs): two equal snapshots, the same database."""
     from sqlalchemy import select
+    from sqlmodel import SQLModel
 
+    from evalcore.store import monitor_tables, tables  # noqa: F401 - every table
     from evalcore.store.db import reader
-    from evalcore.store.schema import metadata  # every table, whatever was imported
 
     out: dict[str, list[str]] = {}
     with reader(engine).connect() as conn:
-        for table in metadata.sorted_tables:
+        for table in SQLModel.metadata.sorted_tables:
             out[table.name] = sorted(repr(tuple(row)) for row in conn.execute(select(table)))
     return out
 

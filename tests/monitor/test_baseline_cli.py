@@ -141,8 +141,9 @@ def test_cli_schedule_errors_are_one_line(engine, settings, three_runs, args, me
 def test_schedule_list_names_the_runs_it_made(engine, settings, three_runs):
     from evalcore.monitor.view import monitoring
     from evalcore.store import schedules
+    from evalcore.store.monitor_tables import ScheduleRun
     from evalcore.store.schedules import update_schedule_run
-    from evalcore.store.schema import SCHEDULE_RUN
+    SCHEDULE_RUN = ScheduleRun.__table__
 
     add_fake_model(settings)
     good, half, _ = three_runs

@@ -50,7 +50,8 @@ def test_a_row_that_makes_no_question_is_refused_naming_the_item(row: dict,
 def _break_item(engine, item_id: int) -> None:  # type: ignore[no-untyped-def]
     from sqlalchemy import update
 
-    from evalcore.store.schema import ITEM
+    from evalcore.store.tables import Item
+    ITEM = Item.__table__
 
     with engine.begin() as conn:
         conn.execute(update(ITEM).where(ITEM.c.id == item_id).values(task_type="essay"))

@@ -136,7 +136,8 @@ def test_the_trust_report_says_what_the_reviews_found(engine) -> None:
 
     from evalcore.report.trust import trust_report_html
     from evalcore.store import queries
-    from evalcore.store.schema import RUN
+    from evalcore.store.tables import Run
+    RUN = Run.__table__
     from tests.fakes.stored_runs import seed_dataset, seed_run
 
     dataset = seed_dataset(engine, "sums", [f"{i} + 1" for i in range(4)])

@@ -10,8 +10,10 @@ from sqlalchemy import select, update
 from evalcore.report.run_figures import count_outcomes, load_outcomes, run_figures
 from evalcore.runner.start import retry_failed
 from evalcore.store import jobs, queries
-from evalcore.store.schema import RUN_SUMMARY
+from evalcore.store.tables import RunSummary
 from tests.fakes.stored_runs import seed_dataset, seed_run
+
+RUN_SUMMARY = RunSummary.__table__
 
 
 def _stored(engine, run_id: int) -> dict | None:
@@ -81,7 +83,8 @@ def test_the_summary_is_counted_again_after_a_retry_of_failed_calls(engine) -> N
 
 
 def _failed_units(before: dict, run_id: int, engine) -> list[tuple[int, int]]:
-    from evalcore.store.schema import CALL
+    from evalcore.store.tables import Call
+    CALL = Call.__table__
 
     with engine.connect() as conn:
         return [(item, rnd) for item, rnd in conn.execute(

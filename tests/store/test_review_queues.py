@@ -10,9 +10,11 @@ from sqlalchemy import update
 
 from evalcore.store import review_queues as rq
 from evalcore.store.db import transaction
-from evalcore.store.schema import REVIEW_QUEUE_ITEM as QI
+from evalcore.store.tables import ReviewQueueItem
 from evalcore.store.types import utcnow
 from tests.fakes.review_sets import seed_attack_set
+
+QI = ReviewQueueItem.__table__
 
 
 def _lapse(engine, item_id: int) -> None:  # type: ignore[no-untyped-def]

@@ -12,7 +12,9 @@ from sqlalchemy import select
 
 from evalcore.store import jobs, queries, run_browse
 from evalcore.store.db import reading
-from evalcore.store.schema import RUN
+from evalcore.store.tables import Run
+
+RUN = Run.__table__
 
 ROOT = Path(__file__).resolve().parents[2] / "evalcore"
 STATE = {"status", "error", "finished_at", "cancel_requested"}
@@ -142,7 +144,7 @@ def _updates_run(func: ast.expr) -> bool:
         if isinstance(node, ast.Call):
             callee = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
             if callee == "update" and node.args and getattr(node.args[0], "id", None) in (
-                    "Run", "RUN"):  # the ORM class or the Core table (store.schema)
+                    "Run", "RUN"):  # the ORM class or its Core table
                 return True
             if (callee == "update" and isinstance(node.func, ast.Attribute)
                     and ("Run" in ast.dump(node.func.value)

@@ -14,11 +14,13 @@ OTHER = "tok-not-in-env-but-named-0123"
 
 def _stored_text(engine) -> str:  # type: ignore[no-untyped-def]
     """Every value of every row of every table, as the database holds it."""
-    from evalcore.store.schema import metadata  # every table, whatever was imported
+    from sqlmodel import SQLModel
+
+    from evalcore.store import monitor_tables, tables  # noqa: F401 - every table
 
     parts = []
     with engine.connect() as conn:
-        for table in metadata.sorted_tables:
+        for table in SQLModel.metadata.sorted_tables:
             for row in conn.execute(text(f'SELECT * FROM "{table.name}"')):
                 parts.extend(str(value) for value in row)
     return "\n".join(parts)

@@ -1,53 +1,22 @@
-"""The Core mirror of the schema (`store/schema.py`, issue 22) is generated from the one
-definition (the SQLModel tables) and stays equal to it: the file is what the generator
-writes now, both compile to the same DDL on SQLite and PostgreSQL, and a row inserted
-through either stores the same defaults."""
+"""The SQLModel tables are the one definition of the schema: the store's Core statements
+use their `__table__`, so a row inserted through Core stores the defaults an ORM insert
+stores (a field declared with its own `sa_column` carries its default on that Column)."""
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import pytest
 from sqlalchemy import select, types
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.schema import CreateIndex, CreateTable
 from sqlmodel import SQLModel
 
-from evalcore.store import schema, schema_gen
+from evalcore.store import monitor_tables, tables  # noqa: F401 - registers every table
 from evalcore.store.db import session_scope, transaction
 
-DIALECTS = {"sqlite": sqlite.dialect(), "postgresql": postgresql.dialect()}
 
-
-def test_the_committed_schema_is_what_the_generator_writes():
-    assert schema_gen.TARGET.read_text(encoding="utf-8") == schema_gen.render(), (
-        "evalcore/store/schema.py is stale: run `python -m evalcore.store.schema_gen`")
-    assert schema_gen.main(["--check"]) == 0
-
-
-def test_the_check_fails_on_a_stale_file(tmp_path, monkeypatch):
-    stale = tmp_path / "schema.py"
-    stale.write_text(schema_gen.render().replace("'run', metadata,", "'run', metadata,\n"),
-                     encoding="utf-8")
-    monkeypatch.setattr(schema_gen, "TARGET", stale)
-    assert schema_gen.main(["--check"]) == 1
-
-
-def _ddl(table: Any, dialect: Any) -> list[str]:
-    statements = [str(CreateTable(table).compile(dialect=dialect))]
-    statements += sorted(str(CreateIndex(index).compile(dialect=dialect))
-                         for index in table.indexes)
-    return statements
-
-
-@pytest.mark.parametrize("dialect", sorted(DIALECTS))
-def test_both_definitions_compile_to_the_same_ddl(dialect):
-    orm = SQLModel.metadata.tables
-    core = schema.metadata.tables
-    assert sorted(core) == sorted(orm)
-    for name in orm:
-        assert _ddl(core[name], DIALECTS[dialect]) == _ddl(orm[name], DIALECTS[dialect]), name
-        assert core[name].dialect_kwargs == orm[name].dialect_kwargs, name
+def _models() -> dict[str, Any]:
+    """{table name: its SQLModel class}."""
+    return {mapper.class_.__table__.name: mapper.class_
+            for mapper in SQLModel._sa_registry.mappers}  # type: ignore[attr-defined]
 
 
 def _value(column: Any, tag: int, parents: dict[str, Any]) -> Any:
@@ -70,28 +39,30 @@ def _value(column: Any, tag: int, parents: dict[str, Any]) -> Any:
     return f"{column.name}-{tag}"
 
 
-def _required(table: Any, tag: int, parents: dict[str, Any]) -> dict[str, Any]:
+def _required(table: Any, model: Any, tag: int, parents: dict[str, Any]) -> dict[str, Any]:
+    """Values for the columns whose field has no default: what neither path can fill."""
+    fields = model.model_fields
     return {c.name: _value(c, tag, parents) for c in table.columns
-            if not c.nullable and c.default is None and not (c.primary_key and c.autoincrement
-                                                            is not False and c.name == "id")}
+            if not c.nullable and not (c.primary_key and c.autoincrement is not False
+                                       and c.name == "id")
+            and (c.name not in fields or fields[c.name].is_required())}
 
 
-def test_an_insert_through_either_path_stores_the_same_row(store):
-    models = schema_gen.models()
+def test_a_core_insert_stores_what_an_orm_insert_stores(store):
+    models = _models()
     parents: dict[str, Any] = {}
     for orm_table in SQLModel.metadata.sorted_tables:  # parents first
         name = orm_table.name
-        core_table = schema.metadata.tables[name]
-        # what has no default anywhere (the mirror's Column defaults are the fields')
-        orm_values = _required(core_table, 1, parents)
-        core_values = _required(core_table, 2, parents)
+        # what has no default anywhere
+        orm_values = _required(orm_table, models[name], 1, parents)
+        core_values = _required(orm_table, models[name], 2, parents)
         with session_scope(store) as session:
             row = models[name](**orm_values)
             session.add(row)
             session.flush()
             orm_key = [getattr(row, c.name) for c in orm_table.primary_key.columns]
         with transaction(store) as conn:
-            core_key = list(conn.execute(core_table.insert().values(**core_values))
+            core_key = list(conn.execute(orm_table.insert().values(**core_values))
                             .inserted_primary_key)
         if "id" in orm_table.c:
             parents[name] = [orm_key[0], core_key[0]]
@@ -139,5 +110,6 @@ def test_a_run_read_over_core_has_what_the_orm_read(store):
     job = jobs.get_job(store, job_id)
     assert (row.status, row.cancel_requested) == ("cancelled", True) == (
         job.status, job.cancel_requested)  # the job's state, not the run row's
-    assert row.finished_at is not None and row.finished_at.utcoffset() is not None  # aware UTC, as created_at
+    # aware UTC, as created_at
+    assert row.finished_at is not None and row.finished_at.utcoffset() is not None
     assert [r.id for r in queries.list_runs(store, status="cancelled")] == [run.id]
