@@ -31,8 +31,8 @@ DEMO_MODEL = "local"
 DEMO_ROUNDS = 5
 DEMO_SECONDS = 10.3
 """Wall time of the demo (click to the run's end, model load included), the median of 3 by
-`bench/demo_bench.py` on a quiet 2-core machine (2026-11-26: 11.0, 7.8, 10.3 s; under a
-load average of ~15 it took 42.6-85.3 s); the Home page prints it."""
+`bench/demo_bench.py` on a quiet 2-core machine (its runs: docs/benchmarks.md); the Home
+page prints it, so a user knows what to expect."""
 DEMO_MACHINE = "a 2-core machine"
 
 

@@ -2,7 +2,7 @@
 
 A page's first script run in a fresh process spends seconds importing (SQLAlchemy and
 SQLModel, pandas, plotly, the report modules), checking the schema and compiling its first
-queries; the same run a second time takes a fraction of it (issue 21). `start` does that
+queries; the same run a second time takes a fraction of it. `start` does that
 work once per process on a daemon thread: it imports the modules the pages import
 (`imports_of` reads them from the pages' source, so the list cannot drift from the
 pages), opens the database engine (schema check or migration) and runs the cheap reads

@@ -309,7 +309,7 @@ def rejudge_passes_view(run_id: int) -> None:
 def errored_summary(summary: dict[str, Any]) -> None:
     """Which rule the figures use for rounds without a verdict, and how many there are."""
     not_asked = not_asked_line(summary)
-    if not_asked:  # a cancelled run's unasked rounds are no errors (issue 21)
+    if not_asked:  # a cancelled run's unasked rounds are no errors
         st.info(not_asked[0].upper() + not_asked[1:] + ".")
     errored = summary.get("errored_rounds", 0)
     if not errored:

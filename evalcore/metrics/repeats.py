@@ -348,7 +348,7 @@ answers on the same topic): 0.945 classifies 34 of 40 right (85%), the best of 0
 0.990 in steps of 0.005. e5 puts any two related sentences near 0.9 and cannot see a
 negation ("Yes, it is safe" / "No, it is not safe": 0.993), so meaning grouping is an
 option, never the default: it can merge a contradiction. On a blind reviewer's fresh 40
-pairs (docs/audits/2026-11-26/meaning_pairs_blind.json) it is right on only 20: a hint.
+pairs it is right on only half (docs/audits/): a hint.
 e5 alone; reports group with lexical cues first (`scorers.meaning.offline_same`) or a
 judge model's verdicts (`runner.meaning_judge`)."""
 

@@ -188,8 +188,8 @@ def zh_can_be_noun(word: str) -> bool:
     return flag.startswith("n") or flag == "vn"
 
 
-# ------------------------------------------------ English: rules from the 2026-11-26 audit
-# The second blind audit (200 items, 181 kept) found wrong senses of polysemous words,
+# ------------------------------------------------ English: rules from the second blind audit
+# The second blind audit found wrong senses of polysemous words,
 # transitive-only verbs without an object, broken compounds and collocations, and
 # register slips; each class is refused by one general rule below (docs/attacks.md).
 
@@ -251,7 +251,7 @@ def en_candidate_attested(name: str, sense: str, pos: str) -> bool:
 def en_candidate_dominant(name: str, sense: str, pos: str) -> bool:
     """The shared sense is dominant for the synonym too (MIN_DOMINANCE of its tagged
     count): "outlook" is mostly a mentality (11 of 16), so "an expectation that ..." ->
-    "an outlook that ..." reads as another sense (fresh blind audit, 2026-11-26)."""
+    "an outlook that ..." reads as another sense (a blind audit's case)."""
     counts = _counts(name, pos)
     return dict(counts).get(sense, 0) >= MIN_DOMINANCE * sum(c for _, c in counts)
 

@@ -1,4 +1,4 @@
-"""English context rules from the fresh blind audit (2026-11-26, seed 11: 189/200 kept).
+"""English context rules from a fresh blind audit (its verdicts: docs/audits/).
 
 The eleven failures were words whose sense a longer unit fixes, not the word alone:
 

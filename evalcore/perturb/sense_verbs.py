@@ -1,4 +1,4 @@
-"""English verb rules from the third blind audit (2026-11-27, seed 13: 188/200 kept).
+"""English verb rules from the third blind audit (its verdicts: docs/audits/).
 
 Its verb failures were a verb read in the wrong form or frame, not a wrong synonym:
 

@@ -146,7 +146,7 @@ def transaction(bind: Bind) -> Iterator[Connection]:
     """One write transaction: on an Engine a new one, committed when the block ends and
     rolled back if it raises; on a Connection the caller's open one (nothing committed
     here). Every step of an action runs in it, so a process dying between two steps
-    leaves everything or nothing stored (issue #22)."""
+    leaves everything or nothing stored."""
     if isinstance(bind, Connection):
         yield bind
         return
