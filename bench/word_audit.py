@@ -61,7 +61,13 @@ SETS = {"en": {"CODAH": "CODAHtest.csv", "TruthfulQA": "TruthfulQASinglectest.cs
 NAMED_ONLY = {"en": {"BBQ-Age": "../bbq/Age.sample.jsonl",
                      "Translation": "translation2019zhtest.csv"},
               "zh": {"CBBQ-SES": "../cbbq/SES/ambiguous.csv",
-                     "CBBQ-gender": "../cbbq/gender/disambiguous.csv"}}
+                     "CBBQ-SES-dis": "../cbbq/SES/disambiguous.csv",
+                     "CBBQ-gender": "../cbbq/gender/disambiguous.csv",
+                     "CBBQ-gender-amb": "../cbbq/gender/ambiguous.csv",
+                     "Translation-zh": "translation2019zhtest.csv"}}
+MAPPINGS = {"Translation-zh": {"question": "chinese", "reference": "english"}}
+"""Sets whose question is not the column the file's format reads (the translation set's
+Chinese side)."""
 """Files no word audit, table or threshold was ever built on (BBQ's Age and CBBQ's contexts
 and questions, the translation set's English sentences): drawn only when named in --rows,
 for a fresh sample once the shared CODAH, TruthfulQA and Math23K rows have all been shown.
@@ -109,7 +115,7 @@ def draw(language: str, n: int, sample_seed: int, seed: int,
         if rows is not None and name not in rows:
             continue
         path, span = rows[name] if rows is not None else (DATA / file, None)
-        questions = parse_dataset(path).questions
+        questions = parse_dataset(path, mapping=MAPPINGS.get(name)).questions
         if span is not None:
             questions = [q for q in questions if q.idx + 1 in span]
         results = asyncio.run(attack_questions(questions, "word", seed=seed))
