@@ -151,7 +151,7 @@ def test_first_visit_straight_to_a_page_goes_through_the_router(browser, app_url
 
 
 @contextmanager
-def open_page(browser, tmp_path: Path) -> Iterator:  # noqa: ANN001
+def open_page(browser, tmp_path: Path) -> Iterator:
     """A new tab; on a failure its screenshot (tmp_path/failure.png) and text are kept."""
     page = browser.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
