@@ -29,6 +29,9 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    # a renderer preloading the omnibox's WebUI popup, which headless never shows: ~0.3 s
+    # of CPU a launch (docs/test-timing-log.md, session 8)
+    "--disable-features=WebUIOmniboxPopup",
 ]
 # The README's picture is refreshed only on request (EVALCORE_UPDATE_SCREENSHOT=1), so a
 # test run does not leave the committed image modified; otherwise it goes to tests/e2e/output.
@@ -148,7 +151,7 @@ def test_first_visit_straight_to_a_page_goes_through_the_router(browser, app_url
 
 
 @contextmanager
-def open_page(browser, tmp_path: Path) -> Iterator:  # noqa: ANN001
+def open_page(browser, tmp_path: Path) -> Iterator:
     """A new tab; on a failure its screenshot (tmp_path/failure.png) and text are kept."""
     page = browser.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
