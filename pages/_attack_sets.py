@@ -16,7 +16,8 @@ from evalcore.dataset.readers import SUPPORTED_SUFFIXES
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from evalcore.perturb.sets import DuplicateAttackFileError, get_attack_set
-from evalcore.store.jobs import attack_set_jobs, get_job
+from evalcore.service.attacks import attack_set_jobs
+from evalcore.service.jobs import get_job
 from pages import _shared
 
 SET = "attacks.set"  # the attack set under review (kept across pages)

@@ -15,8 +15,8 @@ from evalcore.dataset import dataset_users, list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
-from evalcore.store.queries import get_run
-from evalcore.store.run_items import list_items
+from evalcore.service.datasets import list_items
+from evalcore.service.runs import get_run
 from pages import _shared
 
 BROWSE_ROWS = 50  # stored items per page

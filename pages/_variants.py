@@ -20,7 +20,7 @@ from evalcore.markup import md
 from evalcore.prompt.render import check_template
 from evalcore.prompt.variants import MAX_SHUFFLES, Template
 from evalcore.report.variants import worst_words
-from evalcore.runner.variants import cost_line, template_params, variants_cost
+from evalcore.service.variants import template_params, variants_cost, variants_cost_line
 from pages import _shared
 
 EXPLAIN = {
@@ -157,7 +157,7 @@ def form(run_id: int, kind: str, where: str = "") -> None:
         except EvalcoreError as exc:
             st.error(md(exc))
             return
-        st.caption(md(cost_line(cost)) + ".")
+        st.caption(md(variants_cost_line(cost)) + ".")
         if not cost["calls"] + cost["stored"]:
             st.info("No item of this run can be asked another way: option orders reorder "
                     "choice items (and BBQ / CBBQ ones) only.")

@@ -34,7 +34,7 @@ from evalcore.perturb.review import (list_attack_items, option_diffs, question_n
 from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.review_stats import set_precision
-from evalcore.store.jobs import get_job
+from evalcore.service.jobs import get_job
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls,
                                 failed_generation, import_form, set_jobs, set_state,

@@ -19,7 +19,7 @@ from evalcore import actions
 from evalcore.dataset import list_datasets
 from evalcore.report.estimate import default_limit
 from evalcore.report.fairness import DEFAULT_THRESHOLD
-from evalcore.store import queries
+from evalcore.service.runs import FINISHED, list_runs
 from evalcore.markup import md
 from pages import _fairness_blocks as blocks
 from pages import _fairness_gate, _fairness_suite
@@ -159,7 +159,7 @@ def main() -> None:
     datasets = list_datasets(_shared.engine())
     suites = [ds for ds in datasets if _fairness_suite.is_suite(ds)]
     names = {ds.id: ds.name for ds in datasets}
-    has_runs = bool(queries.list_runs(_shared.engine(), kind="fairness", limit=1))
+    has_runs = bool(list_runs(_shared.engine(), kind="fairness", limit=1))
     with st.expander("Build a suite", expanded=not suites):
         generate, bias = st.tabs(["Generate (counterfactual)", "Import BBQ / CBBQ"])
         with generate:
@@ -176,7 +176,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "fairness", "answers")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="fairness.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="fairness.partial"):
         results(run_id, status, names)
 
 

@@ -8,7 +8,7 @@ from evalcore.demo import demo_items, DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS
 from evalcore.markup import md
 
 from evalcore.report.overview import catalog_counts, plural, suites_line
-from evalcore.store import queries
+from evalcore.service.runs import list_runs
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -31,7 +31,7 @@ def counts() -> dict[str, str]:
     """What exists so far, one short line per step: datasets apart from attack sets and
     fairness suites (their items are stored as datasets too), suites by kind."""
     eng = _shared.engine()
-    runs = queries.list_runs(eng, limit=1000)
+    runs = list_runs(eng, limit=1000)
     have = catalog_counts(eng)
 
     def of(kind: str) -> str:

@@ -20,7 +20,7 @@ from evalcore.providers.client import test_connection
 from evalcore import actions
 from evalcore.providers.registry import load_models, validate_model
 from evalcore.markup import md
-from evalcore.runner.background import get_runner
+from evalcore.service.workers import get_runner
 from pages import _local_model, _shared
 
 NEW = "(new model)"

@@ -22,9 +22,9 @@ from evalcore.monitor.actions import set_baseline
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import figure_series, monitoring, row_state, series_figure
 from evalcore.perturb.sets import list_attack_sets
-from evalcore.store import queries
-from evalcore.store.baselines import baselines_in_force
-from evalcore.store.schedules import parse_every
+from evalcore.service.baselines import baselines_in_force
+from evalcore.service.runs import list_runs
+from evalcore.service.schedules import parse_every
 from pages import _shared
 
 NOTICE = "monitoring.notice"  # what the last action did, shown on the next draw
@@ -204,7 +204,7 @@ def _baseline() -> None:
                              "changes", help="how many times it was set (the trend marks each)")})
     else:
         st.caption("No baseline yet: gates compare with absolute thresholds only.")
-    done = [r for r in queries.list_runs(eng, limit=200, status="done")
+    done = [r for r in list_runs(eng, limit=200, status="done")
             if r.dataset_id is not None]
     if not done:
         st.caption("A finished run can be marked once there is one.")

@@ -16,8 +16,8 @@ from evalcore import actions
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from evalcore.perturb.sets import list_attack_sets
-from evalcore.store import queries
-from evalcore.store.review_queues import ITEMS, VERDICTS, list_queues
+from evalcore.service.reviews import ITEMS, VERDICTS, list_queues
+from evalcore.service.runs import list_runs
 from pages import _shared
 
 QUEUE = "review.queue"  # the chosen queue id
@@ -40,7 +40,7 @@ def create_form() -> None:
     with st.expander("New review queue", expanded=False):
         sets = {f"{s.name} (#{s.id})": s.id for s in list_attack_sets(_shared.engine())}
         runs = {f"run {r.id}: {r.name or r.model}": r.id
-                for r in queries.list_runs(_shared.engine(), limit=200)}
+                for r in list_runs(_shared.engine(), limit=200)}
         with st.form("review.create_form"):
             source = st.radio("Review", ["attacked questions", "a run's judged answers"],
                               horizontal=True)

@@ -24,7 +24,7 @@ from evalcore.report.estimate import robustness_calls
 from evalcore.report.robustness import robustness_report
 from evalcore.report.robustness_figures import (accuracy_figure, fragile_figure, fragile_label, fragile_rows,
                                                 level_rows)
-from evalcore.store import queries
+from evalcore.service.runs import FINISHED, list_runs
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit, _variants
 
@@ -254,7 +254,7 @@ def main() -> None:
     _shared.page_setup("Robustness", "Ask the clean questions and their approved attacked "
                                      "versions N times each, and see how much accuracy drops.")
     eng = _shared.engine()
-    has_runs = bool(queries.list_runs(eng, kind="robustness", limit=1))
+    has_runs = bool(list_runs(eng, kind="robustness", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(list_datasets(eng), list_attack_sets(eng))
     run_id = _shared.run_picker("robustness", lambda run: (
@@ -262,7 +262,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="robustness.partial"):
         results(run_id, status)
 
 

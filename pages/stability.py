@@ -25,10 +25,10 @@ from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
-from evalcore.runner.rejudge import rejudge_passes, reliability_line
+from evalcore.service.judging import rejudge_passes, reliability_line
+from evalcore.service.runs import FINISHED, get_run, list_runs
 from evalcore.dataset.language import detect_language
 from evalcore.prompt.render import option_name
-from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _stability_repeats, _submit, _variants
 
@@ -269,7 +269,7 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
                                       value=3, step=1, key="stability.rejudge_passes",
                                       problems=problems, name="J")
         if not problems:
-            answers = min(int(sample), queries.get_run(_shared.engine(), run_id).done)
+            answers = min(int(sample), get_run(_shared.engine(), run_id).done)
             _cost.time_caption(str(judge), answers * int(passes), what="Re-judging: ")
         go = _shared.allowed_button("Re-judge", "run", key="stability.rejudge_go")
         if go and problems:
@@ -477,7 +477,7 @@ def main() -> None:
     _shared.page_setup("Stability", "Ask every question N times, judge each answer 0/1, "
                                     "and see which questions the model gets right reliably.")
     datasets = list_datasets(_shared.engine())
-    has_runs = bool(queries.list_runs(_shared.engine(), kind="stability", limit=1))
+    has_runs = bool(list_runs(_shared.engine(), kind="stability", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(datasets)
     names = {ds.id: ds.name for ds in datasets}
@@ -486,7 +486,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "stability", "calls")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="stability.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="stability.partial"):
         results(run_id, status)
 
 

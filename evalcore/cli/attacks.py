@@ -23,9 +23,8 @@ from evalcore.perturb.review import (
     swaps_line,
 )
 from evalcore.perturb.sets import AttackSetError, get_attack_set, list_attack_sets
-from evalcore.runner.attack import attack_set_job
-from evalcore.runner.start import run_job_here
-from evalcore.store.jobs import get_job
+from evalcore.service.attacks import attack_set_job
+from evalcore.service.jobs import get_job, run_job_here
 
 
 def _reviewer(args: argparse.Namespace) -> str | None:

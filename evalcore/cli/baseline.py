@@ -8,7 +8,7 @@ from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset import get_dataset
 from evalcore.monitor.actions import set_baseline
-from evalcore.store.baselines import baseline_info
+from evalcore.service.baselines import baseline_info
 
 
 def _baseline_set(args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from evalcore.dataset import (
     suggested_name,
 )
 from evalcore.errors import DatasetError
-from evalcore.store.db import get_engine
+from evalcore.service.database import get_engine
 
 
 def register(subparsers: Any) -> None:

@@ -18,8 +18,7 @@ from evalcore.report.fairness_benchmarks import benchmark_lines
 from evalcore.report.fairness_view import effect_text
 from evalcore.report.sections import cli_section
 from evalcore.report.gates import verdict_reason
-from evalcore.runner.start import run_job_here
-from evalcore.store.jobs import get_job
+from evalcore.service.jobs import get_job, run_job_here
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ import argparse
 
 from evalcore import actions
 from evalcore.cli.common import acting_user, engine_and_settings, print_json, print_rows
-from evalcore.store.jobs import get_job, list_jobs
+from evalcore.service.jobs import get_job, list_jobs
 
 
 def register(sub: argparse._SubParsersAction) -> None:

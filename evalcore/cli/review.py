@@ -11,7 +11,7 @@ from typing import Any
 from evalcore import actions
 from evalcore.cli.common import acting_user, bounded, engine_and_settings, print_json
 from evalcore.errors import EvalcoreError
-from evalcore.store.review_queues import ITEMS, list_queues
+from evalcore.service.reviews import ITEMS, list_queues
 
 
 def _guidelines(path: str | None) -> str:

@@ -10,8 +10,7 @@ from evalcore.errors import RunError
 from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
 from evalcore.report.timing import active_seconds, elapsed_seconds
-from evalcore.runner.start import waiting_text
-from evalcore.store import queries
+from evalcore.service.runs import get_run, iter_call_rows, list_runs, waiting_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,7 +74,7 @@ def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    return print_rows(queries.list_runs(engine, kind=args.kind, limit=args.limit), args.json,
+    return print_rows(list_runs(engine, kind=args.kind, limit=args.limit), args.json,
                       run_dict, lambda r: f"{r.id:>5}  {r.kind:<11} {r.status:<10} "
                                           f"{r.done:>6}/{r.total:<6} err={r.errors:<4} "
                                           f"{r.model:<16} {r.created_at:%Y-%m-%d %H:%M}  {r.name}",
@@ -85,7 +84,7 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
 
-    run = queries.get_run(engine, args.run_id)
+    run = get_run(engine, args.run_id)
 
     data = run_dict(run) | {"active_s": active_seconds(engine, run.id),
                             "elapsed_s": elapsed_seconds(run),
@@ -139,11 +138,11 @@ def _export(args: argparse.Namespace) -> int:
     if not (args.json or args.csv):
         raise RunError("runs export: give --json FILE and/or --csv FILE")
     engine, _ = engine_and_settings()
-    run = queries.get_run(engine, args.run_id)
+    run = get_run(engine, args.run_id)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             count = write_json_rows({"run": run_dict(run)}, "calls",
-                                    queries.iter_call_rows(engine, run.id), fh)
+                                    iter_call_rows(engine, run.id), fh)
         print(f"run {run.id}: {count} calls written to {args.json}")
     if args.csv:
         with open(args.csv, "w", encoding="utf-8", newline="") as fh:

@@ -14,7 +14,7 @@ from evalcore.monitor.actions import (add_schedule, delete_schedule, edit_schedu
                                       test_alert)
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import monitoring, row_state
-from evalcore.store.schedules import every_label, get_schedule, parse_every
+from evalcore.service.schedules import every_label, get_schedule, parse_every
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     """The kind's run options from the generic flags (`EvalKind.schedule`)."""

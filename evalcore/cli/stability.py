@@ -15,9 +15,8 @@ from evalcore.report.repeats import repeats_lines
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
 from evalcore.report.variants import variant_lines
-from evalcore.runner.meaning_judge import cost_line, meaning_cost
-from evalcore.runner.rejudge import reliability_line
-from evalcore.runner.start import run_job_here
+from evalcore.service.jobs import run_job_here
+from evalcore.service.judging import meaning_cost, meaning_cost_line, reliability_line
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -115,7 +114,7 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
     """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
-    print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
+    print(meaning_cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
     job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
                                          settings.models_path)
     run_job_here(engine, job_id)

@@ -12,8 +12,13 @@ from evalcore import actions
 from evalcore.cli.common import acting_user
 from evalcore.prompt.variants import parse_option_order
 from evalcore.report.variants import variant_lines
-from evalcore.runner.start import run_job_here
-from evalcore.runner.variants import check_options, cost_line, read_templates, variants_cost
+from evalcore.service.jobs import run_job_here
+from evalcore.service.variants import (
+    check_options,
+    read_templates,
+    variants_cost,
+    variants_cost_line,
+)
 
 
 def settings(args: argparse.Namespace, kind: str) -> Optional[dict[str, Any]]:
@@ -38,7 +43,7 @@ def announce(engine: Any, run_id: int, variants: Optional[dict[str, Any]],
         return None
     out = sys.stderr if detach else sys.stdout
     cost = variants_cost(engine, run_id, **variants)
-    print(cost_line(cost), file=out, flush=True)
+    print(variants_cost_line(cost), file=out, flush=True)
     if not cost["calls"] + cost["stored"]:
         print("warning: no item of the run can be asked another way (option orders "
               "reorder choice and BBQ / CBBQ items only): nothing extra is asked", file=out,

@@ -11,8 +11,8 @@ from evalcore.cli.common import acting_user, bounded, engine_and_settings
 from evalcore.config import worker_jobs
 from evalcore.errors import RunError
 from evalcore.providers.client import run_closing_clients
-from evalcore.runner.worker import Worker, worker_id
-from evalcore.store.jobs import KINDS
+from evalcore.service.jobs import KINDS
+from evalcore.service.workers import Worker, worker_id
 
 
 def register(sub: argparse._SubParsersAction) -> None:
