@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.jobs import cancel_job
+from evalcore.service.runs import (FINISHED, NO_WORKER, busy_text, cancel_run, count_calls,
+                                   get_run, is_stale, list_runs, resume_run, run_progress,
+                                   waiting_text)
 from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
 from evalcore.errors import EvalcoreError, RunError
@@ -24,8 +27,6 @@ from evalcore.report.timing import format_seconds
 from evalcore.config import DEFAULT_MODEL
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
 from evalcore.service import jobs
-from evalcore.service.runs import (FINISHED, NO_WORKER, busy_text, count_calls, get_run, is_stale,
-                                   list_runs, run_progress, waiting_text)
 from pages._engine import REFRESH_S, engine, settings
 from pages._local_model import local_model_body, sidebar_refresh
 from pages._signin import current_actor, sidebar_identity
@@ -235,7 +236,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         st.caption("Cancel requested: the run stops after the calls in flight.")
     elif st.button("Cancel run", key=f"{key}.cancel", disabled=why_not("run") is not None,
                    help=why_not("run")):
-        actions.cancel_run(actor(), eng, run_id)
+        cancel_run(actor(), eng, run_id)
         st.toast(f"Cancelling run #{md(run_id)}")
 
 
@@ -256,7 +257,7 @@ def _resume_offer(run_id: int, key: str, p: dict[str, Any], unit: str) -> None:
 def _resume(run_id: int, key: str) -> None:
     """Button callback (before the script runs, so the click is never lost)."""
     try:
-        actions.resume_run(actor(), engine(), run_id)
+        resume_run(actor(), engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[f"{key}.resume_notice"] = f"Cannot resume run #{run_id}: {exc}"
 
@@ -297,7 +298,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
         st.caption(md(waiting))
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
-        actions.cancel_job(actor(), engine(), job_id)
+        cancel_job(actor(), engine(), job_id)
         st.toast(f"Cancelling job #{md(job_id)}")
 
 

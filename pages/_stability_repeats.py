@@ -10,8 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
-from evalcore.service.judging import meaning_cost, meaning_cost_line
+from evalcore.service.judging import meaning_cost, meaning_cost_line, queue_meaning_judge
 from evalcore.scorers.meaning import MEANING_COSINE
 from pages import _shared
 from evalcore.dataset.numbering import question_label
@@ -77,7 +76,7 @@ def _judge_form(run_id: int, judge: str) -> None:
     st.caption(md(meaning_cost_line(cost, judge)) + ".")
     if cost["max_calls"] and _shared.allowed_button(
             f"Ask {judge}", "run", key="stability.meaning_ask") and _shared.queue_job(
-            lambda: actions.queue_meaning_judge(_shared.actor(), _shared.engine(), run_id,
+            lambda: queue_meaning_judge(_shared.actor(), _shared.engine(), run_id,
                                                 judge, _shared.settings().models_path),
             key) is not None:
         st.rerun()

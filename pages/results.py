@@ -13,7 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.jobs import JOB_FINISHED, lease_alive, list_jobs, requeue_job
+from evalcore.service.runs import (FINISHED, cancel_run, delete_run, get_run, list_runs,
+                                   resume_run, retry_failed)
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.kinds import find_kind
 from evalcore.metrics.gate import GateResult, gate_config_text
@@ -23,8 +25,6 @@ from evalcore.report.fairness_figures import gate_table
 from evalcore.report.gates import gate_any
 from evalcore.report.review_stats import run_reviews
 from evalcore.report.timing import format_seconds, timing_text
-from evalcore.service.jobs import JOB_FINISHED, lease_alive, list_jobs
-from evalcore.service.runs import FINISHED, get_run, list_runs
 from evalcore.markup import md
 from pages import _results_compare, _results_monitor, _shared
 
@@ -109,7 +109,7 @@ def _linked_run() -> Any:
 
 def _cancel(run_id: int) -> None:
     try:
-        actions.cancel_run(_shared.actor(), _shared.engine(), run_id)
+        cancel_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot cancel run #{run_id}: {exc}")
         return
@@ -121,7 +121,7 @@ def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
     run's state changed since the button was drawn. The run goes back to the queue."""
     try:
-        actions.resume_run(_shared.actor(), _shared.engine(), run_id)
+        resume_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
@@ -131,7 +131,7 @@ def _resume(run_id: int) -> None:
 
 def _retry_failed(run_id: int) -> None:
     try:
-        moved, _ = actions.retry_failed(_shared.actor(), _shared.engine(), run_id)
+        moved, _ = retry_failed(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot retry run #{run_id}: {exc}")
         return
@@ -152,7 +152,7 @@ def _delete(run_id: int) -> None:
     app when its run is gone) lists the runs without it and says so above them."""
     st.session_state.pop(CONFIRM_DELETE, None)
     try:
-        actions.delete_run(_shared.actor(), _shared.engine(), run_id)
+        delete_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
         return
@@ -404,7 +404,7 @@ def run_view(run_id: int) -> None:
 
 
 def _requeue(job_id: int) -> None:
-    actions.requeue_job(_shared.actor(), _shared.engine(), job_id)
+    requeue_job(_shared.actor(), _shared.engine(), job_id)
     st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
 
 

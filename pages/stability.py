@@ -1,8 +1,8 @@
 """Stability: ask each question N times, judge each answer 0/1, and see how often it is right.
 
-The page only gathers input, calls evalcore and draws. `actions.create_run` returns at once and
-the run executes on the process-wide background loop; its status and progress live in
-the database, which a fragment re-reads every few seconds while the run is live (and
+The page only gathers input, calls evalcore and draws. `service.runs.create_run` returns
+at once and the run executes on the process-wide background loop; its status and progress
+live in the database, which a fragment re-reads every few seconds while the run is live (and
 stops re-reading once it has finished). Results come from `stability_report`, shaped by
 `evalcore.report.frames` and drawn by `evalcore.report.figures`.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.judging import queue_rejudge, rejudge_passes, reliability_line
+from evalcore.service.runs import FINISHED, create_run, get_run, list_runs
 from evalcore.dataset import list_datasets, load_questions
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
@@ -25,8 +26,6 @@ from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
-from evalcore.service.judging import rejudge_passes, reliability_line
-from evalcore.service.runs import FINISHED, get_run, list_runs
 from evalcore.dataset.language import detect_language
 from evalcore.prompt.render import option_name
 from evalcore.markup import code_text, md
@@ -121,7 +120,7 @@ def start_form(datasets: list[Any]) -> None:
             params = dict(dataset=str(dataset_id), model=model, rounds=int(rounds), judge=judge,
                           schedule=schedule, prompt_style=style, limit=int(limit) or None,
                           name=name.strip(), budget=float(budget) or None)
-            _shared.start_and_show("stability", lambda: actions.create_run(
+            _shared.start_and_show("stability", lambda: create_run(
                 _shared.actor(), _shared.engine(), "stability", params, models_path,
                 submit_key=submit_key))
 
@@ -274,7 +273,7 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
         go = _shared.allowed_button("Re-judge", "run", key="stability.rejudge_go")
         if go and problems:
             st.error(f"Not started: {md('; '.join(problems))}.")
-        elif go and _shared.queue_job(lambda: actions.queue_rejudge(
+        elif go and _shared.queue_job(lambda: queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
                 _shared.settings().models_path, sample=int(sample), passes=int(passes)),
                 key) is not None:

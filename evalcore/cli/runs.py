@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.runs import (cancel_run, delete_run, get_run, iter_call_rows, list_runs,
+                                   resume_run, retry_failed, set_budget, waiting_text)
 from evalcore.cli.common import (acting_user, add_exit_flags, engine_and_settings, print_json,
                                  print_rows, run_exit_code, run_with_progress)
 from evalcore.errors import RunError
 from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
 from evalcore.report.timing import active_seconds, elapsed_seconds
-from evalcore.service.runs import get_run, iter_call_rows, list_runs, waiting_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,12 +111,12 @@ def _resume(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     if args.budget is not None:
-        actions.set_budget(actor, engine, args.run_id, args.budget)
+        set_budget(actor, engine, args.run_id, args.budget)
     if args.detach:
-        actions.resume_run(actor, engine, args.run_id)
+        resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})
         return 0
-    actions.resume_run(actor, engine, args.run_id, force=args.force, queue=False)
+    resume_run(actor, engine, args.run_id, force=args.force, queue=False)
     status = run_with_progress(engine, args.run_id, force=args.force)
     print(f"run {args.run_id}: {status}")
     return run_exit_code(engine, args.run_id, status, args.max_error_rate)
@@ -124,7 +124,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _retry_failed(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    moved, _job = actions.retry_failed(acting_user(engine), engine, args.run_id)
+    moved, _job = retry_failed(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: {moved} failed call(s) will be sent again", flush=True)
     if args.detach:
         print_json({"run_id": args.run_id})
@@ -153,13 +153,13 @@ def _export(args: argparse.Namespace) -> int:
 
 def _delete(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    run = actions.delete_run(acting_user(engine), engine, args.run_id)
+    run = delete_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id} ({run.kind}, {run.model}) deleted with its calls")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.cancel_run(acting_user(engine), engine, args.run_id)
+    cancel_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: cancel requested")
     return 0

@@ -8,17 +8,12 @@ import argparse
 import sys
 from typing import Any, Optional
 
-from evalcore import actions
+from evalcore.service.jobs import run_job_here
+from evalcore.service.variants import (check_options, queue_variants, read_templates,
+                                       variants_cost, variants_cost_line)
 from evalcore.cli.common import acting_user
 from evalcore.prompt.variants import parse_option_order
 from evalcore.report.variants import variant_lines
-from evalcore.service.jobs import run_job_here
-from evalcore.service.variants import (
-    check_options,
-    read_templates,
-    variants_cost,
-    variants_cost_line,
-)
 
 
 def settings(args: argparse.Namespace, kind: str) -> Optional[dict[str, Any]]:
@@ -55,7 +50,7 @@ def announce(engine: Any, run_id: int, variants: Optional[dict[str, Any]],
 
 
 def queue(engine: Any, run_id: int, variants: dict[str, Any]) -> int:
-    return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
+    return queue_variants(acting_user(engine), engine, run_id, **variants)
 
 
 def ask(engine: Any, run_id: int, variants: Optional[dict[str, Any]]) -> None:

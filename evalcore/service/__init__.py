@@ -15,7 +15,8 @@ without touching a page. Each module only re-exports; evaluation logic stays whe
     variants   option orders and templates of a finished run
     baselines  a dataset and model's baseline run
     reviews    shared review queues
-    schedules  schedules' intervals and reads
+    users      the team: read permission, users, roles
+    schedules  runs that repeat: add, edit, pause, alerts; intervals and reads
     models     the model registry
     database   the engine of the configured database
 
