@@ -44,3 +44,17 @@ def test_the_package_face_checks_who_starts_a_run(engine, settings):
     with pytest.raises(PermissionDenied):
         evalcore.create_run(viewer, engine, "stability", {"dataset": "none", "model": "fake"},
                             settings.models_path)
+
+
+def test_the_package_face_changes_nothing_unchecked():
+    """What the face offers from the store or the runner is a spec or its builder; every
+    change (a run, an import, an attack set) is the service's checked action."""
+    from evalcore import _EXPORTS
+
+    engine_side = {n for n, m in _EXPORTS.items()
+                   if m.startswith(("evalcore.store", "evalcore.runner", "evalcore.perturb"))}
+    assert engine_side == {"RunSpec", "run_spec", "robustness_spec"}
+    for name in ("create_run", "cancel_run", "import_dataset", "queue_attack",
+                 "queue_attack_import"):
+        assert _EXPORTS[name].startswith("evalcore.service."), name
+        assert getattr(evalcore, name) is not None
