@@ -18,10 +18,11 @@ from evalcore.fairness import is_fairness_dataset
 from evalcore.kinds import get_kind
 from evalcore.markup import md
 from evalcore.monitor import channels
-from evalcore.service.baselines import baselines_in_force, set_baseline
+from evalcore.service.baselines import baselines_in_force
+from evalcore.service.monitoring import (add_schedule, delete_schedule, edit_schedule,
+                                         pause_schedule, set_baseline, test_alert)
 from evalcore.service.runs import list_runs
-from evalcore.service.schedules import (add_schedule, delete_schedule, edit_schedule, parse_every,
-                                        pause_schedule, test_alert)
+from evalcore.service.schedules import parse_every
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import figure_series, monitoring, row_state, series_figure
 from evalcore.perturb.sets import list_attack_sets

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore.service.baselines import baseline_info, set_baseline
+from evalcore.service.baselines import baseline_info
+from evalcore.service.monitoring import set_baseline
 from evalcore.service.users import require_read
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset import get_dataset

@@ -1,13 +1,14 @@
 """`schedules add|list|pause|resume|delete|test-alert`: continuous monitoring from the
 command line (`baseline` is in cli/baseline.py), through the same functions as the Monitoring page
-(`evalcore.service.schedules`, `evalcore.monitor.view`)."""
+(`evalcore.service.monitoring`, `evalcore.monitor.view`)."""
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from evalcore.service.schedules import (add_schedule, delete_schedule, edit_schedule, every_label,
-                                        get_schedule, parse_every, pause_schedule, test_alert)
+from evalcore.service.monitoring import (add_schedule, delete_schedule, edit_schedule,
+                                         pause_schedule, test_alert)
+from evalcore.service.schedules import every_label, get_schedule, parse_every
 from evalcore.service.users import require_read
 from evalcore.cli.common import acting_user, engine_and_settings, print_rows
 from evalcore.kinds import get_kind

@@ -16,7 +16,8 @@ without touching a page. Each module only re-exports; evaluation logic stays whe
     baselines  a dataset and model's baseline run
     reviews    shared review queues
     users      the team: read permission, users, roles
-    schedules  runs that repeat: add, edit, pause, alerts; intervals and reads
+    schedules  runs that repeat: intervals and reads
+    monitoring schedules and baselines changed, test alerts
     models     the model registry
     database   the engine of the configured database
 
