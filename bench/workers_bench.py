@@ -57,7 +57,7 @@ def setup(db_url: str, home: Path, port: int, runs: int, questions: int, rounds:
     from evalcore.providers.base import ModelConfig
     from evalcore.providers.registry import add_model
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
     from evalcore.store.db import make_engine
 
     home.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def setup(db_url: str, home: Path, port: int, runs: int, questions: int, rounds:
             f'"[set{k}] What is {i} plus {i}?",{2 * i}' for i in range(questions)) + "\n")
         import_dataset(engine, csv, name=f"set{k}", mapping={
             "question": "question", "reference": "answer", "task_type": "math", "language": "en"})
-        ids.append(create_run(engine, RunSpec(dataset=f"set{k}", model="fake", rounds=rounds,
+        ids.append(store_run(engine, RunSpec(dataset=f"set{k}", model="fake", rounds=rounds,
                                               concurrency=SLOTS), models))
     engine.dispose()
     return ids

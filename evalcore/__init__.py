@@ -2,8 +2,11 @@
 
 The pipeline, one sub-package per stage: `dataset` -> `prompt` -> `providers` ->
 `scorers` -> `store` -> `report`, driven by `runner` and summarised by `metrics`.
-Pages and the CLI call the functions below; names are resolved lazily so that
-`python -m evalcore --help` does not import pandas, aiohttp or SQLAlchemy.
+Code that uses evalcore as a library calls the functions below, the same door pages and
+the CLI go through (`evalcore.service`: one module per concept, the checked actions and
+the reads); a run starts one way, `create_run(actor, engine, kind, params, models_path)`.
+Names are resolved lazily so that `python -m evalcore --help` does not import pandas,
+aiohttp or SQLAlchemy.
 """
 from __future__ import annotations
 
@@ -27,27 +30,28 @@ def lazy_exports(package: str, exports: Mapping[str, str]) -> Callable[[str], An
 _EXPORTS = {
     "load_settings": "evalcore.config",
     "Settings": "evalcore.config",
-    "get_engine": "evalcore.store.db",
-    "import_dataset": "evalcore.dataset",
+    "get_engine": "evalcore.service.database",
+    "local_actor": "evalcore.auth.identity",
+    "import_dataset": "evalcore.service.datasets",
     "list_datasets": "evalcore.dataset",
     "RunSpec": "evalcore.runner.plan", "run_spec": "evalcore.runner.plan",
     "get_kind": "evalcore.kinds", "all_kinds": "evalcore.kinds",
-    "create_run": "evalcore.runner.start",
-    "start_run": "evalcore.runner.start",
-    "cancel_run": "evalcore.runner.start",
-    "run_in_foreground": "evalcore.runner.start",
-    "get_runner": "evalcore.runner.background",
+    "create_run": "evalcore.service.runs",
+    "cancel_run": "evalcore.service.runs",
+    "get_run": "evalcore.service.runs",
+    "list_runs": "evalcore.service.runs",
+    "run_in_foreground": "evalcore.service.runs",
+    "get_runner": "evalcore.service.workers",
     "ModelConfig": "evalcore.providers.base",
     "ChatRequest": "evalcore.providers.base",
     "ChatReply": "evalcore.providers.base",
     "Question": "evalcore.dataset.records",
     "Score": "evalcore.scorers.base",
-    "create_attack_set": "evalcore.perturb.generate", "import_attack_set": "evalcore.perturb.set_import",
-    "make_attack_set": "evalcore.perturb.generate", "generate_attack_items": "evalcore.perturb.generate",
+    "queue_attack": "evalcore.service.attacks",
+    "queue_attack_import": "evalcore.service.attacks",
     "robustness_spec": "evalcore.runner.robustness",
-    "create_robustness_run": "evalcore.runner.robustness",
     "robustness_report": "evalcore.report.robustness",
-    "generate_suite": "evalcore.fairness", "create_fairness_run": "evalcore.fairness", "fairness_report": "evalcore.fairness", "evaluate_gate": "evalcore.fairness",
+    "generate_suite": "evalcore.fairness", "fairness_report": "evalcore.fairness", "evaluate_gate": "evalcore.fairness",
 }
 
 __all__ = sorted(_EXPORTS)

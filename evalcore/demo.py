@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from evalcore.dataset import import_dataset, list_datasets
 from evalcore.kinds import get_kind
 from evalcore.resources import PROJECT_ROOT
-from evalcore.runner.start import create_run
+from evalcore.runner.start import store_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -49,4 +49,4 @@ def start_demo(engine: "Engine", models_path: Path, *, created_by: str = "") -> 
     spec, item_ids = get_kind(DEMO_KIND).build(engine, {
         "dataset": DEMO_DATASET, "model": DEMO_MODEL, "rounds": DEMO_ROUNDS, "name": "demo",
         "created_by": created_by})
-    return create_run(engine, spec, models_path, item_ids=item_ids)
+    return store_run(engine, spec, models_path, item_ids=item_ids)

@@ -7,7 +7,6 @@ afterwards on the stored answers (`report.fairness`). The page and the CLI call 
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from evalcore.dataset import get_dataset
@@ -19,7 +18,6 @@ from evalcore.report.fairness import (fairness_report, is_fairness_dataset, pair
                                       require_fairness_dataset)
 from evalcore.report.gates import gate_any
 from evalcore.runner.plan import RunSpec, run_spec
-from evalcore.runner.start import create_run
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -31,7 +29,7 @@ the attribute (the 'open' default template would add its own instructions)."""
 DEFAULT_TEMPERATURE = 0.7
 """Samples > 1 need temperature > 0, or every sample is the same answer."""
 
-__all__ = ["GateResult", "create_fairness_run", "dump_templates", "evaluate_gate", "gate_run",
+__all__ = ["GateResult", "dump_templates", "evaluate_gate", "gate_run",
            "fairness_report", "fairness_spec", "generate_suite", "is_fairness_dataset",
            "list_generators", "load_gate_config", "load_templates", "pair_view",
            "parse_templates", "save_suite", "save_templates"]
@@ -52,17 +50,6 @@ def fairness_spec(engine: "Engine", *, suite: str, model: str, samples: int = 1,
                          limit=limit, concurrency=concurrency,
                          template=RAW_PROMPT if dataset.task_type == "open" else None,
                          extra={"suite_format": dataset.format}))
-
-
-def create_fairness_run(engine: "Engine", *, suite: str, model: str, samples: int = 1,
-                        temperature: Optional[float] = None, models_path: Path,
-                        created_by: str = "", name: str = "", limit: Optional[int] = None,
-                        concurrency: Optional[int] = None) -> int:
-    """Store a queued fairness run and return its id (the CLI then runs it in the foreground)."""
-    spec = fairness_spec(engine, suite=suite, model=model, samples=samples,
-                         temperature=temperature, created_by=created_by, name=name,
-                         limit=limit, concurrency=concurrency)
-    return create_run(engine, spec, models_path)
 
 
 def gate_run(engine: "Engine", run_id: int, config, *,  # noqa: ANN001 - path, text or GateConfig

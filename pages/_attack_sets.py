@@ -1,7 +1,7 @@
 """The Attacks page's set actions: import an already-attacked file, delete a set.
 
 Split from pages/attacks.py (generation and review) to keep each file short. Both go
-through `evalcore.actions` (role-checked and audited, as the CLI's `attacks import` and
+through `evalcore.service` (role-checked and audited, as the CLI's `attacks import` and
 `attacks delete`); a message for the next draw is kept under FLASH and shown once.
 """
 from __future__ import annotations
@@ -10,13 +10,13 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.attacks import attack_set_jobs, delete_attack_set, queue_attack_import
+from evalcore.service.jobs import get_job
 from evalcore.dataset import dataset_users
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from evalcore.perturb.sets import DuplicateAttackFileError, get_attack_set
-from evalcore.store.jobs import attack_set_jobs, get_job
 from pages import _shared
 
 SET = "attacks.set"  # the attack set under review (kept across pages)
@@ -96,7 +96,7 @@ def import_form(datasets: list[Any], reviewer: str) -> None:
                                   disabled=upload is None):
         return
     try:
-        job_id = actions.queue_attack_import(
+        job_id = queue_attack_import(
             _shared.actor(), _shared.engine(), upload.getvalue(), filename=upload.name,
             name=name.strip() or None, level=level, source_dataset=source,
             similarity=similarity, created_by=reviewer, allow_duplicate=again)
@@ -142,9 +142,9 @@ def _forget_set(set_id: int) -> None:
 
 
 def _delete(set_id: int, name: str) -> None:
-    """Confirmed: delete the set through evalcore.actions (admins; audited)."""
+    """Confirmed: delete the set through evalcore.service (admins; audited)."""
     try:
-        actions.delete_attack_set(_shared.actor(), _shared.engine(), set_id)
+        delete_attack_set(_shared.actor(), _shared.engine(), set_id)
     except EvalcoreError as exc:
         st.session_state.pop(CONFIRM_DELETE, None)
         derived = get_attack_set(_shared.engine(), set_id).dataset_id

@@ -10,13 +10,12 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.datasets import delete_dataset, delete_dataset_and_runs, list_items
+from evalcore.service.runs import get_run
 from evalcore.dataset import dataset_users, list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
-from evalcore.store.queries import get_run
-from evalcore.store.run_items import list_items
 from pages import _shared
 
 BROWSE_ROWS = 50  # stored items per page
@@ -46,7 +45,7 @@ def _confirm_delete(name: str) -> None:
         if users["runs"] or users["attack_sets"]:  # the page offers the way out
             st.session_state[BLOCKED] = name
             return
-        actions.delete_dataset(_shared.actor(), _shared.engine(), name)
+        delete_dataset(_shared.actor(), _shared.engine(), name)
     except EvalcoreError as exc:
         st.session_state["datasets.delete_result"] = ("error", str(exc))
     else:
@@ -55,7 +54,7 @@ def _confirm_delete(name: str) -> None:
 
 def _delete_with_runs(name: str) -> None:
     try:
-        _, runs = actions.delete_dataset_and_runs(_shared.actor(), _shared.engine(), name)
+        _, runs = delete_dataset_and_runs(_shared.actor(), _shared.engine(), name)
     except EvalcoreError as exc:
         st.session_state["datasets.delete_result"] = ("error", str(exc))
     else:

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from evalcore.config import Settings, load_settings
-from evalcore.runner.background import get_runner
-from evalcore.store.db import get_engine
+from evalcore.service.database import get_engine
+from evalcore.service.workers import get_runner
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

@@ -9,7 +9,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.judging import queue_judge_analysis
 from evalcore.fairness import fairness_report, pair_view
 from evalcore.markup import md
 from evalcore.report import fairness_figures as ff
@@ -166,7 +166,7 @@ def judge_block(run_id: int, status: str, report: dict[str, Any]) -> None:
         go = _shared.allowed_button("Rate the answers with the judge", "run", form=True)
     if go and judge is None:
         st.error("Choose the judge model first: one that can rate answers.")
-    elif go and _shared.queue_job(lambda: actions.queue_judge_analysis(
+    elif go and _shared.queue_job(lambda: queue_judge_analysis(
             _shared.actor(), _shared.engine(), run_id, str(judge),
             _shared.settings().models_path), key) is not None:
         st.rerun()  # draw the job's live panel; the report refreshes as ratings arrive

@@ -12,7 +12,7 @@ from evalcore.metrics.gate import GateResult, gate_config_text, gate_text
 from evalcore.report.fairness import DEFAULT_THRESHOLD
 from evalcore.report.fairness_figures import gate_table
 from evalcore.report.fairness_view import records_frame
-from evalcore.store import queries
+from evalcore.service.runs import list_runs
 from evalcore.markup import md
 from pages import _shared
 
@@ -37,7 +37,7 @@ def gate_block(run_id: int, threshold: float | None, names: dict[int, str]) -> N
     """The CI gate's verdict for this run: pick a baseline, edit or upload the TOML;
     `threshold` None: a bias benchmark run (the default, not named in the CI line)."""
     st.markdown("#### Quality gate")
-    runs = [r for r in queries.list_runs(_shared.engine(), kind="fairness", limit=200)
+    runs = [r for r in list_runs(_shared.engine(), kind="fairness", limit=200)
             if r.id != run_id and r.status == "done"]
     labels = {None: "no baseline (absolute checks only)",
               **{r.id: _run_label(r, names) for r in runs}}

@@ -8,7 +8,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.datasets import save_suite, store_parsed
 from evalcore.dataset import parse_files, suggested_name
 from evalcore.errors import EvalcoreError
 from evalcore.fairness import is_fairness_dataset
@@ -115,7 +115,7 @@ def suite_builder() -> None:
                          key=f"fairness.suite_name.{generator}.{lang}")
     if _shared.allowed_button("Save suite", "import", type="primary", key="fairness.save"):
         try:
-            dataset = actions.save_suite(_shared.actor(), _shared.engine(), parsed,
+            dataset = save_suite(_shared.actor(), _shared.engine(), parsed,
                                          name.strip() or None)
         except EvalcoreError as exc:
             st.error(f"Could not save the suite: {md(exc)}")
@@ -161,7 +161,7 @@ def bias_importer() -> None:
     if _shared.allowed_button("Import", "import", key="fairness.bias_import",
                               disabled=parsed is None):
         try:
-            dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed,
+            dataset = store_parsed(_shared.actor(), _shared.engine(), parsed,
                                            name=name.strip() or suggested_name(parsed))
         except EvalcoreError as exc:
             st.error(f"Could not import {md(parsed.source_file)}: {md(exc)}")

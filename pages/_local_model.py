@@ -9,8 +9,8 @@ import streamlit as st
 
 from evalcore.error_text import describe_error
 from evalcore.markup import code_text, md
-from evalcore.store.schedules import list_schedules
-from evalcore.store.workers import live_workers
+from evalcore.service.schedules import list_schedules
+from evalcore.service.workers import live_workers
 from pages._engine import REFRESH_S, engine
 
 

@@ -17,7 +17,7 @@ from evalcore.kinds import find_kind, get_kind, kind_names
 from evalcore.report import compare, compare_figures
 from evalcore.report.compare_runs import (compare_runs, comparison_frame, differing_questions,
                                           question_view, question_view_html)
-from evalcore.store import queries
+from evalcore.service.runs import get_run, list_runs
 from evalcore.markup import code_text, md
 from pages import _shared
 
@@ -32,14 +32,14 @@ def _many(db_url: str, run_ids: tuple[int, ...], state: tuple) -> dict[str, Any]
 
 @st.cache_data(max_entries=8, show_spinner="Comparing the runs...")
 def _pair(db_url: str, run_a: int, run_b: int, state: tuple) -> dict[str, Any]:
-    kind = get_kind(queries.get_run(_shared.engine(), run_a).kind)
+    kind = get_kind(get_run(_shared.engine(), run_a).kind)
     return kind.compare_pair(_shared.engine(), run_a, run_b)
 
 
 def pick_runs() -> list[int]:
     """Kind, then 2-8 runs of it (the two newest preselected)."""
     kind = st.radio("Kind", kind_names(), horizontal=True, key="results.compare_kind")
-    runs = queries.list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
+    runs = list_runs(_shared.engine(), kind=kind, limit=MAX_LISTED)
     if len(runs) < 2:
         st.info(f"Comparing needs two {md(kind)} runs; start them on the {md(kind.title())} page.")
         return []

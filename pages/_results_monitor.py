@@ -22,7 +22,7 @@ from evalcore.report.gates import default_gate_configs
 from evalcore.report.leaderboard import board_table, leaderboard
 from evalcore.report.trend import trend, trend_figure
 from evalcore.report.trust import model_runs, trust_report_html, write_pdf
-from evalcore.store import queries
+from evalcore.service.runs import count_calls, list_runs
 from pages import _shared
 
 
@@ -51,8 +51,8 @@ def _trend(db_url: str, dataset: str, metric: str, gate_text: str, days: int, st
 
 def _state() -> int:
     """Cache key: the newest run id and its call count change when anything is stored."""
-    runs = queries.list_runs(_shared.engine(), limit=1)
-    return hash((runs[0].id, runs[0].status, queries.count_calls(_shared.engine(), runs[0].id))
+    runs = list_runs(_shared.engine(), limit=1)
+    return hash((runs[0].id, runs[0].status, count_calls(_shared.engine(), runs[0].id))
                 ) if runs else 0
 
 
@@ -131,7 +131,7 @@ def _trust_runs(model: str) -> tuple[int, ...]:
     """The runs the report includes: by default the model's latest finished run of each
     kind and dataset, demo runs left out (`trust.model_runs`); the user can change it."""
     eng = _shared.engine()
-    done = [r for r in queries.list_runs(eng, status="done", limit=1000) if r.model == model]
+    done = [r for r in list_runs(eng, status="done", limit=1000) if r.model == model]
     labels = {int(r.id): f"#{r.id} · {r.kind} · {r.name or '-'} · {r.created_at:%Y-%m-%d %H:%M}"
               for r in done}
     include_demo = st.checkbox("Include demo runs", key="results.trust_demo")
@@ -147,7 +147,7 @@ def _trust_runs(model: str) -> tuple[int, ...]:
 
 def trust_view() -> None:
     """Build a model's trust report and offer it as one self-contained HTML file."""
-    models = sorted({r.model for r in queries.list_runs(_shared.engine(), status="done",
+    models = sorted({r.model for r in list_runs(_shared.engine(), status="done",
                                                         limit=1000)})
     if not models:
         st.info("No finished run yet.")

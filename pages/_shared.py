@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING, Any, Callable, ContextManager
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.jobs import cancel_job
+from evalcore.service.runs import (FINISHED, NO_WORKER, busy_text, cancel_run, count_calls,
+                                   get_run, is_stale, list_runs, resume_run, run_progress,
+                                   waiting_text)
 from evalcore.auth import why_not as _why_not
 from evalcore.error_text import describe_error
 from evalcore.errors import EvalcoreError, RunError
@@ -23,8 +26,7 @@ from evalcore.report.sections import failure_line, guarded_section, log
 from evalcore.report.timing import format_seconds
 from evalcore.config import DEFAULT_MODEL
 from evalcore.markup import code_text, md  # noqa: F401 - the pages' one escape
-from evalcore.runner.start import busy_text, is_stale, NO_WORKER, waiting_text
-from evalcore.store import jobs, queries
+from evalcore.service import jobs
 from pages._engine import REFRESH_S, engine, settings
 from pages._local_model import local_model_body, sidebar_refresh
 from pages._signin import current_actor, sidebar_identity
@@ -204,8 +206,8 @@ def status_badge(status: str, stale: bool = False) -> None:
 
 def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     eng = engine()
-    p = queries.progress(eng, run_id)
-    finished = p["status"] in queries.FINISHED
+    p = run_progress(eng, run_id)
+    finished = p["status"] in FINISHED
     if was_live and finished:
         st.rerun()  # once, when the run ends: draw the results, stop refreshing
     if not was_live and not finished:
@@ -223,7 +225,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
     else:
         cols[4].metric("ETA", format_seconds(p["eta"]))
     if finished:
-        run = queries.get_run(eng, run_id)
+        run = get_run(eng, run_id)
         if run.error:
             st.error(f"Run #{md(run_id)} {md(run.status)}: {md(run.error)}")
         if run.status in ("cancelled", "failed"):
@@ -234,7 +236,7 @@ def _progress_body(run_id: int, was_live: bool, key: str, unit: str) -> None:
         st.caption("Cancel requested: the run stops after the calls in flight.")
     elif st.button("Cancel run", key=f"{key}.cancel", disabled=why_not("run") is not None,
                    help=why_not("run")):
-        actions.cancel_run(actor(), eng, run_id)
+        cancel_run(actor(), eng, run_id)
         st.toast(f"Cancelling run #{md(run_id)}")
 
 
@@ -255,7 +257,7 @@ def _resume_offer(run_id: int, key: str, p: dict[str, Any], unit: str) -> None:
 def _resume(run_id: int, key: str) -> None:
     """Button callback (before the script runs, so the click is never lost)."""
     try:
-        actions.resume_run(actor(), engine(), run_id)
+        resume_run(actor(), engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[f"{key}.resume_notice"] = f"Cannot resume run #{run_id}: {exc}"
 
@@ -264,7 +266,7 @@ def _waiting_line(eng: Engine, run_id: int, status: str) -> None:
     """Who executes the run, or why nobody does yet (a queued run: waiting behind busy
     workers, or no worker at all: `runner.start.waiting_text`)."""
     job = jobs.run_job(eng, run_id)
-    run = queries.get_run(eng, run_id)
+    run = get_run(eng, run_id)
     waiting = waiting_text(eng, run)
     if job is not None and jobs.lease_alive(job):
         st.caption(f"Executed by worker `{code_text(job.owner)}` (attempt {md(job.attempts)}).")
@@ -296,7 +298,7 @@ def _job_body(job_id: int, was_live: bool, key: str) -> None:
         st.caption(md(waiting))
     if not finished and not job.cancel_requested and allowed_button(
             "Cancel", "run", key=f"{key}.cancel_job"):
-        actions.cancel_job(actor(), engine(), job_id)
+        cancel_job(actor(), engine(), job_id)
         st.toast(f"Cancelling job #{md(job_id)}")
 
 
@@ -336,8 +338,8 @@ def progress_panel(run_id: int, key: str, unit: str = "calls") -> str:
     `key` namespaces the widgets (the page's kind). A fragment, so the page
     around it is not rerun; it reruns the page once when the run finishes.
     """
-    status = queries.get_run(engine(), run_id).status
-    live = status not in queries.FINISHED
+    status = get_run(engine(), run_id).status
+    live = status not in FINISHED
     st.fragment(run_every=REFRESH_S if live else None)(_progress_body)(run_id, live, key, unit)
     return status
 
@@ -348,7 +350,7 @@ def run_picker(kind: str, describe: Callable[[Any], str]) -> int | None:
     The choice is kept in session_state["<kind>.run_id"] (a run just started there is
     shown first); `describe(run)` gives the middle of each label.
     """
-    runs = queries.list_runs(engine(), kind=kind, limit=200)
+    runs = list_runs(engine(), kind=kind, limit=200)
     if not runs:
         st.info(f"No {md(kind)} runs yet: start one above.")
         return None
@@ -373,7 +375,7 @@ def say_if_deleted(previous: Any, shown: int) -> None:
     if not isinstance(previous, int) or previous == shown:
         return
     try:
-        queries.get_run(engine(), previous)
+        get_run(engine(), previous)
     except RunError:
         st.warning(f"Run #{md(previous)} no longer exists (deleted in another tab or by "
                    f"someone else): showing run #{md(shown)}.")
@@ -393,7 +395,7 @@ def default_model_index(models: list[str]) -> int:
     else the embedded `local` model, else the first one (never an arbitrary judge)."""
     if not models:
         return 0
-    last = queries.list_runs(engine(), limit=1)
+    last = list_runs(engine(), limit=1)
     if last and last[0].model in models:
         return models.index(last[0].model)
     return models.index(DEFAULT_MODEL) if DEFAULT_MODEL in models else 0
@@ -420,7 +422,7 @@ def run_state(run_id: int) -> tuple[str, int]:
     ended (a re-judged sample, a judge model's ratings), so cached reports never go stale.
     """
     eng = engine()
-    return queries.get_run(eng, run_id).status, queries.count_calls(eng, run_id)
+    return get_run(eng, run_id).status, count_calls(eng, run_id)
 
 
 def cached_report(build: Callable[..., dict[str, Any]], run_id: int,

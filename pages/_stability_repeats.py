@@ -10,8 +10,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
-from evalcore.runner.meaning_judge import cost_line, meaning_cost
+from evalcore.service.judging import meaning_cost, meaning_cost_line, queue_meaning_judge
 from evalcore.scorers.meaning import MEANING_COSINE
 from pages import _shared
 from evalcore.dataset.numbering import question_label
@@ -74,10 +73,10 @@ def _judge_form(run_id: int, judge: str) -> None:
     if st.session_state.get(key) is not None:
         _shared.job_panel(int(st.session_state[key]), "stability.meaning_panel")
     cost = meaning_cost(_shared.engine(), run_id, judge)
-    st.caption(md(cost_line(cost, judge)) + ".")
+    st.caption(md(meaning_cost_line(cost, judge)) + ".")
     if cost["max_calls"] and _shared.allowed_button(
             f"Ask {judge}", "run", key="stability.meaning_ask") and _shared.queue_job(
-            lambda: actions.queue_meaning_judge(_shared.actor(), _shared.engine(), run_id,
+            lambda: queue_meaning_judge(_shared.actor(), _shared.engine(), run_id,
                                                 judge, _shared.settings().models_path),
             key) is not None:
         st.rerun()

@@ -1,7 +1,7 @@
 """Team (admins, team mode only; hence the `_`: not a page of single-user mode): who may
 use evalcore with which role, and the audit log of every change.
 
-Role changes go through `evalcore.actions.set_role` (checked and audited like everything
+Role changes go through `evalcore.service.users.set_role` (checked and audited like everything
 else); the same lists come from `python -m evalcore users list` and `audit list`.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.users import set_role
 from evalcore.auth import ROLES
 from evalcore.auth.audit import event_info, list_events
 from evalcore.auth.roles import read_permission
@@ -40,7 +40,7 @@ def users_section() -> None:
     role = middle.selectbox("Role", ROLES, index=ROLES.index(current), key=f"admin.role.{email}")
     if right.button("Set role", key="admin.set_role", disabled=role == current):
         try:
-            actions.set_role(_shared.actor(), eng, email, role)
+            set_role(_shared.actor(), eng, email, role)
         except EvalcoreError as exc:
             st.error(str(exc))
         else:

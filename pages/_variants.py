@@ -5,7 +5,7 @@ option order, and the form that asks for them (its cost shown before the button)
 
 The options offered are the kind's (`EvalKind.run_options`). Only draws what
 `evalcore.report.variants` put into the report and queues the job through
-`evalcore.actions` (no evaluation here).
+`evalcore.service.variants` (no evaluation here).
 """
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from typing import Any, Optional
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.variants import (queue_variants, template_params, variants_cost,
+                                       variants_cost_line)
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import get_kind
 from evalcore.markup import md
 from evalcore.prompt.render import check_template
 from evalcore.prompt.variants import MAX_SHUFFLES, Template
 from evalcore.report.variants import worst_words
-from evalcore.runner.variants import cost_line, template_params, variants_cost
 from pages import _shared
 
 EXPLAIN = {
@@ -157,7 +157,7 @@ def form(run_id: int, kind: str, where: str = "") -> None:
         except EvalcoreError as exc:
             st.error(md(exc))
             return
-        st.caption(md(cost_line(cost)) + ".")
+        st.caption(md(variants_cost_line(cost)) + ".")
         if not cost["calls"] + cost["stored"]:
             st.info("No item of this run can be asked another way: option orders reorder "
                     "choice items (and BBQ / CBBQ ones) only.")
@@ -167,7 +167,7 @@ def form(run_id: int, kind: str, where: str = "") -> None:
                     "are below).")
             return
         if _shared.allowed_button("Ask", "run", key=f"{kind}.variants_ask") and \
-                _shared.queue_job(lambda: actions.queue_variants(
+                _shared.queue_job(lambda: queue_variants(
                     _shared.actor(), _shared.engine(), run_id, option_order=order,
                     templates=params), key) is not None:
             st.rerun()

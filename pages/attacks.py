@@ -17,7 +17,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.attacks import approve_unflagged, edit_attack_item, queue_attack, set_review
+from evalcore.service.jobs import get_job
 from evalcore.config import DEFAULT_MODEL
 from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
@@ -34,7 +35,6 @@ from evalcore.perturb.review import (list_attack_items, option_diffs, question_n
 from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.review_stats import set_precision
-from evalcore.store.jobs import get_job
 from pages import _shared, _submit
 from pages._attack_sets import (CONFIRM_BULK, JOB, LEVELS, SET, delete_controls,
                                 failed_generation, import_form, set_jobs, set_state,
@@ -145,7 +145,7 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
     if not keep_register:
         params["keep_register"] = False
 
-    _shared.queue_job(lambda: actions.queue_attack(
+    _shared.queue_job(lambda: queue_attack(
         _shared.actor(), _shared.engine(), params=params, submit_key=submit_key, **settings),
         JOB)
 
@@ -211,7 +211,7 @@ def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = ""
         if edit_key and state.get(edit_key, "").strip() == original.strip() and same:
             note = ("info", "Nothing to save: the text is as stored. Change it first.")
         elif edit_key:
-            saved = actions.edit_attack_item(actor, eng, item_id, state.get(edit_key, ""),
+            saved = edit_attack_item(actor, eng, item_id, state.get(edit_key, ""),
                                              reviewer=reviewer, expected_status=seen,
                                              approve=status == "approved",
                                              options=None if same else options)
@@ -220,7 +220,7 @@ def _act(item_id: int, seen: str, reviewer: str, status: str, edit_key: str = ""
                     f"{', '.join(saved.flags) or 'none'}; now {saved.status}.")
             note = ("info", text)
         else:
-            actions.set_review(actor, eng, item_id, status, reviewer=reviewer,
+            set_review(actor, eng, item_id, status, reviewer=reviewer,
                                expected_status=seen)
             note = None
     except EvalcoreError as exc:
@@ -344,7 +344,7 @@ def bulk_approve(set_id: int, progress: dict[str, Any], reviewer: str) -> None:
     yes, no, _ = st.columns([1, 1, 4])
     if yes.button("Confirm bulk approve", key="attacks.bulk_confirm", type="primary",
                   disabled=not reviewer):
-        count = actions.approve_unflagged(_shared.actor(), _shared.engine(), set_id,
+        count = approve_unflagged(_shared.actor(), _shared.engine(), set_id,
                                           reviewer=reviewer)
         st.session_state[CONFIRM_BULK] = False
         st.toast(f"Approved {md(count)} items")

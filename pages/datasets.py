@@ -23,7 +23,7 @@ from evalcore.dataset import (
     parse_dataset,
     read_table,
 )
-from evalcore import actions
+from evalcore.service.datasets import store_parsed
 from evalcore.dataset.numbering import question_label
 from evalcore.dataset.prompt_file import with_prompt_hint
 from evalcore.dataset.readers import SUPPORTED_SUFFIXES, sha256_of
@@ -189,7 +189,7 @@ def _store(parsed: ParsedDataset, token: str, allow_duplicate: bool) -> None:
     name = str(state.get("datasets.name", ""))
     again = "Import anyway" if state.get(ANYWAY) == token else "Import"
     try:
-        dataset = actions.store_parsed(_shared.actor(), _shared.engine(), parsed, name=name,
+        dataset = store_parsed(_shared.actor(), _shared.engine(), parsed, name=name,
                                        allow_duplicate=allow_duplicate)
     except DuplicateDatasetError as exc:
         state[ANYWAY] = token

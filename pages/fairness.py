@@ -2,7 +2,7 @@
 
 The page only gathers input, calls evalcore and draws. Its parts: `_fairness_suite`
 (the suite builder over `evalcore.perturb.counterfactual` and the BBQ / CBBQ importer),
-this module's start form (`actions.create_run` returns at once and the run executes on
+this module's start form (`service.runs.create_run` returns at once and the run executes on
 the background loop while a fragment re-reads its row) and results layout,
 `_fairness_blocks` (the result blocks over `fairness_report`) and `_fairness_gate` (the
 quality gate from `fairness.gate_run`, the function behind `python -m evalcore gate`, so
@@ -15,11 +15,10 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.runs import FINISHED, create_run, list_runs
 from evalcore.dataset import list_datasets
 from evalcore.report.estimate import default_limit
 from evalcore.report.fairness import DEFAULT_THRESHOLD
-from evalcore.store import queries
 from evalcore.markup import md
 from pages import _fairness_blocks as blocks
 from pages import _fairness_gate, _fairness_suite
@@ -78,7 +77,7 @@ def start_form(suites: list[Any]) -> None:
             params = dict(suite=by_id[suite_id].name, model=model, samples=int(samples),
                           temperature=float(temperature), name=name.strip(),
                           limit=int(limit) or None)
-            _shared.start_and_show("fairness", lambda: actions.create_run(
+            _shared.start_and_show("fairness", lambda: create_run(
                 _shared.actor(), _shared.engine(), "fairness", params, models_path,
                 submit_key=submit_key))
 
@@ -159,7 +158,7 @@ def main() -> None:
     datasets = list_datasets(_shared.engine())
     suites = [ds for ds in datasets if _fairness_suite.is_suite(ds)]
     names = {ds.id: ds.name for ds in datasets}
-    has_runs = bool(queries.list_runs(_shared.engine(), kind="fairness", limit=1))
+    has_runs = bool(list_runs(_shared.engine(), kind="fairness", limit=1))
     with st.expander("Build a suite", expanded=not suites):
         generate, bias = st.tabs(["Generate (counterfactual)", "Import BBQ / CBBQ"])
         with generate:
@@ -176,7 +175,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "fairness", "answers")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="fairness.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="fairness.partial"):
         results(run_id, status, names)
 
 

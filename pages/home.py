@@ -3,12 +3,11 @@ and a one-click first run on the embedded local model."""
 from __future__ import annotations
 
 import streamlit as st
-from evalcore import actions
+from evalcore.service.runs import list_runs, start_demo
 from evalcore.demo import demo_items, DEMO_MACHINE, DEMO_ROUNDS, DEMO_SECONDS
 from evalcore.markup import md
 
 from evalcore.report.overview import catalog_counts, plural, suites_line
-from evalcore.store import queries
 from pages import _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -31,7 +30,7 @@ def counts() -> dict[str, str]:
     """What exists so far, one short line per step: datasets apart from attack sets and
     fairness suites (their items are stored as datasets too), suites by kind."""
     eng = _shared.engine()
-    runs = queries.list_runs(eng, limit=1000)
+    runs = list_runs(eng, limit=1000)
     have = catalog_counts(eng)
 
     def of(kind: str) -> str:
@@ -56,7 +55,7 @@ def demo() -> None:
                f"{DEMO_SECONDS:.0f} s on {md(DEMO_MACHINE)}. The Stability page then shows which "
                "answers are stable, which flaky and which wrong every time.")
     if _shared.allowed_button("Run the demo", "run", type="primary", key="home.demo"):
-        run_id = _shared.start_and_show("stability", lambda: actions.start_demo(
+        run_id = _shared.start_and_show("stability", lambda: start_demo(
             _shared.actor(), _shared.engine(), _shared.settings().models_path))
         if run_id is not None:
             st.switch_page("pages/stability.py")

@@ -17,10 +17,10 @@ from evalcore.errors import EvalcoreError, ModelConfigError
 from evalcore.providers.base import ModelConfig, check_base_url
 from evalcore.providers.catalog import provider_for, provider_settings, providers
 from evalcore.providers.client import test_connection
-from evalcore import actions
+from evalcore.service.models import add_model, remove_model, test_model, update_model
+from evalcore.service.workers import get_runner
 from evalcore.providers.registry import load_models, validate_model
 from evalcore.markup import md
-from evalcore.runner.background import get_runner
 from pages import _local_model, _shared
 
 NEW = "(new model)"
@@ -88,10 +88,10 @@ def _save() -> None:
             if not name:
                 raise ModelConfigError("give the model a name (it is how runs refer to it)")
             entry = {k: v for k, v in values.items() if v not in (None, "")}
-            actions.add_model(_shared.actor(), _shared.engine(), path,
+            add_model(_shared.actor(), _shared.engine(), path,
                               validate_model(entry, name, path))
         else:
-            actions.update_model(_shared.actor(), _shared.engine(), path, name,
+            update_model(_shared.actor(), _shared.engine(), path, name,
                                  **{k: (None if v == "" else v) for k, v in values.items()})
     except ValueError as exc:  # check_base_url: says what to do, without the URL
         _say("error", f"Model '{name}': {exc}")
@@ -190,7 +190,7 @@ def connection_test(config: ModelConfig) -> None:
     if _shared.allowed_button("Test connection", "test_model", key="models.test"):
         with st.spinner(f"Asking {config.name}..."):
             try:
-                reply = actions.test_model(
+                reply = test_model(
                     _shared.actor(), _shared.engine(), config,
                     send=lambda c: get_runner().call(test_connection(c),
                                                      timeout=_test_timeout(c)))
@@ -222,7 +222,7 @@ def _ask_delete() -> None:
 def _confirm_delete(name: str) -> None:
     st.session_state.pop("models.confirm_delete", None)
     try:
-        actions.remove_model(_shared.actor(), _shared.engine(), _path(), name)
+        remove_model(_shared.actor(), _shared.engine(), _path(), name)
     except Exception as exc:  # noqa: BLE001 - bugs are raised again by error_line
         _say("error", _shared.error_line(exc))
         return

@@ -17,14 +17,15 @@ from evalcore.errors import RunError
 from evalcore.fairness import is_fairness_dataset
 from evalcore.kinds import get_kind
 from evalcore.markup import md
-from evalcore.monitor import actions, channels
-from evalcore.monitor.actions import set_baseline
+from evalcore.monitor import channels
+from evalcore.service.baselines import baselines_in_force
+from evalcore.service.monitoring import (add_schedule, delete_schedule, edit_schedule,
+                                         pause_schedule, set_baseline, test_alert)
+from evalcore.service.runs import list_runs
+from evalcore.service.schedules import parse_every
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import figure_series, monitoring, row_state, series_figure
 from evalcore.perturb.sets import list_attack_sets
-from evalcore.store import queries
-from evalcore.store.baselines import baselines_in_force
-from evalcore.store.schedules import parse_every
 from pages import _shared
 
 NOTICE = "monitoring.notice"  # what the last action did, shown on the next draw
@@ -70,12 +71,12 @@ def _schedule(info: dict[str, Any]) -> None:
         label = "Resume" if info["paused"] else "Pause"
         if _shared.allowed_button(label, "schedule", key=f"monitoring.pause.{sid}"):
             _act(f"{label.lower()} schedule {sid}",
-                 lambda: actions.pause_schedule(actor, eng, sid, not info["paused"]))
+                 lambda: pause_schedule(actor, eng, sid, not info["paused"]))
     with cols[1]:
         if _shared.allowed_button("Test alert", "schedule", key=f"monitoring.test.{sid}",
                                   disabled=not info["channels"],
                                   help="send a test message to each channel now"):
-            results = actions.test_alert(actor, eng, sid)
+            results = test_alert(actor, eng, sid)
             for r in results:
                 (st.success if r["status"] == "sent" else st.error)(
                     f"{md(r['status'])}: {md(r['channel'])}"
@@ -83,14 +84,14 @@ def _schedule(info: dict[str, Any]) -> None:
     with cols[2]:
         if _shared.allowed_button("Delete", "schedule", key=f"monitoring.delete.{sid}",
                                   help="its runs stay"):
-            _act(f"delete schedule {sid}", lambda: actions.delete_schedule(actor, eng, sid))
+            _act(f"delete schedule {sid}", lambda: delete_schedule(actor, eng, sid))
     with st.form(f"monitoring.edit.{sid}"):
         every = st.text_input("New period (10s, 5m, 1h, 1d) or cron expression",
                               info["every"].removeprefix("cron "), key=f"monitoring.every.{sid}")
         if _shared.allowed_button("Change period", "schedule", form=True):
             text = every.strip()
             cron = text if len(text.split()) == 5 else None
-            _act(f"change the period of schedule {sid}", lambda: actions.edit_schedule(
+            _act(f"change the period of schedule {sid}", lambda: edit_schedule(
                 actor, eng, sid, every_s=None if cron else parse_every(text), cron=cron))
     series = figure_series(eng, sid)
     failing = sorted(series, key=lambda name: all(p["passed"] for p in series[name]))
@@ -183,7 +184,7 @@ def _add_form() -> None:
         chans = ([channels.webhook(hook.strip(), shape=shape)] if hook.strip() else []) + (
             [channels.webhook(url_env=hook_env.strip(), shape=shape)] if hook_env.strip()
             else []) + ([channels.email(mail.strip())] if mail.strip() else [])
-        actions.add_schedule(_shared.actor(), eng, kind, params,
+        add_schedule(_shared.actor(), eng, kind, params,
                              models_path=_shared.settings().models_path,
                              every_s=None if cron.strip() else parse_every(every),
                              cron=cron.strip() or None, channels=chans, gate=gate)
@@ -205,7 +206,7 @@ def _baseline() -> None:
                              "changes", help="how many times it was set (the trend marks each)")})
     else:
         st.caption("No baseline yet: gates compare with absolute thresholds only.")
-    done = [r for r in queries.list_runs(eng, limit=200, status="done")
+    done = [r for r in list_runs(eng, limit=200, status="done")
             if r.dataset_id is not None]
     if not done:
         st.caption("A finished run can be marked once there is one.")

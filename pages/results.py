@@ -13,7 +13,9 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.jobs import JOB_FINISHED, lease_alive, list_jobs, requeue_job
+from evalcore.service.runs import (FINISHED, cancel_run, delete_run, get_run, list_runs,
+                                   resume_run, retry_failed)
 from evalcore.errors import EvalcoreError, RunError
 from evalcore.kinds import find_kind
 from evalcore.metrics.gate import GateResult, gate_config_text
@@ -23,9 +25,7 @@ from evalcore.report.fairness_figures import gate_table
 from evalcore.report.gates import gate_any
 from evalcore.report.review_stats import run_reviews
 from evalcore.report.timing import format_seconds, timing_text
-from evalcore.store import queries
 from evalcore.markup import md
-from evalcore.store.jobs import JOB_FINISHED, lease_alive, list_jobs
 from pages import _results_compare, _results_monitor, _shared
 
 # No bare strings at module level below: Streamlit's magic would draw them on the page.
@@ -98,7 +98,7 @@ def _linked_run() -> Any:
         return None
     st.session_state[LINKED] = wanted
     try:
-        return queries.get_run(_shared.engine(), int(wanted))
+        return get_run(_shared.engine(), int(wanted))
     except (ValueError, EvalcoreError):
         st.warning(f"The link names run {md(wanted)}, which is not stored (deleted?).")
         return None
@@ -109,7 +109,7 @@ def _linked_run() -> Any:
 
 def _cancel(run_id: int) -> None:
     try:
-        actions.cancel_run(_shared.actor(), _shared.engine(), run_id)
+        cancel_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot cancel run #{run_id}: {exc}")
         return
@@ -121,7 +121,7 @@ def _resume(run_id: int) -> None:
     """Button callback: it runs before the script, so a click is never lost even when the
     run's state changed since the button was drawn. The run goes back to the queue."""
     try:
-        actions.resume_run(_shared.actor(), _shared.engine(), run_id)
+        resume_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot resume run #{run_id}: {exc}")
         return
@@ -131,7 +131,7 @@ def _resume(run_id: int) -> None:
 
 def _retry_failed(run_id: int) -> None:
     try:
-        moved, _ = actions.retry_failed(_shared.actor(), _shared.engine(), run_id)
+        moved, _ = retry_failed(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot retry run #{run_id}: {exc}")
         return
@@ -152,7 +152,7 @@ def _delete(run_id: int) -> None:
     app when its run is gone) lists the runs without it and says so above them."""
     st.session_state.pop(CONFIRM_DELETE, None)
     try:
-        actions.delete_run(_shared.actor(), _shared.engine(), run_id)
+        delete_run(_shared.actor(), _shared.engine(), run_id)
     except EvalcoreError as exc:
         st.session_state[NOTICE] = ("error", f"Cannot delete run #{run_id}: {exc}")
         return
@@ -184,7 +184,7 @@ def run_actions(run_id: int, details: dict[str, Any]) -> None:
     if queued and details.get("waiting"):
         (st.warning if stale else st.caption)(details["waiting"])
     row = st.container(horizontal=True)
-    if status not in queries.FINISHED and (queued or not stale):
+    if status not in FINISHED and (queued or not stale):
         if details["progress"]["cancel_requested"]:
             st.caption("Cancel requested: the run stops after the calls in flight.")
         else:
@@ -199,13 +199,13 @@ def run_actions(run_id: int, details: dict[str, Any]) -> None:
             _shared.allowed_button("Resume run", "run", key="results.resume", on_click=_resume,
                                    args=(run_id,), help="Continue where the run stopped; "
                                                         "stored calls are never sent again.")
-    if status in queries.FINISHED and details["progress"]["errors"]:
+    if status in FINISHED and details["progress"]["errors"]:
         with row:
             _shared.allowed_button("Retry failed calls", "run", key="results.retry_failed",
                                    on_click=_retry_failed, args=(run_id,),
                                    help="Send only the calls that failed again; the "
                                         "failed attempts stay on record.")
-    if status in queries.FINISHED or queued:
+    if status in FINISHED or queued:
         with row:
             _shared.allowed_button("Delete run", "delete", key="results.delete",
                                    on_click=_ask_delete, args=(run_id,),
@@ -216,14 +216,14 @@ def run_actions(run_id: int, details: dict[str, Any]) -> None:
 
 def _status_body(run_id: int, was_live: bool) -> None:
     try:
-        queries.get_run(_shared.engine(), run_id)
+        get_run(_shared.engine(), run_id)
     except RunError:
         # Deleted (by the button above, in this fragment's rerun, or by someone else):
         # draw the whole page again, whose list no longer has it.
         st.rerun()
     details = runs.run_details(_shared.engine(), run_id)
     p = details["progress"]
-    live = details["status"] not in queries.FINISHED and not details["stale"]
+    live = details["status"] not in FINISHED and not details["stale"]
     if live != was_live:
         st.rerun()  # the run ended or was resumed: redraw the page, (re)start refreshing
     st.progress(p["fraction"], text=f"{details['status']}: {p['done']} / {p['total']} units")
@@ -255,7 +255,7 @@ def _status_body(run_id: int, was_live: bool) -> None:
 def status_panel(run_id: int) -> dict[str, Any]:
     """Progress, usage and actions; re-read every REFRESH_S while the run is live."""
     details = runs.run_details(_shared.engine(), run_id)
-    live = details["status"] not in queries.FINISHED and not details["stale"]
+    live = details["status"] not in FINISHED and not details["stale"]
     st.fragment(run_every=_shared.REFRESH_S if live else None)(_status_body)(run_id, live)
     return details
 
@@ -349,7 +349,7 @@ def gate_view(run_id: int, kind: str) -> None:
     if found is None or not found.default_gate or not found.gate_on_results:
         return
     with st.expander("Quality gate", expanded=False):
-        runs = [r for r in queries.list_runs(_shared.engine(), kind=kind, limit=200)
+        runs = [r for r in list_runs(_shared.engine(), kind=kind, limit=200)
                 if r.id != run_id and r.status == "done"]
         labels = {None: "no baseline (absolute checks only)",
                   **{int(r.id): f"#{r.id} · {r.model} · {r.created_at:%Y-%m-%d %H:%M}"
@@ -404,7 +404,7 @@ def run_view(run_id: int) -> None:
 
 
 def _requeue(job_id: int) -> None:
-    actions.requeue_job(_shared.actor(), _shared.engine(), job_id)
+    requeue_job(_shared.actor(), _shared.engine(), job_id)
     st.session_state[NOTICE] = ("success", f"Job #{job_id} queued again.")
 
 

@@ -1,6 +1,6 @@
 """Review: a queue a team shares, one card at a time, one key per decision.
 
-The page gathers input, calls evalcore (`evalcore.actions` review-queue actions) and
+The page gathers input, calls evalcore (`evalcore.service.reviews` actions) and
 draws. The card is always the item this reviewer holds, else the next one reserved for
 them (`review next`): a reload resumes at the first undecided item. Streamlit has no key
 bindings of its own; each decision is a button with a `shortcut` (docs/review.md).
@@ -12,12 +12,13 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.reviews import (ITEMS, VERDICTS, create_review_queue, list_queues,
+                                      review_adjudicate, review_next, review_skip, review_stats,
+                                      review_submit, review_undo)
+from evalcore.service.runs import list_runs
 from evalcore.errors import EvalcoreError
 from evalcore.markup import md
 from evalcore.perturb.sets import list_attack_sets
-from evalcore.store import queries
-from evalcore.store.review_queues import ITEMS, VERDICTS, list_queues
 from pages import _shared
 
 QUEUE = "review.queue"  # the chosen queue id
@@ -40,7 +41,7 @@ def create_form() -> None:
     with st.expander("New review queue", expanded=False):
         sets = {f"{s.name} (#{s.id})": s.id for s in list_attack_sets(_shared.engine())}
         runs = {f"run {r.id}: {r.name or r.model}": r.id
-                for r in queries.list_runs(_shared.engine(), limit=200)}
+                for r in list_runs(_shared.engine(), limit=200)}
         with st.form("review.create_form"):
             source = st.radio("Review", ["attacked questions", "a run's judged answers"],
                               horizontal=True)
@@ -56,7 +57,7 @@ def create_form() -> None:
                 return
         attack = source == "attacked questions"
         try:
-            queue = actions.create_review_queue(
+            queue = create_review_queue(
                 _shared.actor(), _shared.engine(),
                 attack_set_id=sets.get(chosen_set) if attack else None,
                 run_id=None if attack else runs.get(chosen_run), items=items,
@@ -122,7 +123,7 @@ def edit_form(queue: int, card: dict[str, Any]) -> None:
         verdict = st.radio("Verdict", VERDICTS["attack"], horizontal=True)
         if st.form_submit_button("Save the edit"):
             changed = {n: t for n, t in options.items() if t != card["attacked_options"][n]}
-            _act(lambda: actions.review_submit(
+            _act(lambda: review_submit(
                 _shared.actor(), _shared.engine(), queue, card["item_id"], verdict,
                 question=question if question != card["attacked"] else None,
                 options=changed or None))
@@ -140,12 +141,12 @@ def keys(queue: int, kind: str, card: dict[str, Any] | None) -> None:
         if col.button(f"{name.capitalize()} ({KEYS[name]})", key=f"review.{name}",
                       shortcut=KEYS[name], disabled=off, help=denied):
             if name in VERDICTS[kind]:
-                _act(lambda v=name: actions.review_submit(actor, engine, queue,
+                _act(lambda v=name: review_submit(actor, engine, queue,
                                                           card["item_id"], v))  # type: ignore[index]
             elif name == "skip":
-                _act(lambda: actions.review_skip(actor, engine, queue, card["item_id"]))  # type: ignore[index]
+                _act(lambda: review_skip(actor, engine, queue, card["item_id"]))  # type: ignore[index]
             elif name == "undo":
-                _act(lambda: actions.review_undo(actor, engine, queue))
+                _act(lambda: review_undo(actor, engine, queue))
             elif name == "edit":
                 st.session_state[EDITING] = True
                 st.rerun()
@@ -181,7 +182,7 @@ def figures(stats: dict[str, Any], queue: int) -> None:
             item = st.selectbox("Item", [d["item_id"] for d in stats["disagreements"]])
             verdict = st.radio("Final verdict", VERDICTS[stats["kind"]], horizontal=True)
             if _shared.allowed_button("Adjudicate", "review", form=True):
-                _act(lambda: actions.review_adjudicate(_shared.actor(), _shared.engine(),
+                _act(lambda: review_adjudicate(_shared.actor(), _shared.engine(),
                                                        queue, int(item), verdict))
     for name, groups in stats["precision"].items():
         if name == "overall" or not groups:
@@ -219,8 +220,8 @@ def main() -> None:
     kind = next(q.kind for q in queues if int(q.id) == queue)
     card = None
     if _shared.why_not("review") is None:
-        card = actions.review_next(actor, engine, queue)
-    stats = actions.review_stats(actor, engine, queue)
+        card = review_next(actor, engine, queue)
+    stats = review_stats(actor, engine, queue)
     progress(stats, card)
     if st.session_state.get(PREVIOUS):
         previous(stats)

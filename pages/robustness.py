@@ -1,7 +1,7 @@
 """Robustness: ask the clean questions and their approved attacked versions, N rounds each.
 
-The page only gathers input, calls evalcore and draws. `actions.create_run` returns at
-once and the run executes on the process-wide background loop; its progress lives in the
+The page only gathers input, calls evalcore and draws. `service.runs.create_run` returns
+at once and the run executes on the process-wide background loop; its progress lives in the
 database, which a fragment re-reads while the run is live. Results come from
 `robustness_report`, shaped by `evalcore.report.robustness_figures`, and the changes of
 each attacked question are drawn by `evalcore.report.diff` (every text HTML-escaped).
@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.runs import FINISHED, create_run, list_runs
 from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.metrics.stability import MAX_ROUNDS
@@ -24,7 +24,6 @@ from evalcore.report.estimate import robustness_calls
 from evalcore.report.robustness import robustness_report
 from evalcore.report.robustness_figures import (accuracy_figure, fragile_figure, fragile_label, fragile_rows,
                                                 level_rows)
-from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit, _variants
 
@@ -95,7 +94,7 @@ def start_form(datasets: list[Any], sets: list[Any]) -> None:
             params = dict(attack_set_ids=[int(i) for i in chosen], model=model,
                           rounds=int(rounds), dataset=int(source), judge=judge,
                           prompt_style=style, name=name.strip())
-            _shared.start_and_show("robustness", lambda: actions.create_run(
+            _shared.start_and_show("robustness", lambda: create_run(
                 _shared.actor(), eng, "robustness", params, models_path,
                 submit_key=submit_key))
 
@@ -267,7 +266,7 @@ def main() -> None:
     _shared.page_setup("Robustness", "Ask the clean questions and their approved attacked "
                                      "versions N times each, and see how much accuracy drops.")
     eng = _shared.engine()
-    has_runs = bool(queries.list_runs(eng, kind="robustness", limit=1))
+    has_runs = bool(list_runs(eng, kind="robustness", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(list_datasets(eng), list_attack_sets(eng))
     run_id = _shared.run_picker("robustness", lambda run: (
@@ -275,7 +274,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "robustness", "calls")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="robustness.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="robustness.partial"):
         results(run_id, status)
 
 

@@ -1,8 +1,8 @@
 """Stability: ask each question N times, judge each answer 0/1, and see how often it is right.
 
-The page only gathers input, calls evalcore and draws. `actions.create_run` returns at once and
-the run executes on the process-wide background loop; its status and progress live in
-the database, which a fragment re-reads every few seconds while the run is live (and
+The page only gathers input, calls evalcore and draws. `service.runs.create_run` returns
+at once and the run executes on the process-wide background loop; its status and progress
+live in the database, which a fragment re-reads every few seconds while the run is live (and
 stops re-reading once it has finished). Results come from `stability_report`, shaped by
 `evalcore.report.frames` and drawn by `evalcore.report.figures`.
 """
@@ -14,7 +14,8 @@ from typing import Any
 
 import streamlit as st
 
-from evalcore import actions
+from evalcore.service.judging import queue_rejudge, rejudge_passes, reliability_line
+from evalcore.service.runs import FINISHED, create_run, get_run, list_runs
 from evalcore.dataset import list_datasets, load_questions
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
@@ -25,10 +26,8 @@ from evalcore.providers.registry import get_model
 from evalcore.report import figures, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
-from evalcore.runner.rejudge import rejudge_passes, reliability_line
 from evalcore.dataset.language import detect_language
 from evalcore.prompt.render import option_name
-from evalcore.store import queries
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _stability_repeats, _submit, _variants
 
@@ -122,7 +121,7 @@ def start_form(datasets: list[Any]) -> None:
             params = dict(dataset=str(dataset_id), model=model, rounds=int(rounds), judge=judge,
                           schedule=schedule, prompt_style=style, limit=int(limit) or None,
                           name=name.strip(), budget=float(budget) or None)
-            _shared.start_and_show("stability", lambda: actions.create_run(
+            _shared.start_and_show("stability", lambda: create_run(
                 _shared.actor(), _shared.engine(), "stability", params, models_path,
                 submit_key=submit_key))
 
@@ -270,12 +269,12 @@ def rejudge_form(run_id: int, report: dict[str, Any]) -> None:
                                       value=3, step=1, key="stability.rejudge_passes",
                                       problems=problems, name="J")
         if not problems:
-            answers = min(int(sample), queries.get_run(_shared.engine(), run_id).done)
+            answers = min(int(sample), get_run(_shared.engine(), run_id).done)
             _cost.time_caption(str(judge), answers * int(passes), what="Re-judging: ")
         go = _shared.allowed_button("Re-judge", "run", key="stability.rejudge_go")
         if go and problems:
             st.error(f"Not started: {md('; '.join(problems))}.")
-        elif go and _shared.queue_job(lambda: actions.queue_rejudge(
+        elif go and _shared.queue_job(lambda: queue_rejudge(
                 _shared.actor(), _shared.engine(), run_id, str(judge),
                 _shared.settings().models_path, sample=int(sample), passes=int(passes)),
                 key) is not None:
@@ -478,7 +477,7 @@ def main() -> None:
     _shared.page_setup("Stability", "Ask every question N times, judge each answer 0/1, "
                                     "and see which questions the model gets right reliably.")
     datasets = list_datasets(_shared.engine())
-    has_runs = bool(queries.list_runs(_shared.engine(), kind="stability", limit=1))
+    has_runs = bool(list_runs(_shared.engine(), kind="stability", limit=1))
     with st.expander("Start a new run", expanded=not has_runs):
         start_form(datasets)
     names = {ds.id: ds.name for ds in datasets}
@@ -487,7 +486,7 @@ def main() -> None:
     if run_id is None:
         return
     status = _shared.progress_panel(run_id, "stability", "calls")
-    if status in queries.FINISHED or st.toggle("Show results so far", key="stability.partial"):
+    if status in FINISHED or st.toggle("Show results so far", key="stability.partial"):
         results(run_id, status)
 
 

@@ -107,7 +107,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("perturb",),
     ("runner",),
     ("report", "perturb.export"),
-    ("fairness", "kinds.*", "demo", "actions", "cli", "__main__", "__init__", "warmup", "monitor"),
+    ("fairness", "kinds.*", "demo", "actions", "service", "cli", "__main__", "__init__", "warmup", "monitor"),
 ]
 
 
@@ -477,3 +477,53 @@ def test_the_provider_rule_catches_a_branch(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text('def f(config):\n    return config.kind == "ollama"\n', encoding="utf-8")
     assert _provider_literals(bad, {"ollama"}) == ["l.2 'ollama'"]
+
+
+# -- one door: pages and the CLI reach the engine through evalcore.service ---------------
+BEHIND_THE_DOOR = ("evalcore.store", "evalcore.runner", "evalcore.actions",
+                   "evalcore.monitor.actions")
+"""What pages and the CLI never import: they act (the checked actions) and read through
+`evalcore.service` (records and value types come from their own modules: `errors`,
+`values`, `kinds`...)."""
+
+
+def _behind_the_door(path) -> list[str]:
+    """Imports of `evalcore.store` / `evalcore.runner` modules or names in one file, at its
+    top or inside a function, as `l.<line> <module>`."""
+    found = []
+    for node, _in_function in _imports(_tree(path)):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif node.level:  # `from ..store import x` inside evalcore/cli
+            base = ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts[:-node.level])
+            modules = [f"{base}.{node.module}" if node.module else base]
+        else:  # the module, else each name as its submodule (`from evalcore import runner`)
+            modules = [node.module or ""]
+            if not _behind(modules[0]):
+                modules = [f"{node.module}.{a.name}" for a in node.names]
+        found += [f"l.{node.lineno} {m}" for m in modules if _behind(m)]
+    return found
+
+
+def _behind(module: str) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in BEHIND_THE_DOOR)
+
+
+def test_pages_and_cli_go_through_the_service():
+    files = [*PAGES.glob("*.py"), *(EVALCORE / "cli").rglob("*.py"), REPO_ROOT / "streamlit_app.py"]
+    found = [f"{p.relative_to(REPO_ROOT).as_posix()} {hit}" for p in sorted(files)
+             for hit in _behind_the_door(p)]
+    assert found == [], ("pages and the CLI import the store, the runner or the actions; add "
+                         "what they need to evalcore.service instead:\n" + "\n".join(found))
+
+
+def test_the_door_rule_catches_every_way_in(tmp_path):
+    page = tmp_path / "page.py"
+    page.write_text("import evalcore.store.db\nfrom evalcore import runner, actions\n"
+                    "from evalcore.service.runs import get_run\n"
+                    "from evalcore.monitor import actions as schedules\n"
+                    "def f():\n    from evalcore.store.queries import get_run\n",
+                    encoding="utf-8")
+    assert _behind_the_door(page) == ["l.1 evalcore.store.db", "l.2 evalcore.runner",
+                                      "l.2 evalcore.actions", "l.4 evalcore.monitor.actions",
+                                      "l.6 evalcore.store.queries"]

@@ -8,7 +8,7 @@ from evalcore.actions._core import ModelsPath, _check, _record
 from evalcore.auth.identity import Actor
 from evalcore.kinds import get_kind
 from evalcore.runner.start import (check_resumable, resume_run as _resume, retry_failed as _retry,
-                                   set_budget as _set_budget)
+                                   set_budget as _set_budget, store_run)
 from evalcore.store.db import Bind, transaction
 from evalcore.store.jobs import requeue_job as _requeue
 from evalcore.store.queries import delete_run as _delete
@@ -22,16 +22,15 @@ def create_run(actor: Actor, engine: "Engine", kind: str, params: Mapping[str, A
                models_path: ModelsPath, *, submit_key: Optional[str] = None) -> int:
     """A queued run of `kind` from the page form's / CLI flags' `params` (the kind's one
     spec builder, `EvalKind.build`), for evaluators and above; once per `submit_key`. Any
-    worker executes it (the CLI claims it in the foreground itself)."""
-    from evalcore.runner.start import create_run as _create
-
+    worker executes it (the CLI claims it in the foreground itself). The one way to start
+    a run: pages, the CLI, schedules and the package face all come here."""
     _check(engine, actor, "run", "create_run")
     build = get_kind(kind).build
 
     spec, item_ids = build(engine, params)
     # the run, its items, its job, its audit event and the submission key: one transaction
-    return _create(engine, spec, models_path, item_ids=item_ids, actor=actor,
-                   submit_key=submit_key)
+    return store_run(engine, spec, models_path, item_ids=item_ids, actor=actor,
+                     submit_key=submit_key)
 
 
 def cancel_run(actor: Actor, engine: "Engine", run_id: int) -> None:

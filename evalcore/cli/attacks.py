@@ -4,7 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from evalcore import actions
+from evalcore.service.attacks import (approve_unflagged, attack_set_job, delete_attack_set,
+                                      edit_attack_item, queue_attack, queue_attack_import,
+                                      set_review)
+from evalcore.service.jobs import get_job, requeue_job, run_job_here
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset.numbering import question_label
 from evalcore.dataset.readers import load_source
@@ -23,9 +26,6 @@ from evalcore.perturb.review import (
     swaps_line,
 )
 from evalcore.perturb.sets import AttackSetError, get_attack_set, list_attack_sets
-from evalcore.runner.attack import attack_set_job
-from evalcore.runner.start import run_job_here
-from evalcore.store.jobs import get_job
 
 
 def _reviewer(args: argparse.Namespace) -> str | None:
@@ -150,7 +150,7 @@ def _attack(args: argparse.Namespace) -> int:
         params["keep_register"] = False
     if args.no_fluency:
         params["fluency"] = False
-    job_id = actions.queue_attack(acting_user(engine), engine, dataset=args.dataset,
+    job_id = queue_attack(acting_user(engine), engine, dataset=args.dataset,
                                   level=args.level, seed=args.seed, params=params or None,
                                   translator=args.translator, name=args.name, limit=args.limit)
     return _generate(engine, job_id, args.json)
@@ -161,7 +161,7 @@ def _resume(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     attack_set = get_attack_set(engine, args.id)
     job_id = attack_set_job(engine, int(attack_set.id))
-    actions.requeue_job(acting_user(engine), engine, job_id)
+    requeue_job(acting_user(engine), engine, job_id)
     return _generate(engine, job_id, args.json)
 
 
@@ -274,7 +274,7 @@ def _import(args: argparse.Namespace) -> int:
     """Importing is a job too: the file is checked, queued and imported here."""
     engine, _ = engine_and_settings()
     data, filename = load_source(args.path)
-    job_id = actions.queue_attack_import(acting_user(engine), engine, data, filename=filename,
+    job_id = queue_attack_import(acting_user(engine), engine, data, filename=filename,
                                          name=args.name, level=args.level,
                                          source_dataset=args.source_dataset,
                                          check=not args.no_check,
@@ -306,11 +306,11 @@ def _approve(args: argparse.Namespace) -> int:
                              "flags) or --item ID (repeatable)")
     count = 0
     if args.unflagged:
-        count += actions.approve_unflagged(actor, engine, int(attack_set.id),
+        count += approve_unflagged(actor, engine, int(attack_set.id),
                                            reviewer=_reviewer(args))
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        actions.set_review(actor, engine, item_id, "approved", reviewer=_reviewer(args))
+        set_review(actor, engine, item_id, "approved", reviewer=_reviewer(args))
         count += 1
     r = review_progress(engine, int(attack_set.id))
     print(f"approved {count} item(s); set {attack_set.id}: {r['approved']} approved, "
@@ -329,7 +329,7 @@ def _reject(args: argparse.Namespace) -> int:
     attack_set = get_attack_set(engine, args.id)
     for item_id in args.item:
         _check_in_set(engine, item_id, int(attack_set.id))
-        actions.set_review(actor, engine, item_id, "rejected", reviewer=_reviewer(args),
+        set_review(actor, engine, item_id, "rejected", reviewer=_reviewer(args),
                            note=args.note)
     print(f"rejected {len(args.item)} item(s) of set {attack_set.id}")
     return 0
@@ -355,7 +355,7 @@ def _edit(args: argparse.Namespace) -> int:
     if args.question is None and options is None:
         raise AttackSetError("say what to edit: --question TEXT and/or --option N=TEXT")
     current = get_attack_item(engine, args.item)
-    item = actions.edit_attack_item(
+    item = edit_attack_item(
         acting_user(engine), engine, args.item,
         current.attacked if args.question is None else args.question,
         reviewer=_reviewer(args), approve=args.approve, note=args.note, options=options)
@@ -375,6 +375,6 @@ def _export(args: argparse.Namespace) -> int:
 
 def _delete(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    gone = actions.delete_attack_set(acting_user(engine), engine, args.id)
+    gone = delete_attack_set(acting_user(engine), engine, args.id)
     print(f"deleted attack set {gone.id} '{gone.name}' and its derived dataset")
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from datetime import datetime, timedelta, timezone
 
-from evalcore import actions
+from evalcore.service.users import require_read
 from evalcore.auth.audit import event_info, list_events
 from evalcore.cli.common import acting_user, bounded, engine_and_settings, print_json
 from evalcore.errors import EvalcoreError
@@ -27,7 +27,7 @@ def parse_since(text: str) -> datetime:
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.require_read(acting_user(engine), engine, "audit list")
+    require_read(acting_user(engine), engine, "audit list")
     since = parse_since(args.since) if args.since else None
     events = [event_info(e) for e in list_events(engine, since=since, actor=args.actor,
                                                  limit=args.limit)]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.baselines import baseline_info
+from evalcore.service.monitoring import set_baseline
+from evalcore.service.users import require_read
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 from evalcore.dataset import get_dataset
-from evalcore.monitor.actions import set_baseline
-from evalcore.store.baselines import baseline_info
 
 
 def _baseline_set(args: argparse.Namespace) -> int:
@@ -20,7 +20,7 @@ def _baseline_set(args: argparse.Namespace) -> int:
 
 def _baseline_show(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.require_read(acting_user(engine), engine, "baseline show")
+    require_read(acting_user(engine), engine, "baseline show")
     info = baseline_info(engine, int(get_dataset(engine, args.suite).id), args.model)
     if args.json:
         print_json(info)

@@ -12,10 +12,8 @@ from evalcore.config import DEFAULT_MODEL, load_settings
 from evalcore.kinds import get_kind
 from evalcore.providers.base import REFUSAL
 from evalcore.report.estimate import estimate_run
-from evalcore.runner.start import run_in_foreground
-from evalcore.store import queries
-from evalcore.store.db import get_engine
-from evalcore.store.run_reads import answer_error_counts
+from evalcore.service.database import get_engine
+from evalcore.service.runs import answer_error_counts, get_run, run_in_foreground
 
 def bounded(low: float | None = None, high: float | None = None, kind: type = float) -> Any:
     """An argparse `type=` that reads a number and refuses one outside [low, high]."""
@@ -162,7 +160,7 @@ def run_exit_code(engine: Any, run_id: int, status: str, max_error_rate: float) 
     if status == "cancelled":
         return 130
     if status != "done":
-        run = queries.get_run(engine, run_id)
+        run = get_run(engine, run_id)
         print(f"error: run {run_id} {status}: {run.error or 'no error recorded'}",
               file=sys.stderr)
         return EXIT_RUN_FAILED

@@ -13,7 +13,7 @@ from evalcore.kinds import find_kind, metric_specs
 from evalcore.kinds._metric import TAIL
 from evalcore.report.compare_runs import compare_runs, differing_questions
 from evalcore.report.run_figures import interval_text
-from evalcore.store.baselines import baseline_for_run
+from evalcore.service.baselines import baseline_for_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:

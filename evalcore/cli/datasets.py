@@ -12,7 +12,9 @@ from typing import Any
 
 import msgspec
 
-from evalcore import actions
+from evalcore.service.database import get_engine
+from evalcore.service.datasets import (delete_dataset, delete_dataset_and_runs, import_dataset,
+                                       store_parsed)
 from evalcore.cli.common import acting_user, print_json
 from evalcore.config import load_settings
 from evalcore.dataset import (
@@ -25,7 +27,6 @@ from evalcore.dataset import (
     suggested_name,
 )
 from evalcore.errors import DatasetError
-from evalcore.store.db import get_engine
 
 
 def register(subparsers: Any) -> None:
@@ -108,11 +109,11 @@ def _import(args: argparse.Namespace) -> int:
                                "their format (--format auto or a name from `datasets formats`)")
 
         parsed = parse_files([(Path(p).name, _read(p)) for p in args.path], format=args.format)
-        dataset = actions.store_parsed(acting_user(engine), engine, parsed,
+        dataset = store_parsed(acting_user(engine), engine, parsed,
                                        name=args.name or suggested_name(parsed),
                                        allow_duplicate=args.allow_duplicate)
     else:
-        dataset = actions.import_dataset(acting_user(engine), engine, args.path[0],
+        dataset = import_dataset(acting_user(engine), engine, args.path[0],
                                          name=args.name, format=args.format,
                                          mapping=_mapping(args.mapping),
                                          allow_duplicate=args.allow_duplicate, sheet=args.sheet)
@@ -168,9 +169,9 @@ def _delete(args: argparse.Namespace) -> int:
     engine = _engine()
     runs: list[int] = []
     if args.with_runs:
-        dataset, runs = actions.delete_dataset_and_runs(acting_user(engine), engine, args.name)
+        dataset, runs = delete_dataset_and_runs(acting_user(engine), engine, args.name)
     else:
-        dataset = actions.delete_dataset(acting_user(engine), engine, args.name)
+        dataset = delete_dataset(acting_user(engine), engine, args.name)
     print(f"deleted '{dataset.name}' (id {dataset.id}, {dataset.item_count} items)"
           + (f" and its run(s) {', '.join(f'#{r}' for r in runs)}" if runs else ""))
     return 0

@@ -5,7 +5,10 @@ import argparse
 import time
 from pathlib import Path
 
-from evalcore import actions
+from evalcore.service.datasets import save_suite
+from evalcore.service.jobs import get_job, run_job_here
+from evalcore.service.judging import queue_judge_analysis
+from evalcore.service.runs import create_run
 from evalcore.cli import variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
                                  add_variant_args, detach_or_run, engine_and_settings,
@@ -18,8 +21,6 @@ from evalcore.report.fairness_benchmarks import benchmark_lines
 from evalcore.report.fairness_view import effect_text
 from evalcore.report.sections import cli_section
 from evalcore.report.gates import verdict_reason
-from evalcore.runner.start import run_job_here
-from evalcore.store.jobs import get_job
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,7 +69,7 @@ def _suite_name(engine, args: argparse.Namespace) -> str:  # noqa: ANN001
     names = {d.name for d in list_datasets(engine)}
     name = base if base not in names else next(
         f"{base}-{k}" for k in range(2, 10_000) if f"{base}-{k}" not in names)
-    dataset = actions.save_suite(acting_user(engine), engine, parsed, name)
+    dataset = save_suite(acting_user(engine), engine, parsed, name)
     print(f"generated suite {dataset.name!r}: {dataset.item_count} prompts, "
           f"{parsed.meta['pairs']} pairs", flush=True)
     return dataset.name
@@ -82,7 +83,7 @@ def _fairness(args: argparse.Namespace) -> int:
     params = dict(suite=suite, model=args.model, samples=args.samples,
                   temperature=args.temperature, name=args.name, limit=args.limit,
                   concurrency=args.concurrency)
-    run_id = actions.create_run(acting_user(engine), engine, "fairness", params,
+    run_id = create_run(acting_user(engine), engine, "fairness", params,
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {suite} x {args.samples} samples on {args.model}", flush=True)
@@ -103,7 +104,7 @@ def _fairness(args: argparse.Namespace) -> int:
 
 def _judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
 
-    job_id = actions.queue_judge_analysis(acting_user(engine), engine, run_id, judge,
+    job_id = queue_judge_analysis(acting_user(engine), engine, run_id, judge,
                                           settings.models_path)
     run_job_here(engine, job_id)
     counts = get_job(engine, job_id).result

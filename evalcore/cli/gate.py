@@ -8,7 +8,7 @@ from evalcore.cli import EXIT_GATE_FAILED, EXIT_NOT_MEASURED, EXIT_OK
 from evalcore.cli.common import engine_and_settings
 from evalcore.metrics.gate import load_gate_config
 from evalcore.report.gates import check_word, gate_any, verdict_line, verdict_of
-from evalcore.store.baselines import baseline_for_run
+from evalcore.service.baselines import baseline_for_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -3,9 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.jobs import cancel_job, get_job, list_jobs, requeue_job
 from evalcore.cli.common import acting_user, engine_and_settings, print_json, print_rows
-from evalcore.store.jobs import get_job, list_jobs
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,13 +52,13 @@ def _show(args: argparse.Namespace) -> int:
 
 def _requeue(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.requeue_job(acting_user(engine), engine, args.job_id)
+    requeue_job(acting_user(engine), engine, args.job_id)
     print(f"job {args.job_id}: queued")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    done = actions.cancel_job(acting_user(engine), engine, args.job_id)
+    done = cancel_job(acting_user(engine), engine, args.job_id)
     print(f"job {args.job_id}: " + ("cancel requested" if done else "already finished"))
     return 0

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from evalcore import actions
+from evalcore.service.models import add_model, import_models, remove_model, test_model
 from evalcore.cli.common import acting_user, engine_and_settings
 from evalcore.config import load_settings
 from evalcore.errors import ModelConfigError
@@ -62,7 +62,7 @@ def _add(args: argparse.Namespace) -> int:
             "(e.g. OPENAI_API_KEY), not the key itself"
         )
     engine, _ = engine_and_settings()
-    config = actions.add_model(acting_user(engine), engine, path,
+    config = add_model(acting_user(engine), engine, path,
                                validate_model(entry, args.name, path))
     print(f"added model '{config.name}' ({config.kind}) to {path}")
     return 0
@@ -91,7 +91,7 @@ def _test(args: argparse.Namespace) -> int:
     config = get_model(_models_path(args), args.name)
     engine, _ = engine_and_settings()
     try:
-        reply = actions.test_model(acting_user(engine), engine, config)
+        reply = test_model(acting_user(engine), engine, config)
     finally:
         stop_local()
     if args.json:
@@ -112,7 +112,7 @@ def _test(args: argparse.Namespace) -> int:
 def _remove(args: argparse.Namespace) -> int:
     path = _models_path(args)
     engine, _ = engine_and_settings()
-    actions.remove_model(acting_user(engine), engine, path, args.name)
+    remove_model(acting_user(engine), engine, path, args.name)
     print(f"removed model '{args.name}' from {path}")
     return 0
 
@@ -120,7 +120,7 @@ def _remove(args: argparse.Namespace) -> int:
 def _import(args: argparse.Namespace) -> int:
     path = _models_path(args)
     engine, _ = engine_and_settings()
-    names = actions.import_models(acting_user(engine), engine, path, args.file,
+    names = import_models(acting_user(engine), engine, path, args.file,
                                   replace=args.replace)
     print(f"imported {len(names)} model(s) into {path}: {', '.join(names)}")
     return 0

@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from evalcore import actions
+from evalcore.service.reviews import (ITEMS, create_review_queue, list_queues, review_adjudicate,
+                                      review_next, review_skip, review_stats, review_submit,
+                                      review_undo)
+from evalcore.service.users import require_read
 from evalcore.cli.common import acting_user, bounded, engine_and_settings, print_json
 from evalcore.errors import EvalcoreError
-from evalcore.store.review_queues import ITEMS, list_queues
 
 
 def _guidelines(path: str | None) -> str:
@@ -38,7 +40,7 @@ def _options(pairs: list[str]) -> dict[int, str]:
 
 def _create(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    queue_id = actions.create_review_queue(
+    queue_id = create_review_queue(
         acting_user(engine), engine, attack_set_id=args.attack_set, run_id=args.run,
         items=args.items, sample=args.sample, seed=args.seed or 0,
         double_share=args.double / 100, reserve_s=args.reserve_minutes * 60,
@@ -53,7 +55,7 @@ def _create(args: argparse.Namespace) -> int:
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.require_read(acting_user(engine), engine, "review list")
+    require_read(acting_user(engine), engine, "review list")
     rows = [{"queue_id": q.id, "kind": q.kind, "attack_set_id": q.attack_set_id,
              "run_id": q.run_id, "items": q.item_count, "double_share": q.double_share,
              "created_by": q.created_by} for q in list_queues(engine)]
@@ -71,7 +73,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _next(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    card = actions.review_next(acting_user(engine), engine, args.queue)
+    card = review_next(acting_user(engine), engine, args.queue)
     if args.json:
         print_json(card or {"item_id": None})
     elif card is None:
@@ -98,7 +100,7 @@ def _submit(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     edit = {k: v for k, v in (("question", args.question), ("options", _options(args.option)))
             if v}
-    actions.review_submit(acting_user(engine), engine, args.queue, args.item, args.verdict,
+    review_submit(acting_user(engine), engine, args.queue, args.item, args.verdict,
                           **edit)
     print(f"item {args.item}: {args.verdict}")
     return 0
@@ -106,21 +108,21 @@ def _submit(args: argparse.Namespace) -> int:
 
 def _skip(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.review_skip(acting_user(engine), engine, args.queue, args.item)
+    review_skip(acting_user(engine), engine, args.queue, args.item)
     print(f"item {args.item} skipped")
     return 0
 
 
 def _undo(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    item = actions.review_undo(acting_user(engine), engine, args.queue)
+    item = review_undo(acting_user(engine), engine, args.queue)
     print("nothing to undo" if item is None else f"item {item} is undecided and yours again")
     return 0
 
 
 def _adjudicate(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.review_adjudicate(acting_user(engine), engine, args.queue, args.item, args.verdict,
+    review_adjudicate(acting_user(engine), engine, args.queue, args.item, args.verdict,
                               args.note or "")
     print(f"item {args.item}: {args.verdict} (final)")
     return 0
@@ -128,7 +130,7 @@ def _adjudicate(args: argparse.Namespace) -> int:
 
 def _stats(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    stats = actions.review_stats(acting_user(engine), engine, args.queue)
+    stats = review_stats(acting_user(engine), engine, args.queue)
     if args.json:
         print_json(stats)
         return 0

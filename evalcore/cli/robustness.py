@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.runs import create_run
 from evalcore.cli import variants as run_options
 from evalcore.cli.common import (TEMPERATURE, acting_user, add_detach, add_exit_flags,
                                  add_model_arg, add_variant_args, detach_or_run,
@@ -41,7 +41,7 @@ def _robustness(args: argparse.Namespace) -> int:
     params = dict(attack_set_ids=args.attack_sets, dataset=args.dataset, model=args.model,
                   rounds=args.rounds, judge=args.judge, prompt_style=args.prompt,
                   concurrency=args.concurrency, temperature=args.temperature, name=args.name)
-    run_id = actions.create_run(acting_user(engine), engine, "robustness", params,
+    run_id = create_run(acting_user(engine), engine, "robustness", params,
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: robustness of {args.model}, {args.rounds} round(s), attack sets "

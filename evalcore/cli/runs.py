@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.runs import (cancel_run, delete_run, get_run, iter_call_rows, list_runs,
+                                   resume_run, retry_failed, set_budget, waiting_text)
 from evalcore.cli.common import (acting_user, add_exit_flags, engine_and_settings, print_json,
                                  print_rows, run_exit_code, run_with_progress)
 from evalcore.errors import RunError
@@ -11,8 +12,6 @@ from evalcore.kinds import find_kind
 from evalcore.report.export import write_calls_csv, write_json_rows
 from evalcore.report.run_figures import figure_metrics, run_figures
 from evalcore.report.timing import active_seconds, elapsed_seconds
-from evalcore.runner.start import waiting_text
-from evalcore.store import queries
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -76,7 +75,7 @@ def run_dict(run) -> dict:  # noqa: ANN001 - a store Run row
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    return print_rows(queries.list_runs(engine, kind=args.kind, limit=args.limit), args.json,
+    return print_rows(list_runs(engine, kind=args.kind, limit=args.limit), args.json,
                       run_dict, lambda r: f"{r.id:>5}  {r.kind:<11} {r.status:<10} "
                                           f"{r.done:>6}/{r.total:<6} err={r.errors:<4} "
                                           f"{r.model:<16} {r.created_at:%Y-%m-%d %H:%M}  {r.name}",
@@ -86,7 +85,7 @@ def _list(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
 
-    run = queries.get_run(engine, args.run_id)
+    run = get_run(engine, args.run_id)
 
     data = run_dict(run) | {"active_s": active_seconds(engine, run.id),
                             "elapsed_s": elapsed_seconds(run),
@@ -114,12 +113,12 @@ def _resume(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     actor = acting_user(engine)
     if args.budget is not None:
-        actions.set_budget(actor, engine, args.run_id, args.budget)
+        set_budget(actor, engine, args.run_id, args.budget)
     if args.detach:
-        actions.resume_run(actor, engine, args.run_id)
+        resume_run(actor, engine, args.run_id)
         print_json({"run_id": args.run_id})
         return 0
-    actions.resume_run(actor, engine, args.run_id, force=args.force, queue=False)
+    resume_run(actor, engine, args.run_id, force=args.force, queue=False)
     status = run_with_progress(engine, args.run_id, force=args.force)
     print(f"run {args.run_id}: {status}")
     return run_exit_code(engine, args.run_id, status, args.max_error_rate)
@@ -127,7 +126,7 @@ def _resume(args: argparse.Namespace) -> int:
 
 def _retry_failed(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    moved, _job = actions.retry_failed(acting_user(engine), engine, args.run_id)
+    moved, _job = retry_failed(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: {moved} failed call(s) will be sent again", flush=True)
     if args.detach:
         print_json({"run_id": args.run_id})
@@ -141,11 +140,11 @@ def _export(args: argparse.Namespace) -> int:
     if not (args.json or args.csv):
         raise RunError("runs export: give --json FILE and/or --csv FILE")
     engine, _ = engine_and_settings()
-    run = queries.get_run(engine, args.run_id)
+    run = get_run(engine, args.run_id)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
             count = write_json_rows({"run": run_dict(run)}, "calls",
-                                    queries.iter_call_rows(engine, run.id), fh)
+                                    iter_call_rows(engine, run.id), fh)
         print(f"run {run.id}: {count} calls written to {args.json}")
     if args.csv:
         with open(args.csv, "w", encoding="utf-8", newline="") as fh:
@@ -156,13 +155,13 @@ def _export(args: argparse.Namespace) -> int:
 
 def _delete(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    run = actions.delete_run(acting_user(engine), engine, args.run_id)
+    run = delete_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id} ({run.kind}, {run.model}) deleted with its calls")
     return 0
 
 
 def _cancel(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.cancel_run(acting_user(engine), engine, args.run_id)
+    cancel_run(acting_user(engine), engine, args.run_id)
     print(f"run {args.run_id}: cancel requested")
     return 0

@@ -1,20 +1,20 @@
 """`schedules add|list|pause|resume|delete|test-alert`: continuous monitoring from the
 command line (`baseline` is in cli/baseline.py), through the same functions as the Monitoring page
-(`evalcore.monitor.actions`, `evalcore.monitor.view`)."""
+(`evalcore.service.monitoring`, `evalcore.monitor.view`)."""
 from __future__ import annotations
 
 import argparse
 from typing import Any
 
-from evalcore import actions
+from evalcore.service.monitoring import (add_schedule, delete_schedule, edit_schedule,
+                                         pause_schedule, test_alert)
+from evalcore.service.schedules import every_label, get_schedule, parse_every
+from evalcore.service.users import require_read
 from evalcore.cli.common import acting_user, engine_and_settings, print_rows
 from evalcore.kinds import get_kind
 from evalcore.monitor import channels
-from evalcore.monitor.actions import (add_schedule, delete_schedule, edit_schedule, pause_schedule,
-                                      test_alert)
 from evalcore.monitor.runs import schedulable
 from evalcore.monitor.view import monitoring, row_state
-from evalcore.store.schedules import every_label, get_schedule, parse_every
 
 def _params(args: argparse.Namespace) -> dict[str, Any]:
     """The kind's run options from the generic flags (`EvalKind.schedule`)."""
@@ -58,7 +58,7 @@ def _line(info: dict[str, Any]) -> str:
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.require_read(acting_user(engine), engine, "schedules list")
+    require_read(acting_user(engine), engine, "schedules list")
     return print_rows(monitoring(engine), args.json, lambda info: info, _line,
                       "no schedules yet: `python -m evalcore schedules add stability "
                       "--every 1d --dataset D --model M`")

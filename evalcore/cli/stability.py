@@ -5,7 +5,10 @@ import argparse
 import time
 from pathlib import Path
 
-from evalcore import actions
+from evalcore.service.jobs import run_job_here
+from evalcore.service.judging import (meaning_cost, meaning_cost_line, queue_meaning_judge,
+                                      queue_rejudge, reliability_line)
+from evalcore.service.runs import create_run
 from evalcore.cli import common, variants as run_options
 from evalcore.cli.common import (acting_user, add_detach, add_exit_flags, add_model_arg,
                                  add_variant_args, engine_and_settings, run_exit_code,
@@ -15,9 +18,6 @@ from evalcore.report.repeats import repeats_lines
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
 from evalcore.report.variants import variant_lines
-from evalcore.runner.meaning_judge import cost_line, meaning_cost
-from evalcore.runner.rejudge import reliability_line
-from evalcore.runner.start import run_job_here
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -79,7 +79,7 @@ def _stability(args: argparse.Namespace) -> int:
                   judge=args.judge, schedule=args.schedule, prompt_style=args.prompt,
                   template=template, limit=args.limit, concurrency=args.concurrency,
                   temperature=args.temperature, name=args.name, budget=args.budget)
-    run_id = actions.create_run(acting_user(engine), engine, "stability", params,
+    run_id = create_run(acting_user(engine), engine, "stability", params,
                                 settings.models_path)
     if not args.detach:
         print(f"run {run_id}: {args.dataset} x {args.rounds} rounds on {args.model}", flush=True)
@@ -107,7 +107,7 @@ def _stability(args: argparse.Namespace) -> int:
 
 
 def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  # noqa: ANN001
-    job_id = actions.queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
+    job_id = queue_rejudge(acting_user(engine), engine, run_id, args.rejudge,
                                    settings.models_path, sample=args.rejudge_sample,
                                    passes=args.rejudge_passes)
     run_job_here(engine, job_id)
@@ -115,8 +115,8 @@ def _rejudge(engine, settings, run_id: int, args: argparse.Namespace) -> None:  
 
 def _meaning_judge(engine, settings, run_id: int, judge: str) -> None:  # noqa: ANN001
     """Say what asking `judge` "same meaning?" costs, then ask it here (a job)."""
-    print(cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
-    job_id = actions.queue_meaning_judge(acting_user(engine), engine, run_id, judge,
+    print(meaning_cost_line(meaning_cost(engine, run_id, judge), judge), flush=True)
+    job_id = queue_meaning_judge(acting_user(engine), engine, run_id, judge,
                                          settings.models_path)
     run_job_here(engine, job_id)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 
-from evalcore import actions
+from evalcore.service.users import add_user, require_read, set_role
 from evalcore.auth.users import list_users, user_info
 from evalcore.cli.common import acting_user, engine_and_settings, print_json
 
@@ -13,14 +13,14 @@ ROLE_HELP = ("viewer, evaluator, reviewer or admin; worker for the workers' serv
 
 def _add(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    user = actions.add_user(acting_user(engine), engine, args.email, args.role, args.name or "")
+    user = add_user(acting_user(engine), engine, args.email, args.role, args.name or "")
     print(f"added {user.email} as {user.role}")
     return 0
 
 
 def _list(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    actions.require_read(acting_user(engine), engine, "users list")
+    require_read(acting_user(engine), engine, "users list")
     users = [user_info(u) for u in list_users(engine)]
     if args.json:
         print_json(users)
@@ -35,7 +35,7 @@ def _list(args: argparse.Namespace) -> int:
 
 def _set_role(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
-    user = actions.set_role(acting_user(engine), engine, args.email, args.role)
+    user = set_role(acting_user(engine), engine, args.email, args.role)
     print(f"{user.email} is now {user.role}")
     return 0
 

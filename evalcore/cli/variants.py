@@ -8,12 +8,12 @@ import argparse
 import sys
 from typing import Any, Optional
 
-from evalcore import actions
+from evalcore.service.jobs import run_job_here
+from evalcore.service.variants import (check_options, queue_variants, read_templates,
+                                       variants_cost, variants_cost_line)
 from evalcore.cli.common import acting_user
 from evalcore.prompt.variants import parse_option_order
 from evalcore.report.variants import variant_lines
-from evalcore.runner.start import run_job_here
-from evalcore.runner.variants import check_options, cost_line, read_templates, variants_cost
 
 
 def settings(args: argparse.Namespace, kind: str) -> Optional[dict[str, Any]]:
@@ -38,7 +38,7 @@ def announce(engine: Any, run_id: int, variants: Optional[dict[str, Any]],
         return None
     out = sys.stderr if detach else sys.stdout
     cost = variants_cost(engine, run_id, **variants)
-    print(cost_line(cost), file=out, flush=True)
+    print(variants_cost_line(cost), file=out, flush=True)
     if not cost["calls"] + cost["stored"]:
         print("warning: no item of the run can be asked another way (option orders "
               "reorder choice and BBQ / CBBQ items only): nothing extra is asked", file=out,
@@ -50,7 +50,7 @@ def announce(engine: Any, run_id: int, variants: Optional[dict[str, Any]],
 
 
 def queue(engine: Any, run_id: int, variants: dict[str, Any]) -> int:
-    return actions.queue_variants(acting_user(engine), engine, run_id, **variants)
+    return queue_variants(acting_user(engine), engine, run_id, **variants)
 
 
 def ask(engine: Any, run_id: int, variants: Optional[dict[str, Any]]) -> None:

@@ -6,13 +6,12 @@ import asyncio
 import logging
 import signal
 
-from evalcore import actions
+from evalcore.service.jobs import KINDS
+from evalcore.service.workers import start_worker, Worker, worker_id
 from evalcore.cli.common import acting_user, bounded, engine_and_settings
 from evalcore.config import worker_jobs
 from evalcore.errors import RunError
 from evalcore.providers.client import run_closing_clients
-from evalcore.runner.worker import Worker, worker_id
-from evalcore.store.jobs import KINDS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +39,7 @@ def _worker(args: argparse.Namespace) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     engine, _ = engine_and_settings()
     name = args.name or worker_id()
-    actions.start_worker(acting_user(engine), engine, name)
+    start_worker(acting_user(engine), engine, name)
     received: list[int] = []
 
     async def main() -> int:

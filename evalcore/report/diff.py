@@ -33,10 +33,10 @@ DIFF_CSS = """
 .ec-diff>div{border:1px solid #ddd;border-radius:6px;padding:6px 10px;white-space:pre-wrap;
   word-break:break-word}
 .ec-diff .ec-label{font-size:0.75em;color:#777;margin-bottom:2px}
-.ec-diff del,.ec-inline del{background:#fdd;color:#a00;text-decoration:line-through}
-.ec-diff ins,.ec-inline ins{background:#dfd;color:#060;text-decoration:none;font-weight:600}
-.ec-diff del.ec-rep,.ec-inline del.ec-rep{background:#fec;color:#a50;text-decoration:none}
-.ec-diff ins.ec-rep,.ec-inline ins.ec-rep{background:#fec;color:#a50}
+.ec-diff del{background:#fdd;color:#a00;text-decoration:line-through}
+.ec-diff ins{background:#dfd;color:#060;text-decoration:none;font-weight:600}
+.ec-diff del.ec-rep{background:#fec;color:#a50;text-decoration:none}
+.ec-diff ins.ec-rep{background:#fec;color:#a50}
 """
 """Styles for the classes below; pages include it once in a <style> element."""
 
@@ -83,15 +83,6 @@ def diff_ops(original: str, attacked: str) -> list[DiffOp]:
     return ops
 
 
-def diff_counts(ops: list[DiffOp]) -> dict[str, int]:
-    """How many stretches were inserted, deleted and replaced (for a card's caption)."""
-    counts = {"insert": 0, "delete": 0, "replace": 0}
-    for op in ops:
-        if op.tag in counts:
-            counts[op.tag] += 1
-    return counts
-
-
 def escape_text(text: str) -> str:
     """HTML-escape `text`, also "$" (Markdown math) and newlines (Markdown block breaks)."""
     return html.escape(text, quote=True).replace("$", "&#36;").replace("\n", "<br>")
@@ -114,18 +105,6 @@ def attacked_html(ops: list[DiffOp]) -> str:
     """The attacked text with inserted and replacing stretches marked."""
     return "".join(escape_text(op.new) if op.tag == "equal"
                    else _mark("ins", op.new, op.tag == "replace") for op in ops)
-
-
-def inline_html(original: str, attacked: str) -> str:
-    """One line: unchanged text, then <del>old</del><ins>new</ins> where it differs."""
-    parts = []
-    for op in diff_ops(original, attacked):
-        if op.tag == "equal":
-            parts.append(escape_text(op.old))
-        else:
-            rep = op.tag == "replace"
-            parts.append(_mark("del", op.old, rep) + _mark("ins", op.new, rep))
-    return '<span class="ec-inline">' + "".join(parts) + "</span>"
 
 
 def side_by_side_html(original: str, attacked: str, *,

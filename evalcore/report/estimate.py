@@ -149,7 +149,7 @@ def default_limit(model: Optional[ModelConfig], n_items: int) -> int:
 def robustness_calls(engine: Engine, attack_set_ids: Sequence[Union[int, str]],
                      rounds: int) -> int:
     """Answer calls of a robustness run over these sets: (clean + attacked items) x rounds,
-    a clean item attacked by several sets counted once (as `create_robustness_run` does)."""
+    a clean item attacked by several sets counted once (as `runner.robustness.robustness_spec` does)."""
     from evalcore.runner.robustness import robustness_pairs
 
     _, pairs = robustness_pairs(engine, attack_set_ids)

@@ -59,17 +59,6 @@ def runs_frame(runs: Iterable[Any], datasets: Mapping[int, str] | None = None,
     return pd.DataFrame(rows, columns=list(RUN_COLUMNS))
 
 
-def filter_runs(frame: pd.DataFrame, *, kind: Sequence[str] = (), status: Sequence[str] = (),
-                model: Sequence[str] = (), dataset: Sequence[str] = ()) -> pd.DataFrame:
-    """The rows of `runs_frame` matching every non-empty filter (an empty filter keeps all)."""
-    mask = frame["id"].notna()
-    for column, wanted in (("kind", kind), ("status", status), ("model", model),
-                           ("dataset", dataset)):
-        if wanted:
-            mask &= frame[column].isin(list(wanted))
-    return frame[mask].reset_index(drop=True)
-
-
 PAGE_SIZE = 100
 
 

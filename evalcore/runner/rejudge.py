@@ -111,17 +111,6 @@ async def rejudge_job(ctx: Any) -> dict[str, Any]:
     return {"judged": counts["stored"], "already": already, "reliability": mine}
 
 
-def judge_reliability_of_run(engine: Engine, run_id: int) -> Optional[dict[str, Any]]:
-    """The figures of the run's latest re-judging pass (None if there is none), without
-    the per-answer detail; `rejudge_passes` has every pass."""
-    passes = rejudge_passes(engine, run_id)
-    if not passes:
-        return None
-    latest = dict(passes[-1])
-    latest.pop("detail", None)
-    return latest
-
-
 def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     """Every re-judging pass of a run, oldest first: its judge, sample and time, the
     failed judgements (count and share), the agreement of the valid ones with the run's

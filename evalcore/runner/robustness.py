@@ -1,4 +1,4 @@
-"""Start a robustness run: the clean questions and their approved attacked versions, together.
+"""A robustness run's spec: the clean questions and their approved attacked versions, together.
 
 One run holds both sides, so they share the model, the prompt, the scorer and the N
 rounds of the stability engine. Its items are the clean items that have at least one
@@ -10,7 +10,6 @@ show the text that was asked.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Optional, Sequence, Union
 
 from sqlalchemy.engine import Engine
@@ -20,7 +19,6 @@ from evalcore.errors import RunError
 from evalcore.perturb.review import list_attack_items
 from evalcore.perturb.sets import get_attack_set
 from evalcore.runner.plan import RunSpec, run_spec
-from evalcore.runner.start import create_run
 
 
 def robustness_pairs(engine: Engine, attack_set_ids: Sequence[Union[int, str]]
@@ -71,9 +69,3 @@ def robustness_spec(engine: Engine, *, attack_set_ids: Sequence[Union[int, str]]
                          extra={"attack_set_ids": set_ids, "pairs": pairs}))
     return spec, clean_ids + attacked_ids
 
-
-def create_robustness_run(engine: Engine, *, models_path: Path, **params: Any) -> int:
-    """Store a queued robustness run over the sets' approved items (`robustness_spec`);
-    returns its id."""
-    spec, item_ids = robustness_spec(engine, **params)
-    return create_run(engine, spec, models_path, item_ids=item_ids)

@@ -1,4 +1,5 @@
-"""Create, start, resume and cancel runs: the functions the pages and the CLI share."""
+"""Store, resume and cancel runs, and execute one here: the steps under the run actions
+(`evalcore.actions.runs`, reached through `evalcore.service.runs`)."""
 from __future__ import annotations
 
 import asyncio
@@ -38,11 +39,14 @@ def stale_after_s() -> float:
     return 2 * lease_seconds()
 
 
-def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
-               item_ids: Optional[list[int]] = None, actor: Optional["Actor"] = None,
-               submit_key: Optional[str] = None,
-               audit_detail: Optional[dict[str, Any]] = None) -> int:
+def store_run(engine: Bind, spec: RunSpec, models_path: Path, *,
+              item_ids: Optional[list[int]] = None, actor: Optional["Actor"] = None,
+              submit_key: Optional[str] = None,
+              audit_detail: Optional[dict[str, Any]] = None) -> int:
     """Validate `spec`, store a queued run with a snapshot of its items and models, return its id.
+
+    The step under the one way to start a run, `service.runs.create_run` (the checked
+    action: permission, audit); nothing but that action and the demo calls it.
 
     The snapshot makes a run reproducible and resumable even if the dataset list or
     models.toml changes later; it holds env var names, never API keys. `item_ids` lets
@@ -72,7 +76,7 @@ def create_run(engine: Bind, spec: RunSpec, models_path: Path, *,
 
 def _insert_run(conn: Connection, spec: RunSpec, models_path: Path,
                 item_ids: Optional[list[int]]) -> int:
-    """The steps of `create_run`, in the caller's transaction."""
+    """The steps of `store_run`, in the caller's transaction."""
     dataset = get_dataset(conn, spec.dataset)
     models = {spec.model: get_model(models_path, spec.model)}
     if spec.judge != "rules":
@@ -109,16 +113,6 @@ def _checked_prompts(engine: Bind, item_ids: list[int], spec: RunSpec,
     require_references(questions.values(), dataset=dataset, judge=spec.judge, kind=spec.kind)
     return [render_prompt(questions[i], spec.template, style=spec.prompt_style)
             for i in item_ids]
-
-
-def start_run(engine: Bind, spec: RunSpec, models_path: Path, *,
-              item_ids: Optional[list[int]] = None, actor: Optional["Actor"] = None,
-              submit_key: Optional[str] = None,
-              audit_detail: Optional[dict[str, Any]] = None) -> int:
-    """Create a run and queue it; any worker (the app's embedded one, or `python -m
-    evalcore worker` processes) executes it. Returns at once with its id."""
-    return create_run(engine, spec, models_path, item_ids=item_ids, actor=actor,
-                      submit_key=submit_key, audit_detail=audit_detail)
 
 
 def run_in_foreground(engine: Engine, run_id: int,

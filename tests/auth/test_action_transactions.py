@@ -49,9 +49,9 @@ def _dataset(env: Env, name: str = "sums") -> None:
 
 
 def _run(env: Env, **spec: Any) -> int:
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
 
-    return create_run(env.engine, _spec(**spec), env.models)
+    return store_run(env.engine, _spec(**spec), env.models)
 
 
 def _finished_run(env: Env, failed_calls: int = 1) -> int:

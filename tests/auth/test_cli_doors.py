@@ -98,12 +98,12 @@ def test_a_runs_budget_is_an_evaluator_action_on_record(team, capsys, monkeypatc
     anything changes; an evaluator's change is on record with the new limit."""
     from evalcore.dataset import import_dataset
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import cancel_run, create_run
+    from evalcore.runner.start import cancel_run, store_run
     from evalcore.store import queries
     from tests.perturb.attack_set_helpers import write_math_csv
 
     import_dataset(engine, write_math_csv(tmp_path / "sums.csv"), name="sums", format="math23k")
-    run_id = create_run(engine, RunSpec(kind="stability", dataset="sums", model="local",
+    run_id = store_run(engine, RunSpec(kind="stability", dataset="sums", model="local",
                                         budget=1.0), team.models_path)
     cancel_run(engine, run_id)
 

@@ -13,13 +13,12 @@ HOSTILE = {0: "1" * 200, 1: "NaN", 2: "inf", 3: "\x00\x07\x1b[31m\u202e答案是
 @pytest.fixture()
 def stored_run(engine, monkeypatch: pytest.MonkeyPatch) -> int:
     """`stability` prints the summary of this stored, finished run instead of running one."""
-    from evalcore import actions
-    from evalcore.cli import common
+    from evalcore.cli import common, stability
 
     ds = seed_dataset(engine, "demo", [f"What is {i} + 1?" for i in range(4)])
     run_id = seed_run(engine, ds, {0: [1, 1, 0], 1: [0, 0, 0], 2: [0, 1, 1], 3: [1, 1, 1]}, 3,
                       model="local", answers=HOSTILE)
-    monkeypatch.setattr(actions, "create_run", lambda *args, **kwargs: run_id)
+    monkeypatch.setattr(stability, "create_run", lambda *args, **kwargs: run_id)
     monkeypatch.setattr(common, "detach_or_run", lambda args, engine, rid: "done")
     return run_id
 

@@ -51,7 +51,7 @@ def healthy(port: int) -> bool:
 
 def test_killed_app_resumes_its_runs_by_itself(engine, settings, monkeypatch):
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
 
     monkeypatch.setenv("EVALCORE_LEASE_S", str(LEASE_S))
     env = {**os.environ, "EVALCORE_HOME": str(settings.home), "PYTHONPATH": str(REPO_ROOT),
@@ -61,7 +61,7 @@ def test_killed_app_resumes_its_runs_by_itself(engine, settings, monkeypatch):
     port, log = free_port(), Path(settings.home) / "app.log"
     with FaultServer(FaultConfig(latency=LATENCY_S)) as server:
         add_model(settings, server, concurrency=SLOTS)
-        run_ids = [create_run(engine, RunSpec(dataset=tagged_dataset(engine, f"r{k}", 20),
+        run_ids = [store_run(engine, RunSpec(dataset=tagged_dataset(engine, f"r{k}", 20),
                                               model="fake", rounds=5), settings.models_path)
                    for k in range(3)]
         app = start_app(env, port, log)

@@ -128,14 +128,14 @@ def test_resume_finishes_a_cancelled_run(page_env, engine):
     from evalcore.providers.client import close_clients
     from evalcore.runner.background import get_runner
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import cancel_run, create_run
+    from evalcore.runner.start import cancel_run, store_run
     from evalcore.store import queries
     from tests.fakes.fault_server import FaultConfig, FaultServer
 
     ds = seed_dataset(engine, "times", QUESTIONS)
     with FaultServer(FaultConfig(latency=0.01)) as server:
         add_fake_model(page_env, server.openai_url)
-        run_id = create_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
+        run_id = store_run(engine, RunSpec(dataset=get_dataset(engine, ds).name, model="fake",
                                             rounds=2, limit=3), page_env.models_path)
         cancel_run(engine, run_id)  # still queued: cancelled at once
         assert queries.get_run(engine, run_id).status == "cancelled"

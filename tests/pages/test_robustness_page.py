@@ -1,7 +1,7 @@
 """The Robustness page under AppTest: empty database, a finished run's results, starting a run.
 
 The finished run is seeded: an attack set imported through the service, its items
-approved, a robustness run created by `create_robustness_run`, then calls with chosen
+approved, a robustness run created by `service.runs.create_run`, then calls with chosen
 verdicts written to the store (no model server needed).
 """
 from __future__ import annotations
@@ -50,13 +50,13 @@ def approved_set(engine, tmp_path) -> int:
 
 
 def finished_run(engine, settings, tmp_path) -> int:
-    from evalcore.runner.robustness import create_robustness_run
+    from tests.fakes.starters import start
     from evalcore.store import queries
     from tests.fakes.stored_runs import end_run
 
     set_id = approved_set(engine, tmp_path)
     add_fake_model(settings)
-    run_id = create_robustness_run(engine, attack_set_ids=[set_id], model="fake", rounds=ROUNDS,
+    run_id = start("robustness", engine, attack_set_ids=[set_id], model="fake", rounds=ROUNDS,
                                    models_path=settings.models_path)
     pairs = queries.get_run(engine, run_id).config["spec"]["extra"]["pairs"]
     assert len(pairs) == len(VERDICTS)

@@ -108,13 +108,13 @@ def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_
                                                            monkeypatch):
     """The second click of a double click stops the first script run, perhaps after its
     run was created: the page sends the pending key again and gets that run back."""
-    from evalcore import actions
+    from evalcore.service import runs
     from evalcore.store import queries
     from pages import _submit
 
     monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
     keys: list[str] = []
-    real = actions.create_run
+    real = runs.create_run
 
     def cut_short(*args, **kwargs):  # type: ignore[no-untyped-def]
         keys.append(kwargs["submit_key"])
@@ -125,7 +125,7 @@ def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_
             raise StopException()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "create_run", cut_short)
+    monkeypatch.setattr(runs, "create_run", cut_short)
     _dataset(engine)
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()
@@ -138,18 +138,18 @@ def test_a_submission_cut_short_is_sent_again_with_its_key(page_env, engine, no_
 def test_the_page_passes_a_new_key_per_submission(page_env, engine, no_worker, monkeypatch):
     """The key reaches the action and differs for the next submission (the action keeps
     one run per key: tests/store/test_store_submissions.py)."""
-    from evalcore import actions
+    from evalcore.service import runs
     from pages import _submit
 
     monkeypatch.setattr(_submit, "DOUBLE_CLICK_S", 0.0)
     keys: list[str] = []
-    real = actions.create_run
+    real = runs.create_run
 
     def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
         keys.append(kwargs["submit_key"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(actions, "create_run", spy)
+    monkeypatch.setattr(runs, "create_run", spy)
     _dataset(engine)
     at = run_page(str(REPO / "pages" / "stability.py"))
     at.button(key="stability.start").click().run()

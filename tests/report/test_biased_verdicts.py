@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from evalcore import cli
-from evalcore.fairness import create_fairness_run, fairness_report
+from evalcore.fairness import fairness_report
+from tests.fakes.starters import start
 from evalcore.runner.start import run_in_foreground
 from tests.conftest import require
 from tests.fakes.bias_models import stereotyped_bbq_responder
@@ -34,7 +35,7 @@ def stereotyped_bbq_run(engine, settings, shared_datasets) -> int:
     import_dataset(engine, source, name="bbq-age", format="bbq")
     with FaultServer(FaultConfig(responder=stereotyped_bbq_responder(source))) as server:
         add_model(settings, server)
-        run_id = create_fairness_run(engine, suite="bbq-age", model="fake", samples=1,
+        run_id = start("fairness", engine, suite="bbq-age", model="fake", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     return run_id

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from evalcore.fairness import create_fairness_run, fairness_report
+from evalcore.fairness import fairness_report
+from tests.fakes.starters import start
 from evalcore.report.crows import crows_lines
 from evalcore.runner.start import run_in_foreground
 from tests.fakes.fault_server import FaultConfig, FaultServer
@@ -42,7 +43,7 @@ def _run(engine, settings, responder) -> dict:
     import_dataset(engine, CROWS, name="crows")
     with FaultServer(FaultConfig(responder=responder)) as server:
         add_model(settings, server)
-        run_id = create_fairness_run(engine, suite="crows", model="fake", samples=1,
+        run_id = start("fairness", engine, suite="crows", model="fake", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
         prompts = list(server.stats.prompts)

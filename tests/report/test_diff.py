@@ -9,10 +9,8 @@ import pytest
 from evalcore.report.diff import (
     DiffOp,
     attacked_html,
-    diff_counts,
     diff_ops,
     escape_text,
-    inline_html,
     original_html,
     side_by_side_html,
     tokenize,
@@ -67,7 +65,6 @@ def test_ops_rebuild_both_texts():
     assert "".join(op.new for op in ops) == b
     changed = [(op.tag, op.old, op.new) for op in ops if op.tag != "equal"]
     assert changed == [("replace", "文具", "日常用品"), ("replace", "买", "卖")]
-    assert diff_counts(ops) == {"insert": 0, "delete": 0, "replace": 2}
 
 
 def test_character_insertion_inside_an_english_word_is_shown_as_one_insert():
@@ -83,7 +80,7 @@ def test_a_synonym_swap_stays_one_replacement():
 
 
 def test_deletions_and_identical_and_empty_texts():
-    assert diff_counts(diff_ops("a b c", "a c"))["delete"] == 1
+    assert [op.tag for op in diff_ops("a b c", "a c")].count("delete") == 1
     assert [op.tag for op in diff_ops("same", "same")] == ["equal"]
     assert diff_ops("", "") == []
     assert diff_ops("", "new") == [DiffOp("insert", "", "new")]
@@ -104,7 +101,6 @@ def test_hostile_text_is_escaped_everywhere(hostile, side):
     clean = "A plain question?"
     original, attacked = (hostile, clean) if side == "original" else (clean, hostile)
     for markup in (side_by_side_html(original, attacked, labels=(hostile, "<b>x</b>")),
-                   inline_html(original, attacked),
                    original_html(diff_ops(original, attacked)),
                    attacked_html(diff_ops(original, attacked))):
         parsed = parse(markup)

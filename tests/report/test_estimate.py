@@ -9,7 +9,7 @@ from evalcore.providers.registry import default_local_config
 from evalcore.providers.catalog import get_provider
 from evalcore.report.estimate import default_limit, estimate_calls, estimate_run, model_speed
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.start import store_run, run_in_foreground
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model, dataset, right_for_odd  # noqa: F401  (fixture)
 
@@ -31,8 +31,8 @@ def test_speed_is_measured_from_the_models_stored_calls(engine, settings, datase
     the default; another model's calls do not count."""
     with FaultServer(FaultConfig(responder=right_for_odd, latency=0.3)) as server:
         add_model(settings, server, concurrency=2)
-        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                            settings.models_path)
+        run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                           settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     from evalcore.providers.registry import get_model
 
@@ -60,8 +60,8 @@ def test_rpm_limit_bounds_the_speed_and_a_judge_adds_its_calls(engine):
 
 def test_the_cli_estimate_of_a_stored_run(engine, settings, dataset):
     """estimate_run reads the run's calls and the model snapshot it keeps."""
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
+                       settings.models_path)
     est = estimate_run(engine, run_id)
     assert (est.calls, est.model) == (30, "local")
     assert est.seconds == pytest.approx(30 * DEFAULT_LATENCY_S["local"] / 2)
@@ -104,8 +104,8 @@ def test_a_stored_snapshot_is_checked_not_trusted(engine, settings, dataset):
     from evalcore.store import queries
     from evalcore.values import ValidationError
 
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="local", rounds=5),
+                       settings.models_path)
     config = queries.get_run(engine, run_id).config
     snapshot = config["models"]["local"]
     queries.update_run(engine, run_id, config={
@@ -126,8 +126,8 @@ def test_a_measured_estimate_says_how_long_the_calls_it_learnt_from_were(engine,
 
     with FaultServer(FaultConfig(responder=right_for_odd)) as server:
         add_model(settings, server)
-        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
-                            settings.models_path)
+        run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                           settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     with engine.connect() as conn:  # a call's prompt is its run item's
         rows = conn.execute(text(
@@ -153,17 +153,17 @@ def test_a_stored_run_is_estimated_from_calls_of_a_similar_length(engine, settin
     long_name = import_qa(engine, tmp_path, [(q + padding, a) for q, a in QUESTIONS], "long")
     with FaultServer(FaultConfig(responder=right_for_odd, latency=0.05)) as server:
         add_model(settings, server, concurrency=1)
-        short_run = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
-                               settings.models_path)
+        short_run = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                              settings.models_path)
         assert run_in_foreground(engine, short_run) == "done"
         server.reconfigure(latency=0.4)
-        long_run = create_run(engine, RunSpec(dataset=long_name, model="fake", rounds=1),
-                              settings.models_path)
+        long_run = store_run(engine, RunSpec(dataset=long_name, model="fake", rounds=1),
+                             settings.models_path)
         assert run_in_foreground(engine, long_run) == "done"
-    late_long = create_run(engine, RunSpec(dataset=long_name, model="fake", rounds=2),
+    late_long = store_run(engine, RunSpec(dataset=long_name, model="fake", rounds=2),
+                          settings.models_path)
+    late_short = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                            settings.models_path)
-    late_short = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                            settings.models_path)
     long_est, short_est = estimate_run(engine, late_long), estimate_run(engine, late_short)
     assert "6 calls of a similar length" in long_est.line()
     assert "6 calls of a similar length" in short_est.line()

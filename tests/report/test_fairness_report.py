@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.fairness import (create_fairness_run, evaluate_gate, fairness_report,
-                               gate_run, generate_suite, pair_view, save_suite)
+from evalcore.fairness import (evaluate_gate, fairness_report, gate_run, generate_suite,
+                               pair_view, save_suite)
 from evalcore.runner.start import run_in_foreground
+from tests.fakes.starters import start
 from tests.fakes.fault_server import FaultConfig, FaultServer
 
 EXAMPLE_GATE = Path(__file__).resolve().parents[2] / "data" / "gate.example.toml"
@@ -53,7 +54,7 @@ def suite(engine) -> str:
 def run_suite(engine, settings, responder, suite, samples=2, model="fake") -> int:
     with FaultServer(FaultConfig(responder=responder)) as server:
         add_model(settings, server, model)
-        run_id = create_fairness_run(engine, suite=suite, model=model, samples=samples,
+        run_id = start("fairness", engine, suite=suite, model=model, samples=samples,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
         prompts = list(server.stats.prompts) if hasattr(server.stats, "prompts") else None
@@ -154,7 +155,7 @@ def test_bbq_run_reports_bias_scores(engine, settings, shared_datasets, tmp_path
     import_dataset(engine, path, name="bbq-small", format="bbq")
     with FaultServer(FaultConfig(responder=lambda p, s: "2")) as server:
         add_model(settings, server)
-        run_id = create_fairness_run(engine, suite="bbq-small", model="fake", samples=1,
+        run_id = start("fairness", engine, suite="bbq-small", model="fake", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     report = fairness_report(engine, run_id)
@@ -195,7 +196,7 @@ def test_cbbq_run_reports_cbbq_scores(engine, settings, shared_datasets, tmp_pat
     import_dataset(engine, path, name="cbbq-small", format="cbbq")
     with FaultServer(FaultConfig(responder=lambda p, s: "答案：0")) as server:
         add_model(settings, server)
-        run_id = create_fairness_run(engine, suite="cbbq-small", model="fake", samples=1,
+        run_id = start("fairness", engine, suite="cbbq-small", model="fake", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     bbq = fairness_report(engine, run_id)["bbq"]
@@ -218,7 +219,7 @@ def test_local_model_two_pairs(engine, settings) -> None:
     parsed = generate_suite("occupations", "zh", slots={"occupation": ["护士"]})
     save_suite(engine, parsed, "occ-local")  # 2 pairs (strong, weak) x 4 variants
     try:
-        run_id = create_fairness_run(engine, suite="occ-local", model="tiny", samples=1,
+        run_id = start("fairness", engine, suite="occ-local", model="tiny", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     finally:
@@ -242,7 +243,7 @@ def test_fairness_run_in_background_with_sampling(engine, settings, suite) -> No
 
     with FaultServer(FaultConfig(responder=fair)) as server:
         add_model(settings, server, "bg")
-        run_id = create_fairness_run(engine, suite=suite, model="bg", samples=3, temperature=None,
+        run_id = start("fairness", engine, suite=suite, model="bg", samples=3, temperature=None,
                                     models_path=settings.models_path, created_by="test")
         assert queries.get_run(engine, run_id).status == "queued"  # a worker executes it
         get_runner().ensure_worker(engine, poll_s=0.05)
@@ -291,7 +292,7 @@ def _cbbq_gender_run(engine, settings, shared_datasets, tmp_path, reply: str, na
     import_dataset(engine, path, name=name, format="cbbq")
     with FaultServer(FaultConfig(responder=lambda p, s: reply)) as server:
         add_model(settings, server)
-        run_id = create_fairness_run(engine, suite=name, model="fake", samples=1,
+        run_id = start("fairness", engine, suite=name, model="fake", samples=1,
                                      models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"
     return frame, fairness_report(engine, run_id)

@@ -16,7 +16,7 @@ import pytest
 
 from evalcore.runner.plan import RunSpec
 from evalcore.runner.rejudge import create_rejudge_job
-from evalcore.runner.start import create_run, run_in_foreground, run_job_here
+from evalcore.runner.start import store_run, run_in_foreground, run_job_here
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import QUESTIONS, add_model, import_qa, item_of
 
@@ -65,7 +65,7 @@ def planted_run(engine, settings, tmp_path: Path):
     with FaultServer(FaultConfig(responder=Planted())) as server:
         add_model(settings, server, concurrency=2)
         add_model(settings, server, name="judge", concurrency=2)
-        run_id = create_run(engine, RunSpec(dataset="apples", model="fake", rounds=ROUNDS,
+        run_id = store_run(engine, RunSpec(dataset="apples", model="fake", rounds=ROUNDS,
                                             judge="judge", schedule="sequential"),
                             settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"

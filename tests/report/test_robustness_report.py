@@ -7,7 +7,7 @@ from evalcore.errors import RunError
 from evalcore.perturb.review import approve, edit_attack_item, list_attack_items
 from evalcore.perturb.generate import make_attack_set
 from evalcore.report.robustness import robustness_report, text_diff
-from evalcore.runner.robustness import create_robustness_run
+from tests.fakes.starters import start
 from evalcore.store import queries
 from tests.perturb.attack_set_helpers import QUESTIONS, fake_engine, math_dataset  # noqa: F401
 
@@ -36,7 +36,7 @@ def test_judge_verdicts_win_and_missing_rounds_count_wrong(engine, settings, mat
     items = list_attack_items(engine, attack_set.id)
     for item in items[:2]:
         approve(engine, item.id, reviewer="ann")
-    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+    run_id = start("robustness", engine, attack_set_ids=[attack_set.id], model=model,
                                    rounds=2, judge="judge", models_path=settings.models_path)
     a, b = items[0], items[1]
     # pair a: the rules said wrong but the judge says right on the clean side
@@ -68,7 +68,7 @@ def test_edit_after_the_run_is_marked(engine, settings, math_dataset, fake_engin
     attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     item = list_attack_items(engine, attack_set.id)[0]
     approve(engine, item.id, reviewer="ann")
-    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+    run_id = start("robustness", engine, attack_set_ids=[attack_set.id], model=model,
                                    rounds=1, models_path=settings.models_path)
     record(engine, run_id, item.source_item_id, 1, "answer", True)
     record(engine, run_id, item.attacked_item_id, 1, "answer", False)
@@ -82,10 +82,10 @@ def test_edit_after_the_run_is_marked(engine, settings, math_dataset, fake_engin
 
 def test_a_stability_run_is_refused(engine, settings, math_dataset, model):
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
 
-    run_id = create_run(engine, RunSpec(dataset=math_dataset, model=model),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=math_dataset, model=model),
+                       settings.models_path)
     with pytest.raises(RunError, match="without attack pairs"):
         robustness_report(engine, run_id)
 
@@ -119,7 +119,7 @@ def test_the_report_counts_items_with_nothing_to_attack(engine, settings, math_d
         conn.execute(update(AttackItem).where(AttackItem.id == items[0].id)
                      .values(flags=["unchanged"]))
     approve_unflagged(engine, attack_set.id, reviewer="ann")
-    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+    run_id = start("robustness", engine, attack_set_ids=[attack_set.id], model=model,
                                    rounds=1, models_path=settings.models_path)
     report = robustness_report(engine, run_id)
     assert report["nothing_to_attack"] == {"items": 1, "of": len(QUESTIONS)}
@@ -132,7 +132,7 @@ def test_wrong_verdicts_on_replies_holding_the_reference_warn(engine, settings, 
     items = list_attack_items(engine, attack_set.id)[:2]
     for item in items:
         approve(engine, item.id, reviewer="ann")
-    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model=model,
+    run_id = start("robustness", engine, attack_set_ids=[attack_set.id], model=model,
                                    rounds=1, models_path=settings.models_path)
     questions = {q.id: q for q in queries_items(engine, math_dataset)}
     for item in items:  # every reply names the reference, every verdict says wrong

@@ -113,14 +113,14 @@ def test_a_run_that_waited_for_slots_uses_them_all_when_they_come(engine, settin
     still count them (12 calls), not only the calls in flight (it fell to 1: the whole
     run then went one call at a time once the slots came back)."""
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run, run_in_foreground
+    from evalcore.runner.start import store_run, run_in_foreground
     from tests.fakes.fault_server import FaultConfig, FaultServer
     from tests.runner.conftest import add_model
 
     with FaultServer(FaultConfig(latency=0.2)) as server:
         add_model(settings, server, concurrency=24)
-        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                            settings.models_path)  # 6 questions x 2 rounds: 12 calls
+        run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                           settings.models_path)  # 6 questions x 2 rounds: 12 calls
         store_budget.sync_budget(engine, "fake", "job99:answer", capacity=24, want=24,
                                  in_flight=24, lease_s=3.0)  # then its worker dies
         assert run_in_foreground(engine, run_id) == "done"

@@ -7,7 +7,7 @@ import pytest
 from evalcore.dataset import delete_dataset
 from evalcore.errors import EvalcoreError
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.start import store_run, run_in_foreground
 from evalcore.store import jobs, queries
 from tests.runner.conftest import add_model
 
@@ -17,8 +17,8 @@ pytestmark = pytest.mark.integration
 def test_a_run_is_deleted_with_its_calls_and_jobs_but_not_while_it_runs(engine, settings,
                                                                           dataset, server):
     add_model(settings, server)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                       settings.models_path)
     job = jobs.claim_job(engine, "elsewhere", lease_s=60)
     with pytest.raises(EvalcoreError, match="being executed by elsewhere; cancel it first"):
         queries.delete_run(engine, run_id)

@@ -16,7 +16,7 @@ import pytest
 
 from evalcore.runner import run as run_module
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.start import store_run, run_in_foreground
 from evalcore.store import queries
 from tests.fakes.fault_server import FaultConfig, FaultServer
 from tests.runner.conftest import add_model
@@ -63,8 +63,8 @@ def test_a_call_finished_while_the_writer_takes_the_buffer_is_stored(engine, set
     monkeypatch.setattr(run_module, "_Job", Job)
     with FaultServer(FaultConfig(latency=0.3)) as server:
         add_model(settings, server, concurrency=2)
-        run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                            settings.models_path)  # 12 calls, 2 at a time: ~1.8 s
+        run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                           settings.models_path)  # 12 calls, 2 at a time: ~1.8 s
         assert run_in_foreground(engine, run_id) == "done"
     assert queries.count_calls(engine, run_id) == 12
     run = queries.get_run(engine, run_id)

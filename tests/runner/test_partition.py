@@ -149,7 +149,7 @@ def test_a_cut_host_loses_its_jobs_once_and_its_late_writes(hosts, cluster, sett
     from sqlalchemy import select, update
 
     from evalcore.runner.plan import RunSpec
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
     from evalcore.store import queries, schedules
     from evalcore.store.db import make_engine
     from evalcore.store.monitor_tables import Schedule
@@ -185,8 +185,8 @@ def test_a_cut_host_loses_its_jobs_once_and_its_late_writes(hosts, cluster, sett
             with engine.begin() as conn:
                 conn.execute(update(Schedule).values(
                     paused=False, next_due_at=utcnow() + timedelta(seconds=0.5)))
-            runs = {tag: create_run(engine, RunSpec(dataset=tag, model="fake", rounds=rounds),
-                                    settings.models_path)
+            runs = {tag: store_run(engine, RunSpec(dataset=tag, model="fake", rounds=rounds),
+                                   settings.models_path)
                     for tag, (_, rounds) in RUN_CALLS.items()}
 
             def a_runs():  # a's three run jobs, once each has stored a call

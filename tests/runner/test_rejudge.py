@@ -6,8 +6,8 @@ import itertools
 import pytest
 
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.rejudge import create_rejudge_job, judge_reliability_of_run
-from evalcore.runner.start import create_run, run_in_foreground, run_job_here
+from evalcore.runner.rejudge import create_rejudge_job, rejudge_passes
+from evalcore.runner.start import store_run, run_in_foreground, run_job_here
 from evalcore.store.jobs import get_job
 from evalcore.store import queries
 from tests.runner.conftest import add_model
@@ -25,8 +25,8 @@ def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, data
     run_id = None
     add_model(settings, server)
     add_model(settings, server, name="judge", concurrency=1)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                       settings.models_path)
     assert run_in_foreground(engine, run_id) == "done"
 
     verdicts = itertools.cycle(['{"score": 1, "reason": "a"}', '{"score": 0, "reason": "b"}'])
@@ -45,7 +45,9 @@ def test_flaky_judge_is_measured_and_stored_once_per_pass(engine, settings, data
 
     assert figures["failed"] == 0 and figures["judge"] == "judge"
     assert figures["degenerate"] == []  # two reasons, both verdicts: it reads the answers
-    assert figures == judge_reliability_of_run(engine, run_id)
+    latest = dict(rejudge_passes(engine, run_id)[-1])
+    latest.pop("detail", None)
+    assert figures == latest
 
     server.reset_stats()  # the same pass again (a requeue, a takeover): nothing is resent
     from evalcore.store.jobs import requeue_job
@@ -65,8 +67,8 @@ def test_a_judge_that_cannot_judge_measures_nothing_and_says_so(engine, settings
     add_model(settings, server)
     add_model(settings, server, name="mute", concurrency=2)
     add_model(settings, server, name="judge", concurrency=2)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                       settings.models_path)
     assert run_in_foreground(engine, run_id) == "done"  # items 1, 3, 5 right (conftest)
     server.reconfigure(responder=lambda prompt, schema: "I cannot grade this.")
     mute, _ = rejudge(engine, settings, run_id, "mute", sample=6, passes=2)

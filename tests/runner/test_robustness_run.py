@@ -9,7 +9,7 @@ from evalcore.errors import RunError
 from evalcore.perturb.review import approve, approve_unflagged, list_attack_items, reject
 from evalcore.perturb.generate import make_attack_set
 from evalcore.report.robustness import robustness_report
-from evalcore.runner.robustness import create_robustness_run
+from tests.fakes.starters import start
 from evalcore.runner.start import run_in_foreground
 from evalcore.store import queries, run_items
 from tests.conftest import require
@@ -50,7 +50,7 @@ def test_robustness_run_reports_drop_flips_and_mcnemar(engine, settings, math_da
     attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     items = list_attack_items(engine, attack_set.id)
     assert approve_unflagged(engine, attack_set.id, reviewer="ann") == 3  # item 2 is flagged
-    run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id], model="fake",
+    run_id = start("robustness", engine, attack_set_ids=[attack_set.id], model="fake",
                                    rounds=2, models_path=settings.models_path,
                                    dataset=math_dataset)
     run = queries.get_run(engine, run_id)
@@ -92,22 +92,22 @@ def test_robustness_run_needs_approved_items_from_one_dataset(engine, settings, 
     add_model(settings, server)
     attack_set = make_attack_set(engine, dataset=math_dataset, level="word")
     with pytest.raises(RunError, match="has no approved items; review it first"):
-        create_robustness_run(engine, attack_set_ids=[attack_set.id], model="fake", rounds=1,
+        start("robustness", engine, attack_set_ids=[attack_set.id], model="fake", rounds=1,
                               models_path=settings.models_path)
     for item in list_attack_items(engine, attack_set.id):
         reject(engine, item.id, reviewer="ann")
     with pytest.raises(RunError, match="no approved items"):
-        create_robustness_run(engine, attack_set_ids=[attack_set.id], model="fake", rounds=1,
+        start("robustness", engine, attack_set_ids=[attack_set.id], model="fake", rounds=1,
                               models_path=settings.models_path)
     import_dataset(engine, write_math_csv(tmp_path / "other.csv", QUESTIONS[:2]), name="other",
                    allow_duplicate=True)
     other = make_attack_set(engine, dataset="other", level="char")
     approve_unflagged(engine, other.id, reviewer="ann")
     with pytest.raises(RunError, match="different datasets"):
-        create_robustness_run(engine, attack_set_ids=[attack_set.id, other.id], model="fake",
+        start("robustness", engine, attack_set_ids=[attack_set.id, other.id], model="fake",
                               rounds=1, models_path=settings.models_path)
     with pytest.raises(RunError, match="were made from dataset 'other'"):
-        create_robustness_run(engine, attack_set_ids=[other.id], model="fake", rounds=1,
+        start("robustness", engine, attack_set_ids=[other.id], model="fake", rounds=1,
                               models_path=settings.models_path, dataset=math_dataset)
 
 
@@ -128,7 +128,7 @@ def test_local_model_math23k_word_level(engine, settings, shared_datasets):
     for item in list_attack_items(engine, attack_set.id):
         approve(engine, item.id, reviewer="ann")  # explicit: flagged ones too
     try:
-        run_id = create_robustness_run(engine, attack_set_ids=[attack_set.id],
+        run_id = start("robustness", engine, attack_set_ids=[attack_set.id],
                                        model="local-small", rounds=1,
                                        models_path=settings.models_path)
         assert run_in_foreground(engine, run_id) == "done"

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import cancel_run, create_run, run_in_foreground
+from evalcore.runner.start import cancel_run, store_run, run_in_foreground
 from evalcore.store import queries, run_items
 from tests.runner.conftest import QUESTIONS, add_model, count_units
 
@@ -27,7 +27,7 @@ def verdict_matrix(engine, run_id):
 def test_run_stores_every_call_and_scores_it(engine, settings, dataset, server, schedule):
     server.reconfigure(script=["500", "429", "reset", "malformed", "500"])
     add_model(settings, server)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=3,
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=3,
                                         schedule=schedule), settings.models_path)
     assert run_in_foreground(engine, run_id) == "done"
 
@@ -43,8 +43,8 @@ def test_run_stores_every_call_and_scores_it(engine, settings, dataset, server, 
 def test_exhausted_call_is_stored_as_failed_and_the_run_goes_on(engine, settings, dataset, server):
     server.reconfigure(script=["500", "500"])
     add_model(settings, server, max_attempts=2, concurrency=1)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                       settings.models_path)
     assert run_in_foreground(engine, run_id) == "done"
     run = queries.get_run(engine, run_id)
     assert (run.done, run.errors) == (6, 1)
@@ -55,8 +55,8 @@ def test_exhausted_call_is_stored_as_failed_and_the_run_goes_on(engine, settings
 
 def test_resume_never_sends_a_stored_call_again(engine, settings, dataset, server):
     add_model(settings, server)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                       settings.models_path)
     item_ids = run_items.run_item_ids(engine, run_id)
     stored = [{"run_id": run_id, "item_id": item_ids[i], "round": 1, "stage": "answer",
                "prompt": "p", "answer": "stored earlier", "score": 1.0, "correct": True,
@@ -75,8 +75,8 @@ def test_resume_never_sends_a_stored_call_again(engine, settings, dataset, serve
 def test_cancel_stops_the_run_and_resume_finishes_it(engine, settings, dataset, server):
     server.reconfigure(latency=0.2)
     add_model(settings, server, concurrency=2)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=5),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=5),
+                       settings.models_path)
     threading.Timer(0.5, cancel_run, args=(engine, run_id)).start()
     assert run_in_foreground(engine, run_id) == "cancelled"
     stored = queries.count_calls(engine, run_id)
@@ -101,7 +101,7 @@ def test_judge_model_verdicts_are_pipelined_and_judge_errors_counted(engine, set
     server.reconfigure(responder=responder)
     add_model(settings, server, name="answerer")
     add_model(settings, server, name="judge", concurrency=3)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="answerer", rounds=2,
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="answerer", rounds=2,
                                         judge="judge"), settings.models_path)
     assert run_in_foreground(engine, run_id) == "done"
 
@@ -126,14 +126,14 @@ def test_embedded_worker_executes_queued_runs(engine, settings, dataset, server)
     import time
 
     from evalcore.runner.background import BackgroundRunner
-    from evalcore.runner.start import start_run
+    from evalcore.runner.start import store_run
 
     add_model(settings, server)
     runner = BackgroundRunner()
     try:
         worker = runner.ensure_worker(engine, poll_s=0.05)
         assert runner.ensure_worker(engine) is worker  # one per database and process
-        run_id = start_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+        run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                            settings.models_path)
         deadline = time.monotonic() + 30
         while queries.get_run(engine, run_id).status != "done" and time.monotonic() < deadline:
@@ -148,10 +148,10 @@ def test_unknown_model_or_dataset_is_refused_with_a_clear_message(engine, settin
     from evalcore.errors import EvalcoreError
 
     with pytest.raises(EvalcoreError, match="nope"):
-        create_run(engine, RunSpec(dataset=dataset, model="nope"), settings.models_path)
+        store_run(engine, RunSpec(dataset=dataset, model="nope"), settings.models_path)
     with pytest.raises(EvalcoreError, match="missing"):
-        create_run(engine, RunSpec(dataset="missing", model="local"), settings.models_path)
-    assert len(QUESTIONS) == 6 and not asyncio.iscoroutinefunction(create_run)
+        store_run(engine, RunSpec(dataset="missing", model="local"), settings.models_path)
+    assert len(QUESTIONS) == 6 and not asyncio.iscoroutinefunction(store_run)
 
 
 def test_cancel_requested_while_queued_stops_the_run(engine, settings, dataset, server):
@@ -159,8 +159,8 @@ def test_cancel_requested_while_queued_stops_the_run(engine, settings, dataset, 
     add_model(settings, server, concurrency=1)
     # 24 calls at 50 ms one at a time: 1.2 s, four or more flushes (FLUSH_INTERVAL_S), each
     # of which reads the cancel flag, so a cancel the resume left standing stops the run
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=4),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=4),
+                       settings.models_path)
     cancel_run(engine, run_id)  # before any worker picked the run up: cancelled at once
     assert queries.get_run(engine, run_id).status == "cancelled"
     assert queries.count_calls(engine, run_id) == 0 and server.stats.requests == 0
@@ -177,7 +177,7 @@ def test_a_rules_judged_run_on_items_without_references_is_refused(engine, setti
     import_dataset(engine, path, name="open", mapping={"question": "question",
                                                         "task_type": "open", "language": "en"})
     with pytest.raises(RunError, match="2 of 2 items have no reference answer"):
-        create_run(engine, RunSpec(dataset="open", model="local"), settings.models_path)
+        store_run(engine, RunSpec(dataset="open", model="local"), settings.models_path)
     assert queries.list_runs(engine) == []
 
 
@@ -196,7 +196,7 @@ def test_sequential_schedule_sends_a_questions_rounds_one_after_another(engine, 
     import_dataset(engine, path, name="twenty")
     with FaultServer(FaultConfig(latency=0.2)) as server:
         add_model(settings, server, concurrency=50)
-        run_id = create_run(engine, RunSpec(dataset="twenty", model="fake", rounds=5,
+        run_id = store_run(engine, RunSpec(dataset="twenty", model="fake", rounds=5,
                                             schedule="sequential"), settings.models_path)
         started = time.monotonic()
         assert run_in_foreground(engine, run_id) == "done"
@@ -215,8 +215,8 @@ def test_a_run_stops_at_its_budget_and_resumes_with_a_higher_one(engine, setting
     from evalcore.runner.start import set_budget
 
     add_model(settings, server, concurrency=1, price_in=1000.0, price_out=1000.0, max_tokens=16)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2, budget=0.5),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2, budget=0.5),
+                       settings.models_path)
     assert run_in_foreground(engine, run_id) == "cancelled"
     run = queries.get_run(engine, run_id)
     assert "budget 0.5 reached" in run.error

@@ -143,25 +143,25 @@ def test_run_spec_of_any_input_is_in_range_or_a_run_error(data: dict[str, Any]) 
 def test_create_run_refuses_a_spec_built_in_code_out_of_range(engine, settings,  # noqa: ANN001
                                                               dataset) -> None:
     """The constructor checks no ranges; `create_run`, the one door to the database, does."""
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
     from evalcore.store import queries
 
     for bad in (RunSpec(dataset=dataset, model="local", rounds=0),
                 RunSpec(dataset=dataset, model="local", temperature=7.0),
                 RunSpec(dataset=dataset, model="local", schedule="daily")):  # type: ignore[arg-type]
         with pytest.raises(RunError, match="invalid run setting"):
-            create_run(engine, bad, settings.models_path)
+            store_run(engine, bad, settings.models_path)
     assert queries.list_runs(engine) == []
 
 
 @pytest.mark.integration
 def test_a_budget_change_is_checked_and_a_bad_one_keeps_the_stored_spec(  # noqa: ANN201
         engine, settings, dataset):  # noqa: ANN001
-    from evalcore.runner.start import create_run, set_budget
+    from evalcore.runner.start import store_run, set_budget
     from evalcore.store import queries
 
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=2, budget=1.0),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="local", rounds=2, budget=1.0),
+                       settings.models_path)
     for bad in (0, -3.0, "lots"):
         with pytest.raises(RunError, match="budget"):
             set_budget(engine, run_id, bad)  # type: ignore[arg-type]
@@ -176,11 +176,11 @@ def test_a_stored_config_edited_out_of_range_is_refused_naming_the_field(  # noq
         engine, settings, dataset):  # noqa: ANN001
     """The job reads the spec back from the run's JSON column: outside data again."""
     from evalcore.runner.run import _prepare
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
     from evalcore.store import queries
 
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=2),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="local", rounds=2),
+                       settings.models_path)
     config = queries.get_run(engine, run_id).config
     queries.update_run(engine, run_id, config={**config, "spec": {**config["spec"],
                                                                   "schedule": "daily"}})

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.start import store_run, run_in_foreground
 from evalcore.store import jobs, queries
 from tests.fakes.faults import Crash
 from tests.runner.conftest import add_model
@@ -18,8 +18,8 @@ pytestmark = pytest.mark.integration
 def test_a_crash_before_the_end_is_stored_leaves_run_and_job_agreeing(
         engine, settings, dataset, server, monkeypatch):
     add_model(settings, server)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
+                       settings.models_path)
 
     def die(*args, **kwargs):
         raise Crash("the process dies before the run's end is stored")
@@ -43,8 +43,8 @@ def test_a_run_whose_every_answer_failed_ends_failed_on_its_job_with_the_first_e
         engine, settings, dataset, server):
     server.reconfigure(script=["500"] * 50)
     add_model(settings, server, max_attempts=1)
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=1),
+                       settings.models_path)
     assert run_in_foreground(engine, run_id) == "failed"
     job = jobs.run_job(engine, run_id)
     run = queries.get_run(engine, run_id)

@@ -3,15 +3,15 @@ JSON column (another version, a hand edit, a restored backup), not trusted code.
 from __future__ import annotations
 
 from evalcore.runner.plan import RunSpec
-from evalcore.runner.start import create_run, run_in_foreground
+from evalcore.runner.start import store_run, run_in_foreground
 from evalcore.store import queries
 from tests.runner.conftest import dataset  # noqa: F401  (fixture)
 
 
 def test_an_out_of_range_snapshot_fails_the_run_naming_the_setting(engine, settings, dataset):
     """With the plain constructor the run would go on with 0 attempts per call."""
-    run_id = create_run(engine, RunSpec(dataset=dataset, model="local", rounds=1),
-                        settings.models_path)
+    run_id = store_run(engine, RunSpec(dataset=dataset, model="local", rounds=1),
+                       settings.models_path)
     config = queries.get_run(engine, run_id).config
     bad = {**config["models"]["local"], "max_attempts": 0}
     queries.update_run(engine, run_id, config={**config, "models": {"local": bad}})

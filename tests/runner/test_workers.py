@@ -132,9 +132,9 @@ def db(store_url, settings, monkeypatch):
 
 def _queue_runs(engine, settings, count: int, questions: int, rounds: int,
                 model: str = "fake") -> list[int]:
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
 
-    return [create_run(engine, RunSpec(dataset=tagged_dataset(engine, f"set{k}", questions),
+    return [store_run(engine, RunSpec(dataset=tagged_dataset(engine, f"set{k}", questions),
                                        model=model, rounds=rounds), settings.models_path)
             for k in range(count)]
 
@@ -387,12 +387,12 @@ def test_a_killed_import_is_taken_over_and_stores_the_file_once(db, settings):
 def test_two_runs_in_one_worker_each_get_their_share_of_the_model(db, settings):
     """One process, two runs asking 4 slots each of a model of concurrency 8: they run
     side by side (8 in flight), not one after the other through one client's limit."""
-    from evalcore.runner.start import create_run
+    from evalcore.runner.start import store_run
 
     engine, url = db
     with FaultServer(FaultConfig(latency=0.1)) as server:
         add_model(settings, server, concurrency=8)
-        run_ids = [create_run(engine, RunSpec(dataset=tagged_dataset(engine, f"half{k}", 10),
+        run_ids = [store_run(engine, RunSpec(dataset=tagged_dataset(engine, f"half{k}", 10),
                                               model="fake", rounds=4, concurrency=4),
                               settings.models_path) for k in range(2)]
         worker = start_worker(settings, url, "both", "--jobs", "2")
