@@ -159,8 +159,8 @@ def test_the_report_gives_clean_and_attacked_intervals_and_their_paired_differen
     for attack_set in sets:
         for item in list_attack_items(engine, attack_set.id):
             approve(engine, item.id, reviewer="ann")
-    run_id = create_robustness_run(engine, attack_set_ids=[s.id for s in sets], model=model,
-                                   rounds=2, models_path=settings.models_path)
+    run_id = start("robustness", engine, attack_set_ids=[s.id for s in sets], model=model,
+                   rounds=2, models_path=settings.models_path)
     clean_right = {0: (1, 1), 1: (1, 1), 2: (1, 0), 3: (0, 0)}
     done = set()
     for attack_set in sets:
