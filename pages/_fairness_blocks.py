@@ -1,6 +1,6 @@
 """Fairness page, the result blocks: level card, BBQ and CrowS-Pairs scores, group
 metrics, judge analysis, effects across pairs, single-pair spreads and the pair view.
-Figures come from `report.fairness_figures`, tables from `report.fairness_view`, the
+Figures come from `report.fairness_charts`, tables from `report.fairness_view`, the
 pair view's word diff from `report.diff` (every piece HTML-escaped)."""
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ import streamlit as st
 from evalcore.service.judging import queue_judge_analysis
 from evalcore.fairness import fairness_report, pair_view
 from evalcore.markup import md
-from evalcore.report import fairness_figures as ff
+from evalcore.report import fairness_charts as ff
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.fairness_benchmarks import AUTHORS, authors_note
-from evalcore.report.fairness_figures import effects_figure
+from evalcore.report.fairness_charts import effects_figure
 from evalcore.report.gates import verdict_reason
 from evalcore.report.fairness_view import (answer_figures, answers_by_variant, effect_rows,
                                            effect_text, pair_options, pair_rows, records_frame)

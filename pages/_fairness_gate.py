@@ -10,7 +10,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.fairness import gate_run
 from evalcore.metrics.gate import GateResult, gate_config_text, gate_text
 from evalcore.report.fairness import DEFAULT_THRESHOLD
-from evalcore.report.fairness_figures import gate_table
+from evalcore.report.fairness_charts import gate_table
 from evalcore.report.fairness_view import records_frame
 from evalcore.service.runs import list_runs
 from evalcore.markup import md

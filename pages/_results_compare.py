@@ -1,7 +1,7 @@
 """The Results page's compare tab: 2 to 8 runs of one kind side by side, the paired
 findings, a per-question view, and (for exactly two stability runs) the detailed
 stability comparison. Input is gathered here; every figure comes from
-`evalcore.report.compare_runs` / `compare` and is drawn by `compare_figures`.
+`evalcore.report.compare_runs` / `compare` and is drawn by `compare_charts`.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from evalcore.dataset import list_datasets
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import find_kind, get_kind, kind_names
-from evalcore.report import compare, compare_figures
+from evalcore.report import compare, compare_charts
 from evalcore.report.compare_runs import (compare_runs, comparison_frame, differing_questions,
                                           question_view, question_view_html)
 from evalcore.service.runs import get_run, list_runs
@@ -160,9 +160,9 @@ def stability_detail(run_a: int, run_b: int) -> None:
             cards[1].metric("Mean success rate", f"{side['mean']:.1%}")
             cards[2].metric("Std of rates", f"{side['std']:.3f}")
             st.caption(repeats_caption(side))
-    st.plotly_chart(compare_figures.distributions_figure(result), key="results.compare_hist")
+    st.plotly_chart(compare_charts.distributions_figure(result), key="results.compare_hist")
     if result["questions"]:
-        st.plotly_chart(compare_figures.rates_scatter(result), key="results.compare_scatter")
+        st.plotly_chart(compare_charts.rates_scatter(result), key="results.compare_scatter")
     with st.expander("Classes, risk levels and pass^k side by side"):
         st.dataframe(compare.counts_frame(result), hide_index=True, key="results.compare_counts")
         st.dataframe(result["pass_k"], hide_index=True, key="results.compare_passk")
@@ -198,7 +198,7 @@ def compare_view() -> None:
         alignment_note(result)
     with section("interval chart", run_ids):
         shared = result["shared"]
-        st.plotly_chart(compare_figures.interval_figure(
+        st.plotly_chart(compare_charts.interval_figure(
             [f"run {s['run_id']} · {f['run']['model']}" for s, f in zip(shared, result["runs"])],
             [s["accuracy"] for s in shared], [s["interval"] for s in shared],
             "Success rate on the shared items"), key="results.compare_intervals")
@@ -206,7 +206,7 @@ def compare_view() -> None:
         findings(result)
     if all("distribution" in f for f in result["runs"]):  # the kind has the 0..N bins
         with section("distributions chart", run_ids):
-            st.plotly_chart(compare_figures.distributions_overlay(result),
+            st.plotly_chart(compare_charts.distributions_overlay(result),
                             key="results.compare_overlay")
     with section("comparison table", run_ids):
         st.dataframe(comparison_frame(result), hide_index=True, key="results.compare_table")

@@ -17,7 +17,7 @@ from evalcore.errors import EvalcoreError
 from evalcore.kinds import metric_specs
 from evalcore.markup import code_text, md
 from evalcore.metrics.gate import gate_config_text
-from evalcore.report import compare_figures
+from evalcore.report import compare_charts
 from evalcore.report.gates import default_gate_configs
 from evalcore.report.leaderboard import board_table, leaderboard
 from evalcore.report.trend import trend, trend_figure
@@ -78,7 +78,7 @@ def leaderboard_view() -> None:
         st.info(f"No finished run on {md(dataset)} yet.")
         return
     rows = board["rows"]
-    st.plotly_chart(compare_figures.interval_figure(
+    st.plotly_chart(compare_charts.interval_figure(
         [r["model"] for r in rows], [r["accuracy"] for r in rows],
         [{"low": r["accuracy_low"], "high": r["accuracy_high"]}
          if r["accuracy_low"] is not None else None for r in rows],

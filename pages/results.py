@@ -21,7 +21,7 @@ from evalcore.kinds import find_kind
 from evalcore.metrics.gate import GateResult, gate_config_text
 from evalcore.report import runs
 from evalcore.report.export import calls_csv_bytes
-from evalcore.report.fairness_figures import gate_table
+from evalcore.report.fairness_charts import gate_table
 from evalcore.report.gates import gate_any
 from evalcore.report.review_stats import run_reviews
 from evalcore.report.timing import format_seconds, timing_text

@@ -3,7 +3,7 @@
 The page only gathers input, calls evalcore and draws. `service.runs.create_run` returns
 at once and the run executes on the process-wide background loop; its progress lives in the
 database, which a fragment re-reads while the run is live. Results come from
-`robustness_report`, shaped by `evalcore.report.robustness_figures`, and the changes of
+`robustness_report`, shaped by `evalcore.report.robustness_charts`, and the changes of
 each attacked question are drawn by `evalcore.report.diff` (every text HTML-escaped).
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evalcore.perturb.sets import list_attack_sets
 from evalcore.report.diff import DIFF_CSS, side_by_side_html
 from evalcore.report.estimate import robustness_calls
 from evalcore.report.robustness import robustness_report
-from evalcore.report.robustness_figures import (accuracy_figure, fragile_figure, fragile_label, fragile_rows,
+from evalcore.report.robustness_charts import (accuracy_figure, fragile_figure, fragile_label, fragile_rows,
                                                 level_rows)
 from evalcore.markup import code_text, md
 from pages import _cost, _shared, _submit, _variants

@@ -4,7 +4,7 @@ The page only gathers input, calls evalcore and draws. `service.runs.create_run`
 at once and the run executes on the process-wide background loop; its status and progress
 live in the database, which a fragment re-reads every few seconds while the run is live (and
 stops re-reading once it has finished). Results come from `stability_report`, shaped by
-`evalcore.report.frames` and drawn by `evalcore.report.figures`.
+`evalcore.report.frames` and drawn by `evalcore.report.stability_charts`.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from evalcore.metrics.stability import MAX_ROUNDS
 from evalcore.metrics.uncertainty import se_words
 from evalcore.prompt import render_prompt
 from evalcore.providers.registry import get_model
-from evalcore.report import figures, frames, stability_cards
+from evalcore.report import stability_charts, frames, stability_cards
 from evalcore.report.estimate import default_limit
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
 from evalcore.dataset.language import detect_language
@@ -378,16 +378,16 @@ def results(run_id: int, status: str) -> None:
     with section("distribution cards", run_id):
         distribution_cards(report)
     with section("histogram", run_id):
-        st.plotly_chart(figures.distribution_figure(report), key="stability.hist")
+        st.plotly_chart(stability_charts.distribution_figure(report), key="stability.hist")
     left, right = st.columns(2)
     with left, section("class chart", run_id):
-        st.plotly_chart(figures.class_figure(report), key="stability.classes")
-        st.caption(figures.class_line(report))
+        st.plotly_chart(stability_charts.class_figure(report), key="stability.classes")
+        st.caption(stability_charts.class_line(report))
     with right, section("risk chart", run_id):
-        st.plotly_chart(figures.risk_figure(report), key="stability.risk")
-        st.caption(figures.risk_line(report))
+        st.plotly_chart(stability_charts.risk_figure(report), key="stability.risk")
+        st.caption(stability_charts.risk_line(report))
     with section("pass@k chart", run_id):
-        st.plotly_chart(figures.pass_k_figure(report), key="stability.passk")
+        st.plotly_chart(stability_charts.pass_k_figure(report), key="stability.passk")
     with section("pass@k table", run_id), st.expander("pass^k and pass@k values"):
         st.dataframe(frames.pass_k_frame(report), hide_index=True, key="stability.passk_table")
     with section("answer spread", run_id):

@@ -288,7 +288,7 @@ DEFERRING_MODULES = {
     "evalcore.actions.attacks": "the perturbation engine, for attack actions only",
     "evalcore.actions.datasets": "dataset import (the ORM, pydantic), for import actions only",
     "evalcore.actions.runs": "the judge passes, variants and the demo, for their actions only",
-    "evalcore.runner.kinds": "each job kind's module, when a job of that kind runs",
+    "evalcore.runner.job_types": "each job kind's module, when a job of that kind runs",
     "evalcore.report.estimate": "a robustness estimate's attack sets (the ORM, perturb)",
     "evalcore.providers.client": "the outbound policy (aiohttp), when a request is sent",
     "evalcore.dataset.catalog": "the column mapping (pydantic), for a guessed mapping only",

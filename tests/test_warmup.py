@@ -20,11 +20,11 @@ def test_imports_of_reads_module_and_function_level_imports(tmp_path: Path) -> N
         "import json\nimport pandas as pd\nfrom evalcore.store import queries\n"
         "from pages import _shared\n\n"
         "def draw():\n    from evalcore.report.compare import run_list\n"
-        "    import evalcore.report.figures\n", encoding="utf-8")
+        "    import evalcore.report.stability_charts\n", encoding="utf-8")
     assert imports_of([page]) == [
         "evalcore.store", "evalcore.store.queries", "pages", "pages._shared",
         "evalcore.report.compare", "evalcore.report.compare.run_list",
-        "evalcore.report.figures"]
+        "evalcore.report.stability_charts"]
 
 
 def _python(code: str, home: Path, warm: bool = True) -> dict:

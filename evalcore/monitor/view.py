@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from evalcore.monitor.channels import shown
-from evalcore.report.figures import time_axis
+from evalcore.report.stability_charts import time_axis
 from evalcore.store.alerts import deliveries
 from evalcore.store.schedules import every_label, list_schedules, run_statuses, schedule_runs
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
-from evalcore.report.figures import bin_colour
+from evalcore.report.stability_charts import bin_colour
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,7 +21,7 @@ from evalcore.dataset import get_dataset
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import directions
 from evalcore.report.compare_runs import ALPHA, compare_runs
-from evalcore.report.figures import time_axis
+from evalcore.report.stability_charts import time_axis
 from evalcore.report.gates import gate_any
 from evalcore.report.leaderboard import dataset_runs
 from evalcore.report.run_figures import run_figures

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 from evalcore.errors import EvalcoreError
 from evalcore.kinds import find_kind, kind_names
 from evalcore.metrics.gate import load_gate_config
-from evalcore.report.figures import bin_colour
+from evalcore.report.stability_charts import bin_colour
 from evalcore.report.gates import VERDICT_WORDS, gate_any, gate_reason, verdict_of
 from evalcore.report.review_stats import run_reviews
 from evalcore.report.run_figures import RESAMPLES, figure_metrics, interval_text, run_figures

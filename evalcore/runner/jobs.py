@@ -20,7 +20,7 @@ from typing import Any, Awaitable, Callable, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.providers.retry import ATTEMPT_GATE
-from evalcore.runner.budget import ModelShare
+from evalcore.runner.model_share import ModelShare
 from evalcore.runner.disk_full import DiskFull, disk_full_error, is_disk_full
 from evalcore.runner.outage import database, is_outage, patiently, short
 from evalcore.store import jobs as store

@@ -1,6 +1,6 @@
 """A job's progress from a synchronous callback: the long attack and import work reports
 `on_progress(done, total)` from worker threads; the job stores it about once a second.
-Below the job handlers (`runner.kinds`) and the work they call (`runner.attack`)."""
+Below the job handlers (`runner.job_types`) and the work they call (`runner.attack`)."""
 from __future__ import annotations
 
 import asyncio

@@ -19,7 +19,7 @@ from evalcore.prompt import render_prompt
 from evalcore.providers.client import run_closing_clients
 from evalcore.providers.registry import get_model
 from evalcore.runner.jobs import execute_job
-import evalcore.runner.kinds  # noqa: F401 - registers the handlers
+import evalcore.runner.job_types  # noqa: F401 - registers the handlers
 from evalcore.runner.plan import RunSpec, run_spec
 from evalcore.runner.run import RunProgress, model_snapshot
 from evalcore.runner.worker import worker_id

@@ -24,7 +24,7 @@ from typing import Any, Iterable, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.providers import local
-from evalcore.runner.budget import live_shares
+from evalcore.runner.model_share import live_shares
 from evalcore.runner.jobs import execute_job
 from evalcore.runner.outage import database, short
 from evalcore.store.jobs import claim_job
@@ -38,7 +38,7 @@ POLL_S = 0.5
 """Seconds between looks at the queue while idle."""
 SCHEDULE_POLL_S = 1.0
 """Seconds between looks for schedules that fell due (and scheduled runs to gate)."""
-HANDLER_MODULES = ("evalcore.runner.kinds", "evalcore.monitor.jobs")
+HANDLER_MODULES = ("evalcore.runner.job_types", "evalcore.monitor.jobs")
 """Modules whose import registers job handlers (the monitor's sits above the runner, so
 it is named here rather than imported)."""
 MAX_BACKOFF_S = 5.0

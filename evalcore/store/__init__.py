@@ -10,7 +10,7 @@ on which it opens a short transaction of its own.
 One module per concept: `runs` (a run's row), `calls`, `run_items`, `run_state`,
 `run_reads`, `run_browse`, `run_summary`, `jobs`, `workers`, `datasets` and
 `dataset_writes`, `attack_sets` and `attack_set_writes`, `reviews`, review queues and
-cards, `people`, `model_entries`, `budget`, `schedules`, `baselines`, `alerts`, `uploads`,
+cards, `people`, `model_entries`, `model_share`, `schedules`, `baselines`, `alerts`, `uploads`,
 `submissions`; `redaction` keeps secrets out of what is written. `queries` keeps the
 names callers used before the split importable.
 

@@ -242,7 +242,7 @@ class ModelBudget(SQLModel, table=True):
     together never have more calls in flight than the model's `concurrency`.
 
     A holder renews its row like a lease; a row past `expires_at` belongs to a dead
-    worker and is freed by the next holder that syncs (`store.budget.sync_budget`).
+    worker and is freed by the next holder that syncs (`store.model_share.sync_share`).
     """
 
     __tablename__ = "model_budget"

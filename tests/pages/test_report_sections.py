@@ -52,14 +52,14 @@ def test_results_exports_of_a_run_of_hostile_replies(page_env, engine):
 
 
 def test_a_failing_figure_is_one_line_and_the_rest_draws(page_env, engine, monkeypatch):
-    from evalcore.report import figures
+    from evalcore.report import stability_charts
 
     run_id = hostile_run(engine)
 
     def broken(report):
         raise ArithmeticError("forced by the test")
 
-    monkeypatch.setattr(figures, "distribution_figure", broken)
+    monkeypatch.setattr(stability_charts, "distribution_figure", broken)
     at = run_page(STABILITY)
     assert values(at, "error") == [
         f"Could not draw the histogram of run {run_id}: ArithmeticError forced by the test"]
@@ -90,7 +90,7 @@ def test_a_failing_export_is_one_line_and_the_others_are_offered(page_env, engin
 
 
 def test_compare_of_hostile_runs_with_a_failing_chart(page_env, engine, monkeypatch):
-    from evalcore.report import compare_figures
+    from evalcore.report import compare_charts
 
     from evalcore.store import queries
 
@@ -103,7 +103,7 @@ def test_compare_of_hostile_runs_with_a_failing_chart(page_env, engine, monkeypa
     def broken(*args, **kwargs):
         raise ArithmeticError("forced by the test")
 
-    monkeypatch.setattr(compare_figures, "interval_figure", broken)
+    monkeypatch.setattr(compare_charts, "interval_figure", broken)
     at = run_page(RESULTS, {"results.tab": "Compare"})
     assert values(at, "error") == [f"Could not draw the interval chart of runs {first}, "
                                    f"{second}: ArithmeticError forced by the test"]
@@ -112,7 +112,7 @@ def test_compare_of_hostile_runs_with_a_failing_chart(page_env, engine, monkeypa
 
 
 def test_robustness_page_with_a_failing_chart_draws_the_rest(page_env, engine, monkeypatch):
-    from evalcore.report import robustness_figures
+    from evalcore.report import robustness_charts
     from tests.fakes.stored_runs import seed_robustness_run
 
     questions = [f"What is {i} + 1?" for i in range(4)]
@@ -122,7 +122,7 @@ def test_robustness_page_with_a_failing_chart_draws_the_rest(page_env, engine, m
     def broken(report):
         raise ArithmeticError("forced by the test")
 
-    monkeypatch.setattr(robustness_figures, "accuracy_figure", broken)
+    monkeypatch.setattr(robustness_charts, "accuracy_figure", broken)
     at = run_page(str(REPO / "pages" / "robustness.py"))
     assert values(at, "error") == [
         f"Could not draw the accuracy chart of run {run_id}: ArithmeticError forced by the test"]

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.proportion import proportion_confint
 
-from evalcore.report.compare_figures import interval_figure
+from evalcore.report.compare_charts import interval_figure
 from evalcore.report.leaderboard import leaderboard
 from evalcore.report.run_figures import rate_interval, run_figures
 from evalcore.report.trust import _distribution, trust_report_html

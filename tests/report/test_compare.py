@@ -14,10 +14,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from scipy.stats import wilcoxon
 
+from evalcore.masking import REDACTED
 from evalcore.errors import RunError
 from evalcore.metrics.paired import paired_test
-from evalcore.report import compare, compare_figures, export, runs
-from evalcore.report.figures import bin_colour
+from evalcore.report import compare, compare_charts, export, runs
+from evalcore.report.stability_charts import bin_colour
 from evalcore.report.stability import stability_report
 from tests.fakes.stored_runs import seed_dataset, seed_run
 
@@ -191,14 +192,14 @@ def test_refuses_runs_that_cannot_be_compared(engine, two_runs):
 def test_figures_show_both_distributions_and_every_matched_question(engine, two_runs):
     _, run_a, run_b = two_runs
     result = compare.compare_stability(engine, run_a, run_b)
-    fig = compare_figures.distributions_figure(result)
+    fig = compare_charts.distributions_figure(result)
     assert len(fig.data) == 2
     for bar, side in zip(fig.data, ("a", "b")):
         dist = result[side]["distribution"]
         assert list(bar.x) == list(range(N + 1))
         assert list(bar.y) == [dist["distribution_percent"][str(j)] for j in range(N + 1)]
         assert list(bar.marker.color) == [bin_colour(j, N) for j in range(N + 1)]
-    scatter = compare_figures.rates_scatter(result)
+    scatter = compare_charts.rates_scatter(result)
     points = scatter.data[1]
     assert sum(points.customdata) == result["join"]["matched"]
     for x, y, count in zip(points.x, points.y, points.customdata):
@@ -236,7 +237,7 @@ def test_run_details_shows_settings_usage_and_no_keys(engine, two_runs, monkeypa
     queries.update_run(engine, run_a, config={"spec": {"model": "m-a", "api_key": "sk-secret-1"},
                                               "item_ids": [1, 2]})
     details = runs.run_details(engine, run_a)
-    assert details["spec"]["api_key"] == queries.REDACTED
+    assert details["spec"]["api_key"] == REDACTED
     assert "sk-secret-1" not in json.dumps(details, default=str)
     assert details["items"] == 2 and details["dataset"] == "sums"
     calls = sum(len(v) for v in A.values())

@@ -94,7 +94,7 @@ def test_shared_accuracy_and_intervals_match_direct_computation(engine, three):
     assert deltas[0]["delta"] == pytest.approx(np.mean(rates(B, range(8)))
                                                - np.mean(rates(A, range(8))))
     assert deltas[0]["worse"] == (deltas[0]["delta"] < 0)
-    from evalcore.report.compare_figures import distributions_overlay
+    from evalcore.report.compare_charts import distributions_overlay
 
     overlay = distributions_overlay(result)
     assert len(overlay.data) == 3

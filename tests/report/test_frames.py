@@ -9,7 +9,7 @@ from scipy.stats import binomtest
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import round_json, stability_summary
 from evalcore.report import frames
-from evalcore.report.figures import GREEN, LIGHT_GREEN, RED, YELLOW
+from evalcore.report.stability_charts import GREEN, LIGHT_GREEN, RED, YELLOW
 
 N = 4
 VERDICTS = {  # item -> per round; rounds missing at the end were never run

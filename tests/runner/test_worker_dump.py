@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.runner.budget import ModelShare
+from evalcore.runner.model_share import ModelShare
 from evalcore.runner.worker import Worker
 from tests.conftest import REPO_ROOT
 

@@ -63,7 +63,7 @@ def test_a_worker_without_its_database_logs_and_keeps_trying(caplog):
 
 @pytest.fixture(autouse=True)
 def _handlers():  # noqa: ANN202 - the real handlers are registered on import
-    import evalcore.runner.kinds  # noqa: F401
+    import evalcore.runner.job_types  # noqa: F401
 
     yield
 

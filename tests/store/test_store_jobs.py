@@ -9,7 +9,7 @@ import pytest
 
 from evalcore.errors import RunError
 from evalcore.store import jobs, queries
-from evalcore.store.budget import fair_shares, sync_budget
+from evalcore.store.model_share import fair_shares, sync_share
 
 
 def _run(store, item_ids: list[int]) -> int:
@@ -132,18 +132,18 @@ def test_fair_shares(capacity, wants, expected):
 
 
 def test_budget_holders_share_a_model_and_never_exceed_it(store):
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=0).allowed == 8
+    assert sync_share(store, "m", "job1:answer", capacity=8, want=8, in_flight=0).allowed == 8
     # a second holder arrives: nothing is free until the first shrinks
-    grant = sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0)
+    grant = sync_share(store, "m", "job2:answer", capacity=8, want=8, in_flight=0)
     assert grant == (0, 4)  # its share is 4: it syncs again soon
     # the first may start no new call beyond 4, but keeps its 6 in flight on record
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=6).allowed == 4
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=0).allowed == 2
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=3).allowed == 4
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=2).allowed == 4
-    assert sync_budget(store, "other", "job2:judge", capacity=3, want=3, in_flight=0).allowed == 3
+    assert sync_share(store, "m", "job1:answer", capacity=8, want=8, in_flight=6).allowed == 4
+    assert sync_share(store, "m", "job2:answer", capacity=8, want=8, in_flight=0).allowed == 2
+    assert sync_share(store, "m", "job1:answer", capacity=8, want=8, in_flight=3).allowed == 4
+    assert sync_share(store, "m", "job2:answer", capacity=8, want=8, in_flight=2).allowed == 4
+    assert sync_share(store, "other", "job2:judge", capacity=3, want=3, in_flight=0).allowed == 3
     # a holder that stops syncing (dead worker) gives its slots back after its lease
-    assert sync_budget(store, "m", "job1:answer", capacity=8, want=8, in_flight=0,
+    assert sync_share(store, "m", "job1:answer", capacity=8, want=8, in_flight=0,
                        lease_s=0.05).allowed == 4
     time.sleep(0.1)
-    assert sync_budget(store, "m", "job2:answer", capacity=8, want=8, in_flight=4).allowed == 8
+    assert sync_share(store, "m", "job2:answer", capacity=8, want=8, in_flight=4).allowed == 8

@@ -1,7 +1,8 @@
-"""The kinds of long work a worker can do, each registered with `runner.jobs.handler`.
+"""The job types: the long work a worker can do, each registered with `runner.jobs.handler`.
 
 Creating a job is the only way pages and the CLI start long work; these handlers are the
-only code that does it. A new kind of work is a handler here plus a `create_*_job`.
+only code that does it. A new job type is a handler here plus a `create_*_job`. (Job
+types are not evaluation kinds, `evalcore.kinds`: a run of any kind is one "run" job.)
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
-from evalcore.report.figures import bin_colour
+from evalcore.report.stability_charts import bin_colour
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go

@@ -1,7 +1,7 @@
 """A job's share of a model's concurrency, kept in step with every other job's.
 
 `SlotGate` bounds this job's calls in flight to a cap that may change while it runs;
-`ModelShare` keeps that cap equal to what `store.budget.sync_budget` grants this job.
+`ModelShare` keeps that cap equal to what `store.model_share.sync_share` grants this job.
 Two runs on one model in two worker processes thus never have more calls in flight
 together than the model's `concurrency`.
 
@@ -21,7 +21,7 @@ from typing import Any, Optional
 from sqlalchemy.engine import Engine
 
 from evalcore.runner.outage import database
-from evalcore.store.budget import BUDGET_LEASE_S, drop_budget, sync_budget
+from evalcore.store.model_share import BUDGET_LEASE_S, drop_share, sync_share
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ class ModelShare:
             in_flight = self.gate.in_flight
             self._sync_started = time.monotonic()
             self._syncing = asyncio.ensure_future(asyncio.to_thread(
-                sync_budget, self.engine, self.model, self.holder, capacity=self.capacity,
+                sync_share, self.engine, self.model, self.holder, capacity=self.capacity,
                 want=self.want, in_flight=in_flight))
             grant = await asyncio.shield(self._syncing)  # its thread outlives a cancel
             cap, self._short = grant.allowed, grant.allowed < grant.share
@@ -166,6 +166,6 @@ class ModelShare:
         if self._syncing is not None:  # else its row, written after ours is dropped,
             await asyncio.gather(self._syncing, return_exceptions=True)  # would hold slots
         try:
-            await asyncio.to_thread(drop_budget, self.engine, self.model, self.holder)
+            await asyncio.to_thread(drop_share, self.engine, self.model, self.holder)
         except Exception as exc:  # noqa: BLE001 - the row expires by itself
             database(self.engine).failed(f"the slots of {self.model} were given back", exc)

@@ -1,6 +1,6 @@
 """One model's concurrency shared by every job on every worker (`model_budget` rows).
 
-Each job that calls a model holds a row: the slots it may fill. `sync_budget`, called by
+Each job that calls a model holds a row: the slots it may fill. `sync_share`, called by
 the holder every second or so, recomputes its share in one transaction serialised per
 model (an advisory lock on PostgreSQL, the write lock on SQLite): rows past their expiry
 (dead workers) are dropped; every live holder that wants slots gets an equal share of
@@ -38,7 +38,7 @@ class Grant(NamedTuple):
     back, the time to sync again soon."""
 
 
-def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want: int,
+def sync_share(engine: Engine, model: str, holder: str, *, capacity: int, want: int,
                 in_flight: int, lease_s: float = BUDGET_LEASE_S) -> Grant:
     """Record `holder`'s claim on `model` and return what it may have in flight now."""
     table = MODEL_BUDGET
@@ -62,7 +62,7 @@ def sync_budget(engine: Engine, model: str, holder: str, *, capacity: int, want:
     return Grant(allowed, shares[holder])
 
 
-def drop_budget(engine: Engine, model: str, holder: str) -> None:
+def drop_share(engine: Engine, model: str, holder: str) -> None:
     """Give every slot back (the holder's job ended or stopped)."""
     table = MODEL_BUDGET
     with engine.begin() as conn:

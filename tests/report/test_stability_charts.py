@@ -8,8 +8,8 @@ from math import comb
 import pytest
 
 from evalcore.metrics.stability import stability_summary
-from evalcore.report import figures
-from evalcore.report.figures import GREEN, LIGHT_GREEN, RED, YELLOW
+from evalcore.report import stability_charts
+from evalcore.report.stability_charts import GREEN, LIGHT_GREEN, RED, YELLOW
 
 N = 5
 VERDICTS = {  # item_idx -> verdict per round; None is an errored round (counts as wrong)
@@ -46,16 +46,16 @@ def correct_counts() -> Counter:
 
 
 def test_bin_colours_follow_the_method_for_n_5_and_10():
-    assert [figures.bin_colour(j, 5) for j in range(6)] == [RED, RED, RED, YELLOW, LIGHT_GREEN,
+    assert [stability_charts.bin_colour(j, 5) for j in range(6)] == [RED, RED, RED, YELLOW, LIGHT_GREEN,
                                                              GREEN]
     # 8/10 is exactly 80 %: light green; 5/10 exactly 50 %: yellow; 4/10 red
-    assert [figures.bin_colour(j, 10) for j in range(11)] == (
+    assert [stability_charts.bin_colour(j, 10) for j in range(11)] == (
         [RED] * 5 + [YELLOW] * 3 + [LIGHT_GREEN] * 2 + [GREEN])
-    assert figures.bin_colour(1, 1) == GREEN and figures.bin_colour(0, 1) == RED
+    assert stability_charts.bin_colour(1, 1) == GREEN and stability_charts.bin_colour(0, 1) == RED
 
 
 def test_distribution_figure_bars_counts_and_colours(report):
-    bar = figures.distribution_figure(report).data[0]
+    bar = stability_charts.distribution_figure(report).data[0]
     assert list(bar.x) == list(range(N + 1))
     expected = correct_counts()
     assert list(bar.y) == [expected.get(j, 0) for j in range(N + 1)]
@@ -67,14 +67,14 @@ def test_distribution_figure_bars_counts_and_colours(report):
 
 def test_distribution_figure_with_100_rounds_has_101_bins():
     rows = {i: [1] * i + [0] * (100 - i) for i in range(0, 101, 10)}
-    bar = figures.distribution_figure(make_report(rows, 100)).data[0]
+    bar = stability_charts.distribution_figure(make_report(rows, 100)).data[0]
     assert len(bar.x) == 101 and sum(bar.y) == 11
     assert bar.marker.color[80] == LIGHT_GREEN and bar.marker.color[79] == YELLOW
     assert bar.marker.color[49] == RED and bar.marker.color[100] == GREEN
 
 
 def test_pass_k_figure_matches_combinatorics(report):
-    fig = figures.pass_k_figure(report)
+    fig = stability_charts.pass_k_figure(report)
     hat, at = fig.data
     assert list(hat.x) == list(range(1, N + 1)) == list(at.x)
     counts = [sum(1 for v in row if v == 1) for row in VERDICTS.values()]
@@ -88,7 +88,7 @@ def test_pass_k_figure_matches_combinatorics(report):
 
 
 def test_class_figure_counts_each_class_once(report):
-    bar = figures.class_figure(report).data[0]
+    bar = stability_charts.class_figure(report).data[0]
     counts = correct_counts()
     # by hand for N=5: perfect 5; high 4; unstable 3; severe 1-2; failed 0
     expected = [counts[5], counts[4], counts[3], counts[1] + counts[2], counts[0]]
@@ -98,7 +98,7 @@ def test_class_figure_counts_each_class_once(report):
 
 
 def test_risk_figure_bars_add_up_with_perfect_inside_trusted(report):
-    bars, perfect = figures.risk_figure(report).data
+    bars, perfect = stability_charts.risk_figure(report).data
     counts = correct_counts()
     high_risk = counts[0] + counts[1] + counts[2]
     assert list(bars.y) == [high_risk, counts[3], counts[4]]  # trusted, not perfect
@@ -106,19 +106,19 @@ def test_risk_figure_bars_add_up_with_perfect_inside_trusted(report):
     assert sum(bars.y) + sum(perfect.y) == len(VERDICTS)
     assert list(bars.marker.color) == [RED, YELLOW, LIGHT_GREEN]
     assert perfect.marker.color == GREEN
-    assert figures.risk_figure(report).layout.barmode == "stack"
+    assert stability_charts.risk_figure(report).layout.barmode == "stack"
 
 
 def test_risk_line_names_levels_that_add_up(report):
     counts = correct_counts()
     high_risk = counts[0] + counts[1] + counts[2]
-    assert figures.risk_line(report) == (
+    assert stability_charts.risk_line(report) == (
         f"{len(VERDICTS)} questions with a rate: {high_risk} high risk, {counts[3]} borderline, "
         f"{counts[4] + counts[5]} trusted (of which {counts[5]} perfect)")
 
 
 def test_pass_k_figure_has_integer_ticks(report):
-    axis = figures.pass_k_figure(report).layout.xaxis
+    axis = stability_charts.pass_k_figure(report).layout.xaxis
     assert (axis.tickmode, axis.dtick) == ("linear", 1)
 
 
@@ -126,7 +126,7 @@ def test_importing_figures_and_frames_loads_neither_plotly_nor_pandas():
     import subprocess
     import sys
 
-    code = ("import sys, evalcore.report.figures, evalcore.report.frames; "
+    code = ("import sys, evalcore.report.stability_charts, evalcore.report.frames; "
             "print(sorted(m for m in ('plotly', 'pandas') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -137,12 +137,12 @@ def test_importing_figures_and_frames_loads_neither_plotly_nor_pandas():
 def test_count_axes_have_whole_number_ticks(largest, step):
     import plotly.graph_objects as go
 
-    axis = figures.count_axis(go.Figure(), largest).layout.yaxis
+    axis = stability_charts.count_axis(go.Figure(), largest).layout.yaxis
     assert (axis.tickmode, axis.tick0, axis.dtick) == ("linear", 0, step)
     assert largest / step <= 8
 
 
 def test_question_count_charts_use_whole_number_ticks(report):
-    for fig in (figures.distribution_figure(report), figures.class_figure(report),
-                figures.risk_figure(report)):
+    for fig in (stability_charts.distribution_figure(report), stability_charts.class_figure(report),
+                stability_charts.risk_figure(report)):
         assert float(fig.layout.yaxis.dtick).is_integer(), fig.layout.title.text

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from evalcore.dataset.numbering import question_label
 from evalcore.report.diff import escape_text
-from evalcore.report.figures import GREEN, RED
+from evalcore.report.stability_charts import GREEN, RED
 
 if TYPE_CHECKING:
     import pandas as pd

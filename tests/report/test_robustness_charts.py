@@ -6,7 +6,7 @@ import json
 import pytest
 
 from evalcore.metrics.robustness import PairedOutcome, mean_similarity, robustness_summary
-from evalcore.report.robustness_figures import (
+from evalcore.report.robustness_charts import (
     accuracy_figure,
     fragile_figure,
     fragile_label,
@@ -90,7 +90,7 @@ def test_fragile_figure_bars_and_escaped_hover():
 
 
 def test_frames_and_segment_diff():
-    from evalcore.report.robustness_figures import diff_html, fragile_frame, level_frame
+    from evalcore.report.robustness_charts import diff_html, fragile_frame, level_frame
 
     report = _report()
     frame = level_frame(report)
@@ -109,7 +109,7 @@ def test_empty_report_draws_empty_figures():
 
 
 def test_the_drop_interval_and_the_error_bars_come_from_the_reports_intervals():
-    from evalcore.report.robustness_figures import accuracy_figure, level_rows
+    from evalcore.report.robustness_charts import accuracy_figure, level_rows
 
     report = {"model": "m", "rounds": 2, "levels": {"word": {
         "questions": 10, "accuracy_clean": 0.8, "accuracy_attacked": 0.7,

@@ -7,8 +7,8 @@ import asyncio
 
 import pytest
 
-from evalcore.runner import budget
-from evalcore.runner.budget import ModelShare
+from evalcore.runner import model_share
+from evalcore.runner.model_share import ModelShare
 from tests.runner.conftest import until
 
 
@@ -19,7 +19,7 @@ async def _hold(gate, release: asyncio.Event) -> None:  # noqa: ANN001
 
 @pytest.fixture()
 def slow_periodic_sync(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(budget, "SYNC_S", 30.0)
+    monkeypatch.setattr(model_share, "SYNC_S", 30.0)
 
 
 def test_slots_given_back_reach_the_waiting_holder_without_a_periodic_sync(

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from evalcore.metrics.gate import evaluate_gate
-from evalcore.report.fairness_figures import (box_by_group, gate_table, group_table,
+from evalcore.report.fairness_charts import (box_by_group, gate_table, group_table,
                                               selection_rate_figure)
 
 REPORT = {
@@ -49,7 +49,7 @@ def test_gate_table_rows() -> None:
 
 
 def test_effects_figure_draws_tested_effects_strongest_on_top() -> None:
-    from evalcore.report.fairness_figures import effects_figure
+    from evalcore.report.fairness_charts import effects_figure
 
     report = {"effects": [
         {"attribute": "gender", "metric": "score", "group": "male", "rank_biserial": 1.0,

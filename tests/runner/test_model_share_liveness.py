@@ -10,9 +10,9 @@ import threading
 import pytest
 from sqlalchemy import select
 
-from evalcore.runner import budget
-from evalcore.runner.budget import ModelShare
-from evalcore.store import budget as store_budget
+from evalcore.runner import model_share
+from evalcore.runner.model_share import ModelShare
+from evalcore.store import model_share as store_share
 from evalcore.store.tables import ModelBudget
 from tests.runner.conftest import until
 
@@ -26,7 +26,7 @@ def _holders(engine) -> dict[str, int]:  # noqa: ANN001
 def test_a_holder_at_zero_slots_gets_a_dead_holders_slots_when_its_row_expires(engine):
     """The killed worker's job held every slot; the live job holds none and has no call
     in flight, so no call ending can wake it: its own syncs must."""
-    grant = store_budget.sync_budget(engine, "m", "job4:answer", capacity=4, want=4,
+    grant = store_share.sync_share(engine, "m", "job4:answer", capacity=4, want=4,
                                      in_flight=4, lease_s=0.5)  # then the worker dies
     assert grant.allowed == 4
 
@@ -44,7 +44,7 @@ def test_a_sync_running_when_the_share_ends_leaves_no_row_behind(engine, monkeyp
     """The share's last sync is still in its thread when the job ends: the slots must be
     given back after it, not before (its row would hold them for BUDGET_LEASE_S while
     the job is gone: every other job of the model waits that long for them)."""
-    real = store_budget.sync_budget
+    real = store_share.sync_share
     go, synced = threading.Event(), threading.Event()
     calls = []
 
@@ -58,8 +58,8 @@ def test_a_sync_running_when_the_share_ends_leaves_no_row_behind(engine, monkeyp
             if len(calls) > 1:
                 synced.set()
 
-    monkeypatch.setattr(budget, "sync_budget", slow_sync)
-    monkeypatch.setattr(budget, "SYNC_S", 0.05)
+    monkeypatch.setattr(model_share, "sync_share", slow_sync)
+    monkeypatch.setattr(model_share, "SYNC_S", 0.05)
 
     async def main() -> None:
         async with ModelShare(engine, "m", "job1:answer", capacity=4):
@@ -79,7 +79,7 @@ def test_a_share_paused_by_failed_syncs_resumes_when_the_database_answers_again(
     call ending or any other event: the keeper keeps syncing on its own clock."""
     from sqlalchemy.exc import OperationalError
 
-    real = store_budget.sync_budget
+    real = store_share.sync_share
     failing = threading.Event()
 
     def flaky_sync(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
@@ -87,9 +87,9 @@ def test_a_share_paused_by_failed_syncs_resumes_when_the_database_answers_again(
             raise OperationalError("SELECT 1", {}, Exception("connection refused"))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(budget, "sync_budget", flaky_sync)
-    monkeypatch.setattr(budget, "SYNC_S", 0.05)
-    monkeypatch.setattr(budget, "BUDGET_LEASE_S", 0.4)  # pause after 0.2 s of failures
+    monkeypatch.setattr(model_share, "sync_share", flaky_sync)
+    monkeypatch.setattr(model_share, "SYNC_S", 0.05)
+    monkeypatch.setattr(model_share, "BUDGET_LEASE_S", 0.4)  # pause after 0.2 s of failures
 
     async def main() -> list[int]:
         caps = []
@@ -121,7 +121,7 @@ def test_a_run_that_waited_for_slots_uses_them_all_when_they_come(engine, settin
         add_model(settings, server, concurrency=24)
         run_id = store_run(engine, RunSpec(dataset=dataset, model="fake", rounds=2),
                            settings.models_path)  # 6 questions x 2 rounds: 12 calls
-        store_budget.sync_budget(engine, "fake", "job99:answer", capacity=24, want=24,
+        store_share.sync_share(engine, "fake", "job99:answer", capacity=24, want=24,
                                  in_flight=24, lease_s=3.0)  # then its worker dies
         assert run_in_foreground(engine, run_id) == "done"
         stats = server.stats
