@@ -45,7 +45,7 @@ def test_the_state_dump_says_which_calls_wait_for_slots_and_on_which_share(engin
     assert ("share job7:answer on m: cap 2, in flight 2, want 2, held 2, short False"
             in text and "syncing alive" in text)
     # three calls wait in the gate, two hold a slot: each place named with its count
-    assert "3 task(s) at " in text and "budget.py" in text and "__aenter__" in text
+    assert "3 task(s) at " in text and "model_share.py" in text and "__aenter__" in text
     assert "2 task(s) at " in text
     assert "idle executor thread(s)" in text
     blocked = [line for line in text.splitlines() if "  thread asyncio_" in line]
