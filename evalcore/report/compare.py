@@ -33,6 +33,7 @@ from evalcore.metrics.stability import CLASSES, RISK_LEVELS
 from evalcore.report.stability_summary import report_figures
 from evalcore.store import queries
 from evalcore.store.run_browse import item_ids_at
+from evalcore.store.run_summary import pair_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -171,7 +172,10 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
                  "only_b": len(keyed_b) - len(pairs)},
         "questions": pairs,
         "changed": changed,
-        "test": paired_test([p["rate_a"] for p in pairs], [p["rate_b"] for p in pairs]),
+        # stored for two finished runs (no scipy at a re-read)
+        "test": pair_summary(engine, [run_a_row, run_b_row], "compare_stability:test",
+                             lambda: paired_test([p["rate_a"] for p in pairs],
+                                                 [p["rate_b"] for p in pairs])),
     }
 
 
