@@ -70,7 +70,7 @@ def main() -> None:
             kept_ids = {row[0] for row in conn.execute(
                 "SELECT id FROM call WHERE run_id = ?", (run_id,))}
         resumed = subprocess.run([PY, "-m", "evalcore", "runs", "resume", str(run_id),
-                                  "--force"], cwd=ROOT, env=env, capture_output=True,
+                                  "--force"], cwd=ROOT, env=env, capture_output=True, check=False,
                                  text=True)
         with sqlite3.connect(db) as conn:
             after_ids = {row[0] for row in conn.execute(
