@@ -7,9 +7,13 @@ finished, and its newest call's id. Calls are only ever added (a re-judging pass
 its verdicts, a resume or a retry of failed calls adds the calls it makes, and a retry
 first sets the failed ones aside and requeues the run, which ends again later) and are
 deleted only with their run, so any change to what the figures count changes the key,
-and the next read computes again: a stale row is never used. The newest id is one index
-lookup; a count of the calls would read a million index entries at every read. Runs
-still going are always computed (their key changes with every call).
+and the next read computes again: a stale row is not used. The newest id is one index
+lookup; a count of the calls would read a million index entries at every read. (What the
+newest id cannot see: two processes adding calls to one finished run at once on
+PostgreSQL, whose ids may commit out of order; a read between the two commits stores
+figures without the earlier one's calls until the run's next call: only passes that
+add verdicts to a finished run, a re-judge or a meaning judge, run at the same time.) Runs still going are always computed
+(their key changes with every call).
 
 What compares several finished runs (their paired tests) is stored too, under the
 first run, keyed by every run's state (`pair_summary`).
