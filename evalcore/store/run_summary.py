@@ -12,8 +12,8 @@ lookup; a count of the calls would read a million index entries at every read. (
 newest id cannot see: two processes adding calls to one finished run at once on
 PostgreSQL, whose ids may commit out of order; a read between the two commits stores
 figures without the earlier one's calls until the run's next call: only passes that
-add verdicts to a finished run, a re-judge or a meaning judge, run at the same time.) Runs still going are always computed
-(their key changes with every call).
+add verdicts to a finished run, a re-judge or a meaning judge, run at the same time.)
+Runs still going are always computed (their key changes with every call).
 
 What compares several finished runs (their paired tests) is stored too, under the
 first run, keyed by every run's state (`pair_summary`).
