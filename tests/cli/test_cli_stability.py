@@ -85,15 +85,16 @@ def test_a_finished_run_stores_the_figures_its_later_reads_use(settings, engine,
 
     from evalcore.report.stability import stability_report
     from evalcore.store import queries
-    from evalcore.store.schema import RUN_SUMMARY
+    from evalcore.store.tables import RunSummary
 
+    summaries = RunSummary.__table__
     add_model(settings, server)
     assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "3",
                  "--limit", "4"]) == 0
     run_id = queries.list_runs(engine)[0].id
     with engine.connect() as conn:
-        stored = conn.execute(select(RUN_SUMMARY.c.data).where(
-            RUN_SUMMARY.c.run_id == run_id, RUN_SUMMARY.c.name == "stability:exclude:False")
+        stored = conn.execute(select(summaries.c.data).where(
+            summaries.c.run_id == run_id, summaries.c.name == "stability:exclude:False")
         ).scalar()
     assert stored is not None
     assert json.loads(stored) == stability_report(engine, run_id, with_rounds=False)
