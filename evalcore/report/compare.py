@@ -106,8 +106,10 @@ def _distribution_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[
 def _pass_k_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for k in range(1, max(a["repetition_count"], b["repetition_count"]) + 1):
-        rows.append({"k": k, **{f"{key}_{side}": (float(s[key][str(k)])
-                                                  if str(k) in s[key] else None)
+        # None: no such k in the run, or no figure at k (a question with fewer answered
+        # rounds than k under the `exclude` policy)
+        rows.append({"k": k, **{f"{key}_{side}": (None if s[key].get(str(k)) is None
+                                                  else float(s[key][str(k)]))
                                 for side, s in (("a", a), ("b", b))
                                 for key in ("pass_hat_k", "pass_at_k")}})
     return rows
