@@ -5,6 +5,7 @@ included), CPU seconds (user + system of the child, `os.wait4`) and wall, median
     .venv/bin/python bench/million_reads.py                     # 10,000 questions x 100 rounds
     .venv/bin/python bench/million_reads.py --questions 1000    # 100,000 calls, a quicker look
     .venv/bin/python bench/million_reads.py --home /tmp/m1 --keep   # reuse a built store
+    .venv/bin/python bench/million_reads.py --postgres   # a fresh PostgreSQL 15 cluster
 
 Builds two finished stability runs (the same dataset, two models) straight in a fresh
 SQLite store, calls inserted in bulk (not run), then times `runs show`, `runs show
@@ -113,12 +114,26 @@ def main() -> None:
     parser.add_argument("--home", default="", help="store directory (default: a new one)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--only", default="", help="comma-separated measure names")
+    parser.add_argument("--postgres", action="store_true",
+                        help="store in a temporary PostgreSQL cluster (built each time)")
     args = parser.parse_args()
+    if args.postgres:
+        from tests.fakes.postgres import create_database, temporary_cluster
+
+        with temporary_cluster() as base:
+            os.environ["EVALCORE_DB_URL"] = create_database(base, "million")
+            measure(args)
+    else:
+        os.environ.pop("EVALCORE_DB_URL", None)
+        measure(args)
+
+
+def measure(args: argparse.Namespace) -> None:
+    """Build the two runs (unless the store holds them) and time each read."""
     home = Path(args.home or f"/tmp/million_reads_{args.questions}x{args.rounds}")
     os.environ["EVALCORE_HOME"] = str(home)
-    os.environ.pop("EVALCORE_DB_URL", None)
-    ids_file = home / "bench_ids.json"
-    if ids_file.exists():
+    ids_file = home / ("bench_ids_pg.json" if args.postgres else "bench_ids.json")
+    if ids_file.exists() and not args.postgres:
         ds, a, b = json.loads(ids_file.read_text())
     else:
         home.mkdir(parents=True, exist_ok=True)
@@ -127,9 +142,10 @@ def main() -> None:
         ids_file.write_text(json.dumps([ds, a, b]))
         _emit(measure="build", calls=2 * args.questions * args.rounds,
               seconds=round(time.perf_counter() - started, 1))
-    db = home / "evalcore.db"
-    _emit(measure="database", mb=round(db.stat().st_size / 1e6, 1),
-          calls=2 * args.questions * args.rounds)
+    if not args.postgres:
+        db = home / "evalcore.db"
+        _emit(measure="database", mb=round(db.stat().st_size / 1e6, 1),
+              calls=2 * args.questions * args.rounds)
     env = {**os.environ, "EVALCORE_HOME": str(home)}
     measures = {
         "runs show": ["runs", "show", str(a)],
@@ -145,7 +161,7 @@ def main() -> None:
             continue
         cold = timed(cli, env)
         runs = [timed(cli, env) for _ in range(args.repeat)]
-        _emit(measure=name, calls_per_run=args.questions * args.rounds,
+        _emit(measure=name, db="postgres" if args.postgres else "sqlite", calls_per_run=args.questions * args.rounds,
               cpu_s=round(statistics.median(r[0] for r in runs), 2),
               wall_s=round(statistics.median(r[1] for r in runs), 2),
               cold_cpu_s=round(cold[0], 2), exit=max(r[2] for r in runs + [cold]),

@@ -6,6 +6,8 @@ import json
 import sys
 from typing import Any
 
+import msgspec
+
 from evalcore.auth import auth_config, cli_actor
 from evalcore.cli import EXIT_OK, EXIT_RUN_FAILED
 from evalcore.config import DEFAULT_MODEL, load_settings
@@ -57,7 +59,15 @@ def print_rows(rows: list[Any], as_json: bool, to_dict: Any, line: Any, empty: s
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2, default=str)
+    """`data` as indented JSON. Encoded in one piece by json's C encoder and indented by
+    msgspec: json's own indenting runs in Python, seconds for a run of 10,000 questions.
+    The text is the same; a NaN (which msgspec refuses to read) takes json's slow path."""
+    flat = json.dumps(data, ensure_ascii=False, default=str)
+    try:
+        text = msgspec.json.format(flat.encode(), indent=2).decode()
+    except msgspec.DecodeError:
+        text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    sys.stdout.write(text)
     sys.stdout.write("\n")
 
 

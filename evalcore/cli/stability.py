@@ -17,6 +17,7 @@ from evalcore.metrics.stability import NO_VERDICT, POLICY_RULES
 from evalcore.report.repeats import repeats_lines
 from evalcore.report.sections import cli_section
 from evalcore.report.stability import not_asked_line, stability_report, write_run_csv
+from evalcore.report.stability_summary import report_figures
 from evalcore.report.variants import variant_lines
 
 
@@ -95,9 +96,11 @@ def _stability(args: argparse.Namespace) -> int:
         _meaning_judge(engine, settings, run_id, args.meaning_judge)
         meaning = f"judge:{args.meaning_judge}"
     policy = "as_wrong" if args.errors_as_wrong else "exclude"
-    report = stability_report(engine, run_id, failure_policy=policy,
-                              meaning=meaning, with_rounds=bool(args.json),  # JSON only
-                              timing={"wall_s": round(time.perf_counter() - started, 3)})
+    if args.json:  # every round's detail, for the file
+        report = stability_report(engine, run_id, failure_policy=policy, meaning=meaning)
+    else:  # the figures the run's later reads use, stored now that it ended
+        report = report_figures(engine, run_id, failure_policy=policy, meaning=meaning)
+    report["timing"]["wall_s"] = round(time.perf_counter() - started, 3)
     _print_summary(report, status)
     if args.json:
         write_json(args.json, report)

@@ -46,8 +46,6 @@ from evalcore.providers.wire import (
     RefusalError,
     WireRequest,
     apply_defaults,
-    build_request,
-    parse_reply,
 )
 
 if TYPE_CHECKING:
@@ -96,6 +94,8 @@ async def read_limited(resp: aiohttp.ClientResponse, limit: int) -> bytes:
     if announced is not None and announced > limit:
         raise ReplyTooLargeError(
             f"reply of {announced:,} bytes is larger than max_reply_bytes={limit:,}")
+    if announced is not None:  # within the limit: one read, as a bare client does
+        return await resp.read()
     chunks, size = [], 0
     async for chunk in resp.content.iter_chunked(65_536):
         size += len(chunk)
@@ -164,8 +164,9 @@ class ModelClient:
     async def _base_url(self) -> str:
         return await self.provider.endpoint(self.config)
 
-    def _redact(self, text: str) -> str:
-        return mask_text(text, [self.config.api_key()] if self.config.api_key() else None)
+    def _redact(self, text: str, key: str | None = None) -> str:
+        key = self.config.api_key() if key is None else key
+        return mask_text(text, [key] if key else None)
 
     async def chat(self, request: ChatRequest) -> ChatReply:
         """Ask the model; the reply carries `error` instead of raising for provider trouble."""
@@ -175,7 +176,9 @@ class ModelClient:
         request = apply_defaults(self.config, request)
         base_url = await self._base_url()  # may load the local model: not part of latency
         started: float | None = None  # from the first attempt: queueing for a slot is not latency
-        wire = build_request(self.config, request, base_url, self.config.api_key())
+        key = self.config.api_key()  # read once a call (the environment, at call time)
+        # the provider found when the client was made: no catalog look-up a call
+        wire = self.provider.build_request(self.config, request, base_url.rstrip("/"), key)
         session = self._session or loop_session()
         budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait,
                              rate_limit_wait=self.config.rate_limit_wait, rng=self._rng)
@@ -207,7 +210,7 @@ class ModelClient:
                 return self._fail(self._past_deadline(attempt - 1, problem), started, attempt - 1)
             elapsed_ms = (time.perf_counter() - started) * 1000
             if outcome.parsed is not None:
-                outcome.parsed.text = self._redact(outcome.parsed.text)
+                outcome.parsed.text = self._redact(outcome.parsed.text, key)
                 return outcome.parsed.to_reply(latency_ms=elapsed_ms, attempts=attempt)
             decision = self.provider.should_retry(outcome.status, outcome.headers, outcome.exc)
             problem = self._describe(outcome, decision, timeout)
@@ -268,7 +271,8 @@ class ModelClient:
                 body = await read_limited(resp, self.config.max_reply_bytes)
                 if 200 <= resp.status < 300:
                     try:
-                        return _Outcome(resp.status, resp.headers, parse_reply(self.config, body))
+                        return _Outcome(resp.status, resp.headers,
+                                        self.provider.parse_reply(self.config, body))
                     except (MalformedReplyError, EmptyReplyError, RefusalError) as exc:
                         return _Outcome(resp.status, resp.headers, exc=exc)
                 text, code = self.provider.error_details(

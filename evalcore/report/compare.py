@@ -34,6 +34,7 @@ from evalcore.metrics.stability import CLASSES, RISK_LEVELS
 from evalcore.report.stability_summary import report_figures
 from evalcore.store import queries
 from evalcore.store.run_browse import item_ids_at
+from evalcore.store.run_summary import pair_summary
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -106,8 +107,10 @@ def _distribution_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[
 def _pass_k_rows(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for k in range(1, max(a["repetition_count"], b["repetition_count"]) + 1):
-        rows.append({"k": k, **{f"{key}_{side}": (float(s[key][str(k)])
-                                                  if str(k) in s[key] else None)
+        # None: no such k in the run, or no figure at k (a question with fewer answered
+        # rounds than k under the `exclude` policy)
+        rows.append({"k": k, **{f"{key}_{side}": (None if s[key].get(str(k)) is None
+                                                  else float(s[key][str(k)]))
                                 for side, s in (("a", a), ("b", b))
                                 for key in ("pass_hat_k", "pass_at_k")}})
     return rows
@@ -175,7 +178,10 @@ def compare_stability(engine: Engine, run_a: int, run_b: int,
                  "only_b": len(keyed_b) - len(pairs)},
         "questions": pairs,
         "changed": changed,
-        "test": paired_test([p["rate_a"] for p in pairs], [p["rate_b"] for p in pairs]),
+        # stored for two finished runs (no scipy at a re-read)
+        "test": pair_summary(engine, [run_a_row, run_b_row], "compare_stability:test",
+                             lambda: paired_test([p["rate_a"] for p in pairs],
+                                                 [p["rate_b"] for p in pairs])),
     }
 
 

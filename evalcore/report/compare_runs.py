@@ -30,6 +30,7 @@ from evalcore.metrics.uncertainty import diff_words, paired_difference
 from evalcore.report.compare import CompareError, paired_test
 from evalcore.report.run_figures import load_outcomes, rate_interval, run_figures
 from evalcore.store import queries
+from evalcore.store import run_summary as summaries
 from evalcore.store.run_reads import item_calls
 
 MIN_RUNS, MAX_RUNS = 2, 8
@@ -88,29 +89,12 @@ def compare_runs(engine: Engine, run_ids: Sequence[int], *, alpha: float = ALPHA
     kind = outcomes[0].run.kind
     verdicts_exist = any(v is not None for o in outcomes for i in shared for v in o.verdicts[i])
     rates = {o.run.id: [o.rate(i) for i in shared] for o in outcomes}
-    tests = []
-    for oa, ob in combinations(outcomes, 2):
-        a, b = int(oa.run.id), int(ob.run.id)
-        # an item without a rate in either run (no answered round) is not paired
-        pairs = [(ra, rb) for ra, rb in zip(rates[a], rates[b]) if ra is not None
-                 and rb is not None]
-        test = (paired_test([p[0] for p in pairs], [p[1] for p in pairs]) if verdicts_exist
-                else {"p_value": None, "reason": "the runs have no right/wrong verdicts"})
-        paired = (paired_difference({i: oa.counts(i) for i in shared},
-                                    {i: ob.counts(i) for i in shared}, alpha=alpha)
-                  if verdicts_exist else None)
-        tests.append({"a": a, "b": b, "test": test, "finding": pair_finding(test, a, b, alpha),
-                      "significant": test["p_value"] is not None and test["p_value"] < alpha,
-                      "paired": paired,
-                      "paired_words": diff_words(paired, f"run {a}", f"run {b}") if paired
-                      else None})
-    shared_figures = []
-    for o in outcomes:
-        r = [x for x in rates[o.run.id] if x is not None]
-        shared_figures.append({"run_id": int(o.run.id),
-                               "accuracy": sum(r) / len(r) if verdicts_exist and r else None,
-                               "interval": (rate_interval(r, int(o.run.rounds or 1))
-                                            if verdicts_exist and r else None)})
+    # the paired tests and intervals of finished runs are stored (no scipy at a re-read)
+    paired = summaries.pair_summary(
+        engine, [o.run for o in outcomes],
+        f"compare:{alpha}:{','.join(o.failure_policy for o in outcomes)}",
+        lambda: _paired(outcomes, shared, rates, verdicts_exist, alpha))
+    tests, shared_figures = paired["tests"], paired["shared"]
 
     positions = item_positions(engine, shared)
     questions = [{"item_id": item, "item_idx": positions.get(item),
@@ -178,6 +162,37 @@ def _best(shared: Sequence[Mapping[str, Any]], tests: Sequence[Mapping[str, Any]
         if (t["b"] == top) != (delta > 0):
             return None
     return int(top)
+
+
+def _paired(outcomes: Sequence[Any], shared: Sequence[int],
+            rates: Mapping[int, Sequence[Optional[float]]], verdicts_exist: bool,
+            alpha: float) -> dict[str, Any]:
+    """Every pair's paired test and difference, and each run's accuracy on the shared
+    items with its interval: {"tests": [...], "shared": [...]}."""
+    tests = []
+    for oa, ob in combinations(outcomes, 2):
+        a, b = int(oa.run.id), int(ob.run.id)
+        # an item without a rate in either run (no answered round) is not paired
+        pairs = [(ra, rb) for ra, rb in zip(rates[a], rates[b]) if ra is not None
+                 and rb is not None]
+        test = (paired_test([p[0] for p in pairs], [p[1] for p in pairs]) if verdicts_exist
+                else {"p_value": None, "reason": "the runs have no right/wrong verdicts"})
+        paired = (paired_difference({i: oa.counts(i) for i in shared},
+                                    {i: ob.counts(i) for i in shared}, alpha=alpha)
+                  if verdicts_exist else None)
+        tests.append({"a": a, "b": b, "test": test, "finding": pair_finding(test, a, b, alpha),
+                      "significant": test["p_value"] is not None and test["p_value"] < alpha,
+                      "paired": paired,
+                      "paired_words": diff_words(paired, f"run {a}", f"run {b}") if paired
+                      else None})
+    shared_figures = []
+    for o in outcomes:
+        r = [x for x in rates[o.run.id] if x is not None]
+        shared_figures.append({"run_id": int(o.run.id),
+                               "accuracy": sum(r) / len(r) if verdicts_exist and r else None,
+                               "interval": (rate_interval(r, int(o.run.rounds or 1))
+                                            if verdicts_exist and r else None)})
+    return {"tests": tests, "shared": shared_figures}
 
 
 def comparison_frame(result: Mapping[str, Any]) -> Any:

@@ -455,7 +455,7 @@ class RunSummary(SQLModel, table=True):
     call (`store/run_summary.py`): `outcomes` (token usage, answered-call totals, per item
     right / wrong / no-verdict rounds) and each report's figures without its per-round
     detail. `state` is the run's state when they were computed (status, progress, its
-    calls' count and newest id): any change to the run or its calls (a resume, a retry of
+    newest call's id): any change to the run or its calls (a resume, a retry of
     failed calls, a re-judging pass) makes the row stale, and the next read computes again."""
 
     __tablename__ = "run_summary"

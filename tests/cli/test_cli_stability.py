@@ -75,3 +75,26 @@ def test_stability_prints_calls_and_expected_time_before_it_starts(settings, eng
     assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[1].startswith("estimate: 6 calls, about ") and "from its earlier runs" in lines[1]
+
+
+def test_a_finished_run_stores_the_figures_its_later_reads_use(settings, engine, dataset,
+                                                                server, capsys):
+    """The report printed at a run's end is the stored summary: `runs show` and compare
+    read it instead of counting the run's calls again."""
+    from sqlalchemy import select
+
+    from evalcore.report.stability import stability_report
+    from evalcore.store import queries
+    from evalcore.store.tables import RunSummary
+
+    summaries = RunSummary.__table__
+    add_model(settings, server)
+    assert main(["stability", "--dataset", dataset, "--model", "fake", "--rounds", "3",
+                 "--limit", "4"]) == 0
+    run_id = queries.list_runs(engine)[0].id
+    with engine.connect() as conn:
+        stored = conn.execute(select(summaries.c.data).where(
+            summaries.c.run_id == run_id, summaries.c.name == "stability:exclude:False")
+        ).scalar()
+    assert stored is not None
+    assert json.loads(stored) == stability_report(engine, run_id, with_rounds=False)

@@ -156,3 +156,46 @@ def test_a_run_with_a_stored_summary_can_be_deleted(engine) -> None:
     assert _stored(engine, run_id) is not None
     queries.delete_run(engine, run_id)
     assert _stored(engine, run_id) is None
+
+
+def _pair_rows(engine, run_id: int) -> set[str]:
+    with engine.connect() as conn:
+        return {name for name in conn.execute(select(RUN_SUMMARY.c.name).where(
+            RUN_SUMMARY.c.run_id == run_id)).scalars() if "@" in name}
+
+
+def _without_pair_rows(engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(RUN_SUMMARY.delete().where(RUN_SUMMARY.c.name.like("%@%")))
+
+
+def test_a_comparison_of_finished_runs_is_stored_and_follows_a_retry(engine) -> None:
+    from evalcore.report.compare import compare_stability
+    from evalcore.report.compare_runs import compare_runs
+
+    ds = seed_dataset(engine, "pair", [f"What is {i} + {i}?" for i in range(6)])
+    a = seed_run(engine, ds, {i: [1, 1, 0, 1] for i in range(6)}, rounds=4)
+    b = seed_run(engine, ds, {i: [0, None, 0, i % 2] for i in range(6)}, rounds=4, model="m2")
+    c = seed_run(engine, ds, {i: [0, 1, 0, i % 2] for i in range(6)}, rounds=4, model="m3")
+    first, pair = compare_runs(engine, [a, b]), compare_stability(engine, a, c)
+    assert _pair_rows(engine, a) == {f"compare:0.05:exclude,exclude@{b}",
+                                     f"compare_stability:test@{c}"}
+    # what is read back equals what a fresh computation gives
+    assert compare_runs(engine, [a, b]) == first
+    assert compare_stability(engine, a, c) == pair
+    _without_pair_rows(engine)
+    assert (compare_runs(engine, [a, b]), compare_stability(engine, a, c)) == (first, pair)
+    # a retry of run b's failed calls that now succeed: the stored tests are recomputed
+    moved, job_id = retry_failed(engine, b)
+    assert moved == 6
+    run = queries.get_run(engine, b)
+    queries.record_calls(engine, [
+        {"run_id": b, "item_id": item, "round": rnd, "stage": "answer", "model": run.model,
+         "prompt": "", "answer": "1", "correct": True, "score": 1.0, "latency_ms": 5.0,
+         "prompt_tokens": 5, "completion_tokens": 3}
+        for item, rnd in _failed_units({}, b, engine)], count_progress=True)
+    _finish(engine, job_id)
+    after = compare_runs(engine, [a, b])
+    assert after["tests"] != first["tests"]
+    _without_pair_rows(engine)
+    assert compare_runs(engine, [a, b]) == after
