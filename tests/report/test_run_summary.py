@@ -156,3 +156,20 @@ def test_a_run_with_a_stored_summary_can_be_deleted(engine) -> None:
     assert _stored(engine, run_id) is not None
     queries.delete_run(engine, run_id)
     assert _stored(engine, run_id) is None
+
+
+def test_counts_stored_under_an_older_counting_rule_are_counted_again(engine) -> None:
+    """Counts stored before a judge error became "no verdict" (no `counting` mark) are
+    not read: the run is counted again, and the new counts stored."""
+    run_id = _finished_run(engine)
+    load_outcomes(engine, run_id)
+    data = _stored(engine, run_id)
+    old = {k: v for k, v in data.items() if k != "counting"}
+    old["items"] = [[item, 3, 0, 0] for item, *_ in data["items"]]
+    with engine.begin() as conn:
+        conn.execute(update(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id,
+                                               RUN_SUMMARY.c.name == "outcomes")
+                     .values(data=json.dumps(old)))
+    assert load_outcomes(engine, run_id).all_counts() != {
+        item: (3, 3) for item, *_ in data["items"]}
+    assert _stored(engine, run_id) == _recount(engine, run_id)
