@@ -147,5 +147,5 @@ KIND = register(EvalKind(
                     report_json(report))),
     counting=kinds.Counting("exclude", counts_unasked=True), needs_references=True,
     figures=figures, metrics=METRICS, precedence=30,
-    default_gate="data/gate.stability.example.toml", more_figures=more_figures,
+    gate=kinds.Gate("data/gate.stability.example.toml"), more_figures=more_figures,
     detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))
