@@ -103,5 +103,9 @@ def test_page_cli_json_and_result_model_count_the_same_questions(page_env, engin
 
     at = run_page(str(REPO / "pages" / "stability.py"), {"stability.run_id": run_id})
     assert _page_bins(at) == {**model.distribution_counts, "incomplete": model.incomplete}
+    # the class chart's line: "2 perfect (100%), 0 high (>= 80%), ..."
+    line = next(c.value for c in at.caption if re.match(r"\d+ perfect ", c.value))
+    shown_classes = {part.split()[1]: int(part.split()[0]) for part in line.split(", ")}
+    assert shown_classes == model.classes
     std = next(m.value for m in at.metric if m.label == "Std of rates")
     assert std == f"{report['summary']['std']:.3f}"
