@@ -156,36 +156,3 @@ def test_a_run_with_a_stored_summary_can_be_deleted(engine) -> None:
     assert _stored(engine, run_id) is not None
     queries.delete_run(engine, run_id)
     assert _stored(engine, run_id) is None
-
-
-def test_counts_stored_under_an_older_counting_rule_are_counted_again(engine) -> None:
-    """Counts stored before a judge error became "no verdict" (no `counting` mark) are
-    not read: the run is counted again, and the new counts stored."""
-    run_id = _finished_run(engine)
-    load_outcomes(engine, run_id)
-    data = _stored(engine, run_id)
-    old = {k: v for k, v in data.items() if k != "counting"}
-    old["items"] = [[item, 3, 0, 0] for item, *_ in data["items"]]
-    with engine.begin() as conn:
-        conn.execute(update(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id,
-                                               RUN_SUMMARY.c.name == "outcomes")
-                     .values(data=json.dumps(old)))
-    assert load_outcomes(engine, run_id).all_counts() != {
-        item: (3, 3) for item, *_ in data["items"]}
-    assert _stored(engine, run_id) == _recount(engine, run_id)
-
-
-def test_a_stability_report_stored_under_an_older_counting_rule_is_not_read(engine) -> None:
-    """A report stored before a judge error became "no verdict" (its name without the
-    counting rule) is computed again, not read."""
-    from evalcore.report.stability import stability_report
-    from evalcore.report.stability_summary import report_figures
-    from evalcore.store import run_summary as summaries
-
-    run_id = _finished_run(engine)
-    run = queries.get_run(engine, run_id)
-    old = _without_rounds(stability_report(engine, run_id))
-    old["summary"]["mean"] = 0.0123
-    summaries.store(engine, run_id, "stability:exclude:False",
-                    summaries.state_key(engine, run), old)
-    assert report_figures(engine, run_id)["summary"]["mean"] != 0.0123
