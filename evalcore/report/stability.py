@@ -77,6 +77,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     repeats: dict[int, RepeatRounds] = {}
     model_errors = judge_errors = 0
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
+    failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
     # one entry per answered round of a rules run: its reason when the rules could not
     # read the reply, else None (a million reasons need not stay in memory to be counted);
     # replies judged wrong that contain their reference are tallied, not kept
@@ -100,6 +101,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
                                                    row["score"], row["reason"], row["errored"],
                                                    failure_policy))
         asked[idx] = asked.get(idx, 0) + 1
+        failed[idx] = failed.get(idx, 0) + bool(row["errored"])  # calls, not verdicts
         answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
@@ -112,7 +114,6 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     for idx, figures in zip(answers, consistency["questions"]):
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
-    failed = {idx: max(asked[idx] - answered, 0) for idx, (_, answered) in counts.items()}
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
     computed["summary"].update(_accuracy(outcomes))
     stats = call_usage.call_stats(engine, run_id)
