@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import (EvalKind, Export, Gate, MetricSpec, Schedule, need, register,
-                            report_json)
+from evalcore.kinds import EvalKind, Export, Gate, MetricSpec, Schedule, need, register, report_json
 from evalcore.metrics.robustness import PairedOutcome, floor_warning, robustness_summary
 
 if TYPE_CHECKING:

@@ -20,14 +20,17 @@ from typing import Any, Iterator, Optional, TextIO
 from sqlalchemy.engine import Engine
 
 from evalcore.metrics.consistency import consistency_summary
-from evalcore.metrics.stability import (POLICY_RULES, FailurePolicy, round_json,
-                                        summary_from_counts)
+from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, summary_from_counts
 from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
 from evalcore.report.missed_answers import MissedTally
 from evalcore.report.repeats import RepeatRounds
-from evalcore.report.run_figures import (UNCERTAINTY_KEYS, RunOutcomes, accuracy_figures,
-                                         load_outcomes)
+from evalcore.report.run_figures import (
+    UNCERTAINTY_KEYS,
+    RunOutcomes,
+    accuracy_figures,
+    load_outcomes,
+)
 from evalcore.report.variants import add_variants  # the run options' figures
 from evalcore.runner.meaning_judge import stored_verdicts
 from evalcore.runner.rejudge import rejudge_passes
