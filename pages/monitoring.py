@@ -132,7 +132,8 @@ GATES = {"baseline": "Compared with the baseline (default)",
 def _gate_choice(kind: str) -> str | None:
     """The schedule's gate, as `schedules add --gate`: None = the default, relative to the
     stored baseline (`report.gates.baseline_gate`); else TOML text."""
-    example = _shared.PROJECT_ROOT / str(get_kind(kind).default_gate or "")
+    gate = get_kind(kind).gate
+    example = _shared.PROJECT_ROOT / (gate.config if gate else "")
     choice = st.radio("Gate", list(GATES), format_func=GATES.get, key="monitoring.gate",
                       help="By default each run is compared with the baseline run of its "
                            "dataset and model (mark one below); absolute thresholds alert "

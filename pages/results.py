@@ -344,9 +344,9 @@ def _gate(db_url: str, run_id: int, baseline_id: int | None, config_text: str,
 
 def gate_view(run_id: int, kind: str) -> None:
     """The CI gate's verdict for a run whose kind has a default gate, unless the kind shows
-    it on its own page (`EvalKind.gate_on_results`)."""
+    it on its own page (`Gate.on_results`)."""
     found = find_kind(kind)
-    if found is None or not found.default_gate or not found.gate_on_results:
+    if found is None or found.gate is None or not found.gate.on_results:
         return
     with st.expander("Quality gate", expanded=False):
         runs = [r for r in list_runs(_shared.engine(), kind=kind, limit=200)
@@ -356,7 +356,7 @@ def gate_view(run_id: int, kind: str) -> None:
                      for r in runs}}
         baseline = st.selectbox("Baseline run", list(labels), format_func=labels.get,
                                 key="results.gate_baseline")
-        example = _shared.PROJECT_ROOT / found.default_gate
+        example = _shared.PROJECT_ROOT / found.gate.config
         config_text = st.text_area("Gate config (TOML)", example.read_text(encoding="utf-8"),
                                    height=240, key=f"results.gate_text.{kind}")
         try:

@@ -62,6 +62,18 @@ class Schedule(NamedTuple):
     rounds_label: str = "Rounds per question"
 
 
+class Gate(NamedTuple):
+    """How a run of a kind is gated (`report.gates`, `metrics.gate`): the kind's default
+    gate config and, when its figures are not what a gate checks, its own metrics."""
+
+    config: str
+    """The default gate config (path under the project root)."""
+    metrics: Optional[Callable[..., dict[str, Any]]] = None
+    """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
+    on_results: bool = True
+    """Whether the Results page shows the gate (a kind may show it on its own page)."""
+
+
 class EvalKind(NamedTuple):
     """Everything one kind of evaluation differs by; the generic code reads only this.
     Immutable: a variant is `kind._replace(...)`, registered again.
@@ -99,12 +111,8 @@ class EvalKind(NamedTuple):
     precedence: int = 0
     """Where two kinds of run on a dataset give one figure, the leaderboard shows the one
     of the kind with the highest precedence."""
-    gate_metrics: Optional[Callable[..., dict[str, Any]]] = None
-    """(engine, run_id, **options) -> the metrics a gate checks; default the run figures'."""
-    default_gate: Optional[str] = None
-    """The kind's default gate config (path under the project root)."""
-    gate_on_results: bool = True
-    """Whether the Results page shows the gate (a kind may show it on its own page)."""
+    gate: Optional[Gate] = None
+    """How a run of the kind is gated (`Gate`), or None if it has no default gate."""
     more_figures: Optional[Callable[["Engine", int], dict[str, Any]]] = None
     """Figures that need the stored answers (the trust report adds them to the headline)."""
     detail: Optional[Callable[["Engine", int], tuple[Optional[dict[str, Any]], list[str]]]] = None

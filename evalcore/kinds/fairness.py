@@ -4,7 +4,7 @@ and analyse the stored answers per group.
 Registered as one `EvalKind`: the spec builder (samples are rounds; suites go out as raw
 prompts), the failure policy (rounds without an answer count wrong), the headline figures
 (the fairness report's gate metrics, score, level and verdict), the gate (on the report's
-`gate_metrics`, shown on the Fairness page), the export, the CLI and the page.
+`Gate.metrics`, shown on the Fairness page), the export, the CLI and the page.
 """
 from __future__ import annotations
 
@@ -110,5 +110,5 @@ KIND = register(EvalKind(
                     report_json(report)),),
     counting=kinds.Counting(accuracy_needs_verdicts=True), figures=figures, metrics=METRICS,
     precedence=20,
-    gate_metrics=gate_metrics, default_gate="data/gate.example.toml", gate_on_results=False,
+    gate=kinds.Gate("data/gate.example.toml", metrics=gate_metrics, on_results=False),
     run_options=("option_order",)))

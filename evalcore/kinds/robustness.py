@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, Mapping
 
-from evalcore.kinds import EvalKind, Export, MetricSpec, Schedule, need, register, report_json
+from evalcore.kinds import EvalKind, Export, Gate, MetricSpec, Schedule, need, register, report_json
 from evalcore.metrics.robustness import PairedOutcome, floor_warning, robustness_summary
 
 if TYPE_CHECKING:
@@ -141,6 +141,6 @@ KIND = register(EvalKind(
     exports=(Export("Robustness JSON", "robustness_run{run}.json", "application/json",
                     report_json(report)),),
     needs_references=True, figures=figures, metrics=METRICS,
-    precedence=10, default_gate="data/gate.robustness.example.toml",
+    precedence=10, gate=Gate("data/gate.robustness.example.toml"),
     run_options=("option_order", "templates"), variant_items=clean_items,
     more_figures=more_figures))

@@ -52,29 +52,32 @@ def _csv(lang: str) -> Callable[["Engine", int], bytes]:
 def figures(engine: "Engine", out: Any, metrics: dict[str, Any], intervals: dict[str, Any]
             ) -> dict[str, Any]:
     """Perfect and flaky shares, errored rounds, mG-Pass@N; the distribution (questions
-    right j of N times, j = 0..N)."""
+    right j of N times, j = 0..N): from the one per-question summary of the run's counts
+    (`metrics.stability.summary_from_counts`) that the stability report shows too."""
+    from evalcore.metrics.stability import summary_from_counts
     from evalcore.report.run_figures import wilson
 
     rounds = metrics["rounds"]
-    exclude = out.failure_policy == "exclude"
-    # (right, trials): answered rounds under `exclude` (questions without one have no
-    # rate and are left out), all N under `as_wrong`
-    tallies = [(vs.count(True), len(vs) - vs.count(None) if exclude else rounds)
-               for vs in out.verdicts.values()]  # (list.count: a million verdicts)
-    tallies = [(right, trials) for right, trials in tallies if trials]
-    n = len(tallies)
-    perfect = sum(1 for right, _ in tallies if right == rounds)
-    flaky = sum(1 for right, trials in tallies if 0 < right < trials)
+    tallies = out.tallies()
+    summary = (summary_from_counts(tallies, rounds, failure_policy=out.failure_policy)
+               if tallies else None)
+    # questions with a rate: answered rounds under `exclude`, all N under `as_wrong`
+    rated = [q for q in (summary.questions if summary else ()) if q.trials]
+    n = len(rated)
+    classes = summary.classes if summary else {}
+    perfect = summary.distribution_counts[str(rounds)] if summary else 0  # right in all N
+    flaky = n - classes.get("perfect", 0) - classes.get("failed", 0)  # right in some
     metrics.update(perfect_share=perfect / n if n else None,
                    flaky_share=flaky / n if n else None,
-                   errored_rounds=sum(vs.count(None) for vs in out.verdicts.values()),
+                   errored_rounds=summary.errored_rounds if summary else 0,
                    failure_policy=out.failure_policy)
     intervals.update(perfect_share=wilson(perfect, n), flaky_share=wilson(flaky, n))
     # mG-Pass@N: right in most of N rounds (questions with all N rounds answered)
-    metrics["mg_pass_at_k"] = (run_g_pass([(t, r) for r, t in tallies], [rounds])[1][str(rounds)]
+    metrics["mg_pass_at_k"] = (run_g_pass([(q.trials, q.correct_count) for q in rated],
+                                          [rounds])[1][str(rounds)]
                                if rounds >= 2 else None)
-    complete = [right for right, trials in tallies if trials == rounds]  # the 0..N bins
-    return {"distribution": [sum(1 for c in complete if c == j) for j in range(rounds + 1)]}
+    bins = summary.distribution_counts if summary else {}
+    return {"distribution": [int(bins.get(str(j), 0)) for j in range(rounds + 1)]}
 
 
 def more_figures(engine: "Engine", run_id: int) -> dict[str, Any]:
@@ -144,5 +147,5 @@ KIND = register(EvalKind(
                     report_json(report))),
     counting=kinds.Counting("exclude", counts_unasked=True), needs_references=True,
     figures=figures, metrics=METRICS, precedence=30,
-    default_gate="data/gate.stability.example.toml", more_figures=more_figures,
+    gate=kinds.Gate("data/gate.stability.example.toml"), more_figures=more_figures,
     detail=detail, compare_pair=compare_pair, run_options=("option_order", "templates")))

@@ -206,6 +206,17 @@ def question_stability(verdicts: Sequence[Verdict], n_rounds: int, key: Any = No
                 f"question {key!r} round {pos + 1}: verdict {value!r} is not 0, 1 or None.")
         answered += 1
         correct += int(value)
+    return question_from_counts(correct, answered, n_rounds, key, confidence, failure_policy)
+
+
+def question_from_counts(correct: int, answered: int, n_rounds: int, key: Any = None,
+                         confidence: float = 0.95,
+                         failure_policy: FailurePolicy = "exclude") -> QuestionStability:
+    """One question's figures from its counts: right `correct` times in `answered`
+    rounds with a verdict, of `n_rounds` (every figure depends on these counts only)."""
+    if not 0 <= correct <= answered <= n_rounds:
+        raise MetricInputError(f"question {key!r}: right {correct} of {answered} answered "
+                               f"rounds is not possible in {n_rounds} rounds.")
     trials = answered if failure_policy == "exclude" else n_rounds
     if trials == 0:
         return QuestionStability(key=key, correct_count=0, answered=0, n_rounds=n_rounds,
@@ -368,6 +379,24 @@ def stability_summary(rows: VerdictRows, n_rounds: int, confidence: float = 0.95
             "Wait for the run to finish some calls, or check that it has items.")
     questions = [question_stability(v, n_rounds, key, confidence, failure_policy)
                  for key, v in keyed]
+    return summarise_questions(questions, n_rounds)
+
+
+def summary_from_counts(counts: Mapping[Any, tuple[int, int]], n_rounds: int,
+                        confidence: float = 0.95, failure_policy: FailurePolicy = "exclude"
+                        ) -> StabilitySummary:
+    """`stability_summary` from per-question counts {key: (right, answered rounds)}, as
+    a run's result holds them (`report.run_figures.RunOutcomes.tallies`): the verdicts
+    are counted once, wherever the summary is shown."""
+    _check_rounds(n_rounds)
+    check_policy(failure_policy)
+    if not counts:
+        raise MetricInputError(
+            "no questions to summarise: the run has no judged answers yet. "
+            "Wait for the run to finish some calls, or check that it has items.")
+    questions = [question_from_counts(right, answered, n_rounds, key, confidence,
+                                      failure_policy)
+                 for key, (right, answered) in counts.items()]
     return summarise_questions(questions, n_rounds)
 
 

@@ -417,7 +417,8 @@ def fairness_report(engine: Engine, run_id: int, *, threshold: float = DEFAULT_T
 def default_gate() -> str:
     """The gate whose verdict is a fairness run's headline (under the project root): the
     kind's default gate."""
-    return str(get_kind("fairness").default_gate)
+    gate = get_kind("fairness").gate
+    return str(gate.config if gate else None)
 
 
 def default_verdict(report: Mapping[str, Any]) -> dict[str, Any]:

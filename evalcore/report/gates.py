@@ -1,7 +1,7 @@
 """The quality gate of a stored run of any kind, and of its baseline: what CI and the
 pages show (`python -m evalcore gate --run ID [--baseline ID] --config F`).
 
-A run is gated on its kind's gate metrics (`EvalKind.gate_metrics`, e.g. a fairness
+A run is gated on its kind's gate metrics (`EvalKind.gate`'s metrics, e.g. a fairness
 report's `gate_metrics`) or else on `run_figures`' metrics (see `metrics.gate` for the
 names). The run and its baseline
 must be of one kind; a run that did not finish fails a check of its own, since its
@@ -33,8 +33,8 @@ from evalcore.store import queries
 
 def default_gates() -> dict[str, str]:
     """kind -> its gate config (under the project root) when none is given
-    (`EvalKind.default_gate`)."""
-    return {name: kind.default_gate for name, kind in all_kinds().items() if kind.default_gate}
+    (`EvalKind.gate`)."""
+    return {name: kind.gate.config for name, kind in all_kinds().items() if kind.gate}
 
 
 VERDICT_WORDS = {"pass": "PASSED", "fail": "FAILED", "not measured": "NOT MEASURED",
@@ -143,7 +143,7 @@ def baseline_gate(kind: str) -> GateConfig:
     schedule compares each run with the stored baseline of its dataset and model instead
     of absolute thresholds a healthy baseline may sit below (alerting every period)."""
     found = find_kind(kind)
-    path = found.default_gate if found is not None else None
+    path = found.gate.config if found is not None and found.gate else None
     base = load_gate_config(str(PROJECT_ROOT / path)) if path else None
     if base is None or base.max_regression is None:
         return GateConfig(max_regression=0.10, min_delta=0.01, source=f"{kind} baseline gate")
@@ -165,12 +165,12 @@ def default_gate_configs() -> dict[str, str]:
 
 
 def gate_metrics(engine: Engine, run_id: int, **fairness_options: Any) -> tuple[Any, dict]:
-    """(run row, flat metrics) of a run, whatever its kind (`EvalKind.gate_metrics`, else
+    """(run row, flat metrics) of a run, whatever its kind (`Gate.metrics`, else
     its run figures); `fairness_options` go to a kind's own gate metrics."""
     run = queries.get_run(engine, run_id)
     kind = find_kind(run.kind)
-    if kind is not None and kind.gate_metrics is not None:
-        return run, kind.gate_metrics(engine, run_id, **fairness_options)
+    if kind is not None and kind.gate is not None and kind.gate.metrics is not None:
+        return run, kind.gate.metrics(engine, run_id, **fairness_options)
     return run, run_figures(engine, run_id)["metrics"]
 
 

@@ -6,9 +6,11 @@ with their 95% intervals and the paired difference attacked minus clean (`diff`,
 `diff_se`, `diff_ci`, `n`, `moved`), clustered by clean question
 (`metrics.robustness_intervals`), and the same in words.
 
-The pairs come from the run's spec (`extra["pairs"]`, frozen at creation); verdicts and
-answers from its calls. A round's verdict is its judge call when the run had a judge
-model, else the answer call's rules score; a missing round counts as wrong. Texts
+The pairs come from the run's spec (`extra["pairs"]`, frozen at creation); verdicts from
+the run's result (`run_figures.load_outcomes`, the counts its headline figures come
+from), answers from its calls. A round's verdict is its judge call when the run had a
+judge model, else the answer call's rules score; a round without one (a failed call, a
+round not asked) counts as wrong. Texts
 (original, attacked, pairs, flags) are read from the attack items at report time;
 `edited_after_run` marks items whose attacked text a reviewer changed after the run, and
 `asked_attacked` is the text as approved when the run was created.
@@ -28,6 +30,7 @@ from evalcore.metrics.robustness import (accuracy, answer_similarity, mean_simil
 from evalcore.metrics.robustness_intervals import clean_vs_attacked, drop_words
 from evalcore.perturb.review import option_changes
 from evalcore.report.missed_answers import missed_answers
+from evalcore.report.run_figures import load_outcomes
 from evalcore.report.variants import variant_figures
 from evalcore.scorers.registry import score_answer
 from evalcore.scorers.rules import unparsed_summary
@@ -70,28 +73,22 @@ def text_diff(original: str, attacked: str) -> list[list[str]]:
     return out
 
 
-def _verdicts(engine: Engine, run: Any, reasons: Optional[list] = None,
-              answered: Optional[list] = None) -> tuple[dict[int, list], dict[int, list]]:
-    """{item_id: [verdict per round]}, {item_id: [answer per round]} from the stored calls;
-    the rules' reason of each answered round is appended to `reasons`, and (item_id,
-    answer, correct) to `answered` (rules runs)."""
+def _answers(engine: Engine, run: Any, reasons: Optional[list] = None,
+             answered: Optional[list] = None) -> dict[int, list]:
+    """{item_id: [answer per round]} from the stored calls; the rules' reason of each
+    answered round is appended to `reasons`, and (item_id, answer, correct) to `answered`
+    (rules runs). The verdicts are the run's result's (`run_figures.load_outcomes`)."""
     judged = run.judge != "rules"
-    verdicts: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
     answers: dict[int, list] = defaultdict(lambda: [None] * run.rounds)
-    for call in queries.iter_calls(engine, run.id):
+    for call in queries.iter_calls(engine, run.id, stage="answer"):
         if not 1 <= call.round <= run.rounds:
             continue
-        if call.stage == "answer":
-            answers[call.item_id][call.round - 1] = call.answer
-            if reasons is not None and not judged and call.answer is not None:
-                reasons.append(call.reason)
-            if answered is not None and not judged and call.answer is not None:
-                answered.append((call.item_id, call.answer, call.correct))
-            if not judged or call.error:
-                verdicts[call.item_id][call.round - 1] = call.correct
-        elif call.stage == "judge" and judged:
-            verdicts[call.item_id][call.round - 1] = call.correct
-    return verdicts, answers
+        answers[call.item_id][call.round - 1] = call.answer
+        if reasons is not None and not judged and call.answer is not None:
+            reasons.append(call.reason)
+        if answered is not None and not judged and call.answer is not None:
+            answered.append((call.item_id, call.answer, call.correct))
+    return answers
 
 
 def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
@@ -107,7 +104,11 @@ def robustness_report(engine: Engine, run_id: int, *, embeddings: bool = False,
     questions = run_items.run_questions(engine, run_id)
     reasons: list = []
     answered: list = []
-    verdicts, answers = _verdicts(engine, run, reasons, answered)
+    answers = _answers(engine, run, reasons, answered)
+    # per item its verdicts, counted once (a finished run's stored counts): the same
+    # counts as the headline figures compare, the leaderboard and the gate read; a round
+    # without a verdict counts as wrong here (`metrics.robustness.success_rate`)
+    verdicts = load_outcomes(engine, run_id).verdicts
     unparsed = unparsed_summary(reasons)
     missed = missed_answers(
         {"answer": answer, "correct": correct, "reference": questions[item_id].reference,

@@ -41,6 +41,10 @@ SEED = 20240601
 RESAMPLES = 1000
 CONFIDENCE = 0.95
 Verdict = Optional[bool]
+COUNTING = 2
+"""What a finished run's stored counts and figures (`store.run_summary`) were counted
+under; raised when that changes (a judge error became "no verdict"), so counts stored
+under the old rule are counted again instead of read."""
 
 
 @dataclass
@@ -76,6 +80,13 @@ class RunOutcomes:
         right, rounds = self.counts(item_id)
         return right / rounds if rounds else None
 
+    def tallies(self) -> dict[int, tuple[int, int]]:
+        """{item id: (right, answered rounds)} of every item with a verdict list: the
+        per-item counts every per-question figure is computed from (whatever the policy;
+        `metrics.stability.summary_from_counts`)."""
+        return {item: (vs.count(True), len(vs) - vs.count(None))
+                for item, vs in self.verdicts.items()}
+
     def all_counts(self) -> dict[int, tuple[int, int]]:
         """{item id: (right, rounds)} of every item with a verdict list (`counts`)."""
         return {item: self.counts(item) for item in self.verdicts}
@@ -100,6 +111,9 @@ def load_outcomes(engine: Engine, run_id: int, failure_policy: Optional[str] = N
     rounds = max(int(run.rounds or 1), 1)
     out = RunOutcomes(run=run, failure_policy=failure_policy or default_policy(run.kind))
     counted = summaries.summary(engine, run, "outcomes", lambda: count_outcomes(engine, run))
+    if counted.get("counting") != COUNTING:  # stored under an older rule
+        counted = count_outcomes(engine, run)
+        summaries.store(engine, run_id, "outcomes", summaries.state_key(engine, run), counted)
     for model, calls, prompt, completion in counted["usage"]:
         previous = out.tokens_by_model.get(model or run.model, (0, 0))
         out.tokens_by_model[model or run.model] = (previous[0] + int(prompt),
@@ -137,7 +151,7 @@ def count_outcomes(engine: Engine, run: Any) -> dict[str, Any]:
                       for model, calls, prompt, completion in rows["usage"]],
             "answered": [int(rows["answered"][0]), float(rows["answered"][1]),
                          int(rows["answered"][2])],
-            "items": items}
+            "items": items, "counting": COUNTING}
 
 
 def _count_verdicts(counts: Sequence[tuple[Any, ...]], rounds: int,
@@ -152,15 +166,16 @@ def _count_verdicts(counts: Sequence[tuple[Any, ...]], rounds: int,
 
 def _judged_verdicts(calls: Sequence[tuple[Any, ...]], rounds: int,
                      out: dict[int, list[Verdict]]) -> None:
-    """Judge verdicts, except where the answer call failed (no verdict)."""
+    """Judge verdicts, except where the answer or the judge call failed (no verdict, as
+    the stability report counts it: a judge error is not a wrong answer)."""
     answer_error: set[tuple[int, int]] = set()
     judge_verdict: dict[tuple[int, int], Verdict] = {}
-    for item_id, rnd, stage, correct, error in calls:
+    for item_id, rnd, stage, correct, error, failed in calls:
         out.setdefault(item_id, [None] * rounds)
         if stage == "answer" and error is not None:
             answer_error.add((item_id, rnd))
         elif stage == "judge":
-            judge_verdict[(item_id, rnd)] = correct
+            judge_verdict[(item_id, rnd)] = None if error is not None or failed else correct
     for (item_id, rnd), verdict in judge_verdict.items():
         if (item_id, rnd) not in answer_error:
             out[item_id][rnd - 1] = verdict
@@ -261,7 +276,7 @@ def run_figures(engine: Engine, run_id: int, outcomes: Optional[RunOutcomes] = N
     name = f"figures:{policy}"
     body = summaries.summary(engine, run, name,
                              lambda: _figures(engine, load_outcomes(engine, run_id, policy)))
-    if "accuracy_se" not in body["metrics"]:  # stored before runs' figures carried it
+    if body.get("counting") != COUNTING:  # stored under an older rule
         body = _figures(engine, load_outcomes(engine, run_id, policy))
         summaries.store(engine, run_id, name, summaries.state_key(engine, run), body)
     return {"run": run_summary(run), **body}
@@ -284,7 +299,7 @@ def _figures(engine: Engine, out: RunOutcomes) -> dict[str, Any]:
         if spec.same_as:
             metrics[spec.name] = metrics.get(spec.same_as)
             intervals[spec.name] = intervals.get(spec.same_as)
-    return {"metrics": metrics, "intervals": intervals, **extra}
+    return {"metrics": metrics, "intervals": intervals, **extra, "counting": COUNTING}
 
 
 UNCERTAINTY_KEYS = ("accuracy_se", "accuracy_ci", "variance_within", "variance_between",

@@ -6,6 +6,11 @@ has no verdict: the failure policy (`exclude`, the default, or `as_wrong`, the s
 failure = 0; see `metrics.stability`) decides how it counts, and the JSON and CSV say
 which was used and how many rounds it concerned. Everything streams from the store
 ordered by item then round, so exports of 100,000-call runs do not sit in memory.
+
+The per-question figures (distribution, classes, mean, std) come from the run's result
+(`run_figures.load_outcomes`: a finished run's stored counts), the counts compare, the
+leaderboard and the gate read; the rows walked here give only the text, the answers and
+which rounds were asked.
 """
 from __future__ import annotations
 
@@ -15,12 +20,17 @@ from typing import Any, Iterator, Optional, TextIO
 from sqlalchemy.engine import Engine
 
 from evalcore.metrics.consistency import consistency_summary
-from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, stability_summary
+from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, summary_from_counts
 from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
 from evalcore.report.missed_answers import MissedTally
 from evalcore.report.repeats import RepeatRounds
-from evalcore.report.run_figures import UNCERTAINTY_KEYS, accuracy_figures, load_outcomes
+from evalcore.report.run_figures import (
+    UNCERTAINTY_KEYS,
+    RunOutcomes,
+    accuracy_figures,
+    load_outcomes,
+)
 from evalcore.report.variants import add_variants  # the run options' figures
 from evalcore.runner.meaning_judge import stored_verdicts
 from evalcore.runner.rejudge import rejudge_passes
@@ -63,7 +73,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     `report.repeats.Meaning`): never a model call here.
     """
     run = queries.get_run(engine, run_id)
-    verdicts: dict[int, list] = {}
+    outcomes = load_outcomes(engine, run_id, failure_policy)  # the verdicts, counted once
+    item_ids: dict[int, int] = {}  # item index -> item id
     answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
     repeats: dict[int, RepeatRounds] = {}
@@ -84,7 +95,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         if idx not in items:
             items[idx] = {"question": row["question"], "standard_answer": row["reference"],
                           "type": row["task_type"], **({"rounds": []} if with_rounds else {})}
-            verdicts[idx] = [None] * run.rounds
+            item_ids[idx] = row["item_id"]
             answers[idx] = [None] * run.rounds
             repeats[idx] = RepeatRounds.empty(row, run.rounds)
         repeats[idx].add(row)
@@ -92,13 +103,14 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
             items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
                                                    row["score"], row["reason"], row["errored"],
                                                    failure_policy))
-        verdicts[idx][row["round"] - 1] = None if row["errored"] else row["correct"]
         asked[idx] = asked.get(idx, 0) + 1
-        failed[idx] = failed.get(idx, 0) + bool(row["errored"])
+        failed[idx] = failed.get(idx, 0) + bool(row["errored"])  # calls, not verdicts
         answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
         model_errors += row["error"] is not None
         judge_errors += row["judge_error"] is not None
-    summary = stability_summary(verdicts, run.rounds, failure_policy=failure_policy)
+    tallies = outcomes.tallies()
+    counts = {idx: tallies.get(item_id, (0, 0)) for idx, item_id in item_ids.items()}
+    summary = summary_from_counts(counts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_summary(rules_reasons)
     missed = missed.result()
     consistency = consistency_summary(list(answers.values()))
@@ -106,7 +118,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
-    computed["summary"].update(_accuracy(engine, run_id, failure_policy))
+    computed["summary"].update(_accuracy(outcomes))
     stats = call_usage.call_stats(engine, run_id)
 
     passes = rejudge_passes(engine, run_id)
@@ -152,11 +164,11 @@ NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",
 """Why a run has rounds it never asked, by its status (the words after "not asked")."""
 
 
-def _accuracy(engine: Engine, run_id: int, policy: FailurePolicy) -> dict[str, Any]:
+def _accuracy(outcomes: RunOutcomes) -> dict[str, Any]:
     """The mean success rate and its question-clustered uncertainty as every other view
     reads them: from the run's result (`run_figures.accuracy_figures`), not recounted
     from the rows this report walks."""
-    figures = accuracy_figures(load_outcomes(engine, run_id, policy))
+    figures = accuracy_figures(outcomes)
     return {"mean": figures["accuracy"], **{key: figures[key] for key in UNCERTAINTY_KEYS}}
 
 

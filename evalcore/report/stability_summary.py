@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from evalcore.metrics.stability import FailurePolicy
+from evalcore.report.run_figures import COUNTING
 from evalcore.report.stability import stability_report
 from evalcore.store import queries
 from evalcore.store.run_summary import summary
@@ -22,7 +23,9 @@ def report_figures(engine: Engine, run_id: int, failure_policy: FailurePolicy = 
                    meaning: bool | str = False) -> dict[str, Any]:
     """`stability_report(..., with_rounds=False)`, stored for a finished run in its state."""
     run = queries.get_run(engine, run_id)
-    return summary(engine, run, f"stability:{failure_policy}:{meaning}",
+    # named with the counting rule (`run_figures.COUNTING`): a report stored under an
+    # older rule is not read
+    return summary(engine, run, f"stability:{COUNTING}:{failure_policy}:{meaning}",
                    lambda: stability_report(engine, run_id, failure_policy=failure_policy,
                                             meaning=meaning, with_rounds=False))
 

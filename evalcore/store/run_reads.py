@@ -25,7 +25,8 @@ def outcome_rows(conn: Bind, run_id: int, rounds: int, *, judged: bool) -> dict[
       answer calls in rounds 1..`rounds`;
     - `verdicts`: rules runs (`judged` False): [(item_id, right, errors, stored)] counted
       per item (right = correct and no error); judged runs: [(item_id, round, stage,
-      correct, error)] of every call in rounds 1..`rounds`.
+      correct, error, failed)] of every call in rounds 1..`rounds`, `failed` when its
+      reason says the judge gave no verdict ("judge error: ...", `scorers.judge`).
     """
     in_run = and_(CALL.c.run_id == run_id, CALL.c.round >= 1, CALL.c.round <= rounds)
     answers = and_(in_run, CALL.c.stage == "answer")
@@ -36,7 +37,7 @@ def outcome_rows(conn: Bind, run_id: int, rounds: int, *, judged: bool) -> dict[
                       func.count(CALL.c.latency_ms)).where(answers)
     if judged:
         verdicts = select(CALL.c.item_id, CALL.c.round, CALL.c.stage, CALL.c.correct,
-                          CALL.c.error).where(in_run)
+                          CALL.c.error, CALL.c.reason.like("judge error%")).where(in_run)
     else:
         ok = case((and_(CALL.c.correct.is_(True), CALL.c.error.is_(None)), 1), else_=0)
         verdicts = (select(CALL.c.item_id, func.sum(ok), func.count(CALL.c.error), func.count())

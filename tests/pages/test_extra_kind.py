@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import pytest
 
-from evalcore.kinds import EvalKind, Export, MetricSpec, register, report_json, unregister
+from evalcore.kinds import EvalKind, Export, Gate, MetricSpec, register, report_json, unregister
 from tests.pages.helpers import run_page
 from tests.runner.conftest import add_model, dataset, server  # noqa: F401  (fixtures)
 
@@ -85,7 +85,7 @@ def recall(tmp_path: Path):
     gate = tmp_path / "gate.recall.toml"
     gate.write_text("[absolute]\nrecall_at_n_min = 0.5\n\n[relative]\nmax_regression = 0.1\n",
                     encoding="utf-8")
-    yield register(RECALL._replace(default_gate=str(gate)))
+    yield register(RECALL._replace(gate=Gate(str(gate))))
     unregister(NAME)
 
 
@@ -132,9 +132,9 @@ def test_an_extra_kind_is_found_everywhere(recall, page_env, engine, dataset, se
 
     # the gate (default config and CLI), the trust report
     gates = default_gate_configs()
-    assert gates[NAME] == recall.default_gate
+    assert gates[NAME] == recall.gate.config
     assert gate_any(engine, second, gates[NAME], baseline_id=first).passed
-    strict = Path(recall.default_gate).with_name("strict.toml")
+    strict = Path(recall.gate.config).with_name("strict.toml")
     strict.write_text("[absolute]\nrecall_at_n_min = 0.9\n", encoding="utf-8")
     code, out = _cli(capsys, "gate", "--run", str(second), "--config", str(strict))
     assert code == 1 and "recall_at_n 0.5 < 0.9 FAILED" in out
