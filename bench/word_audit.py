@@ -1,7 +1,15 @@
-"""Blind audit of word attacks: draw, write blind, score a reviewer's verdicts (#25 item 5).
+"""Blind audit of word attacks: draw, write blind, score a reviewer's verdicts.
 
+    # fresh samples from files no audit, table or threshold was built on (every shared
+    # CODAH and TruthfulQA row that still swaps has been shown to a reviewer)
+    .venv/bin/python bench/word_audit.py --write --lang en --n 200 --sample-seed 29 \
+        --suffix _fluency_fresh --rows BBQ-Age=1-600 --rows Translation=1-500
+    .venv/bin/python bench/word_audit.py --write --lang zh --n 200 --sample-seed 31 \
+        --suffix _fluency_fresh --rows CBBQ-SES=1-3960 --rows CBBQ-SES-dis=1-3960 \
+        --rows CBBQ-gender=1-1838 --rows CBBQ-gender-amb=1-1838 --rows Translation-zh=1-500
     # after the fluency round: the attack's defaults (fluency check, register kept), none
-    # of the rows an earlier word audit showed
+    # of the rows an earlier word audit showed (Chinese: the Math23K sample the Chinese
+    # table was last corrected on)
     .venv/bin/python bench/word_audit.py --write --n 200 --sample-seed 29 --suffix _fluency \
         --exclude docs/audits/2026-11-26/word_key_en.json \
                   docs/audits/2026-11-26/word_key_en_fresh.json \
@@ -102,7 +110,8 @@ def parse_rows(specs: list[str]) -> dict[str, tuple[Path, range]]:
 
 def draw(language: str, n: int, sample_seed: int, seed: int,
          exclude: frozenset[tuple[str, int]] = frozenset(),
-         rows: dict[str, tuple[Path, range]] | None = None) -> tuple[list, list]:
+         rows: dict[str, tuple[Path, range]] | None = None,
+         coverage: dict[str, int] | None = None) -> tuple[list, list]:
     """(blind rows, key rows) of `n` unflagged attacked items of `language`, none of the
     (set, row) pairs in `exclude` (items an earlier sample showed a reviewer); with
     `rows`, only the sets and rows named there (parse_rows)."""
@@ -119,6 +128,11 @@ def draw(language: str, n: int, sample_seed: int, seed: int,
         if span is not None:
             questions = [q for q in questions if q.idx + 1 in span]
         results = asyncio.run(attack_questions(questions, "word", seed=seed))
+        if coverage is not None:  # the share the sample's items were drawn from
+            coverage["items"] = coverage.get("items", 0) + len(results)
+            coverage["swapped"] = coverage.get("swapped", 0) + sum(bool(r.pairs) for r in results)
+            coverage["unflagged"] = coverage.get("unflagged", 0) + sum(
+                bool(r.pairs) and not r.flags for r in results)
         for q, r in zip(questions, results):
             if r.pairs and not r.flags and (name, q.idx + 1) not in exclude:
                 pool.append((name, q, r))
@@ -161,13 +175,15 @@ def write(out: Path, n: int, sample_seed: int, seed: int, languages: list[str],
           rows: dict[str, tuple[Path, range]] | None = None) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for language in languages:
+        coverage: dict[str, int] = {}
         blind, key = draw(language, n, sample_seed, seed, seen_items(exclude or [], language),
-                          rows)
+                          rows, coverage)
         for stem, lines in (("blind", blind), ("key", key)):
             path = out / f"word_{stem}_{language}{suffix}.json"
             path.write_text(json.dumps(lines, ensure_ascii=False, indent=1) + "\n",
                             encoding="utf-8")
-        print(json.dumps({"language": language, "items": len(blind), "sample_seed": sample_seed,
+        print(json.dumps({"language": language, "items": len(blind), "coverage": coverage,
+                          "sample_seed": sample_seed,
                           "attack_seed": seed, "out": str(out)}))
 
 
