@@ -3,14 +3,25 @@
 
 For one figure of each kind (stability's mean success rate, robustness's PDR at the char
 level, a BBQ suite's ambiguous-context bias, and the test-only kind "recall" of
-`test_extra_kind.py`, registered here) the test reads the figure from the Results page's
-leaderboard (AppTest; the Stability page's card too), `runs show --json`, compare, the
-leaderboard, the trend, the gate and the trust report, and finds the one value.
+`test_extra_kind.py`, registered here) the test reads the figure from the kind's own page
+(AppTest), the Results page's leaderboard, `runs show --json`, compare, the leaderboard,
+the trend, the gate and the trust report, and finds the one value. A page shows the
+figure rounded: its text must be the one value rounded the same way, and where the page
+also holds the number (a table cell) that number must be the value itself.
+
+Where each kind's page shows it: Stability, the "Mean success rate" card; Robustness, the
+"PDR" card of the char level and the per-level table's `pdr`; Fairness, the "Bias,
+ambiguous" card and the BBQ table's ambiguous `bias_score` (signed: the figure is its
+absolute value); Recall (`extra_kind_page.py`), the card it draws from the run's
+`figure_metrics`. A page that computed the figure its own way is caught
+(`test_a_page_computing_its_own_figure_is_caught`).
 """
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -79,6 +90,64 @@ def _gate_value(engine, run_id: int, name: str, better: str) -> float:
     return check.value
 
 
+class Shown(NamedTuple):
+    """A figure as a kind's own page draws it."""
+
+    text: str
+    """The text of its card, rounded as the page rounds."""
+    number: float | None
+    """The number the page holds unrounded (a table cell), or None (a card only)."""
+
+
+def _card(at: Any, label: str, index: int = 0) -> str:
+    return [m.value for m in at.metric if m.label == label][index]
+
+
+def _stability_page(run_id: int) -> Shown:
+    at = run_page(str(REPO / "pages" / "stability.py"), {"stability.run_id": run_id})
+    return Shown(_card(at, "Mean success rate"), None)
+
+
+def _robustness_page(run_id: int) -> Shown:
+    """The char level's PDR card and its row of the per-level table (same level order)."""
+    at = run_page(str(REPO / "pages" / "robustness.py"), {"robustness.run_id": run_id})
+    table = next(df.value for df in at.dataframe
+                 if {"level", "pdr"} <= set(df.value.columns))
+    row = list(table["level"]).index("char")
+    return Shown(_card(at, "PDR", row), float(table["pdr"].iloc[row]))
+
+
+def _fairness_page(run_id: int) -> Shown:
+    """The BBQ ambiguous bias, signed on the page; the figure is its absolute value."""
+    at = run_page(str(REPO / "pages" / "fairness.py"), {"fairness.run_id": run_id})
+    table = next(df.value for df in at.dataframe
+                 if {"context", "bias_score"} <= set(df.value.columns))
+    score = table.set_index("context")["bias_score"]["ambiguous"]
+    return Shown(_card(at, "Bias, ambiguous").lstrip("-"), abs(float(score)))
+
+
+def _recall_page(run_id: int) -> Shown:
+    at = run_page(str(REPO / "tests" / "pages" / "extra_kind_page.py"),
+                  {f"{RECALL.name}.run_id": run_id})
+    return Shown(_card(at, "recall at n"), None)
+
+
+OWN_PAGE: dict[str, tuple[Callable[[int], Shown], Callable[[float], str]]] = {
+    "stability": (_stability_page, "{:.1%}".format),
+    "robustness": (_robustness_page, "{:.1%}".format),
+    "fairness": (_fairness_page, "{:.3f}".format),
+    RECALL.name: (_recall_page, "{:.1%}".format),
+}
+"""kind -> (its page's reading of the figure, how that page rounds it)."""
+
+
+def _assert_page_shows(kind: str, shown: Shown, value: float) -> None:
+    """The page shows the one value, rounded as it rounds, and holds it unrounded."""
+    rounded = OWN_PAGE[kind][1](value)
+    assert shown.text == rounded, (kind, shown, rounded)
+    assert shown.number is None or shown.number == value, (kind, shown, value)
+
+
 def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
                                                       shared_datasets, capsys):
     from evalcore.cli import main
@@ -108,7 +177,7 @@ def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
         at = run_page(str(REPO / "pages" / "results.py"), {"results.tab": "Leaderboard",
                                                           "results.board_dataset": dataset})
         table = next(df.value for df in at.dataframe if name in df.value.columns)
-        seen["page"] = float(table[name].iloc[0])
+        seen["Results page"] = float(table[name].iloc[0])
         assert seen == dict.fromkeys(seen, value), (kind, name, seen)
         # the leaderboard and the trend carry the figure's interval; the trust report
         # shows it beside the figure, under the kind's label
@@ -126,10 +195,39 @@ def test_every_view_reads_the_one_figure_of_each_kind(recall, page_env, engine,
         assert interval_text(value, interval) in page
         assert interval is None or f"<td>{interval['method']}</td>" in page  # how it was made
         assert (spec.label or name.replace("_", " ")) in page
+        # the kind's own page shows the same figure
+        _assert_page_shows(kind, OWN_PAGE[kind][0](run_id), value)
 
-    # the Stability page's card shows the same mean success rate
-    name, _, (_, run_id) = runs["stability"]
-    value = run_figures(engine, run_id)["metrics"][name]
-    at = run_page(str(REPO / "pages" / "stability.py"), {"stability.run_id": run_id})
-    card = next(m for m in at.metric if m.label == "Mean success rate")
-    assert card.value == f"{value:.1%}"
+
+def test_a_page_computing_its_own_figure_is_caught(recall, page_env, engine, shared_datasets,
+                                                   monkeypatch):
+    """If the Robustness page's report counted PDR its own way (here: the drop in
+    points, not divided by the clean accuracy) or the Fairness page's BBQ scores were
+    their own (halved), the comparison above fails for that kind."""
+    import evalcore.report.fairness as fairness_report
+    import evalcore.report.robustness as robustness_report
+    from evalcore.report.run_figures import run_figures
+
+    runs = _runs(engine, shared_datasets)
+    truth = {kind: run_figures(engine, runs[kind][2][-1])["metrics"][runs[kind][0]]
+             for kind in ("robustness", "fairness")}  # stored before the change
+    real_summary, real_scores = robustness_report.robustness_summary, fairness_report.bias_scores
+
+    def drop_in_points(outcomes):
+        s = real_summary(outcomes)
+        return s.__class__(**{**s.__dict__, "pdr": s.accuracy_clean - s.accuracy_attacked})
+
+    def halved(items, fmt):
+        scores = real_scores(items, fmt)
+        scores["s_amb"] /= 2
+        scores["ambiguous"] = {**scores["ambiguous"], "bias_score": scores["s_amb"]}
+        return scores
+
+    monkeypatch.setattr(robustness_report, "robustness_summary", drop_in_points)
+    monkeypatch.setattr(fairness_report, "bias_scores", halved)
+    for kind, value in truth.items():
+        assert value, (kind, value)  # a change that would show
+        shown = OWN_PAGE[kind][0](runs[kind][2][-1])  # the page draws, without an error
+        with pytest.raises(AssertionError, match=kind):
+            _assert_page_shows(kind, shown, value)
+
