@@ -100,7 +100,10 @@ class Shown(NamedTuple):
 
 
 def _card(at: Any, label: str, index: int = 0) -> str:
-    return [m.value for m in at.metric if m.label == label][index]
+    """The text of the page's `index`-th card labelled `label`."""
+    cards = [m.value for m in at.metric if m.label == label]
+    assert len(cards) > index, f"the page draws no card {label!r} (#{index}): {cards}"
+    return cards[index]
 
 
 def _stability_page(run_id: int) -> Shown:
