@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from evalcore.dataset.numbering import question_label
 from evalcore.errors import EvalcoreError
 from evalcore.metrics.stability import CLASSES, RISK_LEVELS
-from evalcore.report.stability_charts import bin_colour
+from evalcore.report.stability_charts import bin_colour, pass_k_value
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -140,8 +140,9 @@ def pass_k_frame(report: Mapping[str, Any]) -> pd.DataFrame:
     summary = report["summary"]
     ks = range(1, int(report["repetition_count"]) + 1)
     return pd.DataFrame({"k": list(ks),
-                         "pass_hat_k": [float(summary["pass_hat_k"][str(k)]) for k in ks],
-                         "pass_at_k": [float(summary["pass_at_k"][str(k)]) for k in ks]})
+                         "pass_hat_k": [pass_k_value(summary, "pass_hat_k", k) for k in ks],
+                         "pass_at_k": [pass_k_value(summary, "pass_at_k", k) for k in ks]})
+
 
 
 def counts_frame(report: Mapping[str, Any], block: Literal["classes", "risk"]) -> pd.DataFrame:

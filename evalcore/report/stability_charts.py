@@ -45,6 +45,13 @@ def bin_colour(correct: int, n_rounds: int) -> str:
     return {"perfect": GREEN, "high": LIGHT_GREEN, "unstable": YELLOW}.get(cls, RED)
 
 
+def pass_k_value(summary: Mapping[str, Any], key: str, k: int) -> float:
+    """pass^k or pass@k at `k`, NaN where no question had k answered rounds (rounds
+    without a verdict left out): a gap in the curve and an empty cell, not an error."""
+    value = (summary.get(key) or {}).get(str(k))
+    return float("nan") if value is None else float(value)
+
+
 def _rounds(report: Mapping[str, Any]) -> int:
     return int(report["repetition_count"])
 
@@ -114,8 +121,8 @@ def pass_k_figure(report: Mapping[str, Any]) -> go.Figure:
     fig = go.Figure()
     for key, name, colour in (("pass_hat_k", "pass^k (all k right)", RED),
                               ("pass_at_k", "pass@k (at least one right)", GREEN)):
-        fig.add_trace(go.Scatter(x=ks, y=[float(summary[key][str(k)]) for k in ks], name=name,
-                                 mode="lines+markers", line_color=colour,
+        ys = [pass_k_value(summary, key, k) for k in ks]
+        fig.add_trace(go.Scatter(x=ks, y=ys, name=name, mode="lines+markers", line_color=colour,
                                  hovertemplate="k=%{x}: %{y:.3f}<extra>" + name + "</extra>"))
     fig.update_layout(title="pass^k and pass@k", xaxis_title="k", yaxis_title="probability",
                       xaxis={"tickmode": "linear", "dtick": 1, "tick0": 1},

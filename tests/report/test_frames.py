@@ -120,3 +120,16 @@ def test_excluded_errors_show_next_to_the_rate_and_as_error_rounds():
     assert table.loc[1, "errored"] == 4 and table.loc[1, "success_rate"] != table.loc[1, "success_rate"]
     assert list(frames.questions_frame(report)["item"]) == [0, 2, 1]  # no rate: last
     assert list(frames.rounds_frame(report, 0)["verdict"]) == ["right", "error", "wrong", "right"]
+
+
+def test_a_pass_k_no_question_reached_is_a_gap_not_an_error():
+    from evalcore.report.stability_charts import pass_k_figure
+
+    report = {"repetition_count": 3,
+              "summary": {"pass_hat_k": {"1": 0.5, "2": 0.25, "3": None},
+                          "pass_at_k": {"1": 0.5, "2": 0.75, "3": None}}}
+    pk = frames.pass_k_frame(report)
+    assert pk["pass_hat_k"].isna().tolist() == [False, False, True]
+    assert pk.loc[1, "pass_at_k"] == 0.75
+    ys = [list(trace.y) for trace in pass_k_figure(report).data]
+    assert all(y[2] != y[2] for y in ys)  # NaN: plotly leaves a gap
