@@ -83,6 +83,7 @@ def test_a_finished_run_stores_the_figures_its_later_reads_use(settings, engine,
     read it instead of counting the run's calls again."""
     from sqlalchemy import select
 
+    from evalcore.report.run_figures import COUNTING
     from evalcore.report.stability import stability_report
     from evalcore.store import queries
     from evalcore.store.tables import RunSummary
@@ -94,7 +95,7 @@ def test_a_finished_run_stores_the_figures_its_later_reads_use(settings, engine,
     run_id = queries.list_runs(engine)[0].id
     with engine.connect() as conn:
         stored = conn.execute(select(summaries.c.data).where(
-            summaries.c.run_id == run_id, summaries.c.name == "stability:exclude:False")
+            summaries.c.run_id == run_id, summaries.c.name == f"stability:{COUNTING}:exclude:False")
         ).scalar()
     assert stored is not None
     assert json.loads(stored) == stability_report(engine, run_id, with_rounds=False)
