@@ -23,6 +23,7 @@ from evalcore.monitor.alerts import build_message, deliver
 from evalcore.monitor.runs import run_name, schedule_actor, start_scheduled_run
 from evalcore.report.gates import NO_BASELINE, baseline_gate, gate_any, gate_reason, verdict_of
 from evalcore.runner.jobs import JobContext, handler
+from evalcore.runner.outage import is_outage
 from evalcore.store import datasets, jobs, queries, schedules
 from evalcore.store.baselines import baseline_for_run
 from evalcore.store.db import transaction
@@ -49,6 +50,8 @@ def _create(ctx: JobContext, row_id: int) -> dict[str, Any]:
                                                      schedule.created_by, int(schedule.id)),
                                                  models_path=load_settings().models_path)
             except Exception as exc:  # noqa: BLE001 - recorded on the due time, alerted
+                if is_outage(exc):
+                    raise  # the database went, not the run: the job is given back
                 reason = mask_text(f"the run could not be created: {type(exc).__name__}: "
                                    f"{exc}")
                 schedules.update_schedule_run(conn, row_id, status="skipped",

@@ -36,10 +36,17 @@ def is_outage(exc: BaseException) -> bool:
     full disk, which waiting does not cure: `runner.disk_full`)."""
     if is_disk_full(exc):
         return False
-    if isinstance(exc, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError,
-                        sa.TimeoutError, ConnectionError, TimeoutError)):
-        return True
-    return isinstance(exc, sa.DBAPIError) and bool(exc.connection_invalidated)
+    seen: set[int] = set()
+    link: Optional[BaseException] = exc
+    while link is not None and id(link) not in seen:  # a lost connection that caused another
+        seen.add(id(link))
+        if isinstance(link, (sa.OperationalError, sa.InterfaceError, sa.DisconnectionError,
+                             sa.TimeoutError, ConnectionError, TimeoutError)):
+            return True
+        if isinstance(link, sa.DBAPIError) and link.connection_invalidated:
+            return True
+        link = link.__cause__
+    return False
 
 
 OUTAGES_KEPT = 20

@@ -28,7 +28,7 @@ from evalcore.store import run_state
 from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import create_job
 from evalcore.store.monitor_tables import Schedule, ScheduleRun
-from evalcore.store.tables import Run
+from evalcore.store.tables import Job, Run
 from evalcore.store.types import utcnow
 
 RUN = Run.__table__
@@ -240,13 +240,33 @@ def _previous_busy(conn: Connection, schedule_id: int) -> Optional[str]:
     if last is None:
         return None
     if last.status == "queued":
-        return f"the previous due time's run is still being created (row {last.id})"
+        ended = _creation_ended(conn, int(last.id))
+        if ended is None:
+            return f"the previous due time's run is still being created (row {last.id})"
+        conn.execute(update(SCHEDULE_RUN).where(SCHEDULE_RUN.c.id == last.id).values(
+            status="skipped", verdict="run failed",
+            reason=f"its run was never created: the job making it {ended}"))
+        return None
     if last.run_id is not None:
         status = conn.execute(run_state.with_state(select(run_state.STATUS).select_from(RUN))
                               .where(RUN.c.id == last.run_id)).scalar()
         if status is not None and status not in RUN_ENDED:
             return f"run {last.run_id} of the previous due time is still {status}"
     return None
+
+
+def _creation_ended(conn: Connection, row_id: int) -> Optional[str]:
+    """How the job creating due-time row `row_id`'s run ended ("failed: ..."), or None
+    while it may still make the run. A creation job that failed (a database lost in the
+    middle of it) would otherwise block every later due time of the schedule."""
+    job = Job.__table__
+    found = conn.execute(select(job.c.status, job.c.error).where(
+        job.c.kind == "schedule", job.c.params["schedule_run"].as_integer() == row_id,
+        job.c.params["step"].as_string() == "create")).all()
+    if not found or any(j.status not in ("done", "failed", "cancelled") for j in found):
+        return None
+    last = found[-1]
+    return f"{last.status}: {last.error}" if last.error else last.status
 
 
 def _enqueue_one(engine: Engine, schedule_id: int, now: datetime,

@@ -107,6 +107,27 @@ def test_a_run_still_going_is_not_doubled(engine, settings, dataset, server):
     assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=21))) == 1
 
 
+def test_a_due_time_whose_run_creation_failed_does_not_block_the_schedule(engine, settings,
+                                                                         dataset, server):
+    """The job making a due time's run failed (a database lost in the middle of it): the
+    next due time is not skipped as 'still being created' for ever; the stuck row says
+    what happened."""
+    from evalcore.store.tables import Job
+
+    add_model(settings, server)
+    sched = add_stability_schedule(engine, settings, dataset, every_s=10, start=T0)
+    [job_id] = schedules.enqueue_due(engine, T0 + timedelta(seconds=1))
+    assert schedules.enqueue_due(engine, T0 + timedelta(seconds=11)) == []  # still making it
+    with engine.begin() as conn:
+        conn.execute(update(Job).where(Job.id == job_id).values(
+            status="failed", error="PendingRollbackError: connection lost"))
+    assert len(schedules.enqueue_due(engine, T0 + timedelta(seconds=21))) == 1
+    rows = _rows(engine, sched.id)
+    assert [r.status for r in rows] == ["skipped", "skipped", "queued"]
+    assert "never created" in rows[0].reason and "connection lost" in rows[0].reason
+    assert "still being created" in rows[1].reason
+
+
 def _make_run(engine) -> int:
     from evalcore.store import queries
 

@@ -35,3 +35,21 @@ def test_a_full_disk_is_not_an_outage() -> None:
     locked = OperationalError("INSERT", {}, sqlite3.OperationalError("database is locked"))
     assert is_disk_full(full) and not is_outage(full)  # waiting does not free space
     assert is_outage(locked) and not is_disk_full(locked)  # a lock is waited out
+
+
+def test_an_error_caused_by_a_lost_connection_is_an_outage() -> None:
+    """SQLAlchemy's PendingRollbackError (a transaction used after its connection was cut)
+    is raised from the connection's error: the job is given back, not failed."""
+    from sqlalchemy import exc as sa
+
+    lost = sa.OperationalError("SELECT 1", {}, ConnectionError("server closed the connection"))
+    try:
+        try:
+            raise lost
+        except sa.OperationalError as cut:
+            raise sa.PendingRollbackError("Can't reconnect until invalid transaction is "
+                                          "rolled back") from cut
+    except sa.PendingRollbackError as pending:
+        assert is_outage(pending)
+    assert not is_outage(sa.PendingRollbackError("a bug: no connection was lost"))
+    assert not is_outage(ValueError("bad row"))
