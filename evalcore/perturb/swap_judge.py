@@ -16,6 +16,7 @@ one item at a time while several items' calls are in flight.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import re
 import threading
 from collections.abc import Sequence
@@ -29,7 +30,7 @@ Verdict = Literal["yes", "no", "unreadable"]
 EMBEDDED = "embedded"
 """What an attack set records as its judge when the embedded check made its swaps."""
 PROMPT = (
-    "One word of a {language} text was replaced by another. Judge the change as a careful "
+    "One word of a text in {language} was replaced by another. Judge the change as a careful "
     "native {language} speaker would.\n\n"
     "Before: {before}\nAfter: {after}\n\n"
     "Replaced: \"{old}\" -> \"{new}\"\n\n"
@@ -58,7 +59,7 @@ def parse_verdict(reply: Any) -> Verdict:
     words = _WORDS.findall(_THINK.sub(" ", reply).lower())
     while words and words[0] in _LABELS:
         words.pop(0)
-    if not words:
+    if not words or words[1:2] == ["or"]:  # "yes or no?" repeats the question
         return "unreadable"
     if words[0] in _YES:
         return "yes"
@@ -78,7 +79,8 @@ class SwapJudge:
         self.turn = threading.Lock()
         """Held by an attack thread while it runs the attack's own code."""
         self.calls = 0
-        self._cache: dict[tuple[str, str], Verdict] = {}
+        self._asked: dict[tuple[str, str], concurrent.futures.Future[Verdict]] = {}
+        """Verdicts (or calls in flight) by (text before, text after)."""
 
     async def _ask(self, language: str, old: str, new: str, before: str, after: str
                    ) -> Verdict:
@@ -94,27 +96,26 @@ class SwapJudge:
                                 "the stored batches are kept, resume when it answers")
         return parse_verdict(reply.text)
 
-    async def _verdicts(self, language: str, asks: Sequence[tuple[str, str, str, str]]
-                        ) -> list[Verdict]:
-        return list(await asyncio.gather(*(self._ask(language, *a) for a in asks)))
-
     def keeps(self, language: str, places: Sequence[tuple[str, str, str, str]]) -> bool:
         """Whether every place (old word, new word, text before, text after) is judged
-        "yes". Called from an attack thread holding `turn`: released while waiting."""
-        todo = [p for p in places if (p[2], p[3]) not in self._cache]
-        if todo:
-            future = asyncio.run_coroutine_threadsafe(self._verdicts(language, todo),
-                                                      self.loop)
+        "yes". Called from an attack thread holding `turn`, released while it waits; a
+        place already asked (or being asked by another item) is not asked again."""
+        waits = []
+        for old, new, before, after in places:
+            key = (before, after)
+            if key not in self._asked:
+                if len(self._asked) > _CACHE_SIZE:
+                    self._asked.clear()
+                self._asked[key] = asyncio.run_coroutine_threadsafe(
+                    self._ask(language, old, new, before, after), self.loop)
+            waits.append(self._asked[key])
+        if not all(w.done() for w in waits):
             self.turn.release()
             try:
-                verdicts = future.result()
+                concurrent.futures.wait(waits)
             finally:
                 self.turn.acquire()
-            if len(self._cache) > _CACHE_SIZE:
-                self._cache.clear()
-            for place, verdict in zip(todo, verdicts):
-                self._cache[(place[2], place[3])] = verdict
-        return all(self._cache[(p[2], p[3])] == "yes" for p in places)
+        return all(w.result() == "yes" for w in waits)
 
 
 def make_swap_judge(name: str, models_path: Path | Any) -> SwapJudge:
