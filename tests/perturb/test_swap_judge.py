@@ -176,3 +176,35 @@ def test_a_verdict_is_read_through_labels_and_markup(verdict, before, after):
 ])
 def test_verdicts_of_known_replies(reply, verdict):
     assert parse_verdict(reply) == verdict
+
+
+@pytest.mark.integration
+@pytest.mark.usefixtures("wordnet_ready")
+def test_the_embedded_model_as_swap_judge(tmp_path, monkeypatch):
+    """The wire end to end with provider "local": every swap made was put to the model
+    and read as "yes". (SmolLM2-135M says "Yes." to nearly anything: it proves the path,
+    not a judge; the strong model's audit is the measurement still to make.)"""
+    import evalcore.perturb.swap_judge as swap_judge
+    from evalcore.providers.local import stop_local
+
+    read: list[str] = []
+    parse = swap_judge.parse_verdict
+
+    def recorded(reply):
+        read.append(parse(reply))
+        return read[-1]
+
+    monkeypatch.setattr(swap_judge, "parse_verdict", recorded)
+    models = tmp_path / "models.toml"
+    add_model(models, ModelConfig(name="local-judge", kind="local", concurrency=2, threads=1,
+                                  n_ctx=1024, timeout=120.0))
+    try:
+        results = run_closing_clients(attack_questions(
+            [Question(idx=i, question=t) for i, t in enumerate(EN)], "word",
+            models_path=models, params={"swap_judge": "local-judge", "similarity": False}))
+    finally:
+        stop_local()
+    made = [p for r in results for p in r.pairs]
+    assert read and set(read) <= {"yes", "no", "unreadable"}
+    assert len(made) <= read.count("yes")
+    assert all(r.details["judge"] == "local-judge" for r in results)
