@@ -15,6 +15,7 @@ import evalcore.perturb as perturb
 from evalcore.config import load_settings
 from evalcore.dataset import get_dataset, load_items
 from evalcore.dataset.records import Question
+from evalcore.perturb.params import check_swap_judge
 from evalcore.perturb.set_storage import (
     Fence,
     append,
@@ -24,9 +25,8 @@ from evalcore.perturb.set_storage import (
     named_set_refused,
     row_from_result,
 )
-from evalcore.perturb.params import check_swap_judge
-from evalcore.perturb.swap_judge import judge_label
 from evalcore.perturb.sets import AttackSetError, get_attack_set, normalize_level
+from evalcore.perturb.swap_judge import judge_label
 from evalcore.providers.client import run_closing_clients
 from evalcore.store import attack_sets as q
 from evalcore.store.attack_set_writes import create_empty_attack_set

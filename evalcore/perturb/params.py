@@ -47,8 +47,8 @@ RULES: dict[str, tuple[Any, str]] = {
     "min_similarity": (_share, "a number from 0 to 1"),
     "threshold": (_share, "a number from 0 to 1"),
     "similarity": (lambda v: isinstance(v, bool), "true or false"),
-    "swap_judge": (_model_name, "null (the embedded check) or the name of a model in "
-                                "the models file"),
+    "swap_judge": (_model_name, ("null (the embedded check) or the name of a model in "
+                                 "the models file")),
     "pivot": (_pivot, f"null (the other language) or one of {', '.join(LANGUAGE_NAMES)}"),
 }
 """Per parameter: the test of a usable value and, for the message, what is allowed."""
@@ -68,14 +68,11 @@ def check_param_values(level: str, params: dict[str, Any]) -> None:
 def check_swap_judge(params: dict[str, Any] | None, models_path: Any) -> None:
     """A word attack's `swap_judge` must name a model of the models file: refused at submit
     in one line naming it, not in the worker after the set was made."""
-    from evalcore.providers.registry import get_model
+    from evalcore.perturb.swap_judge import judge_config
 
     name = (params or {}).get("swap_judge")
     if name:
-        try:
-            get_model(models_path, str(name))
-        except EvalcoreError as exc:
-            raise EvalcoreError(f"word attack param swap_judge: {exc}") from None
+        judge_config(str(name), models_path)
 
 
 def parse_params(text: str | None) -> dict[str, Any]:

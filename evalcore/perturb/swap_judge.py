@@ -118,16 +118,20 @@ class SwapJudge:
         return all(w.result() == "yes" for w in waits)
 
 
-def make_swap_judge(name: str, models_path: Path | Any) -> SwapJudge:
-    """The judge for model `name` of the models file, on the running loop; an unknown
-    name raises one line naming it and the models there."""
+def judge_config(name: str, models_path: Path | Any) -> ModelConfig:
+    """Model `name` of the models file; an unknown name raises one line naming it and
+    the models there."""
     from evalcore.providers.registry import get_model
 
     try:
-        config = get_model(models_path, name)
+        return get_model(models_path, name)
     except EvalcoreError as exc:
         raise EvalcoreError(f"word attack param swap_judge: {exc}") from None
-    return SwapJudge(config, asyncio.get_running_loop())
+
+
+def make_swap_judge(name: str, models_path: Path | Any) -> SwapJudge:
+    """The judge for model `name` of the models file, on the running loop."""
+    return SwapJudge(judge_config(name, models_path), asyncio.get_running_loop())
 
 
 def judge_label(params: dict[str, Any]) -> str | None:

@@ -184,7 +184,7 @@ def test_the_embedded_model_as_swap_judge(tmp_path, monkeypatch):
     """The wire end to end with provider "local": every swap made was put to the model
     and read as "yes". (SmolLM2-135M says "Yes." to nearly anything: it proves the path,
     not a judge; the strong model's audit is the measurement still to make.)"""
-    import evalcore.perturb.swap_judge as swap_judge
+    from evalcore.perturb import swap_judge
     from evalcore.providers.local import stop_local
 
     read: list[str] = []
