@@ -580,6 +580,7 @@ def test_unticking_keep_register_queues_a_word_attack_that_may_move_formality(pa
     assert sets[0].params["resolved"]["keep_register"] is False
 
 
+@pytest.mark.usefixtures("runner_clients")
 def test_a_model_picked_as_swap_judge_judges_the_word_attack(page_env, engine):
     from evalcore.dataset import import_dataset
     from evalcore.perturb.sets import list_attack_sets
