@@ -78,7 +78,6 @@ class SwapJudge:
         self.loop = loop
         self.turn = threading.Lock()
         """Held by an attack thread while it runs the attack's own code."""
-        self.calls = 0
         self._asked: dict[tuple[str, str], concurrent.futures.Future[Verdict]] = {}
         """Verdicts (or calls in flight) by (text before, text after)."""
 
@@ -88,7 +87,6 @@ class SwapJudge:
 
         name = _LANGUAGE.get(language, language)
         prompt = PROMPT.format(language=name, before=before, after=after, old=old, new=new)
-        self.calls += 1
         reply = await get_client(self.config).chat(ChatRequest.user(
             prompt, temperature=0.0, max_tokens=MAX_TOKENS, seed=0))
         if not reply.ok:
