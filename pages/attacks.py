@@ -73,6 +73,10 @@ def select_new_set() -> None:
 # ------------------------------------------------------------------ generate form
 
 
+EMBEDDED_CHECK = "embedded check"
+"""The swap judge picker's default: the embedded model's fluency check (fluency.py)."""
+
+
 def _translators(models: list[str]) -> list[str]:
     """Translator specs, the embedded local model first (no key, no network): the
     alphabetically first model was the default, often a mock or a paid model."""
@@ -117,6 +121,12 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
         "Keep register", value=True, key="attacks.keep_register",
         help="Refuse swaps that move formality (want -> desire, car -> automobile); "
              "untick to allow them")
+    judge = EMBEDDED_CHECK if level != "word" else right.selectbox(
+        "Swap judge", [EMBEDDED_CHECK, *models], key="attacks.swap_judge",
+        help="Who judges each word swap in its sentence (meaning kept, natural to a native "
+             "reader). The embedded check reads English only (Chinese then takes reviewed "
+             "table swaps only); a model from the Models page judges English and Chinese, "
+             "one call per swap tried")
     name = st.text_input("Attack set name (optional)", key="attacks.name")
     similarity = st.checkbox(
         "Check meaning with e5 similarity", value=True, key="attacks.similarity",
@@ -126,6 +136,7 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
                             invalid=problems) as submit_key:
         if submit_key:
             _queue_generation(submit_key, params_text, similarity, keep_register,
+                              None if judge == EMBEDDED_CHECK else judge,
                               dataset=int(dataset_id),
                               level=level, seed=int(seed), translator=translator,
                               name=name.strip() or None, created_by=reviewer,
@@ -133,7 +144,7 @@ def generate_form(datasets: list[Any], reviewer: str) -> None:
 
 
 def _queue_generation(submit_key: str, params_text: str, similarity: bool,
-                      keep_register: bool, **settings: Any) -> None:
+                      keep_register: bool, swap_judge: str | None, **settings: Any) -> None:
     """Check the parameters' JSON, then queue the generation once for `submit_key`."""
     try:
         params = parse_params(params_text)
@@ -144,6 +155,8 @@ def _queue_generation(submit_key: str, params_text: str, similarity: bool,
         params["similarity"] = False
     if not keep_register:
         params["keep_register"] = False
+    if swap_judge:
+        params["swap_judge"] = swap_judge
 
     _shared.queue_job(lambda: queue_attack(
         _shared.actor(), _shared.engine(), params=params, submit_key=submit_key, **settings),

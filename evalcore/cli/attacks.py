@@ -55,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-fluency", action="store_true",
                    help="word level: skip scoring each English swap in its sentence with the "
                         "embedded model (faster; swaps that read badly are no longer dropped)")
+    p.add_argument("--swap-judge", metavar="MODEL",
+                   help="word level: a model of the models file judges every swap in its "
+                        "text (meaning kept, natural), English and Chinese, in place of the "
+                        "embedded check")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_attack)
 
@@ -143,9 +147,11 @@ def _attack(args: argparse.Namespace) -> int:
     engine, _ = engine_and_settings()
     if args.no_similarity:
         params["similarity"] = False
-    if (args.any_register or args.no_fluency) and args.level != "word":
-        raise EvalcoreError("--any-register and --no-fluency are word-level options; "
-                            "use them with --level word")
+    if (args.any_register or args.no_fluency or args.swap_judge) and args.level != "word":
+        raise EvalcoreError("--any-register, --no-fluency and --swap-judge are word-level "
+                            "options; use them with --level word")
+    if args.swap_judge:
+        params["swap_judge"] = args.swap_judge
     if args.any_register:
         params["keep_register"] = False
     if args.no_fluency:

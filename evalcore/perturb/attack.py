@@ -17,7 +17,9 @@ Params per level (unknown keys are errors):
 - word: `replacements` (None = the same rule), `min_similarity` (least word-vector cosine of
   a Chinese synonym, default 0.55), `fluency` (score every English swap in its sentence
   with the embedded model and drop those that read badly, default True), `keep_register`
-  (refuse swaps that move formality, want -> desire, default True).
+  (refuse swaps that move formality, want -> desire, default True), `swap_judge` (a
+  model of the models file that judges every swap in its text, English and Chinese, in
+  place of the embedded check: swap_judge.py; default None).
 - sentence: `pivot` (language code; default "en" for Chinese questions, "zh" for English).
 - all: `threshold` (least e5 similarity, default guard.DEFAULT_SIMILARITY_THRESHOLD),
   `similarity` (False skips the e5 score, e.g. for speed runs; default True).
@@ -39,6 +41,7 @@ from evalcore.perturb.guard import (check_attack, DEFAULT_SIMILARITY_THRESHOLD, 
                                     FLAG_UNCHANGED, numbers, reference_words)
 from evalcore.perturb.params import check_param_values
 from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
+from evalcore.perturb.swap_judge import judge_label, make_swap_judge, SwapJudge
 from evalcore.perturb.swaps import attack_texts, option_where, Style, Text
 from evalcore.perturb.tokens import entities, Language, option_spans, segment
 from evalcore.providers.client import run_closing_clients
@@ -49,7 +52,7 @@ LEVELS: tuple[str, ...] = ("char", "word", "sentence")
 PARAMS: dict[str, dict[str, Any]] = {
     "char": {"ops": ["insert"], "insertions": None},
     "word": {"replacements": None, "min_similarity": 0.55, "fluency": True,
-             "keep_register": True},
+             "keep_register": True, "swap_judge": None},
     "sentence": {"pivot": None},
 }
 """Default params per level (see the module docstring)."""
@@ -134,10 +137,11 @@ def attacks_options(question: Question) -> bool:
             and option_spans(question.question)[1] is None)
 
 
-def _local_attack(question: Question, level: str, seed: int, params: dict[str, Any]) -> _Raw:
+def _local_attack(question: Question, level: str, seed: int, params: dict[str, Any],
+                  judge: SwapJudge | None = None) -> _Raw:
     """Char or word attack without the similarity score; a word attack of a choice item
     puts the attacked options in details["choices"] and each pair's place in
-    details["where"]."""
+    details["where"]. `judge` (word level) judges each swap in its text."""
     language = question_language(question)
     tokens = segment(question.question, language, reference_words(question, language))
     rng = item_rng(seed, question, level)
@@ -157,11 +161,21 @@ def _local_attack(question: Question, level: str, seed: int, params: dict[str, A
                                        replacements=params["replacements"],
                                        min_similarity=params["min_similarity"],
                                        style=Style(fluency=bool(params["fluency"]),
-                                                   keep_register=bool(params["keep_register"])))
+                                                   keep_register=bool(params["keep_register"]),
+                                                   judge=judge))
     details["where"] = [where for _, _, where in pairs]
+    details["judge"] = judge_label(params)
     if len(texts) > 1:
         details["choices"] = out[1:]
     return out[0], details["placed"], [(old, new) for old, new, _ in pairs], details
+
+
+def _judged_attack(question: Question, level: str, seed: int, params: dict[str, Any],
+                   judge: SwapJudge) -> _Raw:
+    """`_local_attack` taking its turn: one item's own code at a time (the word lists and
+    WordNet are not made for threads), the turn given up while its verdicts are awaited."""
+    with judge.turn:
+        return _local_attack(question, level, seed, params, judge)
 
 
 def option_flags(question: Question, choices: list[str], similarities: list[float | None],
@@ -234,14 +248,14 @@ def attack_question(question: Question, level: Level, *, seed: int = 0,
     """Attack one question (blocking). Sentence level needs `translator` and no running
     event loop (inside one, await `attack_questions`)."""
     resolved = resolve_params(level, params)
-    if level == "sentence":
+    if level == "sentence" or resolved.get("swap_judge"):
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return run_closing_clients(attack_questions(
                 [question], level, seed=seed, params=params, translator=translator))[0]
-        raise EvalcoreError("attack_question(level='sentence') was called inside an event "
-                            "loop; await attack_questions([...]) there instead")
+        raise EvalcoreError(f"attack_question(level='{level}') with a model was called inside "
+                            "an event loop; await attack_questions([...]) there instead")
     text, n, pairs, details = _local_attack(question, level, seed, resolved)
     return _result(question, level, seed, resolved, text, n, pairs, details, None)
 
@@ -285,16 +299,25 @@ async def attack_questions(questions: list[Question], level: Level, *, seed: int
                            params: dict[str, Any] | None = None,
                            translator: Translator | None = None,
                            on_progress: Callable[[int, int], None] | None = None,
-                           ) -> list[AttackResult]:
+                           models_path: Any = None) -> list[AttackResult]:
     """Attack many questions; results in input order.
 
     char/word run in worker threads in chunks (the loop stays responsive, progress is
     reported between chunks); sentence runs every translation concurrently on the running
     loop (the model client limits concurrency). A failed translation gives the original
     text flagged "translation_failed", never an exception. Similarities are computed in one
-    e5 batch at the end.
+    e5 batch at the end. A word attack with a `swap_judge` attacks a chunk's items in
+    several threads, their judge calls in flight together (swap_judge.py); the model is
+    looked up in `models_path` (default: the settings' models file).
     """
     resolved = resolve_params(level, params)
+    judge = None
+    if level == "word" and resolved.get("swap_judge"):
+        if models_path is None:
+            from evalcore.config import load_settings
+
+            models_path = load_settings().models_path
+        judge = make_swap_judge(str(resolved["swap_judge"]), models_path)
     total = len(questions)
     raw: list[tuple[str, int, list[tuple[str, str]], dict[str, Any], tuple]] = []
     if level == "sentence":
@@ -315,8 +338,12 @@ async def attack_questions(questions: list[Question], level: Level, *, seed: int
     else:
         for start in range(0, total, _CHUNK):
             chunk = questions[start:start + _CHUNK]
-            part = await asyncio.to_thread(
-                lambda c=chunk: [_local_attack(q, level, seed, resolved) for q in c])
+            if judge is None:
+                part = await asyncio.to_thread(
+                    lambda c=chunk: [_local_attack(q, level, seed, resolved) for q in c])
+            else:
+                part = await asyncio.gather(*(asyncio.to_thread(
+                    _judged_attack, q, level, seed, resolved, judge) for q in chunk))
             raw.extend((text, n, pairs, details, ()) for text, n, pairs, details in part)
             if on_progress:
                 on_progress(len(raw), total)

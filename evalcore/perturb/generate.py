@@ -15,6 +15,7 @@ import evalcore.perturb as perturb
 from evalcore.config import load_settings
 from evalcore.dataset import get_dataset, load_items
 from evalcore.dataset.records import Question
+from evalcore.perturb.params import check_swap_judge
 from evalcore.perturb.set_storage import (
     Fence,
     append,
@@ -25,6 +26,7 @@ from evalcore.perturb.set_storage import (
     row_from_result,
 )
 from evalcore.perturb.sets import AttackSetError, get_attack_set, normalize_level
+from evalcore.perturb.swap_judge import judge_label
 from evalcore.providers.client import run_closing_clients
 from evalcore.store import attack_sets as q
 from evalcore.store.attack_set_writes import create_empty_attack_set
@@ -45,15 +47,19 @@ of work, and the next `generate_attack_items` continues after the last stored ba
 def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
                       seed: int = 0, params: Optional[dict[str, Any]] = None,
                       translator: Optional[str] = None, name: Optional[str] = None,
-                      created_by: str = "", limit: Optional[int] = None) -> int:
+                      created_by: str = "", limit: Optional[int] = None,
+                      models_path: Optional[Path] = None) -> int:
     """Validate the request and store the (empty) attack set; returns its id.
 
     The row and its empty derived dataset are written at once, so a job can point at the
     set before any item exists; `generate_attack_items` fills it in. `translator` is a
-    spec ("llm:MODEL", "google"), kept in the lineage for the sentence level.
+    spec ("llm:MODEL", "google"), kept in the lineage for the sentence level; a word
+    attack's `swap_judge` must be a model of `models_path` (default: the settings').
     """
     level = normalize_level(level)
     resolved = _resolved(level, params)  # unknown params fail here, before any work
+    if resolved.get("swap_judge"):
+        check_swap_judge(resolved, models_path or load_settings().models_path)
     if translator is not None and not isinstance(translator, str):
         raise AttackSetError("give the translator as a spec ('llm:MODEL' or 'google') so the "
                              "set's lineage can name it")
@@ -70,6 +76,8 @@ def create_attack_set(engine: "Engine", *, dataset: Union[str, int], level: str,
             raise AttackSetError(f"dataset {source.name!r} has no items to attack")
         spec = {"params": dict(params or {}), "resolved": resolved,
                 "translator": translator, "limit": limit, "total": total}
+        if level == "word":  # which judge made the swaps: a model, "embedded" or none
+            spec["swap_judge"] = judge_label(resolved)
         return {"level": level, "origin": "generated", "seed": seed, "params": spec,
                 "created_by": created_by}
 
@@ -115,6 +123,8 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
             models_path = load_settings().models_path
         translator = perturb.make_translator(spec["translator"], models_path=models_path)
     attack = perturb.attack_questions  # through the package: tests replace it there
+    judged = {"models_path": models_path} if (spec.get("resolved") or {}).get(
+        "swap_judge") and models_path is not None else {}
     for start in range(0, len(todo), max(1, batch_size)):
         batch = todo[start:start + max(1, batch_size)]
         questions = [validated(Question, item, fail=lambda why: AttackSetError(  # stored rows
@@ -122,7 +132,7 @@ async def generate_attack_items_async(engine: "Engine", set_id: int, *,
             f"({why}); import that dataset again")) for item in batch]
         results = await attack(questions,
                                attack_set.level, seed=attack_set.seed or 0,
-                               params=spec.get("params"), translator=translator)
+                               params=spec.get("params"), translator=translator, **judged)
         if len(results) != len(batch):
             raise AttackSetError(f"the {attack_set.level} attack returned {len(results)} "
                                  f"results for {len(batch)} questions of set "
@@ -158,7 +168,8 @@ async def generate_attack_set(engine: "Engine", *, dataset: Union[str, int], lev
         spec = getattr(translator, "name", "") or type(translator).__name__
     set_id = await asyncio.to_thread(
         create_attack_set, engine, dataset=dataset, level=level, seed=seed, params=params,
-        translator=spec, name=name, created_by=created_by, limit=limit)
+        translator=spec, name=name, created_by=created_by, limit=limit,
+        models_path=models_path)
     return await generate_attack_items_async(
         engine, set_id, on_progress=on_progress, models_path=models_path,
         translator=None if isinstance(translator, str) else translator)

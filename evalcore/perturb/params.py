@@ -36,6 +36,10 @@ def _pivot(value: Any) -> bool:
     return value is None or (isinstance(value, str) and value in LANGUAGE_NAMES)
 
 
+def _model_name(value: Any) -> bool:
+    return value is None or (isinstance(value, str) and bool(value.strip()))
+
+
 RULES: dict[str, tuple[Any, str]] = {
     "ops": (_ops, f"a non-empty list of {', '.join(CHAR_OPS)}"),
     "insertions": (_count, "null (the method's rule) or a whole number >= 1"),
@@ -43,6 +47,8 @@ RULES: dict[str, tuple[Any, str]] = {
     "min_similarity": (_share, "a number from 0 to 1"),
     "threshold": (_share, "a number from 0 to 1"),
     "similarity": (lambda v: isinstance(v, bool), "true or false"),
+    "swap_judge": (_model_name, ("null (the embedded check) or the name of a model in "
+                                 "the models file")),
     "pivot": (_pivot, f"null (the other language) or one of {', '.join(LANGUAGE_NAMES)}"),
 }
 """Per parameter: the test of a usable value and, for the message, what is allowed."""
@@ -57,6 +63,16 @@ def check_param_values(level: str, params: dict[str, Any]) -> None:
         if not usable(value):
             raise EvalcoreError(f"{level} attack param {key}={json.dumps(value)} is not "
                                 f"allowed; use {allowed}")
+
+
+def check_swap_judge(params: dict[str, Any] | None, models_path: Any) -> None:
+    """A word attack's `swap_judge` must name a model of the models file: refused at submit
+    in one line naming it, not in the worker after the set was made."""
+    from evalcore.perturb.swap_judge import judge_config
+
+    name = (params or {}).get("swap_judge")
+    if name:
+        judge_config(str(name), models_path)
 
 
 def parse_params(text: str | None) -> dict[str, Any]:

@@ -113,6 +113,9 @@ class Style:
     reads worse than the threshold is dropped and the next candidate tried."""
     keep_register: bool = True
     """Refuse swaps that move formality (want -> desire, car -> automobile)."""
+    judge: Any = None
+    """A `swap_judge.SwapJudge`: a chat model judges every swap in its text, English and
+    Chinese, in place of the embedded check (`fluency` is then not used)."""
 
 
 def _unchecked_zh(language: Language, style: Style) -> bool:
@@ -122,8 +125,9 @@ def _unchecked_zh(language: Language, style: Style) -> bool:
     byte tokens and ranks swaps barely above chance: docs/attacks.md), and a blind reader
     rejected most dictionary swaps in their sentences (同学 -> 同窗, 睡觉 -> 就寝, 进行 ->
     展开). So while the check is asked for, a Chinese swap it cannot make is not made;
-    with the check off (`fluency=False`) the dictionary's synonyms come back."""
-    return language == "zh" and style.fluency
+    with the check off (`fluency=False`) the dictionary's synonyms come back, and with a
+    swap judge, which reads Chinese and checks each of them in its sentence."""
+    return language == "zh" and style.fluency and style.judge is None
 
 
 def attack_texts(texts: Sequence[Text], language: Language, rng: random.Random, *,
@@ -254,13 +258,17 @@ def _word_everywhere(texts: Sequence[Text], places: list[tuple[int, int]], langu
 def _first_fluent(pool: Sequence[Any], top: int, rng: random.Random, language: Language,
                   style: Style, places: Any) -> Any:
     """A candidate drawn (seeded) from the best `top`; one that reads badly at any of its
-    places (fluency.py) is dropped and the draw repeated, the next best joining the
-    pool. Without a check the draw is the plain seeded choice."""
+    places (the swap judge, else fluency.py) is dropped and the draw repeated, the next
+    best joining the pool. Without a check the draw is the plain seeded choice."""
     best, rest = list(pool[:top]), list(pool[top:])
     while best:
         pick = rng.choice(best)
         cand = pick[0] if isinstance(pick, tuple) else pick
-        if not (style.fluency and language == "en") or all(
+        if style.judge is not None:
+            if style.judge.keeps(language, [_judged_place(tokens, start, end, text)
+                                            for tokens, start, end, text in places(cand)]):
+                return pick
+        elif not (style.fluency and language == "en") or all(
                 _reads_well(tokens, start, end, text) for tokens, start, end, text
                 in places(cand)):
             return pick
@@ -268,6 +276,15 @@ def _first_fluent(pool: Sequence[Any], top: int, rng: random.Random, language: L
         if rest:
             best.append(rest.pop(0))
     return None
+
+
+def _judged_place(tokens: Sequence[Token], start: int, end: int, swap: str
+                  ) -> tuple[str, str, str, str]:
+    """(old words, swap, text before, text after) of one place, for the swap judge."""
+    before, old = "".join(t.text for t in tokens[:start]), "".join(
+        t.text for t in tokens[start:end])
+    after = "".join(t.text for t in tokens[end:])
+    return old, swap, before + old + after, before + swap + after
 
 
 def _reads_well(tokens: Sequence[Token], start: int, end: int, swap: str) -> bool:

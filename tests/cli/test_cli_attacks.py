@@ -268,3 +268,36 @@ def test_attack_word_options_reach_the_engine(run, apples, fake_engine):
                                          "fluency": False}
     code, _, err = run("attack", "--dataset", apples, "--level", "char", "--any-register")
     assert code != 0 and "--level word" in err and "Traceback" not in err
+
+
+def test_attack_with_a_swap_judge(run, settings, tmp_path):
+    """`--swap-judge MODEL`: every swap put to the model; one it refuses is not made; the
+    set records the judge. An unknown model is refused before anything is queued."""
+    asked: list[str] = []
+
+    def judge(prompt: str, schema: dict | None) -> str:
+        asked.append(prompt)
+        return "no"
+
+    rows = [("She decided to buy a large car because her family needed more room.", 1),
+            ("The student finished the difficult homework before dinner.", 2)]
+    code, _, err = run("datasets", "import", str(write_math_csv(tmp_path / "stories.csv",
+                                                                  rows=rows)))
+    assert code == 0, err
+    code, _, err = run("attack", "--dataset", "stories", "--level", "word",
+                       "--swap-judge", "nosuch")
+    assert code == 2 and "swap_judge" in err and "'nosuch'" in err
+    assert len(err.strip().splitlines()) == 1
+    code, _, err = run("attack", "--dataset", "stories", "--level", "char",
+                       "--swap-judge", "fake")
+    assert code == 2 and "--swap-judge" in err and "--level word" in err
+    with FaultServer(FaultConfig(responder=judge)) as server:
+        add_model(settings, server)
+        code, out, err = run("attack", "--dataset", "stories", "--level", "word",
+                             "--swap-judge", "fake", "--no-similarity", "--json")
+    assert code == 0, err
+    assert asked  # the word attack had swaps to judge, and every one was refused
+    code, out, _ = run("attacks", "show", str(json.loads(out)["id"]), "--json")
+    shown = json.loads(out)
+    assert shown["params"]["swap_judge"] == "fake"
+    assert all(i["pairs"] == [] for i in shown["attack_items"])

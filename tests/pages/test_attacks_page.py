@@ -578,3 +578,38 @@ def test_unticking_keep_register_queues_a_word_attack_that_may_move_formality(pa
     assert len(sets) == 1 and sets[0].level == "word"
     assert sets[0].params["params"]["keep_register"] is False
     assert sets[0].params["resolved"]["keep_register"] is False
+
+
+@pytest.mark.usefixtures("runner_clients")
+def test_a_model_picked_as_swap_judge_judges_the_word_attack(page_env, engine):
+    from evalcore.dataset import import_dataset
+    from evalcore.perturb.sets import list_attack_sets
+    from evalcore.providers.base import ModelConfig
+    from evalcore.providers.registry import add_model
+    from tests.fakes.fault_server import FaultConfig, FaultServer
+
+    asked: list[str] = []
+
+    def judge(prompt: str, schema: dict | None) -> str:
+        asked.append(prompt)
+        return "yes"
+
+    import_dataset(engine, REPO / "data" / "samples" / "mc_en.jsonl", name="mc",
+                   mapping={"question": "question", "reference": "answer",
+                            "choices": "choices", "task_type": "choice"})
+    with FaultServer(FaultConfig(responder=judge)) as server:
+        add_model(page_env.models_path, ModelConfig(name="judge-model", model="m",
+                                                    base_url=server.openai_url))
+        at = open_page(reviewer="frank")
+        at.radio(key="attacks.level").set_value("word").run()
+        assert at.selectbox(key="attacks.swap_judge").value == "embedded check"
+        at.selectbox(key="attacks.swap_judge").set_value("judge-model")
+        at.checkbox(key="attacks.similarity").uncheck()
+        at.button(key="attacks.generate").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        wait_jobs(engine)
+    sets = list_attack_sets(engine)
+    assert len(sets) == 1 and sets[0].params["swap_judge"] == "judge-model"
+    assert sets[0].params["resolved"]["swap_judge"] == "judge-model"
+    from evalcore.store.jobs import list_jobs
+    assert asked and "Replaced:" in asked[0], [(j.status, j.error) for j in list_jobs(engine)]
