@@ -173,6 +173,9 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     else:
         report["summary"]["answer_grouping"] = ("by extracted answer, open answers by "
                                                 "normalised text")
+    # (trials, right) -> G-Pass figures: one object per pair, shared by the questions
+    # with those counts (a few hundred pairs, not one copy per question; read, not written)
+    g_pass: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
     for q in summary.questions:
         entry = results[str(q.key)]
         r = rounds.get(q.key)
@@ -187,8 +190,10 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
             entropies.append((q.key, entropy))
             if r.has_reference and q.success_rate is not None:
                 banded.append((entropy, q.success_rate))
-        g, mg = question_g_pass(q.trials, q.correct_count, ks) if q.trials else ({}, {})
-        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g, mg
+        pair = (q.trials, q.correct_count)
+        if pair not in g_pass:
+            g_pass[pair] = question_g_pass(*pair, ks) if q.trials else ({}, {})
+        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g_pass[pair]
         if rejudge is not None:
             flicker = r.flicker
             entry["judge_flicker"] = flicker.to_json_dict()
