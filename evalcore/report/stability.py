@@ -74,6 +74,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     """
     run = queries.get_run(engine, run_id)
     outcomes = load_outcomes(engine, run_id, failure_policy)  # the verdicts, counted once
+    tallies, accuracy = outcomes.tallies(), _accuracy(outcomes)
+    del outcomes  # a verdict per call: not held while the rounds stream
     passes = rejudge_passes(engine, run_id)
     latest = passes[-1] if passes else None
     rejudged = repeats_figures.rejudged_rounds(latest, run.rounds)
@@ -112,7 +114,6 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
             judge_errors += row["judge_error"] is not None
         agreement.append(answer_consistency(answers))
         repeats[idx].settle(None if rejudged is None else rejudged.get(item_ids[idx], {}))
-    tallies = outcomes.tallies()
     counts = {idx: tallies.get(item_id, (0, 0)) for idx, item_id in item_ids.items()}
     summary = summary_from_counts(counts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_counts(rules_unread, rules_answered)
@@ -122,7 +123,8 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
-    computed["summary"].update(_accuracy(outcomes))
+    computed["summary"].update(accuracy)
+    items.clear()  # merged into `computed`
     stats = call_usage.call_stats(engine, run_id)
 
     reliability = None if latest is None else {k: v for k, v in latest.items() if k != "detail"}
