@@ -36,8 +36,10 @@ def _emit(**row: object) -> None:
     print(json.dumps(row, ensure_ascii=False), flush=True)
 
 
-def build(questions: int, rounds: int) -> tuple[int, int, int]:
-    """Two finished stability runs of `questions` x `rounds` answer calls; (dataset, a, b)."""
+def build(questions: int, rounds: int,
+          skills: tuple[float, ...] = (0.6, 0.7)) -> tuple[int, ...]:
+    """One finished stability run of `questions` x `rounds` answer calls per skill (the share
+    of right answers; two by default); (dataset, run ids...)."""
     from sqlalchemy import insert
 
     from evalcore.config import load_settings
@@ -55,7 +57,7 @@ def build(questions: int, rounds: int) -> tuple[int, int, int]:
     item_ids = [int(i.id) for i in load_items(engine, ds)]
     now = datetime.now(UTC)
     runs = []
-    for k, skill in enumerate((0.6, 0.7)):
+    for k, skill in enumerate(skills):
         model = f"m{k}"
         spec = {"kind": "stability", "dataset": "million", "model": model, "rounds": rounds,
                 "judge": "rules"}
@@ -91,7 +93,7 @@ def build(questions: int, rounds: int) -> tuple[int, int, int]:
                 conn.execute(insert(CALL), batch)
         runs.append(int(run.id))
     engine.dispose()
-    return ds, runs[0], runs[1]
+    return (ds, *runs)
 
 
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, float, int]:

@@ -116,7 +116,14 @@ def consistency_summary(per_question: Sequence[Sequence[Optional[str]]],
     """Answer consistency of every question and the means over questions."""
     if not per_question:
         raise MetricInputError("no questions to measure answer consistency on (empty input).")
-    results = [answer_consistency(a, extractor) for a in per_question]
+    return consistency_of([answer_consistency(a, extractor) for a in per_question])
+
+
+def consistency_of(results: Sequence[Consistency]) -> dict[str, Any]:
+    """`consistency_summary` of questions already measured one at a time, so a report
+    that streams a run's rounds keeps each question's figures, not its answers."""
+    if not results:
+        raise MetricInputError("no questions to measure answer consistency on (empty input).")
     return {
         "questions": [r.to_json_dict() for r in results],
         "mean_distinct": math.fsum(r.distinct for r in results) / len(results),

@@ -2,7 +2,9 @@
 G-Pass@k / mG-Pass@k and, when a re-judging pass exists, judge flicker apart from model
 flicker. Everything comes from the rounds the run stored: no model call.
 
-`RepeatRounds` collects a question's rounds while `stability_report` streams them;
+`RepeatRounds` collects a question's rounds while `stability_report` streams them and,
+once the question's last round has passed, `settle` keeps its answer groups (and judge
+flicker) and lets its replies go: a million calls' replies never sit in memory together.
 `add_repeats` writes the figures into the report's `stability_results` and `summary`.
 """
 from __future__ import annotations
@@ -51,6 +53,11 @@ class RepeatRounds:
     extracted: list[Optional[str]]
     verdicts: list[Optional[bool]]
     rejudged: dict[int, list[Optional[bool]]] = field(default_factory=dict)
+    groups: list[Any] | None = None
+    """The answer groups (`metrics.repeats.group_answers`), once settled."""
+    flicker: Any = None
+    """The judge flicker (`metrics.repeats.question_flicker`), once settled with a
+    re-judging pass."""
 
     @classmethod
     def empty(cls, row: dict[str, Any], rounds: int) -> "RepeatRounds":
@@ -75,6 +82,17 @@ class RepeatRounds:
         self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
 
+    def settle(self, rejudged: dict[int, list[bool | None]] | None = None) -> None:
+        """Compute the question's answer groups, and its judge flicker when `rejudged`
+        (round index -> re-judgements; `rejudged_rounds`) is given, then drop its replies."""
+        self.groups = group_answers(self.replies, self.verdicts,
+                                    self.extracted if self.task_type in EXTRACTING_TASKS
+                                    else None)
+        if rejudged is not None:
+            self.rejudged = rejudged
+            self.flicker = question_flicker(self.replies, self.verdicts, rejudged)
+        self.replies, self.extracted, self.verdicts, self.rejudged = [], [], [], {}
+        self.question = None
 
     def _option(self, index: str) -> str:
         return option_label(index, self.question)
@@ -134,14 +152,14 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
         report["summary"]["judge_noise_withheld"] = {
             "judge": rejudge["judge"], "reasons": list(rejudge["degenerate"])}
         rejudge = None
-    if rejudge is not None:
-        _attach_rejudgements(rounds, rejudge)
+    by_item = rejudged_rounds(rejudge, summary.n_rounds)
+    for r in rounds.values():  # those `stability_report` has not settled as it streamed
+        if r.groups is None:
+            r.settle(None if by_item is None else by_item.get(r.item_id, {}))
     entropies: list[tuple[Any, float]] = []
     banded: list[tuple[float, float]] = []
     flickers = []
-    grouped = {key: group_answers(r.replies, r.verdicts,
-                                  r.extracted if r.task_type in EXTRACTING_TASKS else None)
-               for key, r in rounds.items()}
+    grouped = {key: r.groups or [] for key, r in rounds.items()}
     how, judge = parse_meaning(meaning)
     if how == "offline":
         grouped = _by_meaning(grouped, rounds)
@@ -155,6 +173,9 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     else:
         report["summary"]["answer_grouping"] = ("by extracted answer, open answers by "
                                                 "normalised text")
+    # (trials, right) -> G-Pass figures: one object per pair, shared by the questions
+    # with those counts (a few hundred pairs, not one copy per question; read, not written)
+    g_pass: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
     for q in summary.questions:
         entry = results[str(q.key)]
         r = rounds.get(q.key)
@@ -169,10 +190,12 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
             entropies.append((q.key, entropy))
             if r.has_reference and q.success_rate is not None:
                 banded.append((entropy, q.success_rate))
-        g, mg = question_g_pass(q.trials, q.correct_count, ks) if q.trials else ({}, {})
-        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g, mg
+        pair = (q.trials, q.correct_count)
+        if pair not in g_pass:
+            g_pass[pair] = question_g_pass(*pair, ks) if q.trials else ({}, {})
+        entry["g_pass_at_k"], entry["mg_pass_at_k"] = g_pass[pair]
         if rejudge is not None:
-            flicker = question_flicker(r.replies, r.verdicts, r.rejudged)
+            flicker = r.flicker
             entry["judge_flicker"] = flicker.to_json_dict()
             flickers.append(flicker)
     g_run, mg_run = run_g_pass([(q.trials, q.correct_count) for q in summary.questions], ks)
@@ -231,12 +254,18 @@ def _by_meaning(grouped: dict[int, list[Any]], rounds: dict[int, RepeatRounds]
     return out
 
 
-def _attach_rejudgements(rounds: dict[int, RepeatRounds], rejudge: dict[str, Any]) -> None:
-    by_item = {r.item_id: r for r in rounds.values()}
+def rejudged_rounds(rejudge: dict[str, Any] | None, n_rounds: int
+                    ) -> dict[int, dict[int, list[bool | None]]] | None:
+    """item id -> round index -> re-judgements of the latest re-judging pass (with its
+    `detail`); None without a pass or when its judge is degenerate (judge noise is then
+    not measured, see `add_repeats`)."""
+    if rejudge is None or rejudge.get("degenerate"):
+        return None
+    by_item: dict[int, dict[int, list[bool | None]]] = {}
     for d in rejudge.get("detail", []):
-        r = by_item.get(d["item_id"])
-        if r is not None and 1 <= d["round"] <= len(r.replies):
-            r.rejudged[d["round"] - 1] = list(d["verdicts"])
+        if 1 <= d["round"] <= n_rounds:
+            by_item.setdefault(d["item_id"], {})[d["round"] - 1] = list(d["verdicts"])
+    return by_item
 
 
 def top_entropy(report: dict[str, Any], limit: int = 10) -> list[tuple[str, float, str]]:

@@ -19,7 +19,7 @@ from typing import Any, Iterator, Optional, TextIO
 
 from sqlalchemy.engine import Engine
 
-from evalcore.metrics.consistency import consistency_summary
+from evalcore.metrics.consistency import Consistency, answer_consistency, consistency_of
 from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, summary_from_counts
 from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
@@ -34,7 +34,7 @@ from evalcore.report.run_figures import (
 from evalcore.report.variants import add_variants  # the run options' figures
 from evalcore.runner.meaning_judge import stored_verdicts
 from evalcore.runner.rejudge import rejudge_passes
-from evalcore.scorers.rules import AMBIGUOUS, INVALID, unparsed_summary
+from evalcore.scorers.rules import is_unread_reason, unparsed_counts
 from evalcore.store import call_usage, queries, run_items
 
 
@@ -74,55 +74,59 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     """
     run = queries.get_run(engine, run_id)
     outcomes = load_outcomes(engine, run_id, failure_policy)  # the verdicts, counted once
+    tallies, accuracy = outcomes.tallies(), _accuracy(outcomes)
+    del outcomes  # a verdict per call: not held while the rounds stream
+    passes = rejudge_passes(engine, run_id)
+    latest = passes[-1] if passes else None
+    rejudged = repeats_figures.rejudged_rounds(latest, run.rounds)
     item_ids: dict[int, int] = {}  # item index -> item id
-    answers: dict[int, list] = {}
     items: dict[int, dict[str, Any]] = {}
-    repeats: dict[int, RepeatRounds] = {}
+    repeats: dict[int, RepeatRounds] = {}  # settled: each question's groups, not its replies
+    agreement: list[Consistency] = []
     model_errors = judge_errors = 0
     asked: dict[int, int] = {}  # item index -> rounds with a stored call
     failed: dict[int, int] = {}  # item index -> rounds whose answer or judge call failed
-    # one entry per answered round of a rules run: its reason when the rules could not
-    # read the reply, else None (a million reasons need not stay in memory to be counted);
+    # a rules run's answered rounds and those whose reply the rules could not read;
     # replies judged wrong that contain their reference are tallied, not kept
-    rules_reasons: list = []
+    rules_answered = rules_unread = 0
     missed = MissedTally()
-    for row in iter_verdicts(engine, run_id):
-        if run.judge == "rules" and row["answer"] is not None:
-            reason = row["reason"] or ""
-            rules_reasons.append(reason if reason.startswith(UNREAD) else None)
-            missed.add(row)
-        idx = row["item_idx"]
-        if idx not in items:
-            items[idx] = {"question": row["question"], "standard_answer": row["reference"],
-                          "type": row["task_type"], **({"rounds": []} if with_rounds else {})}
-            item_ids[idx] = row["item_id"]
-            answers[idx] = [None] * run.rounds
-            repeats[idx] = RepeatRounds.empty(row, run.rounds)
-        repeats[idx].add(row)
-        if with_rounds:
-            items[idx]["rounds"].append(round_json(row["round"], row["answer"], row["correct"],
-                                                   row["score"], row["reason"], row["errored"],
-                                                   failure_policy))
-        asked[idx] = asked.get(idx, 0) + 1
-        failed[idx] = failed.get(idx, 0) + bool(row["errored"])  # calls, not verdicts
-        answers[idx][row["round"] - 1] = row["extracted"] or row["answer"]
-        model_errors += row["error"] is not None
-        judge_errors += row["judge_error"] is not None
-    tallies = outcomes.tallies()
+    for idx, rows in groupby(iter_verdicts(engine, run_id), key=lambda r: r["item_idx"]):
+        answers: list[str | None] = [None] * run.rounds  # this question's, then let go
+        for row in rows:
+            if run.judge == "rules" and row["answer"] is not None:
+                rules_answered += 1
+                rules_unread += is_unread_reason(row["reason"])
+                missed.add(row)
+            if idx not in items:
+                items[idx] = {"question": row["question"], "standard_answer": row["reference"],
+                              "type": row["task_type"], **({"rounds": []} if with_rounds else {})}
+                item_ids[idx] = row["item_id"]
+                repeats[idx] = RepeatRounds.empty(row, run.rounds)
+            repeats[idx].add(row)
+            if with_rounds:
+                items[idx]["rounds"].append(round_json(
+                    row["round"], row["answer"], row["correct"], row["score"], row["reason"],
+                    row["errored"], failure_policy))
+            asked[idx] = asked.get(idx, 0) + 1
+            failed[idx] = failed.get(idx, 0) + bool(row["errored"])  # calls, not verdicts
+            answers[row["round"] - 1] = row["extracted"] or row["answer"]
+            model_errors += row["error"] is not None
+            judge_errors += row["judge_error"] is not None
+        agreement.append(answer_consistency(answers))
+        repeats[idx].settle(None if rejudged is None else rejudged.get(item_ids[idx], {}))
     counts = {idx: tallies.get(item_id, (0, 0)) for idx, item_id in item_ids.items()}
     summary = summary_from_counts(counts, run.rounds, failure_policy=failure_policy)
-    unparsed = unparsed_summary(rules_reasons)
+    unparsed = unparsed_counts(rules_unread, rules_answered)
     missed = missed.result()
-    consistency = consistency_summary(list(answers.values()))
-    for idx, figures in zip(answers, consistency["questions"]):
+    consistency = consistency_of(agreement)
+    for idx, figures in zip(items, consistency["questions"]):
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency
     computed["summary"].update(_asked_and_failed(engine, run, asked, failed))
-    computed["summary"].update(_accuracy(outcomes))
+    computed["summary"].update(accuracy)
+    items.clear()  # merged into `computed`
     stats = call_usage.call_stats(engine, run_id)
 
-    passes = rejudge_passes(engine, run_id)
-    latest = passes[-1] if passes else None
     reliability = None if latest is None else {k: v for k, v in latest.items() if k != "detail"}
     report = {
         "run_id": run.id,
@@ -153,10 +157,6 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
 
     add_variants(report, engine, run_id)
     return report
-
-
-UNREAD = (INVALID, AMBIGUOUS)
-"""Reasons of replies the rules could not read (`scorers.rules.unparsed_summary`)."""
 
 
 NOT_ASKED_WHY = {"cancelled": "cancelled", "failed": "the run failed",

@@ -118,7 +118,6 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     (None when there is none: a pass whose judgements all failed measures nothing), and
     per answer (`item_idx`: its 0-based place in the dataset, shown as "Q1") the run's
     verdict and each re-judgement with its reason."""
-    own = _run_verdicts(engine, run_id)
     by_pass: dict[str, dict[tuple[int, int], dict[int, Any]]] = {}
     meta: dict[str, dict[str, Any]] = {}
     for call in queries.iter_calls(engine, run_id, stage_prefix=REJUDGE_PREFIX):
@@ -132,6 +131,9 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
             bool(call.correct) if valid else None, call.reason)
         info = meta.setdefault(key, {"judge": call.model, "at": call.created_at})
         info["at"] = max(info["at"], call.created_at)
+    if not by_pass:
+        return []
+    own = _run_verdicts(engine, run_id, {k for answers in by_pass.values() for k in answers})
     out = [_pass_figures(key, answers, own, meta[key]) for key, answers in by_pass.items()]
     positions = item_positions(engine, {d["item_id"] for p in out for d in p["detail"]})
     for p in out:
@@ -140,13 +142,16 @@ def rejudge_passes(engine: Engine, run_id: int) -> list[dict[str, Any]]:
     return sorted(out, key=lambda p: (p["job_id"] is not None, p["job_id"] or 0))
 
 
-def _run_verdicts(engine: Engine, run_id: int) -> dict[tuple[int, int], Optional[bool]]:
-    """(item, round) -> the run's own verdict (its judge's, else the rules scorer's)."""
+def _run_verdicts(engine: Engine, run_id: int, rejudged: set[tuple[int, int]]
+                  ) -> dict[tuple[int, int], Optional[bool]]:
+    """(item, round) -> the run's own verdict (its judge's, else the rules scorer's), for
+    the `rejudged` answers only: a sample's, not every call of a million-call run."""
     verdicts: dict[tuple[int, int], Optional[bool]] = {}
     for stage in ("answer", "judge"):  # a judge verdict overrides the (empty) answer one
         for call in queries.iter_calls(engine, run_id, stage=stage):
-            if stage == "judge" or (call.item_id, call.round) not in verdicts:
-                verdicts[(call.item_id, call.round)] = call.correct
+            key = (call.item_id, call.round)
+            if key in rejudged and (stage == "judge" or key not in verdicts):
+                verdicts[key] = call.correct
     return verdicts
 
 

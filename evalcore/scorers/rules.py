@@ -50,12 +50,22 @@ def unparsed_summary(reasons: Iterable[Optional[str]], what: str = "answers"
     so every report (stability, robustness, fairness, BBQ) says how many there were.
     """
     reasons = list(reasons)
-    unread = sum(1 for r in reasons if (r or "").startswith((INVALID, AMBIGUOUS)))
-    share = unread / len(reasons) if reasons else None
-    warning = (f"{unread} of {len(reasons)} {what} ({share:.0%}) could not be read (no single "
+    unread = sum(1 for r in reasons if is_unread_reason(r))
+    return unparsed_counts(unread, len(reasons), what)
+
+
+def is_unread_reason(reason: str | None) -> bool:
+    """True for a score's reason saying no single answer could be read from the reply."""
+    return (reason or "").startswith((INVALID, AMBIGUOUS))
+
+
+def unparsed_counts(unread: int, answers: int, what: str = "answers") -> dict[str, Any]:
+    """`unparsed_summary` from counts a report tallied while streaming its rows."""
+    share = unread / answers if answers else None
+    warning = (f"{unread} of {answers} {what} ({share:.0%}) could not be read (no single "
                "answer found) and count as wrong; see their reasons, or use a judge model"
                if unread else None)
-    return {"answers": len(reasons), "unparsed": unread, "unparsed_share": share,
+    return {"answers": answers, "unparsed": unread, "unparsed_share": share,
             "parse_rate": None if share is None else 1.0 - share, "warning": warning}
 
 
