@@ -73,8 +73,7 @@ def select_new_set() -> None:
 # ------------------------------------------------------------------ generate form
 
 
-EMBEDDED_CHECK = "embedded check"
-"""The swap judge picker's default: the embedded model's fluency check (fluency.py)."""
+EMBEDDED_CHECK = "embedded check"  # the swap judge picker's default: fluency.py's check
 
 
 def _translators(models: list[str]) -> list[str]:

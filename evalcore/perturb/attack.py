@@ -33,17 +33,26 @@ from typing import Any, Literal
 
 import msgspec
 
+from evalcore.config import load_settings
 from evalcore.dataset.records import Question
 from evalcore.errors import EvalcoreError
 from evalcore.perturb.char import char_attack
-from evalcore.perturb.guard import (check_attack, DEFAULT_SIMILARITY_THRESHOLD, FLAG_ENTITY,
-                                    FLAG_LOW_SIMILARITY, FLAG_NUMBER, FLAG_TRANSLATION,
-                                    FLAG_UNCHANGED, numbers, reference_words)
+from evalcore.perturb.guard import (
+    DEFAULT_SIMILARITY_THRESHOLD,
+    FLAG_ENTITY,
+    FLAG_LOW_SIMILARITY,
+    FLAG_NUMBER,
+    FLAG_TRANSLATION,
+    FLAG_UNCHANGED,
+    check_attack,
+    numbers,
+    reference_words,
+)
 from evalcore.perturb.params import check_param_values
-from evalcore.perturb.sentence import back_translate, DEFAULT_PIVOT, TranslationError, Translator
-from evalcore.perturb.swap_judge import judge_label, make_swap_judge, SwapJudge
-from evalcore.perturb.swaps import attack_texts, option_where, Style, Text
-from evalcore.perturb.tokens import entities, Language, option_spans, segment
+from evalcore.perturb.sentence import DEFAULT_PIVOT, TranslationError, Translator, back_translate
+from evalcore.perturb.swap_judge import SwapJudge, judge_label, make_swap_judge
+from evalcore.perturb.swaps import Style, Text, attack_texts, option_where
+from evalcore.perturb.tokens import Language, entities, option_spans, segment
 from evalcore.providers.client import run_closing_clients
 from evalcore.scorers.text import detect_language, embedding_cosine_batch, remember_embeddings
 
@@ -314,8 +323,6 @@ async def attack_questions(questions: list[Question], level: Level, *, seed: int
     judge = None
     if level == "word" and resolved.get("swap_judge"):
         if models_path is None:
-            from evalcore.config import load_settings
-
             models_path = load_settings().models_path
         judge = make_swap_judge(str(resolved["swap_judge"]), models_path)
     total = len(questions)

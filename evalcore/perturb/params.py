@@ -12,6 +12,7 @@ from typing import Any
 from evalcore.errors import EvalcoreError
 from evalcore.perturb.char import CHAR_OPS
 from evalcore.perturb.sentence import LANGUAGE_NAMES
+from evalcore.perturb.swap_judge import judge_config
 
 
 def _is_number(value: Any) -> bool:
@@ -68,8 +69,6 @@ def check_param_values(level: str, params: dict[str, Any]) -> None:
 def check_swap_judge(params: dict[str, Any] | None, models_path: Any) -> None:
     """A word attack's `swap_judge` must name a model of the models file: refused at submit
     in one line naming it, not in the worker after the set was made."""
-    from evalcore.perturb.swap_judge import judge_config
-
     name = (params or {}).get("swap_judge")
     if name:
         judge_config(str(name), models_path)

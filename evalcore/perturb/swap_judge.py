@@ -25,6 +25,8 @@ from typing import Any, Literal
 
 from evalcore.errors import EvalcoreError
 from evalcore.providers.base import ChatRequest, ModelConfig
+from evalcore.providers.client import get_client
+from evalcore.providers.registry import get_model
 
 Verdict = Literal["yes", "no", "unreadable"]
 EMBEDDED = "embedded"
@@ -83,8 +85,6 @@ class SwapJudge:
 
     async def _ask(self, language: str, old: str, new: str, before: str, after: str
                    ) -> Verdict:
-        from evalcore.providers.client import get_client
-
         name = _LANGUAGE.get(language, language)
         prompt = PROMPT.format(language=name, before=before, after=after, old=old, new=new)
         reply = await get_client(self.config).chat(ChatRequest.user(
@@ -119,8 +119,6 @@ class SwapJudge:
 def judge_config(name: str, models_path: Path | Any) -> ModelConfig:
     """Model `name` of the models file; an unknown name raises one line naming it and
     the models there."""
-    from evalcore.providers.registry import get_model
-
     try:
         return get_model(models_path, name)
     except EvalcoreError as exc:
