@@ -30,8 +30,8 @@ def _peak(engine, ds: int, questions: int) -> int:
 
 
 def test_the_report_does_not_keep_every_reply_of_the_run(engine) -> None:
-    ds = seed_dataset(engine, "long", [f"What is {i} + {i}?" for i in range(60)],
-                      [str(2 * i) for i in range(60)])
-    small, big = _peak(engine, ds, 20), _peak(engine, ds, 60)
-    more_replies = 40 * ROUNDS * REPLY  # 2.4 MB: what keeping each reply would add
+    ds = seed_dataset(engine, "long", [f"What is {i} + {i}?" for i in range(30)],
+                      [str(2 * i) for i in range(30)])
+    small, big = _peak(engine, ds, 10), _peak(engine, ds, 30)
+    more_replies = 20 * ROUNDS * REPLY  # 1.2 MB: what keeping each reply would add
     assert big - small < more_replies / 3, (small, big)
