@@ -225,7 +225,7 @@ stability run asks each question again and again, and a model at a low temperatu
 repeats its reply word for word; reading one is tens of microseconds of Python."""
 
 
-def extract_number(answer: str) -> Optional[_Number]:
+def extract_number(answer: str) -> _Number | None:
     r"""The final numeric answer of a reply (see `_extract_number`)."""
     if len(answer) <= REPEATED_REPLY_CHARS:
         return _extract_repeated(answer)
@@ -233,7 +233,7 @@ def extract_number(answer: str) -> Optional[_Number]:
 
 
 @lru_cache(maxsize=1024)
-def _extract_repeated(answer: str) -> Optional[_Number]:
+def _extract_repeated(answer: str) -> _Number | None:
     return _extract_number(answer)
 
 
