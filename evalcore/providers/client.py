@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
-from evalcore import event_loop
+from evalcore.providers import event_loop
 from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
@@ -319,9 +319,9 @@ T = TypeVar("T")
 
 
 def run_closing_clients(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)` for synchronous callers (the CLI), on `evalcore.event_loop`'s
-    loop: the loop's model clients are closed before the loop ends, as an aiohttp session
-    must not outlive its loop."""
+    """`asyncio.run(coro)` for synchronous callers (the CLI), on `event_loop`'s loop: the
+    loop's model clients are closed before the loop ends, as an aiohttp session must not
+    outlive its loop."""
     async def main() -> T:
         try:
             return await coro

@@ -20,7 +20,7 @@ from typing import Any, Coroutine, Optional, TypeVar
 from sqlalchemy.engine import Engine
 
 from evalcore.config import embedded_worker, worker_jobs
-from evalcore.event_loop import new_event_loop
+from evalcore.providers.event_loop import new_event_loop
 from evalcore.providers.client import close_clients
 from evalcore.runner.worker import POLL_S, Worker, worker_id
 

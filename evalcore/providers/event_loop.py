@@ -1,4 +1,5 @@
-"""The event loop evalcore's own loops run on: uvloop's when it is installed.
+"""The event loop model calls run on (the CLI's runs, the app's background loop):
+uvloop's when it is installed.
 
 Against a fast local server (vLLM, llama.cpp) a run's CPU, not the model, is the limit,
 and a good part of a call's CPU is the loop itself: its scheduling and the socket
