@@ -181,7 +181,8 @@ class ModelClient:
         wire = self.provider.build_request(self.config, request, base_url.rstrip("/"), key)
         # encoded once, in C, for every attempt (aiohttp's `json=` runs json.dumps each one)
         body = msgspec.json.encode(wire.json)
-        headers = {"Content-Type": "application/json", **wire.headers}
+        headers = wire.headers if any(k.lower() == "content-type" for k in wire.headers) else {
+            **wire.headers, "Content-Type": "application/json"}  # (json= used to add it)
         session = self._session or loop_session()
         budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait,
                              rate_limit_wait=self.config.rate_limit_wait, rng=self._rng)
