@@ -2,6 +2,7 @@
 same M questions N times each, C calls at once, and reads each reply, nothing stored.
 
     python bench/bare_client.py --url http://127.0.0.1:8808/v1 --questions 100 --rounds 10 -c 50
+    python bench/bare_client.py --url ... --loop uvloop     # on the loop evalcore's runs use
 
 bench/stability_bench.py runs it as a whole process beside `python -m evalcore stability`
 (same server, same sizes), so both pay their interpreter's start-up and imports.
@@ -42,8 +43,16 @@ def main() -> int:
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("-c", "--concurrency", type=int, default=50)
+    parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
+                        help="event loop (evalcore's runs use uvloop when it is installed)")
     args = parser.parse_args()
-    answered = asyncio.run(ask_all(args.url, args.questions, args.rounds, args.concurrency))
+    factory = None
+    if args.loop == "uvloop":
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        answered = runner.run(ask_all(args.url, args.questions, args.rounds, args.concurrency))
     print(answered)
     return 0
 

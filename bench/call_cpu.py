@@ -10,7 +10,10 @@ stored), the same calls, C in flight, against the fault server in its own proces
 Whole processes, start-up included: CPU is user + system of the client process alone
 (`os.wait4`), the server's own CPU is not counted; peak RSS is the client's. The two
 clients run alternately, `--repeat` times each; medians. Rounds per question: 100
-(10,000 calls = 100 questions x 100 rounds). Target: evalcore <= 1.5x the bare client.
+(10,000 calls = 100 questions x 100 rounds). Target: evalcore <= 1.5x the bare client
+on asyncio's default loop (`cpu_ratio`); `cpu_ratio_uvloop` is against the same bare
+client on uvloop, the loop evalcore's runs use when it is installed. `load_avg`: the
+1-minute load average before and after (the machine is shared).
 """
 from __future__ import annotations
 
@@ -57,8 +60,8 @@ def evalcore_run(calls: int, rounds: int, concurrency: int, latency: float,
             env = {**os.environ, "EVALCORE_HOME": str(home), "PYTHONPATH": str(ROOT)}
             env.pop("EVALCORE_DB_URL", None)
             # under cProfile timed by CPU (process_time: the shared machine's waits do not
-            # count), the CLI's main() (`python -m evalcore` leaves by os._exit, before a
-            # profiler could write its report)
+            # count), the CLI's main(); the main thread only (the writer's flushes run in
+            # a thread: `--profile` leaves them out)
             code = ("import cProfile, os, time; from evalcore.cli import main; "
                     "p = cProfile.Profile(time.process_time); p.runcall(main); "
                     "p.dump_stats(os.environ['CALL_CPU_PROFILE'])")
@@ -84,12 +87,14 @@ def _store_size(home: Path, calls: int) -> dict[str, float]:
             "db_bytes_per_call_beyond_reply": size / calls - float(reply or 0.0)}
 
 
-def bare_run(calls: int, rounds: int, concurrency: int, latency: float) -> dict[str, float]:
+def bare_run(calls: int, rounds: int, concurrency: int, latency: float,
+             loop: str = "asyncio") -> dict[str, float]:
     server = Server(latency=latency)
     try:
         return _run([PY, str(ROOT / "bench" / "bare_client.py"), "--url",
                      f"http://127.0.0.1:{server.port}/v1", "--questions", str(calls // rounds),
-                     "--rounds", str(rounds), "--concurrency", str(concurrency)])
+                     "--rounds", str(rounds), "--concurrency", str(concurrency),
+                     "--loop", loop])
     finally:
         server.stop()
 
@@ -109,20 +114,26 @@ def main() -> None:
         evalcore_run(args.calls[0], args.rounds, args.concurrency, args.latency, args.profile)
         return
     for calls in args.calls:
-        ours, bare = [], []
+        load = os.getloadavg()[0]
+        ours, bare, bare_uv = [], [], []
         for _ in range(args.repeat):
             ours.append(evalcore_run(calls, args.rounds, args.concurrency, args.latency))
             if not args.skip_bare:
                 bare.append(bare_run(calls, args.rounds, args.concurrency, args.latency))
+                bare_uv.append(bare_run(calls, args.rounds, args.concurrency, args.latency,
+                                        loop="uvloop"))
         med = {f"{who}_{key}": round(statistics.median(r[key] for r in rows), 3)
-               for who, rows in (("evalcore", ours), ("bare", bare)) if rows
-               for key in ("cpu_s", "wall_s", "rss_mb")}
+               for who, rows in (("evalcore", ours), ("bare", bare), ("bare_uvloop", bare_uv))
+               if rows for key in ("cpu_s", "wall_s", "rss_mb")}
         store = {key: round(statistics.median(r[key] for r in ours), 1)
                  for key in ("db_mb", "reply_bytes", "db_bytes_per_call_beyond_reply")}
-        ratio = round(med["evalcore_cpu_s"] / med["bare_cpu_s"], 2) if bare else None
+        ratios = {name: round(med["evalcore_cpu_s"] / med[f"{who}_cpu_s"], 2) if bare else None
+                  for name, who in (("cpu_ratio", "bare"), ("cpu_ratio_uvloop", "bare_uvloop"))}
         print(json.dumps({"calls": calls, "C": args.concurrency,
                           "latency_ms": args.latency * 1000, "repeat": args.repeat, **med,
-                          **store, "cpu_ratio": ratio, "target_ratio": 1.5}), flush=True)
+                          **store, **ratios, "target_ratio": 1.5,
+                          "load_avg": [round(load, 1), round(os.getloadavg()[0], 1)]}),
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -286,6 +286,8 @@ def mask_text(text: str, secrets: Iterable[str] | None = None) -> str:
         text = _mask_known(text, _index(found))
         text = _mask_spelled(text, _spelled_index(found))
     low = text.lower()  # a pattern runs only when a plain search finds its trigger
+    if not _ANY_TRIGGER.search(low):  # most texts (a model's reply) hold none: one scan
+        return text
     for pattern, replace, triggers in _PATTERNS:
         if any(trigger in low for trigger in triggers):
             text = pattern.sub(replace, text)
@@ -302,6 +304,8 @@ _PATTERNS: tuple[tuple[re.Pattern[str], Any, tuple[str, ...]], ...] = (
     (_KEY_LIKE, REDACTED, ("sk-", "pk-", "rk-", "aiza")),
 )
 """(pattern, replacement, lowercase substrings one of which a match must contain)."""
+_ANY_TRIGGER = re.compile("|".join(re.escape(t) for _, _, triggers in _PATTERNS
+                                   for t in triggers))
 
 
 def mask_value(value: Any, secrets: Iterable[str] | None = None) -> Any:

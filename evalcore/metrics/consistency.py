@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError
@@ -94,14 +95,30 @@ class Consistency:
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
+REPEATED_ANSWER_CHARS = 2048
+"""Answers up to this long are folded once per text (a bounded cache of the latest): a
+question's rounds often repeat an answer word for word, and `normalize_answer` walks
+the text a character at a time."""
+
+
 def answer_key(text: str) -> str:
     """An answer as consistency compares it: `normalize_answer`, and a bare number in one
     canonical form, so "1,200", "1200" and "1200.0" are one answer (exactly, on the digits).
+    Repeated short answers are read once (`REPEATED_ANSWER_CHARS`).
 
     The number is canonicalised as text, not through Decimal arithmetic: a model may answer
     with hundreds of digits, more than any decimal context holds (the default 28-digit
     context raised InvalidOperation on `quantize` and took the Stability page with it).
     """
+    return _repeated_key(text) if len(text) <= REPEATED_ANSWER_CHARS else _key(text)
+
+
+@lru_cache(maxsize=1024)
+def _repeated_key(text: str) -> str:
+    return _key(text)
+
+
+def _key(text: str) -> str:
     folded = normalize_answer(text)
     if _PLAIN_NUMBER.fullmatch(folded):
         return _canonical_number(folded)

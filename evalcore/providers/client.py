@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 
+from evalcore.providers import event_loop
 from evalcore.errors import ModelConfigError
 from evalcore.masking import mask_text
 from evalcore.providers.base import REFUSAL, ChatReply, ChatRequest, ModelConfig
@@ -44,7 +45,6 @@ from evalcore.providers.wire import (
     EmptyReplyError,
     ParsedReply,
     RefusalError,
-    WireRequest,
     apply_defaults,
 )
 
@@ -179,6 +179,10 @@ class ModelClient:
         key = self.config.api_key()  # read once a call (the environment, at call time)
         # the provider found when the client was made: no catalog look-up a call
         wire = self.provider.build_request(self.config, request, base_url.rstrip("/"), key)
+        # encoded once, in C, for every attempt (aiohttp's `json=` runs json.dumps each one)
+        body = msgspec.json.encode(wire.json)
+        headers = wire.headers if any(k.lower() == "content-type" for k in wire.headers) else {
+            **wire.headers, "Content-Type": "application/json"}  # (json= used to add it)
         session = self._session or loop_session()
         budget = RetryBudget(self.config.max_attempts, self.config.max_retry_wait,
                              rate_limit_wait=self.config.rate_limit_wait, rng=self._rng)
@@ -200,7 +204,8 @@ class ModelClient:
                         if left <= 0:  # (aiohttp reads a total of 0 as "no timeout")
                             raise TimeoutError
                         timeout = aiohttp.ClientTimeout(total=min(self.config.timeout, left))
-                        outcome = await self._attempt(session, wire, timeout)
+                        outcome = await self._attempt(session, wire.url, body, headers,
+                                                      timeout)
                         if self.provider.is_overload(outcome.status):
                             self.stats.overloads += 1
                             self.limiter.on_overload(permit)
@@ -260,14 +265,13 @@ class ModelClient:
         return truncate(self._redact(decision.reason))
 
     async def _attempt(
-        self, session: aiohttp.ClientSession, wire: WireRequest, timeout: aiohttp.ClientTimeout
+        self, session: aiohttp.ClientSession, url: str, body: bytes, headers: dict[str, str],
+        timeout: aiohttp.ClientTimeout,
     ) -> _Outcome:
         import aiohttp
 
         try:
-            async with session.post(
-                wire.url, json=wire.json, headers=wire.headers, timeout=timeout
-            ) as resp:
+            async with session.post(url, data=body, headers=headers, timeout=timeout) as resp:
                 body = await read_limited(resp, self.config.max_reply_bytes)
                 if 200 <= resp.status < 300:
                     try:
@@ -316,15 +320,16 @@ T = TypeVar("T")
 
 
 def run_closing_clients(coro: Coroutine[Any, Any, T]) -> T:
-    """`asyncio.run(coro)` for synchronous callers (the CLI): the loop's model clients are
-    closed before the loop ends, as an aiohttp session must not outlive its loop."""
+    """`asyncio.run(coro)` for synchronous callers (the CLI), on `event_loop`'s loop: the
+    loop's model clients are closed before the loop ends, as an aiohttp session must not
+    outlive its loop."""
     async def main() -> T:
         try:
             return await coro
         finally:
             await close_clients()
 
-    return asyncio.run(main())
+    return event_loop.run(main())
 
 
 async def test_connection(config: ModelConfig) -> ChatReply:

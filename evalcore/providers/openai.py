@@ -9,11 +9,39 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from evalcore.providers.base import ChatRequest, ModelConfig
 from evalcore.providers.provider import Provider
 from evalcore.providers.retry import MalformedReplyError
 from evalcore.providers.wire import (ParsedReply, WireRequest, check_answer, int_or_none,
                                      load_json)
+
+
+class _Message(msgspec.Struct):
+    content: str | None = None
+    refusal: Any = None
+
+
+class _Choice(msgspec.Struct):
+    message: _Message
+    finish_reason: Any = None
+
+
+class _Usage(msgspec.Struct):
+    prompt_tokens: Any = None
+    completion_tokens: Any = None
+
+
+class _Reply(msgspec.Struct):
+    """The fields of a reply evalcore reads, decoded straight from the bytes (msgspec, in C)
+    rather than into dicts walked in Python: a fast local server answers thousands a second."""
+
+    choices: list[_Choice]
+    usage: _Usage | None = None
+
+
+_decode = msgspec.json.Decoder(_Reply).decode
 
 
 class OpenAICompatible(Provider):
@@ -44,6 +72,19 @@ class OpenAICompatible(Provider):
                            self.headers(config, api_key))
 
     def parse_reply(self, config: ModelConfig, body: bytes | str) -> ParsedReply:
+        try:
+            reply = _decode(body)
+        except msgspec.DecodeError:  # not the usual shape: the checks below say what is wrong
+            return self._parse_any(body)
+        if not reply.choices:
+            return self._parse_any(body)
+        choice, usage = reply.choices[0], reply.usage or _Usage()
+        check_answer(choice.message.content, choice.finish_reason, choice.message.refusal)
+        return ParsedReply(choice.message.content, int_or_none(usage.prompt_tokens),
+                           int_or_none(usage.completion_tokens), choice.finish_reason)
+
+    def _parse_any(self, body: bytes | str) -> ParsedReply:
+        """Any JSON body, field by field, naming what is missing or of the wrong type."""
         data = load_json(body)
         if not isinstance(data, dict):
             raise MalformedReplyError(f"expected a JSON object, got {type(data).__name__}")

@@ -20,6 +20,7 @@ from typing import Any, Coroutine, Optional, TypeVar
 from sqlalchemy.engine import Engine
 
 from evalcore.config import embedded_worker, worker_jobs
+from evalcore.providers.event_loop import new_event_loop
 from evalcore.providers.client import close_clients
 from evalcore.runner.worker import POLL_S, Worker, worker_id
 
@@ -34,7 +35,7 @@ class BackgroundRunner:
     """A daemon thread running an asyncio loop; thread-safe `call` and `ensure_worker`."""
 
     def __init__(self) -> None:
-        self._loop = asyncio.new_event_loop()
+        self._loop = new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="evalcore-runner",
                                         daemon=True)
         self._thread.start()

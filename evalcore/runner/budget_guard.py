@@ -34,8 +34,10 @@ class Budget:
 
     def add(self, reply: Any, model: Any) -> None:
         """Count a returned call (tokens as the provider reported them)."""
+        if self.spent is None:  # no budget, or an unknown price: nothing to add up
+            return
         cost = call_cost(reply.prompt_tokens, reply.completion_tokens, *prices_of(model))
-        if self.spent is not None and cost is not None:
+        if cost is not None:
             self.spent += cost
 
     def reason(self) -> str:

@@ -16,6 +16,7 @@ from sqlalchemy import and_, func, insert, select, update
 from sqlalchemy.engine import Connection, Row
 from sqlalchemy.exc import IntegrityError
 
+from evalcore.masking import known_secrets
 from evalcore.store.db import Bind, reading, transaction
 from evalcore.store.jobs import hold
 from evalcore.store.redaction import redact_call_row
@@ -42,7 +43,7 @@ def record_calls(conn: Bind, calls: Iterable[Any], *,
     `errors`, for calls with an error) in the same transaction, so the counters always
     match the stored calls, even after a crash.
     """
-    rows = [_call_row(call) for call in calls]
+    rows = _call_rows(calls)
     if not rows:
         return 0
     with transaction(conn) as tx:
@@ -54,7 +55,7 @@ def flush_run(conn: Bind, run_id: int, calls: Iterable[Mapping[str, Any]], *,
     """A runner's periodic write, fenced: renew the job's lease, store finished calls and
     add progress in one transaction; LeaseLost (nothing written) if the job was taken
     over. Returns whether a cancel was asked for."""
-    rows = [_call_row(call) for call in calls]
+    rows = _call_rows(calls)
     with transaction(conn) as tx:
         cancel = hold(tx, fence)
         if rows:
@@ -71,7 +72,7 @@ def record_calls_fenced(conn: Bind, calls: Iterable[Mapping[str, Any]], *,
                         fence: Any, done: int | None = None, total: int | None = None) -> int:
     """`record_calls` for a job's worker: the job's lease is renewed (and its progress
     set) in the same transaction, or LeaseLost and nothing is written."""
-    rows = [_call_row(call) for call in calls]
+    rows = _call_rows(calls)
     with transaction(conn) as tx:
         hold(tx, fence, done=done, total=total)
         return _insert_calls(tx, rows) if rows else 0
@@ -251,7 +252,13 @@ def _call_defaults() -> dict[str, Any]:
 _CALL_DEFAULTS = _call_defaults()
 
 
-def _call_row(call: Any) -> dict[str, Any]:
+def _call_rows(calls: Iterable[Any]) -> list[dict[str, Any]]:
+    """`_call_row` of each call, the secrets to mask read once for all of them."""
+    secrets = known_secrets()
+    return [_call_row(call, secrets) for call in calls]
+
+
+def _call_row(call: Any, secrets: frozenset[str] | None = None) -> dict[str, Any]:
     """A plain dict of columns for the INSERT, with defaults filled and secrets removed.
 
     Dicts (the runner's hot path) are completed from the column defaults without building
@@ -267,4 +274,4 @@ def _call_row(call: Any) -> dict[str, Any]:
         missing = [name for name in _CALL_FIELDS if name not in row]
         if missing:
             raise KeyError(f"call row lacks required column(s) {missing}")
-    return redact_call_row(row)
+    return redact_call_row(row, secrets)

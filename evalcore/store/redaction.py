@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from evalcore.masking import REDACTED, mask_text
+from evalcore.masking import REDACTED, known_secrets, mask_text
 
 _SECRET_KEY = re.compile(r"(^|_)(api_?key|(api|auth|access|refresh)_?token|secret(_?key)?|"
                          r"password|passwd|authorization)$|^(key|token|bearer)$", re.IGNORECASE)
@@ -51,10 +51,12 @@ def redact_run_fields(fields: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-def redact_call_row(row: dict[str, Any]) -> dict[str, Any]:
+def redact_call_row(row: dict[str, Any],
+                    secrets: frozenset[str] | None = None) -> dict[str, Any]:
     """A call row (changed in place, and returned) with its answer, reason and error
-    masked."""
+    masked; `secrets` as `known_secrets()` gave them (read once for a batch of rows:
+    reading the environment's is most of the work when the texts hold none)."""
     for column in _MASKED_CALL_COLUMNS:
         if row.get(column):
-            row[column] = mask_text(row[column])
+            row[column] = mask_text(row[column], known_secrets() if secrets is None else secrets)
     return row
