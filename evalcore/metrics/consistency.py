@@ -38,7 +38,7 @@ def normalize_answer(text: str) -> str:
     return " ".join("".join(out).split())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Consistency:
     """How often a question got the same answer, without a reference."""
 
