@@ -1,5 +1,6 @@
 """How a run's stored summary is written (`store.run_summary`): a long one over several
-rows, written a piece at a time, read back whole; what JSON would change is not stored."""
+rows, written a piece at a time, read back whole; what JSON would change is not stored.
+On SQLite and PostgreSQL (`store`)."""
 from __future__ import annotations
 
 import math
@@ -37,7 +38,8 @@ def _report(questions: int) -> dict:
         "summary": {"mean": 0.5, "entropy_ranking": [str(q) for q in range(questions)]}}
 
 
-def test_a_long_summary_is_stored_over_rows_and_read_back_whole(engine, monkeypatch) -> None:
+def test_a_long_summary_is_stored_over_rows_and_read_back_whole(store, monkeypatch) -> None:
+    engine = store
     run = _finished_run(engine)
     monkeypatch.setattr(run_summary, "CHUNK_CHARS", 500)
     data = _report(40)
@@ -59,7 +61,8 @@ def test_a_long_summary_is_stored_over_rows_and_read_back_whole(engine, monkeypa
     assert run_summary.stored(engine, run.id, "stability:x", key) == {"short": 1}
 
 
-def test_a_summary_missing_a_row_is_computed_again(engine, monkeypatch) -> None:
+def test_a_summary_missing_a_row_is_computed_again(store, monkeypatch) -> None:
+    engine = store
     run = _finished_run(engine)
     monkeypatch.setattr(run_summary, "CHUNK_CHARS", 500)
     data = _report(40)
@@ -70,9 +73,10 @@ def test_a_summary_missing_a_row_is_computed_again(engine, monkeypatch) -> None:
     assert run_summary.stored(engine, run.id, "stability:x", key) is None
 
 
-def test_names_alike_keep_their_own_rows(engine, monkeypatch) -> None:
+def test_names_alike_keep_their_own_rows(store, monkeypatch) -> None:
     """`Stability:X` and `stability:x` (SQLite's LIKE ignores case) and a name with the
     LIKE wildcards in it are stored and read apart."""
+    engine = store
     run = _finished_run(engine)
     monkeypatch.setattr(run_summary, "CHUNK_CHARS", 300)
     names = {"stability:x": _report(20), "Stability:X": _report(25),
@@ -83,9 +87,10 @@ def test_names_alike_keep_their_own_rows(engine, monkeypatch) -> None:
         assert run_summary.summary(engine, run, name, lambda: pytest.fail("computed")) == data
 
 
-def test_what_json_reads_back_different_is_not_stored(engine) -> None:
+def test_what_json_reads_back_different_is_not_stored(store) -> None:
     """Infinity would be written and fail to read back; NaN reads back unequal; numpy's
     float64 is the float it equals and is stored."""
+    engine = store
     run = _finished_run(engine)
     for odd in ({"x": math.inf}, {"x": math.nan}, {"x": (1, 2)}, {1: "a"}, {"x": {1, 2}},
                 {"x": np.int64(3)}):
