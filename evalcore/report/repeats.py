@@ -148,7 +148,8 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
     per-answer detail) judge flicker into `report` in place. `meaning`: how open answers
     are grouped (`Meaning`); with a judge, `verdicts` are its stored ones (stage ->
-    same?): pairs it has not judged yet stay apart and are counted."""
+    same?): pairs it has not judged yet stay apart and are counted. `rounds` is
+    consumed: each question's groups are let go once written (emptied on return)."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
     if rejudge is not None and rejudge.get("degenerate"):
@@ -183,10 +184,10 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     g_pass: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
     for q in summary.questions:
         entry = results[str(q.key)]
-        r = rounds.get(q.key)
+        r = rounds.pop(q.key, None)
         if r is None:
             continue
-        groups = grouped[q.key]
+        groups = grouped.pop(q.key)  # with `r`, the last reference to its group objects
         entry["answer_groups"] = [g.to_json_dict() for g in groups]
         entry["answers_line"] = groups_line(entry["answer_groups"])
         entropy = groups_entropy(groups)
@@ -203,6 +204,7 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
             flicker = r.flicker
             entry["judge_flicker"] = flicker.to_json_dict()
             flickers.append(flicker)
+    rounds.clear()
     g_run, mg_run = run_g_pass([(q.trials, q.correct_count) for q in summary.questions], ks)
     out = report["summary"]
     out["g_pass_at_k"] = g_run
