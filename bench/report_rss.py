@@ -4,13 +4,15 @@
     .venv/bin/python bench/report_rss.py --questions 1000 --repeat 3
     .venv/bin/python bench/report_rss.py --questions 1000 --tracemalloc   # what the peak holds
 
-After its last call a stability run computes its report from the stored calls
-(`report_figures`, i.e. `stability_report(..., with_rounds=False)`) and stores it: the
-run's peak memory (the calls themselves are written and let go as they come). This builds
-a finished run straight in a fresh SQLite store (calls inserted in bulk, as
-`million_reads.py` does), then computes that report in a fresh process, `repeat` times, and
-prints the process's peak RSS (`ru_maxrss` from `os.wait4`), the median, and the RSS after
-start-up (imports and the engine: what a run of any size pays). One JSON line per measure.
+After its last call a stability run computes its report from the stored calls and stores
+it (`report_figures`: the outcome counts, `stability_report(..., with_rounds=False)`, then
+`store.run_summary` writes both): the run's peak memory (the calls themselves are written
+and let go as they come). This builds a finished run straight in a fresh SQLite store
+(calls inserted in bulk, as `million_reads.py` does), then, in a fresh process, deletes
+what an earlier measure stored and runs `report_figures` as the run's end does, `repeat`
+times, and prints the process's peak RSS (`ru_maxrss` from `os.wait4`), the median, and
+the RSS after start-up (imports and the engine: what a run of any size pays). One JSON
+line per measure. `bench/run_rss.py` measures a whole run, asked against the fault server.
 """
 from __future__ import annotations
 
@@ -29,15 +31,20 @@ PY = str(ROOT / ".venv" / "bin" / "python")
 
 CHILD = """
 import resource, sys, json
+from sqlalchemy import delete
 from evalcore.config import load_settings
 from evalcore.store.db import get_engine
-from evalcore.report.stability import stability_report
+from evalcore.store.tables import RunSummary
+from evalcore.report.stability_summary import report_figures
 engine = get_engine(load_settings().db_url)
+TABLE = RunSummary.__table__
+with engine.begin() as conn:  # what the run's end computes: nothing stored yet
+    conn.execute(delete(TABLE).where(TABLE.c.run_id == int(sys.argv[1])))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 if sys.argv[2] == "trace":
     import tracemalloc
     tracemalloc.start(8)
-report = stability_report(engine, int(sys.argv[1]), with_rounds=False)
+report = report_figures(engine, int(sys.argv[1]))
 if sys.argv[2] == "trace":
     current, peak = tracemalloc.get_traced_memory()
     snap = tracemalloc.take_snapshot()
@@ -71,12 +78,13 @@ def store(questions: int, rounds: int) -> tuple[Path, int]:
     return home, int(json.loads(ids.read_text())[1])
 
 
-def peak(home: Path, run_id: int, trace: bool) -> tuple[float, float]:
-    """(peak RSS MB, RSS MB after start-up) of one process computing the report."""
+def peak(home: Path, run_id: int, trace: bool, code: Path = ROOT) -> tuple[float, float]:
+    """(peak RSS MB, RSS MB after start-up) of one process computing the report with the
+    evalcore in `code` (another checkout's, for a before and after)."""
     env = {**os.environ, "EVALCORE_HOME": str(home)}
     env.pop("EVALCORE_DB_URL", None)
     proc = subprocess.Popen([PY, "-c", CHILD, str(run_id), "trace" if trace else "-"],
-                            env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                            env=env, cwd=code, stdout=subprocess.PIPE,
                             stderr=None if trace else subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
@@ -92,16 +100,19 @@ def main() -> None:
                         help="comma-separated question counts")
     parser.add_argument("--rounds", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="a checkout whose evalcore computes the report (default: this one)")
     parser.add_argument("--tracemalloc", action="store_true",
                         help="once, with the top allocations at the end (slower)")
     args = parser.parse_args()
     medians = {}
     for questions in [int(q) for q in args.questions.split(",")]:
         home, run_id = store(questions, args.rounds)
-        runs = [peak(home, run_id, args.tracemalloc)
+        runs = [peak(home, run_id, args.tracemalloc, args.code)
                 for _ in range(1 if args.tracemalloc else args.repeat)]
         medians[questions] = statistics.median(r[0] for r in runs)
         _emit(measure="end-of-run report peak RSS", calls=questions * args.rounds,
+              load=round(os.getloadavg()[0], 1),
               peak_mb=[round(r[0], 1) for r in runs], median_mb=round(medians[questions], 1),
               startup_mb=round(statistics.median(r[1] for r in runs), 1))
     if len(medians) > 1:

@@ -74,7 +74,7 @@ def normalize_answer(text: str) -> str:
     return " ".join(_CONTEXT_MARK.sub(mark, text).split())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Consistency:
     """How often a question got the same answer, without a reference."""
 

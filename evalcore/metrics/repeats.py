@@ -136,9 +136,10 @@ def _mean(eligible: Mapping[tuple[int, int], int], fn: Callable[[int, int], floa
 # --------------------------------------------------------------------------- answer groups
 
 
-@dataclass
+@dataclass(slots=True)
 class AnswerGroup:
-    """Rounds that gave one answer: how many, their verdicts, one reply as it came."""
+    """Rounds that gave one answer: how many, their verdicts, one reply as it came.
+    (Slots, and no `forms` for extracted answers: a run keeps every question's groups.)"""
 
     answer: Optional[str]
     """The extracted answer as first read, or the normalised text of an open reply;
@@ -150,8 +151,9 @@ class AnswerGroup:
     """Rounds judged wrong (count - correct - wrong have no verdict)."""
     example: str = ""
     first: int = 0
-    forms: Counter[str] = field(default_factory=Counter, repr=False)
-    """Open replies: each reply as given (stripped) and how often; `label` shows one."""
+    forms: Counter[str] | None = field(default=None, repr=False)
+    """Open replies: each reply as given (stripped) and how often; `label` shows one
+    (None for extracted answers)."""
 
     @property
     def label(self) -> Optional[str]:
@@ -192,6 +194,8 @@ def group_answers(replies: Sequence[Optional[str]], verdicts: Sequence[Optional[
             label = name if extracted is None or raw is None else str(raw).strip()
             group = groups[name] = AnswerGroup(answer=label, example=reply, first=pos)
         if extracted is None and name is not None:
+            if group.forms is None:
+                group.forms = Counter()
             group.forms[reply.strip()] += 1
         group.count += 1
         verdict = verdicts[pos]
@@ -386,9 +390,11 @@ def merge_groups(groups: Sequence[AnswerGroup], same: SameMeaning) -> list[Answe
             target = next((k for k in kept if k.answer is not None and same(k, g)), None)
         if target is None:
             kept.append(AnswerGroup(g.answer, g.count, g.correct, g.wrong, g.example, g.first,
-                                    Counter(g.forms)))
+                                    Counter(g.forms or ())))
         else:
-            target.forms.update(g.forms)
+            if target.forms is None:
+                target.forms = Counter()
+            target.forms.update(g.forms or ())
             target.count += g.count
             target.correct += g.correct
             target.wrong += g.wrong

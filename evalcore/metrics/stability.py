@@ -146,7 +146,7 @@ def check_policy(failure_policy: str) -> FailurePolicy:
     return failure_policy  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class QuestionStability:
     """One question's verdicts summarised."""
 

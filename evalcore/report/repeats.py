@@ -10,7 +10,7 @@ flicker) and lets its replies go: a million calls' replies never sit in memory t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 from evalcore.dataset.language import detect_language
@@ -40,19 +40,20 @@ EXTRACTING_TASKS = frozenset({"choice", "math", "sentiment", "multi_tf"})
 their replies are grouped by it; other tasks' by their normalised text."""
 
 
-@dataclass
+@dataclass(slots=True)
 class RepeatRounds:
-    """One question's rounds, in round order (None where the round is missing)."""
+    """One question's rounds, in round order (None where the round is missing); once
+    settled only its groups and flicker (a run keeps one of these per question)."""
 
     item_id: int
     task_type: str
     has_reference: bool
     question: Any
     """The `Question` the extractors read choices and the reference from."""
-    replies: list[Optional[str]]
-    extracted: list[Optional[str]]
-    verdicts: list[Optional[bool]]
-    rejudged: dict[int, list[Optional[bool]]] = field(default_factory=dict)
+    replies: list[str | None] | None
+    extracted: list[str | None] | None
+    verdicts: list[bool | None] | None
+    """The rounds' replies, extracted answers and verdicts; None once settled."""
     groups: list[Any] | None = None
     """The answer groups (`metrics.repeats.group_answers`), once settled."""
     flicker: Any = None
@@ -71,28 +72,32 @@ class RepeatRounds:
         return cls(row["item_id"], row["task_type"], bool(reference and str(reference).strip()),
                    question, [None] * rounds, [None] * rounds, [None] * rounds)
 
+    def _rounds(self) -> tuple[list[str | None], list[str | None], list[bool | None]]:
+        if self.replies is None or self.extracted is None or self.verdicts is None:
+            raise ValueError(f"item {self.item_id}: its rounds were settled and let go")
+        return self.replies, self.extracted, self.verdicts
+
     def add(self, row: dict[str, Any]) -> None:
         """One merged (item, round) row of `iter_verdicts`."""
+        replies, extracted, verdicts = self._rounds()
         pos = row["round"] - 1
-        self.replies[pos] = row["answer"]
+        replies[pos] = row["answer"]
         if row["answer"] is not None and self.task_type in EXTRACTING_TASKS:
             stored = row.get("extracted")  # the rules scorer's, when the run stored one
-            self.extracted[pos] = (self._option(stored) if self.task_type == "choice" else stored) \
+            extracted[pos] = (self._option(stored) if self.task_type == "choice" else stored) \
                 if stored is not None else extract_answer(row["answer"], self.question)
-        self.verdicts[pos] = None if row["errored"] or row["correct"] is None \
+        verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
 
     def settle(self, rejudged: dict[int, list[bool | None]] | None = None) -> None:
         """Compute the question's answer groups, and its judge flicker when `rejudged`
         (round index -> re-judgements; `rejudged_rounds`) is given, then drop its replies."""
-        self.groups = group_answers(self.replies, self.verdicts,
-                                    self.extracted if self.task_type in EXTRACTING_TASKS
-                                    else None)
+        replies, extracted, verdicts = self._rounds()
+        self.groups = group_answers(replies, verdicts,
+                                    extracted if self.task_type in EXTRACTING_TASKS else None)
         if rejudged is not None:
-            self.rejudged = rejudged
-            self.flicker = question_flicker(self.replies, self.verdicts, rejudged)
-        self.replies, self.extracted, self.verdicts, self.rejudged = [], [], [], {}
-        self.question = None
+            self.flicker = question_flicker(replies, verdicts, rejudged)
+        self.replies = self.extracted = self.verdicts = self.question = None
 
     def _option(self, index: str) -> str:
         return option_label(index, self.question)
@@ -143,7 +148,8 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     """Write answer groups, entropy, G-Pass and (with `rejudge`, the latest pass with its
     per-answer detail) judge flicker into `report` in place. `meaning`: how open answers
     are grouped (`Meaning`); with a judge, `verdicts` are its stored ones (stage ->
-    same?): pairs it has not judged yet stay apart and are counted."""
+    same?): pairs it has not judged yet stay apart and are counted. `rounds` is
+    consumed: each question's groups are let go once written (emptied on return)."""
     results = report["stability_results"]
     ks = k_values(summary.n_rounds)
     if rejudge is not None and rejudge.get("degenerate"):
@@ -178,10 +184,10 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
     g_pass: dict[tuple[int, int], tuple[dict[str, Any], dict[str, Any]]] = {}
     for q in summary.questions:
         entry = results[str(q.key)]
-        r = rounds.get(q.key)
+        r = rounds.pop(q.key, None)
         if r is None:
             continue
-        groups = grouped[q.key]
+        groups = grouped.pop(q.key)  # with `r`, the last reference to its group objects
         entry["answer_groups"] = [g.to_json_dict() for g in groups]
         entry["answers_line"] = groups_line(entry["answer_groups"])
         entropy = groups_entropy(groups)
@@ -198,6 +204,7 @@ def add_repeats(report: dict[str, Any], summary: StabilitySummary,
             flicker = r.flicker
             entry["judge_flicker"] = flicker.to_json_dict()
             flickers.append(flicker)
+    rounds.clear()
     g_run, mg_run = run_g_pass([(q.trials, q.correct_count) for q in summary.questions], ks)
     out = report["summary"]
     out["g_pass_at_k"] = g_run

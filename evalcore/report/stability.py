@@ -119,6 +119,7 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
     unparsed = unparsed_counts(rules_unread, rules_answered)
     missed = missed.result()
     consistency = consistency_of(agreement)
+    del agreement  # each question's figures are in `consistency` now
     for idx, figures in zip(items, consistency["questions"]):
         items[idx]["consistency"] = figures
     computed = summary.to_json_dict(items)  # after `items` got their consistency

@@ -12,7 +12,8 @@ too. Standard library only, apart from the store query.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from array import array
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -59,11 +60,34 @@ def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     return summary(engine, run, "active_seconds", lambda: _active_seconds(engine, run_id))
 
 
+def union_seconds_arrays(starts: Sequence[float], ends: Sequence[float]) -> float:
+    """`union_seconds` of intervals given as two arrays of floats, in numpy (the same
+    segments and the same sum, in the same order): a million calls' intervals as two
+    arrays of floats, not a million tuples of Python objects."""
+    import numpy as np
+
+    start = np.asarray(starts, dtype=np.float64)
+    if not len(start):
+        return 0.0
+    end = np.maximum(start, np.asarray(ends, dtype=np.float64))
+    order = np.lexsort((end, start))
+    start, end = start[order], end[order]
+    reach = np.maximum.accumulate(end)  # the current segment's end so far
+    opens = np.flatnonzero(np.concatenate(([True], start[1:] > reach[:-1])))
+    closes = np.concatenate((opens[1:] - 1, [len(start) - 1]))
+    total = 0.0
+    for length in (reach[closes] - start[opens]).tolist():
+        total += length
+    return total
+
+
 def _active_seconds(engine: Engine, run_id: int) -> Optional[float]:
-    ends = [(_timestamp(stored), latency or 0.0)
-            for stored, latency in call_ends(engine, run_id, RUN_STAGES)]
-    intervals = [(end - latency / 1000, end) for end, latency in ends]
-    return union_seconds(intervals) if intervals else None
+    starts, ends = array("d"), array("d")
+    for stored, latency in call_ends(engine, run_id, RUN_STAGES):
+        end = _timestamp(stored)
+        starts.append(end - (latency or 0.0) / 1000)
+        ends.append(end)
+    return union_seconds_arrays(starts, ends) if starts else None
 
 
 def elapsed_seconds(run: Any, now: Optional[datetime] = None) -> Optional[float]:

@@ -3,7 +3,7 @@ counted in SQL (one row per model or item, not per call) so a 100,000-call run i
 loaded to draw a figure."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any, Optional
 
@@ -67,14 +67,15 @@ def answer_error_counts(conn: Bind, run_id: int, refusal_prefix: str) -> tuple[i
     return int(calls), int(errors), int(refusals)
 
 
-def call_ends(conn: Bind, run_id: int, stages: Sequence[str]
-              ) -> list[tuple[datetime, Optional[float]]]:
+def call_ends(conn: Bind, run_id: int, stages: Sequence[str], batch: int = 5000
+              ) -> Iterator[tuple[datetime, Optional[float]]]:
     """(stored at, latency ms) of a run's calls of `stages`: when each call ended, and
-    how long it was under way."""
+    how long it was under way; streamed (a million calls' rows never sit in a list)."""
     query = (select(CALL.c.created_at, CALL.c.latency_ms)
-             .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages)))
+             .where(CALL.c.run_id == run_id, CALL.c.stage.in_(stages))
+             .execution_options(yield_per=batch))
     with reading(conn) as tx:
-        return [(stored, latency) for stored, latency in tx.execute(query)]
+        yield from tx.execute(query)  # type: ignore[misc]
 
 
 def run_prompt_chars(conn: Bind, run_id: int) -> Optional[int]:

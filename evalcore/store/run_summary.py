@@ -20,12 +20,12 @@ first run, keyed by every run's state (`pair_summary`).
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import msgspec
-from sqlalchemy import and_, delete, func, insert, select
+from sqlalchemy import and_, delete, func, insert, or_, select
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -47,32 +47,119 @@ def state_key(engine: Engine, run: Any) -> str:
                                      run.finished_at, newest))
 
 
+CHUNK_CHARS = 1_000_000
+"""A summary longer than this is stored over several rows (`name`, then `name#00001`,
+...): the JSON of a 10,000-question report is written a piece at a time, never as one
+text beside the report (and the database driver's copies of it)."""
+
+
+def _part(name: str, index: int) -> str:
+    return name if index == 0 else f"{name}#{index:05d}"
+
+
 def _where(run_id: int, name: str) -> Any:
-    return and_(RUN_SUMMARY.c.run_id == run_id, RUN_SUMMARY.c.name == name)
+    """The rows of `name`: its first and its continuation rows (`CHUNK_CHARS`)."""
+    return and_(RUN_SUMMARY.c.run_id == run_id,
+                or_(RUN_SUMMARY.c.name == name,
+                    RUN_SUMMARY.c.name.startswith(f"{name}#", autoescape=True)))
+
+
+def _index(row_name: str, name: str) -> int | None:
+    """The position of a row of `name` (None: another name's: SQLite's LIKE ignores case)."""
+    if row_name == name:
+        return 0
+    suffix = row_name[len(name) + 1:]
+    return int(suffix) if row_name.startswith(f"{name}#") and suffix.isdigit() else None
 
 
 def stored(engine: Engine, run_id: int, name: str, key: str) -> Any:
     """What was stored under `name` for the run if computed in state `key`, else None."""
     with reading(engine) as conn:
-        row = conn.execute(select(RUN_SUMMARY.c.state, RUN_SUMMARY.c.data)
-                           .where(_where(run_id, name))).first()
+        rows = conn.execute(select(RUN_SUMMARY.c.name, RUN_SUMMARY.c.state, RUN_SUMMARY.c.data)
+                            .where(_where(run_id, name))).all()
+    parts = sorted((i, row) for row in rows if (i := _index(row.name, name)) is not None)
+    if not parts or [i for i, _ in parts] != list(range(len(parts))) or \
+            any(row.state != key for _, row in parts):
+        return None  # none stored, or not in this state
+    text = parts[0][1].data if len(parts) == 1 else "".join(row.data for _, row in parts)
+    del rows, parts
     # msgspec parses a summary of 10,000 questions several times faster than json
-    return msgspec.json.decode(row.data) if row is not None and row.state == key else None
+    return msgspec.json.decode(text)
+
+
+def reads_back_equal(data: Any) -> bool:
+    """Whether `data` read back from its JSON equals it: string keys, lists not tuples,
+    finite numbers, nothing JSON has no type for (a numpy integer, a date). Checked by
+    walking it, not by parsing a second copy of a 10,000-question report."""
+    if data is None or isinstance(data, (str, int)):  # bool is an int
+        return True
+    if isinstance(data, float):
+        return math.isfinite(data)  # NaN reads back unequal; msgspec writes inf as null
+    if isinstance(data, dict):
+        return all(isinstance(k, str) and reads_back_equal(v) for k, v in data.items())
+    if isinstance(data, list):
+        return all(reads_back_equal(v) for v in data)
+    return False
+
+
+def _plain(value: Any) -> Any:
+    """A float subclass (numpy's float64) as the float it equals."""
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_ENCODER = msgspec.json.Encoder(enc_hook=_plain)
+
+
+def _pieces(data: Any, depth: int = 0) -> Iterator[bytes]:
+    """The JSON of `data` (what `msgspec.json.encode` writes), two levels of containers
+    opened: a report's `stability_results` come one question at a time."""
+    if depth < 2 and isinstance(data, (dict, list)):
+        is_dict = isinstance(data, dict)
+        yield b"{" if is_dict else b"["
+        for i, item in enumerate(data.items() if is_dict else data):
+            if i:
+                yield b","
+            if is_dict:
+                yield _ENCODER.encode(item[0]) + b":"
+            yield from _pieces(item[1] if is_dict else item, depth + 1)
+        yield b"}" if is_dict else b"]"
+    else:
+        yield _ENCODER.encode(data)
+
+
+def chunks(data: Any, size: int | None = None) -> Iterator[str]:
+    """The JSON text of `data` in pieces of about `size` bytes (`CHUNK_CHARS`), cut
+    between values."""
+    size = size or CHUNK_CHARS
+    buf = bytearray()
+    for piece in _pieces(data):
+        buf += piece
+        if len(buf) >= size:
+            yield buf.decode()
+            buf.clear()
+    if buf:
+        yield buf.decode()
 
 
 def store(engine: Engine, run_id: int, name: str, key: str, data: Any) -> None:
     """Replace what is stored under `name` for the run (nothing is stored when `data`
-    would read back different from JSON). A database this process cannot
-    write to (a read-only user, a lock held too long) only means the next read computes
-    again."""
-    text = json.dumps(data, ensure_ascii=False, default=str)
-    if json.loads(text) != data:  # a tuple, a numpy integer, a NaN: read back, it differs
+    would read back different from JSON: `reads_back_equal`). A database this process
+    cannot write to (a read-only user, a lock held too long) only means the next read
+    computes again."""
+    if not reads_back_equal(data):
         return
     try:
         with transaction(engine) as conn:
-            conn.execute(delete(RUN_SUMMARY).where(_where(run_id, name)))
-            conn.execute(insert(RUN_SUMMARY).values(run_id=run_id, name=name, state=key,
-                                                    data=text))
+            old = [n for n in conn.execute(select(RUN_SUMMARY.c.name)
+                                           .where(_where(run_id, name))).scalars()
+                   if _index(n, name) is not None]
+            conn.execute(delete(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id,
+                                                   RUN_SUMMARY.c.name.in_(old)))
+            for i, text in enumerate(chunks(data)):
+                conn.execute(insert(RUN_SUMMARY).values(run_id=run_id, name=_part(name, i),
+                                                        state=key, data=text))
     except SQLAlchemyError:
         pass  # a cache: the figures were computed and are returned all the same
 

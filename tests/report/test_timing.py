@@ -5,8 +5,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from evalcore.report.timing import format_seconds, paused, timing_text, union_seconds
+from evalcore.report.timing import (
+    format_seconds,
+    paused,
+    timing_text,
+    union_seconds,
+    union_seconds_arrays,
+)
 
 
 def test_union_counts_overlaps_once_and_skips_gaps() -> None:
@@ -90,3 +98,13 @@ def test_a_run_without_calls_has_no_active_time(engine) -> None:
 
     run = queries.create_run(engine, kind="stability", model="m", rounds=1)
     assert active_seconds(engine, run.id) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(0, 1e9, allow_nan=False), st.floats(-10, 1e4)), max_size=40))
+def test_the_arrays_union_is_the_union_to_the_last_bit(pairs) -> None:
+    """A run's calls are unioned from two arrays, not a list of a tuple per call: the
+    same figure as `union_seconds`, exactly."""
+    intervals = [(s, s + d) for s, d in pairs]
+    assert union_seconds_arrays([s for s, _ in intervals], [e for _, e in intervals]) \
+        == union_seconds(intervals)
