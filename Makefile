@@ -13,11 +13,11 @@ PORT ?= 8501
 # EVALCORE_AUTH=oidc or header; scripts/run_app.sh refuses it otherwise)
 EVALCORE_ADDRESS ?= 127.0.0.1
 PYTEST_ARGS ?=
-# pytest-xdist workers for `make test`: one more than the cores, so the core of a worker
-# whose test waits (leases running out, servers starting: the serial group mostly waits)
-# does another worker's tests meanwhile (docs/test-timing-log.md: 5 min 28 s on 2 cores against
-# 6 min 35 s with one per core). `auto` is one per core; 0 runs everything in one process.
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+# pytest-xdist workers for `make test`: two more than the cores, so the cores of workers
+# whose tests wait (leases running out, servers starting, browsers drawing: the serial
+# group mostly waits) do other workers' tests meanwhile (measured in
+# docs/test-timing-log.md). `auto` is one per core; 0 runs everything in one process.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 2 )))
 
 .PHONY: help run test team-demo venv venv-dev system data setup setup-dev clean clean-data
 
