@@ -110,7 +110,7 @@ def suite_builder() -> None:
         st.code(toml_text, language="toml")
         st.download_button("Download TOML", toml_text.encode("utf-8"),
                            file_name=f"{generator}.{lang}.toml", mime="application/toml",
-                           key="fairness.toml")
+                           key="fairness.toml", on_click="ignore")
     name = st.text_input("Suite name", value=f"fairness-{generator}-{lang}",
                          key=f"fairness.suite_name.{generator}.{lang}")
     if _shared.allowed_button("Save suite", "import", type="primary", key="fairness.save"):

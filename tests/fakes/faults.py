@@ -68,7 +68,6 @@ class Faults:
 
 def snapshot(engine: Engine) -> dict[str, list[str]]:
     """Every row of every table (sorted reprs): two equal snapshots, the same database."""
-    from sqlalchemy import select
     from sqlmodel import SQLModel
 
     from evalcore.store import monitor_tables, tables  # noqa: F401 - every table
@@ -76,8 +75,14 @@ def snapshot(engine: Engine) -> dict[str, list[str]]:
 
     out: dict[str, list[str]] = {}
     with reader(engine).connect() as conn:
-        for table in SQLModel.metadata.sorted_tables:
-            out[table.name] = sorted(repr(tuple(row)) for row in conn.execute(select(table)))
+        cursor = conn.connection.cursor()  # the driver's own: no statement building per table
+        try:
+            for table in SQLModel.metadata.sorted_tables:
+                names = ", ".join(f'"{c.name}"' for c in table.columns)
+                cursor.execute(f'SELECT {names} FROM "{table.name}"')
+                out[table.name] = sorted(repr(tuple(row)) for row in cursor.fetchall())
+        finally:
+            cursor.close()
     return out
 
 
