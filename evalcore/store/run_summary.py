@@ -50,7 +50,13 @@ def state_key(engine: Engine, run: Any) -> str:
 CHUNK_CHARS = 1_000_000
 """A summary longer than this is stored over several rows (`name`, then `name#00001`,
 ...): the JSON of a 10,000-question report is written a piece at a time, never as one
-text beside the report (and the database driver's copies of it)."""
+text beside the report (and the database driver's copies of it). The first row's state
+then says how many rows there are (`_first_state`): a summary missing its last row is
+computed again, and a reader that knows only one row per name finds none in its state."""
+
+
+def _first_state(key: str, rows: int) -> str:
+    return key if rows == 1 else f"{key}#{rows}"
 
 
 def _part(name: str, index: int) -> str:
@@ -79,8 +85,9 @@ def stored(engine: Engine, run_id: int, name: str, key: str) -> Any:
                             .where(_where(run_id, name))).all()
     parts = sorted((i, row) for row in rows if (i := _index(row.name, name)) is not None)
     if not parts or [i for i, _ in parts] != list(range(len(parts))) or \
-            any(row.state != key for _, row in parts):
-        return None  # none stored, or not in this state
+            parts[0][1].state != _first_state(key, len(parts)) or \
+            any(row.state != key for _, row in parts[1:]):
+        return None  # none stored, not in this state, or a row missing
     text = parts[0][1].data if len(parts) == 1 else "".join(row.data for _, row in parts)
     del rows, parts
     # msgspec parses a summary of 10,000 questions several times faster than json
@@ -157,9 +164,14 @@ def store(engine: Engine, run_id: int, name: str, key: str, data: Any) -> None:
                    if _index(n, name) is not None]
             conn.execute(delete(RUN_SUMMARY).where(RUN_SUMMARY.c.run_id == run_id,
                                                    RUN_SUMMARY.c.name.in_(old)))
-            for i, text in enumerate(chunks(data)):
-                conn.execute(insert(RUN_SUMMARY).values(run_id=run_id, name=_part(name, i),
+            pieces = chunks(data)
+            first, rows = next(pieces, ""), 1
+            for text in pieces:  # the first row last: its state counts the rows
+                conn.execute(insert(RUN_SUMMARY).values(run_id=run_id, name=_part(name, rows),
                                                         state=key, data=text))
+                rows += 1
+            conn.execute(insert(RUN_SUMMARY).values(run_id=run_id, name=name,
+                                                    state=_first_state(key, rows), data=first))
     except SQLAlchemyError:
         pass  # a cache: the figures were computed and are returned all the same
 

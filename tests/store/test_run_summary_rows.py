@@ -73,6 +73,41 @@ def test_a_summary_missing_a_row_is_computed_again(store, monkeypatch) -> None:
     assert run_summary.stored(engine, run.id, "stability:x", key) is None
 
 
+def test_a_summary_missing_its_last_row_is_computed_again(store, monkeypatch) -> None:
+    """The first row's state counts the rows: without it, a lost last row left a cut JSON
+    text that every read failed to parse."""
+    engine = store
+    run = _finished_run(engine)
+    monkeypatch.setattr(run_summary, "CHUNK_CHARS", 500)
+    data = _report(40)
+    run_summary.summary(engine, run, "stability:x", lambda: data)
+    last = max(n for n in _rows(engine, run.id) if n.startswith("stability:x"))
+    with engine.begin() as conn:
+        conn.execute(RUN_SUMMARY.delete().where(RUN_SUMMARY.c.name == last))
+    key = run_summary.state_key(engine, run)
+    assert run_summary.stored(engine, run.id, "stability:x", key) is None
+    assert run_summary.summary(engine, run, "stability:x", lambda: data) == data  # again
+
+
+def test_a_reader_of_one_row_per_name_finds_no_summary_of_several(store, monkeypatch) -> None:
+    """A process of an older version (one row per name, its state equal to the run's key)
+    computes the figures again instead of parsing the first piece of several."""
+    engine = store
+    run = _finished_run(engine)
+    monkeypatch.setattr(run_summary, "CHUNK_CHARS", 500)
+    run_summary.summary(engine, run, "stability:x", lambda: _report(40))
+    key = run_summary.state_key(engine, run)
+    with engine.connect() as conn:
+        first = conn.execute(select(RUN_SUMMARY.c.state).where(
+            RUN_SUMMARY.c.run_id == run.id, RUN_SUMMARY.c.name == "stability:x")).scalar_one()
+    assert first != key
+    run_summary.store(engine, run.id, "stability:x", key, {"short": 1})  # one row: as before
+    with engine.connect() as conn:
+        assert conn.execute(select(RUN_SUMMARY.c.state).where(
+            RUN_SUMMARY.c.run_id == run.id, RUN_SUMMARY.c.name == "stability:x")
+        ).scalar_one() == key
+
+
 def test_names_alike_keep_their_own_rows(store, monkeypatch) -> None:
     """`Stability:X` and `stability:x` (SQLite's LIKE ignores case) and a name with the
     LIKE wildcards in it are stored and read apart."""
