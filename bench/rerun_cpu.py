@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
-from page_bench import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, prepare  # noqa: E402
+from page_bench import CHROMIUM, CHROMIUM_ARGS, PAGES, free_port, prepare
 
 _TICKS = os.sysconf("SC_CLK_TCK")
 

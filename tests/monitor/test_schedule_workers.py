@@ -19,14 +19,16 @@ from tests.runner.test_workers import db, start_worker, stop_all  # noqa: F401
 from tests.waiting import wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
-PERIOD_S = 6
+PERIOD_S = 10
 """Longer than a takeover (lease 3 s, tests/runner/test_workers.LEASE_S, + a poll) plus a
-run (6 calls at 0.15 s), so the killed worker's run ends before the next due time and none
-is skipped."""
+run (6 calls at 0.15 s) on a loaded machine, so the killed worker's run ends before the
+next due time and none is skipped (the schedule skips a due time whose previous run is
+still going, as it should). 6 s was too little with the whole suite beside it: the run
+taken over was still going at the next due time, once in five fresh clones."""
 DUE_TIMES = 3
 """One due time before the kill (it lands on a job held after the first period), the
 killed one, and one after it made while the takeover finishes: every case the claim is
-about. More periods only add waiting (6 s each, on the serial group's worker)."""
+about. More periods only add waiting (a period each, on the serial group's worker)."""
 
 
 def _settled(engine, schedule_id: int) -> bool:  # noqa: ANN001
