@@ -279,6 +279,8 @@ BBQ_ITEMS = 24
 def _stereotyped_bbq(page, journey: dict) -> None:
     """Import real BBQ items on the Fairness page, add a model that always picks the
     stereotyped option, run it: the headline verdict is FAIL on |s_amb| and |s_dis|."""
+    from playwright.sync_api import expect
+
     from tests.conftest import SHARED_DATASETS, require
     from tests.fakes.bias_models import stereotyped_bbq_responder
 
@@ -300,11 +302,15 @@ def _stereotyped_bbq(page, journey: dict) -> None:
         page.get_by_role("tab", name="Import BBQ / CBBQ").click()
         page.locator('[data-testid="stFileUploader"]').filter(has_text="BBQ .jsonl").locator(
             'input[type="file"]').set_input_files(str(bbq))
+        # the upload's run suggests a name (the caption comes with it); a fill before that
+        # name reached the browser was once merged with it ("bbq-Agebbq-age")
+        page.get_by_text(f"{BBQ_ITEMS} items, format bbq").wait_for()
         _idle(page)
         name = page.get_by_label("Dataset name")
         name.fill("bbq-age")
         name.press("Enter")
         _idle(page)
+        expect(name).to_have_value("bbq-age")
         page.get_by_role("button", name="Import", exact=True).click()
         page.get_by_text(f"Imported 'bbq-age': {BBQ_ITEMS} items").wait_for()
         _open_expander(page, "Start a new run")

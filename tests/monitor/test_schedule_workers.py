@@ -24,7 +24,8 @@ PERIOD_S = 10
 run (6 calls at 0.15 s) on a loaded machine, so the killed worker's run ends before the
 next due time and none is skipped (the schedule skips a due time whose previous run is
 still going, as it should). 6 s was too little with the whole suite beside it: the run
-taken over was still going at the next due time, once in five fresh clones."""
+taken over was still going at the next due time (a fresh clone with four workers, and a
+loaded machine)."""
 DUE_TIMES = 3
 """One due time before the kill (it lands on a job held after the first period), the
 killed one, and one after it made while the takeover finishes: every case the claim is
