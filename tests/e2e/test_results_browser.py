@@ -121,7 +121,8 @@ def test_every_download_completes_when_clicked_three_times_quickly(context, resu
             _check_content(download.suggested_filename,
                            Path(download.path()).read_bytes())
         wanted = [name.format(run=run_id) for name in clicked.values()]
-        assert names == wanted * 3, names
+        # each file three times; the browser may finish them in another order than clicked
+        assert sorted(names) == sorted(wanted * 3), names
         expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     finally:
         page.close()
