@@ -9,7 +9,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable, Optional, Sequence
 
 from evalcore.metrics.stability import MetricInputError
@@ -39,7 +38,7 @@ def _punctuation() -> tuple[re.Pattern[str], re.Pattern[str]]:
     """Every punctuation code point of this Python's Unicode as a character class, built
     once, so `re` finds a reply's few punctuation marks in C instead of `unicodedata`
     being asked about each character. Two patterns: the Basic Multilingual Plane's alone,
-    which `re` matches with a bitmap (40x faster), and all of them, for a text that has a
+    which `re` matches with a bitmap, and all of them, for a text that has a
     character beyond that plane."""
     marks = [c for c in range(_LAST_PUNCTUATION_PLANE) if unicodedata.category(chr(c))[0] == "P"
              and chr(c) not in _IN_CONTEXT]
@@ -95,30 +94,14 @@ class Consistency:
 _PLAIN_NUMBER = re.compile(r"[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
 
 
-REPEATED_ANSWER_CHARS = 2048
-"""Answers up to this long are folded once per text (a bounded cache of the latest): a
-question's rounds often repeat an answer word for word, and `normalize_answer` walks
-the text a character at a time."""
-
-
 def answer_key(text: str) -> str:
     """An answer as consistency compares it: `normalize_answer`, and a bare number in one
     canonical form, so "1,200", "1200" and "1200.0" are one answer (exactly, on the digits).
-    Repeated short answers are read once (`REPEATED_ANSWER_CHARS`).
 
     The number is canonicalised as text, not through Decimal arithmetic: a model may answer
     with hundreds of digits, more than any decimal context holds (the default 28-digit
     context raised InvalidOperation on `quantize` and took the Stability page with it).
     """
-    return _repeated_key(text) if len(text) <= REPEATED_ANSWER_CHARS else _key(text)
-
-
-@lru_cache(maxsize=1024)
-def _repeated_key(text: str) -> str:
-    return _key(text)
-
-
-def _key(text: str) -> str:
     folded = normalize_answer(text)
     if _PLAIN_NUMBER.fullmatch(folded):
         return _canonical_number(folded)
