@@ -64,20 +64,20 @@ def test_killed_app_resumes_its_runs_by_itself(engine, settings, monkeypatch):
         run_ids = [store_run(engine, RunSpec(dataset=tagged_dataset(engine, f"r{k}", 20),
                                               model="fake", rounds=5), settings.models_path)
                    for k in range(3)]
-        app = start_app(env, port, log)
-        other = subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--jobs", "1",
-                                  "--name", "cli-worker"], cwd=REPO_ROOT, env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        app, other = start_app(env, port, log), None
         try:
-            wait_for(lambda: healthy(port), 60, "the app")
-
             def app_busy():
                 held = [j for j in jobs.list_jobs(engine, status=["running"])
                         if j.owner.startswith("app-worker")]
                 return held if held and all(queries.count_calls(engine, j.run_id) >= 5
                                             for j in held) else None
 
+            # the second worker starts once the app's worker holds its runs: started together,
+            # it could finish all three on a loaded machine before the app's worker began
             held = wait_for(app_busy, 60, "the app's worker to be executing runs")
+            other = subprocess.Popen([sys.executable, "-m", "evalcore", "worker", "--jobs", "1",
+                                      "--name", "cli-worker"], cwd=REPO_ROOT, env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             os.killpg(app.pid, signal.SIGKILL)  # the app, its worker, the script: all at once
             app.wait(timeout=10)
             assert all(jobs.get_job(engine, j.id).status == "running" for j in held)
@@ -87,7 +87,7 @@ def test_killed_app_resumes_its_runs_by_itself(engine, settings, monkeypatch):
                      LEASE_S + 90, "every run to finish without a click")
         finally:
             for proc in (app, other):
-                if proc.poll() is None:
+                if proc is not None and proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGTERM) if proc is app else proc.terminate()
                     proc.wait(timeout=30)
         prompts = server.stats.prompts
