@@ -122,12 +122,14 @@ def _canonical_number(number: str) -> str:
 
 
 def answer_consistency(answers: Sequence[Optional[str]],
-                       extractor: Optional[Callable[[str], Optional[str]]] = None) -> Consistency:
+                       extractor: Optional[Callable[[str], Optional[str]]] = None,
+                       key: Callable[[str], str] = answer_key) -> Consistency:
     """Distinct answers and the share of the most common one for one question.
 
     `extractor` (e.g. "the number in the answer") is applied to the raw answer before
     normalising; None from it or a None answer (a failed call) means no answer. Ties
-    for the most common answer go to the one seen first.
+    for the most common answer go to the one seen first. `key` is `answer_key`, or a
+    report's memo of it that its answer groups share.
     """
     if not answers:
         raise MetricInputError("answer consistency needs at least one round (empty list).")
@@ -138,7 +140,7 @@ def answer_consistency(answers: Sequence[Optional[str]],
         value = extractor(raw) if extractor is not None else raw
         if value is None:
             continue
-        seen[answer_key(str(value))] += 1
+        seen[key(str(value))] += 1
     answered = sum(seen.values())
     top, top_count = seen.most_common(1)[0] if seen else (None, 0)
     return Consistency(rounds=len(answers), answered=answered, distinct=len(seen),

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from evalcore.dataset.language import detect_language
 from evalcore.dataset.records import Question
+from evalcore.metrics.consistency import answer_key
 from evalcore.metrics.repeats import (
     _cosine,
     accuracy_by_entropy,
@@ -89,12 +90,15 @@ class RepeatRounds:
         verdicts[pos] = None if row["errored"] or row["correct"] is None \
             else bool(row["correct"])
 
-    def settle(self, rejudged: dict[int, list[bool | None]] | None = None) -> None:
-        """Compute the question's answer groups, and its judge flicker when `rejudged`
-        (round index -> re-judgements; `rejudged_rounds`) is given, then drop its replies."""
+    def settle(self, rejudged: dict[int, list[bool | None]] | None = None,
+               key: Callable[[str], str] = answer_key) -> None:
+        """Compute the question's answer groups (answers compared by `key`), and its judge
+        flicker when `rejudged` (round index -> re-judgements; `rejudged_rounds`) is
+        given, then drop its replies."""
         replies, extracted, verdicts = self._rounds()
         self.groups = group_answers(replies, verdicts,
-                                    extracted if self.task_type in EXTRACTING_TASKS else None)
+                                    extracted if self.task_type in EXTRACTING_TASKS else None,
+                                    key=key)
         if rejudged is not None:
             self.flicker = question_flicker(replies, verdicts, rejudged)
         self.replies = self.extracted = self.verdicts = self.question = None

@@ -14,12 +14,18 @@ which rounds were asked.
 """
 from __future__ import annotations
 
+import functools
 from itertools import groupby
 from typing import Any, Iterator, Optional, TextIO
 
 from sqlalchemy.engine import Engine
 
-from evalcore.metrics.consistency import Consistency, answer_consistency, consistency_of
+from evalcore.metrics.consistency import (
+    Consistency,
+    answer_consistency,
+    answer_key,
+    consistency_of,
+)
 from evalcore.metrics.stability import POLICY_RULES, FailurePolicy, round_json, summary_from_counts
 from evalcore.report import repeats as repeats_figures
 from evalcore.report.export import write_stability_csv
@@ -112,8 +118,10 @@ def stability_report(engine: Engine, run_id: int, timing: Optional[dict[str, Any
             answers[row["round"] - 1] = row["extracted"] or row["answer"]
             model_errors += row["error"] is not None
             judge_errors += row["judge_error"] is not None
-        agreement.append(answer_consistency(answers))
-        repeats[idx].settle(None if rejudged is None else rejudged.get(item_ids[idx], {}))
+        key = functools.cache(answer_key)  # each reply normalised once for both figures
+        agreement.append(answer_consistency(answers, key=key))
+        repeats[idx].settle(None if rejudged is None else rejudged.get(item_ids[idx], {}),
+                            key=key)
     counts = {idx: tallies.get(item_id, (0, 0)) for idx, item_id in item_ids.items()}
     summary = summary_from_counts(counts, run.rounds, failure_policy=failure_policy)
     unparsed = unparsed_counts(rules_unread, rules_answered)
