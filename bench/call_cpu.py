@@ -14,6 +14,12 @@ clients run alternately, `--repeat` times each; medians. Rounds per question: 10
 on asyncio's default loop (`cpu_ratio`); `cpu_ratio_uvloop` is against the same bare
 client on uvloop, the loop evalcore's runs use when it is installed. `load_avg`: the
 1-minute load average before and after (the machine is shared).
+
+A third client sits between the two: `evalcore_client_*` is evalcore's model client alone
+(bench/client_only.py: the same calls through `ModelClient.chat`, nothing scored or
+stored), so the run's extra CPU splits into the client's and the runner's. `--pin` puts
+the clients on the first CPU and the server on the last (two cores: they no longer take
+turns on one), which narrows the spread between runs.
 """
 from __future__ import annotations
 
@@ -34,13 +40,26 @@ PY = sys.executable
 from stability_bench import Server, compile_bytecode, prepare
 
 
+PIN: list[int] = []
+"""With `--pin`: [client CPU, server CPU]."""
+
+
+def _server(latency: float) -> Server:
+    server = Server(latency=latency)
+    if PIN:
+        os.sched_setaffinity(server.proc.pid, {PIN[1]})
+    return server
+
+
 def _run(args: list[str], env: dict[str, str] | None = None) -> dict[str, float]:
     """CPU seconds, wall seconds and peak RSS (MB) of one whole process. RSS from GNU
     time (%M): a child's own ru_maxrss starts at its parent's size when it was forked."""
     with tempfile.NamedTemporaryFile("r") as rss:
         started = time.perf_counter()
-        proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss.name, *args], cwd=ROOT,
-                                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        pin = ["taskset", "-c", str(PIN[0])] if PIN else []
+        proc = subprocess.Popen([*pin, "/usr/bin/time", "-f", "%M", "-o", rss.name, *args],
+                                cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
         _, status, usage = os.wait4(proc.pid, 0)  # time's own CPU is a few ms
         if os.waitstatus_to_exitcode(status):
             raise RuntimeError(f"{args[:4]} failed: {proc.stderr.read().decode()[-1500:]}")
@@ -52,7 +71,7 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> dict[str, float]
 def evalcore_run(calls: int, rounds: int, concurrency: int, latency: float,
                  profile: str = "") -> dict[str, float]:
     questions = calls // rounds
-    server = Server(latency=latency)
+    server = _server(latency)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             home = Path(tmp)
@@ -89,12 +108,24 @@ def _store_size(home: Path, calls: int) -> dict[str, float]:
 
 def bare_run(calls: int, rounds: int, concurrency: int, latency: float,
              loop: str = "asyncio") -> dict[str, float]:
-    server = Server(latency=latency)
+    server = _server(latency)
     try:
         return _run([PY, str(ROOT / "bench" / "bare_client.py"), "--url",
                      f"http://127.0.0.1:{server.port}/v1", "--questions", str(calls // rounds),
                      "--rounds", str(rounds), "--concurrency", str(concurrency),
                      "--loop", loop])
+    finally:
+        server.stop()
+
+
+def client_run(calls: int, rounds: int, concurrency: int, latency: float) -> dict[str, float]:
+    """evalcore's model client alone (bench/client_only.py): the same calls, none stored."""
+    server = _server(latency)
+    try:
+        return _run([PY, str(ROOT / "bench" / "client_only.py"), "--url",
+                     f"http://127.0.0.1:{server.port}/v1", "--questions", str(calls // rounds),
+                     "--rounds", str(rounds), "--concurrency", str(concurrency)],
+                    {**os.environ, "PYTHONPATH": str(ROOT)})
     finally:
         server.stop()
 
@@ -108,22 +139,29 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-bare", action="store_true", help="evalcore runs only")
     parser.add_argument("--profile", default="", help="one evalcore run under cProfile (CPU)")
+    parser.add_argument("--pin", action="store_true",
+                        help="clients on the first CPU, the server on the last")
     args = parser.parse_args()
+    if args.pin:
+        cpus = sorted(os.sched_getaffinity(0))
+        PIN[:] = [cpus[0], cpus[-1]]
     compile_bytecode()
     if args.profile:
         evalcore_run(args.calls[0], args.rounds, args.concurrency, args.latency, args.profile)
         return
     for calls in args.calls:
         load = os.getloadavg()[0]
-        ours, bare, bare_uv = [], [], []
+        ours, client, bare, bare_uv = [], [], [], []
         for _ in range(args.repeat):
             ours.append(evalcore_run(calls, args.rounds, args.concurrency, args.latency))
+            client.append(client_run(calls, args.rounds, args.concurrency, args.latency))
             if not args.skip_bare:
                 bare.append(bare_run(calls, args.rounds, args.concurrency, args.latency))
                 bare_uv.append(bare_run(calls, args.rounds, args.concurrency, args.latency,
                                         loop="uvloop"))
         med = {f"{who}_{key}": round(statistics.median(r[key] for r in rows), 3)
-               for who, rows in (("evalcore", ours), ("bare", bare), ("bare_uvloop", bare_uv))
+               for who, rows in (("evalcore", ours), ("evalcore_client", client), ("bare", bare),
+                                 ("bare_uvloop", bare_uv))
                if rows for key in ("cpu_s", "wall_s", "rss_mb")}
         store = {key: round(statistics.median(r[key] for r in ours), 1)
                  for key in ("db_mb", "reply_bytes", "db_bytes_per_call_beyond_reply")}
@@ -131,7 +169,7 @@ def main() -> None:
                   for name, who in (("cpu_ratio", "bare"), ("cpu_ratio_uvloop", "bare_uvloop"))}
         print(json.dumps({"calls": calls, "C": args.concurrency,
                           "latency_ms": args.latency * 1000, "repeat": args.repeat, **med,
-                          **store, **ratios, "target_ratio": 1.5,
+                          **store, **ratios, "target_ratio": 1.5, "pinned": bool(PIN),
                           "load_avg": [round(load, 1), round(os.getloadavg()[0], 1)]}),
               flush=True)
 
