@@ -37,12 +37,18 @@ async def ask_all(url: str, questions: int, rounds: int, concurrency: int) -> in
     return answered
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def calls_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments every client of the CPU bench takes: where, and which calls."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--url", required=True, help="OpenAI-compatible base URL (…/v1)")
     parser.add_argument("--questions", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("-c", "--concurrency", type=int, default=50)
+    return parser
+
+
+def main() -> int:
+    parser = calls_parser(__doc__.splitlines()[0])
     parser.add_argument("--loop", choices=("asyncio", "uvloop"), default="asyncio",
                         help="event loop (evalcore's runs use uvloop when it is installed)")
     args = parser.parse_args()

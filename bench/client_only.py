@@ -10,8 +10,9 @@ slot is freed, the report, the database's start-up).
 """
 from __future__ import annotations
 
-import argparse
 import asyncio
+
+from bare_client import calls_parser
 
 from evalcore.providers.base import ChatRequest, ModelConfig
 from evalcore.providers.client import get_client, run_closing_clients
@@ -36,12 +37,7 @@ async def ask_all(url: str, questions: int, rounds: int, concurrency: int) -> in
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--url", required=True, help="OpenAI-compatible base URL (…/v1)")
-    parser.add_argument("--questions", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("-c", "--concurrency", type=int, default=50)
-    args = parser.parse_args()
+    args = calls_parser(__doc__.splitlines()[0]).parse_args()
     print(run_closing_clients(ask_all(args.url, args.questions, args.rounds,
                                       args.concurrency)))
     return 0
