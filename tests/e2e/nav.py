@@ -9,6 +9,11 @@ fresh load or a fresh session; this elsewhere.
 """
 from __future__ import annotations
 
+UI_TIMEOUT_MS = 60_000
+"""Playwright's bound on one wait in a browser test. A bound, not a duration: the first
+load of a fresh context (the bundle fetched and compiled, the websocket opened, the
+page's first script run) took over 30 s once on two cores under the whole suite."""
+
 
 def idle(page) -> None:
     """Wait until the app is not running a script (Streamlit's status widget is gone)."""

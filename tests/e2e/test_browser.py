@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
+from tests.e2e.nav import UI_TIMEOUT_MS
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +45,6 @@ NO_WARM_UP = {"EVALCORE_WARMUP": "0"}
 imports every page's modules, ~0.7 s of CPU a server, most of them for pages never
 opened): the journey and this module's server keep it, as users run the app;
 tests/test_warmup.py checks it."""
-UI_TIMEOUT_MS = 60_000
 
 # CODAH's shape (English multiple choice), three rows: small, but a real format.
 SAMPLE_CSV = """attribute,Question prompt,choice0,choice1,choice2,choice3,answer

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.test_browser import NO_WARM_UP, UI_TIMEOUT_MS, streamlit_server
+from tests.e2e.nav import UI_TIMEOUT_MS
+from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
 SECRET = "only-the-proxy-knows-this"

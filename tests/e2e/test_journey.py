@@ -26,9 +26,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.nav import UI_TIMEOUT_MS, sidebar_to
 from tests.e2e.nav import idle as _idle
-from tests.e2e.nav import sidebar_to
-from tests.e2e.test_browser import UI_TIMEOUT_MS, browser, streamlit_server  # noqa: F401
+from tests.e2e.test_browser import browser, streamlit_server  # noqa: F401
 from tests.fakes.fault_server import FaultConfig, FaultServer
 
 pytestmark = pytest.mark.browser

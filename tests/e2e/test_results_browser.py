@@ -20,10 +20,10 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tests.e2e.nav import UI_TIMEOUT_MS
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
-UI_TIMEOUT_MS = 30_000
 DOWNLOAD_TIMEOUT_S = 20.0
 """Bound on the whole burst of downloads: a hung one fails the test instead of waiting."""
 DOWNLOADS = {  # page: (heading above the buttons, {button label: file name})

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.nav import UI_TIMEOUT_MS
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
-UI_TIMEOUT_MS = 30_000
 N = 30
 REJECTED = {4, 9, 13, 22}
 

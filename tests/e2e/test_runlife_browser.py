@@ -15,12 +15,11 @@ from collections.abc import Iterator
 import pytest
 
 from pages._submit import DOUBLE_CLICK_S
-from tests.e2e.nav import idle
+from tests.e2e.nav import UI_TIMEOUT_MS, idle
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.waiting import still, wait_for
 
 pytestmark = pytest.mark.browser
-UI_TIMEOUT_MS = 30_000
 RUN_STORED_S = 60  # from a click to the run's row, on two cores under the whole suite
 
 

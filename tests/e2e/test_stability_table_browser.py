@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.nav import idle
+from tests.e2e.nav import UI_TIMEOUT_MS, idle
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.e2e.test_journey import _pick
 
 pytestmark = pytest.mark.browser
-UI_TIMEOUT_MS = 60_000
 WIDTHS = """() => {
     const head = Array.from(document.querySelectorAll('h4'))
         .find(h => h.innerText.trim() === 'Questions');

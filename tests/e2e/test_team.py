@@ -21,12 +21,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
-from tests.e2e.nav import sidebar_to
+from tests.e2e.nav import UI_TIMEOUT_MS, sidebar_to
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 
 START_TIMEOUT_S = 180
-UI_TIMEOUT_MS = 60_000
 
 
 def _free_port() -> int:
