@@ -9,10 +9,15 @@ fresh load or a fresh session; this elsewhere.
 """
 from __future__ import annotations
 
+import warnings
+
 UI_TIMEOUT_MS = 60_000
 """Playwright's bound on one wait in a browser test. A bound, not a duration: the first
 load of a fresh context (the bundle fetched and compiled, the websocket opened, the
 page's first script run) took over 30 s once on two cores under the whole suite."""
+FIRST_LOAD_MS = 30_000
+"""How long a fresh load may take to connect to its server before it is loaded again."""
+_APP = '[data-testid="stApp"]'
 
 
 def idle(page) -> None:
@@ -28,3 +33,37 @@ def sidebar_to(page, path: str, heading: str) -> None:
     page.locator(f'[data-testid="stSidebarNav"] a[href$="/{path}"]').click()
     page.get_by_role("heading", name=heading, exact=True).wait_for()
     idle(page)
+
+
+def open_app(page, url: str, **goto) -> None:
+    """`page.goto(url)`, then wait until the page's Streamlit app has connected to its
+    server. A load still unconnected after FIRST_LOAD_MS is loaded again, as a person
+    would; that is reported as a warning naming the states it was stuck in (a first
+    load that never drew happened now and then on two cores under the whole suite), and
+    a second one fails the test with them."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    connected = page.locator(f'{_APP}[data-test-connection-state="CONNECTED"]')
+    page.goto(url, **goto)
+    try:
+        connected.wait_for(state="attached", timeout=FIRST_LOAD_MS)
+        return
+    except PlaywrightTimeout:
+        stuck = _app_state(page)
+    warnings.warn(f"first load of {url} not connected after {FIRST_LOAD_MS} ms ({stuck}); "
+                  "loading it again", stacklevel=2)
+    page.reload(**goto)
+    try:
+        connected.wait_for(state="attached", timeout=FIRST_LOAD_MS)
+    except PlaywrightTimeout:
+        raise AssertionError(f"{url} never connected: first {stuck}, then after a reload "
+                             f"{_app_state(page)}") from None
+
+
+def _app_state(page) -> str:
+    """The app root's connection and script states, or what the page shows instead."""
+    app = page.locator(_APP)
+    if app.count() == 0:
+        return f"no app root; page text: {page.locator('body').inner_text()[:300]!r}"
+    return (f"connection {app.first.get_attribute('data-test-connection-state')}, "
+            f"script {app.first.get_attribute('data-test-script-state')}")

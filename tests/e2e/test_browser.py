@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
-from tests.e2e.nav import UI_TIMEOUT_MS
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app
 
 pytestmark = pytest.mark.browser
 
@@ -139,7 +139,7 @@ def test_first_visit_straight_to_a_page_goes_through_the_router(browser, app_url
     page = browser.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     try:
-        page.goto(f"{app_url}/attacks")
+        open_app(page, f"{app_url}/attacks")
         page.get_by_role("heading", name="Attacks").wait_for()
         sidebar = page.locator('[data-testid="stSidebar"]')
         sidebar.get_by_text("Database", exact=True).wait_for()  # the shared sidebar ran
@@ -180,7 +180,7 @@ def _import_through_ui(page, app_url: str, csv_path: Path, name: str) -> None:
     from playwright.sync_api import expect
 
     expect.set_options(timeout=UI_TIMEOUT_MS)  # a cold app on 2 busy cores is slow
-    page.goto(app_url, wait_until="domcontentloaded")
+    open_app(page, app_url, wait_until="domcontentloaded")
 
     # Datasets is the default page; go there explicitly so the test does not rely on it.
     page.get_by_role("link", name="Datasets").first.click()
@@ -244,7 +244,7 @@ def test_import_an_attacked_file_through_the_attacks_page(browser, app_url: str,
     path.write_text(ATTACKED_CSV, encoding="utf-8")
     expect.set_options(timeout=UI_TIMEOUT_MS)
     with open_page(browser, tmp_path) as page:
-        page.goto(f"{app_url}/attacks", wait_until="domcontentloaded")
+        open_app(page, f"{app_url}/attacks", wait_until="domcontentloaded")
         page.get_by_text("Import an attacked file", exact=True).click()
         uploader = page.locator('[data-testid="stFileUploader"]')
         expect(uploader).to_be_visible()

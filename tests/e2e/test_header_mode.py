@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.nav import UI_TIMEOUT_MS
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
@@ -54,7 +54,7 @@ def test_user_header_counts_only_with_the_shared_secret(context, header_app: str
 
     page = _page(context, headers)
     try:
-        page.goto(header_app)
+        open_app(page, header_app)
         if signed_in:
             expect(page.get_by_role("button", name="Run the demo")).to_be_visible(  # Home
                 timeout=UI_TIMEOUT_MS)
@@ -74,7 +74,7 @@ def test_the_refusal_shows_nothing_else(context, header_app: str, path: str) -> 
 
     page = _page(context, {"X-Forwarded-Email": "root@example.com"})
     try:
-        page.goto(f"{header_app.rstrip('/')}/{path}")
+        open_app(page, f"{header_app.rstrip('/')}/{path}")
         expect(page.get_by_text("Access refused")).to_be_visible(timeout=UI_TIMEOUT_MS)
         page.wait_for_timeout(1_000)  # a sidebar would be drawn by now
         expect(page.locator('[data-testid="stSidebarNav"]')).to_have_count(0)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.nav import UI_TIMEOUT_MS, sidebar_to
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app, sidebar_to
 from tests.e2e.nav import idle as _idle
 from tests.e2e.test_browser import browser, streamlit_server  # noqa: F401
 from tests.fakes.fault_server import FaultConfig, FaultServer
@@ -155,7 +155,7 @@ def _journey(page, journey: dict) -> None:
     main = page.locator('[data-testid="stMain"]')
 
     # Home: the order of work, nothing yet; then the demo on the real local model.
-    page.goto(url)
+    open_app(page, url)
     main.get_by_text("no datasets").wait_for()
     _demo(page, journey)
 

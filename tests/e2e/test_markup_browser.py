@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require
+from tests.e2e.nav import open_app
 from tests.e2e.test_browser import CHROMIUM, CHROMIUM_ARGS, streamlit_server
 from tests.pages.helpers import SAMPLES
 
@@ -58,7 +59,7 @@ def test_a_searched_image_is_shown_as_text_and_never_fetched(tmp_path: Path, can
         try:
             page = browser.new_page()
             page.set_default_timeout(60_000)
-            page.goto(f"{url}/datasets")
+            open_app(page, f"{url}/datasets")
             search = page.get_by_label("Search question, options, answer or id")
             search.fill(image)
             search.press("Enter")

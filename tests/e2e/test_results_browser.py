@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.e2e.nav import UI_TIMEOUT_MS
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
@@ -98,7 +98,7 @@ def test_every_download_completes_when_clicked_three_times_quickly(context, resu
     page.set_default_timeout(UI_TIMEOUT_MS)
     downloads = []
     try:
-        page.goto(f"{url}/{path}")
+        open_app(page, f"{url}/{path}")
         expect(page.get_by_role("heading", name=heading)).to_be_visible()
         buttons = page.locator('[data-testid="stDownloadButton"] button')
         expect(buttons.first).to_be_enabled()
@@ -146,7 +146,7 @@ def test_every_page_requests_only_the_app_itself(chromium, results_app) -> None:
     try:
         page = context.new_page()
         page.set_default_timeout(UI_TIMEOUT_MS)
-        page.goto(url)
+        open_app(page, url)
         page.locator('[data-testid="stSidebar"]').get_by_text("Database", exact=True).wait_for()
         page.locator("h1").first.wait_for()
         idle(page)
@@ -187,7 +187,7 @@ def test_monitoring_shows_a_schedule_change_without_a_reload(context, results_ap
                        models_path=settings.models_path, every_s=86400)  # no worker: no run
     page = context.new_page()
     try:
-        page.goto(f"{url}/monitoring")
+        open_app(page, f"{url}/monitoring")
         expect(page.get_by_text(f"Schedule {row.id} · stability · downloads · fake · "
                                 "every 1d")).to_be_visible(timeout=UI_TIMEOUT_MS)
         edit_schedule(admin, engine, row.id, every_s=3600)
@@ -214,7 +214,7 @@ def test_no_card_of_a_large_run_is_cut_off_at_1366_px(context, results_app) -> N
     page.set_viewport_size({"width": 1366, "height": 768})
     page.set_default_timeout(UI_TIMEOUT_MS)
     try:
-        page.goto(f"{url}/results")
+        open_app(page, f"{url}/results")
         page.get_by_role("combobox", name="Run details").click()
         page.get_by_role("option").filter(has_text=f"#{big} ").first.click()
         expect(page.locator('[data-testid="stMetric"]').filter(has_text=re.compile("1,?509")).first

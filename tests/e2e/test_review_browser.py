@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.nav import UI_TIMEOUT_MS
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 
 pytestmark = pytest.mark.browser
@@ -76,7 +76,7 @@ def test_thirty_decisions_by_key_with_a_reload_half_way(chromium, review_app, ca
         expect(card(i)).to_be_visible()
 
     try:
-        page.goto(f"{url}/review")
+        open_app(page, f"{url}/review")
         keys_live(0)
         seconds = []
         for i in range(N):

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from pages._submit import DOUBLE_CLICK_S
-from tests.e2e.nav import UI_TIMEOUT_MS, idle
+from tests.e2e.nav import UI_TIMEOUT_MS, idle, open_app
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.waiting import still, wait_for
 
@@ -83,7 +83,7 @@ def test_a_double_click_on_start_run_creates_one_run(context, runlife_app) -> No
 
     page = _page(context)
     try:
-        page.goto(f"{url}/stability")  # no run yet: the start form is open
+        open_app(page, f"{url}/stability")  # no run yet: the start form is open
         start = page.get_by_role("button", name="Start run", exact=True)
         expect(start).to_be_enabled()
         start.click()  # a slow double click: 600 ms between the clicks (the stimulus)
@@ -121,7 +121,7 @@ def test_delete_run_asks_then_lists_the_runs_without_it(context, runlife_app) ->
     engine.dispose()
     page = _page(context)
     try:
-        page.goto(f"{url}/results")
+        open_app(page, f"{url}/results")
         page.get_by_role("button", name="Delete run", exact=True).click()
         expect(page.get_by_text(f"Delete run #{newest}", exact=False)).to_be_visible()
         assert newest in {r.id for r in _runs(db_url)}  # nothing deleted before the answer

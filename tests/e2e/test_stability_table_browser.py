@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.nav import UI_TIMEOUT_MS, idle
+from tests.e2e.nav import UI_TIMEOUT_MS, idle, open_app
 from tests.e2e.test_browser import NO_WARM_UP, streamlit_server
 from tests.e2e.test_journey import _pick
 
@@ -56,7 +56,7 @@ def test_the_questions_table_has_no_column_past_its_right_edge(chromium, stabili
     page = chromium.new_page(viewport={"width": 1280, "height": 900})
     page.set_default_timeout(UI_TIMEOUT_MS)
     try:
-        page.goto(f"{stability_app}/stability")
+        open_app(page, f"{stability_app}/stability")
         [(content, visible)] = _widths(page)
         assert content <= visible + 1, f"the table is {content} px wide in {visible} px"
         _pick(page, "Order", "CI width, widest first")  # one more column: CI width
