@@ -13,7 +13,7 @@ too. Standard library only, apart from the store query.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -32,21 +32,6 @@ PAUSE_SHOWN_SHARE = 0.1
 """... and for at least this share of the elapsed time."""
 
 
-def union_seconds(intervals: Iterable[tuple[float, float]]) -> float:
-    """Total length of the union of (start, end) intervals in seconds (overlaps once)."""
-    total, current_start, current_end = 0.0, None, None
-    for start, end in sorted((s, max(s, e)) for s, e in intervals):
-        if current_end is None or start > current_end:
-            if current_end is not None:
-                total += current_end - current_start
-            current_start, current_end = start, end
-        else:
-            current_end = max(current_end, end)
-    if current_end is not None:
-        total += current_end - current_start
-    return total
-
-
 def _timestamp(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
@@ -60,10 +45,10 @@ def active_seconds(engine: Engine, run_id: int) -> Optional[float]:
     return summary(engine, run, "active_seconds", lambda: _active_seconds(engine, run_id))
 
 
-def union_seconds_arrays(starts: Sequence[float], ends: Sequence[float]) -> float:
-    """`union_seconds` of intervals given as two arrays of floats, in numpy (the same
-    segments and the same sum, in the same order): a million calls' intervals as two
-    arrays of floats, not a million tuples of Python objects."""
+def union_seconds(starts: Sequence[float], ends: Sequence[float]) -> float:
+    """Total length of the union of the intervals (starts[i], ends[i]) in seconds: overlaps
+    count once, an end before its start counts as the start. Two arrays of floats in
+    numpy, not a tuple of Python objects per call: a run may have a million calls."""
     import numpy as np
 
     start = np.asarray(starts, dtype=np.float64)
@@ -87,7 +72,7 @@ def _active_seconds(engine: Engine, run_id: int) -> Optional[float]:
         end = _timestamp(stored)
         starts.append(end - (latency or 0.0) / 1000)
         ends.append(end)
-    return union_seconds_arrays(starts, ends) if starts else None
+    return union_seconds(starts, ends) if starts else None
 
 
 def elapsed_seconds(run: Any, now: Optional[datetime] = None) -> Optional[float]:
