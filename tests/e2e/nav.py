@@ -12,9 +12,9 @@ from __future__ import annotations
 import warnings
 
 UI_TIMEOUT_MS = 60_000
-"""Playwright's bound on one wait in a browser test. A bound, not a duration: the first
-load of a fresh context (the bundle fetched and compiled, the websocket opened, the
-page's first script run) took over 30 s once on two cores under the whole suite."""
+"""Playwright's bound on one wait in a browser test. A bound, not a duration: on two cores
+busy with the whole suite, the first load of a fresh context (the bundle fetched and
+compiled, the websocket opened, the page's first script run) can pass 30 s."""
 FIRST_LOAD_MS = 30_000
 """How long a fresh load may take to connect to its server before it is loaded again."""
 _APP = '[data-testid="stApp"]'
@@ -37,10 +37,9 @@ def sidebar_to(page, path: str, heading: str) -> None:
 
 def open_app(page, url: str, **goto) -> None:
     """`page.goto(url)`, then wait until the page's Streamlit app has connected to its
-    server. A load still unconnected after FIRST_LOAD_MS is loaded again, as a person
-    would; that is reported as a warning naming the states it was stuck in (a first
-    load that never drew happened now and then on two cores under the whole suite), and
-    a second one fails the test with them."""
+    server. A first load can stay unconnected on a loaded machine: one still unconnected
+    after FIRST_LOAD_MS is loaded again, as a person would, with a warning naming the
+    states it was stuck in; a second one fails the test with them."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     connected = page.locator(f'{_APP}[data-test-connection-state="CONNECTED"]')

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO_ROOT, require
-from tests.e2e.nav import UI_TIMEOUT_MS, sidebar_to
+from tests.e2e.nav import UI_TIMEOUT_MS, open_app, sidebar_to
 
 pytestmark = [pytest.mark.browser, pytest.mark.postgres]
 
@@ -80,15 +80,8 @@ def _sign_in(browser, url: str, who: str):  # type: ignore[no-untyped-def]
     """A fresh browser profile signs in through the OpenID Connect provider's page."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
-    for attempt in range(3):  # a first load that never drew (a replica busy starting up
-        page.goto(url)        # on a loaded machine) is loaded again, as a person would
-        try:
-            page.get_by_role("button", name="Sign in").click(timeout=UI_TIMEOUT_MS / 2)
-            break
-        except Exception:  # noqa: BLE001 - the page text says what was drawn instead
-            if attempt == 2:
-                raise AssertionError(f"no Sign in button at {url}:\n"
-                                     f"{page.locator('body').inner_text()[:2000]}") from None
+    open_app(page, url)  # a first load that never drew is loaded again, as a person would
+    page.get_by_role("button", name="Sign in").click()
     page.get_by_role("button", name=f"{who}@example.com").click()  # the provider's page
     page.locator('[data-testid="stSidebar"]').get_by_text(f"{who}@example.com").wait_for()
     return page

@@ -21,11 +21,9 @@ from tests.waiting import wait_for
 pytestmark = [pytest.mark.integration, pytest.mark.serial]
 PERIOD_S = 10
 """Longer than a takeover (lease 3 s, tests/runner/test_workers.LEASE_S, + a poll) plus a
-run (6 calls at 0.15 s) on a loaded machine, so the killed worker's run ends before the
-next due time and none is skipped (the schedule skips a due time whose previous run is
-still going, as it should). 6 s was too little with the whole suite beside it: the run
-taken over was still going at the next due time (a fresh clone with four workers, and a
-loaded machine)."""
+run (6 calls at 0.15 s) on a machine loaded by the whole suite, so the killed worker's run
+ends before the next due time and none is skipped (the schedule skips a due time whose
+previous run is still going, as it should)."""
 DUE_TIMES = 3
 """One due time before the kill (it lands on a job held after the first period), the
 killed one, and one after it made while the takeover finishes: every case the claim is
