@@ -34,16 +34,21 @@ def _char_class(codes: list[int]) -> str:
 
 
 @functools.cache
-def _punctuation() -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """Every punctuation code point of this Python's Unicode as a character class, built
-    once, so `re` finds a reply's few punctuation marks in C instead of `unicodedata`
-    being asked about each character. Two patterns: the Basic Multilingual Plane's alone,
-    which `re` matches with a bitmap, and all of them, for a text that has a
-    character beyond that plane."""
-    marks = [c for c in range(_LAST_PUNCTUATION_PLANE) if unicodedata.category(chr(c))[0] == "P"
+def _punctuation(plane_end: int) -> re.Pattern[str]:
+    """Every punctuation code point below `plane_end` as one character class, built once,
+    so `re` finds a reply's few punctuation marks in C instead of `unicodedata` being
+    asked about each character. Three sizes, the smallest that covers a text: ASCII (most
+    replies: built from 128 code points, not the 131,072 of the two planes), the Basic
+    Multilingual Plane (which `re` matches with a bitmap), and both planes."""
+    marks = [c for c in range(plane_end) if unicodedata.category(chr(c))[0] == "P"
              and chr(c) not in _IN_CONTEXT]
-    return (re.compile(_char_class([c for c in marks if c <= 0xFFFF])),
-            re.compile(_char_class(marks)))
+    return re.compile(_char_class(marks))
+
+
+def _punctuation_for(text: str) -> re.Pattern[str]:
+    if text.isascii():
+        return _punctuation(0x80)
+    return _punctuation(0x10000 if max(text) <= "\uffff" else _LAST_PUNCTUATION_PLANE)
 
 
 def normalize_answer(text: str) -> str:
@@ -56,8 +61,7 @@ def normalize_answer(text: str) -> str:
     """
     text = unicodedata.normalize("NFKC", text).casefold()
 
-    basic, every = _punctuation()
-    pattern = basic if text.isascii() or max(text) <= "\uffff" else every
+    pattern = _punctuation_for(text)
     # the other marks become spaces first: a neighbour that was one is no digit, letter,
     # '.' or ',' either way, so the marks decided by their neighbours decide the same
     text = pattern.sub(" ", text)

@@ -49,20 +49,35 @@ class SlotGate:
         self.in_flight = 0
         self.max_in_flight = 0
         self._changed = asyncio.Condition()
+        self._waiting = 0
+        """Calls waiting for a slot: while there are any, a newcomer queues behind them."""
         self.on_exit: Optional[Any] = None
         """Called after a call leaves (the share uses it to give back slots at once)."""
 
     async def __aenter__(self) -> "SlotGate":
-        async with self._changed:
-            await self._changed.wait_for(lambda: self.in_flight < self.cap)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        # A free slot and no one queued: taken at once (one loop thread, no await between
+        # the check and the count), the condition's lock only when a call has to wait.
+        if self.in_flight >= self.cap or self._waiting:
+            async with self._changed:
+                self._waiting += 1
+                try:
+                    await self._changed.wait_for(lambda: self.in_flight < self.cap)
+                finally:
+                    self._waiting -= 1
+                self._enter()
+        else:
+            self._enter()
         return self
 
+    def _enter(self) -> None:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
     async def __aexit__(self, *exc: Any) -> None:
-        async with self._changed:
-            self.in_flight -= 1
-            self._changed.notify()
+        self.in_flight -= 1
+        if self._waiting:
+            async with self._changed:
+                self._changed.notify()
         if self.on_exit is not None:
             self.on_exit()
 

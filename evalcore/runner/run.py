@@ -106,7 +106,9 @@ class _Job:
     waiters: list[asyncio.Future] = field(default_factory=list)
     """One future per row in `rows`: resolved once the writer stored it."""
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when a row waits to be stored (or the run ends): the writer flushes at once."""
+    """Set when the first row waits to be stored, when every call holding a slot waits
+    for the store, or when the run ends: the writer's moments to start gathering a flush
+    and to stop waiting for more (not once a call: a wake per call was a task each)."""
     calling: int = 0
     """Calls holding a slot (answer or judge): when all of them wait for the store, the
     writer has nothing more to wait for."""
@@ -116,7 +118,8 @@ class _Job:
         slot meanwhile, so no new call is paid for while an answered one could be lost."""
         waiter = asyncio.get_running_loop().create_future()
         self.waiters.append(waiter)
-        self.wake.set()
+        if len(self.waiters) == 1 or len(self.waiters) >= self.calling:
+            self.wake.set()  # the writer's two moments: the first row, and the last call
         await waiter
 
 
@@ -418,12 +421,18 @@ ROW_BYTES = 200
 _TEXTS = ("prompt", "answer", "reason", "extracted", "error")
 
 
+_SAMPLE_ROWS = 32
+"""Rows `_row_bytes` reads: an estimate of a flush's bytes needs no more."""
+
+
 def _row_bytes(rows: list[dict[str, Any]]) -> float:
-    """Bytes a stored call takes, about (the mean over `rows`): its texts and the rest."""
-    if not rows:
+    """Bytes a stored call takes, about (the mean over the first rows): its texts and the
+    rest."""
+    sample = rows[:_SAMPLE_ROWS]
+    if not sample:
         return 0.0
-    texts = sum(len(row[key] or "") for row in rows for key in _TEXTS)
-    return ROW_BYTES + texts / len(rows)
+    texts = sum(len(row[key] or "") for row in sample for key in _TEXTS)
+    return ROW_BYTES + texts / len(sample)
 
 
 def _settle(waiters: list[asyncio.Future], error: Optional[BaseException]) -> None:

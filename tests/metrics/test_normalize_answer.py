@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalcore.metrics.consistency import _punctuation, normalize_answer
+from evalcore.metrics.consistency import _punctuation, _punctuation_for, normalize_answer
 
 
 def _by_character(text: str) -> str:
@@ -27,14 +27,19 @@ def _by_character(text: str) -> str:
     return " ".join("".join(out).split())
 
 
-def test_the_class_holds_every_punctuation_mark_of_this_unicode() -> None:
+def test_each_class_holds_every_punctuation_mark_below_its_end() -> None:
     every = {chr(c) for c in range(sys.maxunicode + 1)
              if unicodedata.category(chr(c)).startswith("P")} - {".", ",", "-"}  # by context
-    basic, everywhere = _punctuation()
-    assert {ch for ch in every if everywhere.fullmatch(ch)} == every
-    assert {ch for ch in every if basic.fullmatch(ch)} == {ch for ch in every if ch <= "\uffff"}
-    for pattern in (basic, everywhere):  # symbols, spaces, letters, digits are no punctuation
+    for end in (0x80, 0x10000, 0x20000):
+        pattern = _punctuation(end)
+        assert {ch for ch in every if pattern.fullmatch(ch)} == {ch for ch in every
+                                                                 if ord(ch) < end}
+        # symbols, spaces, letters, digits are no punctuation
         assert not any(pattern.fullmatch(ch) for ch in "aZ09 \n\t中文١٢+=$^`|~<>\U0001F600")
+    # the smallest class that covers the text
+    assert _punctuation_for("abc") is _punctuation(0x80)
+    assert _punctuation_for("中，") is _punctuation(0x10000)
+    assert _punctuation_for("\U0001F600!") is _punctuation(0x20000)
 
 
 TEXTY = st.text(alphabet=st.sampled_from(
