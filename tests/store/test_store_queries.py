@@ -127,6 +127,35 @@ def test_record_calls_keeps_every_field(store, item_ids) -> None:
     assert abs((got.created_at - call.created_at).total_seconds()) < 1e-3
 
 
+def test_executemany_stores_what_the_returning_insert_stores(store, item_ids) -> None:
+    """The runner's executemany binds each value through its column type's processor: the
+    rows read back exactly as those of SQLAlchemy's own INSERT (the counting path)."""
+    from datetime import datetime, timezone
+
+    east = timezone(timedelta(hours=8))
+    values = [dict(item_id=item_ids[0], round=1, stage="answer", model="m", prompt="",
+                   answer="答案是 42", score=1.0, correct=True, reason="matched", extracted="42",
+                   latency_ms=3.25, prompt_tokens=9, completion_tokens=4, error=None, attempts=2,
+                   created_at=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=east)),
+              dict(item_id=item_ids[1], round=2, stage="judge", model="j", prompt="p",
+                   answer=None, score=None, correct=None, reason=None, extracted=None,
+                   latency_ms=None, prompt_tokens=None, completion_tokens=None,
+                   error="HTTP 500", attempts=1, created_at=utcnow())]
+    many, counted = q.create_run(store, kind="stability"), q.create_run(store, kind="stability")
+    assert q.record_calls(store, [{**v, "run_id": many.id} for v in values]) == 2
+    assert q.record_calls(store, [{**v, "run_id": counted.id} for v in values],
+                          count_progress=True) == 2
+    assert q.get_run(store, counted.id).done == 2  # (the counting path's own update)
+
+    def read(run_id: int) -> list[dict]:
+        return [{k: v for k, v in row._mapping.items() if k not in ("id", "run_id")}
+                for row in q.run_calls(store, run_id)]
+
+    assert read(many.id) == read(counted.id)
+    assert read(many.id)[0]["created_at"] == values[0]["created_at"]  # the instant, in UTC
+    assert read(many.id)[0]["created_at"].utcoffset() == timedelta(0)
+
+
 def test_a_call_needs_an_existing_run_and_item(store, item_ids) -> None:
     from sqlalchemy.exc import IntegrityError
 
