@@ -1,11 +1,33 @@
+import atexit
+import os
 import sys
+import threading
 
 from evalcore.cli import main, report_error
 
-if __name__ == "__main__":
-    code = main()
+
+def _exit(code: int) -> None:
+    """End the process once its work is done, without the interpreter's teardown when
+    nothing needs it: the exit handlers run (a local model server is stopped, logs are
+    flushed), the output is flushed, and `os._exit` skips freeing every module's objects
+    one by one (SQLAlchemy's, pydantic's and aiohttp's: a fifth of a second of CPU for
+    any command). The database connections are closed first, so SQLite merges its
+    write-ahead log as at a normal exit. With a thread still running, the normal exit
+    waits for it."""
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()
+           if t is not threading.main_thread()):
+        sys.exit(code)
+    atexit._run_exitfuncs()  # what the interpreter runs first at exit
+    store = sys.modules.get("evalcore.store.db")  # (a command that opened no database)
+    if store is not None:
+        store.dispose_engines()
     try:
         sys.stdout.flush()
     except BrokenPipeError as exc:  # the reader left (`| head -1`) after the last write
         code = report_error(exc)
-    sys.exit(code)
+    sys.stderr.flush()
+    os._exit(code)
+
+
+if __name__ == "__main__":
+    _exit(main())

@@ -101,7 +101,7 @@ def test_every_lazy_dataset_name_resolves():
 # a kind up; each kind's own module (`evalcore.kinds.<kind>`, "kinds.*") is at the top.
 LAYERS: list[tuple[str, ...]] = [
     ("errors", "values", "db_url", "masking", "markup", "resources", "outbound", "dataset.records",
-     "dataset.language", "lazy", "kinds", "kinds._metric"),
+     "dataset.language", "lazy", "heap", "kinds", "kinds._metric"),
     ("config", "providers", "prompt", "scorers", "metrics", "store", "model_store"),
     ("dataset", "auth", "error_text"),
     ("perturb",),

@@ -8,17 +8,15 @@ top; `python -m evalcore --help` lists the commands from `COMMANDS` and the kind
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
 import traceback
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NoReturn, Sequence
 
 from evalcore.config import check_environment
 from evalcore.error_text import describe_error
+from evalcore.heap import collector_paused, frozen_heap
 from evalcore.kinds import all_kinds
 
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -139,31 +137,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
     try:
-        with _collector_paused():  # builds the command's parser: imports its modules
+        with collector_paused():  # builds the command's parser: imports its modules
             parser = parser_for(argv)
         args = parser.parse_args(argv)
         _check_settings()
-        return int(args.func(args) or 0)
+        with frozen_heap():  # (`evalcore.heap`)
+            return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # noqa: BLE001 - the one error boundary of the CLI
         return report_error(exc, debug=debug)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection while the command's modules are imported: their
-    hundreds of thousands of objects live as long as the process, none is garbage, and
-    the collector's passes over the growing heap would be a tenth of a short command's
-    CPU."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _check_settings() -> None:

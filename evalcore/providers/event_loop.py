@@ -10,10 +10,10 @@ Windows), with the same behaviour.
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from evalcore.heap import frozen_heap
 
 T = TypeVar("T")
 
@@ -27,25 +27,8 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-@contextmanager
-def frozen_heap() -> Iterator[None]:
-    """Leave the objects that exist now (modules, classes, the schema: hundreds of
-    thousands, most of them SQLAlchemy's, pydantic's and aiohttp's) out of the cyclic
-    garbage collector's passes until the block ends.
-
-    A run allocates a few objects per call, so the collector runs often, and each of its
-    older-generation passes would walk that whole import-time heap again: about a quarter
-    of a fast run's CPU. Frozen objects are still freed by reference counting; only cycles
-    among them wait for the block's end, which returns them to the collector."""
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """`asyncio.run(coro)` on a loop from `new_event_loop`, the heap built before it
-    frozen (`frozen_heap`)."""
+    frozen (`evalcore.heap`: the collector would walk it at every pass of a run)."""
     with frozen_heap(), asyncio.Runner(loop_factory=new_event_loop) as runner:
         return runner.run(coro)

@@ -23,3 +23,26 @@ def test_help_in_its_own_process_imports_no_heavy_library():
                 for line in out.stderr.splitlines() if line.startswith("import time:")}
     assert "evalcore" in imported
     assert sorted(imported & set(HEAVY)) == []
+
+
+def test_a_command_ends_as_at_a_normal_exit(tmp_path):
+    """The CLI skips the interpreter's teardown (`evalcore.__main__`): the exit handlers
+    still run, the output and the exit code are the command's, and SQLite's write-ahead
+    log is merged (the connections were closed)."""
+    data = tmp_path / "qa.csv"
+    data.write_text("question,answer\n1+1?,2\n", encoding="utf-8")
+    env = {"EVALCORE_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"}
+    code = ("import atexit, runpy, sys; atexit.register(print, 'exit handler ran'); "
+            "sys.argv[0] = 'evalcore'; runpy.run_module('evalcore', run_name='__main__')")
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, *args], cwd=REPO_ROOT, env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    done = cli("datasets", "import", str(data), "--name", "qa")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "qa" in done.stdout and done.stdout.rstrip().endswith("exit handler ran")
+    assert sorted(p.name for p in (tmp_path / "home").glob("evalcore.db*")) == ["evalcore.db"]
+    failed = cli("runs", "show", "999")
+    assert failed.returncode == 2 and "run 999 not found" in failed.stderr
+    assert failed.stdout.rstrip().endswith("exit handler ran")
