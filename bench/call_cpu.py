@@ -5,11 +5,15 @@ stored), the same calls, C in flight, against the fault server in its own proces
     .venv/bin/python bench/call_cpu.py                          # 10,000 and 100,000 calls
     .venv/bin/python bench/call_cpu.py --calls 10000 --repeat 3
     .venv/bin/python bench/call_cpu.py --calls 10000 --profile prof.out   # cProfile, CPU
+    .venv/bin/python bench/call_cpu.py --calls 10000 --unstored  # nothing stored or scored
     .venv/bin/python -c "import pstats; pstats.Stats('prof.out').sort_stats('tottime').print_stats(25)"
 
 Whole processes, start-up included: CPU is user + system of the client process alone
-(`os.wait4`), the server's own CPU is not counted; peak RSS is the client's. The two
-clients run alternately, `--repeat` times each; medians. Rounds per question: 100
+(`os.wait4`), the server's own CPU is not counted; peak RSS is the client's. The clients
+run alternately, `--repeat` times each; medians. `cpu_ratio` is the median of each
+repeat's ratio (evalcore's run against the bare run right after it: the shared machine's
+speed drifts by 10-30% over minutes, which a pair taken together mostly cancels;
+`cpu_ratio_pairs` lists them), `cpu_ratio_of_medians` the ratio of the two medians. Rounds per question: 100
 (10,000 calls = 100 questions x 100 rounds). Target: evalcore <= 1.5x the bare client
 on asyncio's default loop (`cpu_ratio`); `cpu_ratio_uvloop` is against the same bare
 client on uvloop, the loop evalcore's runs use when it is installed. `load_avg`: the
@@ -68,8 +72,20 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> dict[str, float]
                 "rss_mb": int(rss.read().split()[-1]) / 1024}
 
 
+UNSTORED = (
+    "import sys; import evalcore.runner.run as run, evalcore.cli.stability as cli; "
+    "from evalcore.scorers.base import Score; verdict = Score(value=1.0, correct=True, reason='-'); "
+    "run._flush = lambda *a: False; run.score_answer = lambda text, question: verdict; "
+    "cli.report_figures = lambda *a, **k: {'timing': {}}; cli._print_summary = lambda *a: None; "
+    "import evalcore.__main__ as entry; from evalcore.cli import main; "
+    "sys.argv[0] = 'evalcore'; entry._exit(main())")
+"""`--unstored`: the same command with the store's writes, the scorer and the report
+switched off (a measurement only): what start-up, the runner and the client cost alone,
+so the rest of the gap is what storing, scoring and reporting each call costs."""
+
+
 def evalcore_run(calls: int, rounds: int, concurrency: int, latency: float,
-                 profile: str = "") -> dict[str, float]:
+                 profile: str = "", unstored: bool = False) -> dict[str, float]:
     questions = calls // rounds
     server = _server(latency)
     try:
@@ -85,10 +101,12 @@ def evalcore_run(calls: int, rounds: int, concurrency: int, latency: float,
                     "p = cProfile.Profile(time.process_time); p.runcall(main); "
                     "p.dump_stats(os.environ['CALL_CPU_PROFILE'])")
             env["CALL_CPU_PROFILE"] = profile
-            head = [PY, "-c", code] if profile else [PY, "-m", "evalcore"]
+            head = ([PY, "-c", code] if profile else [PY, "-c", UNSTORED] if unstored
+                    else [PY, "-m", "evalcore"])
             out = _run(head + ["stability", "--dataset", "bench", "--model", "fake",
                                "--rounds", str(rounds)], env)
-            out.update(_store_size(home, calls))
+            if not unstored:
+                out.update(_store_size(home, calls))
     finally:
         server.stop()
     return out
@@ -139,6 +157,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--skip-bare", action="store_true", help="evalcore runs only")
     parser.add_argument("--profile", default="", help="one evalcore run under cProfile (CPU)")
+    parser.add_argument("--unstored", action="store_true",
+                        help="evalcore with nothing stored, scored or reported (see UNSTORED)")
     parser.add_argument("--pin", action="store_true",
                         help="clients on the first CPU, the server on the last")
     args = parser.parse_args()
@@ -153,23 +173,33 @@ def main() -> None:
         load = os.getloadavg()[0]
         ours, client, bare, bare_uv = [], [], [], []
         for _ in range(args.repeat):
-            ours.append(evalcore_run(calls, args.rounds, args.concurrency, args.latency))
-            client.append(client_run(calls, args.rounds, args.concurrency, args.latency))
+            ours.append(evalcore_run(calls, args.rounds, args.concurrency, args.latency,
+                                     unstored=args.unstored))
             if not args.skip_bare:
                 bare.append(bare_run(calls, args.rounds, args.concurrency, args.latency))
                 bare_uv.append(bare_run(calls, args.rounds, args.concurrency, args.latency,
                                         loop="uvloop"))
+            client.append(client_run(calls, args.rounds, args.concurrency, args.latency))
         med = {f"{who}_{key}": round(statistics.median(r[key] for r in rows), 3)
                for who, rows in (("evalcore", ours), ("evalcore_client", client), ("bare", bare),
                                  ("bare_uvloop", bare_uv))
                if rows for key in ("cpu_s", "wall_s", "rss_mb")}
         store = {key: round(statistics.median(r[key] for r in ours), 1)
-                 for key in ("db_mb", "reply_bytes", "db_bytes_per_call_beyond_reply")}
-        ratios = {name: round(med["evalcore_cpu_s"] / med[f"{who}_cpu_s"], 2) if bare else None
-                  for name, who in (("cpu_ratio", "bare"), ("cpu_ratio_uvloop", "bare_uvloop"))}
+                 for key in ("db_mb", "reply_bytes", "db_bytes_per_call_beyond_reply")
+                 if not args.unstored}
+        # each repeat's evalcore run against the bare run next to it: the machine's speed
+        # drifts over minutes, so a pair taken together is the steadier ratio
+        pairs = {name: [round(o["cpu_s"] / b["cpu_s"], 3) for o, b in zip(ours, others)]
+                 for name, others in (("cpu_ratio", bare), ("cpu_ratio_uvloop", bare_uv))}
+        ratios = {name: round(statistics.median(values), 2) if values else None
+                  for name, values in pairs.items()}
+        ratios["cpu_ratio_of_medians"] = (round(med["evalcore_cpu_s"] / med["bare_cpu_s"], 2)
+                                          if bare else None)
+        ratios["cpu_ratio_pairs"] = pairs["cpu_ratio"]
         print(json.dumps({"calls": calls, "C": args.concurrency,
                           "latency_ms": args.latency * 1000, "repeat": args.repeat, **med,
                           **store, **ratios, "target_ratio": 1.5, "pinned": bool(PIN),
+                          "unstored": args.unstored,
                           "load_avg": [round(load, 1), round(os.getloadavg()[0], 1)]}),
               flush=True)
 

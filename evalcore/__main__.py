@@ -10,8 +10,8 @@ def _exit(code: int) -> None:
     """End the process once its work is done, without the interpreter's teardown when
     nothing needs it: the exit handlers run (a local model server is stopped, logs are
     flushed), the output is flushed, and `os._exit` skips freeing every module's objects
-    one by one (SQLAlchemy's, pydantic's and aiohttp's: a fifth of a second of CPU for
-    any command). The database connections are closed first, so SQLite merges its
+    one by one (SQLAlchemy's, pydantic's and aiohttp's: a noticeable part of a short
+    command's CPU). The database connections are closed first, so SQLite merges its
     write-ahead log as at a normal exit. With a thread still running, the normal exit
     waits for it."""
     if any(t.is_alive() and not t.daemon for t in threading.enumerate()

@@ -3,7 +3,7 @@
 A command imports hundreds of thousands of objects (SQLAlchemy's, pydantic's, aiohttp's,
 the schema) that live as long as the process and are never garbage. A run then allocates
 a few objects per call, so the collector runs often, and each of its older-generation
-passes would walk that whole heap again: about a quarter of a fast run's CPU. So the
+passes would walk that whole heap again (docs/speed.md has what that cost). So the
 collector is paused while the modules load, and the heap that exists when work starts is
 frozen (`gc.freeze`: left out of every pass; still freed by reference counting) until
 the work ends, when it is returned to the collector.

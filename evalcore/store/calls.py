@@ -112,8 +112,8 @@ def _insert_many(conn: Connection, rows: list[dict[str, Any]]) -> int:
     The statement is compiled once per dialect and each value goes through its column
     type's own bind processor (the same conversion SQLAlchemy applies), so the rows are
     stored exactly as `conn.execute(insert(...), rows)` would store them, while the
-    driver, not SQLAlchemy's per-row Python, loops over them: the runner's flushes spend
-    a fifth of the CPU they did."""
+    driver, not SQLAlchemy's per-row Python (most of a flush's CPU), loops over them
+    (docs/speed.md)."""
     many = _many_statement(conn.dialect)
     params: list[Any] = []
     for row in rows:
@@ -312,14 +312,15 @@ def _call_row(call: Any, secrets: frozenset[str] | None = None) -> dict[str, Any
     Dicts (the runner's hot path) are completed from the column defaults without building
     a model object per row; required columns missing from a dict raise KeyError.
     """
-    if not isinstance(call, Mapping):  # a Call object (tests, pages): its attributes
+    # a dict is tested first: the Mapping check goes through the ABC machinery, once a
+    # row on the runner's path
+    if not (isinstance(call, dict) or isinstance(call, Mapping)):  # a Call object
         row = {name: getattr(call, name) for name in _CALL_FIELDS}
     else:
-        row = {name: call[name] if name in call else _CALL_DEFAULTS[name]
-               for name in _CALL_FIELDS if name in call or name in _CALL_DEFAULTS}
-        if "created_at" not in row or row["created_at"] is None:
+        row = _CALL_DEFAULTS | {name: call[name] for name in _CALL_FIELDS if name in call}
+        if row.get("created_at") is None:
             row["created_at"] = utcnow()
-        missing = [name for name in _CALL_FIELDS if name not in row]
-        if missing:
+        if len(row) < len(_CALL_FIELDS):
+            missing = [name for name in _CALL_FIELDS if name not in row]
             raise KeyError(f"call row lacks required column(s) {missing}")
     return redact_call_row(row, secrets)
