@@ -12,8 +12,8 @@ Whole processes, start-up included: CPU is user + system of the client process a
 (`os.wait4`), the server's own CPU is not counted; peak RSS is the client's. The clients
 run alternately, `--repeat` times each; medians. `cpu_ratio` is the median of each
 repeat's ratio (evalcore's run against the bare run right after it: the shared machine's
-speed drifts by 10-30% over minutes, which a pair taken together mostly cancels;
-`cpu_ratio_pairs` lists them), `cpu_ratio_of_medians` the ratio of the two medians. Rounds per question: 100
+speed drifts over minutes, which a pair taken together mostly cancels; `cpu_ratio_pairs`
+lists them), `cpu_ratio_of_medians` the ratio of the two medians. Rounds per question: 100
 (10,000 calls = 100 questions x 100 rounds). Target: evalcore <= 1.5x the bare client
 on asyncio's default loop (`cpu_ratio`); `cpu_ratio_uvloop` is against the same bare
 client on uvloop, the loop evalcore's runs use when it is installed. `load_avg`: the
@@ -74,6 +74,9 @@ def _run(args: list[str], env: dict[str, str] | None = None) -> dict[str, float]
 
 UNSTORED = (
     "import sys; import evalcore.runner.run as run, evalcore.cli.stability as cli; "
+    "missing = [n for m, n in ((run, '_flush'), (run, 'score_answer'), (cli, 'report_figures'), "
+    "(cli, '_print_summary')) if not hasattr(m, n)]; "
+    "assert not missing, f'--unstored: renamed? {missing}'; "
     "from evalcore.scorers.base import Score; verdict = Score(value=1.0, correct=True, reason='-'); "
     "run._flush = lambda *a: False; run.score_answer = lambda text, question: verdict; "
     "cli.report_figures = lambda *a, **k: {'timing': {}}; cli._print_summary = lambda *a: None; "

@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser = parser_for(argv)
         args = parser.parse_args(argv)
         _check_settings()
-        with frozen_heap():  # (`evalcore.heap`)
+        with frozen_heap():  # the start-up heap left out of the collector's passes
             return int(args.func(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -108,7 +108,7 @@ class _Job:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when the first row waits to be stored, when every call holding a slot waits
     for the store, or when the run ends: the writer's moments to start gathering a flush
-    and to stop waiting for more (not once a call: a wake per call was a task each)."""
+    and to stop waiting for more (not once a call: each wake costs the writer a task)."""
     calling: int = 0
     """Calls holding a slot (answer or judge): when all of them wait for the store, the
     writer has nothing more to wait for."""
